@@ -1,0 +1,1 @@
+//! CQL language (placeholder until the CQL issue).

@@ -1,0 +1,187 @@
+//! The engine's one error type.
+//!
+//! Every failure the engine can report is a structured variant: callers (the CQL layer, tools,
+//! tests) match on the variant, and the `Display` text is what an operator reads. Corruption
+//! always names the file and the byte offset where the bad data starts.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What kind of damage a corruption error found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CorruptionKind {
+    /// A stored CRC32 does not match the bytes it covers.
+    ChecksumMismatch { expected: u32, actual: u32 },
+    /// A file does not start with the magic bytes of its format.
+    BadMagic,
+    /// A file's format version is one this build cannot read.
+    UnsupportedVersion(u32),
+    /// The data ends before a structure it announced is complete.
+    Truncated,
+    /// A structure decoded to a value that cannot be valid (the text says which).
+    Invalid(&'static str),
+    /// A compressed chunk failed to decompress.
+    Decompress,
+}
+
+impl std::fmt::Display for CorruptionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CorruptionKind::ChecksumMismatch { expected, actual } => {
+                write!(f, "checksum mismatch (stored {expected:#010x}, computed {actual:#010x})")
+            }
+            CorruptionKind::BadMagic => f.write_str("bad magic bytes"),
+            CorruptionKind::UnsupportedVersion(v) => write!(f, "unsupported format version {v}"),
+            CorruptionKind::Truncated => f.write_str("unexpected end of data"),
+            CorruptionKind::Invalid(what) => write!(f, "invalid {what}"),
+            CorruptionKind::Decompress => f.write_str("chunk failed to decompress"),
+        }
+    }
+}
+
+/// A table or compression option was rejected. `Display` gives the text ScyllaDB / Cassandra
+/// give for the same mistake, because drivers and users match on it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum OptionError {
+    /// `Unknown compression option 'X'.`
+    UnknownCompressionOption(String),
+    /// A compressor class that does not exist.
+    UnknownCompressor(String),
+    /// `chunk_length_in_kb` is not a positive integer.
+    ChunkLengthNotPositive(String),
+    /// `chunk_length_in_kb` is not a power of two.
+    ChunkLengthNotPowerOfTwo(u64),
+    /// `chunk_length_in_kb` is above 128.
+    ChunkLengthTooLarge(u64),
+    /// `crc_check_chance` outside 0.0..=1.0 or not a number.
+    CrcCheckChance(String),
+    /// `compression_level` not an integer in the codec's range.
+    CompressionLevel(String),
+    /// `compression_level` given for a codec that has no levels.
+    CompressionLevelNotSupported(String),
+    /// `enabled` is not `true` / `false`.
+    EnabledNotBoolean(String),
+    /// Any other option with a value out of its range; the text is complete.
+    Invalid { option: &'static str, message: String },
+}
+
+impl std::fmt::Display for OptionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OptionError::UnknownCompressionOption(k) => write!(f, "Unknown compression option '{k}'."),
+            OptionError::UnknownCompressor(c) => {
+                write!(f, "Could not create Compression for type {c}")
+            }
+            OptionError::ChunkLengthNotPositive(v) => {
+                write!(f, "Invalid negative or null chunk_length_in_kb (got {v})")
+            }
+            OptionError::ChunkLengthNotPowerOfTwo(v) => {
+                write!(f, "chunk_length_in_kb must be a power of 2. (got {v})")
+            }
+            OptionError::ChunkLengthTooLarge(v) => {
+                write!(f, "chunk_length_in_kb must be 128 or less. (got {v})")
+            }
+            OptionError::CrcCheckChance(v) => {
+                write!(f, "crc_check_chance should be between 0.0 and 1.0 (got {v})")
+            }
+            OptionError::CompressionLevel(v) => write!(
+                f,
+                "compression_level must be an integer between -131072 and 22 (got {v})"
+            ),
+            OptionError::CompressionLevelNotSupported(c) => {
+                write!(f, "compression_level is not supported by {c}")
+            }
+            OptionError::EnabledNotBoolean(v) => {
+                write!(f, "Invalid value '{v}' for 'enabled': must be true or false")
+            }
+            OptionError::Invalid { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+/// The engine's error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O failure on a named file or directory.
+    #[error("I/O error on {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Stored data failed verification.
+    #[error("corruption in {} at offset {offset}: {kind}", path.display())]
+    Corruption {
+        path: PathBuf,
+        offset: u64,
+        kind: CorruptionKind,
+    },
+    /// A table or compression option was rejected.
+    #[error("{0}")]
+    Option(#[from] OptionError),
+    /// A value does not match its CQL type's encoding.
+    #[error("invalid {type_name} value: {reason}")]
+    InvalidValue {
+        type_name: &'static str,
+        reason: &'static str,
+    },
+    /// The named keyspace or table does not exist.
+    #[error("unknown table {keyspace}.{table}")]
+    UnknownTable { keyspace: String, table: String },
+    /// A table of that name already exists.
+    #[error("table {keyspace}.{table} already exists")]
+    TableExists { keyspace: String, table: String },
+    /// A mutation does not fit the table's schema (the text says how).
+    #[error("invalid mutation: {0}")]
+    InvalidMutation(&'static str),
+    /// The database is shutting down or a background thread failed; no new work is accepted.
+    #[error("the engine is closed")]
+    Closed,
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it happened on.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A corruption error at `offset` of `path`.
+    pub fn corruption(path: impl Into<PathBuf>, offset: u64, kind: CorruptionKind) -> Self {
+        Error::Corruption {
+            path: path.into(),
+            offset,
+            kind,
+        }
+    }
+
+    /// True when the failure is the disk being full (ENOSPC or EDQUOT).
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => matches!(
+                source.raw_os_error(),
+                Some(libc::ENOSPC) | Some(libc::EDQUOT)
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// Extension to attach a path to `std::io::Result`s.
+pub trait IoResultExt<T> {
+    /// Maps an `io::Error` to [`Error::Io`] naming `path`.
+    fn with_path(self, path: &std::path::Path) -> Result<T>;
+}
+
+impl<T> IoResultExt<T> for std::io::Result<T> {
+    fn with_path(self, path: &std::path::Path) -> Result<T> {
+        self.map_err(|e| Error::io(path, e))
+    }
+}

@@ -1,0 +1,11 @@
+//! The data model: keys and tokens, cells, rows, partitions, mutations, and how versions
+//! reconcile.
+
+pub mod cell;
+pub mod key;
+pub mod row;
+pub mod token;
+
+pub use cell::{Cell, DeletionTime, LivenessInfo, NowSecs, NO_DELETION_TIME};
+pub use key::{ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice, Token};
+pub use row::{ColumnData, ColumnId, ComplexColumn, Row};

@@ -1,0 +1,1 @@
+//! Network server (placeholder until the CQL issue).
