@@ -185,3 +185,5 @@ impl<T> IoResultExt<T> for std::io::Result<T> {
         self.map_err(|e| Error::io(path, e))
     }
 }
+
+impl std::error::Error for OptionError {}
