@@ -2,10 +2,13 @@
 //! reconcile.
 
 pub mod cell;
+pub mod codec;
 pub mod key;
+pub mod partition;
 pub mod row;
 pub mod token;
 
 pub use cell::{Cell, DeletionTime, LivenessInfo, NowSecs, NO_DELETION_TIME};
 pub use key::{ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice, Token};
+pub use partition::{Partition, RangeTombstone};
 pub use row::{ColumnData, ColumnId, ComplexColumn, Row};

@@ -1,0 +1,167 @@
+//! Partitions: the unit of a mutation, of a memtable entry and of an sstable record.
+//!
+//! A [`Partition`] holds one partition's partition deletion, static row, range tombstones and
+//! clustering rows, as *data* — tombstones included. Merging two partitions is reconciliation:
+//! it never loses information, so merging a mutation into a memtable, or sources at read time,
+//! gives the same result in any order (merge is commutative and associative).
+//!
+//! Range tombstones are kept as a list rather than normalised into disjoint intervals: a row is
+//! shadowed by the strongest tombstone covering it, which reads compute directly.
+
+use super::cell::DeletionTime;
+use super::key::{ClusteringKey, ClusteringRange};
+use super::row::Row;
+use std::collections::BTreeMap;
+
+/// A deletion of every row whose clustering key lies in `range`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RangeTombstone {
+    /// The covered clustering positions.
+    pub range: ClusteringRange,
+    /// The deletion.
+    pub deletion: DeletionTime,
+}
+
+/// One partition's data (or an update to it).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Partition {
+    /// Partition tombstone.
+    pub deletion: Option<DeletionTime>,
+    /// The static row, when the partition has static data.
+    pub static_row: Option<Row>,
+    /// Range tombstones, in no particular order.
+    pub range_tombstones: Vec<RangeTombstone>,
+    /// Clustering rows by key.
+    pub rows: BTreeMap<ClusteringKey, Row>,
+}
+
+impl Partition {
+    /// True when the partition carries nothing.
+    pub fn is_empty(&self) -> bool {
+        self.deletion.is_none()
+            && self.static_row.as_ref().is_none_or(Row::is_empty)
+            && self.range_tombstones.is_empty()
+            && self.rows.is_empty()
+    }
+
+    /// Merges `other` into `self` (reconciliation).
+    pub fn merge(&mut self, other: Partition) {
+        self.deletion = DeletionTime::max(self.deletion, other.deletion);
+        match (&mut self.static_row, other.static_row) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (mine @ None, theirs) => *mine = theirs,
+            (Some(_), None) => {}
+        }
+        for rt in other.range_tombstones {
+            if !self.range_tombstones.contains(&rt) {
+                self.range_tombstones.push(rt);
+            }
+        }
+        if self.rows.is_empty() {
+            self.rows = other.rows;
+        } else {
+            for (key, row) in other.rows {
+                match self.rows.entry(key) {
+                    std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().merge(row),
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        e.insert(row);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The strongest range tombstone covering `key`, if any.
+    pub fn range_deletion_at(&self, key: &[u8]) -> Option<DeletionTime> {
+        covering_deletion(&self.range_tombstones, key)
+    }
+
+    /// Visits every timestamp the partition carries.
+    pub fn for_each_timestamp(&self, mut f: impl FnMut(i64)) {
+        if let Some(d) = self.deletion {
+            f(d.marked_at);
+        }
+        for rt in &self.range_tombstones {
+            f(rt.deletion.marked_at);
+        }
+        if let Some(s) = &self.static_row {
+            s.for_each_timestamp(&mut f);
+        }
+        for row in self.rows.values() {
+            row.for_each_timestamp(&mut f);
+        }
+    }
+
+    /// Number of cells (static and clustering rows).
+    pub fn cell_count(&self) -> usize {
+        self.static_row.as_ref().map_or(0, Row::cell_count)
+            + self.rows.values().map(Row::cell_count).sum::<usize>()
+    }
+
+    /// Approximate heap bytes, for memtable accounting.
+    pub fn heap_size(&self) -> usize {
+        // BTreeMap nodes: charge a per-entry overhead on top of key and row.
+        const BTREE_ENTRY_OVERHEAD: usize = 32;
+        std::mem::size_of::<Partition>()
+            + self.static_row.as_ref().map_or(0, Row::heap_size)
+            + self.range_tombstones.len()
+                * (std::mem::size_of::<RangeTombstone>() + 16)
+            + self
+                .range_tombstones
+                .iter()
+                .map(|r| r.range.start.len() + r.range.end.len())
+                .sum::<usize>()
+            + self
+                .rows
+                .iter()
+                .map(|(k, r)| k.0.len() + r.heap_size() + BTREE_ENTRY_OVERHEAD)
+                .sum::<usize>()
+    }
+}
+
+/// The strongest deletion among `tombstones` covering `key`.
+pub fn covering_deletion(tombstones: &[RangeTombstone], key: &[u8]) -> Option<DeletionTime> {
+    tombstones
+        .iter()
+        .filter(|rt| rt.range.contains(key))
+        .fold(None, |acc, rt| DeletionTime::max(acc, Some(rt.deletion)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cell::LivenessInfo;
+    use bytes::Bytes;
+
+    fn key(b: u8) -> ClusteringKey {
+        ClusteringKey(Bytes::from(vec![crate::model::key::COMPONENT_MARKER, b]))
+    }
+
+    fn marker_row(ts: i64) -> Row {
+        Row {
+            marker: Some(LivenessInfo::live(ts)),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn merge_is_order_independent() {
+        let mut a = Partition::default();
+        a.rows.insert(key(1), marker_row(1));
+        a.deletion = Some(DeletionTime { marked_at: 0, local_deletion_time: 1 });
+        let mut b = Partition::default();
+        b.rows.insert(key(1), marker_row(5));
+        b.rows.insert(key(2), marker_row(2));
+        b.range_tombstones.push(RangeTombstone {
+            range: ClusteringRange::prefix(&key(2).0),
+            deletion: DeletionTime { marked_at: 3, local_deletion_time: 1 },
+        });
+        let mut ab = a.clone();
+        ab.merge(b.clone());
+        let mut ba = b;
+        ba.merge(a);
+        assert_eq!(ab, ba);
+        assert_eq!(ab.range_deletion_at(&key(2).0).map(|d| d.marked_at), Some(3));
+        assert_eq!(ab.range_deletion_at(&key(1).0), None);
+    }
+}
