@@ -1,9 +1,14 @@
-//! Cairn's storage engine.
+//! Cairn's storage engine: commitlog, memtables, chunk-compressed sstables and merging reads.
+//!
+//! The engine is synchronous and thread-safe. It knows nothing of sockets or CQL text: the
+//! `cql` crate turns statements into [`model::Partition`] mutations and read commands.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-pub mod error;
-pub mod model;
-pub mod sstable;
 pub mod commitlog;
+pub mod error;
+pub mod io;
+pub mod model;
+pub mod schema;
+pub mod sstable;
 
 pub use error::{CorruptionKind, Error, OptionError, Result};

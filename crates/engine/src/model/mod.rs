@@ -2,11 +2,13 @@
 //! reconcile.
 
 pub mod cell;
+pub mod clustering;
 pub mod codec;
 pub mod key;
 pub mod partition;
 pub mod row;
 pub mod token;
+pub mod types;
 
 pub use cell::{Cell, DeletionTime, LivenessInfo, NowSecs, NO_DELETION_TIME};
 pub use key::{ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice, Token};

@@ -1,1 +1,2 @@
 //! SSTables.
+pub mod compression;

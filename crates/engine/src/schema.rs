@@ -1,0 +1,301 @@
+//! Table definitions: columns, key layout and typed table options, and their on-disk form.
+//!
+//! A table's schema is stored beside its sstables as `schema.cairn` (written atomically:
+//! temp file, fsync, rename, directory fsync), so a data directory describes itself and the
+//! commitlog can be replayed at startup before any higher layer runs.
+
+use crate::error::{CorruptionKind, Error, IoResultExt, Result};
+use crate::io::write_file_atomically;
+use crate::model::clustering::{ClusteringLayout, Order};
+use crate::model::codec::{put_bytes, put_uvarint, Decoder};
+use crate::model::types::CqlType;
+use crate::model::ColumnId;
+use crate::sstable::compression::CompressionParams;
+use std::path::Path;
+
+/// A table's id (the CQL `system_schema.tables.id` UUID as an integer).
+pub type TableId = u128;
+
+/// What role a column plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ColumnKind {
+    /// Part of the partition key.
+    PartitionKey,
+    /// Part of the clustering key.
+    Clustering,
+    /// A static column (one value per partition).
+    Static,
+    /// A regular column.
+    Regular,
+}
+
+/// One column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnDef {
+    /// Stable id, never reused.
+    pub id: ColumnId,
+    /// CQL name.
+    pub name: String,
+    /// CQL type.
+    pub ty: CqlType,
+    /// Role.
+    pub kind: ColumnKind,
+    /// Clustering order (meaningful for clustering columns only).
+    pub order: Order,
+}
+
+/// Typed table options the engine acts on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableOptions {
+    /// SSTable compression (codec, chunk length, crc_check_chance).
+    pub compression: CompressionParams,
+    /// A different codec for memtable flushes only (off by default: flushes write the
+    /// table's own codec; compaction rewrites with it either way).
+    pub flush_compression: Option<CompressionParams>,
+    /// Target false-positive chance of the partition-key bloom filter.
+    pub bloom_filter_fp_chance: f64,
+    /// Seconds a tombstone is kept before compaction may purge it.
+    pub gc_grace_seconds: u32,
+    /// TTL applied to writes that give none.
+    pub default_time_to_live: u32,
+    /// Free-form comment.
+    pub comment: String,
+    /// Options the engine stores but does not interpret yet (compaction, caching, …).
+    pub extra: Vec<(String, String)>,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            compression: CompressionParams::default(),
+            flush_compression: None,
+            bloom_filter_fp_chance: 0.01,
+            gc_grace_seconds: 864_000,
+            default_time_to_live: 0,
+            comment: String::new(),
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// A table definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableSchema {
+    /// Table id.
+    pub id: TableId,
+    /// Keyspace name.
+    pub keyspace: String,
+    /// Table name.
+    pub name: String,
+    /// Columns: partition key columns first (in key order), then clustering (in order),
+    /// then static and regular ones.
+    pub columns: Vec<ColumnDef>,
+    /// Options.
+    pub options: TableOptions,
+}
+
+impl TableSchema {
+    /// Starts a schema; add columns with [`TableSchema::with_column`].
+    pub fn new(keyspace: &str, name: &str) -> Self {
+        TableSchema {
+            id: rand_table_id(),
+            keyspace: keyspace.to_string(),
+            name: name.to_string(),
+            columns: Vec::new(),
+            options: TableOptions::default(),
+        }
+    }
+
+    /// Adds a column (ids are assigned in order).
+    pub fn with_column(mut self, name: &str, ty: CqlType, kind: ColumnKind) -> Self {
+        self.add_column(name, ty, kind, Order::Asc);
+        self
+    }
+
+    /// Adds a clustering column with an explicit order.
+    pub fn with_clustering(mut self, name: &str, ty: CqlType, order: Order) -> Self {
+        self.add_column(name, ty, ColumnKind::Clustering, order);
+        self
+    }
+
+    /// Adds a column and returns its id.
+    pub fn add_column(&mut self, name: &str, ty: CqlType, kind: ColumnKind, order: Order) -> ColumnId {
+        let id = self.columns.iter().map(|c| c.id + 1).max().unwrap_or(0);
+        self.columns.push(ColumnDef { id, name: name.to_string(), ty, kind, order });
+        id
+    }
+
+    /// Columns of one kind, in definition order.
+    pub fn columns_of(&self, kind: ColumnKind) -> impl Iterator<Item = &ColumnDef> {
+        self.columns.iter().filter(move |c| c.kind == kind)
+    }
+
+    /// The column with this name.
+    pub fn column(&self, name: &str) -> Option<&ColumnDef> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// The column with this id.
+    pub fn column_by_id(&self, id: ColumnId) -> Option<&ColumnDef> {
+        self.columns.iter().find(|c| c.id == id)
+    }
+
+    /// The clustering key layout.
+    pub fn clustering_layout(&self) -> ClusteringLayout {
+        ClusteringLayout {
+            columns: self
+                .columns_of(ColumnKind::Clustering)
+                .map(|c| (c.ty.clone(), c.order))
+                .collect(),
+        }
+    }
+
+    /// Serializes the schema.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&self.id.to_le_bytes());
+        put_bytes(&mut out, self.keyspace.as_bytes());
+        put_bytes(&mut out, self.name.as_bytes());
+        put_uvarint(&mut out, self.columns.len() as u64);
+        for c in &self.columns {
+            put_uvarint(&mut out, u64::from(c.id));
+            put_bytes(&mut out, c.name.as_bytes());
+            put_bytes(&mut out, c.ty.name().as_bytes());
+            out.push(match c.kind {
+                ColumnKind::PartitionKey => 0,
+                ColumnKind::Clustering => 1,
+                ColumnKind::Static => 2,
+                ColumnKind::Regular => 3,
+            });
+            out.push(match c.order {
+                Order::Asc => 0,
+                Order::Desc => 1,
+            });
+        }
+        let o = &self.options;
+        put_options(&mut out, &o.compression.to_options());
+        match &o.flush_compression {
+            Some(fc) => {
+                out.push(1);
+                put_options(&mut out, &fc.to_options());
+            }
+            None => out.push(0),
+        }
+        out.extend_from_slice(&o.bloom_filter_fp_chance.to_le_bytes());
+        put_uvarint(&mut out, u64::from(o.gc_grace_seconds));
+        put_uvarint(&mut out, u64::from(o.default_time_to_live));
+        put_bytes(&mut out, o.comment.as_bytes());
+        put_options(&mut out, &o.extra);
+        out
+    }
+
+    /// Parses a serialized schema; `path` names the file in errors.
+    pub fn decode(buf: &[u8], path: &Path) -> Result<TableSchema> {
+        let corrupt = |offset: usize, kind| Error::corruption(path, offset as u64, kind);
+        let mut d = Decoder::new(buf);
+        let r = (|| {
+            let mut id = [0u8; 16];
+            id.copy_from_slice(d.raw(16)?);
+            let keyspace = string(&mut d)?;
+            let name = string(&mut d)?;
+            let n = d.len()?;
+            let mut columns = Vec::with_capacity(n);
+            for _ in 0..n {
+                let id = d.uvarint32()?;
+                let cname = string(&mut d)?;
+                let at = d.position();
+                let tyname = string(&mut d)?;
+                let ty = CqlType::parse(&tyname).ok_or(crate::model::codec::DecodeError {
+                    offset: at,
+                    kind: CorruptionKind::Invalid("column type"),
+                })?;
+                let kind = match d.u8()? {
+                    0 => ColumnKind::PartitionKey,
+                    1 => ColumnKind::Clustering,
+                    2 => ColumnKind::Static,
+                    3 => ColumnKind::Regular,
+                    _ => return Err(d.error(CorruptionKind::Invalid("column kind"))),
+                };
+                let order = if d.u8()? == 1 { Order::Desc } else { Order::Asc };
+                columns.push(ColumnDef { id, name: cname, ty, kind, order });
+            }
+            let compression = get_options(&mut d)?;
+            let flush_compression = if d.u8()? == 1 { Some(get_options(&mut d)?) } else { None };
+            let mut fp = [0u8; 8];
+            fp.copy_from_slice(d.raw(8)?);
+            let gc_grace_seconds = d.uvarint32()?;
+            let default_time_to_live = d.uvarint32()?;
+            let comment = string(&mut d)?;
+            let extra = get_options(&mut d)?;
+            Ok((u128::from_le_bytes(id), keyspace, name, columns, compression, flush_compression, f64::from_le_bytes(fp), gc_grace_seconds, default_time_to_live, comment, extra))
+        })();
+        let (id, keyspace, name, columns, compression, flush_compression, fp, gc_grace_seconds, default_time_to_live, comment, extra) =
+            r.map_err(|e| corrupt(e.offset, e.kind))?;
+        let compression = CompressionParams::from_options(&compression)?;
+        let flush_compression = flush_compression
+            .map(|o| CompressionParams::from_options(&o))
+            .transpose()?;
+        Ok(TableSchema {
+            id,
+            keyspace,
+            name,
+            columns,
+            options: TableOptions {
+                compression,
+                flush_compression,
+                bloom_filter_fp_chance: fp,
+                gc_grace_seconds,
+                default_time_to_live,
+                comment,
+                extra,
+            },
+        })
+    }
+
+    /// Writes the schema to `dir/schema.cairn` atomically.
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        write_file_atomically(&dir.join(SCHEMA_FILE), &crate::io::with_crc(self.encode()))
+    }
+
+    /// Loads `dir/schema.cairn`.
+    pub fn load(dir: &Path) -> Result<TableSchema> {
+        let path = dir.join(SCHEMA_FILE);
+        let buf = std::fs::read(&path).with_path(&path)?;
+        let body = crate::io::check_crc(&buf, &path)?;
+        TableSchema::decode(body, &path)
+    }
+}
+
+/// The schema file's name inside a table directory.
+pub const SCHEMA_FILE: &str = "schema.cairn";
+
+fn string(d: &mut Decoder<'_>) -> crate::model::codec::DecodeResult<String> {
+    let at = d.position();
+    let b = d.bytes()?;
+    String::from_utf8(b.to_vec()).map_err(|_| crate::model::codec::DecodeError {
+        offset: at,
+        kind: CorruptionKind::Invalid("utf-8 string"),
+    })
+}
+
+fn put_options(out: &mut Vec<u8>, opts: &[(String, String)]) {
+    put_uvarint(out, opts.len() as u64);
+    for (k, v) in opts {
+        put_bytes(out, k.as_bytes());
+        put_bytes(out, v.as_bytes());
+    }
+}
+
+fn get_options(d: &mut Decoder<'_>) -> crate::model::codec::DecodeResult<Vec<(String, String)>> {
+    let n = d.len()?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push((string(d)?, string(d)?));
+    }
+    Ok(v)
+}
+
+/// A random table id (version-4 UUID bits).
+pub fn rand_table_id() -> TableId {
+    uuid::Uuid::new_v4().as_u128()
+}
