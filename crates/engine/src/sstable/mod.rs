@@ -1,2 +1,10 @@
-//! SSTables.
+//! SSTables: immutable, sorted, chunk-compressed files of partitions.
+//!
+//! See `docs/sstable-format.md` for the byte layout. Pieces: [`format`] (names and stream
+//! tags), [`compression`] (codecs and options), [`chunked`] (the checksummed chunk layer and
+//! packed chunk offsets), [`index`] (paged partition and clustering-block indexes),
+//! [`bloom`], [`histogram`], [`stats`], [`writer`] and [`reader`].
+
 pub mod compression;
+pub mod format;
+pub mod index;
