@@ -8,6 +8,7 @@ pub mod commitlog;
 pub mod error;
 pub mod io;
 pub mod memtable;
+pub mod metrics;
 pub mod model;
 pub mod schema;
 pub mod sstable;

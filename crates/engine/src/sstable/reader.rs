@@ -1,0 +1,630 @@
+//! Reading one sstable: open, point lookup, lazy row iteration, index scans, deletion.
+//!
+//! Opening loads the small components into memory (summary, bloom filter, packed chunk
+//! offsets, statistics) and keeps the data, index and row-index files open. A point lookup
+//! costs one index-page read; a partition of one block costs the chunk(s) it lies in; a large
+//! partition is read block by block through its clustering-block index, forward or reversed,
+//! so `LIMIT 1` on a 100 MB partition reads about one block.
+//!
+//! Deletion: [`SSTable::mark_deleted`] only flags the sstable; the files go when the last
+//! `Arc<SSTable>` is dropped, so a reader that holds it keeps reading consistent data.
+
+use super::bloom::BloomFilter;
+use super::chunked::{ChunkOffsets, ChunkedReader};
+use super::compression::{CompressionParams, Compressor};
+use super::format::*;
+use super::index::{Page, Summary};
+use super::stats::SSTableStats;
+use crate::error::{CorruptionKind, Error, IoResultExt, Result};
+use crate::io::check_crc;
+use crate::metrics::{IoCounters, ReadKind};
+use crate::model::codec::{get_deletion, get_range_tombstone, get_row, DecodeError, Decoder};
+use crate::model::{ClusteringKey, ClusteringRange, DecoratedKey, DeletionTime, PartitionPos, RangeTombstone, Row, Slice};
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Where a partition lives in the data stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// The partition key.
+    pub key: DecoratedKey,
+    /// Uncompressed stream position of the partition.
+    pub data_pos: u64,
+    /// Serialized length.
+    pub len: u64,
+    /// Length of the header (key, deletion, static row, range tombstones).
+    pub header_len: u64,
+    /// Offset and length of the clustering-block index summary in `Rows.db`.
+    pub rows_ref: Option<(u64, u32)>,
+}
+
+/// A partition's header data.
+#[derive(Debug, Clone, Default)]
+pub struct PartitionHeader {
+    /// Partition tombstone.
+    pub deletion: Option<DeletionTime>,
+    /// Static row.
+    pub static_row: Option<Row>,
+    /// Range tombstones.
+    pub range_tombstones: Vec<RangeTombstone>,
+}
+
+/// An open sstable.
+pub struct SSTable {
+    /// Generation number.
+    pub generation: u64,
+    dir: PathBuf,
+    data: ChunkedReader,
+    index_file: File,
+    rows_file: File,
+    summary: Summary,
+    bloom: BloomFilter,
+    /// Statistics.
+    pub stats: SSTableStats,
+    /// Codec and chunk size the sstable was written with.
+    pub compression: CompressionParams,
+    offsets_memory: usize,
+    offset_bytes_per_chunk: f64,
+    disk_bytes: u64,
+    io: Arc<IoCounters>,
+    deleted: AtomicBool,
+}
+
+impl std::fmt::Debug for SSTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SSTable({}/{})", self.dir.display(), self.generation)
+    }
+}
+
+fn read_checked(path: &Path) -> Result<Vec<u8>> {
+    let buf = std::fs::read(path).with_path(path)?;
+    check_crc(&buf, path)?;
+    Ok(buf)
+}
+
+fn corrupt(path: &Path, base: u64) -> impl Fn(DecodeError) -> Error + '_ {
+    move |e| Error::corruption(path, base + e.offset as u64, e.kind)
+}
+
+impl SSTable {
+    /// Opens a committed sstable (its TOC must exist).
+    pub fn open(dir: &Path, generation: u64, io: Arc<IoCounters>) -> Result<SSTable> {
+        let path = |c| component_path(dir, generation, c);
+        let toc = path(Component::Toc);
+        if !toc.exists() {
+            return Err(Error::io(&toc, std::io::Error::from(std::io::ErrorKind::NotFound)));
+        }
+
+        let summary_path = path(Component::Summary);
+        let buf = read_checked(&summary_path)?;
+        let body = &buf[..buf.len() - 4];
+        let summary = Summary::decode(&mut Decoder::new(body)).map_err(corrupt(&summary_path, 0))?;
+
+        let filter_path = path(Component::Filter);
+        let buf = read_checked(&filter_path)?;
+        let bloom = BloomFilter::decode(&buf[..buf.len() - 4]).map_err(|k| Error::corruption(&filter_path, 0, k))?;
+
+        let ci_path = path(Component::CompressionInfo);
+        let buf = read_checked(&ci_path)?;
+        let mut d = Decoder::new(&buf[..buf.len() - 4]);
+        let (opts, chunk_length, uncompressed_len, offsets) = (|| {
+            if d.raw(4)? != MAGIC {
+                return Err(DecodeError { offset: 0, kind: CorruptionKind::BadMagic });
+            }
+            let v = d.u32_le()?;
+            if v != FORMAT_VERSION {
+                return Err(DecodeError { offset: 4, kind: CorruptionKind::UnsupportedVersion(v) });
+            }
+            let n = d.len()?;
+            let mut opts = Vec::with_capacity(n);
+            for _ in 0..n {
+                let k = String::from_utf8_lossy(&d.bytes()?).into_owned();
+                let v = String::from_utf8_lossy(&d.bytes()?).into_owned();
+                opts.push((k, v));
+            }
+            let chunk_length = d.uvarint32()?;
+            let uncompressed_len = d.uvarint()?;
+            let at = d.position();
+            let raw = d.bytes()?;
+            let offsets = ChunkOffsets::decode(&raw).map_err(|kind| DecodeError { offset: at, kind })?;
+            Ok((opts, chunk_length, uncompressed_len, offsets))
+        })()
+        .map_err(corrupt(&ci_path, 0))?;
+        let mut compression = CompressionParams::from_options(&opts)?;
+        compression.chunk_length = chunk_length;
+
+        let stats_path = path(Component::Statistics);
+        let buf = read_checked(&stats_path)?;
+        let stats = SSTableStats::decode(&buf[..buf.len() - 4], &stats_path)?;
+
+        let data_path = path(Component::Data);
+        let data_file = File::open(&data_path).with_path(&data_path)?;
+        let offsets = Arc::new(offsets);
+        let offsets_memory = offsets.memory_bytes();
+        let offset_bytes_per_chunk = offsets.bytes_per_chunk();
+        let data = ChunkedReader::new(data_file, data_path, offsets, uncompressed_len, compression.codec, chunk_length);
+        let index_path = path(Component::Index);
+        let index_file = File::open(&index_path).with_path(&index_path)?;
+        let rows_path = path(Component::Rows);
+        let rows_file = File::open(&rows_path).with_path(&rows_path)?;
+        let mut disk_bytes = 0;
+        for c in Component::ALL {
+            disk_bytes += std::fs::metadata(path(c)).map(|m| m.len()).unwrap_or(0);
+        }
+        Ok(SSTable {
+            generation,
+            dir: dir.to_path_buf(),
+            data,
+            index_file,
+            rows_file,
+            summary,
+            bloom,
+            stats,
+            compression,
+            offsets_memory,
+            offset_bytes_per_chunk,
+            disk_bytes,
+            io,
+            deleted: AtomicBool::new(false),
+        })
+    }
+
+    /// Path of one of this sstable's components.
+    pub fn path(&self, c: Component) -> PathBuf {
+        component_path(&self.dir, self.generation, c)
+    }
+
+    /// Bytes on disk over all components.
+    pub fn disk_bytes(&self) -> u64 {
+        self.disk_bytes
+    }
+
+    /// Heap bytes of in-memory metadata: (chunk offsets, index summary, bloom filter).
+    pub fn memory_bytes(&self) -> (usize, usize, usize) {
+        (self.offsets_memory, self.summary.memory_bytes(), self.bloom.memory_bytes())
+    }
+
+    /// Average in-memory bytes per chunk offset.
+    pub fn offset_bytes_per_chunk(&self) -> f64 {
+        self.offset_bytes_per_chunk
+    }
+
+    /// Flags the sstable for deletion once no reader holds it.
+    pub fn mark_deleted(&self) {
+        self.deleted.store(true, Ordering::SeqCst);
+    }
+
+    /// True when `key` may be in this sstable (key range, then bloom filter).
+    pub fn may_contain(&self, key: &DecoratedKey) -> bool {
+        if *key < self.stats.first_key || *key > self.stats.last_key {
+            return false;
+        }
+        self.bloom.may_contain(crate::model::token::murmur3_x64_128(&key.key, 0))
+    }
+
+    fn load_index_page(&self, page_no: usize, kind: ReadKind) -> Result<Option<Page>> {
+        let Some(r) = self.summary.pages.get(page_no) else {
+            return Ok(None);
+        };
+        let page = Page::read(&self.index_file, &self.path(Component::Index), r)?;
+        self.io.add_index_page_read();
+        self.io.add_read(kind, u64::from(r.len));
+        Ok(Some(page))
+    }
+
+    fn parse_entry(&self, k: &Bytes, v: &Bytes, page_offset: u64) -> Result<IndexEntry> {
+        let index_path = self.path(Component::Index);
+        let key = decorated_from_index_key(k)
+            .ok_or_else(|| Error::corruption(&index_path, page_offset, CorruptionKind::Invalid("index key")))?;
+        let mut d = Decoder::new(v);
+        let r = (|| {
+            let data_pos = d.uvarint()?;
+            let len = d.uvarint()?;
+            let header_len = d.uvarint()?;
+            let ro = d.uvarint()?;
+            let rl = d.uvarint32()?;
+            Ok(IndexEntry { key: key.clone(), data_pos, len, header_len, rows_ref: (rl > 0).then_some((ro, rl)) })
+        })();
+        let e = r.map_err(|e: DecodeError| Error::corruption(&index_path, page_offset, e.kind))?;
+        if e.data_pos.checked_add(e.len).is_none_or(|end| end > self.data.uncompressed_len()) || e.header_len > e.len {
+            return Err(Error::corruption(&index_path, page_offset, CorruptionKind::Invalid("index entry points outside the data")));
+        }
+        Ok(e)
+    }
+
+    /// Finds a partition's index entry (one index-page read).
+    pub fn find(&self, key: &DecoratedKey, kind: ReadKind) -> Result<Option<IndexEntry>> {
+        let ik = index_key(key);
+        let Some(page_no) = self.summary.floor(&ik) else {
+            return Ok(None);
+        };
+        let Some(page) = self.load_index_page(page_no, kind)? else {
+            return Ok(None);
+        };
+        let offset = self.summary.pages.get(page_no).map_or(0, |p| p.offset);
+        match page.find(&ik) {
+            Some(i) => {
+                let (k, v) = &page.entries[i];
+                Ok(Some(self.parse_entry(k, v, offset)?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// A cursor for reading the data stream.
+    pub fn cursor(&self, kind: ReadKind) -> DataCursor {
+        DataCursor { chunk: None, buf: Vec::new(), decomp: Compressor::new(self.compression.codec), kind }
+    }
+
+    /// Reads `len` uncompressed bytes at `pos`.
+    pub fn read_range(&self, cur: &mut DataCursor, pos: u64, len: u64) -> Result<Bytes> {
+        let chunk_len = u64::from(self.data.chunk_length().max(1));
+        let end = pos.saturating_add(len);
+        let data_path = self.path(Component::Data);
+        if end > self.data.uncompressed_len() {
+            return Err(Error::corruption(&data_path, pos, CorruptionKind::Truncated));
+        }
+        let mut out = Vec::with_capacity(len as usize);
+        let mut p = pos;
+        while p < end {
+            let ci = (p / chunk_len) as usize;
+            if cur.chunk != Some(ci) {
+                cur.chunk = None;
+                cur.buf.clear();
+                let n = self.data.read_chunk(ci, &mut cur.decomp, &mut cur.buf)?;
+                self.io.add_read(cur.kind, n);
+                self.io.add_chunk_read();
+                cur.chunk = Some(ci);
+            }
+            let off = (p - ci as u64 * chunk_len) as usize;
+            let avail = cur.buf.len().saturating_sub(off);
+            if avail == 0 {
+                return Err(Error::corruption(&data_path, p, CorruptionKind::Truncated));
+            }
+            let take = avail.min((end - p) as usize);
+            out.extend_from_slice(&cur.buf[off..off + take]);
+            p += take as u64;
+        }
+        Ok(Bytes::from(out))
+    }
+
+    /// Reads a partition's header.
+    pub fn read_header(&self, entry: &IndexEntry, cur: &mut DataCursor) -> Result<PartitionHeader> {
+        let buf = self.read_range(cur, entry.data_pos, entry.header_len)?;
+        self.decode_header(&buf, entry)
+    }
+
+    fn decode_header(&self, buf: &Bytes, entry: &IndexEntry) -> Result<PartitionHeader> {
+        let data_path = self.path(Component::Data);
+        let base = 0i64.wrapping_add(self.timestamp_base());
+        let mut d = Decoder::from_bytes(buf);
+        let r = (|| {
+            if d.u8()? != TAG_PARTITION {
+                return Err(DecodeError { offset: 0, kind: CorruptionKind::Invalid("partition tag") });
+            }
+            let key = d.bytes()?;
+            if key != entry.key.key {
+                return Err(DecodeError { offset: 1, kind: CorruptionKind::Invalid("partition key differs from index") });
+            }
+            let flags = d.u8()?;
+            let deletion = if flags & PART_HAS_DELETION != 0 { Some(get_deletion(&mut d, base)?) } else { None };
+            let static_row = if flags & PART_HAS_STATIC != 0 { Some(get_row(&mut d, base)?) } else { None };
+            let mut range_tombstones = Vec::new();
+            if flags & PART_HAS_RTS != 0 {
+                let n = d.len()?;
+                for _ in 0..n {
+                    range_tombstones.push(get_range_tombstone(&mut d, base)?);
+                }
+            }
+            Ok(PartitionHeader { deletion, static_row, range_tombstones })
+        })();
+        r.map_err(corrupt(&data_path, entry.data_pos))
+    }
+
+    fn timestamp_base(&self) -> i64 {
+        self.stats.timestamp_base
+    }
+
+    fn decode_rows(&self, buf: &Bytes, pos: u64, out: &mut Vec<(ClusteringKey, Row)>) -> Result<()> {
+        let base = self.timestamp_base();
+        let mut d = Decoder::from_bytes(buf);
+        let r = (|| {
+            while !d.is_empty() {
+                match d.u8()? {
+                    TAG_ROW => {
+                        let ck = ClusteringKey(d.bytes()?);
+                        let row = get_row(&mut d, base)?;
+                        out.push((ck, row));
+                    }
+                    TAG_END => break,
+                    _ => return Err(DecodeError { offset: d.position() - 1, kind: CorruptionKind::Invalid("row tag") }),
+                }
+            }
+            Ok(())
+        })();
+        r.map_err(corrupt(&self.path(Component::Data), pos))
+    }
+
+    /// Iterates the partition's rows in `slice`, forward or reversed, reading lazily.
+    pub fn rows(self: &Arc<Self>, entry: &IndexEntry, slice: &Slice, reversed: bool, kind: ReadKind) -> RowIter {
+        let mut ranges = slice.ranges().to_vec();
+        if reversed {
+            ranges.reverse();
+        }
+        RowIter {
+            table: Arc::clone(self),
+            entry: entry.clone(),
+            ranges,
+            range_idx: 0,
+            reversed,
+            cursor: self.cursor(kind),
+            pending: VecDeque::new(),
+            row_index: None,
+            block: None,
+            small_done: false,
+            failed: false,
+        }
+    }
+
+    /// Iterates index entries from `start` in key order.
+    pub fn scan(self: &Arc<Self>, start: &PartitionPos, kind: ReadKind) -> IndexScanner {
+        let probe = match start {
+            PartitionPos::TokenStart(t) => index_key(&DecoratedKey { token: *t, key: Bytes::new() }),
+            PartitionPos::After(k) | PartitionPos::At(k) => index_key(k),
+        };
+        let page_no = self.summary.floor(&probe).unwrap_or(0);
+        IndexScanner { table: Arc::clone(self), page_no, page: None, idx: 0, start: start.clone(), kind }
+    }
+
+    fn read_rows_summary(&self, (off, len): (u64, u32), kind: ReadKind) -> Result<Summary> {
+        let path = self.path(Component::Rows);
+        let mut buf = vec![0u8; len as usize];
+        self.rows_file.read_exact_at(&mut buf, off).map_err(|e| Error::io(&path, e))?;
+        self.io.add_read(kind, u64::from(len));
+        let body = check_crc(&buf, &path).map_err(|e| match e {
+            Error::Corruption { kind, .. } => Error::corruption(&path, off, kind),
+            other => other,
+        })?;
+        Summary::decode(&mut Decoder::new(body)).map_err(corrupt(&path, off))
+    }
+
+    fn read_rows_page(&self, summary: &Summary, page_no: usize, kind: ReadKind) -> Result<Option<Page>> {
+        let Some(r) = summary.pages.get(page_no) else { return Ok(None) };
+        let page = Page::read(&self.rows_file, &self.path(Component::Rows), r)?;
+        self.io.add_index_page_read();
+        self.io.add_read(kind, u64::from(r.len));
+        Ok(Some(page))
+    }
+}
+
+impl Drop for SSTable {
+    fn drop(&mut self) {
+        if self.deleted.load(Ordering::SeqCst) {
+            // TOC first: a crash midway leaves components without a TOC, which startup removes.
+            let _ = std::fs::remove_file(self.path(Component::Toc));
+            for c in Component::ALL {
+                let _ = std::fs::remove_file(self.path(c));
+            }
+        }
+    }
+}
+
+/// Decompression state for reading one sstable's data stream.
+pub struct DataCursor {
+    chunk: Option<usize>,
+    buf: Vec<u8>,
+    decomp: Compressor,
+    kind: ReadKind,
+}
+
+struct RowIndexState {
+    summary: Summary,
+    page_no: usize,
+    page: Page,
+}
+
+/// Lazily reads a partition's rows within a slice.
+pub struct RowIter {
+    table: Arc<SSTable>,
+    entry: IndexEntry,
+    ranges: Vec<ClusteringRange>,
+    range_idx: usize,
+    reversed: bool,
+    cursor: DataCursor,
+    pending: VecDeque<(ClusteringKey, Row)>,
+    row_index: Option<RowIndexState>,
+    /// Current block within the row index: (page, entry), or None to seek for the range.
+    block: Option<(usize, usize)>,
+    small_done: bool,
+    failed: bool,
+}
+
+impl RowIter {
+    fn fill(&mut self) -> Result<()> {
+        let t = Arc::clone(&self.table);
+        let Some(rows_ref) = self.entry.rows_ref else {
+            // Small partition: one read, then filter.
+            if self.small_done {
+                return Ok(());
+            }
+            self.small_done = true;
+            let body_len = self.entry.len - self.entry.header_len;
+            let buf = t.read_range(&mut self.cursor, self.entry.data_pos + self.entry.header_len, body_len)?;
+            let mut rows = Vec::new();
+            t.decode_rows(&buf, self.entry.data_pos + self.entry.header_len, &mut rows)?;
+            let ranges = &self.ranges;
+            rows.retain(|(k, _)| ranges.iter().any(|r| r.contains(&k.0)));
+            if self.reversed {
+                rows.reverse();
+            }
+            self.pending.extend(rows);
+            return Ok(());
+        };
+        let kind = self.cursor.kind;
+        if self.row_index.is_none() {
+            let summary = t.read_rows_summary(rows_ref, kind)?;
+            let Some(page) = t.read_rows_page(&summary, 0, kind)? else {
+                self.range_idx = self.ranges.len();
+                return Ok(());
+            };
+            self.row_index = Some(RowIndexState { summary, page_no: 0, page });
+        }
+        while self.pending.is_empty() && self.range_idx < self.ranges.len() {
+            let range = self.ranges[self.range_idx].clone();
+            let Some(ri) = self.row_index.as_mut() else { return Ok(()) };
+            // Position on the first block to read for this range.
+            let (page_no, idx) = match self.block {
+                Some(b) => b,
+                None => {
+                    let probe = if self.reversed { &range.end } else { &range.start };
+                    let page_no = ri.summary.floor(probe).unwrap_or(0);
+                    if ri.page_no != page_no {
+                        if let Some(p) = t.read_rows_page(&ri.summary, page_no, kind)? {
+                            ri.page = p;
+                            ri.page_no = page_no;
+                        }
+                    }
+                    (page_no, ri.page.floor(probe).unwrap_or(0))
+                }
+            };
+            if ri.page_no != page_no {
+                match t.read_rows_page(&ri.summary, page_no, kind)? {
+                    Some(p) => {
+                        ri.page = p;
+                        ri.page_no = page_no;
+                    }
+                    None => {
+                        self.next_range();
+                        continue;
+                    }
+                }
+            }
+            let Some((first_key, value)) = ri.page.entries.get(idx).cloned() else {
+                self.next_range();
+                continue;
+            };
+            let rows_path = t.path(Component::Rows);
+            let offset = ri.summary.pages.get(page_no).map_or(0, |p| p.offset);
+            let mut d = Decoder::new(&value);
+            let (off, len) = (|| Ok((d.uvarint()?, d.uvarint()?)))()
+                .map_err(|e: DecodeError| Error::corruption(&rows_path, offset, e.kind))?;
+            if off.checked_add(len).is_none_or(|end| end > self.entry.len) {
+                return Err(Error::corruption(&rows_path, offset, CorruptionKind::Invalid("row index entry")));
+            }
+            let pos = self.entry.data_pos + off;
+            let buf = t.read_range(&mut self.cursor, pos, len)?;
+            let mut rows = Vec::new();
+            t.decode_rows(&buf, pos, &mut rows)?;
+            rows.retain(|(k, _)| range.contains(&k.0));
+            if self.reversed {
+                rows.reverse();
+            }
+            self.pending.extend(rows);
+            // Advance to the neighbouring block, or finish the range.
+            if self.reversed {
+                if first_key.as_ref() <= range.start.as_ref() {
+                    self.next_range();
+                } else if idx > 0 {
+                    self.block = Some((page_no, idx - 1));
+                } else if page_no > 0 {
+                    match t.read_rows_page(&ri.summary, page_no - 1, kind)? {
+                        Some(pg) => {
+                            let last = pg.entries.len().saturating_sub(1);
+                            ri.page = pg;
+                            ri.page_no = page_no - 1;
+                            self.block = Some((page_no - 1, last));
+                        }
+                        None => self.next_range(),
+                    }
+                } else {
+                    self.next_range();
+                }
+            } else {
+                let next = if idx + 1 < ri.page.entries.len() {
+                    ri.page.entries.get(idx + 1).map(|e| (page_no, idx + 1, e.0.clone()))
+                } else {
+                    ri.summary.pages.get(page_no + 1).map(|p| (page_no + 1, 0, p.first_key.clone()))
+                };
+                match next {
+                    Some((p, i, k)) if k.as_ref() < range.end.as_ref() => self.block = Some((p, i)),
+                    _ => self.next_range(),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn next_range(&mut self) {
+        self.range_idx += 1;
+        self.block = None;
+    }
+}
+
+impl Iterator for RowIter {
+    type Item = Result<(ClusteringKey, Row)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        if self.pending.is_empty() {
+            if let Err(e) = self.fill() {
+                self.failed = true;
+                return Some(Err(e));
+            }
+        }
+        self.pending.pop_front().map(Ok)
+    }
+}
+
+/// Walks index entries in key order from a start position.
+pub struct IndexScanner {
+    table: Arc<SSTable>,
+    page_no: usize,
+    page: Option<Page>,
+    idx: usize,
+    start: PartitionPos,
+    kind: ReadKind,
+}
+
+impl IndexScanner {
+    /// The sstable being scanned.
+    pub fn sstable(&self) -> &Arc<SSTable> {
+        &self.table
+    }
+
+    /// The next entry at or after the start position.
+    pub fn next_entry(&mut self) -> Result<Option<IndexEntry>> {
+        loop {
+            if self.page.is_none() {
+                match self.table.load_index_page(self.page_no, self.kind)? {
+                    Some(p) => {
+                        self.page = Some(p);
+                        self.idx = 0;
+                    }
+                    None => return Ok(None),
+                }
+            }
+            let Some(page) = self.page.as_ref() else { return Ok(None) };
+            match page.entries.get(self.idx) {
+                Some((k, v)) => {
+                    self.idx += 1;
+                    let offset = self.table.summary.pages.get(self.page_no).map_or(0, |p| p.offset);
+                    let e = self.table.parse_entry(k, v, offset)?;
+                    if self.start.admits(&e.key) {
+                        return Ok(Some(e));
+                    }
+                }
+                None => {
+                    self.page = None;
+                    self.page_no += 1;
+                }
+            }
+        }
+    }
+}
