@@ -1,1 +1,6 @@
 //! SSTables.
+
+pub mod bloom;
+pub mod chunked;
+pub mod compression;
+pub mod histogram;
