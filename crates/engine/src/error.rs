@@ -57,7 +57,7 @@ pub enum OptionError {
     ChunkLengthNotPowerOfTwo(u64),
     /// `chunk_length_in_kb` is above 128.
     ChunkLengthTooLarge(u64),
-    /// `crc_check_chance` outside 0.0..=1.0 or not a number.
+    /// `crc_check_chance` outside 0.0..=1.0.
     CrcCheckChance(String),
     /// `compression_level` not an integer in the codec's range.
     CompressionLevel(String),
@@ -76,21 +76,25 @@ impl std::fmt::Display for OptionError {
             OptionError::UnknownCompressor(c) => {
                 write!(f, "Could not create Compression for type {c}")
             }
-            OptionError::ChunkLengthNotPositive(v) => {
-                write!(f, "Invalid negative or null chunk_length_in_kb (got {v})")
+            // The next four texts are ScyllaDB's (sstables/compressor.cc, validate()); they do not
+            // repeat the offending value, so neither do we.
+            OptionError::ChunkLengthNotPositive(_) => {
+                f.write_str("Invalid negative or null for chunk_length_in_kb/chunk_length_kb")
             }
-            OptionError::ChunkLengthNotPowerOfTwo(v) => {
-                write!(f, "chunk_length_in_kb must be a power of 2. (got {v})")
+            OptionError::ChunkLengthNotPowerOfTwo(_) => {
+                f.write_str("chunk_length_in_kb/chunk_length_kb must be a power of 2.")
             }
-            OptionError::ChunkLengthTooLarge(v) => {
-                write!(f, "chunk_length_in_kb must be 128 or less. (got {v})")
+            OptionError::ChunkLengthTooLarge(_) => {
+                f.write_str("chunk_length_in_kb/chunk_length_kb must be 128 or less.")
             }
-            OptionError::CrcCheckChance(v) => {
-                write!(f, "crc_check_chance should be between 0.0 and 1.0 (got {v})")
+            OptionError::CrcCheckChance(_) => {
+                f.write_str("crc_check_chance must be between 0.0 and 1.0.")
             }
+            // ScyllaDB's own text for this is garbled (its format arguments are out of order), so
+            // this one states the range Cairn accepts.
             OptionError::CompressionLevel(v) => write!(
                 f,
-                "compression_level must be an integer between -131072 and 22 (got {v})"
+                "compression_level must be an integer between 1 and 22 (got {v})"
             ),
             OptionError::CompressionLevelNotSupported(c) => {
                 write!(f, "compression_level is not supported by {c}")

@@ -5,6 +5,12 @@
 //! packed chunk offsets), [`index`] (paged partition and clustering-block indexes),
 //! [`bloom`], [`histogram`], [`stats`], [`writer`] and [`reader`].
 
+pub mod bloom;
+pub mod chunked;
 pub mod compression;
 pub mod format;
+pub mod histogram;
 pub mod index;
+pub mod reader;
+pub mod stats;
+pub mod writer;
