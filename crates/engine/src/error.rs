@@ -143,6 +143,9 @@ pub enum Error {
     /// A mutation does not fit the table's schema (the text says how).
     #[error("invalid mutation: {0}")]
     InvalidMutation(&'static str),
+    /// Memtables are full and flushing cannot keep up; the write was not applied.
+    #[error("overloaded: memtables are full and flushes are not keeping up")]
+    Overloaded,
     /// The database is shutting down or a background thread failed; no new work is accepted.
     #[error("the engine is closed")]
     Closed,

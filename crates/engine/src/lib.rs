@@ -5,12 +5,17 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod commitlog;
+pub mod database;
 pub mod error;
 pub mod io;
 pub mod memtable;
 pub mod metrics;
 pub mod model;
+pub mod read;
 pub mod schema;
 pub mod sstable;
+pub mod table;
 
 pub use error::{CorruptionKind, Error, OptionError, Result};
+pub use database::{Database, DatabaseConfig, RecoveryReport};
+pub use read::{PartitionResult, ReadCommand};

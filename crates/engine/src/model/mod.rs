@@ -5,6 +5,7 @@ pub mod cell;
 pub mod clustering;
 pub mod codec;
 pub mod key;
+pub mod mutation;
 pub mod partition;
 pub mod row;
 pub mod token;
@@ -12,5 +13,6 @@ pub mod types;
 
 pub use cell::{Cell, DeletionTime, LivenessInfo, NowSecs, NO_DELETION_TIME};
 pub use key::{ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice, Token};
+pub use mutation::Mutation;
 pub use partition::{Partition, RangeTombstone};
 pub use row::{ColumnData, ColumnId, ComplexColumn, Row};

@@ -147,7 +147,7 @@ impl SSTable {
         let offsets = Arc::new(offsets);
         let offsets_memory = offsets.memory_bytes();
         let offset_bytes_per_chunk = offsets.bytes_per_chunk();
-        let data = ChunkedReader::new(data_file, data_path, offsets, uncompressed_len, compression.codec, chunk_length);
+        let data = ChunkedReader::new(data_file, data_path, offsets, uncompressed_len, compression.codec, chunk_length)?;
         let index_path = path(Component::Index);
         let index_file = File::open(&index_path).with_path(&index_path)?;
         let rows_path = path(Component::Rows);

@@ -252,6 +252,7 @@ impl SSTableWriter {
     pub fn add_row(&mut self, ck: &ClusteringKey, row: &Row) -> Result<()> {
         let base = self.opts.timestamp_base;
         let block_size = self.opts.column_index_size as u64;
+        let data_path = self.data_path();
         let cur = self.cur.as_mut().ok_or(Error::InvalidMutation("sstable writer: no open partition"))?;
         if cur.last_row.as_ref().is_some_and(|last| last >= ck) {
             return Err(Error::InvalidMutation("sstable writer: rows out of order"));
@@ -280,7 +281,7 @@ impl SSTableWriter {
                 cur.spilled = true;
                 cur.start = data.position();
             }
-            data.write_all(&cur.buf).map_err(|e| Error::io(self.data_path(), e))?;
+            data.write_all(&cur.buf).map_err(|e| Error::io(&data_path, e))?;
             cur.written += cur.buf.len() as u64;
             cur.buf.clear();
         }

@@ -1,0 +1,439 @@
+//! The database: tables, the shared commitlog, background flushes, startup and recovery.
+//!
+//! Durability of a write ([`Database::apply`]):
+//! - `SyncMode::Batch`: `apply` returns after the commitlog record is fsynced (shared with
+//!   concurrent writers — group commit). Survives a process kill and a power loss.
+//! - `SyncMode::Periodic`: `apply` returns once the record is in the memory-mapped segment.
+//!   Survives a process kill (SIGKILL); a power loss may lose the last sync period.
+//!
+//! Startup ([`Database::open`]): every table directory is opened (uncommitted sstable files
+//! removed), the commitlog is replayed into memtables — skipping records a table's sstables
+//! already hold — the replayed data is flushed, and only then are the old segments released.
+//! A crash at any point of startup leaves the same data to recover again.
+
+use crate::commitlog::{self, Commitlog, CommitlogConfig, ReplayReport, SyncMode};
+use crate::error::{CorruptionKind, Error, IoResultExt, Result};
+use crate::metrics::WriteKind;
+use crate::model::mutation::{decode_batch, encode_batch};
+use crate::model::Mutation;
+use crate::read::{PartitionResult, ReadCommand, ScanIter};
+use crate::schema::{TableId, TableSchema};
+use crate::table::{unknown, Table, TableStats};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Engine configuration (Cassandra's names in the comments).
+#[derive(Debug, Clone)]
+pub struct DatabaseConfig {
+    /// `data_file_directories` (one).
+    pub data_dir: PathBuf,
+    /// `commitlog_directory`.
+    pub commitlog_dir: PathBuf,
+    /// `commitlog_sync`: periodic or batch.
+    pub commitlog_sync: SyncMode,
+    /// `commitlog_segment_size_in_mb`, in bytes.
+    pub commitlog_segment_size: u64,
+    /// A table's memtable is flushed when it reaches this many bytes.
+    pub memtable_flush_threshold: usize,
+    /// `memtable_space_in_mb`: all memtables together; past it the largest is flushed, and past
+    /// twice it writers wait for flushes.
+    pub memtable_total_space: usize,
+    /// `memtable_flush_writers`: background flush threads.
+    pub flush_writers: usize,
+}
+
+impl DatabaseConfig {
+    /// Defaults with data under `dir/data` and the commitlog under `dir/commitlog`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        DatabaseConfig {
+            data_dir: dir.join("data"),
+            commitlog_dir: dir.join("commitlog"),
+            commitlog_sync: SyncMode::Periodic { period: Duration::from_secs(10) },
+            commitlog_segment_size: 32 << 20,
+            memtable_flush_threshold: 64 << 20,
+            memtable_total_space: 256 << 20,
+            flush_writers: 2,
+        }
+    }
+}
+
+/// What startup found and did.
+#[derive(Debug, Clone, Default)]
+pub struct RecoveryReport {
+    /// The commitlog replay.
+    pub replay: ReplayReport,
+    /// Mutations applied from the commitlog.
+    pub mutations_replayed: u64,
+    /// Mutations skipped because sstables already held them or their table is gone.
+    pub mutations_skipped: u64,
+    /// Records whose payload did not decode (file, offset).
+    pub undecodable_records: Vec<(PathBuf, u64)>,
+}
+
+enum FlushJob {
+    Table(TableId, Option<mpsc::Sender<Result<()>>>),
+    Stop,
+}
+
+struct Inner {
+    config: DatabaseConfig,
+    commitlog: Commitlog,
+    tables: RwLock<HashMap<TableId, Arc<Table>>>,
+    names: RwLock<HashMap<(String, String), TableId>>,
+    memtable_bytes: AtomicUsize,
+    flush_tx: Mutex<mpsc::Sender<FlushJob>>,
+    flushed: (Mutex<()>, Condvar),
+    closed: AtomicBool,
+    last_flush_error: Mutex<Option<String>>,
+}
+
+/// A Cairn database.
+pub struct Database {
+    inner: Arc<Inner>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    recovery: RecoveryReport,
+}
+
+impl Database {
+    /// Opens (or creates) a database and recovers it.
+    pub fn open(config: DatabaseConfig) -> Result<Database> {
+        std::fs::create_dir_all(&config.data_dir).with_path(&config.data_dir)?;
+        std::fs::create_dir_all(&config.commitlog_dir).with_path(&config.commitlog_dir)?;
+        let mut tables = HashMap::new();
+        let mut names = HashMap::new();
+        for ks in std::fs::read_dir(&config.data_dir).with_path(&config.data_dir)? {
+            let ks = ks.with_path(&config.data_dir)?.path();
+            if !ks.is_dir() {
+                continue;
+            }
+            for t in std::fs::read_dir(&ks).with_path(&ks)? {
+                let t = t.with_path(&ks)?.path();
+                if !t.join(crate::schema::SCHEMA_FILE).exists() {
+                    continue;
+                }
+                let table = Table::open(&t)?;
+                let s = table.schema();
+                names.insert((s.keyspace.clone(), s.name.clone()), s.id);
+                tables.insert(s.id, Arc::new(table));
+            }
+        }
+
+        // Replay into memtables.
+        let mut recovery = RecoveryReport::default();
+        let replay = commitlog::replay(&config.commitlog_dir, |pos, payload| {
+            let buf = bytes::Bytes::copy_from_slice(payload);
+            let muts = match decode_batch(&buf) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!(segment = pos.segment_id, offset = pos.offset, "undecodable commitlog record: {:?}", e.kind);
+                    recovery.undecodable_records.push((config.commitlog_dir.clone(), u64::from(pos.offset)));
+                    return Ok(());
+                }
+            };
+            for m in muts {
+                match tables.get(&m.table) {
+                    Some(t) if pos >= t.replay_floor() => {
+                        t.apply(&m.key, m.update);
+                        recovery.mutations_replayed += 1;
+                    }
+                    _ => recovery.mutations_skipped += 1,
+                }
+            }
+            Ok(())
+        })?;
+        for p in &replay.problems {
+            tracing::warn!(path = %p.path.display(), offset = p.offset, torn_tail = p.torn_tail, "commitlog replay stopped: {}", p.kind);
+        }
+        recovery.replay = replay;
+
+        let mut cl_config = CommitlogConfig::new(&config.commitlog_dir);
+        cl_config.segment_size = config.commitlog_segment_size;
+        cl_config.sync = config.commitlog_sync.clone();
+        let commitlog = Commitlog::open(cl_config)?;
+        // Flush what was replayed, then release the old segments.
+        for t in tables.values() {
+            t.switch_memtable(|| commitlog.current_position());
+            t.flush_pending()?;
+        }
+        commitlog.release_replayed();
+
+        let (tx, rx) = mpsc::channel();
+        let inner = Arc::new(Inner {
+            config,
+            commitlog,
+            tables: RwLock::new(tables),
+            names: RwLock::new(names),
+            memtable_bytes: AtomicUsize::new(0),
+            flush_tx: Mutex::new(tx),
+            flushed: (Mutex::new(()), Condvar::new()),
+            closed: AtomicBool::new(false),
+            last_flush_error: Mutex::new(None),
+        });
+        let rx = Arc::new(Mutex::new(rx));
+        let workers = (0..inner.config.flush_writers.max(1))
+            .map(|i| {
+                let inner = Arc::clone(&inner);
+                let rx = Arc::clone(&rx);
+                std::thread::Builder::new()
+                    .name(format!("flush-{i}"))
+                    .spawn(move || flush_worker(&inner, &rx))
+                    .map_err(|e| Error::io("flush thread", e))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Database { inner, workers, recovery })
+    }
+
+    /// What startup recovered.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
+    /// Creates a table.
+    pub fn create_table(&self, schema: TableSchema) -> Result<Arc<Table>> {
+        let key = (schema.keyspace.clone(), schema.name.clone());
+        let mut names = self.inner.names.write();
+        if names.contains_key(&key) {
+            return Err(Error::TableExists { keyspace: key.0, table: key.1 });
+        }
+        let dir = self.inner.config.data_dir.join(&schema.keyspace).join(format!("{}-{:032x}", schema.name, schema.id));
+        let id = schema.id;
+        let table = Arc::new(Table::create(&dir, schema)?);
+        names.insert(key, id);
+        self.inner.tables.write().insert(id, Arc::clone(&table));
+        Ok(table)
+    }
+
+    /// Replaces a table's schema (options, added columns); the id must exist.
+    pub fn alter_table(&self, schema: TableSchema) -> Result<()> {
+        let t = self.table_by_id(schema.id).ok_or_else(|| unknown(&schema.keyspace, &schema.name))?;
+        t.set_schema(schema)
+    }
+
+    /// Drops a table: its data is deleted once readers release it.
+    pub fn drop_table(&self, keyspace: &str, name: &str) -> Result<()> {
+        let id = self.inner.names.write().remove(&(keyspace.to_string(), name.to_string())).ok_or_else(|| unknown(keyspace, name))?;
+        if let Some(t) = self.inner.tables.write().remove(&id) {
+            t.mark_all_deleted();
+            self.inner.memtable_bytes.fetch_sub(t.memtable_bytes().min(self.inner.memtable_bytes.load(Ordering::Relaxed)), Ordering::Relaxed);
+            self.inner.commitlog.forget_table(id);
+            let dir = t.dir().to_path_buf();
+            drop(t);
+            std::fs::remove_dir_all(&dir).with_path(&dir)?;
+        }
+        Ok(())
+    }
+
+    /// A table by name.
+    pub fn table(&self, keyspace: &str, name: &str) -> Option<Arc<Table>> {
+        let id = *self.inner.names.read().get(&(keyspace.to_string(), name.to_string()))?;
+        self.table_by_id(id)
+    }
+
+    /// A table by id.
+    pub fn table_by_id(&self, id: TableId) -> Option<Arc<Table>> {
+        self.inner.tables.read().get(&id).cloned()
+    }
+
+    /// Every table.
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        self.inner.tables.read().values().cloned().collect()
+    }
+
+    /// Applies mutations atomically with respect to a crash (one commitlog record).
+    pub fn apply(&self, muts: &[Mutation]) -> Result<()> {
+        if self.inner.closed.load(Ordering::Relaxed) {
+            return Err(Error::Closed);
+        }
+        if muts.is_empty() {
+            return Ok(());
+        }
+        self.wait_for_memtable_space()?;
+        let mut tables: Vec<Arc<Table>> = Vec::with_capacity(muts.len());
+        for m in muts {
+            let t = self.table_by_id(m.table).ok_or(Error::InvalidMutation("unknown table id"))?;
+            tables.push(t);
+        }
+        let mut payload = Vec::with_capacity(128);
+        encode_batch(muts, &mut payload);
+        let mut ids: Vec<TableId> = muts.iter().map(|m| m.table).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut distinct: Vec<&Arc<Table>> = Vec::new();
+        for t in &tables {
+            if !distinct.iter().any(|d| Arc::ptr_eq(d, t)) {
+                distinct.push(t);
+            }
+        }
+        let guards: Vec<_> = distinct.iter().map(|t| t.write_gate()).collect();
+        self.inner.commitlog.append(&payload, &ids)?;
+        let mut charged_total = 0;
+        let mut to_flush = Vec::new();
+        for (m, t) in muts.iter().zip(&tables) {
+            let (charged, active) = t.apply(&m.key, m.update.clone());
+            charged_total += charged;
+            if active >= self.inner.config.memtable_flush_threshold {
+                to_flush.push(Arc::clone(t));
+            }
+        }
+        drop(guards);
+        let share = payload.len() as u64 / distinct.len() as u64;
+        for t in &distinct {
+            t.io.add_written(WriteKind::Commitlog, share);
+        }
+        let total = self.inner.memtable_bytes.fetch_add(charged_total, Ordering::Relaxed) + charged_total;
+        for t in to_flush {
+            self.request_flush(&t);
+        }
+        if total >= self.inner.config.memtable_total_space {
+            if let Some(largest) = self.tables().into_iter().filter(|t| !t.flush_requested.load(Ordering::Relaxed)).max_by_key(|t| t.state().active.bytes()) {
+                self.request_flush(&largest);
+            }
+        }
+        Ok(())
+    }
+
+    fn wait_for_memtable_space(&self) -> Result<()> {
+        let limit = self.inner.config.memtable_total_space.saturating_mul(2);
+        if self.inner.memtable_bytes.load(Ordering::Relaxed) < limit {
+            return Ok(());
+        }
+        let (lock, cv) = &self.inner.flushed;
+        let mut g = lock.lock();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while self.inner.memtable_bytes.load(Ordering::Relaxed) >= limit {
+            if cv.wait_until(&mut g, deadline).timed_out() {
+                let why = self.inner.last_flush_error.lock().clone();
+                tracing::warn!(?why, "memtables full and flushes are not keeping up");
+                return Err(Error::Overloaded);
+            }
+        }
+        Ok(())
+    }
+
+    fn request_flush(&self, t: &Arc<Table>) {
+        if !t.flush_requested.swap(true, Ordering::AcqRel) {
+            let _ = self.inner.flush_tx.lock().send(FlushJob::Table(t.schema().id, None));
+        }
+    }
+
+    /// Reads one partition.
+    pub fn read(&self, keyspace: &str, table: &str, key: &crate::model::DecoratedKey, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
+        self.table(keyspace, table).ok_or_else(|| unknown(keyspace, table))?.read(key, cmd)
+    }
+
+    /// Scans a table from `start` in token order.
+    pub fn scan(&self, keyspace: &str, table: &str, start: crate::model::PartitionPos, end: Option<crate::model::Token>, cmd: ReadCommand) -> Result<ScanIter> {
+        Ok(self.table(keyspace, table).ok_or_else(|| unknown(keyspace, table))?.snapshot().scan(start, end, cmd))
+    }
+
+    /// Flushes one table's memtable and waits for it.
+    pub fn flush(&self, keyspace: &str, table: &str) -> Result<()> {
+        let t = self.table(keyspace, table).ok_or_else(|| unknown(keyspace, table))?;
+        flush_table(&self.inner, &t)
+    }
+
+    /// Flushes every table.
+    pub fn flush_all(&self) -> Result<()> {
+        for t in self.tables() {
+            flush_table(&self.inner, &t)?;
+        }
+        Ok(())
+    }
+
+    /// A table's counters.
+    pub fn table_stats(&self, keyspace: &str, table: &str) -> Result<TableStats> {
+        self.table(keyspace, table).ok_or_else(|| unknown(keyspace, table))?.stats()
+    }
+
+    /// Commitlog counters.
+    pub fn commitlog_stats(&self) -> commitlog::CommitlogStats {
+        self.inner.commitlog.stats()
+    }
+
+    /// Bytes held by all memtables.
+    pub fn memtable_bytes(&self) -> usize {
+        self.inner.memtable_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Forces the commitlog to disk now.
+    pub fn sync_commitlog(&self) -> Result<()> {
+        self.inner.commitlog.sync()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &DatabaseConfig {
+        &self.inner.config
+    }
+}
+
+fn flush_table(inner: &Inner, t: &Arc<Table>) -> Result<()> {
+    t.switch_memtable(|| inner.commitlog.current_position());
+    let r = t.flush_pending();
+    t.flush_requested.store(false, Ordering::Release);
+    match r {
+        Ok((upto, freed)) => {
+            let cur = inner.memtable_bytes.load(Ordering::Relaxed);
+            inner.memtable_bytes.fetch_sub(freed.min(cur), Ordering::Relaxed);
+            if let Some(pos) = upto {
+                inner.commitlog.discard_completed(t.schema().id, pos);
+            }
+            let (lock, cv) = &inner.flushed;
+            let _g = lock.lock();
+            cv.notify_all();
+            Ok(())
+        }
+        Err(e) => {
+            tracing::error!("flush of {t:?} failed: {e}");
+            *inner.last_flush_error.lock() = Some(e.to_string());
+            Err(e)
+        }
+    }
+}
+
+fn flush_worker(inner: &Arc<Inner>, rx: &Mutex<mpsc::Receiver<FlushJob>>) {
+    loop {
+        let job = rx.lock().recv();
+        match job {
+            Ok(FlushJob::Table(id, reply)) => {
+                let t = inner.tables.read().get(&id).cloned();
+                let r = match t {
+                    Some(t) => flush_table(inner, &t),
+                    None => Ok(()),
+                };
+                if let Some(reply) = reply {
+                    let _ = reply.send(r);
+                }
+            }
+            Ok(FlushJob::Stop) | Err(_) => return,
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.inner.closed.store(true, Ordering::Relaxed);
+        {
+            let tx = self.inner.flush_tx.lock();
+            for _ in &self.workers {
+                let _ = tx.send(FlushJob::Stop);
+            }
+        }
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+        if let Err(e) = self.inner.commitlog.sync() {
+            tracing::error!("commitlog sync at close failed: {e}");
+        }
+    }
+}
+
+/// Maps a commitlog decode failure to an error (used by tools).
+pub fn corrupt_record(path: PathBuf, offset: u64) -> Error {
+    Error::corruption(path, offset, CorruptionKind::Invalid("commitlog mutation"))
+}

@@ -1,0 +1,354 @@
+//! One table's LSM tree: its active memtable, memtables being flushed, and live sstables.
+//!
+//! The set of sources is an immutable [`TableState`] swapped atomically, so a reader takes a
+//! consistent snapshot with one `Arc` clone and never blocks a flush or a write. Writers enter
+//! through the *write gate* (shared); switching the memtable takes it exclusively, which makes
+//! "every commitlog record before the switch position is in the old memtable" true — the
+//! invariant that lets a flush release commitlog segments. Flushes of one table run one at a
+//! time, oldest memtable first, so the commitlog interval an sstable records is contiguous.
+
+use crate::commitlog::CommitlogPosition;
+use crate::error::{Error, IoResultExt, Result};
+use crate::memtable::Memtable;
+use crate::metrics::{IoCounters, ReadKind, WriteKind};
+use crate::model::{DecoratedKey, Partition};
+use crate::read::{ReadCommand, Snapshot};
+use crate::schema::TableSchema;
+use crate::sstable::format::{parse_generation, Component};
+use crate::sstable::histogram::EstimatedHistogram;
+use crate::sstable::reader::SSTable;
+use crate::sstable::stats::PARTITION_SIZE_BUCKETS;
+use crate::sstable::writer::{SSTableWriter, WriterOptions, WrittenSSTable};
+use parking_lot::{Mutex, RwLock};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The sources of a table at one instant.
+pub struct TableState {
+    /// Memtable receiving writes.
+    pub active: Arc<Memtable>,
+    /// Switched-out memtables not yet flushed, oldest first, with the commitlog position at
+    /// which each was switched out.
+    pub flushing: Vec<(Arc<Memtable>, CommitlogPosition)>,
+    /// Live sstables.
+    pub sstables: Vec<Arc<SSTable>>,
+}
+
+/// A snapshot of a table's counters.
+#[derive(Debug, Clone)]
+pub struct TableStats {
+    /// Bytes written to the commitlog for this table.
+    pub commitlog_bytes_written: u64,
+    /// Bytes written by flushes.
+    pub flush_bytes_written: u64,
+    /// Bytes written by compactions.
+    pub compaction_bytes_written: u64,
+    /// Other bytes written (schema).
+    pub other_bytes_written: u64,
+    /// Bytes read serving queries.
+    pub query_bytes_read: u64,
+    /// Bytes read by compaction.
+    pub compaction_bytes_read: u64,
+    /// Other bytes read.
+    pub other_bytes_read: u64,
+    /// Data chunks read from disk.
+    pub chunks_read: u64,
+    /// Index pages read from disk.
+    pub index_pages_read: u64,
+    /// Bytes on disk of live sstables.
+    pub live_disk_bytes: u64,
+    /// Bytes on disk of all sstable files in the table directory (live + awaiting deletion).
+    pub total_disk_bytes: u64,
+    /// Uncompressed bytes of live sstables' data.
+    pub uncompressed_data_bytes: u64,
+    /// Number of live sstables.
+    pub sstable_count: usize,
+    /// Memtable bytes (active + flushing).
+    pub memtable_bytes: u64,
+    /// Partition-size histogram merged over live sstables.
+    pub partition_sizes: EstimatedHistogram,
+    /// Memtable flushes completed.
+    pub flushes: u64,
+    /// In-memory sstable metadata: chunk offsets, index summaries, bloom filters.
+    pub metadata_memory: (usize, usize, usize),
+}
+
+/// One table.
+pub struct Table {
+    schema: RwLock<Arc<TableSchema>>,
+    dir: PathBuf,
+    state: RwLock<Arc<TableState>>,
+    write_gate: RwLock<()>,
+    flush_lock: Mutex<()>,
+    next_generation: AtomicU64,
+    next_memtable_id: AtomicU64,
+    replay_floor: CommitlogPosition,
+    flushes: AtomicU64,
+    /// Set while a background flush is queued, so thresholds do not queue it twice.
+    pub flush_requested: AtomicBool,
+    /// Byte counters.
+    pub io: Arc<IoCounters>,
+}
+
+impl Table {
+    /// Creates a new table directory and its schema file.
+    pub fn create(dir: &Path, schema: TableSchema) -> Result<Table> {
+        std::fs::create_dir_all(dir).with_path(dir)?;
+        schema.save(dir)?;
+        if let Some(parent) = dir.parent() {
+            crate::io::sync_dir(parent)?;
+        }
+        Self::open(dir)
+    }
+
+    /// Opens a table directory: removes uncommitted sstable files, opens committed ones.
+    pub fn open(dir: &Path) -> Result<Table> {
+        let schema = TableSchema::load(dir)?;
+        let io = Arc::new(IoCounters::default());
+        let mut committed = Vec::new();
+        let mut all = Vec::new();
+        for entry in std::fs::read_dir(dir).with_path(dir)? {
+            let entry = entry.with_path(dir)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if let Some(gen) = parse_generation(&name) {
+                all.push((gen, entry.path()));
+                if name.ends_with(Component::Toc.suffix()) {
+                    committed.push(gen);
+                }
+            } else if name.ends_with(".tmp") {
+                std::fs::remove_file(entry.path()).with_path(&entry.path())?;
+            }
+        }
+        let mut max_gen = 0;
+        for (gen, path) in &all {
+            max_gen = max_gen.max(*gen);
+            if !committed.contains(gen) {
+                tracing::info!(path = %path.display(), "removing uncommitted sstable component");
+                std::fs::remove_file(path).with_path(path)?;
+            }
+        }
+        committed.sort_unstable();
+        let mut sstables = Vec::with_capacity(committed.len());
+        let mut floor = CommitlogPosition::NONE;
+        for gen in committed {
+            let s = SSTable::open(dir, gen, Arc::clone(&io))?;
+            let (seg, off) = s.stats.commitlog_upper;
+            floor = floor.max(CommitlogPosition { segment_id: seg, offset: off });
+            sstables.push(Arc::new(s));
+        }
+        Ok(Table {
+            schema: RwLock::new(Arc::new(schema)),
+            dir: dir.to_path_buf(),
+            state: RwLock::new(Arc::new(TableState { active: Arc::new(Memtable::new(1)), flushing: Vec::new(), sstables })),
+            write_gate: RwLock::new(()),
+            flush_lock: Mutex::new(()),
+            next_generation: AtomicU64::new(max_gen + 1),
+            next_memtable_id: AtomicU64::new(2),
+            replay_floor: floor,
+            flushes: AtomicU64::new(0),
+            flush_requested: AtomicBool::new(false),
+            io,
+        })
+    }
+
+    /// The table's schema.
+    pub fn schema(&self) -> Arc<TableSchema> {
+        Arc::clone(&self.schema.read())
+    }
+
+    /// Replaces the schema (new options apply to sstables written from now on).
+    pub fn set_schema(&self, schema: TableSchema) -> Result<()> {
+        schema.save(&self.dir)?;
+        *self.schema.write() = Arc::new(schema);
+        Ok(())
+    }
+
+    /// The table directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Commitlog records before this position are already in sstables.
+    pub fn replay_floor(&self) -> CommitlogPosition {
+        self.replay_floor
+    }
+
+    /// Shared entry for writers; hold it across the commitlog append and memtable insert.
+    pub fn write_gate(&self) -> parking_lot::RwLockReadGuard<'_, ()> {
+        self.write_gate.read()
+    }
+
+    /// Applies an update to the active memtable (caller holds the write gate). Returns the
+    /// bytes charged and the active memtable's size.
+    pub fn apply(&self, key: &DecoratedKey, update: Partition) -> (usize, usize) {
+        let active = Arc::clone(&self.state.read().active);
+        let charged = active.apply(key, update);
+        (charged, active.bytes())
+    }
+
+    /// The current sources.
+    pub fn state(&self) -> Arc<TableState> {
+        Arc::clone(&self.state.read())
+    }
+
+    /// A read snapshot.
+    pub fn snapshot(&self) -> Snapshot {
+        let st = self.state();
+        let mut memtables = vec![Arc::clone(&st.active)];
+        memtables.extend(st.flushing.iter().rev().map(|(m, _)| Arc::clone(m)));
+        Snapshot { memtables, sstables: st.sstables.clone() }
+    }
+
+    /// Reads one partition.
+    pub fn read(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<crate::read::PartitionResult>> {
+        self.snapshot().read(key, cmd)
+    }
+
+    /// Bytes held by memtables (active and flushing).
+    pub fn memtable_bytes(&self) -> usize {
+        let st = self.state();
+        st.active.bytes() + st.flushing.iter().map(|(m, _)| m.bytes()).sum::<usize>()
+    }
+
+    /// Switches out the active memtable if it holds data; `position` is called under the
+    /// exclusive write gate and gives the commitlog position all earlier writes lie before.
+    pub fn switch_memtable(&self, position: impl FnOnce() -> CommitlogPosition) -> bool {
+        let _gate = self.write_gate.write();
+        let mut state = self.state.write();
+        if state.active.is_empty() {
+            return false;
+        }
+        let pos = position();
+        let id = self.next_memtable_id.fetch_add(1, Ordering::Relaxed);
+        let mut flushing = state.flushing.clone();
+        flushing.push((Arc::clone(&state.active), pos));
+        *state = Arc::new(TableState { active: Arc::new(Memtable::new(id)), flushing, sstables: state.sstables.clone() });
+        true
+    }
+
+    /// Flushes every switched-out memtable, oldest first. Returns the commitlog position the
+    /// table is now durable up to (if anything was flushed) and the bytes of memtable freed.
+    pub fn flush_pending(&self) -> Result<(Option<CommitlogPosition>, usize)> {
+        let _one_at_a_time = self.flush_lock.lock();
+        let mut durable_upto = None;
+        let mut freed = 0;
+        loop {
+            let st = self.state();
+            let Some((mem, pos)) = st.flushing.first().cloned() else { break };
+            let lower = durable_upto.unwrap_or(self.replay_floor);
+            let written = self.write_memtable(&mem, (lower, pos))?;
+            let sst = match written {
+                Some(w) => Some(Arc::new(SSTable::open(&self.dir, w.generation, Arc::clone(&self.io))?)),
+                None => None,
+            };
+            {
+                let mut state = self.state.write();
+                let mut sstables = state.sstables.clone();
+                sstables.extend(sst);
+                let flushing = state.flushing.iter().filter(|(m, _)| !Arc::ptr_eq(m, &mem)).cloned().collect();
+                *state = Arc::new(TableState { active: Arc::clone(&state.active), flushing, sstables });
+            }
+            self.flushes.fetch_add(1, Ordering::Relaxed);
+            freed += mem.bytes();
+            durable_upto = Some(pos);
+        }
+        Ok((durable_upto, freed))
+    }
+
+    /// Writes one memtable as a new sstable (not yet published).
+    fn write_memtable(&self, mem: &Memtable, interval: (CommitlogPosition, CommitlogPosition)) -> Result<Option<WrittenSSTable>> {
+        let schema = self.schema();
+        let compression = schema.options.flush_compression.clone().unwrap_or_else(|| schema.options.compression.clone());
+        let mut opts = WriterOptions::new(compression);
+        opts.bloom_fp_chance = schema.options.bloom_filter_fp_chance;
+        opts.expected_partitions = mem.partition_count() as u64;
+        opts.timestamp_base = if mem.is_empty() { 0 } else { mem.min_timestamp() };
+        opts.commitlog_interval = ((interval.0.segment_id, interval.0.offset), (interval.1.segment_id, interval.1.offset));
+        opts.run_id = crate::schema::rand_table_id();
+        opts.purpose = WriteKind::Flush;
+        let gen = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let mut w = SSTableWriter::create(&self.dir, gen, opts, Arc::clone(&self.io))?;
+        mem.for_each(|k, p| w.write_partition(k, p))?;
+        w.finish()
+    }
+
+    /// Next sstable generation (for writers outside flush, e.g. compaction and tools).
+    pub fn next_generation(&self) -> u64 {
+        self.next_generation.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Atomically replaces sstables `remove` by `add` in the live set (compaction's swap);
+    /// removed sstables are deleted once no reader holds them.
+    pub fn replace_sstables(&self, remove: &[u64], add: Vec<Arc<SSTable>>) {
+        let mut state = self.state.write();
+        let mut sstables: Vec<_> = state.sstables.iter().filter(|s| !remove.contains(&s.generation)).cloned().collect();
+        for s in state.sstables.iter().filter(|s| remove.contains(&s.generation)) {
+            s.mark_deleted();
+        }
+        sstables.extend(add);
+        *state = Arc::new(TableState { active: Arc::clone(&state.active), flushing: state.flushing.clone(), sstables });
+    }
+
+    /// Marks every sstable for deletion (table dropped).
+    pub fn mark_all_deleted(&self) {
+        for s in &self.state().sstables {
+            s.mark_deleted();
+        }
+    }
+
+    /// Counters and sizes.
+    pub fn stats(&self) -> Result<TableStats> {
+        let st = self.state();
+        let mut partition_sizes = EstimatedHistogram::new(PARTITION_SIZE_BUCKETS);
+        let mut live = 0;
+        let mut uncompressed = 0;
+        let mut mem = (0, 0, 0);
+        for s in &st.sstables {
+            live += s.disk_bytes();
+            uncompressed += s.stats.uncompressed_length;
+            partition_sizes.merge(&s.stats.partition_sizes);
+            let (a, b, c) = s.memory_bytes();
+            mem = (mem.0 + a, mem.1 + b, mem.2 + c);
+        }
+        let mut total = 0;
+        for entry in std::fs::read_dir(&self.dir).with_path(&self.dir)? {
+            let entry = entry.with_path(&self.dir)?;
+            if parse_generation(&entry.file_name().to_string_lossy()).is_some() {
+                total += entry.metadata().map(|m| m.len()).unwrap_or(0);
+            }
+        }
+        let io = &self.io;
+        Ok(TableStats {
+            commitlog_bytes_written: io.written(WriteKind::Commitlog),
+            flush_bytes_written: io.written(WriteKind::Flush),
+            compaction_bytes_written: io.written(WriteKind::Compaction),
+            other_bytes_written: io.written(WriteKind::Other),
+            query_bytes_read: io.read(ReadKind::Query),
+            compaction_bytes_read: io.read(ReadKind::Compaction),
+            other_bytes_read: io.read(ReadKind::Other),
+            chunks_read: io.chunks_read(),
+            index_pages_read: io.index_pages_read(),
+            live_disk_bytes: live,
+            total_disk_bytes: total,
+            uncompressed_data_bytes: uncompressed,
+            sstable_count: st.sstables.len(),
+            memtable_bytes: (st.active.bytes() + st.flushing.iter().map(|(m, _)| m.bytes()).sum::<usize>()) as u64,
+            partition_sizes,
+            flushes: self.flushes.load(Ordering::Relaxed),
+            metadata_memory: mem,
+        })
+    }
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.schema();
+        write!(f, "Table({}.{})", s.keyspace, s.name)
+    }
+}
+
+/// Not found error for a table name.
+pub fn unknown(keyspace: &str, table: &str) -> Error {
+    Error::UnknownTable { keyspace: keyspace.to_string(), table: table.to_string() }
+}
