@@ -769,6 +769,11 @@ mod tests {
             for data in [structured(len, 5), random(len, 6)] {
                 let (_tmp, s) = write_file(&data, &params);
                 let bpc = s.offsets.bytes_per_chunk();
+                println!(
+                    "{kb:>3} KiB chunks, {} chunks, ratio {:.2}: {bpc:.3} bytes/chunk",
+                    s.offsets.chunk_count(),
+                    s.compressed_len as f64 / s.uncompressed_len as f64
+                );
                 assert!(bpc <= 3.0, "{kb} KiB: {bpc}");
             }
         }
