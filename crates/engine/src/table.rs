@@ -246,7 +246,7 @@ impl Table {
                 let mut state = self.state.write();
                 let mut sstables = state.sstables.clone();
                 sstables.extend(sst);
-                let flushing = state.flushing.iter().filter(|(m, _)| !Arc::ptr_eq(m, &mem)).cloned().collect();
+                let flushing = state.flushing.iter().filter(|(m, _)| Arc::as_ptr(m) != Arc::as_ptr(&mem)).cloned().collect();
                 *state = Arc::new(TableState { active: Arc::clone(&state.active), flushing, sstables });
             }
             self.flushes.fetch_add(1, Ordering::Relaxed);

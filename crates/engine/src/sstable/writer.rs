@@ -141,7 +141,7 @@ impl SSTableWriter {
         let data = ChunkedWriter::new(create(&data_path)?, &opts.compression);
         let index_file = create(&component_path(dir, generation, Component::Index))?;
         let rows_file = create(&component_path(dir, generation, Component::Rows))?;
-        let bloom = BloomFilter::new(opts.expected_partitions.max(1), opts.bloom_fp_chance);
+        let bloom = BloomFilter::new(opts.expected_partitions.max(1), opts.bloom_fp_chance)?;
         let mut stats = SSTableStats::new(opts.level, opts.run_id);
         stats.timestamp_base = opts.timestamp_base;
         Ok(SSTableWriter {
