@@ -2,9 +2,11 @@
 //! reconcile.
 
 pub mod cell;
+pub mod clustering;
 pub mod key;
 pub mod row;
 pub mod token;
+pub mod types;
 
 pub use cell::{Cell, DeletionTime, LivenessInfo, NowSecs, NO_DELETION_TIME};
 pub use key::{ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice, Token};

@@ -1,0 +1,1 @@
+//! Byte-comparable clustering keys (in progress).
