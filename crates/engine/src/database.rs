@@ -54,7 +54,9 @@ impl DatabaseConfig {
         DatabaseConfig {
             data_dir: dir.join("data"),
             commitlog_dir: dir.join("commitlog"),
-            commitlog_sync: SyncMode::Periodic { period: Duration::from_secs(10) },
+            commitlog_sync: SyncMode::Periodic {
+                period: Duration::from_secs(10),
+            },
             commitlog_segment_size: 32 << 20,
             memtable_flush_threshold: 64 << 20,
             memtable_total_space: 256 << 20,
@@ -131,8 +133,15 @@ impl Database {
             let muts = match decode_batch(&buf) {
                 Ok(m) => m,
                 Err(e) => {
-                    tracing::warn!(segment = pos.segment_id, offset = pos.offset, "undecodable commitlog record: {:?}", e.kind);
-                    recovery.undecodable_records.push((config.commitlog_dir.clone(), u64::from(pos.offset)));
+                    tracing::warn!(
+                        segment = pos.segment_id,
+                        offset = pos.offset,
+                        "undecodable commitlog record: {:?}",
+                        e.kind
+                    );
+                    recovery
+                        .undecodable_records
+                        .push((config.commitlog_dir.clone(), u64::from(pos.offset)));
                     return Ok(());
                 }
             };
@@ -186,7 +195,11 @@ impl Database {
                     .map_err(|e| Error::io("flush thread", e))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Database { inner, workers, recovery })
+        Ok(Database {
+            inner,
+            workers,
+            recovery,
+        })
     }
 
     /// What startup recovered.
@@ -199,9 +212,17 @@ impl Database {
         let key = (schema.keyspace.clone(), schema.name.clone());
         let mut names = self.inner.names.write();
         if names.contains_key(&key) {
-            return Err(Error::TableExists { keyspace: key.0, table: key.1 });
+            return Err(Error::TableExists {
+                keyspace: key.0,
+                table: key.1,
+            });
         }
-        let dir = self.inner.config.data_dir.join(&schema.keyspace).join(format!("{}-{:032x}", schema.name, schema.id));
+        let dir = self
+            .inner
+            .config
+            .data_dir
+            .join(&schema.keyspace)
+            .join(format!("{}-{:032x}", schema.name, schema.id));
         let id = schema.id;
         let table = Arc::new(Table::create(&dir, schema)?);
         names.insert(key, id);
@@ -211,16 +232,27 @@ impl Database {
 
     /// Replaces a table's schema (options, added columns); the id must exist.
     pub fn alter_table(&self, schema: TableSchema) -> Result<()> {
-        let t = self.table_by_id(schema.id).ok_or_else(|| unknown(&schema.keyspace, &schema.name))?;
+        let t = self
+            .table_by_id(schema.id)
+            .ok_or_else(|| unknown(&schema.keyspace, &schema.name))?;
         t.set_schema(schema)
     }
 
     /// Drops a table: its data is deleted once readers release it.
     pub fn drop_table(&self, keyspace: &str, name: &str) -> Result<()> {
-        let id = self.inner.names.write().remove(&(keyspace.to_string(), name.to_string())).ok_or_else(|| unknown(keyspace, name))?;
+        let id = self
+            .inner
+            .names
+            .write()
+            .remove(&(keyspace.to_string(), name.to_string()))
+            .ok_or_else(|| unknown(keyspace, name))?;
         if let Some(t) = self.inner.tables.write().remove(&id) {
             t.mark_all_deleted();
-            self.inner.memtable_bytes.fetch_sub(t.memtable_bytes().min(self.inner.memtable_bytes.load(Ordering::Relaxed)), Ordering::Relaxed);
+            self.inner.memtable_bytes.fetch_sub(
+                t.memtable_bytes()
+                    .min(self.inner.memtable_bytes.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
             self.inner.commitlog.forget_table(id);
             let dir = t.dir().to_path_buf();
             drop(t);
@@ -231,7 +263,11 @@ impl Database {
 
     /// A table by name.
     pub fn table(&self, keyspace: &str, name: &str) -> Option<Arc<Table>> {
-        let id = *self.inner.names.read().get(&(keyspace.to_string(), name.to_string()))?;
+        let id = *self
+            .inner
+            .names
+            .read()
+            .get(&(keyspace.to_string(), name.to_string()))?;
         self.table_by_id(id)
     }
 
@@ -256,7 +292,9 @@ impl Database {
         self.wait_for_memtable_space()?;
         let mut tables: Vec<Arc<Table>> = Vec::with_capacity(muts.len());
         for m in muts {
-            let t = self.table_by_id(m.table).ok_or(Error::InvalidMutation("unknown table id"))?;
+            let t = self
+                .table_by_id(m.table)
+                .ok_or(Error::InvalidMutation("unknown table id"))?;
             tables.push(t);
         }
         let mut payload = Vec::with_capacity(128);
@@ -286,12 +324,21 @@ impl Database {
         for t in &distinct {
             t.io.add_written(WriteKind::Commitlog, share);
         }
-        let total = self.inner.memtable_bytes.fetch_add(charged_total, Ordering::Relaxed) + charged_total;
+        let total = self
+            .inner
+            .memtable_bytes
+            .fetch_add(charged_total, Ordering::Relaxed)
+            + charged_total;
         for t in to_flush {
             self.request_flush(&t);
         }
         if total >= self.inner.config.memtable_total_space {
-            if let Some(largest) = self.tables().into_iter().filter(|t| !t.flush_requested.load(Ordering::Relaxed)).max_by_key(|t| t.state().active.bytes()) {
+            if let Some(largest) = self
+                .tables()
+                .into_iter()
+                .filter(|t| !t.flush_requested.load(Ordering::Relaxed))
+                .max_by_key(|t| t.state().active.bytes())
+            {
                 self.request_flush(&largest);
             }
         }
@@ -318,23 +365,48 @@ impl Database {
 
     fn request_flush(&self, t: &Arc<Table>) {
         if !t.flush_requested.swap(true, Ordering::AcqRel) {
-            let _ = self.inner.flush_tx.lock().send(FlushJob::Table(t.schema().id, None));
+            let _ = self
+                .inner
+                .flush_tx
+                .lock()
+                .send(FlushJob::Table(t.schema().id, None));
         }
     }
 
     /// Reads one partition.
-    pub fn read(&self, keyspace: &str, table: &str, key: &crate::model::DecoratedKey, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
-        self.table(keyspace, table).ok_or_else(|| unknown(keyspace, table))?.read(key, cmd)
+    pub fn read(
+        &self,
+        keyspace: &str,
+        table: &str,
+        key: &crate::model::DecoratedKey,
+        cmd: &ReadCommand,
+    ) -> Result<Option<PartitionResult>> {
+        self.table(keyspace, table)
+            .ok_or_else(|| unknown(keyspace, table))?
+            .read(key, cmd)
     }
 
     /// Scans a table from `start` in token order.
-    pub fn scan(&self, keyspace: &str, table: &str, start: crate::model::PartitionPos, end: Option<crate::model::Token>, cmd: ReadCommand) -> Result<ScanIter> {
-        Ok(self.table(keyspace, table).ok_or_else(|| unknown(keyspace, table))?.snapshot().scan(start, end, cmd))
+    pub fn scan(
+        &self,
+        keyspace: &str,
+        table: &str,
+        start: crate::model::PartitionPos,
+        end: Option<crate::model::Token>,
+        cmd: ReadCommand,
+    ) -> Result<ScanIter> {
+        Ok(self
+            .table(keyspace, table)
+            .ok_or_else(|| unknown(keyspace, table))?
+            .snapshot()
+            .scan(start, end, cmd))
     }
 
     /// Flushes one table's memtable and waits for it.
     pub fn flush(&self, keyspace: &str, table: &str) -> Result<()> {
-        let t = self.table(keyspace, table).ok_or_else(|| unknown(keyspace, table))?;
+        let t = self
+            .table(keyspace, table)
+            .ok_or_else(|| unknown(keyspace, table))?;
         flush_table(&self.inner, &t)
     }
 
@@ -348,7 +420,9 @@ impl Database {
 
     /// A table's counters.
     pub fn table_stats(&self, keyspace: &str, table: &str) -> Result<TableStats> {
-        self.table(keyspace, table).ok_or_else(|| unknown(keyspace, table))?.stats()
+        self.table(keyspace, table)
+            .ok_or_else(|| unknown(keyspace, table))?
+            .stats()
     }
 
     /// Commitlog counters.
@@ -379,7 +453,9 @@ fn flush_table(inner: &Inner, t: &Arc<Table>) -> Result<()> {
     match r {
         Ok((upto, freed)) => {
             let cur = inner.memtable_bytes.load(Ordering::Relaxed);
-            inner.memtable_bytes.fetch_sub(freed.min(cur), Ordering::Relaxed);
+            inner
+                .memtable_bytes
+                .fetch_sub(freed.min(cur), Ordering::Relaxed);
             if let Some(pos) = upto {
                 inner.commitlog.discard_completed(t.schema().id, pos);
             }

@@ -31,7 +31,10 @@ impl std::fmt::Display for CorruptionKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CorruptionKind::ChecksumMismatch { expected, actual } => {
-                write!(f, "checksum mismatch (stored {expected:#010x}, computed {actual:#010x})")
+                write!(
+                    f,
+                    "checksum mismatch (stored {expected:#010x}, computed {actual:#010x})"
+                )
             }
             CorruptionKind::BadMagic => f.write_str("bad magic bytes"),
             CorruptionKind::UnsupportedVersion(v) => write!(f, "unsupported format version {v}"),
@@ -66,13 +69,18 @@ pub enum OptionError {
     /// `enabled` is not `true` / `false`.
     EnabledNotBoolean(String),
     /// Any other option with a value out of its range; the text is complete.
-    Invalid { option: &'static str, message: String },
+    Invalid {
+        option: &'static str,
+        message: String,
+    },
 }
 
 impl std::fmt::Display for OptionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            OptionError::UnknownCompressionOption(k) => write!(f, "Unknown compression option '{k}'."),
+            OptionError::UnknownCompressionOption(k) => {
+                write!(f, "Unknown compression option '{k}'.")
+            }
             OptionError::UnknownCompressor(c) => {
                 write!(f, "Could not create Compression for type {c}")
             }
@@ -100,7 +108,10 @@ impl std::fmt::Display for OptionError {
                 write!(f, "compression_level is not supported by {c}")
             }
             OptionError::EnabledNotBoolean(v) => {
-                write!(f, "Invalid value '{v}' for 'enabled': must be true or false")
+                write!(
+                    f,
+                    "Invalid value '{v}' for 'enabled': must be true or false"
+                )
             }
             OptionError::Invalid { message, .. } => f.write_str(message),
         }

@@ -16,6 +16,6 @@ pub mod schema;
 pub mod sstable;
 pub mod table;
 
-pub use error::{CorruptionKind, Error, OptionError, Result};
 pub use database::{Database, DatabaseConfig, RecoveryReport};
+pub use error::{CorruptionKind, Error, OptionError, Result};
 pub use read::{PartitionResult, ReadCommand};

@@ -51,7 +51,8 @@ impl Memtable {
             Some(e) => e,
             None => {
                 charge += PARTITION_OVERHEAD + key.key.len();
-                self.partitions.get_or_insert(key.clone(), Mutex::new(Partition::default()))
+                self.partitions
+                    .get_or_insert(key.clone(), Mutex::new(Partition::default()))
             }
         };
         entry.value().lock().merge(update);
@@ -68,7 +69,11 @@ impl Memtable {
     }
 
     /// Runs `f` on one partition under its lock (lets readers copy only a slice).
-    pub fn with_partition<R>(&self, key: &DecoratedKey, f: impl FnOnce(&Partition) -> R) -> Option<R> {
+    pub fn with_partition<R>(
+        &self,
+        key: &DecoratedKey,
+        f: impl FnOnce(&Partition) -> R,
+    ) -> Option<R> {
         self.partitions.get(key).map(|e| f(&e.value().lock()))
     }
 
@@ -78,7 +83,10 @@ impl Memtable {
         let found = match pos {
             PartitionPos::TokenStart(t) => {
                 // Smallest key with token >= t: the empty key sorts first within a token.
-                let probe = DecoratedKey { token: *t, key: bytes::Bytes::new() };
+                let probe = DecoratedKey {
+                    token: *t,
+                    key: bytes::Bytes::new(),
+                };
                 self.partitions.lower_bound(Bound::Included(&probe))
             }
             PartitionPos::After(k) => self.partitions.lower_bound(Bound::Excluded(k)),
@@ -88,7 +96,10 @@ impl Memtable {
     }
 
     /// Visits every partition in key order (used by flush, on a memtable no longer written).
-    pub fn for_each(&self, mut f: impl FnMut(&DecoratedKey, &Partition) -> crate::Result<()>) -> crate::Result<()> {
+    pub fn for_each(
+        &self,
+        mut f: impl FnMut(&DecoratedKey, &Partition) -> crate::Result<()>,
+    ) -> crate::Result<()> {
         for e in self.partitions.iter() {
             f(e.key(), &e.value().lock())?;
         }
@@ -137,7 +148,10 @@ mod tests {
         let mut p = Partition::default();
         p.rows.insert(
             ClusteringKey(Bytes::from(vec![0x10, ck])),
-            Row { marker: Some(LivenessInfo::live(ts)), ..Row::default() },
+            Row {
+                marker: Some(LivenessInfo::live(ts)),
+                ..Row::default()
+            },
         );
         p
     }

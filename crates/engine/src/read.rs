@@ -11,7 +11,10 @@ use crate::error::Result;
 use crate::memtable::Memtable;
 use crate::metrics::ReadKind;
 use crate::model::partition::covering_deletion;
-use crate::model::{ClusteringKey, ColumnId, DecoratedKey, DeletionTime, NowSecs, Partition, PartitionPos, RangeTombstone, Row, Slice, Token};
+use crate::model::{
+    ClusteringKey, ColumnId, DecoratedKey, DeletionTime, NowSecs, Partition, PartitionPos,
+    RangeTombstone, Row, Slice, Token,
+};
 use crate::sstable::reader::{IndexEntry, IndexScanner, SSTable};
 use std::sync::Arc;
 
@@ -35,7 +38,14 @@ pub struct ReadCommand {
 impl ReadCommand {
     /// Every row and column of a partition at `now`.
     pub fn all(now: NowSecs) -> Self {
-        ReadCommand { slice: Slice::all(), columns: None, reversed: false, limit: None, now, include_static: true }
+        ReadCommand {
+            slice: Slice::all(),
+            columns: None,
+            reversed: false,
+            limit: None,
+            now,
+            include_static: true,
+        }
     }
 }
 
@@ -64,8 +74,17 @@ type RowStream = Box<dyn Iterator<Item = Result<(ClusteringKey, Row)>>>;
 fn slice_of(p: &Partition, cmd: &ReadCommand) -> Partition {
     let mut out = Partition {
         deletion: p.deletion,
-        static_row: if cmd.include_static { p.static_row.clone() } else { None },
-        range_tombstones: p.range_tombstones.iter().filter(|rt| cmd.slice.intersects(&rt.range)).cloned().collect(),
+        static_row: if cmd.include_static {
+            p.static_row.clone()
+        } else {
+            None
+        },
+        range_tombstones: p
+            .range_tombstones
+            .iter()
+            .filter(|rt| cmd.slice.intersects(&rt.range))
+            .cloned()
+            .collect(),
         rows: Default::default(),
     };
     for r in cmd.slice.ranges() {
@@ -94,7 +113,12 @@ impl Snapshot {
         self.merge(key, sstables, cmd)
     }
 
-    fn merge(&self, key: &DecoratedKey, sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)>, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
+    fn merge(
+        &self,
+        key: &DecoratedKey,
+        sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)>,
+        cmd: &ReadCommand,
+    ) -> Result<Option<PartitionResult>> {
         let mut deletion: Option<DeletionTime> = None;
         let mut static_row: Option<Row> = None;
         let mut rts: Vec<RangeTombstone> = Vec::new();
@@ -121,7 +145,9 @@ impl Snapshot {
             if !cmd.include_static
                 && sst.stats.max_partition_deletion == i64::MIN
                 && sst.stats.row_count > 0
-                && !cmd.slice.overlaps_keys(&sst.stats.min_clustering, &sst.stats.max_clustering)
+                && !cmd
+                    .slice
+                    .overlaps_keys(&sst.stats.min_clustering, &sst.stats.max_clustering)
             {
                 continue;
             }
@@ -138,8 +164,18 @@ impl Snapshot {
             if cmd.include_static {
                 merge_static(&mut static_row, header.static_row);
             }
-            rts.extend(header.range_tombstones.into_iter().filter(|rt| cmd.slice.intersects(&rt.range)));
-            streams.push(Box::new(sst.rows(&entry, &cmd.slice, cmd.reversed, ReadKind::Query)));
+            rts.extend(
+                header
+                    .range_tombstones
+                    .into_iter()
+                    .filter(|rt| cmd.slice.intersects(&rt.range)),
+            );
+            streams.push(Box::new(sst.rows(
+                &entry,
+                &cmd.slice,
+                cmd.reversed,
+                ReadKind::Query,
+            )));
         }
 
         let static_row = static_row.and_then(|mut s| {
@@ -157,7 +193,9 @@ impl Snapshot {
         let limit = cmd.limit.unwrap_or(usize::MAX);
         let mut merger = RowMerger::new(streams, cmd.reversed);
         while rows.len() < limit {
-            let Some((ck, mut row)) = merger.next_row()? else { break };
+            let Some((ck, mut row)) = merger.next_row()? else {
+                break;
+            };
             let shadow = DeletionTime::max(deletion, covering_deletion(&rts, &ck.0));
             if let Some(d) = shadow {
                 row.apply_deletion(d);
@@ -172,13 +210,33 @@ impl Snapshot {
         if static_row.is_none() && rows.is_empty() {
             return Ok(None);
         }
-        Ok(Some(PartitionResult { key: key.clone(), static_row, rows }))
+        Ok(Some(PartitionResult {
+            key: key.clone(),
+            static_row,
+            rows,
+        }))
     }
 
     /// Scans partitions in token order from `start`, up to and including `end_token`.
-    pub fn scan(&self, start: PartitionPos, end_token: Option<Token>, cmd: ReadCommand) -> ScanIter {
-        let scanners = self.sstables.iter().map(|s| (s.scan(&start, ReadKind::Query), None)).collect();
-        ScanIter { snapshot: self.clone(), pos: start, end_token, cmd, scanners, done: false }
+    pub fn scan(
+        &self,
+        start: PartitionPos,
+        end_token: Option<Token>,
+        cmd: ReadCommand,
+    ) -> ScanIter {
+        let scanners = self
+            .sstables
+            .iter()
+            .map(|s| (s.scan(&start, ReadKind::Query), None))
+            .collect();
+        ScanIter {
+            snapshot: self.clone(),
+            pos: start,
+            end_token,
+            cmd,
+            scanners,
+            done: false,
+        }
     }
 }
 
@@ -201,7 +259,12 @@ struct RowMerger {
 impl RowMerger {
     fn new(streams: Vec<RowStream>, reversed: bool) -> Self {
         let heads = streams.iter().map(|_| None).collect();
-        RowMerger { streams, heads, reversed, primed: false }
+        RowMerger {
+            streams,
+            heads,
+            reversed,
+            primed: false,
+        }
     }
 
     fn advance(&mut self, i: usize) -> Result<()> {
@@ -224,12 +287,18 @@ impl RowMerger {
                 Some(b) => {
                     let bk = self.heads[b].as_ref().map(|h| &h.0);
                     let better = bk.is_some_and(|bk| if self.reversed { k > bk } else { k < bk });
-                    if better { Some(i) } else { Some(b) }
+                    if better {
+                        Some(i)
+                    } else {
+                        Some(b)
+                    }
                 }
             };
         }
         let Some(b) = best else { return Ok(None) };
-        let Some((key, mut row)) = self.heads[b].take() else { return Ok(None) };
+        let Some((key, mut row)) = self.heads[b].take() else {
+            return Ok(None);
+        };
         self.advance(b)?;
         for i in 0..self.heads.len() {
             if self.heads[i].as_ref().is_some_and(|h| h.0 == key) {

@@ -119,9 +119,21 @@ impl TableSchema {
     }
 
     /// Adds a column and returns its id.
-    pub fn add_column(&mut self, name: &str, ty: CqlType, kind: ColumnKind, order: Order) -> ColumnId {
+    pub fn add_column(
+        &mut self,
+        name: &str,
+        ty: CqlType,
+        kind: ColumnKind,
+        order: Order,
+    ) -> ColumnId {
         let id = self.columns.iter().map(|c| c.id + 1).max().unwrap_or(0);
-        self.columns.push(ColumnDef { id, name: name.to_string(), ty, kind, order });
+        self.columns.push(ColumnDef {
+            id,
+            name: name.to_string(),
+            ty,
+            kind,
+            order,
+        });
         id
     }
 
@@ -216,21 +228,58 @@ impl TableSchema {
                     3 => ColumnKind::Regular,
                     _ => return Err(d.error(CorruptionKind::Invalid("column kind"))),
                 };
-                let order = if d.u8()? == 1 { Order::Desc } else { Order::Asc };
-                columns.push(ColumnDef { id, name: cname, ty, kind, order });
+                let order = if d.u8()? == 1 {
+                    Order::Desc
+                } else {
+                    Order::Asc
+                };
+                columns.push(ColumnDef {
+                    id,
+                    name: cname,
+                    ty,
+                    kind,
+                    order,
+                });
             }
             let compression = get_options(&mut d)?;
-            let flush_compression = if d.u8()? == 1 { Some(get_options(&mut d)?) } else { None };
+            let flush_compression = if d.u8()? == 1 {
+                Some(get_options(&mut d)?)
+            } else {
+                None
+            };
             let mut fp = [0u8; 8];
             fp.copy_from_slice(d.raw(8)?);
             let gc_grace_seconds = d.uvarint32()?;
             let default_time_to_live = d.uvarint32()?;
             let comment = string(&mut d)?;
             let extra = get_options(&mut d)?;
-            Ok((u128::from_le_bytes(id), keyspace, name, columns, compression, flush_compression, f64::from_le_bytes(fp), gc_grace_seconds, default_time_to_live, comment, extra))
+            Ok((
+                u128::from_le_bytes(id),
+                keyspace,
+                name,
+                columns,
+                compression,
+                flush_compression,
+                f64::from_le_bytes(fp),
+                gc_grace_seconds,
+                default_time_to_live,
+                comment,
+                extra,
+            ))
         })();
-        let (id, keyspace, name, columns, compression, flush_compression, fp, gc_grace_seconds, default_time_to_live, comment, extra) =
-            r.map_err(|e| corrupt(e.offset, e.kind))?;
+        let (
+            id,
+            keyspace,
+            name,
+            columns,
+            compression,
+            flush_compression,
+            fp,
+            gc_grace_seconds,
+            default_time_to_live,
+            comment,
+            extra,
+        ) = r.map_err(|e| corrupt(e.offset, e.kind))?;
         let compression = CompressionParams::from_options(&compression)?;
         let flush_compression = flush_compression
             .map(|o| CompressionParams::from_options(&o))

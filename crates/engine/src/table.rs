@@ -134,13 +134,20 @@ impl Table {
         for gen in committed {
             let s = SSTable::open(dir, gen, Arc::clone(&io))?;
             let (seg, off) = s.stats.commitlog_upper;
-            floor = floor.max(CommitlogPosition { segment_id: seg, offset: off });
+            floor = floor.max(CommitlogPosition {
+                segment_id: seg,
+                offset: off,
+            });
             sstables.push(Arc::new(s));
         }
         Ok(Table {
             schema: RwLock::new(Arc::new(schema)),
             dir: dir.to_path_buf(),
-            state: RwLock::new(Arc::new(TableState { active: Arc::new(Memtable::new(1)), flushing: Vec::new(), sstables })),
+            state: RwLock::new(Arc::new(TableState {
+                active: Arc::new(Memtable::new(1)),
+                flushing: Vec::new(),
+                sstables,
+            })),
             write_gate: RwLock::new(()),
             flush_lock: Mutex::new(()),
             next_generation: AtomicU64::new(max_gen + 1),
@@ -197,11 +204,18 @@ impl Table {
         let st = self.state();
         let mut memtables = vec![Arc::clone(&st.active)];
         memtables.extend(st.flushing.iter().rev().map(|(m, _)| Arc::clone(m)));
-        Snapshot { memtables, sstables: st.sstables.clone() }
+        Snapshot {
+            memtables,
+            sstables: st.sstables.clone(),
+        }
     }
 
     /// Reads one partition.
-    pub fn read(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<crate::read::PartitionResult>> {
+    pub fn read(
+        &self,
+        key: &DecoratedKey,
+        cmd: &ReadCommand,
+    ) -> Result<Option<crate::read::PartitionResult>> {
         self.snapshot().read(key, cmd)
     }
 
@@ -223,7 +237,11 @@ impl Table {
         let id = self.next_memtable_id.fetch_add(1, Ordering::Relaxed);
         let mut flushing = state.flushing.clone();
         flushing.push((Arc::clone(&state.active), pos));
-        *state = Arc::new(TableState { active: Arc::new(Memtable::new(id)), flushing, sstables: state.sstables.clone() });
+        *state = Arc::new(TableState {
+            active: Arc::new(Memtable::new(id)),
+            flushing,
+            sstables: state.sstables.clone(),
+        });
         true
     }
 
@@ -235,19 +253,34 @@ impl Table {
         let mut freed = 0;
         loop {
             let st = self.state();
-            let Some((mem, pos)) = st.flushing.first().cloned() else { break };
+            let Some((mem, pos)) = st.flushing.first().cloned() else {
+                break;
+            };
             let lower = durable_upto.unwrap_or(self.replay_floor);
             let written = self.write_memtable(&mem, (lower, pos))?;
             let sst = match written {
-                Some(w) => Some(Arc::new(SSTable::open(&self.dir, w.generation, Arc::clone(&self.io))?)),
+                Some(w) => Some(Arc::new(SSTable::open(
+                    &self.dir,
+                    w.generation,
+                    Arc::clone(&self.io),
+                )?)),
                 None => None,
             };
             {
                 let mut state = self.state.write();
                 let mut sstables = state.sstables.clone();
                 sstables.extend(sst);
-                let flushing = state.flushing.iter().filter(|(m, _)| Arc::as_ptr(m) != Arc::as_ptr(&mem)).cloned().collect();
-                *state = Arc::new(TableState { active: Arc::clone(&state.active), flushing, sstables });
+                let flushing = state
+                    .flushing
+                    .iter()
+                    .filter(|(m, _)| Arc::as_ptr(m) != Arc::as_ptr(&mem))
+                    .cloned()
+                    .collect();
+                *state = Arc::new(TableState {
+                    active: Arc::clone(&state.active),
+                    flushing,
+                    sstables,
+                });
             }
             self.flushes.fetch_add(1, Ordering::Relaxed);
             freed += mem.bytes();
@@ -257,14 +290,29 @@ impl Table {
     }
 
     /// Writes one memtable as a new sstable (not yet published).
-    fn write_memtable(&self, mem: &Memtable, interval: (CommitlogPosition, CommitlogPosition)) -> Result<Option<WrittenSSTable>> {
+    fn write_memtable(
+        &self,
+        mem: &Memtable,
+        interval: (CommitlogPosition, CommitlogPosition),
+    ) -> Result<Option<WrittenSSTable>> {
         let schema = self.schema();
-        let compression = schema.options.flush_compression.clone().unwrap_or_else(|| schema.options.compression.clone());
+        let compression = schema
+            .options
+            .flush_compression
+            .clone()
+            .unwrap_or_else(|| schema.options.compression.clone());
         let mut opts = WriterOptions::new(compression);
         opts.bloom_fp_chance = schema.options.bloom_filter_fp_chance;
         opts.expected_partitions = mem.partition_count() as u64;
-        opts.timestamp_base = if mem.is_empty() { 0 } else { mem.min_timestamp() };
-        opts.commitlog_interval = ((interval.0.segment_id, interval.0.offset), (interval.1.segment_id, interval.1.offset));
+        opts.timestamp_base = if mem.is_empty() {
+            0
+        } else {
+            mem.min_timestamp()
+        };
+        opts.commitlog_interval = (
+            (interval.0.segment_id, interval.0.offset),
+            (interval.1.segment_id, interval.1.offset),
+        );
         opts.run_id = crate::schema::rand_table_id();
         opts.purpose = WriteKind::Flush;
         let gen = self.next_generation.fetch_add(1, Ordering::Relaxed);
@@ -282,12 +330,25 @@ impl Table {
     /// removed sstables are deleted once no reader holds them.
     pub fn replace_sstables(&self, remove: &[u64], add: Vec<Arc<SSTable>>) {
         let mut state = self.state.write();
-        let mut sstables: Vec<_> = state.sstables.iter().filter(|s| !remove.contains(&s.generation)).cloned().collect();
-        for s in state.sstables.iter().filter(|s| remove.contains(&s.generation)) {
+        let mut sstables: Vec<_> = state
+            .sstables
+            .iter()
+            .filter(|s| !remove.contains(&s.generation))
+            .cloned()
+            .collect();
+        for s in state
+            .sstables
+            .iter()
+            .filter(|s| remove.contains(&s.generation))
+        {
             s.mark_deleted();
         }
         sstables.extend(add);
-        *state = Arc::new(TableState { active: Arc::clone(&state.active), flushing: state.flushing.clone(), sstables });
+        *state = Arc::new(TableState {
+            active: Arc::clone(&state.active),
+            flushing: state.flushing.clone(),
+            sstables,
+        });
     }
 
     /// Marks every sstable for deletion (table dropped).
@@ -333,7 +394,9 @@ impl Table {
             total_disk_bytes: total,
             uncompressed_data_bytes: uncompressed,
             sstable_count: st.sstables.len(),
-            memtable_bytes: (st.active.bytes() + st.flushing.iter().map(|(m, _)| m.bytes()).sum::<usize>()) as u64,
+            memtable_bytes: (st.active.bytes()
+                + st.flushing.iter().map(|(m, _)| m.bytes()).sum::<usize>())
+                as u64,
             partition_sizes,
             flushes: self.flushes.load(Ordering::Relaxed),
             metadata_memory: mem,
@@ -350,5 +413,8 @@ impl std::fmt::Debug for Table {
 
 /// Not found error for a table name.
 pub fn unknown(keyspace: &str, table: &str) -> Error {
-    Error::UnknownTable { keyspace: keyspace.to_string(), table: table.to_string() }
+    Error::UnknownTable {
+        keyspace: keyspace.to_string(),
+        table: table.to_string(),
+    }
 }

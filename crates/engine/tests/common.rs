@@ -4,7 +4,9 @@
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::types::CqlType;
-use cairn_engine::model::{Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Partition, Row};
+use cairn_engine::model::{
+    Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Partition, Row,
+};
 use cairn_engine::schema::{ColumnKind, TableSchema};
 
 /// `(a int, b int, c text, PRIMARY KEY (a, b))` — the compression seed's table.
@@ -20,7 +22,9 @@ pub fn pk(a: i32) -> DecoratedKey {
 }
 
 pub fn ck(b: i32) -> ClusteringKey {
-    let layout = ClusteringLayout { columns: vec![(CqlType::Int, Order::Asc)] };
+    let layout = ClusteringLayout {
+        columns: vec![(CqlType::Int, Order::Asc)],
+    };
     layout.encode_key(&[&b.to_be_bytes()]).unwrap()
 }
 
@@ -32,7 +36,10 @@ pub fn insert(b: i32, value: &str, ts: i64) -> Partition {
         Row {
             marker: Some(LivenessInfo::live(ts)),
             deletion: None,
-            columns: vec![(2, ColumnData::Simple(Cell::live(ts, Bytes::copy_from_slice(value.as_bytes()))))],
+            columns: vec![(
+                2,
+                ColumnData::Simple(Cell::live(ts, Bytes::copy_from_slice(value.as_bytes()))),
+            )],
         },
     );
     p

@@ -27,13 +27,23 @@ fn writes_survive_flush_and_restart() {
         id = t.schema().id;
         for a in 0..20 {
             for b in 0..50 {
-                db.apply(&[Mutation { table: id, key: pk(a), update: insert(b, &format!("v{a}-{b}"), 10) }]).unwrap();
+                db.apply(&[Mutation {
+                    table: id,
+                    key: pk(a),
+                    update: insert(b, &format!("v{a}-{b}"), 10),
+                }])
+                .unwrap();
             }
         }
         db.flush("ks", "t").unwrap();
         // Newer values in the memtable only (recovered from the commitlog after restart).
         for a in 0..20 {
-            db.apply(&[Mutation { table: id, key: pk(a), update: insert(7, "new", 20) }]).unwrap();
+            db.apply(&[Mutation {
+                table: id,
+                key: pk(a),
+                update: insert(7, "new", 20),
+            }])
+            .unwrap();
         }
         let stats = db.table_stats("ks", "t").unwrap();
         assert_eq!(stats.sstable_count, 1);
@@ -43,7 +53,10 @@ fn writes_survive_flush_and_restart() {
     let db = Database::open(cfg(dir.path())).unwrap();
     assert_eq!(db.recovery_report().mutations_replayed, 20);
     for a in 0..20 {
-        let p = db.read("ks", "t", &pk(a), &ReadCommand::all(0)).unwrap().unwrap();
+        let p = db
+            .read("ks", "t", &pk(a), &ReadCommand::all(0))
+            .unwrap()
+            .unwrap();
         assert_eq!(p.rows.len(), 50);
         assert_eq!(value_of(&p.rows[7].1), "new");
         assert_eq!(value_of(&p.rows[8].1), format!("v{a}-8"));
@@ -57,7 +70,13 @@ fn writes_survive_flush_and_restart() {
     assert_eq!(keys, vec![ck(49), ck(48), ck(47)]);
     // A full scan sees every partition once, in token order.
     let all: Vec<_> = db
-        .scan("ks", "t", cairn_engine::model::PartitionPos::TokenStart(cairn_engine::model::Token::MIN), None, ReadCommand::all(0))
+        .scan(
+            "ks",
+            "t",
+            cairn_engine::model::PartitionPos::TokenStart(cairn_engine::model::Token::MIN),
+            None,
+            ReadCommand::all(0),
+        )
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
@@ -71,28 +90,81 @@ fn tombstones_across_memtable_and_sstables() {
     let db = Database::open(cfg(dir.path())).unwrap();
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     for b in 0..10 {
-        db.apply(&[Mutation { table: id, key: pk(1), update: insert(b, "x", 10) }]).unwrap();
+        db.apply(&[Mutation {
+            table: id,
+            key: pk(1),
+            update: insert(b, "x", 10),
+        }])
+        .unwrap();
     }
     db.flush("ks", "t").unwrap();
     // Range tombstone over b in [2, 5), row tombstone on 7, in the memtable.
     let mut p = Partition::default();
-    p.range_tombstones.push(cairn_engine::model::RangeTombstone {
-        range: cairn_engine::model::ClusteringRange { start: ck(2).0, end: ck(5).0 },
-        deletion: DeletionTime { marked_at: 11, local_deletion_time: 100 },
-    });
-    p.rows.insert(ck(7), Row { deletion: Some(DeletionTime { marked_at: 11, local_deletion_time: 100 }), ..Row::default() });
-    db.apply(&[Mutation { table: id, key: pk(1), update: p }]).unwrap();
-    let rows = db.read("ks", "t", &pk(1), &ReadCommand::all(0)).unwrap().unwrap().rows;
+    p.range_tombstones
+        .push(cairn_engine::model::RangeTombstone {
+            range: cairn_engine::model::ClusteringRange {
+                start: ck(2).0,
+                end: ck(5).0,
+            },
+            deletion: DeletionTime {
+                marked_at: 11,
+                local_deletion_time: 100,
+            },
+        });
+    p.rows.insert(
+        ck(7),
+        Row {
+            deletion: Some(DeletionTime {
+                marked_at: 11,
+                local_deletion_time: 100,
+            }),
+            ..Row::default()
+        },
+    );
+    db.apply(&[Mutation {
+        table: id,
+        key: pk(1),
+        update: p,
+    }])
+    .unwrap();
+    let rows = db
+        .read("ks", "t", &pk(1), &ReadCommand::all(0))
+        .unwrap()
+        .unwrap()
+        .rows;
     let keys: Vec<_> = rows.iter().map(|(k, _)| k.clone()).collect();
     assert_eq!(keys, vec![ck(0), ck(1), ck(5), ck(6), ck(8), ck(9)]);
     db.flush("ks", "t").unwrap();
     // Partition tombstone, then a newer write.
-    let del = Partition { deletion: Some(DeletionTime { marked_at: 15, local_deletion_time: 100 }), ..Partition::default() };
-    db.apply(&[Mutation { table: id, key: pk(1), update: del }]).unwrap();
-    assert!(db.read("ks", "t", &pk(1), &ReadCommand::all(0)).unwrap().is_none());
-    db.apply(&[Mutation { table: id, key: pk(1), update: insert(3, "back", 16) }]).unwrap();
+    let del = Partition {
+        deletion: Some(DeletionTime {
+            marked_at: 15,
+            local_deletion_time: 100,
+        }),
+        ..Partition::default()
+    };
+    db.apply(&[Mutation {
+        table: id,
+        key: pk(1),
+        update: del,
+    }])
+    .unwrap();
+    assert!(db
+        .read("ks", "t", &pk(1), &ReadCommand::all(0))
+        .unwrap()
+        .is_none());
+    db.apply(&[Mutation {
+        table: id,
+        key: pk(1),
+        update: insert(3, "back", 16),
+    }])
+    .unwrap();
     db.flush("ks", "t").unwrap();
-    let rows = db.read("ks", "t", &pk(1), &ReadCommand::all(0)).unwrap().unwrap().rows;
+    let rows = db
+        .read("ks", "t", &pk(1), &ReadCommand::all(0))
+        .unwrap()
+        .unwrap()
+        .rows;
     assert_eq!(rows.len(), 1);
     assert_eq!(value_of(&rows[0].1), "back");
 }
@@ -104,13 +176,21 @@ fn large_partition_reads_one_block_for_one_row() {
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     let value = "y".repeat(1000);
     for b in 0..5000 {
-        db.apply(&[Mutation { table: id, key: pk(9), update: insert(b, &value, 10) }]).unwrap();
+        db.apply(&[Mutation {
+            table: id,
+            key: pk(9),
+            update: insert(b, &value, 10),
+        }])
+        .unwrap();
     }
     db.flush("ks", "t").unwrap();
     let t = db.table("ks", "t").unwrap();
     let before = t.stats().unwrap();
     let mut cmd = ReadCommand::all(0);
-    cmd.slice = cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(&ck(4321).0)]);
+    cmd.slice =
+        cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(
+            &ck(4321).0,
+        )]);
     let p = t.read(&pk(9), &cmd).unwrap().unwrap();
     assert_eq!(p.rows.len(), 1);
     let after = t.stats().unwrap();

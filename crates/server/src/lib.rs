@@ -19,7 +19,12 @@ pub struct NodeConfig {
 
 impl Default for NodeConfig {
     fn default() -> Self {
-        NodeConfig { data_dir: PathBuf::from("data"), native_port: 9042, api_port: 10000, metrics_port: 9180 }
+        NodeConfig {
+            data_dir: PathBuf::from("data"),
+            native_port: 9042,
+            api_port: 10000,
+            metrics_port: 9180,
+        }
     }
 }
 

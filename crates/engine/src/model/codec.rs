@@ -56,12 +56,20 @@ pub struct Decoder<'a> {
 impl<'a> Decoder<'a> {
     /// Decodes from a borrowed slice (byte strings are copied).
     pub fn new(buf: &'a [u8]) -> Self {
-        Decoder { buf, pos: 0, owner: None }
+        Decoder {
+            buf,
+            pos: 0,
+            owner: None,
+        }
     }
 
     /// Decodes from shared bytes (byte strings are zero-copy slices).
     pub fn from_bytes(buf: &'a Bytes) -> Self {
-        Decoder { buf: buf.as_ref(), pos: 0, owner: Some(buf) }
+        Decoder {
+            buf: buf.as_ref(),
+            pos: 0,
+            owner: Some(buf),
+        }
     }
 
     /// Current offset.
@@ -81,20 +89,32 @@ impl<'a> Decoder<'a> {
 
     /// An error at the current offset.
     pub fn error(&self, kind: CorruptionKind) -> DecodeError {
-        DecodeError { offset: self.pos, kind }
+        DecodeError {
+            offset: self.pos,
+            kind,
+        }
     }
 
     /// Reads one byte.
     pub fn u8(&mut self) -> DecodeResult<u8> {
-        let b = *self.buf.get(self.pos).ok_or_else(|| self.error(CorruptionKind::Truncated))?;
+        let b = *self
+            .buf
+            .get(self.pos)
+            .ok_or_else(|| self.error(CorruptionKind::Truncated))?;
         self.pos += 1;
         Ok(b)
     }
 
     /// Reads `n` raw bytes.
     pub fn raw(&mut self, n: usize) -> DecodeResult<&'a [u8]> {
-        let end = self.pos.checked_add(n).ok_or_else(|| self.error(CorruptionKind::Truncated))?;
-        let s = self.buf.get(self.pos..end).ok_or_else(|| self.error(CorruptionKind::Truncated))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .ok_or_else(|| self.error(CorruptionKind::Truncated))?;
+        let s = self
+            .buf
+            .get(self.pos..end)
+            .ok_or_else(|| self.error(CorruptionKind::Truncated))?;
         self.pos = end;
         Ok(s)
     }
@@ -124,14 +144,20 @@ impl<'a> Decoder<'a> {
                 return Ok(v);
             }
         }
-        Err(DecodeError { offset: start, kind: CorruptionKind::Invalid("varint") })
+        Err(DecodeError {
+            offset: start,
+            kind: CorruptionKind::Invalid("varint"),
+        })
     }
 
     /// Reads an unsigned varint that must fit `u32`.
     pub fn uvarint32(&mut self) -> DecodeResult<u32> {
         let start = self.pos;
         let v = self.uvarint()?;
-        u32::try_from(v).map_err(|_| DecodeError { offset: start, kind: CorruptionKind::Invalid("32-bit varint") })
+        u32::try_from(v).map_err(|_| DecodeError {
+            offset: start,
+            kind: CorruptionKind::Invalid("32-bit varint"),
+        })
     }
 
     /// Reads a length that must fit in the remaining buffer.
@@ -140,7 +166,10 @@ impl<'a> Decoder<'a> {
         let v = self.uvarint()?;
         match usize::try_from(v) {
             Ok(n) if n <= self.remaining() => Ok(n),
-            _ => Err(DecodeError { offset: start, kind: CorruptionKind::Truncated }),
+            _ => Err(DecodeError {
+                offset: start,
+                kind: CorruptionKind::Truncated,
+            }),
         }
     }
 
@@ -181,7 +210,10 @@ pub fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime, base: i64) {
 pub fn get_deletion(d: &mut Decoder<'_>, base: i64) -> DecodeResult<DeletionTime> {
     let marked_at = d.varint()?.wrapping_add(base);
     let local_deletion_time = d.uvarint32()?;
-    Ok(DeletionTime { marked_at, local_deletion_time })
+    Ok(DeletionTime {
+        marked_at,
+        local_deletion_time,
+    })
 }
 
 fn put_cell(out: &mut Vec<u8>, cell: &Cell, base: i64, extra_flags: u8) {
@@ -208,20 +240,33 @@ fn get_cell_body(d: &mut Decoder<'_>, flags: u8, base: i64) -> DecodeResult<Cell
     let timestamp = d.varint()?.wrapping_add(base);
     if flags & CELL_TOMBSTONE != 0 {
         let local_deletion_time = d.uvarint32()?;
-        return Ok(Cell { timestamp, ttl: 0, local_deletion_time, value: Bytes::new() });
+        return Ok(Cell {
+            timestamp,
+            ttl: 0,
+            local_deletion_time,
+            value: Bytes::new(),
+        });
     }
     let (ttl, local_deletion_time) = if flags & CELL_EXPIRING != 0 {
         let at = d.position();
         let ttl = d.uvarint32()?;
         if ttl == 0 {
-            return Err(DecodeError { offset: at, kind: CorruptionKind::Invalid("expiring cell ttl") });
+            return Err(DecodeError {
+                offset: at,
+                kind: CorruptionKind::Invalid("expiring cell ttl"),
+            });
         }
         (ttl, d.uvarint32()?)
     } else {
         (0, NO_DELETION_TIME)
     };
     let value = d.bytes()?;
-    Ok(Cell { timestamp, ttl, local_deletion_time, value })
+    Ok(Cell {
+        timestamp,
+        ttl,
+        local_deletion_time,
+        value,
+    })
 }
 
 /// Encodes a row (marker, deletion, columns).
@@ -281,26 +326,39 @@ pub fn get_row(d: &mut Decoder<'_>, base: i64) -> DecodeResult<Row> {
         if flags & ROW_MARKER_EXPIRING != 0 {
             let ttl = d.uvarint32()?;
             let local_expiration_time = d.uvarint32()?;
-            Some(LivenessInfo { timestamp, ttl, local_expiration_time })
+            Some(LivenessInfo {
+                timestamp,
+                ttl,
+                local_expiration_time,
+            })
         } else {
             Some(LivenessInfo::live(timestamp))
         }
     } else {
         None
     };
-    let deletion = if flags & ROW_HAS_DELETION != 0 { Some(get_deletion(d, base)?) } else { None };
+    let deletion = if flags & ROW_HAS_DELETION != 0 {
+        Some(get_deletion(d, base)?)
+    } else {
+        None
+    };
     let n = d.len()?;
     let mut columns = Vec::with_capacity(n);
     let mut id = 0u32;
     for _ in 0..n {
         let at = d.position();
         let delta = d.uvarint32()?;
-        id = id
-            .checked_add(delta)
-            .ok_or(DecodeError { offset: at, kind: CorruptionKind::Invalid("column id") })?;
+        id = id.checked_add(delta).ok_or(DecodeError {
+            offset: at,
+            kind: CorruptionKind::Invalid("column id"),
+        })?;
         let flags = d.u8()?;
         let data = if flags & CELL_COMPLEX != 0 {
-            let deletion = if flags & CELL_COMPLEX_DELETION != 0 { Some(get_deletion(d, base)?) } else { None };
+            let deletion = if flags & CELL_COMPLEX_DELETION != 0 {
+                Some(get_deletion(d, base)?)
+            } else {
+                None
+            };
             let count = d.len()?;
             let mut cells = Vec::with_capacity(count);
             for _ in 0..count {
@@ -314,7 +372,11 @@ pub fn get_row(d: &mut Decoder<'_>, base: i64) -> DecodeResult<Row> {
         };
         columns.push((id, data));
     }
-    Ok(Row { marker, deletion, columns })
+    Ok(Row {
+        marker,
+        deletion,
+        columns,
+    })
 }
 
 /// Encodes a range tombstone.
@@ -329,7 +391,10 @@ pub fn get_range_tombstone(d: &mut Decoder<'_>, base: i64) -> DecodeResult<Range
     let start = d.bytes()?;
     let end = d.bytes()?;
     let deletion = get_deletion(d, base)?;
-    Ok(RangeTombstone { range: ClusteringRange { start, end }, deletion })
+    Ok(RangeTombstone {
+        range: ClusteringRange { start, end },
+        deletion,
+    })
 }
 
 #[cfg(test)]
@@ -340,16 +405,36 @@ mod tests {
     fn row_round_trip() {
         let row = Row {
             marker: Some(LivenessInfo::expiring(1_000_000, 60, 100)),
-            deletion: Some(DeletionTime { marked_at: 999, local_deletion_time: 5 }),
+            deletion: Some(DeletionTime {
+                marked_at: 999,
+                local_deletion_time: 5,
+            }),
             columns: vec![
-                (1, ColumnData::Simple(Cell::live(1_000_001, Bytes::from_static(b"abc")))),
+                (
+                    1,
+                    ColumnData::Simple(Cell::live(1_000_001, Bytes::from_static(b"abc"))),
+                ),
                 (4, ColumnData::Simple(Cell::tombstone(1_000_002, 7))),
-                (9, ColumnData::Simple(Cell::expiring(1_000_003, 10, 100, Bytes::from_static(b"x")))),
+                (
+                    9,
+                    ColumnData::Simple(Cell::expiring(
+                        1_000_003,
+                        10,
+                        100,
+                        Bytes::from_static(b"x"),
+                    )),
+                ),
                 (
                     12,
                     ColumnData::Complex(ComplexColumn {
-                        deletion: Some(DeletionTime { marked_at: 3, local_deletion_time: 4 }),
-                        cells: vec![(Bytes::from_static(b"k"), Cell::live(5, Bytes::from_static(b"v")))],
+                        deletion: Some(DeletionTime {
+                            marked_at: 3,
+                            local_deletion_time: 4,
+                        }),
+                        cells: vec![(
+                            Bytes::from_static(b"k"),
+                            Cell::live(5, Bytes::from_static(b"v")),
+                        )],
                     }),
                 ),
             ],
@@ -367,7 +452,10 @@ mod tests {
         let row = Row {
             marker: Some(LivenessInfo::live(5)),
             deletion: None,
-            columns: vec![(1, ColumnData::Simple(Cell::live(7, Bytes::from_static(b"hello"))))],
+            columns: vec![(
+                1,
+                ColumnData::Simple(Cell::live(7, Bytes::from_static(b"hello"))),
+            )],
         };
         let mut out = Vec::new();
         put_row(&mut out, &row, 0);

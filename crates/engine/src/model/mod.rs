@@ -12,7 +12,9 @@ pub mod token;
 pub mod types;
 
 pub use cell::{Cell, DeletionTime, LivenessInfo, NowSecs, NO_DELETION_TIME};
-pub use key::{ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice, Token};
+pub use key::{
+    ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice, Token,
+};
 pub use mutation::Mutation;
 pub use partition::{Partition, RangeTombstone};
 pub use row::{ColumnData, ColumnId, ComplexColumn, Row};

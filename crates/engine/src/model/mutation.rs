@@ -1,6 +1,9 @@
 //! Mutations: an update to one partition of one table, and their commitlog encoding.
 
-use super::codec::{get_deletion, get_range_tombstone, get_row, put_bytes, put_deletion, put_range_tombstone, put_row, put_uvarint, put_varint, DecodeError, DecodeResult, Decoder};
+use super::codec::{
+    get_deletion, get_range_tombstone, get_row, put_bytes, put_deletion, put_range_tombstone,
+    put_row, put_uvarint, put_varint, DecodeError, DecodeResult, Decoder,
+};
 use super::{ClusteringKey, DecoratedKey, Partition};
 use crate::error::CorruptionKind;
 use bytes::Bytes;
@@ -70,7 +73,10 @@ pub fn decode_batch(buf: &Bytes) -> DecodeResult<Vec<Mutation>> {
         let base = d.varint()?;
         let flags = d.u8()?;
         if flags & !(HAS_DELETION | HAS_STATIC) != 0 {
-            return Err(DecodeError { offset: d.position() - 1, kind: CorruptionKind::Invalid("mutation flags") });
+            return Err(DecodeError {
+                offset: d.position() - 1,
+                kind: CorruptionKind::Invalid("mutation flags"),
+            });
         }
         let mut p = Partition::default();
         if flags & HAS_DELETION != 0 {
@@ -89,7 +95,11 @@ pub fn decode_batch(buf: &Bytes) -> DecodeResult<Vec<Mutation>> {
             let r = get_row(&mut d, base)?;
             p.rows.insert(k, r);
         }
-        out.push(Mutation { table: u128::from_le_bytes(id), key, update: p });
+        out.push(Mutation {
+            table: u128::from_le_bytes(id),
+            key,
+            update: p,
+        });
     }
     Ok(out)
 }

@@ -104,8 +104,7 @@ impl Partition {
         const BTREE_ENTRY_OVERHEAD: usize = 32;
         std::mem::size_of::<Partition>()
             + self.static_row.as_ref().map_or(0, Row::heap_size)
-            + self.range_tombstones.len()
-                * (std::mem::size_of::<RangeTombstone>() + 16)
+            + self.range_tombstones.len() * (std::mem::size_of::<RangeTombstone>() + 16)
             + self
                 .range_tombstones
                 .iter()
@@ -148,20 +147,29 @@ mod tests {
     fn merge_is_order_independent() {
         let mut a = Partition::default();
         a.rows.insert(key(1), marker_row(1));
-        a.deletion = Some(DeletionTime { marked_at: 0, local_deletion_time: 1 });
+        a.deletion = Some(DeletionTime {
+            marked_at: 0,
+            local_deletion_time: 1,
+        });
         let mut b = Partition::default();
         b.rows.insert(key(1), marker_row(5));
         b.rows.insert(key(2), marker_row(2));
         b.range_tombstones.push(RangeTombstone {
             range: ClusteringRange::prefix(&key(2).0),
-            deletion: DeletionTime { marked_at: 3, local_deletion_time: 1 },
+            deletion: DeletionTime {
+                marked_at: 3,
+                local_deletion_time: 1,
+            },
         });
         let mut ab = a.clone();
         ab.merge(b.clone());
         let mut ba = b;
         ba.merge(a);
         assert_eq!(ab, ba);
-        assert_eq!(ab.range_deletion_at(&key(2).0).map(|d| d.marked_at), Some(3));
+        assert_eq!(
+            ab.range_deletion_at(&key(2).0).map(|d| d.marked_at),
+            Some(3)
+        );
         assert_eq!(ab.range_deletion_at(&key(1).0), None);
     }
 }

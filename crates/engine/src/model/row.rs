@@ -44,7 +44,9 @@ impl ColumnData {
     /// Merges two versions of the same column.
     pub fn merge(self, other: ColumnData) -> ColumnData {
         match (self, other) {
-            (ColumnData::Simple(a), ColumnData::Simple(b)) => ColumnData::Simple(Cell::reconcile(a, b)),
+            (ColumnData::Simple(a), ColumnData::Simple(b)) => {
+                ColumnData::Simple(Cell::reconcile(a, b))
+            }
             (ColumnData::Complex(a), ColumnData::Complex(b)) => ColumnData::Complex(a.merge(b)),
             // A column cannot change between simple and complex; keep the newest-looking side.
             (a, b) => {
@@ -286,7 +288,12 @@ mod tests {
             deletion: None,
             columns: cells
                 .iter()
-                .map(|(id, ts)| (*id, ColumnData::Simple(Cell::live(*ts, Bytes::from(ts.to_string())))))
+                .map(|(id, ts)| {
+                    (
+                        *id,
+                        ColumnData::Simple(Cell::live(*ts, Bytes::from(ts.to_string()))),
+                    )
+                })
                 .collect(),
         }
     }
@@ -303,7 +310,10 @@ mod tests {
     #[test]
     fn row_deletion_hides_older_data_only() {
         let mut r = row(Some(1), &[(1, 1), (2, 9)]);
-        r.deletion = Some(DeletionTime { marked_at: 5, local_deletion_time: 0 });
+        r.deletion = Some(DeletionTime {
+            marked_at: 5,
+            local_deletion_time: 0,
+        });
         let live = r.into_live(0).expect("cell 2 is newer than the deletion");
         assert!(live.marker.is_none());
         assert_eq!(live.columns.len(), 1);
@@ -312,7 +322,8 @@ mod tests {
     #[test]
     fn row_without_marker_and_cells_is_dead() {
         let mut r = row(None, &[]);
-        r.columns.push((1, ColumnData::Simple(Cell::tombstone(3, 0))));
+        r.columns
+            .push((1, ColumnData::Simple(Cell::tombstone(3, 0))));
         assert!(r.into_live(0).is_none());
         assert!(row(Some(1), &[]).into_live(0).is_some());
     }
@@ -320,7 +331,10 @@ mod tests {
     #[test]
     fn expired_cells_vanish() {
         let mut r = row(None, &[]);
-        r.columns.push((1, ColumnData::Simple(Cell::expiring(1, 10, 100, Bytes::from_static(b"x")))));
+        r.columns.push((
+            1,
+            ColumnData::Simple(Cell::expiring(1, 10, 100, Bytes::from_static(b"x"))),
+        ));
         assert!(r.clone().into_live(105).is_some());
         assert!(r.into_live(110).is_none());
     }

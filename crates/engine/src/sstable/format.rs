@@ -107,7 +107,10 @@ pub fn decorated_from_index_key(k: &bytes::Bytes) -> Option<crate::model::Decora
     let mut a = [0u8; 8];
     a.copy_from_slice(head);
     let token = (u64::from_be_bytes(a) ^ (1 << 63)) as i64;
-    Some(crate::model::DecoratedKey { token: crate::model::Token(token), key: k.slice(8..) })
+    Some(crate::model::DecoratedKey {
+        token: crate::model::Token(token),
+        key: k.slice(8..),
+    })
 }
 
 #[cfg(test)]
@@ -119,17 +122,35 @@ mod tests {
     #[test]
     fn index_key_order_matches_decorated_order() {
         let keys = [
-            DecoratedKey { token: Token(i64::MIN + 1), key: Bytes::from_static(b"z") },
-            DecoratedKey { token: Token(-5), key: Bytes::from_static(b"a") },
-            DecoratedKey { token: Token(-5), key: Bytes::from_static(b"ab") },
-            DecoratedKey { token: Token(0), key: Bytes::new() },
-            DecoratedKey { token: Token(7), key: Bytes::from_static(b"a") },
+            DecoratedKey {
+                token: Token(i64::MIN + 1),
+                key: Bytes::from_static(b"z"),
+            },
+            DecoratedKey {
+                token: Token(-5),
+                key: Bytes::from_static(b"a"),
+            },
+            DecoratedKey {
+                token: Token(-5),
+                key: Bytes::from_static(b"ab"),
+            },
+            DecoratedKey {
+                token: Token(0),
+                key: Bytes::new(),
+            },
+            DecoratedKey {
+                token: Token(7),
+                key: Bytes::from_static(b"a"),
+            },
         ];
         for w in keys.windows(2) {
             assert!(index_key(&w[0]) < index_key(&w[1]));
         }
         for k in &keys {
-            assert_eq!(decorated_from_index_key(&Bytes::from(index_key(k))).as_ref(), Some(k));
+            assert_eq!(
+                decorated_from_index_key(&Bytes::from(index_key(k))).as_ref(),
+                Some(k)
+            );
         }
     }
 

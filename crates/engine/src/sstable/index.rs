@@ -58,14 +58,21 @@ impl Summary {
             let first_key = d.bytes()?;
             let offset = d.uvarint()?;
             let len = d.uvarint32()?;
-            pages.push(PageRef { first_key, offset, len });
+            pages.push(PageRef {
+                first_key,
+                offset,
+                len,
+            });
         }
         Ok(Summary { pages })
     }
 
     /// Heap bytes held.
     pub fn memory_bytes(&self) -> usize {
-        self.pages.iter().map(|p| p.first_key.len() + std::mem::size_of::<PageRef>()).sum()
+        self.pages
+            .iter()
+            .map(|p| p.first_key.len() + std::mem::size_of::<PageRef>())
+            .sum()
     }
 }
 
@@ -158,7 +165,11 @@ impl Page {
         let expected = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
         let actual = crc32fast::hash(&buf[..body_len]);
         if expected != actual {
-            return Err(Error::corruption(path, offset, CorruptionKind::ChecksumMismatch { expected, actual }));
+            return Err(Error::corruption(
+                path,
+                offset,
+                CorruptionKind::ChecksumMismatch { expected, actual },
+            ));
         }
         let body = buf.slice(..body_len);
         let mut d = Decoder::from_bytes(&body);
@@ -172,17 +183,23 @@ impl Page {
         })();
         decoded
             .map(|entries| Page { entries })
-            .map_err(|e: crate::model::codec::DecodeError| Error::corruption(path, offset + e.offset as u64, e.kind))
+            .map_err(|e: crate::model::codec::DecodeError| {
+                Error::corruption(path, offset + e.offset as u64, e.kind)
+            })
     }
 
     /// Index of the entry with exactly `key`.
     pub fn find(&self, key: &[u8]) -> Option<usize> {
-        self.entries.binary_search_by(|(k, _)| k.as_ref().cmp(key)).ok()
+        self.entries
+            .binary_search_by(|(k, _)| k.as_ref().cmp(key))
+            .ok()
     }
 
     /// Index of the last entry whose key is `<= key`.
     pub fn floor(&self, key: &[u8]) -> Option<usize> {
-        self.entries.partition_point(|(k, _)| k.as_ref() <= key).checked_sub(1)
+        self.entries
+            .partition_point(|(k, _)| k.as_ref() <= key)
+            .checked_sub(1)
     }
 
     /// Index of the first entry whose key is `>= key`.

@@ -19,7 +19,10 @@ use crate::error::{CorruptionKind, Error, IoResultExt, Result};
 use crate::io::check_crc;
 use crate::metrics::{IoCounters, ReadKind};
 use crate::model::codec::{get_deletion, get_range_tombstone, get_row, DecodeError, Decoder};
-use crate::model::{ClusteringKey, ClusteringRange, DecoratedKey, DeletionTime, PartitionPos, RangeTombstone, Row, Slice};
+use crate::model::{
+    ClusteringKey, ClusteringRange, DecoratedKey, DeletionTime, PartitionPos, RangeTombstone, Row,
+    Slice,
+};
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -97,28 +100,39 @@ impl SSTable {
         let path = |c| component_path(dir, generation, c);
         let toc = path(Component::Toc);
         if !toc.exists() {
-            return Err(Error::io(&toc, std::io::Error::from(std::io::ErrorKind::NotFound)));
+            return Err(Error::io(
+                &toc,
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            ));
         }
 
         let summary_path = path(Component::Summary);
         let buf = read_checked(&summary_path)?;
         let body = &buf[..buf.len() - 4];
-        let summary = Summary::decode(&mut Decoder::new(body)).map_err(corrupt(&summary_path, 0))?;
+        let summary =
+            Summary::decode(&mut Decoder::new(body)).map_err(corrupt(&summary_path, 0))?;
 
         let filter_path = path(Component::Filter);
         let buf = read_checked(&filter_path)?;
-        let bloom = BloomFilter::decode(&buf[..buf.len() - 4]).map_err(|k| Error::corruption(&filter_path, 0, k))?;
+        let bloom = BloomFilter::decode(&buf[..buf.len() - 4])
+            .map_err(|k| Error::corruption(&filter_path, 0, k))?;
 
         let ci_path = path(Component::CompressionInfo);
         let buf = read_checked(&ci_path)?;
         let mut d = Decoder::new(&buf[..buf.len() - 4]);
         let (opts, chunk_length, uncompressed_len, offsets) = (|| {
             if d.raw(4)? != MAGIC {
-                return Err(DecodeError { offset: 0, kind: CorruptionKind::BadMagic });
+                return Err(DecodeError {
+                    offset: 0,
+                    kind: CorruptionKind::BadMagic,
+                });
             }
             let v = d.u32_le()?;
             if v != FORMAT_VERSION {
-                return Err(DecodeError { offset: 4, kind: CorruptionKind::UnsupportedVersion(v) });
+                return Err(DecodeError {
+                    offset: 4,
+                    kind: CorruptionKind::UnsupportedVersion(v),
+                });
             }
             let n = d.len()?;
             let mut opts = Vec::with_capacity(n);
@@ -131,7 +145,8 @@ impl SSTable {
             let uncompressed_len = d.uvarint()?;
             let at = d.position();
             let raw = d.bytes()?;
-            let offsets = ChunkOffsets::decode(&raw).map_err(|kind| DecodeError { offset: at, kind })?;
+            let offsets =
+                ChunkOffsets::decode(&raw).map_err(|kind| DecodeError { offset: at, kind })?;
             Ok((opts, chunk_length, uncompressed_len, offsets))
         })()
         .map_err(corrupt(&ci_path, 0))?;
@@ -147,7 +162,14 @@ impl SSTable {
         let offsets = Arc::new(offsets);
         let offsets_memory = offsets.memory_bytes();
         let offset_bytes_per_chunk = offsets.bytes_per_chunk();
-        let data = ChunkedReader::new(data_file, data_path, offsets, uncompressed_len, compression.codec, chunk_length)?;
+        let data = ChunkedReader::new(
+            data_file,
+            data_path,
+            offsets,
+            uncompressed_len,
+            compression.codec,
+            chunk_length,
+        )?;
         let index_path = path(Component::Index);
         let index_file = File::open(&index_path).with_path(&index_path)?;
         let rows_path = path(Component::Rows);
@@ -186,7 +208,11 @@ impl SSTable {
 
     /// Heap bytes of in-memory metadata: (chunk offsets, index summary, bloom filter).
     pub fn memory_bytes(&self) -> (usize, usize, usize) {
-        (self.offsets_memory, self.summary.memory_bytes(), self.bloom.memory_bytes())
+        (
+            self.offsets_memory,
+            self.summary.memory_bytes(),
+            self.bloom.memory_bytes(),
+        )
     }
 
     /// Average in-memory bytes per chunk offset.
@@ -204,7 +230,8 @@ impl SSTable {
         if *key < self.stats.first_key || *key > self.stats.last_key {
             return false;
         }
-        self.bloom.may_contain(crate::model::token::murmur3_x64_128(&key.key, 0))
+        self.bloom
+            .may_contain(crate::model::token::murmur3_x64_128(&key.key, 0))
     }
 
     fn load_index_page(&self, page_no: usize, kind: ReadKind) -> Result<Option<Page>> {
@@ -219,8 +246,13 @@ impl SSTable {
 
     fn parse_entry(&self, k: &Bytes, v: &Bytes, page_offset: u64) -> Result<IndexEntry> {
         let index_path = self.path(Component::Index);
-        let key = decorated_from_index_key(k)
-            .ok_or_else(|| Error::corruption(&index_path, page_offset, CorruptionKind::Invalid("index key")))?;
+        let key = decorated_from_index_key(k).ok_or_else(|| {
+            Error::corruption(
+                &index_path,
+                page_offset,
+                CorruptionKind::Invalid("index key"),
+            )
+        })?;
         let mut d = Decoder::new(v);
         let r = (|| {
             let data_pos = d.uvarint()?;
@@ -228,11 +260,25 @@ impl SSTable {
             let header_len = d.uvarint()?;
             let ro = d.uvarint()?;
             let rl = d.uvarint32()?;
-            Ok(IndexEntry { key: key.clone(), data_pos, len, header_len, rows_ref: (rl > 0).then_some((ro, rl)) })
+            Ok(IndexEntry {
+                key: key.clone(),
+                data_pos,
+                len,
+                header_len,
+                rows_ref: (rl > 0).then_some((ro, rl)),
+            })
         })();
         let e = r.map_err(|e: DecodeError| Error::corruption(&index_path, page_offset, e.kind))?;
-        if e.data_pos.checked_add(e.len).is_none_or(|end| end > self.data.uncompressed_len()) || e.header_len > e.len {
-            return Err(Error::corruption(&index_path, page_offset, CorruptionKind::Invalid("index entry points outside the data")));
+        if e.data_pos
+            .checked_add(e.len)
+            .is_none_or(|end| end > self.data.uncompressed_len())
+            || e.header_len > e.len
+        {
+            return Err(Error::corruption(
+                &index_path,
+                page_offset,
+                CorruptionKind::Invalid("index entry points outside the data"),
+            ));
         }
         Ok(e)
     }
@@ -258,7 +304,12 @@ impl SSTable {
 
     /// A cursor for reading the data stream.
     pub fn cursor(&self, kind: ReadKind) -> DataCursor {
-        DataCursor { chunk: None, buf: Vec::new(), decomp: Compressor::new(self.compression.codec), kind }
+        DataCursor {
+            chunk: None,
+            buf: Vec::new(),
+            decomp: Compressor::new(self.compression.codec),
+            kind,
+        }
     }
 
     /// Reads `len` uncompressed bytes at `pos`.
@@ -267,7 +318,11 @@ impl SSTable {
         let end = pos.saturating_add(len);
         let data_path = self.path(Component::Data);
         if end > self.data.uncompressed_len() {
-            return Err(Error::corruption(&data_path, pos, CorruptionKind::Truncated));
+            return Err(Error::corruption(
+                &data_path,
+                pos,
+                CorruptionKind::Truncated,
+            ));
         }
         let mut out = Vec::with_capacity(len as usize);
         let mut p = pos;
@@ -305,15 +360,29 @@ impl SSTable {
         let mut d = Decoder::from_bytes(buf);
         let r = (|| {
             if d.u8()? != TAG_PARTITION {
-                return Err(DecodeError { offset: 0, kind: CorruptionKind::Invalid("partition tag") });
+                return Err(DecodeError {
+                    offset: 0,
+                    kind: CorruptionKind::Invalid("partition tag"),
+                });
             }
             let key = d.bytes()?;
             if key != entry.key.key {
-                return Err(DecodeError { offset: 1, kind: CorruptionKind::Invalid("partition key differs from index") });
+                return Err(DecodeError {
+                    offset: 1,
+                    kind: CorruptionKind::Invalid("partition key differs from index"),
+                });
             }
             let flags = d.u8()?;
-            let deletion = if flags & PART_HAS_DELETION != 0 { Some(get_deletion(&mut d, base)?) } else { None };
-            let static_row = if flags & PART_HAS_STATIC != 0 { Some(get_row(&mut d, base)?) } else { None };
+            let deletion = if flags & PART_HAS_DELETION != 0 {
+                Some(get_deletion(&mut d, base)?)
+            } else {
+                None
+            };
+            let static_row = if flags & PART_HAS_STATIC != 0 {
+                Some(get_row(&mut d, base)?)
+            } else {
+                None
+            };
             let mut range_tombstones = Vec::new();
             if flags & PART_HAS_RTS != 0 {
                 let n = d.len()?;
@@ -321,7 +390,11 @@ impl SSTable {
                     range_tombstones.push(get_range_tombstone(&mut d, base)?);
                 }
             }
-            Ok(PartitionHeader { deletion, static_row, range_tombstones })
+            Ok(PartitionHeader {
+                deletion,
+                static_row,
+                range_tombstones,
+            })
         })();
         r.map_err(corrupt(&data_path, entry.data_pos))
     }
@@ -330,7 +403,12 @@ impl SSTable {
         self.stats.timestamp_base
     }
 
-    fn decode_rows(&self, buf: &Bytes, pos: u64, out: &mut Vec<(ClusteringKey, Row)>) -> Result<()> {
+    fn decode_rows(
+        &self,
+        buf: &Bytes,
+        pos: u64,
+        out: &mut Vec<(ClusteringKey, Row)>,
+    ) -> Result<()> {
         let base = self.timestamp_base();
         let mut d = Decoder::from_bytes(buf);
         let r = (|| {
@@ -342,7 +420,12 @@ impl SSTable {
                         out.push((ck, row));
                     }
                     TAG_END => break,
-                    _ => return Err(DecodeError { offset: d.position() - 1, kind: CorruptionKind::Invalid("row tag") }),
+                    _ => {
+                        return Err(DecodeError {
+                            offset: d.position() - 1,
+                            kind: CorruptionKind::Invalid("row tag"),
+                        })
+                    }
                 }
             }
             Ok(())
@@ -351,7 +434,13 @@ impl SSTable {
     }
 
     /// Iterates the partition's rows in `slice`, forward or reversed, reading lazily.
-    pub fn rows(self: &Arc<Self>, entry: &IndexEntry, slice: &Slice, reversed: bool, kind: ReadKind) -> RowIter {
+    pub fn rows(
+        self: &Arc<Self>,
+        entry: &IndexEntry,
+        slice: &Slice,
+        reversed: bool,
+        kind: ReadKind,
+    ) -> RowIter {
         let mut ranges = slice.ranges().to_vec();
         if reversed {
             ranges.reverse();
@@ -374,17 +463,29 @@ impl SSTable {
     /// Iterates index entries from `start` in key order.
     pub fn scan(self: &Arc<Self>, start: &PartitionPos, kind: ReadKind) -> IndexScanner {
         let probe = match start {
-            PartitionPos::TokenStart(t) => index_key(&DecoratedKey { token: *t, key: Bytes::new() }),
+            PartitionPos::TokenStart(t) => index_key(&DecoratedKey {
+                token: *t,
+                key: Bytes::new(),
+            }),
             PartitionPos::After(k) | PartitionPos::At(k) => index_key(k),
         };
         let page_no = self.summary.floor(&probe).unwrap_or(0);
-        IndexScanner { table: Arc::clone(self), page_no, page: None, idx: 0, start: start.clone(), kind }
+        IndexScanner {
+            table: Arc::clone(self),
+            page_no,
+            page: None,
+            idx: 0,
+            start: start.clone(),
+            kind,
+        }
     }
 
     fn read_rows_summary(&self, (off, len): (u64, u32), kind: ReadKind) -> Result<Summary> {
         let path = self.path(Component::Rows);
         let mut buf = vec![0u8; len as usize];
-        self.rows_file.read_exact_at(&mut buf, off).map_err(|e| Error::io(&path, e))?;
+        self.rows_file
+            .read_exact_at(&mut buf, off)
+            .map_err(|e| Error::io(&path, e))?;
         self.io.add_read(kind, u64::from(len));
         let body = check_crc(&buf, &path).map_err(|e| match e {
             Error::Corruption { kind, .. } => Error::corruption(&path, off, kind),
@@ -393,8 +494,15 @@ impl SSTable {
         Summary::decode(&mut Decoder::new(body)).map_err(corrupt(&path, off))
     }
 
-    fn read_rows_page(&self, summary: &Summary, page_no: usize, kind: ReadKind) -> Result<Option<Page>> {
-        let Some(r) = summary.pages.get(page_no) else { return Ok(None) };
+    fn read_rows_page(
+        &self,
+        summary: &Summary,
+        page_no: usize,
+        kind: ReadKind,
+    ) -> Result<Option<Page>> {
+        let Some(r) = summary.pages.get(page_no) else {
+            return Ok(None);
+        };
         let page = Page::read(&self.rows_file, &self.path(Component::Rows), r)?;
         self.io.add_index_page_read();
         self.io.add_read(kind, u64::from(r.len));
@@ -454,7 +562,11 @@ impl RowIter {
             }
             self.small_done = true;
             let body_len = self.entry.len - self.entry.header_len;
-            let buf = t.read_range(&mut self.cursor, self.entry.data_pos + self.entry.header_len, body_len)?;
+            let buf = t.read_range(
+                &mut self.cursor,
+                self.entry.data_pos + self.entry.header_len,
+                body_len,
+            )?;
             let mut rows = Vec::new();
             t.decode_rows(&buf, self.entry.data_pos + self.entry.header_len, &mut rows)?;
             let ranges = &self.ranges;
@@ -472,16 +584,26 @@ impl RowIter {
                 self.range_idx = self.ranges.len();
                 return Ok(());
             };
-            self.row_index = Some(RowIndexState { summary, page_no: 0, page });
+            self.row_index = Some(RowIndexState {
+                summary,
+                page_no: 0,
+                page,
+            });
         }
         while self.pending.is_empty() && self.range_idx < self.ranges.len() {
             let range = self.ranges[self.range_idx].clone();
-            let Some(ri) = self.row_index.as_mut() else { return Ok(()) };
+            let Some(ri) = self.row_index.as_mut() else {
+                return Ok(());
+            };
             // Position on the first block to read for this range.
             let (page_no, idx) = match self.block {
                 Some(b) => b,
                 None => {
-                    let probe = if self.reversed { &range.end } else { &range.start };
+                    let probe = if self.reversed {
+                        &range.end
+                    } else {
+                        &range.start
+                    };
                     let page_no = ri.summary.floor(probe).unwrap_or(0);
                     if ri.page_no != page_no {
                         if let Some(p) = t.read_rows_page(&ri.summary, page_no, kind)? {
@@ -514,7 +636,11 @@ impl RowIter {
             let (off, len) = (|| Ok((d.uvarint()?, d.uvarint()?)))()
                 .map_err(|e: DecodeError| Error::corruption(&rows_path, offset, e.kind))?;
             if off.checked_add(len).is_none_or(|end| end > self.entry.len) {
-                return Err(Error::corruption(&rows_path, offset, CorruptionKind::Invalid("row index entry")));
+                return Err(Error::corruption(
+                    &rows_path,
+                    offset,
+                    CorruptionKind::Invalid("row index entry"),
+                ));
             }
             let pos = self.entry.data_pos + off;
             let buf = t.read_range(&mut self.cursor, pos, len)?;
@@ -546,9 +672,15 @@ impl RowIter {
                 }
             } else {
                 let next = if idx + 1 < ri.page.entries.len() {
-                    ri.page.entries.get(idx + 1).map(|e| (page_no, idx + 1, e.0.clone()))
+                    ri.page
+                        .entries
+                        .get(idx + 1)
+                        .map(|e| (page_no, idx + 1, e.0.clone()))
                 } else {
-                    ri.summary.pages.get(page_no + 1).map(|p| (page_no + 1, 0, p.first_key.clone()))
+                    ri.summary
+                        .pages
+                        .get(page_no + 1)
+                        .map(|p| (page_no + 1, 0, p.first_key.clone()))
                 };
                 match next {
                     Some((p, i, k)) if k.as_ref() < range.end.as_ref() => self.block = Some((p, i)),
@@ -610,11 +742,18 @@ impl IndexScanner {
                     None => return Ok(None),
                 }
             }
-            let Some(page) = self.page.as_ref() else { return Ok(None) };
+            let Some(page) = self.page.as_ref() else {
+                return Ok(None);
+            };
             match page.entries.get(self.idx) {
                 Some((k, v)) => {
                     self.idx += 1;
-                    let offset = self.table.summary.pages.get(self.page_no).map_or(0, |p| p.offset);
+                    let offset = self
+                        .table
+                        .summary
+                        .pages
+                        .get(self.page_no)
+                        .map_or(0, |p| p.offset);
                     let e = self.table.parse_entry(k, v, offset)?;
                     if self.start.admits(&e.key) {
                         return Ok(Some(e));

@@ -77,7 +77,10 @@ pub struct SSTableStats {
 impl SSTableStats {
     /// Empty statistics for a writer to fill.
     pub fn new(level: u32, run_id: u128) -> Self {
-        let empty = DecoratedKey { token: crate::model::Token(0), key: Bytes::new() };
+        let empty = DecoratedKey {
+            token: crate::model::Token(0),
+            key: Bytes::new(),
+        };
         SSTableStats {
             partition_count: 0,
             row_count: 0,
@@ -128,10 +131,19 @@ impl SSTableStats {
         let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(super::format::MAGIC);
         out.extend_from_slice(&super::format::FORMAT_VERSION.to_le_bytes());
-        for v in [self.partition_count, self.row_count, self.cell_count, self.tombstone_count] {
+        for v in [
+            self.partition_count,
+            self.row_count,
+            self.cell_count,
+            self.tombstone_count,
+        ] {
             put_uvarint(&mut out, v);
         }
-        for v in [self.min_timestamp, self.max_timestamp, self.max_partition_deletion] {
+        for v in [
+            self.min_timestamp,
+            self.max_timestamp,
+            self.max_partition_deletion,
+        ] {
             put_varint(&mut out, v);
         }
         put_uvarint(&mut out, u64::from(self.min_local_deletion_time));
@@ -165,14 +177,23 @@ impl SSTableStats {
     /// Parses statistics; `path` names the file in errors.
     pub fn decode(buf: &[u8], path: &Path) -> Result<SSTableStats> {
         let mut d = Decoder::new(buf);
-        let hist_err = |d: &Decoder<'_>, kind: CorruptionKind| DecodeError { offset: d.position(), kind };
+        let hist_err = |d: &Decoder<'_>, kind: CorruptionKind| DecodeError {
+            offset: d.position(),
+            kind,
+        };
         let r = (|| -> std::result::Result<SSTableStats, DecodeError> {
             if d.raw(4)? != super::format::MAGIC {
-                return Err(DecodeError { offset: 0, kind: CorruptionKind::BadMagic });
+                return Err(DecodeError {
+                    offset: 0,
+                    kind: CorruptionKind::BadMagic,
+                });
             }
             let version = d.u32_le()?;
             if version != super::format::FORMAT_VERSION {
-                return Err(DecodeError { offset: 4, kind: CorruptionKind::UnsupportedVersion(version) });
+                return Err(DecodeError {
+                    offset: 4,
+                    kind: CorruptionKind::UnsupportedVersion(version),
+                });
             }
             let mut s = SSTableStats::new(0, 0);
             s.partition_count = d.uvarint()?;

@@ -21,7 +21,9 @@ use super::stats::{LogPos, SSTableStats};
 use crate::error::{Error, IoResultExt, Result};
 use crate::metrics::{IoCounters, WriteKind};
 use crate::model::codec::{put_bytes, put_deletion, put_range_tombstone, put_row, put_uvarint};
-use crate::model::{ClusteringKey, DecoratedKey, DeletionTime, Partition, RangeTombstone, Row, NO_DELETION_TIME};
+use crate::model::{
+    ClusteringKey, DecoratedKey, DeletionTime, Partition, RangeTombstone, Row, NO_DELETION_TIME,
+};
 use bytes::Bytes;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -130,13 +132,22 @@ pub struct SSTableWriter {
 }
 
 fn create(path: &Path) -> Result<BufWriter<File>> {
-    let f = OpenOptions::new().write(true).create_new(true).open(path).with_path(path)?;
+    let f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_path(path)?;
     Ok(BufWriter::with_capacity(256 * 1024, f))
 }
 
 impl SSTableWriter {
     /// Starts writing generation `generation` in `dir`.
-    pub fn create(dir: &Path, generation: u64, opts: WriterOptions, io: Arc<IoCounters>) -> Result<Self> {
+    pub fn create(
+        dir: &Path,
+        generation: u64,
+        opts: WriterOptions,
+        io: Arc<IoCounters>,
+    ) -> Result<Self> {
         let data_path = component_path(dir, generation, Component::Data);
         let data = ChunkedWriter::new(create(&data_path)?, &opts.compression);
         let index_file = create(&component_path(dir, generation, Component::Index))?;
@@ -191,10 +202,14 @@ impl SSTableWriter {
         rts: &[RangeTombstone],
     ) -> Result<()> {
         if self.cur.is_some() {
-            return Err(Error::InvalidMutation("sstable writer: partition already open"));
+            return Err(Error::InvalidMutation(
+                "sstable writer: partition already open",
+            ));
         }
         if self.last_key.as_ref().is_some_and(|last| last >= key) {
-            return Err(Error::InvalidMutation("sstable writer: partitions out of order"));
+            return Err(Error::InvalidMutation(
+                "sstable writer: partitions out of order",
+            ));
         }
         let base = self.opts.timestamp_base;
         let mut buf = Vec::with_capacity(256);
@@ -253,7 +268,10 @@ impl SSTableWriter {
         let base = self.opts.timestamp_base;
         let block_size = self.opts.column_index_size as u64;
         let data_path = self.data_path();
-        let cur = self.cur.as_mut().ok_or(Error::InvalidMutation("sstable writer: no open partition"))?;
+        let cur = self
+            .cur
+            .as_mut()
+            .ok_or(Error::InvalidMutation("sstable writer: no open partition"))?;
         if cur.last_row.as_ref().is_some_and(|last| last >= ck) {
             return Err(Error::InvalidMutation("sstable writer: rows out of order"));
         }
@@ -281,7 +299,8 @@ impl SSTableWriter {
                 cur.spilled = true;
                 cur.start = data.position();
             }
-            data.write_all(&cur.buf).map_err(|e| Error::io(&data_path, e))?;
+            data.write_all(&cur.buf)
+                .map_err(|e| Error::io(&data_path, e))?;
             cur.written += cur.buf.len() as u64;
             cur.buf.clear();
         }
@@ -290,7 +309,10 @@ impl SSTableWriter {
 
     /// Closes the open partition and indexes it.
     pub fn end_partition(&mut self) -> Result<()> {
-        let mut cur = self.cur.take().ok_or(Error::InvalidMutation("sstable writer: no open partition"))?;
+        let mut cur = self
+            .cur
+            .take()
+            .ok_or(Error::InvalidMutation("sstable writer: no open partition"))?;
         cur.buf.push(TAG_END);
         let data_path = self.data_path();
         let data = self.data.as_mut().ok_or(Error::Closed)?;
@@ -299,13 +321,18 @@ impl SSTableWriter {
             let chunk = u64::from(self.opts.compression.chunk_length.max(1));
             let pos = data.position();
             let within = pos % chunk;
-            if self.opts.compression.codec != Codec::None && total <= chunk && within != 0 && within + total > chunk {
+            if self.opts.compression.codec != Codec::None
+                && total <= chunk
+                && within != 0
+                && within + total > chunk
+            {
                 let pad = vec![TAG_PADDING; (chunk - within) as usize];
                 data.write_all(&pad).map_err(|e| Error::io(&data_path, e))?;
             }
             cur.start = data.position();
         }
-        data.write_all(&cur.buf).map_err(|e| Error::io(&data_path, e))?;
+        data.write_all(&cur.buf)
+            .map_err(|e| Error::io(&data_path, e))?;
         let total_len = cur.written + cur.buf.len() as u64;
 
         // Clustering-block index for partitions spanning more than one block.
@@ -321,19 +348,31 @@ impl SSTableWriter {
                 put_uvarint(&mut v, *off);
                 put_uvarint(&mut v, end - off);
                 if let Some(page) = w.add(first, &v) {
-                    self.rows_file.as_mut().ok_or(Error::Closed)?.write_all(&page).with_path(&rows_path)?;
+                    self.rows_file
+                        .as_mut()
+                        .ok_or(Error::Closed)?
+                        .write_all(&page)
+                        .with_path(&rows_path)?;
                     self.rows_offset += page.len() as u64;
                 }
             }
             let (last, summary) = w.finish();
             if let Some(page) = last {
-                self.rows_file.as_mut().ok_or(Error::Closed)?.write_all(&page).with_path(&rows_path)?;
+                self.rows_file
+                    .as_mut()
+                    .ok_or(Error::Closed)?
+                    .write_all(&page)
+                    .with_path(&rows_path)?;
                 self.rows_offset += page.len() as u64;
             }
             let mut enc = Vec::new();
             summary.encode(&mut enc);
             let enc = crate::io::with_crc(enc);
-            self.rows_file.as_mut().ok_or(Error::Closed)?.write_all(&enc).with_path(&rows_path)?;
+            self.rows_file
+                .as_mut()
+                .ok_or(Error::Closed)?
+                .write_all(&enc)
+                .with_path(&rows_path)?;
             rows_ref = (self.rows_offset, enc.len() as u32);
             self.rows_offset += enc.len() as u64;
         }
@@ -345,11 +384,20 @@ impl SSTableWriter {
         put_uvarint(&mut v, rows_ref.0);
         put_uvarint(&mut v, u64::from(rows_ref.1));
         let index_path = component_path(&self.dir, self.generation, Component::Index);
-        if let Some(page) = self.index.as_mut().and_then(|ix| ix.add(&index_key(&cur.key), &v)) {
-            self.index_file.as_mut().ok_or(Error::Closed)?.write_all(&page).with_path(&index_path)?;
+        if let Some(page) = self
+            .index
+            .as_mut()
+            .and_then(|ix| ix.add(&index_key(&cur.key), &v))
+        {
+            self.index_file
+                .as_mut()
+                .ok_or(Error::Closed)?
+                .write_all(&page)
+                .with_path(&index_path)?;
             self.index_bytes += page.len() as u64;
         }
-        self.bloom.add(crate::model::token::murmur3_x64_128(&cur.key.key, 0));
+        self.bloom
+            .add(crate::model::token::murmur3_x64_128(&cur.key.key, 0));
         let s = &mut self.stats;
         s.partition_count += 1;
         s.partition_sizes.add(total_len);
@@ -367,7 +415,9 @@ impl SSTableWriter {
     /// Returns `None` (and removes the files) when no partition was written.
     pub fn finish(mut self) -> Result<Option<WrittenSSTable>> {
         if self.cur.is_some() {
-            return Err(Error::InvalidMutation("sstable writer: partition still open"));
+            return Err(Error::InvalidMutation(
+                "sstable writer: partition still open",
+            ));
         }
         if self.stats.partition_count == 0 {
             return Ok(None);
@@ -380,11 +430,21 @@ impl SSTableWriter {
         sync_buffered(data_file, &path(Component::Data))?;
         let (last, index_summary) = self.index.take().ok_or(Error::Closed)?.finish();
         if let Some(page) = last {
-            self.index_file.as_mut().ok_or(Error::Closed)?.write_all(&page).with_path(&path(Component::Index))?;
+            self.index_file
+                .as_mut()
+                .ok_or(Error::Closed)?
+                .write_all(&page)
+                .with_path(&path(Component::Index))?;
             self.index_bytes += page.len() as u64;
         }
-        sync_buffered(self.index_file.take().ok_or(Error::Closed)?, &path(Component::Index))?;
-        sync_buffered(self.rows_file.take().ok_or(Error::Closed)?, &path(Component::Rows))?;
+        sync_buffered(
+            self.index_file.take().ok_or(Error::Closed)?,
+            &path(Component::Index),
+        )?;
+        sync_buffered(
+            self.rows_file.take().ok_or(Error::Closed)?,
+            &path(Component::Rows),
+        )?;
 
         let mut written = summary.compressed_len + self.index_bytes + self.rows_offset;
 
@@ -419,9 +479,15 @@ impl SSTableWriter {
         self.stats.created_at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        written += write_synced(&path(Component::Statistics), &crate::io::with_crc(self.stats.encode()))?;
+        written += write_synced(
+            &path(Component::Statistics),
+            &crate::io::with_crc(self.stats.encode()),
+        )?;
 
-        let toc: String = Component::ALL.iter().map(|c| format!("{}\n", c.suffix())).collect();
+        let toc: String = Component::ALL
+            .iter()
+            .map(|c| format!("{}\n", c.suffix()))
+            .collect();
         crate::io::write_file_atomically(&path(Component::Toc), toc.as_bytes())?;
         written += toc.len() as u64;
         self.io.add_written(self.opts.purpose, written);
@@ -448,13 +514,21 @@ impl Drop for SSTableWriter {
 }
 
 fn sync_buffered(w: BufWriter<File>, path: &Path) -> Result<()> {
-    let f = w.into_inner().map_err(|e| Error::io(path, e.into_error()))?;
+    let f = w
+        .into_inner()
+        .map_err(|e| Error::io(path, e.into_error()))?;
     f.sync_data().with_path(path)
 }
 
 fn write_synced(path: &Path, data: &[u8]) -> Result<u64> {
-    let mut f = OpenOptions::new().write(true).create_new(true).open(path).with_path(path)?;
-    f.write_all(data).and_then(|()| f.sync_data()).with_path(path)?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_path(path)?;
+    f.write_all(data)
+        .and_then(|()| f.sync_data())
+        .with_path(path)?;
     Ok(data.len() as u64)
 }
 
