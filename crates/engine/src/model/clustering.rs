@@ -846,9 +846,12 @@ fn decode_varint_mag(cur: &mut Cursor<'_>, negative: bool) -> Result<Vec<u8>> {
     Ok(sign_mag_to_varint(negative, &mag))
 }
 
-/// Longest run of zeros decoding may append to bring a scale back into i32 range. Only a
-/// hand-made encoding could need more than the value's own digit count.
-const MAX_DECIMAL_PADDING: i64 = 1 << 20;
+/// Longest run of zeros decoding may append to bring a scale back into i32 range (a value
+/// like `10` at scale `i32::MIN` is encoded as `1` at an exponent whose scale would be
+/// `i32::MIN - 1`). Bounded so that a corrupt exponent cannot make decoding allocate and
+/// multiply millions of digits; only a value with more trailing zeros than this *and* a
+/// scale within this distance of `i32::MIN` fails to decode.
+const MAX_DECIMAL_PADDING: i64 = 4096;
 
 fn decode_decimal(cur: &mut Cursor<'_>, negative: bool) -> Result<Vec<u8>> {
     let exponent = (u64::from_be_bytes(cur.array()?) ^ (1 << 63)) as i64;
@@ -1366,6 +1369,28 @@ mod tests {
                 vec![0xFF, 0xFF, 0xFF, 0xFF, 0xEC],
                 vec![0xFF, 0xFF, 0xFF, 0xFE, 0xFE],
             ),
+            // Scales at the ends of the i32 range. 10 at scale i32::MIN cannot lose its
+            // zero (the scale would underflow), so it is its own canonical form.
+            (
+                CqlType::Decimal,
+                vec![0x80, 0, 0, 0, 10],
+                vec![0x80, 0, 0, 0, 10],
+            ),
+            (
+                CqlType::Decimal,
+                vec![0x80, 0, 0, 0, 100],
+                vec![0x80, 0, 0, 0, 100],
+            ),
+            (
+                CqlType::Decimal,
+                vec![0x80, 0, 0, 1, 100],
+                vec![0x80, 0, 0, 0, 10],
+            ),
+            (
+                CqlType::Decimal,
+                vec![0x7F, 0xFF, 0xFF, 0xFF, 10],
+                vec![0x7F, 0xFF, 0xFF, 0xFE, 1],
+            ),
             // Duration with a non-shortest vint (0x80 0x02 = 2 = zigzag(1)).
             (CqlType::Duration, vec![0x80, 0x02, 0, 0], vec![2, 0, 0]),
         ];
@@ -1553,6 +1578,13 @@ mod tests {
         assert!(two
             .encode_prefix(&[&[0, 0, 0, 1], &[0, 0, 0, 1], &[0, 0, 0, 1]])
             .is_err());
+        // A corrupt decimal exponent far beyond the i32 scale range fails fast.
+        let mut huge = vec![COMPONENT_MARKER, TAG_POS];
+        huge.extend_from_slice(&((1u64 << 40) ^ (1 << 63)).to_be_bytes());
+        huge.extend_from_slice(&[11, 0]);
+        assert!(l(CqlType::Decimal).decode(&huge).is_err());
+        huge[2..10].copy_from_slice(&((-(1i64 << 40)) as u64 ^ (1 << 63)).to_be_bytes());
+        assert!(l(CqlType::Decimal).decode(&huge).is_err());
         // Garbage encodings do not panic and mostly fail.
         let mut rng = StdRng::seed_from_u64(3);
         for ty in NATIVE {
