@@ -163,7 +163,7 @@ impl Database {
 
         let mut cl_config = CommitlogConfig::new(&config.commitlog_dir);
         cl_config.segment_size = config.commitlog_segment_size;
-        cl_config.sync = config.commitlog_sync.clone();
+        cl_config.sync = config.commitlog_sync;
         let commitlog = Commitlog::open(cl_config)?;
         // Flush what was replayed, then release the old segments.
         for t in tables.values() {

@@ -109,7 +109,7 @@ impl Snapshot {
             .filter(|s| s.may_contain(key))
             .map(|s| (Arc::clone(s), None))
             .collect();
-        sstables.sort_by(|a, b| b.0.stats.max_timestamp.cmp(&a.0.stats.max_timestamp));
+        sstables.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
         self.merge(key, sstables, cmd)
     }
 
@@ -362,7 +362,7 @@ impl ScanIter {
                     }
                 }
             }
-            entries.sort_by(|a, b| b.0.stats.max_timestamp.cmp(&a.0.stats.max_timestamp));
+            entries.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
             self.pos = PartitionPos::After(key.clone());
             if let Some(p) = self.snapshot.merge(&key, entries, &self.cmd)? {
                 return Ok(Some(p));

@@ -278,6 +278,7 @@ impl Row {
 }
 
 #[cfg(test)]
+#[allow(clippy::expect_used, clippy::unwrap_used)]
 mod tests {
     use super::*;
     use bytes::Bytes;
