@@ -282,7 +282,7 @@ impl Database {
     }
 
     /// Applies mutations atomically with respect to a crash (one commitlog record).
-    pub fn apply(&self, muts: &[Mutation]) -> Result<()> {
+    pub fn apply(&self, muts: Vec<Mutation>) -> Result<()> {
         if self.inner.closed.load(Ordering::Relaxed) {
             return Err(Error::Closed);
         }
@@ -298,7 +298,7 @@ impl Database {
             tables.push(t);
         }
         let mut payload = Vec::with_capacity(128);
-        encode_batch(muts, &mut payload);
+        encode_batch(&muts, &mut payload);
         let mut ids: Vec<TableId> = muts.iter().map(|m| m.table).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -312,8 +312,8 @@ impl Database {
         self.inner.commitlog.append(&payload, &ids)?;
         let mut charged_total = 0;
         let mut to_flush = Vec::new();
-        for (m, t) in muts.iter().zip(&tables) {
-            let (charged, active) = t.apply(&m.key, m.update.clone());
+        for (m, t) in muts.into_iter().zip(&tables) {
+            let (charged, active) = t.apply(&m.key, m.update);
             charged_total += charged;
             if active >= self.inner.config.memtable_flush_threshold {
                 to_flush.push(Arc::clone(t));

@@ -27,7 +27,7 @@ fn writes_survive_flush_and_restart() {
         id = t.schema().id;
         for a in 0..20 {
             for b in 0..50 {
-                db.apply(&[Mutation {
+                db.apply(vec![Mutation {
                     table: id,
                     key: pk(a),
                     update: insert(b, &format!("v{a}-{b}"), 10),
@@ -38,7 +38,7 @@ fn writes_survive_flush_and_restart() {
         db.flush("ks", "t").unwrap();
         // Newer values in the memtable only (recovered from the commitlog after restart).
         for a in 0..20 {
-            db.apply(&[Mutation {
+            db.apply(vec![Mutation {
                 table: id,
                 key: pk(a),
                 update: insert(7, "new", 20),
@@ -90,7 +90,7 @@ fn tombstones_across_memtable_and_sstables() {
     let db = Database::open(cfg(dir.path())).unwrap();
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     for b in 0..10 {
-        db.apply(&[Mutation {
+        db.apply(vec![Mutation {
             table: id,
             key: pk(1),
             update: insert(b, "x", 10),
@@ -121,7 +121,7 @@ fn tombstones_across_memtable_and_sstables() {
             ..Row::default()
         },
     );
-    db.apply(&[Mutation {
+    db.apply(vec![Mutation {
         table: id,
         key: pk(1),
         update: p,
@@ -143,7 +143,7 @@ fn tombstones_across_memtable_and_sstables() {
         }),
         ..Partition::default()
     };
-    db.apply(&[Mutation {
+    db.apply(vec![Mutation {
         table: id,
         key: pk(1),
         update: del,
@@ -153,7 +153,7 @@ fn tombstones_across_memtable_and_sstables() {
         .read("ks", "t", &pk(1), &ReadCommand::all(0))
         .unwrap()
         .is_none());
-    db.apply(&[Mutation {
+    db.apply(vec![Mutation {
         table: id,
         key: pk(1),
         update: insert(3, "back", 16),
@@ -176,7 +176,7 @@ fn large_partition_reads_one_block_for_one_row() {
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     let value = "y".repeat(1000);
     for b in 0..5000 {
-        db.apply(&[Mutation {
+        db.apply(vec![Mutation {
             table: id,
             key: pk(9),
             update: insert(b, &value, 10),

@@ -1,0 +1,386 @@
+//! Randomized model test: the engine against a simple in-memory oracle.
+//!
+//! Thousands of random operations — inserts, cell updates and deletions, row, range and
+//! partition tombstones, static cells, TTLs — interleaved with flushes and restarts, on a table
+//! whose clustering order is ASC or DESC, for every codec and several chunk sizes. After every
+//! read the engine must return exactly what the oracle computes.
+//!
+//! The oracle knows nothing of sstables or reconciliation code: it keeps every write as an
+//! event and evaluates a read from first principles (latest timestamp wins, a deletion hides
+//! everything at or below its timestamp, expired data is gone). Timestamps are unique but
+//! arrive out of order, so reconciliation across memtables and sstables is exercised.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bytes::Bytes;
+use cairn_engine::model::clustering::Order;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::model::{
+    Cell, ClusteringKey, ClusteringRange, ColumnData, DecoratedKey, DeletionTime, LivenessInfo, Mutation, Partition, PartitionPos, RangeTombstone, Row, Slice, Token,
+};
+use cairn_engine::schema::{ColumnKind, TableSchema};
+use cairn_engine::sstable::compression::{Codec, CompressionParams};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+
+const PKS: i32 = 6;
+const CKS: i32 = 40;
+// Column ids: a=0 (pk), b=1 (ck), s=2 (static), c1=3, c2=4.
+const S: u32 = 2;
+const C1: u32 = 3;
+const C2: u32 = 4;
+
+#[derive(Clone, Debug)]
+struct Write {
+    ts: i64,
+    value: Option<Vec<u8>>, // None = cell tombstone
+    expires: Option<u32>,
+}
+
+#[derive(Default, Clone, Debug)]
+struct OracleRow {
+    markers: Vec<(i64, Option<u32>)>,
+    cells: BTreeMap<u32, Vec<Write>>,
+    deletions: Vec<i64>,
+}
+
+#[derive(Default, Clone, Debug)]
+struct OraclePartition {
+    deletions: Vec<i64>,
+    ranges: Vec<(i32, i32, i64)>, // [lo, hi) in b values, timestamp
+    statics: BTreeMap<u32, Vec<Write>>,
+    rows: BTreeMap<i32, OracleRow>,
+}
+
+fn live_cell(writes: &[Write], shadow: i64, now: u32) -> Option<Vec<u8>> {
+    // Timestamps are unique, so the winner is simply the latest write.
+    let w = writes.iter().max_by_key(|w| w.ts)?;
+    if w.ts <= shadow || w.expires.is_some_and(|e| now >= e) {
+        return None;
+    }
+    w.value.clone()
+}
+
+impl OraclePartition {
+    /// Live (b, marker_live, cells) rows and live static cells at `now`.
+    fn read(&self, now: u32) -> (BTreeMap<u32, Vec<u8>>, BTreeMap<i32, BTreeMap<u32, Vec<u8>>>) {
+        let pdel = self.deletions.iter().copied().max().unwrap_or(i64::MIN);
+        let statics = self.statics.iter().filter_map(|(c, w)| live_cell(w, pdel, now).map(|v| (*c, v))).collect();
+        let mut rows = BTreeMap::new();
+        for (b, r) in &self.rows {
+            let rdel = self
+                .ranges
+                .iter()
+                .filter(|(lo, hi, _)| lo <= b && b < hi)
+                .map(|x| x.2)
+                .chain(r.deletions.iter().copied())
+                .max()
+                .unwrap_or(i64::MIN)
+                .max(pdel);
+            let marker = r.markers.iter().max_by_key(|m| m.0).is_some_and(|m| m.0 > rdel && m.1.is_none_or(|e| now < e));
+            let cells: BTreeMap<u32, Vec<u8>> = r.cells.iter().filter_map(|(c, w)| live_cell(w, rdel, now).map(|v| (*c, v))).collect();
+            if marker || !cells.is_empty() {
+                rows.insert(*b, cells);
+            }
+        }
+        (statics, rows)
+    }
+}
+
+struct Harness {
+    rng: StdRng,
+    dir: tempfile::TempDir,
+    db: Option<Database>,
+    schema: TableSchema,
+    oracle: BTreeMap<i32, OraclePartition>,
+    now: u32,
+    timestamps: Vec<i64>,
+    desc: bool,
+}
+
+impl Harness {
+    fn new(seed: u64, compression: CompressionParams, desc: bool) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut schema = TableSchema::new("ks", "m")
+            .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
+            .with_clustering("b", CqlType::Int, if desc { Order::Desc } else { Order::Asc })
+            .with_column("s", CqlType::Text, ColumnKind::Static)
+            .with_column("c1", CqlType::Text, ColumnKind::Regular)
+            .with_column("c2", CqlType::Int, ColumnKind::Regular);
+        schema.options.compression = compression;
+        let db = Database::open(Self::config(dir.path())).unwrap();
+        db.create_table(schema.clone()).unwrap();
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut timestamps: Vec<i64> = (1..=200_000).collect();
+        timestamps.shuffle(&mut rng);
+        Harness { rng, dir, db: Some(db), schema, oracle: BTreeMap::new(), now: 1_000_000, timestamps, desc }
+    }
+
+    fn config(dir: &std::path::Path) -> DatabaseConfig {
+        let mut c = DatabaseConfig::new(dir);
+        c.commitlog_segment_size = 256 * 1024;
+        // Small thresholds so background flushes happen on their own too.
+        c.memtable_flush_threshold = 64 * 1024;
+        c
+    }
+
+    fn db(&self) -> &Database {
+        self.db.as_ref().unwrap()
+    }
+
+    fn ts(&mut self) -> i64 {
+        self.timestamps.pop().unwrap()
+    }
+
+    fn ck(&self, b: i32) -> ClusteringKey {
+        self.schema.clustering_layout().encode_key(&[&b.to_be_bytes()]).unwrap()
+    }
+
+    fn pk(a: i32) -> DecoratedKey {
+        DecoratedKey::new(Bytes::copy_from_slice(&a.to_be_bytes()))
+    }
+
+    fn ttl(&mut self) -> Option<u32> {
+        self.rng.gen_bool(0.15).then(|| self.rng.gen_range(1..6))
+    }
+
+    fn cell(&self, ts: i64, ttl: Option<u32>, v: &[u8]) -> Cell {
+        match ttl {
+            Some(t) => Cell::expiring(ts, t, self.now, Bytes::copy_from_slice(v)),
+            None => Cell::live(ts, Bytes::copy_from_slice(v)),
+        }
+    }
+
+    fn apply(&mut self, a: i32, p: Partition) {
+        let table = self.schema.id;
+        self.db().apply(vec![Mutation { table, key: Self::pk(a), update: p }]).unwrap();
+    }
+
+    fn step(&mut self) {
+        let a = self.rng.gen_range(0..PKS);
+        let b = self.rng.gen_range(0..CKS);
+        self.now += self.rng.gen_range(0..2);
+        let now = self.now;
+        let op = self.rng.gen_range(0..100);
+        let mut p = Partition::default();
+        let o = self.oracle.entry(a).or_default().clone();
+        let mut o = o;
+        match op {
+            0..=34 => {
+                // INSERT: marker + c1 (+ c2).
+                let ts = self.ts();
+                let ttl = self.ttl();
+                let v = format!("v{ts}").into_bytes();
+                let mut row = Row {
+                    marker: Some(match ttl {
+                        Some(t) => LivenessInfo::expiring(ts, t, now),
+                        None => LivenessInfo::live(ts),
+                    }),
+                    ..Row::default()
+                };
+                row.columns.push((C1, ColumnData::Simple(self.cell(ts, ttl, &v))));
+                let r = o.rows.entry(b).or_default();
+                r.markers.push((ts, ttl.map(|t| now + t)));
+                r.cells.entry(C1).or_default().push(Write { ts, value: Some(v), expires: ttl.map(|t| now + t) });
+                if self.rng.gen_bool(0.5) {
+                    let v2 = (ts as i32).to_be_bytes().to_vec();
+                    row.columns.push((C2, ColumnData::Simple(self.cell(ts, ttl, &v2))));
+                    r.cells.entry(C2).or_default().push(Write { ts, value: Some(v2), expires: ttl.map(|t| now + t) });
+                }
+                p.rows.insert(self.ck(b), row);
+            }
+            35..=49 => {
+                // UPDATE one cell (no marker).
+                let ts = self.ts();
+                let ttl = self.ttl();
+                let col = if self.rng.gen_bool(0.5) { C1 } else { C2 };
+                let v = format!("u{ts}").into_bytes();
+                let row = Row { columns: vec![(col, ColumnData::Simple(self.cell(ts, ttl, &v)))], ..Row::default() };
+                o.rows.entry(b).or_default().cells.entry(col).or_default().push(Write { ts, value: Some(v), expires: ttl.map(|t| now + t) });
+                p.rows.insert(self.ck(b), row);
+            }
+            50..=57 => {
+                // DELETE one cell.
+                let ts = self.ts();
+                let col = if self.rng.gen_bool(0.5) { C1 } else { C2 };
+                let row = Row { columns: vec![(col, ColumnData::Simple(Cell::tombstone(ts, now)))], ..Row::default() };
+                o.rows.entry(b).or_default().cells.entry(col).or_default().push(Write { ts, value: None, expires: None });
+                p.rows.insert(self.ck(b), row);
+            }
+            58..=65 => {
+                // DELETE a row.
+                let ts = self.ts();
+                let row = Row { deletion: Some(DeletionTime { marked_at: ts, local_deletion_time: now }), ..Row::default() };
+                o.rows.entry(b).or_default().deletions.push(ts);
+                p.rows.insert(self.ck(b), row);
+            }
+            66..=71 => {
+                // DELETE a clustering range b >= lo AND b < hi (in b values).
+                let ts = self.ts();
+                let lo = b;
+                let hi = (lo + self.rng.gen_range(1..8)).min(CKS);
+                let (l, h) = (self.ck(lo).0, self.ck(hi).0);
+                // In DESC order the encoded range of b in [lo, hi) is (enc(hi), enc(lo)].
+                let range = if self.desc {
+                    ClusteringRange::from_bounds(Some((&h, false)), Some((&l, true)))
+                } else {
+                    ClusteringRange::from_bounds(Some((&l, true)), Some((&h, false)))
+                };
+                p.range_tombstones.push(RangeTombstone { range, deletion: DeletionTime { marked_at: ts, local_deletion_time: now } });
+                o.ranges.push((lo, hi, ts));
+            }
+            72..=74 => {
+                // DELETE the partition.
+                let ts = self.ts();
+                p.deletion = Some(DeletionTime { marked_at: ts, local_deletion_time: now });
+                o.deletions.push(ts);
+            }
+            75..=84 => {
+                // Static cell write.
+                let ts = self.ts();
+                let ttl = self.ttl();
+                let v = format!("s{ts}").into_bytes();
+                p.static_row = Some(Row { columns: vec![(S, ColumnData::Simple(self.cell(ts, ttl, &v)))], ..Row::default() });
+                o.statics.entry(S).or_default().push(Write { ts, value: Some(v), expires: ttl.map(|t| now + t) });
+            }
+            85..=88 => {
+                self.db().flush("ks", "m").unwrap();
+                return;
+            }
+            89..=90 => {
+                drop(self.db.take());
+                self.db = Some(Database::open(Self::config(self.dir.path())).unwrap());
+                return;
+            }
+            _ => {
+                self.check_read(a);
+                return;
+            }
+        }
+        self.oracle.insert(a, o);
+        self.apply(a, p);
+    }
+
+    fn decode_b(&self, k: &ClusteringKey) -> i32 {
+        let vals = self.schema.clustering_layout().decode(&k.0).unwrap();
+        i32::from_be_bytes(vals[0].as_ref().try_into().unwrap())
+    }
+
+    fn check_read(&mut self, a: i32) {
+        let (statics, rows) = self.oracle.get(&a).map(|o| o.read(self.now)).unwrap_or_default();
+        // Random slice, order and limit.
+        let lo = self.rng.gen_range(0..CKS);
+        let hi = self.rng.gen_range(lo..=CKS);
+        let full = self.rng.gen_bool(0.4);
+        let reversed = self.rng.gen_bool(0.5);
+        let limit = self.rng.gen_bool(0.3).then(|| self.rng.gen_range(1..5));
+        let mut cmd = ReadCommand::all(self.now);
+        cmd.reversed = reversed;
+        cmd.limit = limit;
+        if !full {
+            let (l, h) = (self.ck(lo).0, self.ck(hi).0);
+            let range = if self.desc {
+                ClusteringRange::from_bounds(Some((&h, false)), Some((&l, true)))
+            } else {
+                ClusteringRange::from_bounds(Some((&l, true)), Some((&h, false)))
+            };
+            cmd.slice = Slice::new(vec![range]);
+        }
+        let got = self.db().read("ks", "m", &Self::pk(a), &cmd).unwrap();
+        // Expected rows in clustering order (DESC tables iterate b descending).
+        let mut expected: Vec<(i32, BTreeMap<u32, Vec<u8>>)> =
+            rows.into_iter().filter(|(b, _)| full || (*b >= lo && *b < hi)).collect();
+        if self.desc {
+            expected.reverse();
+        }
+        if reversed {
+            expected.reverse();
+        }
+        if let Some(l) = limit {
+            expected.truncate(l);
+        }
+        let got_rows: Vec<(i32, BTreeMap<u32, Vec<u8>>)> = got
+            .as_ref()
+            .map(|p| {
+                p.rows
+                    .iter()
+                    .map(|(k, r)| {
+                        let cells = r
+                            .columns
+                            .iter()
+                            .map(|(c, d)| match d {
+                                ColumnData::Simple(cell) => (*c, cell.value.to_vec()),
+                                ColumnData::Complex(_) => (*c, vec![]),
+                            })
+                            .collect();
+                        (self.decode_b(k), cells)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(got_rows, expected, "partition {a} at now={} (lo={lo} hi={hi} full={full} reversed={reversed} limit={limit:?})", self.now);
+        let got_static: BTreeMap<u32, Vec<u8>> = got
+            .and_then(|p| p.static_row)
+            .map(|r| r.columns.iter().filter_map(|(c, d)| match d { ColumnData::Simple(cell) => Some((*c, cell.value.to_vec())), _ => None }).collect())
+            .unwrap_or_default();
+        assert_eq!(got_static, statics, "static row of partition {a}");
+    }
+
+    fn check_scan(&mut self) {
+        let now = self.now;
+        let expected: Vec<i32> = self
+            .oracle
+            .iter()
+            .filter(|(_, o)| {
+                let (s, r) = o.read(now);
+                !s.is_empty() || !r.is_empty()
+            })
+            .map(|(a, _)| *a)
+            .collect();
+        let got: Vec<DecoratedKey> = self
+            .db()
+            .scan("ks", "m", PartitionPos::TokenStart(Token::MIN), None, ReadCommand::all(now))
+            .unwrap()
+            .map(|p| p.unwrap().key)
+            .collect();
+        let mut want: Vec<DecoratedKey> = expected.iter().map(|a| Self::pk(*a)).collect();
+        want.sort();
+        assert_eq!(got, want, "scan");
+    }
+
+    fn run(&mut self, steps: usize) {
+        for i in 0..steps {
+            self.step();
+            if i % 500 == 499 {
+                self.check_scan();
+            }
+        }
+        for a in 0..PKS {
+            self.check_read(a);
+        }
+        self.check_scan();
+    }
+}
+
+fn params(codec: Codec, chunk_kb: u32) -> CompressionParams {
+    CompressionParams { codec, chunk_length: chunk_kb * 1024, crc_check_chance: 1.0 }
+}
+
+#[test]
+fn oracle_every_codec() {
+    let codecs = [Codec::None, Codec::Lz4, Codec::Snappy, Codec::Deflate, Codec::Zstd { level: 3 }];
+    for (i, codec) in codecs.into_iter().enumerate() {
+        let mut h = Harness::new(100 + i as u64, params(codec, 4), i % 2 == 1);
+        h.run(3000);
+    }
+}
+
+#[test]
+fn oracle_chunk_sizes() {
+    for (i, kb) in [1u32, 16, 64].into_iter().enumerate() {
+        let mut h = Harness::new(200 + i as u64, params(Codec::Lz4, kb), i % 2 == 0);
+        h.run(3000);
+    }
+}
