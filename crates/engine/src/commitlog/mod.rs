@@ -312,6 +312,7 @@ impl Commitlog {
 
         let first_id = max_id + 1;
         let first = Segment::create(&dir, first_id, segment_size)?;
+        first.prefault();
         disk_bytes += u64::from(segment_size);
         let inner = Arc::new(Inner {
             dir,
@@ -706,7 +707,7 @@ impl Inner {
     fn prepare_segment(&self) -> Result<Segment> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let recycled = self.segments.lock().pool.pop();
-        match recycled {
+        let seg = match recycled {
             Some(r) => {
                 let path = r.path.clone();
                 Segment::recycle(&self.dir, r, id).inspect_err(|_| {
@@ -723,7 +724,9 @@ impl Inner {
                     .fetch_add(u64::from(self.segment_size), Ordering::Relaxed);
                 Ok(seg)
             }
-        }
+        }?;
+        seg.prefault();
+        Ok(seg)
     }
 
     fn periodic_loop(&self, period: Duration) {
