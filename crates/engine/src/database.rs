@@ -291,7 +291,7 @@ impl Database {
         }
         self.wait_for_memtable_space()?;
         let mut tables: Vec<Arc<Table>> = Vec::with_capacity(muts.len());
-        for m in muts {
+        for m in &muts {
             let t = self
                 .table_by_id(m.table)
                 .ok_or(Error::InvalidMutation("unknown table id"))?;
