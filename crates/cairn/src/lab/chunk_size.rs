@@ -50,6 +50,8 @@ struct ChunkResult {
     chunks_per_read: f64,
     index_pages_per_read: f64,
     partition_bytes_mean: f64,
+    /// Mean text payload per partition.
+    payload_bytes_mean: f64,
     metadata_bytes_per_gib: f64,
     offsets_per_gib: f64,
     summary_per_gib: f64,
@@ -141,7 +143,9 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
             bytes_read_per_read: (after.query_bytes_read - before.query_bytes_read) as f64 / reads,
             chunks_per_read: (after.chunks_read - before.chunks_read) as f64 / reads,
             index_pages_per_read: (after.index_pages_read - before.index_pages_read) as f64 / reads,
-            partition_bytes_mean: after.uncompressed_data_bytes as f64 / values.len() as f64,
+            // Serialized partition size, from the sstables' partition-size histogram.
+            partition_bytes_mean: after.partition_sizes.mean() as f64,
+            payload_bytes_mean: total as f64 / values.len() as f64,
             metadata_bytes_per_gib: (offsets + summary + bloom) as f64 / data_gib,
             offsets_per_gib: offsets as f64 / data_gib,
             summary_per_gib: summary as f64 / data_gib,
@@ -165,7 +169,7 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
 
 fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
     let mut csv = String::from(
-        "chunk_kb,reads,bytes_read_per_read,partition_bytes_mean,metadata_bytes_per_gib,chunks_per_read,index_pages_per_read,offsets_bytes_per_gib,summary_bytes_per_gib,bloom_bytes_per_gib,partitions,live_disk_bytes,uncompressed_data_bytes,sstables\n",
+        "chunk_kb,reads,bytes_read_per_read,partition_bytes_mean,metadata_bytes_per_gib,chunks_per_read,index_pages_per_read,payload_bytes_mean,offsets_bytes_per_gib,summary_bytes_per_gib,bloom_bytes_per_gib,partitions,live_disk_bytes,uncompressed_data_bytes,sstables\n",
     );
     let mut md = String::from(
         "| chunk KiB | reads | bytes read / read | chunks / read | index pages / read | partition bytes (mean) | read amplification | metadata B / GiB | offsets B / GiB | summary B / GiB | bloom B / GiB |\n\
@@ -174,7 +178,7 @@ fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
     for r in results {
         writeln!(
             csv,
-            "{},{},{:.1},{:.1},{:.0},{:.3},{:.3},{:.0},{:.0},{:.0},{},{},{},{}",
+            "{},{},{:.1},{:.1},{:.0},{:.3},{:.3},{:.1},{:.0},{:.0},{:.0},{},{},{},{}",
             r.chunk_kb,
             r.reads,
             r.bytes_read_per_read,
@@ -182,6 +186,7 @@ fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
             r.metadata_bytes_per_gib,
             r.chunks_per_read,
             r.index_pages_per_read,
+            r.payload_bytes_mean,
             r.offsets_per_gib,
             r.summary_per_gib,
             r.bloom_per_gib,

@@ -345,7 +345,7 @@ fn write_reports(out: &Path, results: &[EngineResult], raw: &[RawResult]) -> Res
     }
     md.push_str(
         "\nratio = payload bytes / data-file bytes; raw = the bare codec on the same corpus in chunk-sized pieces. \
-         Flush includes serialization, index, bloom filter and fsync; scan opens the sstable fresh and reads every row (page cache warm).\n",
+         Flush includes serialization, index, bloom filter and fsync; scan opens the sstable fresh and reads every row (page cache warm). stalls = compress calls of 1 ms or more, summed over all reps; max stall = the longest compress call when there was a stall.\n",
     );
     write_file(&out.join("compression.md"), &md)?;
 
