@@ -81,16 +81,17 @@ pub fn line_chart(base: &Path, chart: &LineChart) -> Result<()> {
     Ok(())
 }
 
-fn y_max(series: &[Series]) -> f64 {
+fn y_max(series: &[Series], headroom: f64) -> f64 {
     let m = series.iter().flat_map(|s| s.values.iter().copied()).fold(0.0f64, f64::max);
-    if m > 0.0 { m * 1.1 } else { 1.0 }
+    if m > 0.0 { m * headroom } else { 1.0 }
 }
 
 fn draw_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &BarChart) -> Result<()> {
     let text = has_font();
     root.fill(&WHITE).map_err(err)?;
     let n = c.categories.len().max(1) as f64;
-    let ymax = y_max(c.series);
+    // Headroom above the tallest bar for the legend.
+    let ymax = y_max(c.series, 1.3);
     let mut b = ChartBuilder::on(&root);
     b.margin(15).x_label_area_size(40).y_label_area_size(if text { 70 } else { 10 });
     if text {
@@ -146,7 +147,7 @@ fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -
     let xmin = c.xs.iter().copied().fold(f64::INFINITY, f64::min);
     let xmax = c.xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (xmin, xmax) = if xmin < xmax { (xmin, xmax) } else { (xmin - 1.0, xmin + 1.0) };
-    let ymax = y_max(c.series);
+    let ymax = y_max(c.series, 1.1);
     let mut b = ChartBuilder::on(&root);
     b.margin(15)
         .x_label_area_size(if text { 45 } else { 10 })
