@@ -159,7 +159,11 @@ fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -
     let mut chart = b.build_cartesian_2d((xmin..xmax).log_scale(), 0.0..ymax).map_err(err)?;
     let mut mesh = chart.configure_mesh();
     if text {
-        mesh.x_desc(c.x_label).y_desc(c.y_label).label_style(("sans-serif", 14));
+        mesh.x_desc(c.x_label)
+            .y_desc(c.y_label)
+            .label_style(("sans-serif", 14))
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y:.0}"));
     } else {
         mesh.x_labels(0).y_labels(0);
     }
