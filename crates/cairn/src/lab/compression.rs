@@ -1,0 +1,375 @@
+//! `cairn lab compression`: every codec x chunk size on the same text corpus.
+//!
+//! The corpus is cut into 1 KiB `text` cells of the table `(a int, b int, c text,
+//! PRIMARY KEY (a, b))`, spread over 10 partitions (contiguous runs of the corpus, `b`
+//! increasing). For each codec and chunk size the 10 partitions are written with an
+//! [`SSTableWriter`] (`finish` fsyncs) `reps` times, and the resulting sstable is opened fresh
+//! and fully scanned `reps` times. A raw baseline compresses/decompresses the same corpus in
+//! chunk-sized pieces with the bare [`Compressor`], so engine speeds can be given as a
+//! percentage of what the codec alone does.
+
+use super::{corpus, fresh_dir, mean_std, plot};
+use anyhow::{Context, Result};
+use cairn_engine::metrics::{IoCounters, ReadKind};
+use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::types::CqlType;
+use cairn_engine::model::{Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Partition, PartitionPos, Row, Slice, Token};
+use cairn_engine::sstable::compression::{Codec, CompressionParams, Compressor};
+use cairn_engine::sstable::reader::SSTable;
+use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Arguments of `cairn lab compression`.
+#[derive(Args, Debug)]
+pub struct CompressionArgs {
+    /// Corpus file (default: the Debian changelogs under /usr/share/doc).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Output directory.
+    #[arg(long, default_value = "lab-out/compression")]
+    out: PathBuf,
+    /// Repetitions of each flush and each scan.
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    /// Corpus size in MiB.
+    #[arg(long, default_value_t = 10)]
+    mib: usize,
+}
+
+const PARTITIONS: usize = 10;
+const ROW_BYTES: usize = 1024;
+const CHUNKS_KB: [u32; 3] = [4, 16, 64];
+
+/// The codecs measured, in report order.
+fn codecs() -> Vec<Codec> {
+    let mut v = vec![Codec::None, Codec::Lz4, Codec::Snappy, Codec::Deflate];
+    v.extend([1, 3, 5, 7, 9].map(|level| Codec::Zstd { level }));
+    v
+}
+
+/// `(codec name, level)` for the CSV.
+fn codec_name(c: Codec) -> (&'static str, String) {
+    match c {
+        Codec::None => ("none", String::new()),
+        Codec::Lz4 => ("lz4", String::new()),
+        Codec::Snappy => ("snappy", String::new()),
+        Codec::Deflate => ("deflate", String::new()),
+        Codec::Zstd { level } => ("zstd", level.to_string()),
+    }
+}
+
+fn codec_label(c: Codec) -> String {
+    match codec_name(c) {
+        (n, l) if l.is_empty() => n.to_string(),
+        (n, l) => format!("{n}-{l}"),
+    }
+}
+
+/// One engine measurement (a CSV row).
+struct EngineResult {
+    codec: Codec,
+    chunk_kb: u32,
+    payload_bytes: u64,
+    data_bytes: u64,
+    flush_ms: (f64, f64),
+    scan_ms: (f64, f64),
+    stalls: u64,
+    max_stall_us: f64,
+    offset_bytes_per_chunk: f64,
+}
+
+/// One raw-codec measurement.
+struct RawResult {
+    codec: Codec,
+    chunk_kb: u32,
+    input_bytes: u64,
+    compressed_bytes: u64,
+    compress_mbps: f64,
+    decompress_mbps: f64,
+}
+
+impl RawResult {
+    fn ratio(&self) -> f64 {
+        self.input_bytes as f64 / self.compressed_bytes.max(1) as f64
+    }
+}
+
+fn ck(b: i32) -> Result<ClusteringKey> {
+    let layout = ClusteringLayout { columns: vec![(CqlType::Int, Order::Asc)] };
+    layout.encode_key(&[&b.to_be_bytes()]).map_err(|e| anyhow::anyhow!("encoding clustering key: {e:?}"))
+}
+
+/// Builds the 10 partitions (sorted in writer order) and returns them with the payload size.
+fn build_partitions(corpus: &[u8]) -> Result<(Vec<(DecoratedKey, Partition)>, u64)> {
+    let rows: Vec<&[u8]> = corpus.chunks(ROW_BYTES).collect();
+    let per = rows.len().div_ceil(PARTITIONS).max(1);
+    let mut parts = Vec::new();
+    let mut payload = 0u64;
+    for (a, group) in rows.chunks(per).enumerate() {
+        let key = DecoratedKey::new((a as i32).to_be_bytes().to_vec().into());
+        let mut p = Partition::default();
+        for (b, chunk) in group.iter().enumerate() {
+            let value = corpus::text(chunk);
+            payload += value.len() as u64;
+            p.rows.insert(
+                ck(b as i32)?,
+                Row {
+                    marker: Some(LivenessInfo::live(1)),
+                    deletion: None,
+                    columns: vec![(2, ColumnData::Simple(Cell::live(1, value.into_bytes().into())))],
+                },
+            );
+        }
+        parts.push((key, p));
+    }
+    parts.sort_by(|x, y| x.0.cmp(&y.0));
+    Ok((parts, payload))
+}
+
+/// Runs the lab.
+pub fn run(args: CompressionArgs) -> Result<()> {
+    let reps = args.reps.max(1);
+    let corpus = corpus::load(args.corpus.as_deref(), args.mib << 20)?;
+    println!("corpus: {} bytes", corpus.len());
+    let (parts, payload_bytes) = build_partitions(&corpus)?;
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    let work = args.out.join("work");
+
+    let mut raw = Vec::new();
+    let mut results = Vec::new();
+    for codec in codecs() {
+        for chunk_kb in CHUNKS_KB {
+            let r = measure_raw(codec, chunk_kb, &corpus, reps)?;
+            let e = measure_engine(codec, chunk_kb, &parts, payload_bytes, reps, &work)?;
+            println!(
+                "{:<8} chunk {:>2} KiB: ratio {:.3} (raw {:.3}), flush {:.1}±{:.1} ms, scan {:.1}±{:.1} ms, stalls {}, raw {:.0}/{:.0} MB/s",
+                codec_label(codec),
+                chunk_kb,
+                payload_bytes as f64 / e.data_bytes as f64,
+                r.ratio(),
+                e.flush_ms.0,
+                e.flush_ms.1,
+                e.scan_ms.0,
+                e.scan_ms.1,
+                e.stalls,
+                r.compress_mbps,
+                r.decompress_mbps
+            );
+            raw.push(r);
+            results.push(e);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    write_reports(&args.out, &results, &raw)?;
+    println!("wrote {}", args.out.display());
+    Ok(())
+}
+
+/// Flush and scan through the engine's sstable writer and reader.
+fn measure_engine(
+    codec: Codec,
+    chunk_kb: u32,
+    parts: &[(DecoratedKey, Partition)],
+    payload_bytes: u64,
+    reps: usize,
+    work: &Path,
+) -> Result<EngineResult> {
+    let dir = work.join(format!("{}-{chunk_kb}", codec_label(codec)));
+    let params = CompressionParams { codec, chunk_length: chunk_kb * 1024, crc_check_chance: 1.0 };
+    let mut flush = Vec::new();
+    let mut stalls = 0;
+    let mut max_stall = 0u64;
+    let mut data_bytes = 0;
+    let mut offset_bytes_per_chunk = 0.0;
+    for _ in 0..reps {
+        fresh_dir(&dir)?;
+        let mut opts = WriterOptions::new(params.clone());
+        opts.expected_partitions = parts.len() as u64;
+        let start = Instant::now();
+        let mut w = SSTableWriter::create(&dir, 1, opts, Arc::new(IoCounters::default()))?;
+        for (k, p) in parts {
+            w.write_partition(k, p)?;
+        }
+        let written = w.finish()?.context("the writer produced no sstable")?;
+        flush.push(start.elapsed().as_secs_f64() * 1e3);
+        stalls += written.codec_stats.stalls;
+        max_stall = max_stall.max(written.codec_stats.max_call_nanos);
+        data_bytes = written.data_bytes;
+        offset_bytes_per_chunk = written.offset_bytes_per_chunk;
+    }
+    let expected_rows: usize = parts.iter().map(|(_, p)| p.rows.len()).sum();
+    let mut scan = Vec::new();
+    for _ in 0..reps {
+        let start = Instant::now();
+        let sst = Arc::new(SSTable::open(&dir, 1, Arc::new(IoCounters::default()))?);
+        let mut scanner = sst.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Query);
+        let mut rows = 0;
+        while let Some(entry) = scanner.next_entry()? {
+            for r in sst.rows(&entry, &Slice::all(), false, ReadKind::Query) {
+                r?;
+                rows += 1;
+            }
+        }
+        scan.push(start.elapsed().as_secs_f64() * 1e3);
+        anyhow::ensure!(rows == expected_rows, "scan saw {rows} rows, expected {expected_rows}");
+    }
+    Ok(EngineResult {
+        codec,
+        chunk_kb,
+        payload_bytes,
+        data_bytes,
+        flush_ms: mean_std(&flush),
+        scan_ms: mean_std(&scan),
+        stalls,
+        // The largest single compress call, reported only when it was a stall.
+        max_stall_us: if stalls > 0 { max_stall as f64 / 1e3 } else { 0.0 },
+        offset_bytes_per_chunk,
+    })
+}
+
+/// The bare codec on the corpus cut into chunk-sized pieces.
+fn measure_raw(codec: Codec, chunk_kb: u32, corpus: &[u8], reps: usize) -> Result<RawResult> {
+    let chunk = chunk_kb as usize * 1024;
+    let mut c = Compressor::new(codec);
+    let mut compressed: Vec<Vec<u8>> = Vec::new();
+    let mut ctime = 0.0;
+    for _ in 0..reps {
+        compressed.clear();
+        let start = Instant::now();
+        for piece in corpus.chunks(chunk) {
+            let mut out = Vec::with_capacity(piece.len() + 64);
+            c.compress(piece, &mut out)?;
+            compressed.push(out);
+        }
+        ctime += start.elapsed().as_secs_f64();
+    }
+    let mut dtime = 0.0;
+    let mut out = Vec::with_capacity(chunk);
+    for _ in 0..reps {
+        let start = Instant::now();
+        for (piece, comp) in corpus.chunks(chunk).zip(&compressed) {
+            out.clear();
+            c.decompress(comp, piece.len(), &mut out)
+                .map_err(|e| anyhow::anyhow!("raw decompress failed: {e:?}"))?;
+        }
+        dtime += start.elapsed().as_secs_f64();
+    }
+    let total = (corpus.len() * reps) as f64 / 1e6;
+    Ok(RawResult {
+        codec,
+        chunk_kb,
+        input_bytes: corpus.len() as u64,
+        compressed_bytes: compressed.iter().map(|c| c.len() as u64).sum(),
+        compress_mbps: total / ctime.max(1e-9),
+        decompress_mbps: total / dtime.max(1e-9),
+    })
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn write_reports(out: &Path, results: &[EngineResult], raw: &[RawResult]) -> Result<()> {
+    let mut csv = String::from(
+        "codec,level,chunk_kb,payload_bytes,data_bytes,ratio,flush_ms_mean,flush_ms_std,scan_ms_mean,scan_ms_std,stalls,max_stall_us,offset_bytes_per_chunk\n",
+    );
+    for r in results {
+        let (name, level) = codec_name(r.codec);
+        writeln!(
+            csv,
+            "{name},{level},{},{},{},{:.4},{:.3},{:.3},{:.3},{:.3},{},{:.1},{:.3}",
+            r.chunk_kb,
+            r.payload_bytes,
+            r.data_bytes,
+            r.payload_bytes as f64 / r.data_bytes as f64,
+            r.flush_ms.0,
+            r.flush_ms.1,
+            r.scan_ms.0,
+            r.scan_ms.1,
+            r.stalls,
+            r.max_stall_us,
+            r.offset_bytes_per_chunk
+        )?;
+    }
+    write_file(&out.join("compression.csv"), &csv)?;
+
+    let mut rcsv = String::from("codec,level,chunk_kb,input_bytes,compressed_bytes,ratio,compress_mb_s,decompress_mb_s\n");
+    for r in raw {
+        let (name, level) = codec_name(r.codec);
+        writeln!(
+            rcsv,
+            "{name},{level},{},{},{},{:.4},{:.1},{:.1}",
+            r.chunk_kb,
+            r.input_bytes,
+            r.compressed_bytes,
+            r.ratio(),
+            r.compress_mbps,
+            r.decompress_mbps
+        )?;
+    }
+    write_file(&out.join("compression-raw.csv"), &rcsv)?;
+
+    let mut md = String::from(
+        "| codec | chunk KiB | ratio | raw ratio | ratio % raw | flush ms (±) | flush MB/s | % raw compress | scan ms (±) | scan MB/s | % raw decompress | stalls | max stall µs | offset B/chunk |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (r, w) in results.iter().zip(raw) {
+        let ratio = r.payload_bytes as f64 / r.data_bytes as f64;
+        let mb = r.payload_bytes as f64 / 1e6;
+        let flush_mbps = mb / (r.flush_ms.0 / 1e3).max(1e-9);
+        let scan_mbps = mb / (r.scan_ms.0 / 1e3).max(1e-9);
+        writeln!(
+            md,
+            "| {} | {} | {:.3} | {:.3} | {:.1}% | {:.1} (±{:.1}) | {:.0} | {:.1}% | {:.1} (±{:.1}) | {:.0} | {:.1}% | {} | {:.0} | {:.2} |",
+            codec_label(r.codec),
+            r.chunk_kb,
+            ratio,
+            w.ratio(),
+            100.0 * ratio / w.ratio(),
+            r.flush_ms.0,
+            r.flush_ms.1,
+            flush_mbps,
+            100.0 * flush_mbps / w.compress_mbps,
+            r.scan_ms.0,
+            r.scan_ms.1,
+            scan_mbps,
+            100.0 * scan_mbps / w.decompress_mbps,
+            r.stalls,
+            r.max_stall_us,
+            r.offset_bytes_per_chunk
+        )?;
+    }
+    md.push_str(
+        "\nratio = payload bytes / data-file bytes; raw = the bare codec on the same corpus in chunk-sized pieces. \
+         Flush includes serialization, index, bloom filter and fsync; scan opens the sstable fresh and reads every row (page cache warm). stalls = compress calls of 1 ms or more, summed over all reps; max stall = the longest compress call when there was a stall.\n",
+    );
+    write_file(&out.join("compression.md"), &md)?;
+
+    // Charts: one group per codec, one bar per chunk size.
+    let categories: Vec<String> = codecs().into_iter().map(codec_label).collect();
+    let series_of = |f: &dyn Fn(&EngineResult) -> f64| -> Vec<plot::Series> {
+        CHUNKS_KB
+            .iter()
+            .map(|&kb| plot::Series {
+                label: format!("{kb} KiB chunks"),
+                values: codecs()
+                    .into_iter()
+                    .map(|c| results.iter().find(|r| r.codec == c && r.chunk_kb == kb).map(f).unwrap_or(0.0))
+                    .collect(),
+            })
+            .collect()
+    };
+    let charts: [(&str, &str, &str, Vec<plot::Series>); 3] = [
+        ("compression-ratio", "Compression ratio (higher is better)", "payload / on-disk bytes", series_of(&|r| r.payload_bytes as f64 / r.data_bytes as f64)),
+        ("compression-flush", "Flush time (lower is better)", "ms", series_of(&|r| r.flush_ms.0)),
+        ("compression-scan", "Full scan time (lower is better)", "ms", series_of(&|r| r.scan_ms.0)),
+    ];
+    for (file, title, y, series) in &charts {
+        plot::bar_chart(&out.join(file), &plot::BarChart { title, y_label: y, categories: &categories, series })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! `cairn lab ...`: reproducible measurements of the storage engine.
+//!
+//! Each lab writes a CSV file, a markdown table and PNG + SVG charts into its output
+//! directory and prints progress lines as it goes.
+
+pub mod chunk_size;
+pub mod compression;
+pub mod corpus;
+pub mod plot;
+
+use clap::Subcommand;
+
+/// The available labs.
+#[derive(Subcommand, Debug)]
+pub enum LabCommand {
+    /// Codec x chunk size: flush time, on-disk size, scan time, stalls.
+    Compression(compression::CompressionArgs),
+    /// Chunk size vs bytes read per small-partition read and metadata memory.
+    ChunkSize(chunk_size::ChunkSizeArgs),
+}
+
+/// Runs one lab.
+pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
+    match cmd {
+        LabCommand::Compression(a) => compression::run(a),
+        LabCommand::ChunkSize(a) => chunk_size::run(a),
+    }
+}
+
+/// Mean and (sample) standard deviation.
+pub fn mean_std(xs: &[f64]) -> (f64, f64) {
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// A fresh, empty directory (removed first if it exists).
+pub fn fresh_dir(path: &std::path::Path) -> anyhow::Result<()> {
+    if path.exists() {
+        std::fs::remove_dir_all(path)
+            .map_err(|e| anyhow::anyhow!("removing {}: {e}", path.display()))?;
+    }
+    std::fs::create_dir_all(path).map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
+    Ok(())
+}
