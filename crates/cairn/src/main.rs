@@ -22,17 +22,57 @@ enum Command {
     },
 }
 
-/// Arguments of `cairn serve` (placeholder).
+/// Arguments of `cairn serve`.
 #[derive(Args, Debug)]
-struct ServeArgs {}
+struct ServeArgs {
+    /// Directory for data and commitlog.
+    #[arg(long, default_value = "data")]
+    data_dir: std::path::PathBuf,
+    /// CQL native protocol port (reserved; CQL is not served yet).
+    #[arg(long, default_value_t = 9042)]
+    native_port: u16,
+    /// REST admin API port (reserved).
+    #[arg(long, default_value_t = 10000)]
+    api_port: u16,
+    /// Prometheus metrics port (reserved).
+    #[arg(long, default_value_t = 9180)]
+    metrics_port: u16,
+}
 
-fn serve(_args: ServeArgs) -> anyhow::Result<()> {
-    println!("not yet");
-    Ok(())
+/// Opens (and recovers) the node's storage engine and keeps it open until killed. Writes that
+/// were acknowledged are in the commitlog, so stopping with Ctrl-C or SIGKILL loses nothing.
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let cfg = cairn_server::NodeConfig {
+        data_dir: args.data_dir,
+        native_port: args.native_port,
+        api_port: args.api_port,
+        metrics_port: args.metrics_port,
+    };
+    let db = cairn_server::open_node(&cfg)?;
+    let r = db.recovery_report();
+    println!(
+        "cairn: storage engine open at {} ({} tables, {} mutations replayed from {} commitlog segments).",
+        cfg.data_dir.display(),
+        db.tables().len(),
+        r.mutations_replayed,
+        r.replay.segments
+    );
+    for p in &r.replay.problems {
+        println!("cairn: commitlog replay: {}", p.to_error());
+    }
+    println!(
+        "cairn: the CQL server (port {}) is not implemented yet; press Ctrl-C to stop.",
+        cfg.native_port
+    );
+    loop {
+        std::thread::park();
+    }
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),

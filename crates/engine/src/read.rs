@@ -170,12 +170,7 @@ impl Snapshot {
                     .into_iter()
                     .filter(|rt| cmd.slice.intersects(&rt.range)),
             );
-            streams.push(Box::new(sst.rows(
-                &entry,
-                &cmd.slice,
-                cmd.reversed,
-                ReadKind::Query,
-            )));
+            streams.push(Box::new(sst.rows(&entry, &cmd.slice, cmd.reversed, cur)));
         }
 
         let static_row = static_row.and_then(|mut s| {

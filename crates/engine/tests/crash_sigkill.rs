@@ -30,7 +30,9 @@ fn config(dir: &std::path::Path) -> DatabaseConfig {
 /// Runs in the child: write forever, printing `ack <a> <b>` after each acknowledged write.
 #[test]
 fn crash_child() {
-    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
     let (dir, round) = spec.split_once(':').unwrap();
     let round: i32 = round.parse().unwrap();
     let db = Arc::new(Database::open(config(std::path::Path::new(dir))).unwrap());
@@ -48,8 +50,12 @@ fn crash_child() {
                 for i in 0.. {
                     let a = round * 1000 + t;
                     let b = i;
-                    db.apply(vec![Mutation { table: id, key: pk(a), update: insert(b, &format!("r{round}t{t}i{i}"), i64::from(i) + 1) }])
-                        .unwrap();
+                    db.apply(vec![Mutation {
+                        table: id,
+                        key: pk(a),
+                        update: insert(b, &format!("r{round}t{t}i{i}"), i64::from(i) + 1),
+                    }])
+                    .unwrap();
                     let mut o = out.lock().unwrap();
                     writeln!(o, "ack {a} {b}").unwrap();
                     o.flush().unwrap();
@@ -106,5 +112,9 @@ fn acknowledged_writes_survive_sigkill() {
             assert!(found, "round {round}: acknowledged write ({a}, {b}) lost");
         }
     }
-    assert!(acked.len() > 100, "the child acknowledged too few writes ({}) to prove anything", acked.len());
+    assert!(
+        acked.len() > 100,
+        "the child acknowledged too few writes ({}) to prove anything",
+        acked.len()
+    );
 }

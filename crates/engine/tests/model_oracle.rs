@@ -15,7 +15,8 @@ use bytes::Bytes;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{
-    Cell, ClusteringKey, ClusteringRange, ColumnData, DecoratedKey, DeletionTime, LivenessInfo, Mutation, Partition, PartitionPos, RangeTombstone, Row, Slice, Token,
+    Cell, ClusteringKey, ClusteringRange, ColumnData, DecoratedKey, DeletionTime, LivenessInfo,
+    Mutation, Partition, PartitionPos, RangeTombstone, Row, Slice, Token,
 };
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use cairn_engine::sstable::compression::{Codec, CompressionParams};
@@ -65,9 +66,19 @@ fn live_cell(writes: &[Write], shadow: i64, now: u32) -> Option<Vec<u8>> {
 
 impl OraclePartition {
     /// Live (b, marker_live, cells) rows and live static cells at `now`.
-    fn read(&self, now: u32) -> (BTreeMap<u32, Vec<u8>>, BTreeMap<i32, BTreeMap<u32, Vec<u8>>>) {
+    fn read(
+        &self,
+        now: u32,
+    ) -> (
+        BTreeMap<u32, Vec<u8>>,
+        BTreeMap<i32, BTreeMap<u32, Vec<u8>>>,
+    ) {
         let pdel = self.deletions.iter().copied().max().unwrap_or(i64::MIN);
-        let statics = self.statics.iter().filter_map(|(c, w)| live_cell(w, pdel, now).map(|v| (*c, v))).collect();
+        let statics = self
+            .statics
+            .iter()
+            .filter_map(|(c, w)| live_cell(w, pdel, now).map(|v| (*c, v)))
+            .collect();
         let mut rows = BTreeMap::new();
         for (b, r) in &self.rows {
             let rdel = self
@@ -79,8 +90,16 @@ impl OraclePartition {
                 .max()
                 .unwrap_or(i64::MIN)
                 .max(pdel);
-            let marker = r.markers.iter().max_by_key(|m| m.0).is_some_and(|m| m.0 > rdel && m.1.is_none_or(|e| now < e));
-            let cells: BTreeMap<u32, Vec<u8>> = r.cells.iter().filter_map(|(c, w)| live_cell(w, rdel, now).map(|v| (*c, v))).collect();
+            let marker = r
+                .markers
+                .iter()
+                .max_by_key(|m| m.0)
+                .is_some_and(|m| m.0 > rdel && m.1.is_none_or(|e| now < e));
+            let cells: BTreeMap<u32, Vec<u8>> = r
+                .cells
+                .iter()
+                .filter_map(|(c, w)| live_cell(w, rdel, now).map(|v| (*c, v)))
+                .collect();
             if marker || !cells.is_empty() {
                 rows.insert(*b, cells);
             }
@@ -105,7 +124,11 @@ impl Harness {
         let dir = tempfile::tempdir().unwrap();
         let mut schema = TableSchema::new("ks", "m")
             .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
-            .with_clustering("b", CqlType::Int, if desc { Order::Desc } else { Order::Asc })
+            .with_clustering(
+                "b",
+                CqlType::Int,
+                if desc { Order::Desc } else { Order::Asc },
+            )
             .with_column("s", CqlType::Text, ColumnKind::Static)
             .with_column("c1", CqlType::Text, ColumnKind::Regular)
             .with_column("c2", CqlType::Int, ColumnKind::Regular);
@@ -115,7 +138,16 @@ impl Harness {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut timestamps: Vec<i64> = (1..=200_000).collect();
         timestamps.shuffle(&mut rng);
-        Harness { rng, dir, db: Some(db), schema, oracle: BTreeMap::new(), now: 1_000_000, timestamps, desc }
+        Harness {
+            rng,
+            dir,
+            db: Some(db),
+            schema,
+            oracle: BTreeMap::new(),
+            now: 1_000_000,
+            timestamps,
+            desc,
+        }
     }
 
     fn config(dir: &std::path::Path) -> DatabaseConfig {
@@ -135,7 +167,10 @@ impl Harness {
     }
 
     fn ck(&self, b: i32) -> ClusteringKey {
-        self.schema.clustering_layout().encode_key(&[&b.to_be_bytes()]).unwrap()
+        self.schema
+            .clustering_layout()
+            .encode_key(&[&b.to_be_bytes()])
+            .unwrap()
     }
 
     fn pk(a: i32) -> DecoratedKey {
@@ -155,7 +190,13 @@ impl Harness {
 
     fn apply(&mut self, a: i32, p: Partition) {
         let table = self.schema.id;
-        self.db().apply(vec![Mutation { table, key: Self::pk(a), update: p }]).unwrap();
+        self.db()
+            .apply(vec![Mutation {
+                table,
+                key: Self::pk(a),
+                update: p,
+            }])
+            .unwrap();
     }
 
     fn step(&mut self) {
@@ -180,14 +221,24 @@ impl Harness {
                     }),
                     ..Row::default()
                 };
-                row.columns.push((C1, ColumnData::Simple(self.cell(ts, ttl, &v))));
+                row.columns
+                    .push((C1, ColumnData::Simple(self.cell(ts, ttl, &v))));
                 let r = o.rows.entry(b).or_default();
                 r.markers.push((ts, ttl.map(|t| now + t)));
-                r.cells.entry(C1).or_default().push(Write { ts, value: Some(v), expires: ttl.map(|t| now + t) });
+                r.cells.entry(C1).or_default().push(Write {
+                    ts,
+                    value: Some(v),
+                    expires: ttl.map(|t| now + t),
+                });
                 if self.rng.gen_bool(0.5) {
                     let v2 = (ts as i32).to_be_bytes().to_vec();
-                    row.columns.push((C2, ColumnData::Simple(self.cell(ts, ttl, &v2))));
-                    r.cells.entry(C2).or_default().push(Write { ts, value: Some(v2), expires: ttl.map(|t| now + t) });
+                    row.columns
+                        .push((C2, ColumnData::Simple(self.cell(ts, ttl, &v2))));
+                    r.cells.entry(C2).or_default().push(Write {
+                        ts,
+                        value: Some(v2),
+                        expires: ttl.map(|t| now + t),
+                    });
                 }
                 p.rows.insert(self.ck(b), row);
             }
@@ -197,22 +248,54 @@ impl Harness {
                 let ttl = self.ttl();
                 let col = if self.rng.gen_bool(0.5) { C1 } else { C2 };
                 let v = format!("u{ts}").into_bytes();
-                let row = Row { columns: vec![(col, ColumnData::Simple(self.cell(ts, ttl, &v)))], ..Row::default() };
-                o.rows.entry(b).or_default().cells.entry(col).or_default().push(Write { ts, value: Some(v), expires: ttl.map(|t| now + t) });
+                let row = Row {
+                    columns: vec![(col, ColumnData::Simple(self.cell(ts, ttl, &v)))],
+                    ..Row::default()
+                };
+                o.rows
+                    .entry(b)
+                    .or_default()
+                    .cells
+                    .entry(col)
+                    .or_default()
+                    .push(Write {
+                        ts,
+                        value: Some(v),
+                        expires: ttl.map(|t| now + t),
+                    });
                 p.rows.insert(self.ck(b), row);
             }
             50..=57 => {
                 // DELETE one cell.
                 let ts = self.ts();
                 let col = if self.rng.gen_bool(0.5) { C1 } else { C2 };
-                let row = Row { columns: vec![(col, ColumnData::Simple(Cell::tombstone(ts, now)))], ..Row::default() };
-                o.rows.entry(b).or_default().cells.entry(col).or_default().push(Write { ts, value: None, expires: None });
+                let row = Row {
+                    columns: vec![(col, ColumnData::Simple(Cell::tombstone(ts, now)))],
+                    ..Row::default()
+                };
+                o.rows
+                    .entry(b)
+                    .or_default()
+                    .cells
+                    .entry(col)
+                    .or_default()
+                    .push(Write {
+                        ts,
+                        value: None,
+                        expires: None,
+                    });
                 p.rows.insert(self.ck(b), row);
             }
             58..=65 => {
                 // DELETE a row.
                 let ts = self.ts();
-                let row = Row { deletion: Some(DeletionTime { marked_at: ts, local_deletion_time: now }), ..Row::default() };
+                let row = Row {
+                    deletion: Some(DeletionTime {
+                        marked_at: ts,
+                        local_deletion_time: now,
+                    }),
+                    ..Row::default()
+                };
                 o.rows.entry(b).or_default().deletions.push(ts);
                 p.rows.insert(self.ck(b), row);
             }
@@ -228,13 +311,22 @@ impl Harness {
                 } else {
                     ClusteringRange::from_bounds(Some((&l, true)), Some((&h, false)))
                 };
-                p.range_tombstones.push(RangeTombstone { range, deletion: DeletionTime { marked_at: ts, local_deletion_time: now } });
+                p.range_tombstones.push(RangeTombstone {
+                    range,
+                    deletion: DeletionTime {
+                        marked_at: ts,
+                        local_deletion_time: now,
+                    },
+                });
                 o.ranges.push((lo, hi, ts));
             }
             72..=74 => {
                 // DELETE the partition.
                 let ts = self.ts();
-                p.deletion = Some(DeletionTime { marked_at: ts, local_deletion_time: now });
+                p.deletion = Some(DeletionTime {
+                    marked_at: ts,
+                    local_deletion_time: now,
+                });
                 o.deletions.push(ts);
             }
             75..=84 => {
@@ -242,8 +334,15 @@ impl Harness {
                 let ts = self.ts();
                 let ttl = self.ttl();
                 let v = format!("s{ts}").into_bytes();
-                p.static_row = Some(Row { columns: vec![(S, ColumnData::Simple(self.cell(ts, ttl, &v)))], ..Row::default() });
-                o.statics.entry(S).or_default().push(Write { ts, value: Some(v), expires: ttl.map(|t| now + t) });
+                p.static_row = Some(Row {
+                    columns: vec![(S, ColumnData::Simple(self.cell(ts, ttl, &v)))],
+                    ..Row::default()
+                });
+                o.statics.entry(S).or_default().push(Write {
+                    ts,
+                    value: Some(v),
+                    expires: ttl.map(|t| now + t),
+                });
             }
             85..=88 => {
                 self.db().flush("ks", "m").unwrap();
@@ -269,7 +368,11 @@ impl Harness {
     }
 
     fn check_read(&mut self, a: i32) {
-        let (statics, rows) = self.oracle.get(&a).map(|o| o.read(self.now)).unwrap_or_default();
+        let (statics, rows) = self
+            .oracle
+            .get(&a)
+            .map(|o| o.read(self.now))
+            .unwrap_or_default();
         // Random slice, order and limit.
         let lo = self.rng.gen_range(0..CKS);
         let hi = self.rng.gen_range(lo..=CKS);
@@ -290,8 +393,10 @@ impl Harness {
         }
         let got = self.db().read("ks", "m", &Self::pk(a), &cmd).unwrap();
         // Expected rows in clustering order (DESC tables iterate b descending).
-        let mut expected: Vec<(i32, BTreeMap<u32, Vec<u8>>)> =
-            rows.into_iter().filter(|(b, _)| full || (*b >= lo && *b < hi)).collect();
+        let mut expected: Vec<(i32, BTreeMap<u32, Vec<u8>>)> = rows
+            .into_iter()
+            .filter(|(b, _)| full || (*b >= lo && *b < hi))
+            .collect();
         if self.desc {
             expected.reverse();
         }
@@ -323,7 +428,15 @@ impl Harness {
         assert_eq!(got_rows, expected, "partition {a} at now={} (lo={lo} hi={hi} full={full} reversed={reversed} limit={limit:?})", self.now);
         let got_static: BTreeMap<u32, Vec<u8>> = got
             .and_then(|p| p.static_row)
-            .map(|r| r.columns.iter().filter_map(|(c, d)| match d { ColumnData::Simple(cell) => Some((*c, cell.value.to_vec())), _ => None }).collect())
+            .map(|r| {
+                r.columns
+                    .iter()
+                    .filter_map(|(c, d)| match d {
+                        ColumnData::Simple(cell) => Some((*c, cell.value.to_vec())),
+                        _ => None,
+                    })
+                    .collect()
+            })
             .unwrap_or_default();
         assert_eq!(got_static, statics, "static row of partition {a}");
     }
@@ -341,7 +454,13 @@ impl Harness {
             .collect();
         let got: Vec<DecoratedKey> = self
             .db()
-            .scan("ks", "m", PartitionPos::TokenStart(Token::MIN), None, ReadCommand::all(now))
+            .scan(
+                "ks",
+                "m",
+                PartitionPos::TokenStart(Token::MIN),
+                None,
+                ReadCommand::all(now),
+            )
             .unwrap()
             .map(|p| p.unwrap().key)
             .collect();
@@ -365,12 +484,22 @@ impl Harness {
 }
 
 fn params(codec: Codec, chunk_kb: u32) -> CompressionParams {
-    CompressionParams { codec, chunk_length: chunk_kb * 1024, crc_check_chance: 1.0 }
+    CompressionParams {
+        codec,
+        chunk_length: chunk_kb * 1024,
+        crc_check_chance: 1.0,
+    }
 }
 
 #[test]
 fn oracle_every_codec() {
-    let codecs = [Codec::None, Codec::Lz4, Codec::Snappy, Codec::Deflate, Codec::Zstd { level: 3 }];
+    let codecs = [
+        Codec::None,
+        Codec::Lz4,
+        Codec::Snappy,
+        Codec::Deflate,
+        Codec::Zstd { level: 3 },
+    ];
     for (i, codec) in codecs.into_iter().enumerate() {
         let mut h = Harness::new(100 + i as u64, params(codec, 4), i % 2 == 1);
         h.run(3000);

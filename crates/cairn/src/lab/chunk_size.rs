@@ -66,7 +66,11 @@ fn schema(name: &str, chunk_kb: u32) -> TableSchema {
         .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
         .with_clustering("b", CqlType::Int, Order::Asc)
         .with_column("c", CqlType::Text, ColumnKind::Regular);
-    s.options.compression = CompressionParams { codec: Codec::Lz4, chunk_length: chunk_kb * 1024, crc_check_chance: 1.0 };
+    s.options.compression = CompressionParams {
+        codec: Codec::Lz4,
+        chunk_length: chunk_kb * 1024,
+        crc_check_chance: 1.0,
+    };
     s
 }
 
@@ -101,9 +105,11 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
     let mut cfg = DatabaseConfig::new(&db_dir);
     cfg.commitlog_segment_size = 32 << 20;
     let db = Database::open(cfg)?;
-    let ck = ClusteringLayout { columns: vec![(CqlType::Int, Order::Asc)] }
-        .encode_key(&[&0i32.to_be_bytes()])
-        .map_err(|e| anyhow::anyhow!("encoding clustering key: {e:?}"))?;
+    let ck = ClusteringLayout {
+        columns: vec![(CqlType::Int, Order::Asc)],
+    }
+    .encode_key(&[&0i32.to_be_bytes()])
+    .map_err(|e| anyhow::anyhow!("encoding clustering key: {e:?}"))?;
 
     let mut results = Vec::new();
     for chunk_kb in CHUNKS_KB {
@@ -116,10 +122,17 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
                 Row {
                     marker: Some(LivenessInfo::live(1)),
                     deletion: None,
-                    columns: vec![(2, ColumnData::Simple(Cell::live(1, v.clone().into_bytes().into())))],
+                    columns: vec![(
+                        2,
+                        ColumnData::Simple(Cell::live(1, v.clone().into_bytes().into())),
+                    )],
                 },
             );
-            db.apply(&[Mutation { table: id, key: pk(a as i32), update: p }])?;
+            db.apply(vec![Mutation {
+                table: id,
+                key: pk(a as i32),
+                update: p,
+            }])?;
         }
         db.flush(KEYSPACE, &name)?;
         let table = db.table(KEYSPACE, &name).context("table vanished")?;
@@ -127,11 +140,18 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
         let mut found = 0usize;
         for _ in 0..args.reads {
             let a = rng.gen_range(0..values.len()) as i32;
-            if db.read(KEYSPACE, &name, &pk(a), &ReadCommand::all(0))?.is_some() {
+            if db
+                .read(KEYSPACE, &name, &pk(a), &ReadCommand::all(0))?
+                .is_some()
+            {
                 found += 1;
             }
         }
-        anyhow::ensure!(found == args.reads, "only {found} of {} reads found their partition", args.reads);
+        anyhow::ensure!(
+            found == args.reads,
+            "only {found} of {} reads found their partition",
+            args.reads
+        );
         let after = table.stats()?;
         let reads = args.reads.max(1) as f64;
         // Per GiB of payload, which is the same for every table (the sstables' uncompressed
@@ -229,8 +249,14 @@ fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
             y_label: "bytes",
             xs: &xs,
             series: &[
-                plot::Series { label: "bytes read / read".into(), values: results.iter().map(|r| r.bytes_read_per_read).collect() },
-                plot::Series { label: "partition bytes (mean)".into(), values: results.iter().map(|r| r.partition_bytes_mean).collect() },
+                plot::Series {
+                    label: "bytes read / read".into(),
+                    values: results.iter().map(|r| r.bytes_read_per_read).collect(),
+                },
+                plot::Series {
+                    label: "partition bytes (mean)".into(),
+                    values: results.iter().map(|r| r.partition_bytes_mean).collect(),
+                },
             ],
         },
     )?;
@@ -242,10 +268,25 @@ fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
             y_label: "KiB per GiB",
             xs: &xs,
             series: &[
-                plot::Series { label: "total".into(), values: results.iter().map(|r| r.metadata_bytes_per_gib / 1024.0).collect() },
-                plot::Series { label: "chunk offsets".into(), values: results.iter().map(|r| r.offsets_per_gib / 1024.0).collect() },
-                plot::Series { label: "summary".into(), values: results.iter().map(|r| r.summary_per_gib / 1024.0).collect() },
-                plot::Series { label: "bloom".into(), values: results.iter().map(|r| r.bloom_per_gib / 1024.0).collect() },
+                plot::Series {
+                    label: "total".into(),
+                    values: results
+                        .iter()
+                        .map(|r| r.metadata_bytes_per_gib / 1024.0)
+                        .collect(),
+                },
+                plot::Series {
+                    label: "chunk offsets".into(),
+                    values: results.iter().map(|r| r.offsets_per_gib / 1024.0).collect(),
+                },
+                plot::Series {
+                    label: "summary".into(),
+                    values: results.iter().map(|r| r.summary_per_gib / 1024.0).collect(),
+                },
+                plot::Series {
+                    label: "bloom".into(),
+                    values: results.iter().map(|r| r.bloom_per_gib / 1024.0).collect(),
+                },
             ],
         },
     )?;

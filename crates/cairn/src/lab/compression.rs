@@ -13,7 +13,10 @@ use anyhow::{Context, Result};
 use cairn_engine::metrics::{IoCounters, ReadKind};
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::types::CqlType;
-use cairn_engine::model::{Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Partition, PartitionPos, Row, Slice, Token};
+use cairn_engine::model::{
+    Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Partition, PartitionPos, Row,
+    Slice, Token,
+};
 use cairn_engine::sstable::compression::{Codec, CompressionParams, Compressor};
 use cairn_engine::sstable::reader::SSTable;
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
@@ -99,8 +102,12 @@ impl RawResult {
 }
 
 fn ck(b: i32) -> Result<ClusteringKey> {
-    let layout = ClusteringLayout { columns: vec![(CqlType::Int, Order::Asc)] };
-    layout.encode_key(&[&b.to_be_bytes()]).map_err(|e| anyhow::anyhow!("encoding clustering key: {e:?}"))
+    let layout = ClusteringLayout {
+        columns: vec![(CqlType::Int, Order::Asc)],
+    };
+    layout
+        .encode_key(&[&b.to_be_bytes()])
+        .map_err(|e| anyhow::anyhow!("encoding clustering key: {e:?}"))
 }
 
 /// Builds the 10 partitions (sorted in writer order) and returns them with the payload size.
@@ -120,7 +127,10 @@ fn build_partitions(corpus: &[u8]) -> Result<(Vec<(DecoratedKey, Partition)>, u6
                 Row {
                     marker: Some(LivenessInfo::live(1)),
                     deletion: None,
-                    columns: vec![(2, ColumnData::Simple(Cell::live(1, value.into_bytes().into())))],
+                    columns: vec![(
+                        2,
+                        ColumnData::Simple(Cell::live(1, value.into_bytes().into())),
+                    )],
                 },
             );
         }
@@ -136,7 +146,8 @@ pub fn run(args: CompressionArgs) -> Result<()> {
     let corpus = corpus::load(args.corpus.as_deref(), args.mib << 20)?;
     println!("corpus: {} bytes", corpus.len());
     let (parts, payload_bytes) = build_partitions(&corpus)?;
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("creating {}", args.out.display()))?;
     let work = args.out.join("work");
 
     let mut raw = Vec::new();
@@ -179,7 +190,11 @@ fn measure_engine(
     work: &Path,
 ) -> Result<EngineResult> {
     let dir = work.join(format!("{}-{chunk_kb}", codec_label(codec)));
-    let params = CompressionParams { codec, chunk_length: chunk_kb * 1024, crc_check_chance: 1.0 };
+    let params = CompressionParams {
+        codec,
+        chunk_length: chunk_kb * 1024,
+        crc_check_chance: 1.0,
+    };
     let mut flush = Vec::new();
     let mut stalls = 0;
     let mut max_stall = 0u64;
@@ -209,13 +224,16 @@ fn measure_engine(
         let mut scanner = sst.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Query);
         let mut rows = 0;
         while let Some(entry) = scanner.next_entry()? {
-            for r in sst.rows(&entry, &Slice::all(), false, ReadKind::Query) {
+            for r in sst.rows(&entry, &Slice::all(), false, sst.cursor(ReadKind::Query)) {
                 r?;
                 rows += 1;
             }
         }
         scan.push(start.elapsed().as_secs_f64() * 1e3);
-        anyhow::ensure!(rows == expected_rows, "scan saw {rows} rows, expected {expected_rows}");
+        anyhow::ensure!(
+            rows == expected_rows,
+            "scan saw {rows} rows, expected {expected_rows}"
+        );
     }
     Ok(EngineResult {
         codec,
@@ -226,7 +244,11 @@ fn measure_engine(
         scan_ms: mean_std(&scan),
         stalls,
         // The largest single compress call, reported only when it was a stall.
-        max_stall_us: if stalls > 0 { max_stall as f64 / 1e3 } else { 0.0 },
+        max_stall_us: if stalls > 0 {
+            max_stall as f64 / 1e3
+        } else {
+            0.0
+        },
         offset_bytes_per_chunk,
     })
 }
@@ -297,7 +319,9 @@ fn write_reports(out: &Path, results: &[EngineResult], raw: &[RawResult]) -> Res
     }
     write_file(&out.join("compression.csv"), &csv)?;
 
-    let mut rcsv = String::from("codec,level,chunk_kb,input_bytes,compressed_bytes,ratio,compress_mb_s,decompress_mb_s\n");
+    let mut rcsv = String::from(
+        "codec,level,chunk_kb,input_bytes,compressed_bytes,ratio,compress_mb_s,decompress_mb_s\n",
+    );
     for r in raw {
         let (name, level) = codec_name(r.codec);
         writeln!(
@@ -358,18 +382,47 @@ fn write_reports(out: &Path, results: &[EngineResult], raw: &[RawResult]) -> Res
                 label: format!("{kb} KiB chunks"),
                 values: codecs()
                     .into_iter()
-                    .map(|c| results.iter().find(|r| r.codec == c && r.chunk_kb == kb).map(f).unwrap_or(0.0))
+                    .map(|c| {
+                        results
+                            .iter()
+                            .find(|r| r.codec == c && r.chunk_kb == kb)
+                            .map(f)
+                            .unwrap_or(0.0)
+                    })
                     .collect(),
             })
             .collect()
     };
     let charts: [(&str, &str, &str, Vec<plot::Series>); 3] = [
-        ("compression-ratio", "Compression ratio (higher is better)", "payload / on-disk bytes", series_of(&|r| r.payload_bytes as f64 / r.data_bytes as f64)),
-        ("compression-flush", "Flush time (lower is better)", "ms", series_of(&|r| r.flush_ms.0)),
-        ("compression-scan", "Full scan time (lower is better)", "ms", series_of(&|r| r.scan_ms.0)),
+        (
+            "compression-ratio",
+            "Compression ratio (higher is better)",
+            "payload / on-disk bytes",
+            series_of(&|r| r.payload_bytes as f64 / r.data_bytes as f64),
+        ),
+        (
+            "compression-flush",
+            "Flush time (lower is better)",
+            "ms",
+            series_of(&|r| r.flush_ms.0),
+        ),
+        (
+            "compression-scan",
+            "Full scan time (lower is better)",
+            "ms",
+            series_of(&|r| r.scan_ms.0),
+        ),
     ];
     for (file, title, y, series) in &charts {
-        plot::bar_chart(&out.join(file), &plot::BarChart { title, y_label: y, categories: &categories, series })?;
+        plot::bar_chart(
+            &out.join(file),
+            &plot::BarChart {
+                title,
+                y_label: y,
+                categories: &categories,
+                series,
+            },
+        )?;
     }
     Ok(())
 }

@@ -18,7 +18,10 @@ pub fn load(file: Option<&Path>, limit: usize) -> Result<Vec<u8>> {
         bail!("the corpus is empty");
     }
     if data.len() < limit {
-        eprintln!("note: corpus has only {} bytes (< {limit}); using all of it", data.len());
+        eprintln!(
+            "note: corpus has only {} bytes (< {limit}); using all of it",
+            data.len()
+        );
     }
     data.truncate(limit);
     Ok(data)
@@ -29,7 +32,9 @@ fn debian_changelogs(limit: usize) -> Result<Vec<u8>> {
     let docs = std::fs::read_dir("/usr/share/doc").context("listing /usr/share/doc")?;
     for pkg in docs {
         let pkg = pkg.context("listing /usr/share/doc")?.path();
-        let Ok(entries) = std::fs::read_dir(&pkg) else { continue };
+        let Ok(entries) = std::fs::read_dir(&pkg) else {
+            continue;
+        };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.starts_with("changelog") && name.ends_with(".gz") {
@@ -43,7 +48,10 @@ fn debian_changelogs(limit: usize) -> Result<Vec<u8>> {
     for p in &paths {
         let f = std::fs::File::open(p).with_context(|| format!("opening {}", p.display()))?;
         let mut buf = Vec::new();
-        if flate2::read::GzDecoder::new(f).read_to_end(&mut buf).is_err() {
+        if flate2::read::GzDecoder::new(f)
+            .read_to_end(&mut buf)
+            .is_err()
+        {
             eprintln!("note: skipping unreadable {}", p.display());
             continue;
         }

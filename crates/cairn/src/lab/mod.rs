@@ -47,6 +47,7 @@ pub fn fresh_dir(path: &std::path::Path) -> anyhow::Result<()> {
         std::fs::remove_dir_all(path)
             .map_err(|e| anyhow::anyhow!("removing {}: {e}", path.display()))?;
     }
-    std::fs::create_dir_all(path).map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
+    std::fs::create_dir_all(path)
+        .map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
     Ok(())
 }

@@ -25,7 +25,9 @@ const COLORS: [RGBColor; 6] = [
 fn has_font() -> bool {
     static FONT: OnceLock<bool> = OnceLock::new();
     *FONT.get_or_init(|| {
-        let Ok(bytes) = std::fs::read(FONT_PATH) else { return false };
+        let Ok(bytes) = std::fs::read(FONT_PATH) else {
+            return false;
+        };
         // plotters keeps a 'static reference to the font bytes.
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
@@ -82,8 +84,15 @@ pub fn line_chart(base: &Path, chart: &LineChart) -> Result<()> {
 }
 
 fn y_max(series: &[Series], headroom: f64) -> f64 {
-    let m = series.iter().flat_map(|s| s.values.iter().copied()).fold(0.0f64, f64::max);
-    if m > 0.0 { m * headroom } else { 1.0 }
+    let m = series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .fold(0.0f64, f64::max);
+    if m > 0.0 {
+        m * headroom
+    } else {
+        1.0
+    }
 }
 
 fn draw_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &BarChart) -> Result<()> {
@@ -93,7 +102,9 @@ fn draw_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &BarChart) -> 
     // Headroom above the tallest bar for the legend.
     let ymax = y_max(c.series, 1.3);
     let mut b = ChartBuilder::on(&root);
-    b.margin(15).x_label_area_size(40).y_label_area_size(if text { 70 } else { 10 });
+    b.margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(if text { 70 } else { 10 });
     if text {
         b.caption(c.title, ("sans-serif", 22));
     }
@@ -117,9 +128,9 @@ fn draw_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &BarChart) -> 
         });
         let drawn = chart.draw_series(bars).map_err(err)?;
         if text {
-            drawn
-                .label(s.label.clone())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+            drawn.label(s.label.clone()).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
+            });
         }
     }
     if text {
@@ -131,10 +142,12 @@ fn draw_bars<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &BarChart) -> 
             .position(SeriesLabelPosition::UpperRight)
             .draw()
             .map_err(err)?;
-        let style = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+        let style =
+            TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
         for (ci, name) in c.categories.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(ci as f64 + 0.5, 0.0));
-            root.draw(&Text::new(name.clone(), (px, py + 6), style.clone())).map_err(err)?;
+            root.draw(&Text::new(name.clone(), (px, py + 6), style.clone()))
+                .map_err(err)?;
         }
     }
     root.present().map_err(err)?;
@@ -146,7 +159,11 @@ fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -
     root.fill(&WHITE).map_err(err)?;
     let xmin = c.xs.iter().copied().fold(f64::INFINITY, f64::min);
     let xmax = c.xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (xmin, xmax) = if xmin < xmax { (xmin, xmax) } else { (xmin - 1.0, xmin + 1.0) };
+    let (xmin, xmax) = if xmin < xmax {
+        (xmin, xmax)
+    } else {
+        (xmin - 1.0, xmin + 1.0)
+    };
     let ymax = y_max(c.series, 1.1);
     let mut b = ChartBuilder::on(&root);
     b.margin(15)
@@ -156,7 +173,9 @@ fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -
         b.caption(c.title, ("sans-serif", 22));
     }
     // Log2 x axis: chunk sizes are powers of two.
-    let mut chart = b.build_cartesian_2d((xmin..xmax).log_scale(), 0.0..ymax).map_err(err)?;
+    let mut chart = b
+        .build_cartesian_2d((xmin..xmax).log_scale(), 0.0..ymax)
+        .map_err(err)?;
     let mut mesh = chart.configure_mesh();
     if text {
         mesh.x_desc(c.x_label)
@@ -171,11 +190,13 @@ fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -
     for (si, s) in c.series.iter().enumerate() {
         let color = COLORS[si % COLORS.len()];
         let pts: Vec<(f64, f64)> = c.xs.iter().copied().zip(s.values.iter().copied()).collect();
-        let drawn = chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2))).map_err(err)?;
+        let drawn = chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+            .map_err(err)?;
         if text {
-            drawn
-                .label(s.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
+            drawn.label(s.label.clone()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
         }
         chart
             .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))

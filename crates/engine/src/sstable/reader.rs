@@ -433,13 +433,14 @@ impl SSTable {
         r.map_err(corrupt(&self.path(Component::Data), pos))
     }
 
-    /// Iterates the partition's rows in `slice`, forward or reversed, reading lazily.
+    /// Iterates the partition's rows in `slice`, forward or reversed, reading lazily. Pass the
+    /// cursor that read the header, so the chunk it holds is not read again.
     pub fn rows(
         self: &Arc<Self>,
         entry: &IndexEntry,
         slice: &Slice,
         reversed: bool,
-        kind: ReadKind,
+        cursor: DataCursor,
     ) -> RowIter {
         let mut ranges = slice.ranges().to_vec();
         if reversed {
@@ -451,7 +452,7 @@ impl SSTable {
             ranges,
             range_idx: 0,
             reversed,
-            cursor: self.cursor(kind),
+            cursor,
             pending: VecDeque::new(),
             row_index: None,
             block: None,
