@@ -47,15 +47,17 @@ impl Memtable {
             min_ts = min_ts.min(t);
             max_ts = max_ts.max(t);
         });
-        let entry = match self.partitions.get(key) {
-            Some(e) => e,
-            None => {
-                charge += PARTITION_OVERHEAD + key.key.len();
-                self.partitions
-                    .get_or_insert(key.clone(), Mutex::new(Partition::default()))
-            }
-        };
-        entry.value().lock().merge(update);
+        // One skip-list search whether the partition exists or not; a partition that is still
+        // empty under its lock is one we just created, and pays the per-partition overhead.
+        let entry = self
+            .partitions
+            .get_or_insert_with(key.clone(), || Mutex::new(Partition::default()));
+        let mut partition = entry.value().lock();
+        if partition.is_empty() {
+            charge += PARTITION_OVERHEAD + key.key.len();
+        }
+        partition.merge(update);
+        drop(partition);
         self.bytes.fetch_add(charge, Ordering::Relaxed);
         self.min_timestamp.fetch_min(min_ts, Ordering::Relaxed);
         self.max_timestamp.fetch_max(max_ts, Ordering::Relaxed);

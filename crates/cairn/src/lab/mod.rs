@@ -7,6 +7,7 @@ pub mod chunk_size;
 pub mod compression;
 pub mod corpus;
 pub mod plot;
+pub mod write;
 
 use clap::Subcommand;
 
@@ -17,6 +18,8 @@ pub enum LabCommand {
     Compression(compression::CompressionArgs),
     /// Chunk size vs bytes read per small-partition read and metadata memory.
     ChunkSize(chunk_size::ChunkSizeArgs),
+    /// Embedded write throughput and CPU per insert, periodic and batch commitlog modes.
+    Write(write::WriteArgs),
 }
 
 /// Runs one lab.
@@ -24,6 +27,7 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
     match cmd {
         LabCommand::Compression(a) => compression::run(a),
         LabCommand::ChunkSize(a) => chunk_size::run(a),
+        LabCommand::Write(a) => write::run(a),
     }
 }
 
