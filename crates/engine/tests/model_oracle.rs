@@ -33,6 +33,9 @@ const S: u32 = 2;
 const C1: u32 = 3;
 const C2: u32 = 4;
 
+/// Live cells of a row by column id.
+type Cells = BTreeMap<u32, Vec<u8>>;
+
 #[derive(Clone, Debug)]
 struct Write {
     ts: i64,
@@ -65,14 +68,8 @@ fn live_cell(writes: &[Write], shadow: i64, now: u32) -> Option<Vec<u8>> {
 }
 
 impl OraclePartition {
-    /// Live (b, marker_live, cells) rows and live static cells at `now`.
-    fn read(
-        &self,
-        now: u32,
-    ) -> (
-        BTreeMap<u32, Vec<u8>>,
-        BTreeMap<i32, BTreeMap<u32, Vec<u8>>>,
-    ) {
+    /// Live static cells and live rows (b → cells) at `now`.
+    fn read(&self, now: u32) -> (Cells, BTreeMap<i32, Cells>) {
         let pdel = self.deletions.iter().copied().max().unwrap_or(i64::MIN);
         let statics = self
             .statics
