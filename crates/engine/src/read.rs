@@ -142,9 +142,11 @@ impl Snapshot {
                 // Everything in this sstable is older than a partition tombstone we hold.
                 continue;
             }
+            // Skip by clustering range (rows and range-tombstone bounds) when neither the static
+            // row nor a partition tombstone can matter.
             if !cmd.include_static
                 && sst.stats.max_partition_deletion == i64::MIN
-                && sst.stats.row_count > 0
+                && !sst.stats.max_clustering.is_empty()
                 && !cmd
                     .slice
                     .overlaps_keys(&sst.stats.min_clustering, &sst.stats.max_clustering)

@@ -205,3 +205,58 @@ fn large_partition_reads_one_block_for_one_row() {
     assert_eq!(p.rows[0].0, ck(4999));
     assert_eq!(p.rows[4999].0, ck(0));
 }
+
+#[test]
+fn clustering_skip_keeps_range_tombstones_of_other_sstables() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(cfg(dir.path())).unwrap();
+    let id = db.create_table(kv_schema()).unwrap().schema().id;
+    // sstable 1: rows 10..20 of partition 1.
+    for b in 10..20 {
+        db.apply(vec![Mutation {
+            table: id,
+            key: pk(1),
+            update: insert(b, "old", 10),
+        }])
+        .unwrap();
+    }
+    db.flush("ks", "t").unwrap();
+    // sstable 2: rows 0..3 of partition 2, and a range tombstone over b in [10, 20) of partition 1.
+    for b in 0..3 {
+        db.apply(vec![Mutation {
+            table: id,
+            key: pk(2),
+            update: insert(b, "x", 11),
+        }])
+        .unwrap();
+    }
+    let mut p = Partition::default();
+    p.range_tombstones
+        .push(cairn_engine::model::RangeTombstone {
+            range: cairn_engine::model::ClusteringRange {
+                start: ck(10).0,
+                end: ck(20).0,
+            },
+            deletion: DeletionTime {
+                marked_at: 12,
+                local_deletion_time: 100,
+            },
+        });
+    db.apply(vec![Mutation {
+        table: id,
+        key: pk(1),
+        update: p,
+    }])
+    .unwrap();
+    db.flush("ks", "t").unwrap();
+    let mut cmd = ReadCommand::all(0);
+    cmd.include_static = false;
+    cmd.slice = cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange {
+        start: ck(12).0,
+        end: ck(15).0,
+    }]);
+    assert!(
+        db.read("ks", "t", &pk(1), &cmd).unwrap().is_none(),
+        "deleted rows came back"
+    );
+}

@@ -242,6 +242,9 @@ impl SSTableWriter {
             for rt in rts {
                 put_range_tombstone(&mut buf, rt, base);
                 note_deletion(s, &rt.deletion);
+                // Reads skip sstables by clustering range: the range must cover tombstones too.
+                note_clustering(s, &rt.range.start);
+                note_clustering(s, &rt.range.end);
             }
         }
         let header_len = buf.len() as u64;
@@ -285,13 +288,7 @@ impl SSTableWriter {
         put_row(&mut cur.buf, row, base);
         cur.cells += note_row(&mut self.stats, row);
         self.stats.row_count += 1;
-        let s = &mut self.stats;
-        if s.min_clustering.is_empty() || ck.0 < s.min_clustering {
-            s.min_clustering = ck.0.clone();
-        }
-        if ck.0 > s.max_clustering {
-            s.max_clustering = ck.0.clone();
-        }
+        note_clustering(&mut self.stats, &ck.0);
         cur.last_row = Some(ck.clone());
         if cur.buf.len() >= SPILL_THRESHOLD {
             let data = self.data.as_mut().ok_or(Error::Closed)?;
@@ -530,6 +527,16 @@ fn write_synced(path: &Path, data: &[u8]) -> Result<u64> {
         .and_then(|()| f.sync_data())
         .with_path(path)?;
     Ok(data.len() as u64)
+}
+
+/// Widens the sstable's clustering range to include `pos` (a key or a tombstone bound).
+fn note_clustering(s: &mut SSTableStats, pos: &Bytes) {
+    if s.min_clustering.is_empty() || *pos < s.min_clustering {
+        s.min_clustering = pos.clone();
+    }
+    if *pos > s.max_clustering {
+        s.max_clustering = pos.clone();
+    }
 }
 
 fn note_deletion(s: &mut SSTableStats, d: &DeletionTime) {
