@@ -336,7 +336,6 @@ impl SSTableWriter {
         let mut rows_ref = (0u64, 0u32);
         if cur.blocks.len() > 1 {
             let mut w = PagedIndexWriter::new(self.opts.index_page_size, self.rows_offset);
-            let rows_path = component_path(&self.dir, self.generation, Component::Rows);
             let n = cur.blocks.len();
             for i in 0..n {
                 let (first, off) = &cur.blocks[i];
@@ -345,33 +344,18 @@ impl SSTableWriter {
                 put_uvarint(&mut v, *off);
                 put_uvarint(&mut v, end - off);
                 if let Some(page) = w.add(first, &v) {
-                    self.rows_file
-                        .as_mut()
-                        .ok_or(Error::Closed)?
-                        .write_all(&page)
-                        .with_path(&rows_path)?;
-                    self.rows_offset += page.len() as u64;
+                    self.append_rows(&page)?;
                 }
             }
             let (last, summary) = w.finish();
             if let Some(page) = last {
-                self.rows_file
-                    .as_mut()
-                    .ok_or(Error::Closed)?
-                    .write_all(&page)
-                    .with_path(&rows_path)?;
-                self.rows_offset += page.len() as u64;
+                self.append_rows(&page)?;
             }
             let mut enc = Vec::new();
             summary.encode(&mut enc);
             let enc = crate::io::with_crc(enc);
-            self.rows_file
-                .as_mut()
-                .ok_or(Error::Closed)?
-                .write_all(&enc)
-                .with_path(&rows_path)?;
             rows_ref = (self.rows_offset, enc.len() as u32);
-            self.rows_offset += enc.len() as u64;
+            self.append_rows(&enc)?;
         }
 
         let mut v = Vec::with_capacity(24);
@@ -401,6 +385,15 @@ impl SSTableWriter {
         s.cells_per_partition.add(cur.cells);
         s.last_key = cur.key.clone();
         self.last_key = Some(cur.key);
+        Ok(())
+    }
+
+    /// Appends bytes to `Rows.db`, keeping `rows_offset` in step.
+    fn append_rows(&mut self, bytes: &[u8]) -> Result<()> {
+        let path = component_path(&self.dir, self.generation, Component::Rows);
+        let file = self.rows_file.as_mut().ok_or(Error::Closed)?;
+        file.write_all(bytes).with_path(&path)?;
+        self.rows_offset += bytes.len() as u64;
         Ok(())
     }
 
