@@ -15,7 +15,8 @@ use crate::model::{
     ClusteringKey, ColumnId, DecoratedKey, DeletionTime, NowSecs, Partition, PartitionPos,
     RangeTombstone, Row, Slice, Token,
 };
-use crate::sstable::reader::{IndexEntry, IndexScanner, SSTable};
+use crate::sstable::reader::{DataCursor, IndexEntry, IndexScanner, RowIter, SSTable};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// What to read from a partition.
@@ -69,7 +70,27 @@ pub struct Snapshot {
     pub sstables: Vec<Arc<SSTable>>,
 }
 
-type RowStream = Box<dyn Iterator<Item = Result<(ClusteringKey, Row)>>>;
+/// Where a partition's rows come from during a merge.
+enum RowStream {
+    /// Rows copied out of a memtable, already in read order.
+    Memtable(std::vec::IntoIter<(ClusteringKey, Row)>),
+    /// Rows read lazily from an sstable (with the sstable's generation).
+    SSTable(u64, RowIter),
+}
+
+impl Iterator for RowStream {
+    type Item = Result<(ClusteringKey, Row)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            RowStream::Memtable(it) => it.next().map(Ok),
+            RowStream::SSTable(_, it) => it.next(),
+        }
+    }
+}
+
+/// Scan cursors kept per sstable generation across the partitions of a scan.
+type Cursors = HashMap<u64, DataCursor>;
 
 fn slice_of(p: &Partition, cmd: &ReadCommand) -> Partition {
     let mut out = Partition {
@@ -110,14 +131,17 @@ impl Snapshot {
             .map(|s| (Arc::clone(s), None))
             .collect();
         sstables.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
-        self.merge(key, sstables, cmd)
+        self.merge(key, sstables, cmd, None)
     }
 
+    /// Merges one partition from the memtables and the given sstables (newest first). Scans
+    /// pass `cursors` so each sstable keeps one read-ahead cursor across partitions.
     fn merge(
         &self,
         key: &DecoratedKey,
         sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)>,
         cmd: &ReadCommand,
+        mut cursors: Option<&mut Cursors>,
     ) -> Result<Option<PartitionResult>> {
         let mut deletion: Option<DeletionTime> = None;
         let mut static_row: Option<Row> = None;
@@ -130,11 +154,11 @@ impl Snapshot {
                 merge_static(&mut static_row, p.static_row);
                 rts.extend(p.range_tombstones);
                 let rows: Vec<_> = if cmd.reversed {
-                    p.rows.into_iter().rev().map(Ok).collect()
+                    p.rows.into_iter().rev().collect()
                 } else {
-                    p.rows.into_iter().map(Ok).collect()
+                    p.rows.into_iter().collect()
                 };
-                streams.push(Box::new(rows.into_iter()));
+                streams.push(RowStream::Memtable(rows.into_iter()));
             }
         }
         for (sst, entry) in sstables {
@@ -160,7 +184,12 @@ impl Snapshot {
                     None => continue,
                 },
             };
-            let mut cur = sst.cursor(ReadKind::Query);
+            let mut cur = match cursors.as_deref_mut() {
+                Some(c) => c
+                    .remove(&sst.generation)
+                    .unwrap_or_else(|| sst.scan_cursor(ReadKind::Query)),
+                None => sst.cursor(ReadKind::Query),
+            };
             let header = sst.read_header(&entry, &mut cur)?;
             deletion = DeletionTime::max(deletion, header.deletion);
             if cmd.include_static {
@@ -172,7 +201,10 @@ impl Snapshot {
                     .into_iter()
                     .filter(|rt| cmd.slice.intersects(&rt.range)),
             );
-            streams.push(Box::new(sst.rows(&entry, &cmd.slice, cmd.reversed, cur)));
+            streams.push(RowStream::SSTable(
+                sst.generation,
+                sst.rows(&entry, &cmd.slice, cmd.reversed, cur),
+            ));
         }
 
         let static_row = static_row.and_then(|mut s| {
@@ -204,6 +236,13 @@ impl Snapshot {
                 rows.push((ck, live));
             }
         }
+        if let Some(c) = cursors {
+            for stream in merger.streams {
+                if let RowStream::SSTable(generation, it) = stream {
+                    c.insert(generation, it.into_cursor());
+                }
+            }
+        }
         if static_row.is_none() && rows.is_empty() {
             return Ok(None);
         }
@@ -232,6 +271,7 @@ impl Snapshot {
             end_token,
             cmd,
             scanners,
+            cursors: HashMap::new(),
             done: false,
         }
     }
@@ -316,6 +356,7 @@ pub struct ScanIter {
     end_token: Option<Token>,
     cmd: ReadCommand,
     scanners: Vec<(IndexScanner, Option<IndexEntry>)>,
+    cursors: Cursors,
     done: bool,
 }
 
@@ -361,7 +402,10 @@ impl ScanIter {
             }
             entries.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
             self.pos = PartitionPos::After(key.clone());
-            if let Some(p) = self.snapshot.merge(&key, entries, &self.cmd)? {
+            if let Some(p) =
+                self.snapshot
+                    .merge(&key, entries, &self.cmd, Some(&mut self.cursors))?
+            {
                 return Ok(Some(p));
             }
         }

@@ -548,54 +548,138 @@ impl ChunkedReader {
         stats: &mut CodecStats,
     ) -> Result<u64> {
         out.clear();
-        let Some((offset, disk_len)) = self.offsets.chunk_range(i) else {
-            return Err(Error::corruption(
+        let (offset, disk_len) = self.chunk_range_checked(i)?;
+        let mut buf = std::mem::take(&mut decompressor.scratch);
+        buf.clear();
+        buf.resize(disk_len as usize, 0);
+        let result = self
+            .read_exact(&mut buf, offset)
+            .and_then(|()| self.decode_chunk(i, offset, &buf, decompressor, out, stats));
+        decompressor.scratch = buf;
+        result.map(|()| u64::from(disk_len))
+    }
+
+    /// Reads chunk `i` through `window`: when the chunk is not in it, one `pread` refills the
+    /// window with the chunk and the chunks after it (up to the window's size), so a
+    /// sequential reader makes one system call per window instead of one per chunk. Returns
+    /// the bytes read from disk (0 when the chunk came from the window).
+    pub fn read_chunk_ahead(
+        &self,
+        i: usize,
+        window: &mut ReadWindow,
+        decompressor: &mut Compressor,
+        out: &mut Vec<u8>,
+    ) -> Result<u64> {
+        out.clear();
+        let (offset, disk_len) = self.chunk_range_checked(i)?;
+        let end = offset + u64::from(disk_len);
+        let mut read = 0;
+        if offset < window.start || end > window.start + window.bytes.len() as u64 {
+            let want = (disk_len as usize).max(window.size);
+            let len = (self.offsets.total_len().saturating_sub(offset) as usize)
+                .min(want)
+                .max(disk_len as usize);
+            window.bytes.clear();
+            window.bytes.resize(len, 0);
+            window.start = offset;
+            if let Err(e) = self.read_exact(&mut window.bytes, offset) {
+                window.bytes.clear();
+                return Err(e);
+            }
+            read = len as u64;
+        }
+        let from = (offset - window.start) as usize;
+        let raw = window
+            .bytes
+            .get(from..from + disk_len as usize)
+            .ok_or_else(|| Error::corruption(&self.path, offset, CorruptionKind::Truncated))?;
+        let mut stats = CodecStats::default();
+        self.decode_chunk(i, offset, raw, decompressor, out, &mut stats)?;
+        Ok(read)
+    }
+
+    fn chunk_range_checked(&self, i: usize) -> Result<(u64, u32)> {
+        match self.offsets.chunk_range(i) {
+            Some((offset, disk_len)) if disk_len >= CRC_LEN => Ok((offset, disk_len)),
+            Some((offset, _)) => Err(Error::corruption(
+                &self.path,
+                offset,
+                CorruptionKind::Invalid("chunk length"),
+            )),
+            None => Err(Error::corruption(
                 &self.path,
                 self.offsets.total_len(),
                 CorruptionKind::Invalid("chunk index beyond the end of the data"),
-            ));
-        };
+            )),
+        }
+    }
+
+    fn read_exact(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.file.read_exact_at(buf, offset).map_err(|e| {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                Error::corruption(&self.path, offset, CorruptionKind::Truncated)
+            } else {
+                Error::io(&self.path, e)
+            }
+        })
+    }
+
+    /// Verifies the CRC of chunk `i`'s on-disk bytes `raw` (read at `offset`) and decompresses
+    /// them into `out`.
+    fn decode_chunk(
+        &self,
+        i: usize,
+        offset: u64,
+        raw: &[u8],
+        decompressor: &mut Compressor,
+        out: &mut Vec<u8>,
+        stats: &mut CodecStats,
+    ) -> Result<()> {
         let corrupt = |kind| Error::corruption(&self.path, offset, kind);
         let chunk_start = (i as u64).saturating_mul(u64::from(self.chunk_length));
         let expect = self
             .uncompressed_len
             .saturating_sub(chunk_start)
             .min(u64::from(self.chunk_length)) as usize;
-        if disk_len < CRC_LEN {
+        let Some(split) = raw.len().checked_sub(CRC_LEN as usize) else {
             return Err(corrupt(CorruptionKind::Invalid("chunk length")));
-        }
-
-        let mut buf = std::mem::take(&mut decompressor.scratch);
-        buf.clear();
-        buf.resize(disk_len as usize, 0);
-        let read = self.file.read_exact_at(&mut buf, offset);
-        let result = match read {
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                Err(corrupt(CorruptionKind::Truncated))
-            }
-            Err(e) => Err(Error::io(&self.path, e)),
-            Ok(()) => {
-                let (data, crc) = buf.split_at(buf.len() - CRC_LEN as usize);
-                let stored = crc
-                    .first_chunk::<4>()
-                    .map(|b| u32::from_le_bytes(*b))
-                    .unwrap_or(0);
-                let actual = crc32fast::hash(data);
-                if stored != actual {
-                    Err(corrupt(CorruptionKind::ChecksumMismatch {
-                        expected: stored,
-                        actual,
-                    }))
-                } else {
-                    let start = Instant::now();
-                    let r = decompressor.decompress(data, expect, out);
-                    stats.record(elapsed_nanos(start));
-                    r.map(|()| u64::from(disk_len)).map_err(corrupt)
-                }
-            }
         };
-        decompressor.scratch = buf;
-        result
+        let (data, crc) = raw.split_at(split);
+        let stored = crc
+            .first_chunk::<4>()
+            .map(|b| u32::from_le_bytes(*b))
+            .unwrap_or(0);
+        let actual = crc32fast::hash(data);
+        if stored != actual {
+            return Err(corrupt(CorruptionKind::ChecksumMismatch {
+                expected: stored,
+                actual,
+            }));
+        }
+        let start = Instant::now();
+        let r = decompressor.decompress(data, expect, out);
+        stats.record(elapsed_nanos(start));
+        r.map_err(corrupt)
+    }
+}
+
+/// Compressed bytes of consecutive chunks read with one `pread` (see
+/// [`ChunkedReader::read_chunk_ahead`]).
+#[derive(Debug, Default)]
+pub struct ReadWindow {
+    start: u64,
+    bytes: Vec<u8>,
+    size: usize,
+}
+
+impl ReadWindow {
+    /// A window that reads `size` bytes at a time.
+    pub fn new(size: usize) -> Self {
+        ReadWindow {
+            start: 0,
+            bytes: Vec::new(),
+            size,
+        }
     }
 }
 
@@ -685,6 +769,72 @@ mod tests {
             all.extend_from_slice(&out);
         }
         all
+    }
+
+    #[test]
+    fn read_ahead_matches_single_chunk_reads_and_reads_once_per_window() {
+        for codec in codecs() {
+            let params = CompressionParams {
+                codec,
+                chunk_length: 4 * KIB,
+                crc_check_chance: 1.0,
+            };
+            let data = structured(200 * 1024 + 13, 9);
+            let (tmp, s) = write_file(&data, &params);
+            let r = reader(&tmp, &s, &params).unwrap();
+            let mut window = ReadWindow::new(32 * 1024);
+            let mut dec = Compressor::new(codec);
+            let (mut all, mut out, mut read, mut syscalls) = (Vec::new(), Vec::new(), 0, 0);
+            for i in 0..r.chunk_count() {
+                let n = r
+                    .read_chunk_ahead(i, &mut window, &mut dec, &mut out)
+                    .unwrap();
+                if n > 0 {
+                    syscalls += 1;
+                }
+                read += n;
+                all.extend_from_slice(&out);
+            }
+            assert_eq!(all, data, "{codec:?}");
+            assert!(read >= s.compressed_len, "every byte is read at least once");
+            let windows = s.compressed_len.div_ceil(32 * 1024) as usize;
+            assert!(
+                syscalls <= windows + 1,
+                "{syscalls} reads for {windows} windows"
+            );
+            // Going back re-reads; a damaged chunk is reported at its offset.
+            assert!(
+                r.read_chunk_ahead(0, &mut window, &mut dec, &mut out)
+                    .unwrap()
+                    > 0
+            );
+        }
+    }
+
+    #[test]
+    fn read_ahead_reports_a_corrupt_chunk_at_its_offset() {
+        let params = CompressionParams::default();
+        let data = structured(64 * 1024, 3);
+        let (tmp, s) = write_file(&data, &params);
+        let (off5, _) = s.offsets.chunk_range(5).unwrap();
+        let mut bytes = std::fs::read(tmp.path()).unwrap();
+        bytes[off5 as usize + 1] ^= 0xFF;
+        std::fs::write(tmp.path(), &bytes).unwrap();
+        let r = reader(&tmp, &s, &params).unwrap();
+        let mut window = ReadWindow::new(1 << 20);
+        let mut dec = Compressor::new(params.codec);
+        let mut out = Vec::new();
+        for i in 0..r.chunk_count() {
+            let res = r.read_chunk_ahead(i, &mut window, &mut dec, &mut out);
+            if i == 5 {
+                match res {
+                    Err(Error::Corruption { offset, .. }) => assert_eq!(offset, off5),
+                    other => panic!("expected corruption, got {other:?}"),
+                }
+            } else {
+                res.unwrap();
+            }
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! `Arc<SSTable>` is dropped, so a reader that holds it keeps reading consistent data.
 
 use super::bloom::BloomFilter;
-use super::chunked::{ChunkOffsets, ChunkedReader};
+use super::chunked::{ChunkOffsets, ChunkedReader, ReadWindow};
 use super::compression::{CompressionParams, Compressor};
 use super::format::*;
 use super::index::{Page, Summary};
@@ -302,13 +302,23 @@ impl SSTable {
         }
     }
 
-    /// A cursor for reading the data stream.
+    /// A cursor for point reads: reads exactly the chunks it needs.
     pub fn cursor(&self, kind: ReadKind) -> DataCursor {
         DataCursor {
             chunk: None,
             buf: Vec::new(),
             decomp: Compressor::new(self.compression.codec),
             kind,
+            window: None,
+        }
+    }
+
+    /// A cursor for sequential reads (scans, compaction): reads ahead [`SCAN_READ_AHEAD`]
+    /// bytes of chunks per system call.
+    pub fn scan_cursor(&self, kind: ReadKind) -> DataCursor {
+        DataCursor {
+            window: Some(ReadWindow::new(SCAN_READ_AHEAD)),
+            ..self.cursor(kind)
         }
     }
 
@@ -331,7 +341,12 @@ impl SSTable {
             if cur.chunk != Some(ci) {
                 cur.chunk = None;
                 cur.buf.clear();
-                let n = self.data.read_chunk(ci, &mut cur.decomp, &mut cur.buf)?;
+                let n = match cur.window.as_mut() {
+                    Some(w) => self
+                        .data
+                        .read_chunk_ahead(ci, w, &mut cur.decomp, &mut cur.buf)?,
+                    None => self.data.read_chunk(ci, &mut cur.decomp, &mut cur.buf)?,
+                };
                 self.io.add_read(cur.kind, n);
                 self.io.add_chunk_read();
                 cur.chunk = Some(ci);
@@ -523,12 +538,16 @@ impl Drop for SSTable {
     }
 }
 
+/// Bytes a scan cursor reads per system call.
+pub const SCAN_READ_AHEAD: usize = 256 * 1024;
+
 /// Decompression state for reading one sstable's data stream.
 pub struct DataCursor {
     chunk: Option<usize>,
     buf: Vec<u8>,
     decomp: Compressor,
     kind: ReadKind,
+    window: Option<ReadWindow>,
 }
 
 struct RowIndexState {
@@ -695,6 +714,11 @@ impl RowIter {
     fn next_range(&mut self) {
         self.range_idx += 1;
         self.block = None;
+    }
+
+    /// The cursor, for the next partition of a scan (keeps its read-ahead window).
+    pub fn into_cursor(self) -> DataCursor {
+        self.cursor
     }
 }
 
