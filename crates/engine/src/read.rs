@@ -75,7 +75,7 @@ enum RowStream {
     /// Rows copied out of a memtable, already in read order.
     Memtable(std::vec::IntoIter<(ClusteringKey, Row)>),
     /// Rows read lazily from an sstable (with the sstable's generation).
-    SSTable(u64, RowIter),
+    SSTable(u64, Box<RowIter>),
 }
 
 impl Iterator for RowStream {
@@ -203,7 +203,7 @@ impl Snapshot {
             );
             streams.push(RowStream::SSTable(
                 sst.generation,
-                sst.rows(&entry, &cmd.slice, cmd.reversed, cur),
+                Box::new(sst.rows(&entry, &cmd.slice, cmd.reversed, cur)),
             ));
         }
 
