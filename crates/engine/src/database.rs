@@ -12,7 +12,7 @@
 //! A crash at any point of startup leaves the same data to recover again.
 
 use crate::commitlog::{self, Commitlog, CommitlogConfig, ReplayReport, SyncMode};
-use crate::error::{CorruptionKind, Error, IoResultExt, Result};
+use crate::error::{Error, IoResultExt, Result};
 use crate::metrics::WriteKind;
 use crate::model::mutation::{decode_batch, encode_batch};
 use crate::model::Mutation;
@@ -139,9 +139,10 @@ impl Database {
                         "undecodable commitlog record: {:?}",
                         e.kind
                     );
-                    recovery
-                        .undecodable_records
-                        .push((config.commitlog_dir.clone(), u64::from(pos.offset)));
+                    recovery.undecodable_records.push((
+                        commitlog::segment_path(&config.commitlog_dir, pos.segment_id),
+                        u64::from(pos.offset),
+                    ));
                     return Ok(());
                 }
             };
@@ -507,9 +508,4 @@ impl Drop for Database {
             tracing::error!("commitlog sync at close failed: {e}");
         }
     }
-}
-
-/// Maps a commitlog decode failure to an error (used by tools).
-pub fn corrupt_record(path: PathBuf, offset: u64) -> Error {
-    Error::corruption(path, offset, CorruptionKind::Invalid("commitlog mutation"))
 }

@@ -74,6 +74,11 @@ use segment::{
 
 pub use replay::{replay, ReplayProblem, ReplayReport};
 
+/// Path of segment `id` in `dir` (names a segment in reports).
+pub fn segment_path(dir: &Path, id: u64) -> PathBuf {
+    segment::segment_path(dir, id)
+}
+
 /// Identifies a table (its schema UUID as a number).
 pub type TableId = u128;
 
