@@ -592,9 +592,12 @@ fn discard_completed_releases_exactly_the_flushed_segments() -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let disk = log.stats().disk_bytes;
+        // A spare being prepared may be renamed between listing and stat: skip vanished
+        // entries; the loop polls again.
         let on_disk: u64 = std::fs::read_dir(dir.path())
             .unwrap()
-            .map(|e| e.unwrap().metadata().unwrap().len())
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
             .sum();
         if disk == on_disk {
             break;
