@@ -124,10 +124,11 @@ fn slice_of(p: &Partition, cmd: &ReadCommand) -> Partition {
 impl Snapshot {
     /// Reads one partition; `None` when nothing live is selected.
     pub fn read(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
+        let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
         let mut sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)> = self
             .sstables
             .iter()
-            .filter(|s| s.may_contain(key))
+            .filter(|s| s.may_contain(key, hash))
             .map(|s| (Arc::clone(s), None))
             .collect();
         sstables.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));

@@ -80,6 +80,23 @@ struct Outcome {
     group: f64,
 }
 
+/// A fresh database in `dir` with the lab's table; returns it, the table id and the clustering
+/// key every insert uses.
+fn open_table(dir: PathBuf, sync: SyncMode) -> anyhow::Result<(Database, u128, ClusteringKey)> {
+    fresh_dir(&dir)?;
+    let mut cfg = DatabaseConfig::new(&dir);
+    cfg.commitlog_sync = sync;
+    let db = Database::open(cfg)?;
+    let table = db.create_table(schema())?;
+    let ck = table
+        .schema()
+        .clustering_layout()
+        .encode_key(&[&0i32.to_be_bytes()])?;
+    let id = table.schema().id;
+    drop(table);
+    Ok((db, id, ck))
+}
+
 fn now_micros() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -122,16 +139,12 @@ pub fn run(args: WriteArgs) -> anyhow::Result<()> {
 
     // Periodic mode, one writer.
     {
-        let dir = args.out.join("periodic");
-        fresh_dir(&dir)?;
-        let db = Database::open(DatabaseConfig::new(&dir))?;
-        let id = db.create_table(schema())?.schema().id;
-        let ck = db
-            .table("lab", "w")
-            .context("table")?
-            .schema()
-            .clustering_layout()
-            .encode_key(&[&0i32.to_be_bytes()])?;
+        let (db, id, ck) = open_table(
+            args.out.join("periodic"),
+            SyncMode::Periodic {
+                period: Duration::from_secs(10),
+            },
+        )?;
         let ts = now_micros();
         let (t0, c0, p0) = (
             Instant::now(),
@@ -164,18 +177,8 @@ pub fn run(args: WriteArgs) -> anyhow::Result<()> {
 
     // Batch mode, several writers: group commit.
     for threads in [1usize, 8, 32] {
-        let dir = args.out.join(format!("batch-{threads}"));
-        fresh_dir(&dir)?;
-        let mut cfg = DatabaseConfig::new(&dir);
-        cfg.commitlog_sync = SyncMode::Batch;
-        let db = Arc::new(Database::open(cfg)?);
-        let id = db.create_table(schema())?.schema().id;
-        let ck = db
-            .table("lab", "w")
-            .context("table")?
-            .schema()
-            .clustering_layout()
-            .encode_key(&[&0i32.to_be_bytes()])?;
+        let (db, id, ck) = open_table(args.out.join(format!("batch-{threads}")), SyncMode::Batch)?;
+        let db = Arc::new(db);
         let deadline = Instant::now() + Duration::from_secs(args.batch_secs);
         let (t0, p0) = (Instant::now(), cpu_time(libc::RUSAGE_SELF));
         let handles: Vec<_> = (0..threads)

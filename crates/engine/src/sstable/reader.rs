@@ -225,13 +225,14 @@ impl SSTable {
         self.deleted.store(true, Ordering::SeqCst);
     }
 
-    /// True when `key` may be in this sstable (key range, then bloom filter).
-    pub fn may_contain(&self, key: &DecoratedKey) -> bool {
+    /// True when `key` may be in this sstable (key range, then bloom filter). `hash` is
+    /// `murmur3_x64_128(key, 0)`, computed once per read by the caller rather than once per
+    /// sstable.
+    pub fn may_contain(&self, key: &DecoratedKey, hash: (u64, u64)) -> bool {
         if *key < self.stats.first_key || *key > self.stats.last_key {
             return false;
         }
-        self.bloom
-            .may_contain(crate::model::token::murmur3_x64_128(&key.key, 0))
+        self.bloom.may_contain(hash)
     }
 
     fn load_index_page(&self, page_no: usize, kind: ReadKind) -> Result<Option<Page>> {
