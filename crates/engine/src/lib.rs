@@ -5,6 +5,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod commitlog;
+pub mod compaction;
 pub mod database;
 pub mod error;
 pub mod io;

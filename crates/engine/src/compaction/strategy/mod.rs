@@ -1,0 +1,105 @@
+//! Compaction strategies as pure decisions over a table's sstable set.
+//!
+//! `choose(set, options, state) -> Option<Job>`: the caller describes every live sstable of a
+//! table ([`SSTableInfo`]), which of them are already being compacted and the current time;
+//! the strategy answers with the next job, or `None` when nothing is worth doing. Nothing here
+//! touches the disk, so each rule is tested from a text description of a set.
+
+use crate::model::DecoratedKey;
+
+/// What a strategy knows about one live sstable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SSTableInfo {
+    /// The sstable's generation (its identity in jobs).
+    pub generation: u64,
+    /// Level (leveled compaction); 0 for flushes and for strategies without levels.
+    pub level: u32,
+    /// Run identifier: the fragments of one run share it (incremental compaction).
+    pub run_id: u128,
+    /// Bytes on disk (all components).
+    pub disk_bytes: u64,
+    /// Bytes of uncompressed data: what size tiers and levels are measured in.
+    pub data_bytes: u64,
+    /// First partition key.
+    pub first_key: DecoratedKey,
+    /// Last partition key.
+    pub last_key: DecoratedKey,
+    /// Smallest write timestamp (µs).
+    pub min_timestamp: i64,
+    /// Largest write timestamp (µs).
+    pub max_timestamp: i64,
+    /// Largest local deletion / expiry time in seconds (0 when it holds none); with
+    /// `live_cells == 0` and this `< gc_before`, the sstable is fully expired.
+    pub max_local_deletion_time: u32,
+    /// Whether the sstable holds no live data at all (only tombstones and expiring cells).
+    pub fully_expiring: bool,
+    /// Seconds since the epoch when the sstable was written.
+    pub created_at: u64,
+    /// Tombstones and expiring cells whose deletion time is before each bin point, as
+    /// `(deletion_time_secs, count)` bins (see `sstable::histogram::TombstoneHistogram`).
+    pub tombstone_drop_times: crate::sstable::histogram::TombstoneHistogram,
+    /// Cells (incl. tombstones) in the sstable: the denominator of the droppable ratio.
+    pub cell_count: u64,
+}
+
+impl SSTableInfo {
+    /// Estimated fraction of the sstable's cells that are tombstones droppable at `gc_before`
+    /// (Cassandra's `getEstimatedDroppableTombstoneRatio`).
+    pub fn droppable_tombstone_ratio(&self, gc_before: u32) -> f64 {
+        if self.cell_count == 0 {
+            return 0.0;
+        }
+        self.tombstone_drop_times.sum_before(gc_before) / self.cell_count as f64
+    }
+}
+
+/// What kind of work a job is; the manager and statistics report it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobKind {
+    /// A strategy's regular merge (tier, level promotion, window).
+    Regular,
+    /// One sstable rewritten to drop tombstones (droppable ratio ≥ tombstone_threshold).
+    Tombstone,
+    /// Cross-tier job to meet ICS's `space_amplification_goal`.
+    SpaceAmplification,
+    /// Fully expired sstables deleted without being read (TWCS and any strategy).
+    DropExpired,
+    /// Major compaction requested by an operator.
+    Major,
+}
+
+/// A unit of compaction work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// Generations of the input sstables; never empty, never shared with a running job.
+    pub inputs: Vec<u64>,
+    /// Level the outputs get.
+    pub output_level: u32,
+    /// Outputs are split once an sstable holds this many uncompressed data bytes
+    /// (`u64::MAX`: one output). Splits happen on partition boundaries.
+    pub max_output_bytes: u64,
+    /// Release each input as soon as the outputs cover its last key, instead of at the end
+    /// (incremental compaction), so temporary space is a few fragments.
+    pub incremental: bool,
+    /// Split outputs by time window of this many seconds of `max_timestamp` (TWCS major
+    /// compaction keeps windows apart); `None`: no split by time.
+    pub time_window_secs: Option<u64>,
+    /// Why the job runs.
+    pub kind: JobKind,
+}
+
+/// What the caller tells the strategy besides the set itself.
+#[derive(Debug, Clone, Default)]
+pub struct StrategyState {
+    /// Seconds since the epoch.
+    pub now: u64,
+    /// Tombstones deleted before this time (seconds) may be purged; `None` when the table's
+    /// `tombstone_gc` mode is `disabled`.
+    pub gc_before: Option<u32>,
+    /// Generations that running jobs hold.
+    pub compacting: std::collections::HashSet<u64>,
+    /// Number of jobs running on the table.
+    pub running_jobs: usize,
+    /// LCS round robin: the last key compacted out of each level (index = level).
+    pub last_compacted_keys: Vec<Option<DecoratedKey>>,
+}
