@@ -12,6 +12,8 @@
 //! A crash at any point of startup leaves the same data to recover again.
 
 use crate::commitlog::{self, Commitlog, CommitlogConfig, ReplayReport, SyncMode};
+use crate::compaction::job::JobReport;
+use crate::compaction::manager::{CompactionManager, ManagerConfig};
 use crate::error::{Error, IoResultExt, Result};
 use crate::metrics::WriteKind;
 use crate::model::mutation::{decode_batch, encode_batch};
@@ -45,6 +47,9 @@ pub struct DatabaseConfig {
     pub memtable_total_space: usize,
     /// `memtable_flush_writers`: background flush threads.
     pub flush_writers: usize,
+    /// `concurrent_compactors`, `compaction_throughput_mb_per_sec` and the rest of the
+    /// compaction manager's settings.
+    pub compaction: ManagerConfig,
 }
 
 impl DatabaseConfig {
@@ -61,6 +66,7 @@ impl DatabaseConfig {
             memtable_flush_threshold: 64 << 20,
             memtable_total_space: 256 << 20,
             flush_writers: 2,
+            compaction: ManagerConfig::default(),
         }
     }
 }
@@ -93,6 +99,7 @@ struct Inner {
     flushed: (Mutex<()>, Condvar),
     closed: AtomicBool,
     last_flush_error: Mutex<Option<String>>,
+    compaction: std::sync::OnceLock<CompactionManager>,
 }
 
 /// A Cairn database.
@@ -184,7 +191,21 @@ impl Database {
             flushed: (Mutex::new(()), Condvar::new()),
             closed: AtomicBool::new(false),
             last_flush_error: Mutex::new(None),
+            compaction: std::sync::OnceLock::new(),
         });
+        let weak = Arc::downgrade(&inner);
+        let manager = CompactionManager::start(
+            inner.config.compaction.clone(),
+            Box::new(move || {
+                weak.upgrade()
+                    .map(|i| i.tables.read().values().cloned().collect())
+                    .unwrap_or_default()
+            }),
+        )?;
+        for t in inner.tables.read().values() {
+            manager.submit(t);
+        }
+        let _ = inner.compaction.set(manager);
         let rx = Arc::new(Mutex::new(rx));
         let workers = (0..inner.config.flush_writers.max(1))
             .map(|i| {
@@ -236,7 +257,10 @@ impl Database {
         let t = self
             .table_by_id(schema.id)
             .ok_or_else(|| unknown(&schema.keyspace, &schema.name))?;
-        t.set_schema(schema)
+        t.set_schema(schema)?;
+        // A new strategy (or new options) applies to the live set at once.
+        self.compaction().submit(&t);
+        Ok(())
     }
 
     /// Drops a table: its data is deleted once readers release it.
@@ -247,8 +271,14 @@ impl Database {
             .write()
             .remove(&(keyspace.to_string(), name.to_string()))
             .ok_or_else(|| unknown(keyspace, name))?;
-        if let Some(t) = self.inner.tables.write().remove(&id) {
+        let removed = self.inner.tables.write().remove(&id);
+        if let Some(t) = removed {
             t.mark_all_deleted();
+            self.compaction().stop(Some(&t));
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while t.compaction.lock().running > 0 && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
             self.inner.memtable_bytes.fetch_sub(
                 t.memtable_bytes()
                     .min(self.inner.memtable_bytes.load(Ordering::Relaxed)),
@@ -441,6 +471,25 @@ impl Database {
         self.inner.commitlog.sync()
     }
 
+    /// The compaction manager.
+    pub fn compaction(&self) -> &CompactionManager {
+        // Set in `open` before the database is returned.
+        self.inner
+            .compaction
+            .get()
+            .unwrap_or_else(|| unreachable!("compaction manager is started in open"))
+    }
+
+    /// Major compaction of one table (`nodetool compact`): flushes it, then runs its
+    /// strategy's major jobs and waits for them.
+    pub fn compact(&self, keyspace: &str, table: &str) -> Result<Vec<JobReport>> {
+        let t = self
+            .table(keyspace, table)
+            .ok_or_else(|| unknown(keyspace, table))?;
+        flush_table(&self.inner, &t)?;
+        self.compaction().major(&t)
+    }
+
     /// The configuration.
     pub fn config(&self) -> &DatabaseConfig {
         &self.inner.config
@@ -459,6 +508,9 @@ fn flush_table(inner: &Inner, t: &Arc<Table>) -> Result<()> {
                 .fetch_sub(freed.min(cur), Ordering::Relaxed);
             if let Some(pos) = upto {
                 inner.commitlog.discard_completed(t.schema().id, pos);
+                if let Some(m) = inner.compaction.get() {
+                    m.submit(t);
+                }
             }
             let (lock, cv) = &inner.flushed;
             let _g = lock.lock();
@@ -495,6 +547,9 @@ fn flush_worker(inner: &Arc<Inner>, rx: &Mutex<mpsc::Receiver<FlushJob>>) {
 impl Drop for Database {
     fn drop(&mut self) {
         self.inner.closed.store(true, Ordering::Relaxed);
+        if let Some(m) = self.inner.compaction.get() {
+            m.shutdown();
+        }
         {
             let tx = self.inner.flush_tx.lock();
             for _ in &self.workers {

@@ -157,6 +157,16 @@ pub enum Error {
     /// Memtables are full and flushing cannot keep up; the write was not applied.
     #[error("overloaded: memtables are full and flushes are not keeping up")]
     Overloaded,
+    /// A compaction was stopped on request (`nodetool stop`, table dropped, shutdown).
+    #[error("compaction {job} of {keyspace}.{table} was stopped")]
+    CompactionStopped {
+        job: u64,
+        keyspace: String,
+        table: String,
+    },
+    /// A compaction job names an sstable that is not live (a strategy or caller bug).
+    #[error("compaction input {generation} is not a live sstable, or another job holds it")]
+    NotLive { generation: u64 },
     /// The database is shutting down or a background thread failed; no new work is accepted.
     #[error("the engine is closed")]
     Closed,

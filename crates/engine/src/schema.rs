@@ -60,8 +60,62 @@ pub struct TableOptions {
     pub default_time_to_live: u32,
     /// Free-form comment.
     pub comment: String,
-    /// Options the engine stores but does not interpret yet (compaction, caching, …).
+    /// Options the engine stores but does not interpret yet (caching, …).
     pub extra: Vec<(String, String)>,
+    /// The CQL `compaction` map (`class` and the strategy's options) as given; empty means
+    /// the default strategy. Parsed by `compaction::strategy::CompactionOptions`.
+    pub compaction: Vec<(String, String)>,
+    /// When tombstones become purgeable (ScyllaDB's `tombstone_gc = {'mode': …}`).
+    pub tombstone_gc: TombstoneGcMode,
+}
+
+/// ScyllaDB's `tombstone_gc` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TombstoneGcMode {
+    /// Purgeable `gc_grace_seconds` after the deletion (Cassandra's only behaviour).
+    #[default]
+    Timeout,
+    /// Purgeable at once (single-node clusters, TTL-only tables).
+    Immediate,
+    /// Never purged.
+    Disabled,
+    /// Purgeable once repaired; on a single node (nothing to repair against) it behaves as
+    /// `timeout`.
+    Repair,
+}
+
+impl TombstoneGcMode {
+    /// The mode's name as CQL shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TombstoneGcMode::Timeout => "timeout",
+            TombstoneGcMode::Immediate => "immediate",
+            TombstoneGcMode::Disabled => "disabled",
+            TombstoneGcMode::Repair => "repair",
+        }
+    }
+
+    /// Parses a mode name (case-insensitive).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "timeout" => Some(TombstoneGcMode::Timeout),
+            "immediate" => Some(TombstoneGcMode::Immediate),
+            "disabled" => Some(TombstoneGcMode::Disabled),
+            "repair" => Some(TombstoneGcMode::Repair),
+            _ => None,
+        }
+    }
+
+    /// Deletions made before the returned time (s) may be purged at `now`; `None`: never.
+    pub fn gc_before(self, now: u32, gc_grace_seconds: u32) -> Option<u32> {
+        match self {
+            TombstoneGcMode::Timeout | TombstoneGcMode::Repair => {
+                Some(now.saturating_sub(gc_grace_seconds))
+            }
+            TombstoneGcMode::Immediate => Some(now),
+            TombstoneGcMode::Disabled => None,
+        }
+    }
 }
 
 impl Default for TableOptions {
@@ -74,6 +128,8 @@ impl Default for TableOptions {
             default_time_to_live: 0,
             comment: String::new(),
             extra: Vec::new(),
+            compaction: Vec::new(),
+            tombstone_gc: TombstoneGcMode::Timeout,
         }
     }
 }
@@ -198,6 +254,9 @@ impl TableSchema {
         put_uvarint(&mut out, u64::from(o.default_time_to_live));
         put_bytes(&mut out, o.comment.as_bytes());
         put_options(&mut out, &o.extra);
+        // Fields added after the first format: decoders treat their absence as defaults.
+        put_options(&mut out, &o.compaction);
+        put_bytes(&mut out, o.tombstone_gc.name().as_bytes());
         out
     }
 
@@ -253,6 +312,22 @@ impl TableSchema {
             let default_time_to_live = d.uvarint32()?;
             let comment = string(&mut d)?;
             let extra = get_options(&mut d)?;
+            let compaction = if d.is_empty() {
+                Vec::new()
+            } else {
+                get_options(&mut d)?
+            };
+            let tombstone_gc = if d.is_empty() {
+                TombstoneGcMode::Timeout
+            } else {
+                let at = d.position();
+                TombstoneGcMode::parse(&string(&mut d)?).ok_or(
+                    crate::model::codec::DecodeError {
+                        offset: at,
+                        kind: CorruptionKind::Invalid("tombstone_gc mode"),
+                    },
+                )?
+            };
             Ok((
                 u128::from_le_bytes(id),
                 keyspace,
@@ -265,6 +340,8 @@ impl TableSchema {
                 default_time_to_live,
                 comment,
                 extra,
+                compaction,
+                tombstone_gc,
             ))
         })();
         let (
@@ -279,6 +356,8 @@ impl TableSchema {
             default_time_to_live,
             comment,
             extra,
+            compaction,
+            tombstone_gc,
         ) = r.map_err(|e| corrupt(e.offset, e.kind))?;
         let compression = CompressionParams::from_options(&compression)?;
         let flush_compression = flush_compression
@@ -297,6 +376,8 @@ impl TableSchema {
                 default_time_to_live,
                 comment,
                 extra,
+                compaction,
+                tombstone_gc,
             },
         })
     }

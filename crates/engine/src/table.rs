@@ -74,6 +74,23 @@ pub struct TableStats {
     pub metadata_memory: (usize, usize, usize),
 }
 
+/// A table's compaction bookkeeping, owned by the compaction manager.
+#[derive(Debug, Default)]
+pub struct CompactionState {
+    /// Generations held by running jobs: no two jobs ever share an sstable.
+    pub compacting: std::collections::HashSet<u64>,
+    /// Jobs running on the table.
+    pub running: usize,
+    /// LCS round robin: the last key compacted out of each level.
+    pub last_compacted_keys: Vec<Option<DecoratedKey>>,
+    /// Jobs finished.
+    pub completed: u64,
+    /// Jobs failed (stopped jobs not included).
+    pub failed: u64,
+    /// True while the table waits in the manager's queue.
+    pub queued: bool,
+}
+
 /// One table.
 pub struct Table {
     schema: RwLock<Arc<TableSchema>>,
@@ -89,6 +106,9 @@ pub struct Table {
     pub flush_requested: AtomicBool,
     /// Byte counters.
     pub io: Arc<IoCounters>,
+    /// Compaction bookkeeping.
+    pub compaction: Mutex<CompactionState>,
+    dropped: AtomicBool,
 }
 
 impl Table {
@@ -102,9 +122,11 @@ impl Table {
         Self::open(dir)
     }
 
-    /// Opens a table directory: removes uncommitted sstable files, opens committed ones.
+    /// Opens a table directory: finishes or rolls back interrupted compactions, removes
+    /// uncommitted sstable files, opens committed ones.
     pub fn open(dir: &Path) -> Result<Table> {
         let schema = TableSchema::load(dir)?;
+        crate::compaction::txn::recover(dir)?;
         let io = Arc::new(IoCounters::default());
         let mut committed = Vec::new();
         let mut all = Vec::new();
@@ -156,6 +178,8 @@ impl Table {
             flushes: AtomicU64::new(0),
             flush_requested: AtomicBool::new(false),
             io,
+            compaction: Mutex::new(CompactionState::default()),
+            dropped: AtomicBool::new(false),
         })
     }
 
@@ -351,8 +375,14 @@ impl Table {
         });
     }
 
+    /// True once the table was dropped.
+    pub fn is_dropped(&self) -> bool {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
     /// Marks every sstable for deletion (table dropped).
     pub fn mark_all_deleted(&self) {
+        self.dropped.store(true, Ordering::Relaxed);
         for s in &self.state().sstables {
             s.mark_deleted();
         }

@@ -3,8 +3,40 @@
 //! * [`strategy`] — pure decisions. A strategy looks at a description of a table's sstable
 //!   set ([`strategy::SSTableInfo`]) and returns the next [`strategy::Job`], with no I/O, so
 //!   every rule is unit-tested and simulated from text.
-//! * The job (merge inputs, purge what may be purged, write outputs split into fragments,
-//!   swap them in atomically through a transaction log) is shared by every strategy.
-//! * The manager runs jobs on background threads, never in the request path.
+//! * [`job`] — the mechanism every strategy shares: merge the inputs, [`purge`] what may be
+//!   purged, write outputs split into fragments, swap them in atomically through the
+//!   transaction log ([`txn`]).
+//! * [`manager`] — runs jobs on background threads, never in the request path, at most one
+//!   job per sstable, paced by the [`throttle`] and prioritised by the backlog [`controller`].
 
+pub mod controller;
+pub mod job;
+pub mod manager;
+pub mod purge;
 pub mod strategy;
+pub mod throttle;
+pub mod txn;
+
+use crate::sstable::reader::SSTable;
+use strategy::SSTableInfo;
+
+/// What a strategy gets to know about a live sstable.
+pub fn describe(s: &SSTable) -> SSTableInfo {
+    let st = &s.stats;
+    SSTableInfo {
+        generation: s.generation,
+        level: st.level,
+        run_id: st.run_id,
+        disk_bytes: s.disk_bytes(),
+        data_bytes: st.uncompressed_length,
+        first_key: st.first_key.clone(),
+        last_key: st.last_key.clone(),
+        min_timestamp: st.min_timestamp,
+        max_timestamp: st.max_timestamp,
+        max_local_deletion_time: st.max_local_deletion_time,
+        fully_expiring: st.max_local_deletion_time != crate::model::cell::NO_DELETION_TIME,
+        created_at: st.created_at,
+        tombstone_drop_times: st.tombstone_drop_times.clone(),
+        cell_count: st.cell_count,
+    }
+}

@@ -76,6 +76,10 @@ pub struct SSTable {
     disk_bytes: u64,
     io: Arc<IoCounters>,
     deleted: AtomicBool,
+    /// Values kept alive until this sstable is dropped (after its files are deleted, since
+    /// fields drop after `Drop::drop`): a compaction's transaction log must outlive the
+    /// files of the inputs it removed.
+    holds: parking_lot::Mutex<Vec<Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 impl std::fmt::Debug for SSTable {
@@ -193,6 +197,7 @@ impl SSTable {
             disk_bytes,
             io,
             deleted: AtomicBool::new(false),
+            holds: parking_lot::Mutex::new(Vec::new()),
         })
     }
 
@@ -218,6 +223,12 @@ impl SSTable {
     /// Average in-memory bytes per chunk offset.
     pub fn offset_bytes_per_chunk(&self) -> f64 {
         self.offset_bytes_per_chunk
+    }
+
+    /// Keeps `value` alive until this sstable is dropped (and, if marked deleted, its files
+    /// are gone).
+    pub fn hold_until_dropped(&self, value: Arc<dyn std::any::Any + Send + Sync>) {
+        self.holds.lock().push(value);
     }
 
     /// Flags the sstable for deletion once no reader holds it.

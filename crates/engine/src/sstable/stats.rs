@@ -40,7 +40,9 @@ pub struct SSTableStats {
     pub max_partition_deletion: i64,
     /// Smallest local deletion / expiry time (u32::MAX when none).
     pub min_local_deletion_time: u32,
-    /// Largest local deletion / expiry time (0 when none).
+    /// Largest local deletion / expiry time; `u32::MAX` when the sstable holds data that never
+    /// expires, so a value before `gc_before` means the whole sstable is droppable (Cassandra's
+    /// `maxLocalDeletionTime`). 0 for an empty sstable.
     pub max_local_deletion_time: u32,
     /// Smallest clustering key (empty when no rows).
     pub min_clustering: Bytes,

@@ -539,10 +539,12 @@ fn note_deletion(s: &mut SSTableStats, d: &DeletionTime) {
     note_ldt(s, d.local_deletion_time);
 }
 
+/// Notes a local deletion time; live data that never expires notes `NO_DELETION_TIME`, so
+/// `max_local_deletion_time < gc_before` means "everything here is deleted or expired".
 fn note_ldt(s: &mut SSTableStats, ldt: u32) {
+    s.max_local_deletion_time = s.max_local_deletion_time.max(ldt);
     if ldt != NO_DELETION_TIME {
         s.min_local_deletion_time = s.min_local_deletion_time.min(ldt);
-        s.max_local_deletion_time = s.max_local_deletion_time.max(ldt);
         s.tombstone_drop_times.add(ldt, 1);
     }
 }
@@ -558,9 +560,7 @@ fn note_row(s: &mut SSTableStats, row: &Row) -> u64 {
         note_ldt(s, d.local_deletion_time);
     }
     if let Some(m) = &row.marker {
-        if m.is_expiring() {
-            note_ldt(s, m.local_expiration_time);
-        }
+        note_ldt(s, m.local_expiration_time);
     }
     let mut cells = 0;
     for (_, data) in &row.columns {
