@@ -82,6 +82,8 @@ pub struct RecoveryReport {
     pub mutations_skipped: u64,
     /// Records whose payload did not decode (file, offset).
     pub undecodable_records: Vec<(PathBuf, u64)>,
+    /// Interrupted compactions rolled back or completed from their transaction logs.
+    pub compaction_logs_recovered: usize,
 }
 
 enum FlushJob {
@@ -134,7 +136,10 @@ impl Database {
         }
 
         // Replay into memtables.
-        let mut recovery = RecoveryReport::default();
+        let mut recovery = RecoveryReport {
+            compaction_logs_recovered: tables.values().map(|t| t.recovered_txn_logs()).sum(),
+            ..Default::default()
+        };
         let replay = commitlog::replay(&config.commitlog_dir, |pos, payload| {
             let buf = bytes::Bytes::copy_from_slice(payload);
             let muts = match decode_batch(&buf) {

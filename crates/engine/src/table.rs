@@ -109,6 +109,7 @@ pub struct Table {
     /// Compaction bookkeeping.
     pub compaction: Mutex<CompactionState>,
     dropped: AtomicBool,
+    recovered_txn_logs: usize,
 }
 
 impl Table {
@@ -126,7 +127,7 @@ impl Table {
     /// uncommitted sstable files, opens committed ones.
     pub fn open(dir: &Path) -> Result<Table> {
         let schema = TableSchema::load(dir)?;
-        crate::compaction::txn::recover(dir)?;
+        let recovered_txn_logs = crate::compaction::txn::recover(dir)?.len();
         let io = Arc::new(IoCounters::default());
         let mut committed = Vec::new();
         let mut all = Vec::new();
@@ -180,6 +181,7 @@ impl Table {
             io,
             compaction: Mutex::new(CompactionState::default()),
             dropped: AtomicBool::new(false),
+            recovered_txn_logs,
         })
     }
 
@@ -373,6 +375,11 @@ impl Table {
             flushing: state.flushing.clone(),
             sstables,
         });
+    }
+
+    /// Interrupted compactions whose transaction logs `open` applied.
+    pub fn recovered_txn_logs(&self) -> usize {
+        self.recovered_txn_logs
     }
 
     /// True once the table was dropped.

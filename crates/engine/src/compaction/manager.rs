@@ -46,6 +46,9 @@ pub struct ManagerConfig {
     pub backlog_normalization_bytes: u64,
     /// Whether the backlog controller adjusts the workers' priority.
     pub controller: bool,
+    /// Whether strategies' jobs run by themselves (`nodetool enable/disableautocompaction`);
+    /// major compactions and explicit jobs run either way.
+    pub autocompaction: bool,
 }
 
 impl Default for ManagerConfig {
@@ -56,6 +59,7 @@ impl Default for ManagerConfig {
             periodic_interval: Duration::from_secs(60),
             backlog_normalization_bytes: 256 << 20,
             controller: true,
+            autocompaction: true,
         }
     }
 }
@@ -148,6 +152,7 @@ struct Shared {
     totals: Mutex<ManagerStats>,
     next_id: AtomicU64,
     closed: AtomicBool,
+    autocompaction: AtomicBool,
     lister: TableLister,
     worker_tids: Mutex<Vec<i32>>,
     /// f64 bits of the controller's current shares.
@@ -166,7 +171,6 @@ impl CompactionManager {
     pub fn start(config: ManagerConfig, lister: TableLister) -> Result<CompactionManager> {
         let shared = Arc::new(Shared {
             throttle: Throttle::new(config.throughput_bytes_per_sec),
-            config,
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
             running: Mutex::new(Vec::new()),
@@ -174,10 +178,12 @@ impl CompactionManager {
             totals: Mutex::new(ManagerStats::default()),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
+            autocompaction: AtomicBool::new(config.autocompaction),
             lister,
             worker_tids: Mutex::new(Vec::new()),
             shares: AtomicU64::new(1000f64.to_bits()),
             normalized_backlog: AtomicU64::new(0f64.to_bits()),
+            config,
         });
         let mut threads = Vec::new();
         for i in 0..shared.config.concurrent_compactors.max(1) {
@@ -313,6 +319,16 @@ impl CompactionManager {
         self.shared.throttle.get()
     }
 
+    /// Turns automatic compaction on or off (`nodetool enable/disableautocompaction`).
+    pub fn set_autocompaction(&self, on: bool) {
+        self.shared.autocompaction.store(on, Ordering::Relaxed);
+        if on {
+            for t in (self.shared.lister)() {
+                submit(&self.shared, &t);
+            }
+        }
+    }
+
     /// Changes the throughput cap (0 = unlimited); running jobs follow at once.
     pub fn set_throughput(&self, bytes_per_sec: u64) {
         self.shared.throttle.set(bytes_per_sec);
@@ -405,7 +421,10 @@ fn describe_table(
 }
 
 fn submit(shared: &Shared, table: &Arc<Table>) {
-    if shared.closed.load(Ordering::Relaxed) || table.is_dropped() {
+    if shared.closed.load(Ordering::Relaxed)
+        || !shared.autocompaction.load(Ordering::Relaxed)
+        || table.is_dropped()
+    {
         return;
     }
     {

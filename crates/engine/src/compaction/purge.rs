@@ -245,11 +245,9 @@ mod tests {
 
     #[test]
     fn purgeable_only_below_max_purgeable() {
-        let make = || {
-            Partition {
-                deletion: Some(del(20, NOW - 1000)),
-                ..Default::default()
-            }
+        let make = || Partition {
+            deletion: Some(del(20, NOW - 1000)),
+            ..Default::default()
         };
         let mut p = make();
         compact_partition(&mut p, policy(Some(NOW)), || 15);
