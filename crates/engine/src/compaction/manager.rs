@@ -33,6 +33,39 @@ use stub::CompactionOptions;
 /// Finished jobs kept for `compactionhistory`.
 pub const HISTORY_LEN: usize = 1000;
 
+/// Seconds since the epoch as compaction sees them: TTL expiry, `gc_before`, sstable ages.
+/// Tests substitute their own clock.
+#[derive(Clone)]
+pub struct Clock(pub Arc<dyn Fn() -> u64 + Send + Sync>);
+
+impl Clock {
+    /// The system clock.
+    pub fn system() -> Self {
+        Clock(Arc::new(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        }))
+    }
+
+    /// Now, in seconds since the epoch.
+    pub fn now(&self) -> u64 {
+        (self.0)()
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::system()
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Clock({})", self.now())
+    }
+}
+
 /// Manager settings (Cassandra's names).
 #[derive(Debug, Clone)]
 pub struct ManagerConfig {
@@ -49,6 +82,8 @@ pub struct ManagerConfig {
     /// Whether strategies' jobs run by themselves (`nodetool enable/disableautocompaction`);
     /// major compactions and explicit jobs run either way.
     pub autocompaction: bool,
+    /// The clock.
+    pub clock: Clock,
 }
 
 impl Default for ManagerConfig {
@@ -60,6 +95,7 @@ impl Default for ManagerConfig {
             backlog_normalization_bytes: 256 << 20,
             controller: true,
             autocompaction: true,
+            clock: Clock::system(),
         }
     }
 }
@@ -219,7 +255,7 @@ impl CompactionManager {
     pub fn major(&self, table: &Arc<Table>) -> Result<Vec<JobReport>> {
         let jobs = {
             let mut cs = table.compaction.lock();
-            let (opts, set, state) = describe_table(table, &cs)?;
+            let (opts, set, state) = describe_table(table, &cs, self.shared.config.clock.now())?;
             let jobs = opts.major(&set, &state);
             for j in &jobs {
                 cs.compacting.extend(j.inputs.iter().copied());
@@ -300,13 +336,18 @@ impl CompactionManager {
         self.shared.history.lock().iter().cloned().collect()
     }
 
+    /// One table's compaction figures.
+    pub fn table_stats(&self, table: &Table) -> Result<TableCompactionStats> {
+        table_stats(table, self.shared.config.clock.now())
+    }
+
     /// Node-wide counters.
     pub fn stats(&self) -> ManagerStats {
         let mut s = self.shared.totals.lock().clone();
         s.active = self.shared.running.lock().len();
         s.pending = (self.shared.lister)()
             .iter()
-            .map(|t| table_stats(t).map_or(0, |s| s.pending))
+            .map(|t| self.table_stats(t).map_or(0, |s| s.pending))
             .sum();
         s.shares = f64::from_bits(self.shared.shares.load(Ordering::Relaxed));
         s.normalized_backlog =
@@ -366,10 +407,10 @@ impl Drop for CompactionManager {
     }
 }
 
-/// One table's compaction figures.
-pub fn table_stats(table: &Table) -> Result<TableCompactionStats> {
+/// One table's compaction figures at `now`.
+fn table_stats(table: &Table, now: u64) -> Result<TableCompactionStats> {
     let cs = table.compaction.lock();
-    let (opts, set, state) = describe_table(table, &cs)?;
+    let (opts, set, state) = describe_table(table, &cs, now)?;
     let mut per_level = Vec::new();
     for s in &set {
         let l = s.level as usize;
@@ -392,21 +433,15 @@ pub fn table_stats(table: &Table) -> Result<TableCompactionStats> {
     })
 }
 
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// The table's strategy options, its live set described, and the strategy state.
 fn describe_table(
     table: &Table,
     cs: &crate::table::CompactionState,
+    now: u64,
 ) -> Result<(CompactionOptions, Vec<SSTableInfo>, StrategyState)> {
     let schema = table.schema();
     let opts = CompactionOptions::from_map(&schema.options.compaction)?;
     let set: Vec<SSTableInfo> = table.state().sstables.iter().map(|s| describe(s)).collect();
-    let now = now_secs();
     let state = StrategyState {
         now,
         gc_before: schema.options.tombstone_gc.gc_before(
@@ -472,7 +507,7 @@ fn worker(shared: &Arc<Shared>) {
         if table.is_dropped() {
             continue;
         }
-        let job = match pick(&table) {
+        let job = match pick(&table, shared.config.clock.now()) {
             Ok(Some(job)) => job,
             Ok(None) => continue,
             Err(e) => {
@@ -489,9 +524,9 @@ fn worker(shared: &Arc<Shared>) {
 }
 
 /// Asks the table's strategy for a job and registers its inputs.
-fn pick(table: &Table) -> Result<Option<Job>> {
+fn pick(table: &Table, now: u64) -> Result<Option<Job>> {
     let mut cs = table.compaction.lock();
-    let (opts, set, state) = describe_table(table, &cs)?;
+    let (opts, set, state) = describe_table(table, &cs, now)?;
     if cs.running > 0 && !opts.parallel() {
         return Ok(None);
     }
@@ -544,7 +579,7 @@ fn run_registered(shared: &Shared, table: &Arc<Table>, job: Job) -> Result<JobRe
         started: Instant::now(),
     });
     let schema = table.schema();
-    let now = now_secs().min(u64::from(u32::MAX)) as u32;
+    let now = shared.config.clock.now().min(u64::from(u32::MAX)) as u32;
     let env = JobEnv {
         table,
         id,
@@ -622,7 +657,7 @@ fn control_loop(shared: &Shared) {
         std::thread::sleep(Duration::from_millis(250));
         let backlog: f64 = (shared.lister)()
             .iter()
-            .map(|t| table_stats(t).map_or(0.0, |s| s.backlog))
+            .map(|t| table_stats(t, shared.config.clock.now()).map_or(0.0, |s| s.backlog))
             .sum();
         let norm = backlog / shared.config.backlog_normalization_bytes.max(1) as f64;
         let shares = controller::shares(norm);
