@@ -214,7 +214,7 @@ pub(crate) fn tiered_backlog<T: TierItem + Clone>(
             let s = x.size() as f64;
             s * (log4(t) - log4(s)).max(0.0)
         })
-        .sum()
+        .fold(0.0, |a, b| a + b)
 }
 
 /// Σ ceil(|tier| / max_threshold) over tiers of at least `min_threshold` items.
