@@ -346,7 +346,7 @@ pub fn choose(
         }
     }
 
-    tombstone_job(&levels, common, state)
+    tombstone_job(&levels, common, o, state)
 }
 
 /// The sstable with the highest droppable-tombstone ratio worth compacting, highest level
@@ -367,7 +367,12 @@ fn tombstone_job(
                     .then(b.generation.cmp(&a.generation))
             });
         if let Some(s) = best {
-            return Some(job([s.generation], s.level, u64::MAX, JobKind::Tombstone));
+            return Some(job(
+                [s.generation],
+                s.level,
+                o.sstable_size(),
+                JobKind::Tombstone,
+            ));
         }
     }
     None
