@@ -354,6 +354,7 @@ pub fn choose(
 fn tombstone_job(
     levels: &[Vec<&SSTableInfo>],
     common: &CommonOptions,
+    o: &LcsOptions,
     state: &StrategyState,
 ) -> Option<Job> {
     let gc_before = state.gc_before?;
