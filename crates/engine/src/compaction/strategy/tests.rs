@@ -444,3 +444,36 @@ fn never_picks_compacting_sstables() {
         }
     }
 }
+
+/// Dynamic level targets: whatever the last level holds, the levels above it (from the base
+/// level) target at most ~1/9 of it, so a settled tree's space amplification is ≤ ~1.111.
+#[test]
+fn dynamic_targets_bound_space_amplification() {
+    let o = match CompactionOptions::from_map(&options_map(
+        "class=LCS sstable_size_in_mb=1 dynamic_level_bytes=true",
+    ))
+    .unwrap()
+    .strategy
+    {
+        StrategyOptions::Leveled(l) => l,
+        _ => unreachable!(),
+    };
+    let mut last_bytes = MIB / 2;
+    while last_bytes < 10_000_000 * MIB {
+        let mut s = sstable(1);
+        s.level = 8;
+        s.data_bytes = last_bytes;
+        let t = lcs::level_targets(&[s], &o);
+        assert_eq!(t.last_level, 8);
+        assert_eq!(t.targets[8], last_bytes);
+        let above: u64 = t.targets[1..8].iter().sum();
+        assert!(
+            (above + last_bytes) as f64 / last_bytes as f64 <= 1.1112,
+            "last {last_bytes}: {t:?}"
+        );
+        // The base level is the first whose target reaches one sstable; above it, nothing.
+        assert!(t.base_level == 8 || t.targets[t.base_level] >= MIB);
+        assert!(t.targets[1..t.base_level].iter().all(|&b| b == 0));
+        last_bytes = last_bytes * 3 + 12345;
+    }
+}
