@@ -128,6 +128,51 @@ pub struct StrategyState {
     pub last_compacted_keys: Vec<Option<DecoratedKey>>,
 }
 
+impl Job {
+    /// Bytes of uncompressed data the job reads (its inputs found in `set`).
+    pub fn input_bytes(&self, set: &[SSTableInfo]) -> u64 {
+        set.iter()
+            .filter(|s| self.inputs.binary_search(&s.generation).is_ok())
+            .map(|s| s.data_bytes)
+            .sum()
+    }
+
+    /// ScyllaDB's job weight for the manager (`compaction_manager.cc`): ⌊log4(input bytes +
+    /// 1 MiB)⌋, and 0 for a job that only drops fully expired sstables. Two running jobs of a
+    /// table should not share a weight (so small jobs are not stuck behind a big one).
+    pub fn weight(&self, set: &[SSTableInfo]) -> u32 {
+        if self.kind == JobKind::DropExpired {
+            return 0;
+        }
+        let bytes = self.input_bytes(set).saturating_add(1024 * 1024);
+        // ⌊log4(x)⌋ = ⌊log2(x) / 2⌋, exact in integers.
+        bytes.ilog2() / 2
+    }
+}
+
+impl StrategyState {
+    /// Records a finished job for LCS's round robin: the largest last key among the inputs of
+    /// the lowest input level becomes that level's `last_compacted_keys` entry. Call it with
+    /// the job's input descriptions when the job completes.
+    pub fn record_compaction(&mut self, inputs: &[SSTableInfo]) {
+        let Some(level) = inputs.iter().map(|s| s.level).min() else {
+            return;
+        };
+        let last = inputs
+            .iter()
+            .filter(|s| s.level == level)
+            .map(|s| s.last_key.clone())
+            .max();
+        let l = level as usize;
+        if self.last_compacted_keys.len() <= l {
+            self.last_compacted_keys.resize(l + 1, None);
+        }
+        if let Some(slot) = self.last_compacted_keys.get_mut(l) {
+            *slot = last;
+        }
+    }
+}
+
 impl CompactionOptions {
     /// The next job for the table, or `None`. Nothing when `enabled` is false; nothing while a
     /// job runs for a strategy that is not [`parallel`](Self::parallel) (LCS). Otherwise the

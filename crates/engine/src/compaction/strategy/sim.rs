@@ -187,21 +187,8 @@ impl Sim {
         if inputs.len() != wanted.len() {
             return None;
         }
-        // LCS round robin: the last key compacted out of the lowest input level.
-        if let Some(min_level) = inputs.iter().map(|s| s.info.level).min() {
-            let last = inputs
-                .iter()
-                .filter(|s| s.info.level == min_level)
-                .map(|s| s.info.last_key.clone())
-                .max();
-            let l = min_level as usize;
-            if state.last_compacted_keys.len() <= l {
-                state.last_compacted_keys.resize(l + 1, None);
-            }
-            if let Some(slot) = state.last_compacted_keys.get_mut(l) {
-                *slot = last;
-            }
-        }
+        let infos: Vec<SSTableInfo> = inputs.iter().map(|s| s.info.clone()).collect();
+        state.record_compaction(&infos);
         if job.kind == JobKind::DropExpired {
             return Some(0);
         }

@@ -477,3 +477,30 @@ fn dynamic_targets_bound_space_amplification() {
         last_bytes = last_bytes * 3 + 12345;
     }
 }
+
+#[test]
+fn job_weight_and_round_robin_record() {
+    let mut set: Vec<SSTableInfo> = (1..=4).map(sstable).collect();
+    set[0].data_bytes = 3 * MIB; // 3 MiB + 1 MiB = 4 MiB → log4 = 11
+    set[1].data_bytes = 12 * MIB; // 15 MiB + 1 MiB = 16 MiB → 12
+    let j = |inputs: Vec<u64>, kind| Job {
+        inputs,
+        output_level: 0,
+        max_output_bytes: u64::MAX,
+        incremental: false,
+        time_window_secs: None,
+        kind,
+    };
+    assert_eq!(j(vec![1], JobKind::Regular).weight(&set), 11);
+    assert_eq!(j(vec![1, 2], JobKind::Regular).weight(&set), 12);
+    assert_eq!(j(vec![1, 2], JobKind::DropExpired).weight(&set), 0);
+    assert_eq!(j(vec![1, 2], JobKind::Regular).input_bytes(&set), 15 * MIB);
+
+    let mut state = StrategyState::default();
+    set[2].level = 1;
+    set[2].last_key = key(50);
+    set[3].level = 2;
+    set[3].last_key = key(900);
+    state.record_compaction(&set[2..4]);
+    assert_eq!(state.last_compacted_keys, vec![None, Some(key(50))]);
+}
