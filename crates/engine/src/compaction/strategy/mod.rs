@@ -4,8 +4,32 @@
 //! table ([`SSTableInfo`]), which of them are already being compacted and the current time;
 //! the strategy answers with the next job, or `None` when nothing is worth doing. Nothing here
 //! touches the disk, so each rule is tested from a text description of a set.
+//!
+//! * [`options`] — the CQL `compaction` map ([`CompactionOptions`]): parsing with ScyllaDB's
+//!   names, defaults and error texts, and display.
+//! * [`stcs`], [`lcs`], [`ics`], [`twcs`] — one file per strategy, each with `choose`, `major`,
+//!   `estimated_pending` and `backlog`.
+//! * [`CompactionOptions::choose`] and friends dispatch on the table's strategy and apply the
+//!   rules shared by all: nothing when `enabled` is false; one job at a time for LCS.
+//! * [`sim`] — a small simulator of an overwrite workload measuring write and space
+//!   amplification of each strategy.
+//!
+//! Invariants of every answer: a job's inputs are never empty, never in
+//! `state.compacting`, and sorted by generation.
 
 use crate::model::DecoratedKey;
+
+mod common;
+pub mod ics;
+pub mod lcs;
+pub mod options;
+pub mod sim;
+pub mod stcs;
+#[cfg(test)]
+mod tests;
+pub mod twcs;
+
+pub use options::{CompactionOptions, StrategyOptions};
 
 /// What a strategy knows about one live sstable.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,4 +126,114 @@ pub struct StrategyState {
     pub running_jobs: usize,
     /// LCS round robin: the last key compacted out of each level (index = level).
     pub last_compacted_keys: Vec<Option<DecoratedKey>>,
+}
+
+impl Job {
+    /// Bytes of uncompressed data the job reads (its inputs found in `set`).
+    pub fn input_bytes(&self, set: &[SSTableInfo]) -> u64 {
+        set.iter()
+            .filter(|s| self.inputs.binary_search(&s.generation).is_ok())
+            .map(|s| s.data_bytes)
+            .sum()
+    }
+
+    /// ScyllaDB's job weight for the manager (`compaction_manager.cc`): ⌊log4(input bytes +
+    /// 1 MiB)⌋, and 0 for a job that only drops fully expired sstables. Two running jobs of a
+    /// table should not share a weight (so small jobs are not stuck behind a big one).
+    pub fn weight(&self, set: &[SSTableInfo]) -> u32 {
+        if self.kind == JobKind::DropExpired {
+            return 0;
+        }
+        let bytes = self.input_bytes(set).saturating_add(1024 * 1024);
+        // ⌊log4(x)⌋ = ⌊log2(x) / 2⌋, exact in integers.
+        bytes.ilog2() / 2
+    }
+}
+
+impl StrategyState {
+    /// Records a finished job for LCS's round robin: the largest last key among the inputs of
+    /// the lowest input level becomes that level's `last_compacted_keys` entry. Call it with
+    /// the job's input descriptions when the job completes.
+    pub fn record_compaction(&mut self, inputs: &[SSTableInfo]) {
+        let Some(level) = inputs.iter().map(|s| s.level).min() else {
+            return;
+        };
+        let last = inputs
+            .iter()
+            .filter(|s| s.level == level)
+            .map(|s| s.last_key.clone())
+            .max();
+        let l = level as usize;
+        if self.last_compacted_keys.len() <= l {
+            self.last_compacted_keys.resize(l + 1, None);
+        }
+        if let Some(slot) = self.last_compacted_keys.get_mut(l) {
+            *slot = last;
+        }
+    }
+}
+
+impl CompactionOptions {
+    /// The next job for the table, or `None`. Nothing when `enabled` is false; nothing while a
+    /// job runs for a strategy that is not [`parallel`](Self::parallel) (LCS). Otherwise the
+    /// strategy's `choose`, which never picks an sstable in `state.compacting`.
+    pub fn choose(&self, set: &[SSTableInfo], state: &StrategyState) -> Option<Job> {
+        if !self.common.enabled || (!self.parallel() && state.running_jobs > 0) {
+            return None;
+        }
+        let c = &self.common;
+        let job = match &self.strategy {
+            StrategyOptions::Null => None,
+            StrategyOptions::SizeTiered(t) => stcs::choose(set, c, t, state),
+            StrategyOptions::Leveled(l) => lcs::choose(set, c, l, state),
+            StrategyOptions::Incremental(i) => ics::choose(set, c, i, state),
+            StrategyOptions::TimeWindow(t) => twcs::choose(set, c, t, state),
+        };
+        // Belt and braces: a job touching a held sstable would corrupt the set.
+        job.filter(|j| {
+            !j.inputs.is_empty() && j.inputs.iter().all(|g| !state.compacting.contains(g))
+        })
+    }
+
+    /// The jobs of an operator's major compaction over every sstable no job holds (works even
+    /// when `enabled` is false). STCS and Null: all into one sstable; LCS: one run at the ideal
+    /// level; ICS: fragments, incremental; TWCS: one job per window.
+    pub fn major(&self, set: &[SSTableInfo], state: &StrategyState) -> Vec<Job> {
+        match &self.strategy {
+            StrategyOptions::Null | StrategyOptions::SizeTiered(_) => stcs::major(set, state),
+            StrategyOptions::Leveled(l) => lcs::major(set, l, state),
+            StrategyOptions::Incremental(i) => ics::major(set, i, state),
+            StrategyOptions::TimeWindow(t) => twcs::major(set, t, state),
+        }
+    }
+
+    /// Estimated number of jobs still to run (`pending_compactions`).
+    pub fn estimated_pending(&self, set: &[SSTableInfo], _state: &StrategyState) -> u64 {
+        let c = &self.common;
+        match &self.strategy {
+            StrategyOptions::Null => 0,
+            StrategyOptions::SizeTiered(t) => stcs::estimated_pending(set, c, t),
+            StrategyOptions::Leveled(l) => lcs::estimated_pending(set, l),
+            StrategyOptions::Incremental(i) => ics::estimated_pending(set, c, i),
+            StrategyOptions::TimeWindow(t) => twcs::estimated_pending(set, c, t),
+        }
+    }
+
+    /// Compaction backlog in bytes-of-work (ScyllaDB's per-strategy formulas, without the
+    /// progress of running jobs); the controller divides it by memory to set shares.
+    pub fn backlog(&self, set: &[SSTableInfo], _state: &StrategyState) -> f64 {
+        let c = &self.common;
+        match &self.strategy {
+            StrategyOptions::Null => 0.0,
+            StrategyOptions::SizeTiered(t) => stcs::backlog(set, c, t),
+            StrategyOptions::Leveled(l) => lcs::backlog(set, c, l),
+            StrategyOptions::Incremental(i) => ics::backlog(set, c, i),
+            StrategyOptions::TimeWindow(t) => twcs::backlog(set, c, t),
+        }
+    }
+
+    /// Whether several jobs may run on the table at once (on disjoint sstables). LCS: no.
+    pub fn parallel(&self) -> bool {
+        !matches!(self.strategy, StrategyOptions::Leveled(_))
+    }
 }

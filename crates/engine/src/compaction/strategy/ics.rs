@@ -1,0 +1,224 @@
+//! Incremental compaction (ICS): size tiers of *runs*, written as fragments.
+//!
+//! A run is the set of sstables sharing a `run_id` (non-overlapping fragments of at most
+//! `sstable_size_in_mb` each); its size is the sum of its fragments' `data_bytes`. Tiers are
+//! STCS tiers over runs with ICS's finer `bucket_low`/`bucket_high` (0.7071/1.4142). Every job
+//! takes all fragments of the runs it picks, splits its output at the fragment size and is
+//! `incremental` (inputs are released as the output passes them, so the temporary space is a
+//! few fragments instead of a whole tier).
+//!
+//! [`choose`] (ScyllaDB `incremental_compaction_strategy.cc`):
+//! 1. fully expired sstables are dropped (Cairn, every strategy);
+//! 2. the tier of runs with the most runs at `min_threshold` (cut to `max_threshold`), else any
+//!    tier of ≥ 2 runs;
+//! 3. only when no job runs on the table (`state.running_jobs == 0`): a garbage-collection job —
+//!    the largest tier holding a run worth dropping tombstones from, compacted together with the
+//!    next larger tier (or the second largest when it is the largest), so tombstones reach the
+//!    bottom of the tree where they can be purged;
+//! 4. only when no job runs: with a `space_amplification_goal`, if `(S0 + S1) / S0` for the two
+//!    largest tiers (by average run size; S = bytes of the tier) exceeds it, those two tiers
+//!    together (`JobKind::SpaceAmplification`).
+//!
+//! A run with any fragment in `state.compacting` is not a candidate. Invariant: no job input is
+//! in `state.compacting`.
+
+use std::collections::BTreeMap;
+
+use super::common::{self, job, TierItem};
+use super::options::{CommonOptions, IcsOptions};
+use super::{Job, JobKind, SSTableInfo, StrategyState};
+
+/// One run: its fragments.
+#[derive(Debug, Clone)]
+pub(crate) struct Run<'a> {
+    pub(crate) fragments: Vec<&'a SSTableInfo>,
+    pub(crate) bytes: u64,
+}
+
+impl TierItem for Run<'_> {
+    fn size(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// Groups sstables by `run_id` (deterministic order: by run id).
+pub(crate) fn runs<'a>(set: impl IntoIterator<Item = &'a SSTableInfo>) -> Vec<Run<'a>> {
+    let mut map: BTreeMap<u128, Run<'a>> = BTreeMap::new();
+    for s in set {
+        let r = map.entry(s.run_id).or_insert_with(|| Run {
+            fragments: Vec::new(),
+            bytes: 0,
+        });
+        r.fragments.push(s);
+        r.bytes = r.bytes.saturating_add(s.data_bytes);
+    }
+    map.into_values().collect()
+}
+
+/// Runs none of whose fragments a job holds.
+fn candidate_runs<'a>(set: &'a [SSTableInfo], state: &StrategyState) -> Vec<Run<'a>> {
+    runs(set)
+        .into_iter()
+        .filter(|r| {
+            r.fragments
+                .iter()
+                .all(|s| !state.compacting.contains(&s.generation))
+        })
+        .collect()
+}
+
+fn runs_job(runs: &[&Run<'_>], o: &IcsOptions, kind: JobKind) -> Job {
+    let mut j = job(
+        runs.iter()
+            .flat_map(|r| r.fragments.iter().map(|s| s.generation)),
+        0,
+        o.fragment_size(),
+        kind,
+    );
+    j.incremental = true;
+    j
+}
+
+fn total(tier: &[Run<'_>]) -> u64 {
+    tier.iter().map(|r| r.bytes).sum()
+}
+
+fn avg(tier: &[Run<'_>]) -> u64 {
+    if tier.is_empty() {
+        0
+    } else {
+        total(tier) / tier.len() as u64
+    }
+}
+
+/// Whether a run is worth a GC job (`find_garbage_collection_job`): written at least
+/// `min(3600 s, tombstone_compaction_interval)` ago; then any run passes with
+/// `unchecked_tombstone_compaction`; otherwise its droppable ratio (tombstones over cells,
+/// summed over fragments) must reach `tombstone_threshold` — raised to clamp(2t, 0.5, 1.0)
+/// when the run is younger than the full interval, so a frequent GC at least halves the run.
+/// (Scylla also demands the full interval when the run may shadow memtable data; the memtable
+/// is not known here.)
+fn run_worth_gc(r: &Run<'_>, common: &CommonOptions, state: &StrategyState) -> bool {
+    let Some(gc_before) = state.gc_before else {
+        return false;
+    };
+    let Some(written) = r.fragments.iter().map(|s| s.created_at).max() else {
+        return false;
+    };
+    let age = state.now.saturating_sub(written);
+    if age < common.tombstone_compaction_interval_secs.min(3600) {
+        return false;
+    }
+    if common.unchecked_tombstone_compaction {
+        return true;
+    }
+    let stale = age >= common.tombstone_compaction_interval_secs;
+    let threshold = if stale {
+        common.tombstone_threshold
+    } else {
+        (common.tombstone_threshold * 2.0).clamp(0.5, 1.0)
+    };
+    let cells: u64 = r.fragments.iter().map(|s| s.cell_count).sum();
+    if cells == 0 {
+        return false;
+    }
+    let droppable: f64 = r
+        .fragments
+        .iter()
+        .map(|s| s.tombstone_drop_times.sum_before(gc_before))
+        .sum();
+    droppable / cells as f64 >= threshold
+}
+
+/// The next ICS job, if any.
+pub fn choose(
+    set: &[SSTableInfo],
+    common: &CommonOptions,
+    o: &IcsOptions,
+    state: &StrategyState,
+) -> Option<Job> {
+    if let Some(j) = common::drop_expired_job(set, state) {
+        return Some(j);
+    }
+    let cands = candidate_runs(set, state);
+    let tiers = common::buckets(&cands, &o.tiers, true);
+    let max = common.max_threshold as usize;
+    if let Some(tier) = common::most_interesting(&tiers, common.min_threshold as usize, max)
+        .or_else(|| common::most_interesting(&tiers, 2, max))
+    {
+        let refs: Vec<&Run<'_>> = tier.iter().collect();
+        return Some(runs_job(&refs, o, JobKind::Regular));
+    }
+    // Cross-tier jobs only once same-tier work is done, and never next to a running job (a
+    // tier being compacted would distort the space-amplification estimate).
+    if state.running_jobs > 0 {
+        return None;
+    }
+    if let Some(j) = gc_job(&tiers, common, o, state) {
+        return Some(j);
+    }
+    let goal = o.space_amplification_goal?;
+    if tiers.len() < 2 {
+        return None;
+    }
+    let mut by_avg: Vec<&Vec<Run<'_>>> = tiers.iter().collect();
+    by_avg.sort_by_key(|t| std::cmp::Reverse(avg(t)));
+    let (Some(s0), Some(s1)) = (by_avg.first(), by_avg.get(1)) else {
+        return None;
+    };
+    let (b0, b1) = (total(s0), total(s1));
+    if b0 == 0 {
+        return None;
+    }
+    let sa = (b0 + b1) as f64 / b0 as f64;
+    if sa <= goal {
+        return None;
+    }
+    let refs: Vec<&Run<'_>> = s0.iter().chain(s1.iter()).collect();
+    Some(runs_job(&refs, o, JobKind::SpaceAmplification))
+}
+
+/// The cross-tier garbage-collection job (reported as `JobKind::Tombstone`).
+fn gc_job(
+    tiers: &[Vec<Run<'_>>],
+    common: &CommonOptions,
+    o: &IcsOptions,
+    state: &StrategyState,
+) -> Option<Job> {
+    let i = (0..tiers.len()).rev().find(|&i| {
+        tiers
+            .get(i)
+            .is_some_and(|t| t.iter().any(|r| run_worth_gc(r, common, state)))
+    })?;
+    let mut refs: Vec<&Run<'_>> = tiers.get(i)?.iter().collect();
+    if tiers.len() >= 2 {
+        let other = if i + 1 == tiers.len() { i - 1 } else { i + 1 };
+        if let Some(t) = tiers.get(other) {
+            refs.extend(t.iter());
+        }
+    }
+    Some(runs_job(&refs, o, JobKind::Tombstone))
+}
+
+/// Major compaction: everything no job holds, into fragments of `sstable_size_in_mb`.
+pub fn major(set: &[SSTableInfo], o: &IcsOptions, state: &StrategyState) -> Vec<Job> {
+    let cands = candidate_runs(set, state);
+    if cands.is_empty() {
+        return Vec::new();
+    }
+    let refs: Vec<&Run<'_>> = cands.iter().collect();
+    vec![runs_job(&refs, o, JobKind::Major)]
+}
+
+/// Σ ceil(|tier| / max_threshold) over tiers of ≥ `min_threshold` runs.
+pub fn estimated_pending(set: &[SSTableInfo], common: &CommonOptions, o: &IcsOptions) -> u64 {
+    common::tiered_pending(&runs(set), &o.tiers, common)
+}
+
+/// The size-tiered backlog formula over runs (an approximation of Scylla's
+/// `incremental_backlog_tracker`, which applies the same Σ Si·log4(T/Si) to runs).
+pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, o: &IcsOptions) -> f64 {
+    let rs = runs(set);
+    let t = rs.iter().map(|r| r.bytes).sum();
+    common::tiered_backlog(&rs, &o.tiers, common.min_threshold, t)
+}
