@@ -19,7 +19,7 @@ use super::controller;
 use super::describe;
 use super::job::{self, JobEnv, JobReport};
 use super::purge::PurgePolicy;
-use super::strategy::{Job, JobKind, SSTableInfo, StrategyState};
+use super::strategy::{CompactionOptions, Job, JobKind, SSTableInfo, StrategyState};
 use super::throttle::Throttle;
 use crate::error::{Error, Result};
 use crate::table::Table;
@@ -28,7 +28,6 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use stub::CompactionOptions;
 
 /// Finished jobs kept for `compactionhistory`.
 pub const HISTORY_LEN: usize = 1000;
@@ -429,7 +428,7 @@ fn table_stats(table: &Table, now: u64) -> Result<TableCompactionStats> {
         backlog: opts.backlog(&set, &state),
         sstables_per_level: per_level,
         live_sstables: set.len(),
-        strategy: opts.class_name().to_string(),
+        strategy: opts.class_name(),
     })
 }
 
@@ -559,15 +558,7 @@ fn run_registered(shared: &Shared, table: &Arc<Table>, job: Job) -> Result<JobRe
         .collect();
     drop(st);
     let total_bytes = inputs.iter().map(|s| s.stats.uncompressed_length).sum();
-    // Round robin for LCS: remember the last key compacted out of the lowest input level.
-    let lowest = inputs.iter().map(|s| s.stats.level).min();
-    let last_key = lowest.and_then(|l| {
-        inputs
-            .iter()
-            .filter(|s| s.stats.level == l)
-            .map(|s| s.stats.last_key.clone())
-            .max()
-    });
+    let described: Vec<SSTableInfo> = inputs.iter().map(|s| describe(s)).collect();
     drop(inputs);
     shared.running.lock().push(Running {
         id,
@@ -605,15 +596,13 @@ fn run_registered(shared: &Shared, table: &Arc<Table>, job: Job) -> Result<JobRe
         match &result {
             Ok(_) => {
                 cs.completed += 1;
-                if let (Some(l), Some(k)) = (lowest, last_key) {
-                    let l = l as usize;
-                    if cs.last_compacted_keys.len() <= l {
-                        cs.last_compacted_keys.resize(l + 1, None);
-                    }
-                    if let Some(slot) = cs.last_compacted_keys.get_mut(l) {
-                        *slot = Some(k);
-                    }
-                }
+                // LCS round robin: the strategy remembers where it stopped in each level.
+                let mut st = StrategyState {
+                    last_compacted_keys: std::mem::take(&mut cs.last_compacted_keys),
+                    ..Default::default()
+                };
+                st.record_compaction(&described);
+                cs.last_compacted_keys = st.last_compacted_keys;
             }
             Err(Error::CompactionStopped { .. }) => {}
             Err(_) => cs.failed += 1,
@@ -671,50 +660,6 @@ fn control_loop(shared: &Shared) {
                 controller::set_nice(t, nice);
             }
             applied = Some(nice);
-        }
-    }
-}
-
-// TEMPORARY until the strategies land: everything into one job once 4 sstables are idle.
-mod stub {
-    use super::super::strategy::{Job, JobKind, SSTableInfo, StrategyState};
-    pub struct CompactionOptions;
-    impl CompactionOptions {
-        pub fn from_map(_: &[(String, String)]) -> Result<Self, crate::error::OptionError> {
-            Ok(CompactionOptions)
-        }
-        fn all(set: &[SSTableInfo], state: &StrategyState, kind: JobKind) -> Option<Job> {
-            let inputs: Vec<u64> = set
-                .iter()
-                .filter(|s| !state.compacting.contains(&s.generation))
-                .map(|s| s.generation)
-                .collect();
-            (!inputs.is_empty()).then_some(Job {
-                inputs,
-                output_level: 0,
-                max_output_bytes: u64::MAX,
-                incremental: false,
-                time_window_secs: None,
-                kind,
-            })
-        }
-        pub fn choose(&self, set: &[SSTableInfo], state: &StrategyState) -> Option<Job> {
-            Self::all(set, state, JobKind::Regular).filter(|j| j.inputs.len() >= 4)
-        }
-        pub fn major(&self, set: &[SSTableInfo], state: &StrategyState) -> Vec<Job> {
-            Self::all(set, state, JobKind::Major).into_iter().collect()
-        }
-        pub fn estimated_pending(&self, _: &[SSTableInfo], _: &StrategyState) -> u64 {
-            0
-        }
-        pub fn backlog(&self, _: &[SSTableInfo], _: &StrategyState) -> f64 {
-            0.0
-        }
-        pub fn parallel(&self) -> bool {
-            true
-        }
-        pub fn class_name(&self) -> &'static str {
-            "SizeTieredCompactionStrategy"
         }
     }
 }
