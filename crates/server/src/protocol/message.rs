@@ -1760,3 +1760,7 @@ impl Reply {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "message_tests.rs"]
+mod tests;
