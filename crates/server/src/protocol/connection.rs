@@ -262,7 +262,7 @@ impl<H: Handler> Conn<H> {
         }
         match opcode {
             Opcode::Query | Opcode::Prepare | Opcode::Execute | Opcode::Batch => {
-                self.spawn_statement(frame);
+                self.spawn_statement(frame).await;
                 return Next::Continue;
             }
             _ => {}
@@ -444,7 +444,7 @@ impl<H: Handler> Conn<H> {
     }
 
     /// Admits a statement under the in-flight limits and spawns its task.
-    fn spawn_statement(&mut self, frame: Frame) {
+    async fn spawn_statement(&mut self, frame: Frame) {
         let stream = frame.header.stream;
         let bytes_needed = frame
             .body
@@ -470,9 +470,9 @@ impl<H: Handler> Conn<H> {
             self.shared.stats.overloaded.fetch_add(1, Ordering::Relaxed);
             let reply: Reply = CqlError::overloaded(OVERLOADED_MESSAGE).into();
             let frame = reply.encode_frame(version, stream, compression);
-            // Never wait here: if the queue is full the client is not reading, and dropping
-            // the answer to a request we refused is better than stalling the reader.
-            let _ = tx.try_send(Outgoing::Frame(frame, None));
+            // If the queue is full the client is not reading its answers: waiting here stops
+            // us reading its requests too (TCP backpressure), and every stream gets an answer.
+            let _ = tx.send(Outgoing::Frame(frame, None)).await;
             return;
         };
         let (Some(session), Some(info)) = (self.session.clone(), self.info.clone()) else {
