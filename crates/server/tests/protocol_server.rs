@@ -666,6 +666,37 @@ async fn fuzzed_connections_never_take_the_server_down() {
 }
 
 #[tokio::test]
+async fn large_bodies_use_the_blocking_pool_path() {
+    let server = start(
+        ServerConfig {
+            blocking_threshold: 64,
+            ..ServerConfig::default()
+        },
+        false,
+    )
+    .await;
+    for c in [Compression::Lz4, Compression::Snappy] {
+        let mut client = Client::connect(&server).await;
+        client.startup(Some(c)).await;
+        let big = format!("SELECT '{}'", "y".repeat(300_000));
+        assert_eq!(rows_text(&client.request(1, &query(&big)).await), big);
+        // A corrupted compressed body is a protocol error on its stream only.
+        let mut f = query(&big).encode_frame(4, 2, Some(c));
+        let n = f.len();
+        f[n / 2] ^= 0xff;
+        f[9..13].copy_from_slice(&[0xff, 0xff, 0xff, 0x7f]);
+        client.send_raw(&f).await;
+        let (h, r) = client.recv().await;
+        assert_eq!(
+            (h.stream, error_code(&r)),
+            (2, Some(ErrorCode::ProtocolError))
+        );
+        assert_eq!(rows_text(&client.request(3, &query("ok")).await), "ok");
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_stalled_connection_does_not_block_others() {
     let server = start(ServerConfig::default(), false).await;
     // Half a header, then silence.

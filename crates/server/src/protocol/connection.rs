@@ -156,7 +156,8 @@ pub(crate) async fn serve<H: Handler>(
             }
         }
         if buf.capacity() - buf.len() < 4096 {
-            buf.reserve(16 * 1024);
+            // Grow geometrically with what has arrived, never on a header's word.
+            buf.reserve(buf.len().max(16 * 1024));
         }
         tokio::select! {
             read = rd.read_buf(&mut buf) => match read {
