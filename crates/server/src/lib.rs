@@ -1,5 +1,9 @@
-//! Cairn's network faces. Today: running a node's storage engine. The CQL native protocol,
-//! REST admin API and Prometheus endpoint arrive with their issues.
+//! Cairn's network faces: running a node's storage engine and the CQL native protocol
+//! ([`protocol`]). The REST admin API and Prometheus endpoint arrive with their issues.
+
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod protocol;
 
 use cairn_engine::{Database, DatabaseConfig};
 use std::path::PathBuf;
