@@ -1,1 +1,28 @@
-//! CQL language (placeholder until the CQL issue).
+//! The CQL language front end: text in, typed syntax tree out.
+//!
+//! - [`lexer`] splits query text into tokens with line/column positions;
+//! - [`parser`] is a hand-written recursive-descent parser over those tokens;
+//! - [`ast`] is the tree it produces, one type per statement kind;
+//! - [`error`] is the crate's error type, whose syntax errors read like Cassandra's
+//!   `SyntaxException` messages.
+//!
+//! Nothing here executes anything; the executor takes a [`ParsedStatement`] and resolves
+//! names, types and values against the schema.
+//!
+//! ```
+//! use cairn_cql::{parse_statement, Statement};
+//! let parsed = parse_statement("SELECT * FROM ks.t WHERE pk = ? AND ck > ?").unwrap();
+//! assert!(matches!(parsed.statement, Statement::Select(_)));
+//! assert_eq!(parsed.bind_markers.len(), 2);
+//! ```
+
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod ast;
+pub mod error;
+pub mod lexer;
+pub mod parser;
+
+pub use ast::{ParsedStatement, Statement};
+pub use error::{Error, Result, SyntaxError};
+pub use parser::{is_reserved, parse_statement, parse_statements, MAX_DEPTH};
