@@ -26,3 +26,7 @@ pub mod parser;
 pub use ast::{ParsedStatement, Statement};
 pub use error::{Error, Result, SyntaxError};
 pub use parser::{is_reserved, parse_statement, parse_statements, MAX_DEPTH};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;

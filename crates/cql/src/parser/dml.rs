@@ -306,13 +306,15 @@ impl Parser<'_> {
         if self.is_ident() && matches!(self.peek_tok(1).kind, T::Plus | T::Minus) {
             let other_tok = self.pos;
             let other = self.ident()?;
+            let add = self.is(&T::Plus);
             if other != column {
+                // Cassandra's wording, including the missing space before `<value>`.
+                let sign = if add { '+' } else { '-' };
                 return Err(self.error_at(
                     other_tok,
-                    "Only expressions of the form X = X +<value> are supported.".into(),
+                    format!("Only expressions of the form X = X {sign}<value> are supported."),
                 ));
             }
-            let add = self.is(&T::Plus);
             self.advance();
             let value = self.term()?;
             return Ok(if add {

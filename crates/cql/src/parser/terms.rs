@@ -528,8 +528,11 @@ impl Parser<'_> {
         if let Some(lit) = self.literal()? {
             return Ok(lit.text());
         }
+        // Cassandra takes an unreserved keyword here as written (not lowercased).
         if self.tok().kind == T::Ident && self.is_ident() {
-            return self.ident();
+            let word = self.text_of(self.tok()).to_string();
+            self.advance();
+            return Ok(word);
         }
         Err(self.no_viable())
     }
