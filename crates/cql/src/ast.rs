@@ -572,6 +572,8 @@ pub enum AlterTableAction {
         columns: Vec<String>,
         timestamp: Option<Term>,
     },
+    /// `DROP COMPACT STORAGE` (Cassandra 3.0.16+/4.x migration aid)
+    DropCompactStorage,
     /// `ALTER col TYPE t` (removed in Cassandra 3.10; parsed so it can be refused clearly)
     AlterType { column: String, ty: TypeName },
     /// `RENAME [IF EXISTS] a TO b AND c TO d`

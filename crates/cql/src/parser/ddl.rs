@@ -257,6 +257,15 @@ impl Parser<'_> {
                 columns,
             }
         } else if self.eat_kw("drop") {
+            if self.is_kw("compact") && self.is_kw_at(1, "storage") {
+                self.advance();
+                self.advance();
+                return Ok(AlterTable {
+                    name,
+                    if_exists,
+                    action: AlterTableAction::DropCompactStorage,
+                });
+            }
             let if_exists = self.if_exists()?;
             let columns = if self.eat(&T::LParen) {
                 let cols = self.comma_list(&T::RParen, Self::ident)?;

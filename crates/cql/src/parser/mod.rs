@@ -279,8 +279,13 @@ impl<'a> Parser<'a> {
         if t.kind == TokenKind::Eof {
             return "'<EOF>'".into();
         }
-        let text = self
-            .text_of(t)
+        // Cassandra's lexer replaces the text of string and quoted-name tokens by their
+        // unescaped content, so that is what its messages show.
+        let text = match &t.kind {
+            TokenKind::Str(s) | TokenKind::QuotedName(s) => s.as_str(),
+            _ => self.text_of(t),
+        };
+        let text = text
             .replace('\n', "\\n")
             .replace('\r', "\\r")
             .replace('\t', "\\t");

@@ -260,14 +260,13 @@ impl Parser<'_> {
         if let Some(m) = self.bind_marker()? {
             return Ok(Term::Bind(m));
         }
-        match self.tok().kind {
-            T::Integer => Ok(Term::Literal(
-                self.literal()?.unwrap_or(Literal::Integer(String::new())),
-            )),
-            T::Minus if self.is_at(1, &T::Integer) => Ok(Term::Literal(
-                self.literal()?.unwrap_or(Literal::Integer(String::new())),
-            )),
-            _ => Err(self.no_viable()),
+        let is_int = self.is(&T::Integer) || (self.is(&T::Minus) && self.is_at(1, &T::Integer));
+        if !is_int {
+            return Err(self.no_viable());
+        }
+        match self.literal()? {
+            Some(lit) => Ok(Term::Literal(lit)),
+            None => Err(self.no_viable()),
         }
     }
 
@@ -326,17 +325,14 @@ impl Parser<'_> {
                         self.advance();
                         let elem = self.type_name()?;
                         self.expect(&T::Comma)?;
+                        let dim_at = self.pos;
                         let dim_tok = self.expect(&T::Integer)?;
-                        let dim = self
-                            .text_of(&dim_tok)
-                            .parse::<u32>()
-                            .ok()
-                            .filter(|d| *d > 0);
-                        let Some(dim) = dim else {
-                            self.pos -= 1;
-                            return Err(
-                                self.error_here("vectors must have a dimension greater than 0")
-                            );
+                        let dim = self.text_of(&dim_tok).parse::<u32>().ok();
+                        let Some(dim) = dim.filter(|d| *d > 0) else {
+                            return Err(self.error_at(
+                                dim_at,
+                                "vectors must have a dimension greater than 0".into(),
+                            ));
                         };
                         self.expect(&T::Gt)?;
                         return Ok(TypeName::Vector(Box::new(elem), dim));

@@ -117,11 +117,11 @@ fn messages_and_positions() {
         ),
         (
             "INSERT INTO t (a) VALUES (- 'x')",
-            "line 1:28 no viable alternative at input ''x'' (INSERT INTO t (a) VALUES (- ['x']))",
+            "line 1:28 no viable alternative at input 'x' (INSERT INTO t (a) VALUES (- ['x']))",
         ),
         (
             "SELECT * FROM t LIMIT 'x'",
-            "line 1:22 no viable alternative at input ''x'' (SELECT * FROM t LIMIT ['x'])",
+            "line 1:22 no viable alternative at input 'x' (SELECT * FROM t LIMIT ['x'])",
         ),
     ];
     for (src, want) in cases {

@@ -36,6 +36,10 @@ fn alter_table() {
             r##"AlterTable(AlterTable { name: QualifiedName { keyspace: None, name: "t" }, if_exists: false, action: Drop { if_exists: true, columns: ["c"], timestamp: None } })"##,
         ),
         (
+            r##"ALTER TABLE t DROP COMPACT STORAGE"##,
+            r##"AlterTable(AlterTable { name: QualifiedName { keyspace: None, name: "t" }, if_exists: false, action: DropCompactStorage })"##,
+        ),
+        (
             r##"ALTER TABLE t ALTER c TYPE blob"##,
             r##"AlterTable(AlterTable { name: QualifiedName { keyspace: None, name: "t" }, if_exists: false, action: AlterType { column: "c", ty: Native(Blob) } })"##,
         ),
