@@ -136,11 +136,10 @@ impl Lexer<'_> {
         Some(c)
     }
 
-    /// Consumes `n` characters that are known to be single-line ASCII.
-    fn bump_n(&mut self, n: usize) {
-        for _ in 0..n {
-            self.bump();
-        }
+    /// Consumes `n` bytes (which must end on a character boundary and hold no newline).
+    fn bump_bytes(&mut self, n: usize) {
+        let end = self.pos + n;
+        while self.pos < end && self.bump().is_some() {}
     }
 
     fn error_here(&self, message: String) -> Error {
@@ -163,10 +162,10 @@ impl Lexer<'_> {
                     self.bump();
                 }
             } else if rest.starts_with("/*") {
-                self.bump_n(2);
+                self.bump_bytes(2);
                 loop {
                     if self.rest().starts_with("*/") {
-                        self.bump_n(2);
+                        self.bump_bytes(2);
                         break;
                     }
                     if self.bump().is_none() {
@@ -203,12 +202,12 @@ impl Lexer<'_> {
         };
         if c.is_ascii_hexdigit() {
             if let Some(len) = uuid_len(self.rest()) {
-                self.bump_n(len);
+                self.bump_bytes(len);
                 return Ok(T::Uuid);
             }
         }
         if c == '0' && matches!(self.peek_at(1), Some('x' | 'X')) {
-            self.bump_n(2);
+            self.bump_bytes(2);
             while self.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
                 self.bump();
             }
@@ -220,7 +219,7 @@ impl Lexer<'_> {
         if c.is_ascii_alphabetic() {
             if c == 'P' {
                 if let Some(len) = iso_alternative_duration_len(self.rest()) {
-                    self.bump_n(len);
+                    self.bump_bytes(len);
                     return Ok(T::Duration);
                 }
             }
@@ -278,7 +277,7 @@ impl Lexer<'_> {
             };
             (k, 1)
         };
-        self.bump_n(len);
+        self.bump_bytes(len);
         Ok(kind)
     }
 
@@ -302,11 +301,11 @@ impl Lexer<'_> {
         }
         if !is_float {
             if let Some(dlen) = duration_units_len(rest) {
-                self.bump_n(dlen);
+                self.bump_bytes(dlen);
                 return TokenKind::Duration;
             }
         }
-        self.bump_n(len);
+        self.bump_bytes(len);
         if is_float {
             TokenKind::Float
         } else {
@@ -336,12 +335,12 @@ impl Lexer<'_> {
     }
 
     fn dollar_string(&mut self) -> Result<TokenKind> {
-        self.bump_n(2);
+        self.bump_bytes(2);
         let body_start = self.pos;
         loop {
             if self.rest().starts_with("$$") {
                 let value = self.src.get(body_start..self.pos).unwrap_or("").to_string();
-                self.bump_n(2);
+                self.bump_bytes(2);
                 return Ok(TokenKind::Str(value));
             }
             if self.bump().is_none() {
@@ -529,6 +528,7 @@ mod tests {
             ("3mo2w", T::Duration),
             ("10ms", T::Duration),
             ("7µs", T::Duration),
+            ("1h2µs", T::Duration),
             ("1Y2MO", T::Duration),
             ("P1DT2H", T::Duration),
             ("P2W", T::Duration),
@@ -572,6 +572,13 @@ mod tests {
             e.to_string(),
             "line 2:2 no viable alternative at character '#'"
         );
+    }
+
+    #[test]
+    fn multibyte_duration_unit_ends_where_it_should() {
+        let toks = kinds("7µs x");
+        assert_eq!(toks[0], (TokenKind::Duration, "7µs".into()));
+        assert_eq!(toks[1], (TokenKind::Ident, "x".into()));
     }
 
     #[test]

@@ -39,6 +39,20 @@ fn position_of(text: &str, offset: usize) -> (u32, u32) {
 
 /// Parses `text` both ways and checks the invariants that must always hold.
 fn check_invariants(text: &str) {
+    // Tokens are in order, do not overlap, and their positions match their offsets.
+    if let Ok(tokens) = crate::lexer::tokenize(text) {
+        let mut prev_end = 0;
+        for t in &tokens {
+            assert!(prev_end <= t.start && t.start <= t.end, "{t:?} in {text:?}");
+            assert!(text.get(t.start..t.end).is_some(), "{t:?} in {text:?}");
+            assert_eq!(
+                position_of(text, t.start),
+                (t.line, t.column),
+                "{t:?} in {text:?}"
+            );
+            prev_end = t.end;
+        }
+    }
     for result in [
         parse_statement(text).map(|p| vec![p]),
         parse_statements(text),
