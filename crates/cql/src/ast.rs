@@ -37,6 +37,16 @@ impl QualifiedName {
     }
 }
 
+impl std::fmt::Display for QualifiedName {
+    /// `ks.name` or `name`, unquoted.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.keyspace {
+            Some(ks) => write!(f, "{ks}.{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
 /// One parsed statement with the bind markers it contains.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedStatement {
@@ -161,6 +171,33 @@ impl TypeName {
             TypeName::Map(k, v) => k.contains_counter() || v.contains_counter(),
             TypeName::Tuple(ts) => ts.iter().any(TypeName::contains_counter),
             TypeName::UserDefined(_) | TypeName::Custom(_) => false,
+        }
+    }
+}
+
+impl std::fmt::Display for TypeName {
+    /// The type in CQL syntax, spelled the way the engine's [`CqlType::name`] spells it
+    /// (`map<text, frozen<list<int>>>`), user types by name, custom types quoted.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TypeName::Native(t) => f.write_str(&t.name()),
+            TypeName::List(t) => write!(f, "list<{t}>"),
+            TypeName::Set(t) => write!(f, "set<{t}>"),
+            TypeName::Map(k, v) => write!(f, "map<{k}, {v}>"),
+            TypeName::Tuple(ts) => {
+                f.write_str("tuple<")?;
+                for (i, t) in ts.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str(">")
+            }
+            TypeName::Frozen(t) => write!(f, "frozen<{t}>"),
+            TypeName::Vector(t, n) => write!(f, "vector<{t}, {n}>"),
+            TypeName::UserDefined(name) => write!(f, "{name}"),
+            TypeName::Custom(class) => write!(f, "'{}'", class.replace('\'', "''")),
         }
     }
 }

@@ -9,6 +9,15 @@
 //! Nothing here executes anything; the executor takes a [`ParsedStatement`] and resolves
 //! names, types and values against the schema.
 //!
+//! What is parsed: USE; CREATE/ALTER/DROP KEYSPACE, TABLE, TYPE; CREATE/DROP INDEX;
+//! TRUNCATE; SELECT (JSON, DISTINCT, functions, CAST, aliases, WHERE with single-column,
+//! multi-column, `token(...)`, IN, CONTAINS [KEY], LIKE, IS NOT NULL relations, GROUP BY,
+//! ORDER BY, PER PARTITION LIMIT, LIMIT, ALLOW FILTERING); INSERT (values or JSON);
+//! UPDATE (all assignment forms); DELETE; BATCH; roles, legacy users, GRANT/REVOKE/LIST.
+//! Left out on purpose (a syntax error, as for an unknown statement): materialized views,
+//! functions and aggregates, triggers, DESCRIBE (cqlsh falls back to driver metadata on
+//! a syntax error), Scylla's `USING TIMEOUT` and `BYPASS CACHE`, and selector arithmetic.
+//!
 //! ```
 //! use cairn_cql::{parse_statement, Statement};
 //! let parsed = parse_statement("SELECT * FROM ks.t WHERE pk = ? AND ck > ?").unwrap();

@@ -720,6 +720,19 @@ fn types_map_to_engine_types() {
     for t in &types[2..6] {
         assert_eq!(t.to_cql_type(), None, "{t:?}");
     }
+    let shown: Vec<String> = types.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        shown,
+        vec![
+            "map<text, frozen<list<int>>>",
+            "tuple<int, text>",
+            "frozen<addr>",
+            "list<frozen<ks.addr>>",
+            "'org.Foo'",
+            "vector<float, 2>",
+            "counter",
+        ]
+    );
     assert_eq!(types[6], TypeName::Native(CqlType::Counter));
     assert!(types[6].contains_counter());
     assert!(!types[0].contains_counter());
