@@ -11,7 +11,7 @@
 //!
 //! What is parsed: USE; CREATE/ALTER/DROP KEYSPACE, TABLE, TYPE; CREATE/DROP INDEX;
 //! TRUNCATE; SELECT (JSON, DISTINCT, functions, CAST, aliases, WHERE with single-column,
-//! multi-column, `token(...)`, IN, CONTAINS [KEY], LIKE, IS NOT NULL relations, GROUP BY,
+//! multi-column, `token(...)`, IN, CONTAINS (KEY), LIKE, IS NOT NULL relations, GROUP BY,
 //! ORDER BY, PER PARTITION LIMIT, LIMIT, ALLOW FILTERING); INSERT (values or JSON);
 //! UPDATE (all assignment forms); DELETE; BATCH; roles, legacy users, GRANT/REVOKE/LIST.
 //! Left out on purpose (a syntax error, as for an unknown statement): materialized views,

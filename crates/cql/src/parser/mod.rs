@@ -1,12 +1,12 @@
 //! The recursive-descent CQL parser: the token cursor, error construction, identifiers,
 //! and the statement dispatcher. The grammar itself is split by topic:
 //!
-//! - [`terms`]: terms (literals, collections, bind markers, function calls), types,
+//! - `terms`: terms (literals, collections, bind markers, function calls), types,
 //!   WHERE relations, `IF` conditions and `WITH` properties — the pieces every statement
 //!   shares;
-//! - [`dml`]: SELECT, INSERT, UPDATE, DELETE and BATCH;
-//! - [`ddl`]: keyspaces, tables, user types, indexes, USE and TRUNCATE;
-//! - [`auth`]: roles, users and permissions.
+//! - `dml`: SELECT, INSERT, UPDATE, DELETE and BATCH;
+//! - `ddl`: keyspaces, tables, user types, indexes, USE and TRUNCATE;
+//! - `auth`: roles, users and permissions.
 //!
 //! Keywords are matched by text on identifier tokens (see the lexer), which is how
 //! Cassandra's *unreserved* keywords (`key`, `type`, `ttl`, `writetime`, `count`, `json`,
