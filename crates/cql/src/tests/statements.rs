@@ -829,3 +829,47 @@ fn multiple_statements() {
         "line 1:6 mismatched input 'USE' expecting ';' (USE a [USE] b)"
     );
 }
+
+/// What `DESCRIBE TABLE` prints on Cassandra 5 must parse back (cqlsh users paste it).
+#[test]
+fn describe_output_parses() {
+    let text = "CREATE TABLE ks.t (
+    pk bigint,
+    ck bigint,
+    v blob,
+    PRIMARY KEY (pk, ck)
+) WITH CLUSTERING ORDER BY (ck ASC)
+    AND additional_write_policy = '99p'
+    AND allow_auto_snapshot = true
+    AND bloom_filter_fp_chance = 0.01
+    AND caching = {'keys': 'ALL', 'rows_per_partition': 'NONE'}
+    AND cdc = false
+    AND comment = ''
+    AND compaction = {'class': 'org.apache.cassandra.db.compaction.SizeTieredCompactionStrategy', 'max_threshold': '32', 'min_threshold': '4'}
+    AND compression = {'chunk_length_in_kb': '16', 'class': 'org.apache.cassandra.io.compress.LZ4Compressor'}
+    AND memtable = 'default'
+    AND crc_check_chance = 1.0
+    AND default_time_to_live = 0
+    AND extensions = {}
+    AND gc_grace_seconds = 864000
+    AND incremental_backups = true
+    AND max_index_interval = 2048
+    AND memtable_flush_period_in_ms = 0
+    AND min_index_interval = 128
+    AND read_repair = 'BLOCKING'
+    AND speculative_retry = '99p';";
+    let crate::Statement::CreateTable(t) = crate::parse_statement(text).unwrap().statement else {
+        panic!()
+    };
+    assert_eq!(t.properties.len(), 19);
+    assert_eq!(
+        t.clustering_order,
+        vec![("ck".to_string(), crate::ast::Order::Asc)]
+    );
+    let ext = t
+        .properties
+        .iter()
+        .find(|p| p.name == "extensions")
+        .unwrap();
+    assert_eq!(ext.value, crate::ast::PropertyValue::Map(vec![]));
+}
