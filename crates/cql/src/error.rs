@@ -1,0 +1,53 @@
+//! The crate's error type.
+//!
+//! Parse errors mimic the text of Cassandra's `SyntaxException` (protocol error code
+//! 0x2000), because drivers, cqlsh and test suites match on it: an ANTLR-style header
+//! `line L:C`, a message such as `no viable alternative at input 'FROMM'` or
+//! `mismatched input 'x' expecting K_FROM`, and — for errors found by the parser rather
+//! than the lexer — a snippet of the query with the offending token in brackets, e.g.
+//! `line 1:14 no viable alternative at input 'FROMM' (SELECT * FROM [FROMM])`.
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong in the CQL front end.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The text is not valid CQL. Maps to the native protocol's Syntax error (0x2000).
+    #[error("{0}")]
+    Syntax(SyntaxError),
+}
+
+impl Error {
+    /// The syntax error inside, if this is one.
+    pub fn as_syntax(&self) -> Option<&SyntaxError> {
+        match self {
+            Error::Syntax(e) => Some(e),
+        }
+    }
+}
+
+/// A syntax error with its position.
+///
+/// `line` is 1-based and `column` is the 0-based character offset inside that line, the
+/// same convention as Cassandra's `line 1:13` header, so the numbers can be compared with
+/// what Cassandra reports for the same text. (One deliberate difference: for errors at the
+/// end of the input Cassandra prints `line 0:-1`; we print the real position of the end.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// 1-based line of the offending input.
+    pub line: u32,
+    /// 0-based character column of the offending input within its line.
+    pub column: u32,
+    /// Byte offset of the offending input in the query text.
+    pub offset: usize,
+    /// The message after the `line L:C` header, including any query snippet.
+    pub message: String,
+}
+
+impl std::fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}:{} {}", self.line, self.column, self.message)
+    }
+}
