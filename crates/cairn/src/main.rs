@@ -43,8 +43,9 @@ struct ServeArgs {
     metrics_port: u16,
 }
 
-/// Opens (and recovers) the node's storage engine and keeps it open until killed. Writes that
-/// were acknowledged are in the commitlog, so stopping with Ctrl-C or SIGKILL loses nothing.
+/// Starts a node: opens (and recovers) the storage engine, loads the schema and serves CQL
+/// on 127.0.0.1 until Ctrl-C. Acknowledged writes are in the commitlog, so stopping with
+/// Ctrl-C or SIGKILL loses nothing.
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let cfg = cairn_server::NodeConfig {
         data_dir: args.data_dir,
@@ -52,25 +53,28 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         api_port: args.api_port,
         metrics_port: args.metrics_port,
     };
-    let db = cairn_server::open_node(&cfg)?;
-    let r = db.recovery_report();
-    println!(
-        "cairn: storage engine open at {} ({} tables, {} mutations replayed from {} commitlog segments).",
-        cfg.data_dir.display(),
-        db.tables().len(),
-        r.mutations_replayed,
-        r.replay.segments
-    );
-    for p in &r.replay.problems {
-        println!("cairn: commitlog replay: {}", p.to_error());
-    }
-    println!(
-        "cairn: the CQL server (port {}) is not implemented yet; press Ctrl-C to stop.",
-        cfg.native_port
-    );
-    loop {
-        std::thread::park();
-    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let node = cairn_server::start_node(&cfg, std::net::Ipv4Addr::LOCALHOST.into()).await?;
+        let r = node.db.recovery_report();
+        println!(
+            "cairn: storage engine open at {} ({} tables, {} mutations replayed from {} commitlog segments).",
+            cfg.data_dir.display(),
+            node.db.tables().len(),
+            r.mutations_replayed,
+            r.replay.segments
+        );
+        for p in &r.replay.problems {
+            println!("cairn: commitlog replay: {}", p.to_error());
+        }
+        println!("cairn: CQL on {}", node.cql.local_addr());
+        tokio::signal::ctrl_c().await?;
+        println!("cairn: stopping");
+        node.cql.shutdown().await;
+        anyhow::Ok(())
+    })
 }
 
 fn main() -> anyhow::Result<()> {

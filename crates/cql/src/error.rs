@@ -17,6 +17,52 @@ pub enum Error {
     /// The text is not valid CQL. Maps to the native protocol's Syntax error (0x2000).
     #[error("{0}")]
     Syntax(SyntaxError),
+    /// A valid statement that cannot be executed as given (Invalid, 0x2200).
+    #[error("{0}")]
+    Invalid(String),
+    /// Bad schema options (Config_error, 0x2300).
+    #[error("{0}")]
+    Configuration(String),
+    /// The keyspace or table exists already (Already_exists, 0x2400).
+    #[error("{message}")]
+    AlreadyExists {
+        keyspace: String,
+        /// Empty for a keyspace.
+        table: String,
+        message: String,
+    },
+    /// The logged-in role may not do this (Unauthorized, 0x2100).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// Wrong user name or password (Bad_credentials, 0x0100).
+    #[error("{0}")]
+    BadCredentials(String),
+    /// The node cannot take more work now (Overloaded, 0x1001).
+    #[error("{0}")]
+    Overloaded(String),
+    /// An EXECUTE for a statement id this node does not know (Unprepared, 0x2500).
+    #[error("Prepared query with ID {} not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", hex(.0))]
+    Unprepared(Vec<u8>),
+    /// A failure inside the node (Server_error, 0x0000).
+    #[error("{0}")]
+    Server(String),
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+impl From<cairn_engine::Error> for Error {
+    fn from(e: cairn_engine::Error) -> Self {
+        match e {
+            cairn_engine::Error::Option(o) => Error::Configuration(o.to_string()),
+            cairn_engine::Error::Overloaded => Error::Overloaded(e.to_string()),
+            cairn_engine::Error::InvalidValue { .. } | cairn_engine::Error::InvalidMutation(_) => {
+                Error::Invalid(e.to_string())
+            }
+            other => Error::Server(other.to_string()),
+        }
+    }
 }
 
 impl Error {
@@ -24,6 +70,7 @@ impl Error {
     pub fn as_syntax(&self) -> Option<&SyntaxError> {
         match self {
             Error::Syntax(e) => Some(e),
+            _ => None,
         }
     }
 }

@@ -29,6 +29,7 @@
 
 pub mod ast;
 pub mod error;
+pub mod exec;
 pub mod lexer;
 pub mod parser;
 

@@ -133,7 +133,9 @@ fn messages_and_positions() {
 fn multi_line_positions() {
     let src = "SELECT *\n  FROM t\n  WHERE a = = 1";
     let e = parse_statement(src).unwrap_err();
-    let Error::Syntax(s) = &e;
+    let Error::Syntax(s) = &e else {
+        panic!("not a syntax error: {e}")
+    };
     assert_eq!((s.line, s.column, s.offset), (3, 12, 30));
     assert_eq!(&src[s.offset..s.offset + 1], "=");
     // Lines are concatenated in the snippet, as Cassandra does.

@@ -76,6 +76,7 @@ fn check_invariants(text: &str) {
                 );
                 assert!(e.to_string().starts_with("line "));
             }
+            Err(other) => panic!("the parser only reports syntax errors, got {other}"),
         }
     }
 }

@@ -1,0 +1,362 @@
+//! Statement execution: a parsed statement plus bound values in, an [`Outcome`] out.
+//!
+//! The executor is synchronous, like the engine below it; the server runs it off the
+//! reactor. Pieces, one file each:
+//! - [`catalog`]: keyspaces (stored through the engine) and tables;
+//! - [`options`]: table `WITH` properties ↔ the engine's typed options;
+//! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE;
+//! - [`write`]: INSERT / UPDATE / DELETE / BATCH into engine mutations;
+//! - [`restrict`]: WHERE clauses resolved against a table (keys, slices, filters);
+//! - [`select`]: SELECT, paging, aggregates;
+//! - [`system`]: the virtual `system` and `system_schema` tables, built from live metadata;
+//! - [`prepare`]: bind-variable and result metadata of prepared statements.
+
+pub mod catalog;
+pub mod ddl;
+pub mod options;
+pub mod prepare;
+pub mod restrict;
+pub mod select;
+pub mod system;
+pub mod values_shim;
+pub mod write;
+
+use crate::ast::{BindMarker, Statement};
+use crate::error::{Error, Result};
+use crate::ParsedStatement;
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::Database;
+use catalog::Catalog;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::Arc;
+pub use values_shim::{BoundValue, TermContext, TermValue};
+
+/// A result column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnSpec {
+    /// Keyspace of the table.
+    pub keyspace: String,
+    /// Table.
+    pub table: String,
+    /// Column name (or alias, or `[ttl]`-style name for bind variables).
+    pub name: String,
+    /// Type.
+    pub ty: CqlType,
+}
+
+/// Rows of a result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResultSet {
+    /// Columns.
+    pub columns: Vec<ColumnSpec>,
+    /// Rows of serialized values (`None` = null).
+    pub rows: Vec<Vec<Option<Bytes>>>,
+    /// Where the next page starts, when there is one.
+    pub paging_state: Option<Bytes>,
+}
+
+/// What a schema change changed (for RESULT SchemaChange and EVENTs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Created,
+    Updated,
+    Dropped,
+}
+
+/// A schema change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaChange {
+    /// Created / updated / dropped.
+    pub change: ChangeKind,
+    /// Keyspace.
+    pub keyspace: String,
+    /// Table, when the change is a table's.
+    pub table: Option<String>,
+}
+
+/// The result of a statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing to return.
+    Void,
+    /// Rows.
+    Rows(ResultSet),
+    /// `USE ks` succeeded.
+    SetKeyspace(String),
+    /// A DDL statement succeeded.
+    SchemaChange(SchemaChange),
+}
+
+/// Per-request parameters (from QUERY / EXECUTE / BATCH).
+#[derive(Debug, Clone, Default)]
+pub struct QueryParams {
+    /// Bound values, positionally.
+    pub values: Vec<BoundValue>,
+    /// Names of the values, when the driver sent named values.
+    pub names: Option<Vec<String>>,
+    /// Rows per page (`None` or ≤ 0: no paging).
+    pub page_size: Option<i32>,
+    /// Where to resume.
+    pub paging_state: Option<Bytes>,
+    /// Default write timestamp (µs).
+    pub timestamp: Option<i64>,
+}
+
+/// A connection's state.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// Current keyspace (`USE`).
+    pub keyspace: RwLock<Option<String>>,
+    /// The authenticated role, when authentication is on.
+    pub user: RwLock<Option<String>>,
+}
+
+impl Session {
+    /// The keyspace a name resolves in.
+    pub fn resolve(&self, keyspace: &Option<String>) -> Result<String> {
+        match keyspace {
+            Some(k) => Ok(k.clone()),
+            None => self.keyspace.read().clone().ok_or_else(|| {
+                Error::Invalid(
+                    "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename"
+                        .into(),
+                )
+            }),
+        }
+    }
+}
+
+/// A prepared statement.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Statement id (stable: a hash of the keyspace and the query text).
+    pub id: [u8; 16],
+    /// The statement.
+    pub parsed: ParsedStatement,
+    /// The session keyspace at PREPARE time (unqualified names resolve in it).
+    pub keyspace: Option<String>,
+    /// One spec per bind marker.
+    pub bind_specs: Vec<ColumnSpec>,
+    /// For each partition-key column, the index of the bind marker giving it (token-aware
+    /// routing); empty when not every partition-key column is bound.
+    pub pk_indexes: Vec<u16>,
+    /// Result columns of a SELECT (empty otherwise).
+    pub result: Vec<ColumnSpec>,
+}
+
+/// Bound values as terms see them.
+pub struct Binds<'a> {
+    params: &'a QueryParams,
+    now: i64,
+}
+
+impl<'a> Binds<'a> {
+    /// Values from the request.
+    pub fn new(params: &'a QueryParams) -> Self {
+        Binds {
+            params,
+            now: catalog::now_micros(),
+        }
+    }
+}
+
+impl TermContext for Binds<'_> {
+    fn bind(&self, marker: &BindMarker) -> Option<BoundValue> {
+        match (&self.params.names, &marker.name) {
+            (Some(names), Some(name)) => names
+                .iter()
+                .position(|n| n == name)
+                .and_then(|i| self.params.values.get(i).cloned()),
+            _ => self.params.values.get(marker.index).cloned(),
+        }
+    }
+
+    fn now_micros(&self) -> i64 {
+        self.now
+    }
+}
+
+/// Executes statements against a database.
+pub struct Executor {
+    catalog: Catalog,
+    node: system::NodeInfo,
+    prepared: RwLock<HashMap<[u8; 16], Arc<Prepared>>>,
+    /// Serialises DDL, as Cassandra's schema changes are serialised.
+    ddl: Mutex<()>,
+}
+
+impl Executor {
+    /// Opens the catalog on `db`. The node's host id is read from (or, on first start,
+    /// written to) `host_id` in the data directory.
+    pub fn open(db: Arc<Database>, mut node: system::NodeInfo) -> Result<Executor> {
+        node.host_id = host_id(&db.config().data_dir)?;
+        Ok(Executor {
+            catalog: Catalog::open(db)?,
+            node,
+            prepared: RwLock::new(HashMap::new()),
+            ddl: Mutex::new(()),
+        })
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// What the node says about itself.
+    pub fn node(&self) -> &system::NodeInfo {
+        &self.node
+    }
+
+    /// Parses and runs one statement.
+    pub fn query(&self, session: &Session, text: &str, params: &QueryParams) -> Result<Outcome> {
+        let parsed = crate::parse_statement(text)?;
+        if parsed.bind_markers.len() > params.values.len() && params.names.is_none() {
+            return Err(Error::Invalid(format!(
+                "Invalid amount of bind variables: expected {}, received {}",
+                parsed.bind_markers.len(),
+                params.values.len()
+            )));
+        }
+        self.run(session, &parsed.statement, params)
+    }
+
+    /// Prepares a statement (idempotent: the same text in the same keyspace gets the same id).
+    pub fn prepare(&self, session: &Session, text: &str) -> Result<Arc<Prepared>> {
+        let parsed = crate::parse_statement(text)?;
+        let keyspace = session.keyspace.read().clone();
+        let mut h = Vec::with_capacity(text.len() + 32);
+        h.extend_from_slice(keyspace.as_deref().unwrap_or("").as_bytes());
+        h.push(0);
+        h.extend_from_slice(text.as_bytes());
+        let (a, b) = cairn_engine::model::token::murmur3_x64_128(&h, 0);
+        let mut id = [0u8; 16];
+        id[..8].copy_from_slice(&a.to_be_bytes());
+        id[8..].copy_from_slice(&b.to_be_bytes());
+        if let Some(p) = self.prepared.read().get(&id) {
+            return Ok(Arc::clone(p));
+        }
+        let scoped = Session {
+            keyspace: RwLock::new(keyspace.clone()),
+            user: RwLock::new(session.user.read().clone()),
+        };
+        let meta = prepare::describe(self, &scoped, &parsed)?;
+        let p = Arc::new(Prepared {
+            id,
+            parsed,
+            keyspace,
+            bind_specs: meta.bind_specs,
+            pk_indexes: meta.pk_indexes,
+            result: meta.result,
+        });
+        self.prepared.write().insert(id, Arc::clone(&p));
+        Ok(p)
+    }
+
+    /// A prepared statement by id.
+    pub fn prepared(&self, id: &[u8]) -> Result<Arc<Prepared>> {
+        let key: [u8; 16] = id.try_into().map_err(|_| Error::Unprepared(id.to_vec()))?;
+        self.prepared
+            .read()
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| Error::Unprepared(id.to_vec()))
+    }
+
+    /// Runs a prepared statement.
+    pub fn execute(&self, session: &Session, id: &[u8], params: &QueryParams) -> Result<Outcome> {
+        let p = self.prepared(id)?;
+        if params.values.len() != p.bind_specs.len() && params.names.is_none() {
+            return Err(Error::Invalid(format!(
+                "Invalid amount of bind variables: expected {}, received {}",
+                p.bind_specs.len(),
+                params.values.len()
+            )));
+        }
+        // Unqualified names resolve in the keyspace the statement was prepared in.
+        let scoped;
+        let session = match &p.keyspace {
+            Some(ks) if session.keyspace.read().as_deref() != Some(ks.as_str()) => {
+                scoped = Session {
+                    keyspace: RwLock::new(Some(ks.clone())),
+                    user: RwLock::new(session.user.read().clone()),
+                };
+                &scoped
+            }
+            _ => session,
+        };
+        self.run(session, &p.parsed.statement, params)
+    }
+
+    /// Runs a BATCH of (statement, values) pairs as one atomic write.
+    pub fn batch(
+        &self,
+        session: &Session,
+        items: &[(BatchItem, QueryParams)],
+        timestamp: Option<i64>,
+    ) -> Result<Outcome> {
+        let mut statements = Vec::with_capacity(items.len());
+        for (item, params) in items {
+            let stmt = match item {
+                BatchItem::Query(text) => crate::parse_statement(text)?.statement,
+                BatchItem::Prepared(id) => self.prepared(id)?.parsed.statement.clone(),
+            };
+            statements.push((stmt, params.clone()));
+        }
+        write::batch(self, session, &statements, timestamp)
+    }
+
+    /// Runs one statement.
+    pub fn run(
+        &self,
+        session: &Session,
+        stmt: &Statement,
+        params: &QueryParams,
+    ) -> Result<Outcome> {
+        match stmt {
+            Statement::Select(s) => select::select(self, session, s, params),
+            Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+                write::modify(self, session, stmt, params)
+            }
+            Statement::Batch(b) => write::batch_statement(self, session, b, params),
+            Statement::Use(ks) => {
+                self.catalog.require_keyspace(ks)?;
+                *session.keyspace.write() = Some(ks.clone());
+                Ok(Outcome::SetKeyspace(ks.clone()))
+            }
+            other => {
+                let _serial = self.ddl.lock();
+                let out = ddl::run(self, session, other)?;
+                if matches!(out, Outcome::SchemaChange(_)) {
+                    // Prepared statements may describe columns that changed.
+                    self.prepared.write().clear();
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// One statement of a protocol BATCH.
+#[derive(Debug, Clone)]
+pub enum BatchItem {
+    /// Query text.
+    Query(String),
+    /// A prepared statement's id.
+    Prepared(Vec<u8>),
+}
+
+/// The node's host id: stored in `dir/host_id`, created (random, version 4) on first start.
+fn host_id(dir: &std::path::Path) -> Result<[u8; 16]> {
+    let path = dir.join("host_id");
+    if let Ok(b) = std::fs::read(&path) {
+        if let Ok(id) = <[u8; 16]>::try_from(b.as_slice()) {
+            return Ok(id);
+        }
+    }
+    let id = cairn_engine::schema::rand_table_id().to_be_bytes();
+    cairn_engine::io::write_file_atomically(&path, &id)?;
+    Ok(id)
+}

@@ -1,0 +1,325 @@
+//! What a PREPARE result describes: one column spec per bind marker (its receiver's name
+//! and type, Cassandra's `[limit]`-style names for the others), the bind markers giving
+//! the partition key (so drivers can route by token), and the result columns of a SELECT.
+
+use super::select;
+use super::{system, ColumnSpec, Executor, QueryParams, Session};
+use crate::ast::{
+    Assignment, BatchStatement, InValues, InsertValues, Operator, Relation, RelationTarget,
+    Statement, Term, Using,
+};
+use crate::error::Result;
+use crate::ParsedStatement;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::schema::{ColumnKind, TableSchema};
+
+/// Metadata of a prepared statement.
+pub struct Meta {
+    /// One spec per marker.
+    pub bind_specs: Vec<ColumnSpec>,
+    /// Marker indexes of the partition-key columns (empty unless all are bound).
+    pub pk_indexes: Vec<u16>,
+    /// Result columns of a SELECT.
+    pub result: Vec<ColumnSpec>,
+}
+
+struct Collector<'a> {
+    schema: &'a TableSchema,
+    specs: Vec<Option<ColumnSpec>>,
+    pk_markers: Vec<Option<u16>>,
+}
+
+impl Collector<'_> {
+    fn spec(&self, name: &str, ty: CqlType) -> ColumnSpec {
+        ColumnSpec {
+            keyspace: self.schema.keyspace.clone(),
+            table: self.schema.name.clone(),
+            name: name.to_string(),
+            ty,
+        }
+    }
+
+    fn set(&mut self, index: usize, spec: ColumnSpec) {
+        if let Some(slot) = self.specs.get_mut(index) {
+            *slot = Some(spec);
+        }
+    }
+
+    /// Records the markers inside `term`, received by a value of `ty` named `name`.
+    fn term(&mut self, term: &Term, name: &str, ty: &CqlType) {
+        let inner = match ty {
+            CqlType::Frozen(t) => t.as_ref(),
+            t => t,
+        };
+        match term {
+            Term::Bind(m) => {
+                let s = self.spec(name, ty.clone());
+                self.set(m.index, s);
+            }
+            Term::List(ts) | Term::Set(ts) => {
+                if let CqlType::List(e) | CqlType::Set(e) = inner {
+                    for t in ts {
+                        self.term(t, name, e);
+                    }
+                }
+            }
+            Term::Map(kv) => {
+                if let CqlType::Map(k, v) = inner {
+                    for (a, b) in kv {
+                        self.term(a, name, k);
+                        self.term(b, name, v);
+                    }
+                }
+            }
+            Term::Tuple(ts) => {
+                if let CqlType::Tuple(types) = inner {
+                    for (t, ty) in ts.iter().zip(types) {
+                        self.term(t, name, ty);
+                    }
+                }
+            }
+            Term::TypeHint(_, t) => self.term(t, name, ty),
+            _ => {}
+        }
+    }
+
+    fn using(&mut self, u: &Using) {
+        if let Some(t) = &u.ttl {
+            self.term(t, "[ttl]", &CqlType::Int);
+        }
+        if let Some(t) = &u.timestamp {
+            self.term(t, "[timestamp]", &CqlType::Bigint);
+        }
+    }
+
+    fn relations(&mut self, rels: &[Relation]) {
+        for rel in rels {
+            match rel {
+                Relation::Compare { target, op, value } => match target {
+                    RelationTarget::Column(c) => {
+                        let Some(col) = self.schema.column(c).cloned() else {
+                            continue;
+                        };
+                        let ty = match (op, &col.ty) {
+                            (Operator::Contains, CqlType::List(e) | CqlType::Set(e)) => {
+                                e.as_ref().clone()
+                            }
+                            (Operator::Contains, CqlType::Map(_, v)) => v.as_ref().clone(),
+                            (Operator::ContainsKey, CqlType::Map(k, _)) => k.as_ref().clone(),
+                            _ => col.ty.clone(),
+                        };
+                        self.term(value, c, &ty);
+                        if col.kind == ColumnKind::PartitionKey && *op == Operator::Eq {
+                            if let Term::Bind(m) = value {
+                                let i = self
+                                    .schema
+                                    .columns_of(ColumnKind::PartitionKey)
+                                    .position(|x| x.id == col.id);
+                                if let Some(slot) = i.and_then(|i| self.pk_markers.get_mut(i)) {
+                                    *slot = u16::try_from(m.index).ok();
+                                }
+                            }
+                        }
+                    }
+                    RelationTarget::Token(_) => {
+                        self.term(value, "partition key token", &CqlType::Bigint)
+                    }
+                    RelationTarget::Tuple(cols) => {
+                        let types: Vec<CqlType> = cols
+                            .iter()
+                            .filter_map(|c| self.schema.column(c).map(|c| c.ty.clone()))
+                            .collect();
+                        let name = format!("({})", cols.join(","));
+                        self.term(value, &name, &CqlType::Tuple(types));
+                    }
+                    _ => {}
+                },
+                Relation::In { target, values } => {
+                    let (name, ty) = match target {
+                        RelationTarget::Column(c) => match self.schema.column(c) {
+                            Some(col) => (c.clone(), col.ty.clone()),
+                            None => continue,
+                        },
+                        RelationTarget::Tuple(cols) => (
+                            format!("({})", cols.join(",")),
+                            CqlType::Tuple(
+                                cols.iter()
+                                    .filter_map(|c| self.schema.column(c).map(|c| c.ty.clone()))
+                                    .collect(),
+                            ),
+                        ),
+                        _ => continue,
+                    };
+                    match values {
+                        InValues::Terms(ts) => {
+                            for t in ts {
+                                self.term(t, &name, &ty);
+                            }
+                        }
+                        InValues::Marker(m) => {
+                            let s = self.spec(&format!("in({name})"), CqlType::List(Box::new(ty)));
+                            self.set(m.index, s);
+                        }
+                    }
+                }
+                Relation::IsNotNull(_) => {}
+            }
+        }
+    }
+
+    fn statement(&mut self, stmt: &Statement) {
+        match stmt {
+            Statement::Select(s) => {
+                self.relations(&s.where_clause);
+                if let Some(t) = &s.per_partition_limit {
+                    self.term(t, "[per_partition_limit]", &CqlType::Int);
+                }
+                if let Some(t) = &s.limit {
+                    self.term(t, "[limit]", &CqlType::Int);
+                }
+            }
+            Statement::Insert(i) => {
+                if let InsertValues::Columns { columns, values } = &i.values {
+                    for (c, v) in columns.iter().zip(values) {
+                        let Some(col) = self.schema.column(c).cloned() else {
+                            continue;
+                        };
+                        self.term(v, c, &col.ty);
+                        if col.kind == ColumnKind::PartitionKey {
+                            if let Term::Bind(m) = v {
+                                let i = self
+                                    .schema
+                                    .columns_of(ColumnKind::PartitionKey)
+                                    .position(|x| x.id == col.id);
+                                if let Some(slot) = i.and_then(|i| self.pk_markers.get_mut(i)) {
+                                    *slot = u16::try_from(m.index).ok();
+                                }
+                            }
+                        }
+                    }
+                } else if let InsertValues::Json { json, .. } = &i.values {
+                    self.term(json, "[json]", &CqlType::Text);
+                }
+                self.using(&i.using);
+            }
+            Statement::Update(u) => {
+                self.using(&u.using);
+                for a in &u.assignments {
+                    match a {
+                        Assignment::Set { column, value }
+                        | Assignment::Add { column, value }
+                        | Assignment::Prepend { column, value }
+                        | Assignment::Subtract { column, value } => {
+                            if let Some(col) = self.schema.column(column).cloned() {
+                                self.term(value, column, &col.ty);
+                            }
+                        }
+                        Assignment::SetElement { column, key, value } => {
+                            if let Some(col) = self.schema.column(column).cloned() {
+                                let (kt, vt) = match &col.ty {
+                                    CqlType::Map(k, v) => (k.as_ref().clone(), v.as_ref().clone()),
+                                    CqlType::List(e) => (CqlType::Int, e.as_ref().clone()),
+                                    t => (t.clone(), t.clone()),
+                                };
+                                self.term(key, &format!("key({column})"), &kt);
+                                self.term(value, &format!("value({column})"), &vt);
+                            }
+                        }
+                        Assignment::SetField { .. } => {}
+                    }
+                }
+                self.relations(&u.where_clause);
+            }
+            Statement::Delete(d) => {
+                for t in &d.targets {
+                    if let RelationTarget::Element(c, key) = t {
+                        if let Some(col) = self.schema.column(c).cloned() {
+                            let kt = match &col.ty {
+                                CqlType::Map(k, _) => k.as_ref().clone(),
+                                CqlType::List(_) => CqlType::Int,
+                                t => t.clone(),
+                            };
+                            self.term(key, &format!("key({c})"), &kt);
+                        }
+                    }
+                }
+                self.using(&d.using);
+                self.relations(&d.where_clause);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Describes a statement for PREPARE.
+pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> Result<Meta> {
+    let n = parsed.bind_markers.len();
+    let mut specs: Vec<Option<ColumnSpec>> = vec![None; n];
+    let mut pk_indexes = Vec::new();
+    let mut result = Vec::new();
+    let mut statements: Vec<Statement> = Vec::new();
+    match &parsed.statement {
+        Statement::Batch(b) => {
+            for s in &b.statements {
+                statements.push(match s {
+                    BatchStatement::Insert(i) => Statement::Insert(i.clone()),
+                    BatchStatement::Update(u) => Statement::Update(u.clone()),
+                    BatchStatement::Delete(d) => Statement::Delete(d.clone()),
+                });
+            }
+        }
+        other => statements.push(other.clone()),
+    }
+    let single = statements.len() == 1;
+    for stmt in &statements {
+        let table = match stmt {
+            Statement::Select(s) => Some(&s.table),
+            Statement::Insert(i) => Some(&i.table),
+            Statement::Update(u) => Some(&u.table),
+            Statement::Delete(d) => Some(&d.table),
+            _ => None,
+        };
+        let Some(table) = table else { continue };
+        let ks = session.resolve(&table.keyspace)?;
+        if let Statement::Select(s) = stmt {
+            if let Some(v) = system::table(ex, session, &ks, &table.name)? {
+                result = system::select(v, s, &QueryParams::default())
+                    .map(|r| r.columns)
+                    .unwrap_or_default();
+                continue;
+            }
+        }
+        let schema = ex.catalog().require_table(&ks, &table.name)?.schema();
+        let pk_count = schema.columns_of(ColumnKind::PartitionKey).count();
+        let mut c = Collector {
+            schema: &schema,
+            specs: std::mem::take(&mut specs),
+            pk_markers: vec![None; pk_count],
+        };
+        c.statement(stmt);
+        specs = c.specs;
+        if single && c.pk_markers.iter().all(Option::is_some) {
+            pk_indexes = c.pk_markers.into_iter().flatten().collect();
+        }
+        if let Statement::Select(s) = stmt {
+            result = select::plan(&schema, s)?.specs;
+        }
+    }
+    let bind_specs = specs
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.unwrap_or(ColumnSpec {
+                keyspace: String::new(),
+                table: String::new(),
+                name: format!("[{i}]"),
+                ty: CqlType::Blob,
+            })
+        })
+        .collect();
+    Ok(Meta {
+        bind_specs,
+        pk_indexes,
+        result,
+    })
+}

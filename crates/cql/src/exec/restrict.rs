@@ -1,0 +1,623 @@
+//! WHERE clauses resolved against a table: which partitions, which clustering slice, and
+//! which conditions are left to filter row by row.
+//!
+//! The rules and error texts are Cassandra's: partition-key columns are restricted by `=`
+//! or `IN` (all of them, or none — then the read is a range scan, optionally bounded by
+//! `token(...)`); clustering columns are restricted left to right, by `=`/`IN` and then at
+//! most one slice; anything else is a filter, allowed only with ALLOW FILTERING.
+
+use super::values_shim::{term_to_bytes, TermContext, TermValue};
+use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
+use crate::error::{Error, Result};
+use bytes::Bytes;
+use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::key::{ClusteringRange, Slice};
+use cairn_engine::model::token::composite_partition_key;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::model::DecoratedKey;
+use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use std::cmp::Ordering;
+
+/// A condition checked on each row.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    /// The column.
+    pub column: ColumnDef,
+    /// The operator.
+    pub op: Operator,
+    /// The value compared against (serialized in the column's type, or its element/key
+    /// type for CONTAINS / CONTAINS KEY).
+    pub value: Bytes,
+    /// IN lists.
+    pub any_of: Vec<Bytes>,
+}
+
+impl Filter {
+    /// Whether a value of the column satisfies the condition.
+    pub fn matches(&self, value: Option<&[u8]>) -> bool {
+        let Some(v) = value else {
+            return false;
+        };
+        let ty = &self.column.ty;
+        if !self.any_of.is_empty() {
+            return self
+                .any_of
+                .iter()
+                .any(|x| ClusteringLayout::compare_values(ty, v, x) == Ordering::Equal);
+        }
+        let ord = || ClusteringLayout::compare_values(ty, v, &self.value);
+        match self.op {
+            Operator::Eq => ord() == Ordering::Equal,
+            Operator::Neq => ord() != Ordering::Equal,
+            Operator::Lt => ord() == Ordering::Less,
+            Operator::Lte => ord() != Ordering::Greater,
+            Operator::Gt => ord() == Ordering::Greater,
+            Operator::Gte => ord() != Ordering::Less,
+            Operator::Contains | Operator::ContainsKey => {
+                contains(ty, v, &self.value, self.op == Operator::ContainsKey)
+            }
+            Operator::Like => false,
+        }
+    }
+}
+
+fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], key: bool) -> bool {
+    let inner = match ty {
+        CqlType::Frozen(t) => t.as_ref(),
+        t => t,
+    };
+    let elems = decode_collection(collection);
+    match inner {
+        CqlType::List(e) | CqlType::Set(e) => elems
+            .iter()
+            .any(|x| ClusteringLayout::compare_values(e, x, needle) == Ordering::Equal),
+        CqlType::Map(k, v) => elems.chunks(2).any(|kv| match kv {
+            [mk, mv] => {
+                if key {
+                    ClusteringLayout::compare_values(k, mk, needle) == Ordering::Equal
+                } else {
+                    ClusteringLayout::compare_values(v, mv, needle) == Ordering::Equal
+                }
+            }
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// The elements of a serialized list or set (a map gives keys and values alternately).
+pub fn decode_collection(b: &[u8]) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    let int = |pos: usize| -> Option<i32> {
+        let v = b.get(pos..pos + 4)?;
+        Some(i32::from_be_bytes([v[0], v[1], v[2], v[3]]))
+    };
+    let Some(n) = int(0) else {
+        return out;
+    };
+    let mut pos = 4usize;
+    let mut items = 0i64;
+    while pos < b.len() && items < i64::from(n) * 2 {
+        let Some(len) = int(pos) else { break };
+        pos += 4;
+        if len < 0 {
+            out.push(Bytes::new());
+        } else {
+            let Some(v) = b.get(pos..pos + len as usize) else {
+                break;
+            };
+            out.push(Bytes::copy_from_slice(v));
+            pos += len as usize;
+        }
+        items += 1;
+    }
+    out
+}
+
+/// One side of a clustering slice: the bound's values (a prefix of the next clustering
+/// columns) and whether it is inclusive.
+pub type SliceBound = Option<(Vec<Bytes>, bool)>;
+
+/// A WHERE clause resolved.
+#[derive(Debug, Clone, Default)]
+pub struct Restrictions {
+    /// The partitions, when every partition-key column is restricted by `=` / `IN`.
+    pub keys: Option<Vec<DecoratedKey>>,
+    /// `token(pk) > / >= x` (value, inclusive).
+    pub token_start: Option<(i64, bool)>,
+    /// `token(pk) < / <= y`.
+    pub token_end: Option<(i64, bool)>,
+    /// Full clustering prefixes given by `=` / `IN` on the leading clustering columns.
+    pub prefixes: Vec<Vec<Bytes>>,
+    /// Number of clustering columns fixed by `prefixes`.
+    pub prefix_len: usize,
+    /// A slice on the next clustering column(s): (start, end), each (values, inclusive).
+    pub bound: Option<(SliceBound, SliceBound)>,
+    /// Conditions on other columns (or on key columns used in unsupported ways).
+    pub filters: Vec<Filter>,
+}
+
+impl Restrictions {
+    /// The clustering slice the restrictions select.
+    pub fn slice(&self, schema: &TableSchema) -> Result<Slice> {
+        let layout = schema.clustering_layout();
+        let prefixes = if self.prefixes.is_empty() {
+            vec![Vec::new()]
+        } else {
+            self.prefixes.clone()
+        };
+        let mut ranges = Vec::new();
+        for p in &prefixes {
+            let refs: Vec<&[u8]> = p.iter().map(|b| b.as_ref()).collect();
+            let base = layout
+                .encode_prefix(&refs)
+                .map_err(|e| Error::Invalid(e.to_string()))?;
+            let Some((start, end)) = &self.bound else {
+                ranges.push(if p.is_empty() {
+                    ClusteringRange::all()
+                } else {
+                    ClusteringRange::prefix(&base)
+                });
+                continue;
+            };
+            let enc = |vals: &Vec<Bytes>| -> Result<Vec<u8>> {
+                let mut all: Vec<&[u8]> = refs.clone();
+                all.extend(vals.iter().map(|b| b.as_ref()));
+                layout
+                    .encode_prefix(&all)
+                    .map_err(|e| Error::Invalid(e.to_string()))
+            };
+            // A DESC column reverses byte order: its lower CQL bound is an upper byte bound.
+            let desc = layout
+                .columns
+                .get(self.prefix_len)
+                .is_some_and(|(_, o)| *o == Order::Desc);
+            let (lo, hi) = if desc { (end, start) } else { (start, end) };
+            let lo = match lo {
+                Some((v, inc)) => Some((enc(v)?, *inc)),
+                None => None,
+            };
+            let hi = match hi {
+                Some((v, inc)) => Some((enc(v)?, *inc)),
+                None => None,
+            };
+            let lo_ref = lo
+                .as_ref()
+                .map(|(b, i)| (b.as_slice(), *i))
+                .or(if p.is_empty() {
+                    None
+                } else {
+                    Some((&base[..], true))
+                });
+            let hi_ref = hi
+                .as_ref()
+                .map(|(b, i)| (b.as_slice(), *i))
+                .or(if p.is_empty() {
+                    None
+                } else {
+                    Some((&base[..], true))
+                });
+            ranges.push(ClusteringRange::from_bounds(lo_ref, hi_ref));
+        }
+        Ok(Slice::new(ranges))
+    }
+
+    /// Whether exactly one full clustering key is selected per prefix (row operations).
+    pub fn full_clustering(&self, schema: &TableSchema) -> bool {
+        self.bound.is_none() && self.prefix_len == schema.columns_of(ColumnKind::Clustering).count()
+    }
+}
+
+fn value(term: &Term, col: &ColumnDef, ctx: &dyn TermContext) -> Result<Bytes> {
+    match term_to_bytes(term, &col.ty, &col.name, ctx).map_err(|e| Error::Invalid(e.to_string()))? {
+        TermValue::Value(b) => Ok(b),
+        TermValue::Null => Err(Error::Invalid(format!(
+            "Invalid null value in condition for column {}",
+            col.name
+        ))),
+        TermValue::Unset => Err(Error::Invalid(format!(
+            "Invalid unset value for column {}",
+            col.name
+        ))),
+    }
+}
+
+fn in_values(values: &InValues, col: &ColumnDef, ctx: &dyn TermContext) -> Result<Vec<Bytes>> {
+    match values {
+        InValues::Terms(ts) => ts.iter().map(|t| value(t, col, ctx)).collect(),
+        InValues::Marker(m) => {
+            let list = CqlType::List(Box::new(col.ty.clone()));
+            match term_to_bytes(&Term::Bind(m.clone()), &list, &col.name, ctx)
+                .map_err(|e| Error::Invalid(e.to_string()))?
+            {
+                TermValue::Value(b) => Ok(decode_collection(&b)),
+                _ => Err(Error::Invalid(format!(
+                    "Invalid null value for IN restriction on {}",
+                    col.name
+                ))),
+            }
+        }
+    }
+}
+
+fn column<'a>(schema: &'a TableSchema, name: &str) -> Result<&'a ColumnDef> {
+    schema
+        .column(name)
+        .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))
+}
+
+/// Resolves a WHERE clause.
+pub fn resolve(
+    schema: &TableSchema,
+    where_clause: &[Relation],
+    ctx: &dyn TermContext,
+) -> Result<Restrictions> {
+    let pk: Vec<&ColumnDef> = schema.columns_of(ColumnKind::PartitionKey).collect();
+    let ck: Vec<&ColumnDef> = schema.columns_of(ColumnKind::Clustering).collect();
+    let mut pk_vals: Vec<Option<Vec<Bytes>>> = vec![None; pk.len()];
+    let mut ck_eq: Vec<Option<Vec<Bytes>>> = vec![None; ck.len()];
+    let mut ck_multi_in: Option<(usize, Vec<Vec<Bytes>>)> = None;
+    let mut bound: Bound = None;
+    let mut r = Restrictions::default();
+
+    for rel in where_clause {
+        match rel {
+            Relation::IsNotNull(_) => {}
+            Relation::Compare {
+                target: RelationTarget::Token(cols),
+                op,
+                value: v,
+            } => {
+                let names: Vec<&str> = pk.iter().map(|c| c.name.as_str()).collect();
+                if cols.iter().map(String::as_str).collect::<Vec<_>>() != names {
+                    return Err(Error::Invalid(format!(
+                        "The token function arguments must be in the partition key order: {}",
+                        names.join(", ")
+                    )));
+                }
+                let tcol = ColumnDef {
+                    id: u32::MAX,
+                    name: "partition key token".into(),
+                    ty: CqlType::Bigint,
+                    kind: ColumnKind::Regular,
+                    order: Order::Asc,
+                };
+                let b = value(v, &tcol, ctx)?;
+                let t = i64::from_be_bytes(
+                    b.as_ref()
+                        .try_into()
+                        .map_err(|_| Error::Invalid("Invalid token value".into()))?,
+                );
+                match op {
+                    Operator::Gt => r.token_start = Some((t, false)),
+                    Operator::Gte => r.token_start = Some((t, true)),
+                    Operator::Lt => r.token_end = Some((t, false)),
+                    Operator::Lte => r.token_end = Some((t, true)),
+                    Operator::Eq => {
+                        r.token_start = Some((t, true));
+                        r.token_end = Some((t, true));
+                    }
+                    _ => return Err(Error::Invalid("Unsupported token restriction".into())),
+                }
+            }
+            Relation::Compare {
+                target: RelationTarget::Column(name),
+                op,
+                value: v,
+            } => {
+                let col = column(schema, name)?;
+                match (col.kind, op) {
+                    (ColumnKind::PartitionKey, Operator::Eq) => {
+                        let i = pk.iter().position(|c| c.name == *name).unwrap_or(0);
+                        pk_vals[i] = Some(vec![value(v, col, ctx)?]);
+                    }
+                    (ColumnKind::Clustering, Operator::Eq) => {
+                        let i = ck.iter().position(|c| c.name == *name).unwrap_or(0);
+                        ck_eq[i] = Some(vec![value(v, col, ctx)?]);
+                    }
+                    (
+                        ColumnKind::Clustering,
+                        Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte,
+                    ) => {
+                        let i = ck.iter().position(|c| c.name == *name).unwrap_or(0);
+                        let b = value(v, col, ctx)?;
+                        add_bound(&mut bound, i, *op, vec![b], name)?;
+                    }
+                    _ => r.filters.push(filter(col, *op, v, ctx)?),
+                }
+            }
+            Relation::Compare {
+                target: RelationTarget::Tuple(names),
+                op,
+                value: v,
+            } => {
+                let cols: Vec<&ColumnDef> = names
+                    .iter()
+                    .map(|n| column(schema, n))
+                    .collect::<Result<_>>()?;
+                let first = check_tuple(&ck, &cols)?;
+                let tuple_ty = CqlType::Tuple(cols.iter().map(|c| c.ty.clone()).collect());
+                let tcol = ColumnDef {
+                    id: u32::MAX,
+                    name: format!("({})", names.join(",")),
+                    ty: tuple_ty,
+                    kind: ColumnKind::Clustering,
+                    order: Order::Asc,
+                };
+                let parts = tuple_parts(&value(v, &tcol, ctx)?);
+                match op {
+                    Operator::Eq => {
+                        for (k, p) in parts.into_iter().enumerate() {
+                            if let Some(slot) = ck_eq.get_mut(first + k) {
+                                *slot = Some(vec![p]);
+                            }
+                        }
+                    }
+                    Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte => {
+                        add_bound(&mut bound, first, *op, parts, &tcol.name)?;
+                    }
+                    _ => return Err(Error::Invalid("Unsupported multi-column relation".into())),
+                }
+            }
+            Relation::In {
+                target: RelationTarget::Column(name),
+                values,
+            } => {
+                let col = column(schema, name)?;
+                let vals = in_values(values, col, ctx)?;
+                match col.kind {
+                    ColumnKind::PartitionKey => {
+                        let i = pk.iter().position(|c| c.name == *name).unwrap_or(0);
+                        pk_vals[i] = Some(vals);
+                    }
+                    ColumnKind::Clustering => {
+                        let i = ck.iter().position(|c| c.name == *name).unwrap_or(0);
+                        ck_eq[i] = Some(vals);
+                    }
+                    _ => r.filters.push(Filter {
+                        column: col.clone(),
+                        op: Operator::Eq,
+                        value: Bytes::new(),
+                        any_of: vals,
+                    }),
+                }
+            }
+            Relation::In {
+                target: RelationTarget::Tuple(names),
+                values,
+            } => {
+                let cols: Vec<&ColumnDef> = names
+                    .iter()
+                    .map(|n| column(schema, n))
+                    .collect::<Result<_>>()?;
+                let first = check_tuple(&ck, &cols)?;
+                let tcol = ColumnDef {
+                    id: u32::MAX,
+                    name: format!("({})", names.join(",")),
+                    ty: CqlType::Tuple(cols.iter().map(|c| c.ty.clone()).collect()),
+                    kind: ColumnKind::Clustering,
+                    order: Order::Asc,
+                };
+                let tuples = in_values(values, &tcol, ctx)?;
+                ck_multi_in = Some((first, tuples.iter().map(|t| tuple_parts(t)).collect()));
+            }
+            _ => {
+                return Err(Error::Invalid(
+                    "Unsupported restriction in WHERE clause".into(),
+                ))
+            }
+        }
+    }
+
+    // Partition key: all or nothing.
+    let restricted = pk_vals.iter().filter(|v| v.is_some()).count();
+    if restricted == pk.len() && !pk.is_empty() {
+        let mut keys: Vec<Vec<Bytes>> = vec![Vec::new()];
+        for vals in pk_vals.iter().flatten() {
+            let mut next = Vec::new();
+            for k in &keys {
+                for v in vals {
+                    let mut k2 = k.clone();
+                    k2.push(v.clone());
+                    next.push(k2);
+                }
+            }
+            keys = next;
+        }
+        let mut out: Vec<DecoratedKey> = keys
+            .into_iter()
+            .map(|parts| {
+                if parts.len() == 1 {
+                    DecoratedKey::new(parts.into_iter().next().unwrap_or_default())
+                } else {
+                    let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
+                    DecoratedKey::new(composite_partition_key(&refs))
+                }
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        r.keys = Some(out);
+    } else if restricted > 0 {
+        let missing: Vec<&str> = pk
+            .iter()
+            .zip(&pk_vals)
+            .filter(|(_, v)| v.is_none())
+            .map(|(c, _)| c.name.as_str())
+            .collect();
+        return Err(Error::Invalid(format!(
+            "Partition key parts: {} must be restricted as other parts are",
+            missing.join(", ")
+        )));
+    }
+
+    // Clustering: a prefix of `=`/`IN`, then at most one slice.
+    if let Some((first, tuples)) = ck_multi_in {
+        if first != 0 || ck_eq.iter().any(Option::is_some) {
+            return Err(Error::Invalid(
+                "Mixing multi-column IN with other clustering restrictions is not supported".into(),
+            ));
+        }
+        r.prefix_len = tuples.first().map_or(0, Vec::len);
+        r.prefixes = tuples;
+    } else {
+        let mut n = 0;
+        while n < ck.len() && ck_eq[n].is_some() {
+            n += 1;
+        }
+        if let Some(later) = (n..ck.len()).find(|&i| ck_eq[i].is_some()) {
+            let (c, prev) = (&ck[later].name, &ck[n].name);
+            return Err(Error::Invalid(format!(
+                "PRIMARY KEY column \"{c}\" cannot be restricted as preceding column \"{prev}\" is not restricted"
+            )));
+        }
+        let mut prefixes: Vec<Vec<Bytes>> = vec![Vec::new()];
+        for vals in ck_eq.iter().take(n).flatten() {
+            let mut next = Vec::new();
+            for p in &prefixes {
+                for v in vals {
+                    let mut p2 = p.clone();
+                    p2.push(v.clone());
+                    next.push(p2);
+                }
+            }
+            prefixes = next;
+        }
+        r.prefix_len = n;
+        r.prefixes = if n == 0 { Vec::new() } else { prefixes };
+    }
+    if let Some((col, start, end)) = bound {
+        if col != r.prefix_len {
+            let c = ck.get(col).map_or("?", |c| c.name.as_str());
+            let prev = ck.get(r.prefix_len).map_or("?", |c| c.name.as_str());
+            return Err(Error::Invalid(format!(
+                "PRIMARY KEY column \"{c}\" cannot be restricted as preceding column \"{prev}\" is not restricted"
+            )));
+        }
+        r.bound = Some((start, end));
+    }
+    Ok(r)
+}
+
+type Bound = Option<(
+    usize,
+    Option<(Vec<Bytes>, bool)>,
+    Option<(Vec<Bytes>, bool)>,
+)>;
+
+fn add_bound(
+    bound: &mut Bound,
+    col: usize,
+    op: Operator,
+    vals: Vec<Bytes>,
+    name: &str,
+) -> Result<()> {
+    let b = bound.get_or_insert((col, None, None));
+    if b.0 != col {
+        return Err(Error::Invalid(format!(
+            "Column \"{name}\" cannot be restricted by both an equality and an inequality relation"
+        )));
+    }
+    match op {
+        Operator::Gt | Operator::Gte => {
+            if b.1.is_some() {
+                return Err(Error::Invalid(format!(
+                    "More than one restriction was found for the start bound on {name}"
+                )));
+            }
+            b.1 = Some((vals, op == Operator::Gte));
+        }
+        _ => {
+            if b.2.is_some() {
+                return Err(Error::Invalid(format!(
+                    "More than one restriction was found for the end bound on {name}"
+                )));
+            }
+            b.2 = Some((vals, op == Operator::Lte));
+        }
+    }
+    Ok(())
+}
+
+fn check_tuple(ck: &[&ColumnDef], cols: &[&ColumnDef]) -> Result<usize> {
+    let first = cols
+        .first()
+        .and_then(|c| ck.iter().position(|k| k.name == c.name))
+        .ok_or_else(|| {
+            Error::Invalid(
+                "Multi-column relations can only be applied to clustering columns".into(),
+            )
+        })?;
+    for (i, c) in cols.iter().enumerate() {
+        if ck.get(first + i).is_none_or(|k| k.name != c.name) {
+            return Err(Error::Invalid(format!(
+                "Clustering columns must appear in the PRIMARY KEY order in multi-column relations: ({})",
+                cols.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    let orders: Vec<Order> = cols
+        .iter()
+        .filter_map(|c| ck.iter().find(|k| k.name == c.name).map(|k| k.order))
+        .collect();
+    if orders.windows(2).any(|w| w[0] != w[1]) {
+        return Err(Error::Invalid(
+            "Multi-column slices over columns of mixed clustering order are not supported".into(),
+        ));
+    }
+    Ok(first)
+}
+
+/// The fields of a serialized tuple.
+pub fn tuple_parts(b: &[u8]) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while let Some(v) = b.get(pos..pos + 4) {
+        let len = i32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+        pos += 4;
+        if len < 0 {
+            out.push(Bytes::new());
+            continue;
+        }
+        let Some(x) = b.get(pos..pos + len as usize) else {
+            break;
+        };
+        out.push(Bytes::copy_from_slice(x));
+        pos += len as usize;
+    }
+    out
+}
+
+fn filter(col: &ColumnDef, op: Operator, v: &Term, ctx: &dyn TermContext) -> Result<Filter> {
+    let value = match op {
+        Operator::Contains | Operator::ContainsKey => {
+            let inner = match &col.ty {
+                CqlType::Frozen(t) => t.as_ref().clone(),
+                t => t.clone(),
+            };
+            let elem = match (&inner, op) {
+                (CqlType::List(e) | CqlType::Set(e), Operator::Contains) => e.as_ref().clone(),
+                (CqlType::Map(_, v), Operator::Contains) => v.as_ref().clone(),
+                (CqlType::Map(k, _), Operator::ContainsKey) => k.as_ref().clone(),
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "Cannot use CONTAINS on non-collection column {}",
+                        col.name
+                    )))
+                }
+            };
+            let ecol = ColumnDef {
+                ty: elem,
+                ..col.clone()
+            };
+            value(v, &ecol, ctx)?
+        }
+        _ => value(v, col, ctx)?,
+    };
+    Ok(Filter {
+        column: col.clone(),
+        op,
+        value,
+        any_of: Vec::new(),
+    })
+}

@@ -1,0 +1,660 @@
+//! INSERT, UPDATE, DELETE and BATCH: statements into engine mutations.
+//!
+//! One statement (or a whole BATCH) becomes one `Database::apply` call, so it is one
+//! commitlog record: after a crash it is either wholly there or not at all. The write
+//! timestamp is `USING TIMESTAMP`, else the request's default timestamp, else the node's
+//! clock in microseconds; TTL is `USING TTL`, else the table's `default_time_to_live`.
+
+use super::catalog::{now_micros, now_secs};
+use super::restrict::{self, Restrictions};
+use super::values_shim::{term_to_bytes, TermContext, TermValue};
+use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
+use crate::ast::{
+    Assignment, Batch, BatchStatement, Conditions, Delete, Insert, InsertValues, RelationTarget,
+    Statement, Update, Using,
+};
+use crate::error::{Error, Result};
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::model::{
+    Cell, ClusteringKey, ColumnData, DecoratedKey, DeletionTime, LivenessInfo, Mutation, Partition,
+    RangeTombstone, Row,
+};
+use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use cairn_engine::ReadCommand;
+use std::collections::BTreeMap;
+
+/// Runs one INSERT / UPDATE / DELETE.
+pub fn modify(
+    ex: &Executor,
+    session: &Session,
+    stmt: &Statement,
+    params: &QueryParams,
+) -> Result<Outcome> {
+    let ctx = Binds::new(params);
+    let (muts, condition) = match stmt {
+        Statement::Insert(i) => insert(ex, session, i, &ctx, params.timestamp)?,
+        Statement::Update(u) => update(ex, session, u, &ctx, params.timestamp)?,
+        Statement::Delete(d) => delete(ex, session, d, &ctx, params.timestamp)?,
+        _ => return Err(Error::Invalid("not a modification statement".into())),
+    };
+    if let Some(cond) = condition {
+        return conditional(ex, muts, cond);
+    }
+    ex.catalog().db().apply(muts)?;
+    Ok(Outcome::Void)
+}
+
+/// A BATCH statement given as CQL text.
+pub fn batch_statement(
+    ex: &Executor,
+    session: &Session,
+    b: &Batch,
+    params: &QueryParams,
+) -> Result<Outcome> {
+    let statements: Vec<(Statement, QueryParams)> = b
+        .statements
+        .iter()
+        .map(|s| {
+            let stmt = match s {
+                BatchStatement::Insert(i) => Statement::Insert(i.clone()),
+                BatchStatement::Update(u) => Statement::Update(u.clone()),
+                BatchStatement::Delete(d) => Statement::Delete(d.clone()),
+            };
+            (stmt, params.clone())
+        })
+        .collect();
+    if b.using.ttl.is_some() {
+        return Err(Error::Invalid(
+            "Global TTL on the BATCH statement is not supported.".into(),
+        ));
+    }
+    let ts = match &b.using.timestamp {
+        Some(t) => Some(timestamp_of(t, &Binds::new(params))?),
+        None => params.timestamp,
+    };
+    batch(ex, session, &statements, ts)
+}
+
+/// Statements (each with its own bound values) applied as one atomic write.
+pub fn batch(
+    ex: &Executor,
+    session: &Session,
+    statements: &[(Statement, QueryParams)],
+    timestamp: Option<i64>,
+) -> Result<Outcome> {
+    let ts = timestamp.unwrap_or_else(now_micros);
+    let mut all = Vec::new();
+    for (stmt, params) in statements {
+        let ctx = Binds::new(params);
+        let (muts, cond) = match stmt {
+            Statement::Insert(i) => insert(ex, session, i, &ctx, Some(ts))?,
+            Statement::Update(u) => update(ex, session, u, &ctx, Some(ts))?,
+            Statement::Delete(d) => delete(ex, session, d, &ctx, Some(ts))?,
+            _ => {
+                return Err(Error::Invalid(
+                    "Only INSERT, UPDATE and DELETE statements are allowed in a BATCH".into(),
+                ))
+            }
+        };
+        if cond.is_some() {
+            return Err(Error::Invalid(
+                "Conditional statements in batches are not supported yet".into(),
+            ));
+        }
+        all.extend(muts);
+    }
+    ex.catalog().db().apply(all)?;
+    Ok(Outcome::Void)
+}
+
+/// What an IF clause asks.
+enum Condition {
+    NotExists,
+    Exists,
+}
+
+type Planned = (Vec<Mutation>, Option<Condition>);
+
+/// Applies a lightweight transaction on one node: check, then write, under the DDL-free
+/// write lock of the executor (one node has no Paxos to run).
+fn conditional(ex: &Executor, muts: Vec<Mutation>, cond: Condition) -> Result<Outcome> {
+    static LWT: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+    let _one_at_a_time = LWT.lock();
+    let db = ex.catalog().db();
+    let Some(m) = muts.first() else {
+        return Ok(Outcome::Void);
+    };
+    let table = db
+        .table_by_id(m.table)
+        .ok_or_else(|| Error::Invalid("unconfigured table".into()))?;
+    let mut cmd = ReadCommand::all(now_secs());
+    if let Some((ck, _)) = m.update.rows.iter().next() {
+        cmd.slice =
+            cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(
+                &ck.0,
+            )]);
+    }
+    let exists = table.read(&m.key, &cmd)?.is_some();
+    let applied = match cond {
+        Condition::NotExists => !exists,
+        Condition::Exists => exists,
+    };
+    if applied {
+        db.apply(muts)?;
+    }
+    let s = table.schema();
+    Ok(Outcome::Rows(ResultSet {
+        columns: vec![ColumnSpec {
+            keyspace: s.keyspace.clone(),
+            table: s.name.clone(),
+            name: "[applied]".into(),
+            ty: CqlType::Boolean,
+        }],
+        rows: vec![vec![Some(Bytes::from(vec![u8::from(applied)]))]],
+        paging_state: None,
+    }))
+}
+
+fn table_schema(
+    ex: &Executor,
+    session: &Session,
+    name: &crate::ast::QualifiedName,
+) -> Result<std::sync::Arc<TableSchema>> {
+    let ks = session.resolve(&name.keyspace)?;
+    if super::catalog::SYSTEM_KEYSPACES.contains(&ks.as_str()) {
+        return Err(Error::Unauthorized(format!(
+            "{ks} keyspace is not user-modifiable."
+        )));
+    }
+    Ok(ex.catalog().require_table(&ks, &name.name)?.schema())
+}
+
+fn timestamp_of(t: &crate::ast::Term, ctx: &dyn TermContext) -> Result<i64> {
+    match term_to_bytes(t, &CqlType::Bigint, "[timestamp]", ctx)
+        .map_err(|e| Error::Invalid(e.to_string()))?
+    {
+        TermValue::Value(b) => Ok(i64::from_be_bytes(
+            b.as_ref()
+                .try_into()
+                .map_err(|_| Error::Invalid("Invalid timestamp".into()))?,
+        )),
+        _ => Err(Error::Invalid("Invalid null value of timestamp".into())),
+    }
+}
+
+/// (timestamp, ttl seconds) of a statement.
+fn using(
+    u: &Using,
+    schema: &TableSchema,
+    ctx: &dyn TermContext,
+    default_ts: Option<i64>,
+) -> Result<(i64, u32)> {
+    let ts = match &u.timestamp {
+        Some(t) => timestamp_of(t, ctx)?,
+        None => default_ts.unwrap_or_else(now_micros),
+    };
+    let ttl = match &u.ttl {
+        Some(t) => match term_to_bytes(t, &CqlType::Int, "[ttl]", ctx)
+            .map_err(|e| Error::Invalid(e.to_string()))?
+        {
+            TermValue::Value(b) => {
+                let v = i32::from_be_bytes(
+                    b.as_ref()
+                        .try_into()
+                        .map_err(|_| Error::Invalid("Invalid TTL".into()))?,
+                );
+                if v < 0 {
+                    return Err(Error::Invalid(format!(
+                        "A TTL must be greater or equal to 0, but was {v}"
+                    )));
+                }
+                if v > 630_720_000 {
+                    return Err(Error::Invalid(format!(
+                        "ttl is too large. requested ({v}) maximum (630720000)"
+                    )));
+                }
+                v as u32
+            }
+            TermValue::Null | TermValue::Unset => schema.options.default_time_to_live,
+        },
+        None => schema.options.default_time_to_live,
+    };
+    Ok((ts, ttl))
+}
+
+fn cell(ts: i64, ttl: u32, now: u32, v: Bytes) -> Cell {
+    if ttl > 0 {
+        Cell::expiring(ts, ttl, now, v)
+    } else {
+        Cell::live(ts, v)
+    }
+}
+
+/// A column's new data from a term (`None` for unset).
+fn column_data(
+    col: &ColumnDef,
+    term: &crate::ast::Term,
+    ctx: &dyn TermContext,
+    ts: i64,
+    ttl: u32,
+    now: u32,
+) -> Result<Option<ColumnData>> {
+    if matches!(
+        col.ty,
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
+    ) {
+        return Err(Error::Invalid(format!(
+            "Non-frozen collections are not supported yet (column {})",
+            col.name
+        )));
+    }
+    if col.ty == CqlType::Counter {
+        return Err(Error::Invalid(format!(
+            "Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)",
+            col.name
+        )));
+    }
+    Ok(
+        match term_to_bytes(term, &col.ty, &col.name, ctx)
+            .map_err(|e| Error::Invalid(e.to_string()))?
+        {
+            TermValue::Unset => None,
+            TermValue::Null => Some(ColumnData::Simple(Cell::tombstone(ts, now))),
+            TermValue::Value(b) => Some(ColumnData::Simple(cell(ts, ttl, now, b))),
+        },
+    )
+}
+
+fn key_value(col: &ColumnDef, term: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Bytes> {
+    match term_to_bytes(term, &col.ty, &col.name, ctx).map_err(|e| Error::Invalid(e.to_string()))? {
+        TermValue::Value(b) if !b.is_empty() || !matches!(col.kind, ColumnKind::PartitionKey) => {
+            Ok(b)
+        }
+        TermValue::Value(_) => Err(Error::Invalid("Key may not be empty".into())),
+        TermValue::Null => Err(Error::Invalid(format!(
+            "Invalid null value in condition for column {}",
+            col.name
+        ))),
+        TermValue::Unset => Err(Error::Invalid(format!(
+            "Invalid unset value for column {}",
+            col.name
+        ))),
+    }
+}
+
+fn insert(
+    ex: &Executor,
+    session: &Session,
+    i: &Insert,
+    ctx: &dyn TermContext,
+    default_ts: Option<i64>,
+) -> Result<Planned> {
+    let schema = table_schema(ex, session, &i.table)?;
+    let InsertValues::Columns { columns, values } = &i.values else {
+        return Err(Error::Invalid("INSERT JSON is not supported yet".into()));
+    };
+    if columns.len() != values.len() {
+        return Err(Error::Invalid(format!(
+            "Unmatched column names/values (got {} names and {} values)",
+            columns.len(),
+            values.len()
+        )));
+    }
+    let (ts, ttl) = using(&i.using, &schema, ctx, default_ts)?;
+    let now = now_secs();
+    let mut given: BTreeMap<&str, &crate::ast::Term> = BTreeMap::new();
+    for (c, v) in columns.iter().zip(values) {
+        if given.insert(c.as_str(), v).is_some() {
+            return Err(Error::Invalid(format!(
+                "Multiple definitions found for column {c}"
+            )));
+        }
+        if schema.column(c).is_none() {
+            return Err(Error::Invalid(format!("Undefined column name {c}")));
+        }
+    }
+    let pk: Vec<&ColumnDef> = schema.columns_of(ColumnKind::PartitionKey).collect();
+    let ck: Vec<&ColumnDef> = schema.columns_of(ColumnKind::Clustering).collect();
+    let missing_pk: Vec<&str> = pk
+        .iter()
+        .filter(|c| !given.contains_key(c.name.as_str()))
+        .map(|c| c.name.as_str())
+        .collect();
+    if !missing_pk.is_empty() {
+        return Err(Error::Invalid(format!(
+            "Some partition key parts are missing: {}",
+            missing_pk.join(", ")
+        )));
+    }
+    let only_static = schema
+        .columns
+        .iter()
+        .filter(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Clustering))
+        .all(|c| !given.contains_key(c.name.as_str()));
+    let missing_ck: Vec<&str> = ck
+        .iter()
+        .filter(|c| !given.contains_key(c.name.as_str()))
+        .map(|c| c.name.as_str())
+        .collect();
+    let static_only_insert = only_static && missing_ck.len() == ck.len();
+    if !missing_ck.is_empty() && !static_only_insert {
+        return Err(Error::Invalid(format!(
+            "Some clustering keys are missing: {}",
+            missing_ck.join(", ")
+        )));
+    }
+    let key = partition_key(&schema, &pk, |c| key_value(c, given[c.name.as_str()], ctx))?;
+    let mut update = Partition::default();
+    let mut row = Row {
+        marker: Some(if ttl > 0 {
+            LivenessInfo::expiring(ts, ttl, now)
+        } else {
+            LivenessInfo::live(ts)
+        }),
+        ..Row::default()
+    };
+    let mut statics = Row::default();
+    for c in &schema.columns {
+        let Some(term) = given.get(c.name.as_str()) else {
+            continue;
+        };
+        match c.kind {
+            ColumnKind::Regular => {
+                if let Some(d) = column_data(c, term, ctx, ts, ttl, now)? {
+                    row.columns.push((c.id, d));
+                }
+            }
+            ColumnKind::Static => {
+                if let Some(d) = column_data(c, term, ctx, ts, ttl, now)? {
+                    statics.columns.push((c.id, d));
+                }
+            }
+            _ => {}
+        }
+    }
+    row.columns.sort_by_key(|(id, _)| *id);
+    statics.columns.sort_by_key(|(id, _)| *id);
+    if missing_ck.is_empty() {
+        let vals: Vec<Bytes> = ck
+            .iter()
+            .map(|c| key_value(c, given[c.name.as_str()], ctx))
+            .collect::<Result<_>>()?;
+        let refs: Vec<&[u8]> = vals.iter().map(|b| b.as_ref()).collect();
+        let ckey = schema
+            .clustering_layout()
+            .encode_key(&refs)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        update.rows.insert(ckey, row);
+    }
+    if !statics.columns.is_empty() {
+        update.static_row = Some(statics);
+    }
+    let cond = match i.if_not_exists {
+        true => Some(Condition::NotExists),
+        false => None,
+    };
+    Ok((
+        vec![Mutation {
+            table: schema.id,
+            key,
+            update,
+        }],
+        cond,
+    ))
+}
+
+/// The partition key from its columns' values (composite when there are several).
+fn partition_key(
+    _schema: &TableSchema,
+    pk: &[&ColumnDef],
+    mut value: impl FnMut(&ColumnDef) -> Result<Bytes>,
+) -> Result<DecoratedKey> {
+    let vals: Vec<Bytes> = pk.iter().map(|c| value(c)).collect::<Result<_>>()?;
+    Ok(if vals.len() == 1 {
+        DecoratedKey::new(vals.into_iter().next().unwrap_or_default())
+    } else {
+        let refs: Vec<&[u8]> = vals.iter().map(|b| b.as_ref()).collect();
+        DecoratedKey::new(cairn_engine::model::token::composite_partition_key(&refs))
+    })
+}
+
+fn keys_of(r: &Restrictions, schema: &TableSchema) -> Result<Vec<DecoratedKey>> {
+    let _ = schema;
+    r.keys
+        .clone()
+        .ok_or_else(|| Error::Invalid("Some partition key parts are missing".into()))
+}
+
+fn clustering_keys(r: &Restrictions, schema: &TableSchema) -> Result<Vec<ClusteringKey>> {
+    if r.prefixes.is_empty() {
+        // A table without clustering columns: its one row per partition.
+        return Ok(vec![ClusteringKey::empty()]);
+    }
+    let layout = schema.clustering_layout();
+    r.prefixes
+        .iter()
+        .map(|p| {
+            let refs: Vec<&[u8]> = p.iter().map(|b| b.as_ref()).collect();
+            layout
+                .encode_key(&refs)
+                .map_err(|e| Error::Invalid(e.to_string()))
+        })
+        .collect()
+}
+
+fn update(
+    ex: &Executor,
+    session: &Session,
+    u: &Update,
+    ctx: &dyn TermContext,
+    default_ts: Option<i64>,
+) -> Result<Planned> {
+    let schema = table_schema(ex, session, &u.table)?;
+    let (ts, ttl) = using(&u.using, &schema, ctx, default_ts)?;
+    let now = now_secs();
+    let r = restrict::resolve(&schema, &u.where_clause, ctx)?;
+    if !r.filters.is_empty() {
+        return Err(Error::Invalid(format!(
+            "Non PRIMARY KEY columns found in where clause: {}",
+            r.filters
+                .iter()
+                .map(|f| f.column.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let keys = keys_of(&r, &schema)?;
+    let mut row = Row::default();
+    let mut statics = Row::default();
+    for a in &u.assignments {
+        let Assignment::Set { column, value } = a else {
+            return Err(Error::Invalid(
+                "Collection and counter updates are not supported yet".into(),
+            ));
+        };
+        let c = schema
+            .column(column)
+            .ok_or_else(|| Error::Invalid(format!("Undefined column name {column}")))?;
+        match c.kind {
+            ColumnKind::PartitionKey | ColumnKind::Clustering => {
+                return Err(Error::Invalid(format!(
+                    "PRIMARY KEY part {column} found in SET part"
+                )))
+            }
+            ColumnKind::Regular => {
+                if let Some(d) = column_data(c, value, ctx, ts, ttl, now)? {
+                    row.columns.push((c.id, d));
+                }
+            }
+            ColumnKind::Static => {
+                if let Some(d) = column_data(c, value, ctx, ts, ttl, now)? {
+                    statics.columns.push((c.id, d));
+                }
+            }
+        }
+    }
+    row.columns.sort_by_key(|(id, _)| *id);
+    statics.columns.sort_by_key(|(id, _)| *id);
+    let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
+    let ckeys = if r.full_clustering(&schema) {
+        clustering_keys(&r, &schema)?
+    } else if has_ck && (!row.columns.is_empty() || r.prefix_len > 0 || r.bound.is_some()) {
+        let missing: Vec<&str> = schema
+            .columns_of(ColumnKind::Clustering)
+            .skip(r.prefix_len)
+            .map(|c| c.name.as_str())
+            .collect();
+        return Err(Error::Invalid(format!(
+            "Missing mandatory PRIMARY KEY part {}",
+            missing.first().copied().unwrap_or("")
+        )));
+    } else {
+        vec![ClusteringKey::empty()]
+    };
+    let mut muts = Vec::new();
+    for key in keys {
+        let mut update = Partition::default();
+        if !row.columns.is_empty() {
+            for ck in &ckeys {
+                update.rows.insert(ck.clone(), row.clone());
+            }
+        }
+        if !statics.columns.is_empty() {
+            update.static_row = Some(statics.clone());
+        }
+        muts.push(Mutation {
+            table: schema.id,
+            key,
+            update,
+        });
+    }
+    let cond = match &u.conditions {
+        Conditions::None => None,
+        Conditions::Exists => Some(Condition::Exists),
+        _ => {
+            return Err(Error::Invalid(
+                "Conditions on columns are not supported yet".into(),
+            ))
+        }
+    };
+    Ok((muts, cond))
+}
+
+fn delete(
+    ex: &Executor,
+    session: &Session,
+    d: &Delete,
+    ctx: &dyn TermContext,
+    default_ts: Option<i64>,
+) -> Result<Planned> {
+    let schema = table_schema(ex, session, &d.table)?;
+    if d.using.ttl.is_some() {
+        return Err(Error::Invalid("TTL is not supported for DELETE".into()));
+    }
+    let (ts, _) = using(&d.using, &schema, ctx, default_ts)?;
+    let now = now_secs();
+    let deletion = DeletionTime {
+        marked_at: ts,
+        local_deletion_time: now,
+    };
+    let r = restrict::resolve(&schema, &d.where_clause, ctx)?;
+    if !r.filters.is_empty() {
+        return Err(Error::Invalid(format!(
+            "Non PRIMARY KEY columns found in where clause: {}",
+            r.filters
+                .iter()
+                .map(|f| f.column.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let keys = keys_of(&r, &schema)?;
+    let mut muts = Vec::new();
+    for key in keys {
+        let mut update = Partition::default();
+        if d.targets.is_empty() {
+            if r.prefixes.is_empty() && r.bound.is_none() {
+                update.deletion = Some(deletion);
+            } else if r.full_clustering(&schema) {
+                for ck in clustering_keys(&r, &schema)? {
+                    update.rows.insert(
+                        ck,
+                        Row {
+                            deletion: Some(deletion),
+                            ..Row::default()
+                        },
+                    );
+                }
+            } else {
+                for range in r.slice(&schema)?.ranges() {
+                    update.range_tombstones.push(RangeTombstone {
+                        range: range.clone(),
+                        deletion,
+                    });
+                }
+            }
+        } else {
+            let mut row = Row::default();
+            let mut statics = Row::default();
+            for t in &d.targets {
+                let RelationTarget::Column(name) = t else {
+                    return Err(Error::Invalid(
+                        "Deleting collection elements is not supported yet".into(),
+                    ));
+                };
+                let c = schema
+                    .column(name)
+                    .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?;
+                let data = if matches!(
+                    c.ty,
+                    CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
+                ) {
+                    ColumnData::Complex(cairn_engine::model::ComplexColumn {
+                        deletion: Some(deletion),
+                        cells: Vec::new(),
+                    })
+                } else {
+                    ColumnData::Simple(Cell::tombstone(ts, now))
+                };
+                match c.kind {
+                    ColumnKind::Regular => row.columns.push((c.id, data)),
+                    ColumnKind::Static => statics.columns.push((c.id, data)),
+                    _ => return Err(Error::Invalid(format!(
+                        "Invalid identifier {name} for deletion (should not be a PRIMARY KEY part)"
+                    ))),
+                }
+            }
+            row.columns.sort_by_key(|(id, _)| *id);
+            statics.columns.sort_by_key(|(id, _)| *id);
+            if !row.columns.is_empty() {
+                if !r.full_clustering(&schema) {
+                    return Err(Error::Invalid(
+                        "Range deletions are not supported for specific columns".into(),
+                    ));
+                }
+                for ck in clustering_keys(&r, &schema)? {
+                    update.rows.insert(ck, row.clone());
+                }
+            }
+            if !statics.columns.is_empty() {
+                update.static_row = Some(statics);
+            }
+        }
+        muts.push(Mutation {
+            table: schema.id,
+            key,
+            update,
+        });
+    }
+    let cond = match &d.conditions {
+        Conditions::None => None,
+        Conditions::Exists => Some(Condition::Exists),
+        _ => {
+            return Err(Error::Invalid(
+                "Conditions on columns are not supported yet".into(),
+            ))
+        }
+    };
+    Ok((muts, cond))
+}

@@ -1,0 +1,254 @@
+//! The CQL front door: protocol requests handed to the executor, results encoded back.
+//!
+//! The executor and the engine are synchronous; every request runs on tokio's blocking
+//! pool (`spawn_blocking`), so the reactor threads only decode, encode and move bytes.
+//! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
+
+use crate::protocol::{
+    self, BatchQuery, ColumnType, CqlError, ErrorKind, EventBus, Handler, PreparedMetadata, Reply,
+    Request, RequestContext, Response, ResultBody, ResultMetadata, RowsBuilder, SchemaChangeTarget,
+    SchemaChangeType, TableSpec, Value,
+};
+use bytes::Bytes;
+use cairn_cql::exec::{
+    BatchItem, BoundValue, ChangeKind, ColumnSpec, Executor, Outcome, QueryParams, ResultSet,
+    SchemaChange, Session,
+};
+use cairn_engine::model::types::CqlType;
+use std::sync::Arc;
+
+/// Serves CQL statements from an [`Executor`].
+pub struct CqlHandler {
+    executor: Arc<Executor>,
+    events: EventBus,
+}
+
+impl CqlHandler {
+    /// A handler publishing schema changes on `events`.
+    pub fn new(executor: Arc<Executor>, events: EventBus) -> Self {
+        CqlHandler { executor, events }
+    }
+}
+
+/// The protocol type of a CQL type.
+pub fn column_type(t: &CqlType) -> ColumnType {
+    match t {
+        CqlType::Ascii => ColumnType::Ascii,
+        CqlType::Bigint => ColumnType::Bigint,
+        CqlType::Blob => ColumnType::Blob,
+        CqlType::Boolean => ColumnType::Boolean,
+        CqlType::Counter => ColumnType::Counter,
+        CqlType::Date => ColumnType::Date,
+        CqlType::Decimal => ColumnType::Decimal,
+        CqlType::Double => ColumnType::Double,
+        CqlType::Duration => ColumnType::Duration,
+        CqlType::Float => ColumnType::Float,
+        CqlType::Inet => ColumnType::Inet,
+        CqlType::Int => ColumnType::Int,
+        CqlType::Smallint => ColumnType::Smallint,
+        CqlType::Text => ColumnType::Varchar,
+        CqlType::Time => ColumnType::Time,
+        CqlType::Timestamp => ColumnType::Timestamp,
+        CqlType::Timeuuid => ColumnType::Timeuuid,
+        CqlType::Tinyint => ColumnType::Tinyint,
+        CqlType::Uuid => ColumnType::Uuid,
+        CqlType::Varint => ColumnType::Varint,
+        CqlType::List(e) => ColumnType::List(Box::new(column_type(e))),
+        CqlType::Set(e) => ColumnType::Set(Box::new(column_type(e))),
+        CqlType::Map(k, v) => ColumnType::Map(Box::new(column_type(k)), Box::new(column_type(v))),
+        CqlType::Tuple(ts) => ColumnType::Tuple(ts.iter().map(column_type).collect()),
+        CqlType::Frozen(t) => column_type(t),
+    }
+}
+
+fn metadata(columns: &[ColumnSpec]) -> ResultMetadata {
+    let global = columns.first().and_then(|f| {
+        columns
+            .iter()
+            .all(|c| c.keyspace == f.keyspace && c.table == f.table)
+            .then(|| TableSpec::new(f.keyspace.clone(), f.table.clone()))
+    });
+    ResultMetadata {
+        columns: columns
+            .iter()
+            .map(|c| {
+                protocol::ColumnSpec::new(
+                    TableSpec::new(c.keyspace.clone(), c.table.clone()),
+                    c.name.clone(),
+                    column_type(&c.ty),
+                )
+            })
+            .collect(),
+        global_table_spec: global,
+    }
+}
+
+/// Maps an executor error to the protocol's error (code from the kind).
+pub fn cql_error(e: cairn_cql::Error) -> CqlError {
+    use cairn_cql::Error as E;
+    let message = e.to_string();
+    let kind = match e {
+        E::Syntax(_) => ErrorKind::SyntaxError,
+        E::Invalid(_) => ErrorKind::Invalid,
+        E::Configuration(_) => ErrorKind::ConfigError,
+        E::AlreadyExists {
+            keyspace, table, ..
+        } => ErrorKind::AlreadyExists { keyspace, table },
+        E::Unauthorized(_) => ErrorKind::Unauthorized,
+        E::BadCredentials(_) => ErrorKind::BadCredentials,
+        E::Overloaded(_) => ErrorKind::Overloaded,
+        E::Unprepared(id) => ErrorKind::Unprepared {
+            id: Bytes::from(id),
+        },
+        _ => ErrorKind::Server,
+    };
+    CqlError { kind, message }
+}
+
+fn params(p: protocol::QueryParams) -> QueryParams {
+    QueryParams {
+        values: p.values.into_iter().map(bound).collect(),
+        names: p.names,
+        page_size: p.page_size,
+        paging_state: p.paging_state,
+        timestamp: p.default_timestamp,
+    }
+}
+
+fn bound(v: Value) -> BoundValue {
+    match v {
+        Value::Null => BoundValue::Null,
+        Value::Unset => BoundValue::Unset,
+        Value::Bytes(b) => BoundValue::Bytes(b),
+    }
+}
+
+fn schema_change(c: &SchemaChange) -> protocol::SchemaChange {
+    protocol::SchemaChange {
+        change: match c.change {
+            ChangeKind::Created => SchemaChangeType::Created,
+            ChangeKind::Updated => SchemaChangeType::Updated,
+            ChangeKind::Dropped => SchemaChangeType::Dropped,
+        },
+        target: match &c.table {
+            Some(t) => SchemaChangeTarget::Table {
+                keyspace: c.keyspace.clone(),
+                table: t.clone(),
+            },
+            None => SchemaChangeTarget::Keyspace {
+                keyspace: c.keyspace.clone(),
+            },
+        },
+    }
+}
+
+fn rows(rs: ResultSet, skip_metadata: bool) -> Result<ResultBody, CqlError> {
+    let mut b = RowsBuilder::new(rs.columns.len());
+    for row in &rs.rows {
+        b.push_row(row.iter().map(|c| c.as_deref()));
+    }
+    let mut r = b.finish(Arc::new(metadata(&rs.columns)))?;
+    r.no_metadata = skip_metadata;
+    r.paging_state = rs.paging_state;
+    Ok(ResultBody::Rows(r))
+}
+
+impl CqlHandler {
+    fn outcome(&self, out: Outcome, skip_metadata: bool) -> Result<Response, CqlError> {
+        Ok(Response::Result(match out {
+            Outcome::Void => ResultBody::Void,
+            Outcome::Rows(rs) => rows(rs, skip_metadata)?,
+            Outcome::SetKeyspace(ks) => ResultBody::SetKeyspace(ks),
+            Outcome::SchemaChange(c) => {
+                let sc = schema_change(&c);
+                self.events
+                    .publish(protocol::Event::SchemaChange(sc.clone()));
+                ResultBody::SchemaChange(sc)
+            }
+        }))
+    }
+
+    fn run(&self, request: Request, session: &Session) -> Result<Response, CqlError> {
+        let ex = &self.executor;
+        match request {
+            Request::Query(q) => {
+                let skip = q.params.skip_metadata;
+                let out = ex
+                    .query(session, &q.query, &params(q.params))
+                    .map_err(cql_error)?;
+                self.outcome(out, skip)
+            }
+            Request::Prepare(p) => {
+                let prepared = ex.prepare(session, &p.query).map_err(cql_error)?;
+                let bind = metadata(&prepared.bind_specs);
+                Ok(Response::Result(ResultBody::Prepared(protocol::Prepared {
+                    id: Bytes::copy_from_slice(&prepared.id),
+                    metadata: PreparedMetadata {
+                        global_table_spec: bind.global_table_spec,
+                        pk_indexes: prepared.pk_indexes.clone(),
+                        columns: bind.columns,
+                    },
+                    result_metadata: Arc::new(metadata(&prepared.result)),
+                })))
+            }
+            Request::Execute(e) => {
+                let skip = e.params.skip_metadata;
+                let out = ex
+                    .execute(session, &e.id, &params(e.params))
+                    .map_err(cql_error)?;
+                self.outcome(out, skip)
+            }
+            Request::Batch(b) => {
+                let items: Vec<(BatchItem, QueryParams)> = b
+                    .statements
+                    .into_iter()
+                    .map(|s| {
+                        let item = match s.query {
+                            BatchQuery::Query(q) => BatchItem::Query(q),
+                            BatchQuery::Prepared(id) => BatchItem::Prepared(id.to_vec()),
+                        };
+                        (
+                            item,
+                            QueryParams {
+                                values: s.values.into_iter().map(bound).collect(),
+                                names: s.names,
+                                ..QueryParams::default()
+                            },
+                        )
+                    })
+                    .collect();
+                let out = ex
+                    .batch(session, &items, b.default_timestamp)
+                    .map_err(cql_error)?;
+                self.outcome(out, false)
+            }
+            Request::AuthResponse(_) => Ok(Response::AuthSuccess(None)),
+            _ => Err(CqlError::protocol("unexpected request")),
+        }
+    }
+}
+
+impl Handler for Arc<CqlHandler> {
+    type Session = Session;
+
+    fn new_session(&self, _info: &protocol::ConnectionInfo) -> Session {
+        Session::default()
+    }
+
+    fn handle(
+        &self,
+        request: Request,
+        ctx: RequestContext<Session>,
+    ) -> impl std::future::Future<Output = Reply> + Send {
+        let me = Arc::clone(self);
+        async move {
+            let session = Arc::clone(&ctx.session);
+            let r = tokio::task::spawn_blocking(move || me.run(request, &session)).await;
+            match r {
+                Ok(Ok(resp)) => resp.into(),
+                Ok(Err(e)) => e.into(),
+                Err(e) => CqlError::server(format!("request failed: {e}")).into(),
+            }
+        }
+    }
+}
