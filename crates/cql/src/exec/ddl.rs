@@ -3,7 +3,8 @@
 use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
 use super::{options, ChangeKind, Executor, Outcome, SchemaChange, Session};
 use crate::ast::{
-    AlterTableAction, CreateTable, Order as AstOrder, Property, PropertyValue, Statement, TypeName,
+    AlterTableAction, CreateTable, Order as AstOrder, Property, PropertyValue, RoleOptions,
+    Statement, TypeName,
 };
 use crate::error::{Error, Result};
 use cairn_engine::model::clustering::Order;
@@ -183,8 +184,61 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         Statement::CreateIndex(_) | Statement::DropIndex(_) => Err(Error::Invalid(
             "Secondary indexes are not supported yet".into(),
         )),
+        Statement::CreateRole(r) => {
+            ex.roles().create(
+                session,
+                ex.authentication(),
+                &r.name,
+                r.if_not_exists,
+                &r.options,
+            )?;
+            Ok(Outcome::Void)
+        }
+        Statement::AlterRole(r) => {
+            ex.roles().alter(
+                session,
+                ex.authentication(),
+                &r.name,
+                r.if_exists,
+                &r.options,
+            )?;
+            Ok(Outcome::Void)
+        }
+        Statement::DropRole(r) => {
+            ex.roles()
+                .drop(session, ex.authentication(), &r.name, r.if_exists)?;
+            Ok(Outcome::Void)
+        }
+        Statement::ListRoles(l) => Ok(Outcome::Rows(ex.roles().list(l.of.as_deref(), false)?)),
+        Statement::CreateUser(u) => {
+            let o = RoleOptions {
+                password: u.password.clone(),
+                login: Some(true),
+                superuser: u.superuser,
+                ..RoleOptions::default()
+            };
+            ex.roles()
+                .create(session, ex.authentication(), &u.name, u.if_not_exists, &o)?;
+            Ok(Outcome::Void)
+        }
+        Statement::AlterUser(u) => {
+            let o = RoleOptions {
+                password: u.password.clone(),
+                superuser: u.superuser,
+                ..RoleOptions::default()
+            };
+            ex.roles()
+                .alter(session, ex.authentication(), &u.name, u.if_exists, &o)?;
+            Ok(Outcome::Void)
+        }
+        Statement::DropUser(u) => {
+            ex.roles()
+                .drop(session, ex.authentication(), &u.name, u.if_exists)?;
+            Ok(Outcome::Void)
+        }
+        Statement::ListUsers => Ok(Outcome::Rows(ex.roles().list(None, true)?)),
         _ => Err(Error::Invalid(
-            "Roles and permissions are not supported yet".into(),
+            "Permissions (GRANT / REVOKE / LIST PERMISSIONS) are not supported yet".into(),
         )),
     }
 }
