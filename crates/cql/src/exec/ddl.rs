@@ -107,7 +107,18 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
                         } else {
                             ColumnKind::Regular
                         };
-                        schema.add_column(&c.name, ty, kind, Order::Asc);
+                        let id = schema.add_column(&c.name, ty, kind, Order::Asc);
+                        // Never reuse the id of a dropped column: its old cells would return.
+                        let floor = dropped_columns(&schema.options)
+                            .iter()
+                            .map(|d| d.id + 1)
+                            .max()
+                            .unwrap_or(0);
+                        if id < floor {
+                            if let Some(col) = schema.columns.iter_mut().find(|x| x.id == id) {
+                                col.id = floor;
+                            }
+                        }
                     }
                 }
                 AlterTableAction::Drop {
@@ -127,7 +138,20 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
                                     "Cannot drop PRIMARY KEY part {name}"
                                 )))
                             }
-                            Some(_) => schema.columns.retain(|c| &c.name != name),
+                            Some(_) => {
+                                if let Some(c) = schema.column(name).cloned() {
+                                    schema.options.extra.push((
+                                        format!("{DROPPED_PREFIX}{}", c.name),
+                                        format!(
+                                            "{}|{}|{}",
+                                            c.id,
+                                            super::catalog::now_micros(),
+                                            c.ty.name()
+                                        ),
+                                    ));
+                                }
+                                schema.columns.retain(|c| &c.name != name);
+                            }
                         }
                     }
                 }
@@ -171,8 +195,10 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         Statement::Truncate(name) => {
             let ks = session.resolve(&name.keyspace)?;
             let table = cat.require_table(&ks, &name.name)?;
-            // Recreate the table under the same id: drop its files, keep its schema.
-            let schema = (*table.schema()).clone();
+            // Recreate the table, under a new id so that commitlog records of the old data
+            // (still in segments not yet recycled) are never replayed into it.
+            let mut schema = (*table.schema()).clone();
+            schema.id = cairn_engine::schema::rand_table_id();
             drop(table);
             cat.db().drop_table(&ks, &name.name)?;
             cat.db().create_table(schema)?;
@@ -241,6 +267,39 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
             "Permissions (GRANT / REVOKE / LIST PERMISSIONS) are not supported yet".into(),
         )),
     }
+}
+
+/// Prefix of the `extra` options recording dropped columns: `id|dropped at (µs)|type`.
+const DROPPED_PREFIX: &str = "dropped_column.";
+
+/// A column dropped from a table (`system_schema.dropped_columns`).
+#[derive(Debug, Clone)]
+pub struct DroppedColumn {
+    /// Name.
+    pub name: String,
+    /// The id its cells carry.
+    pub id: u32,
+    /// When it was dropped (µs).
+    pub dropped_at: i64,
+    /// Its type.
+    pub ty: String,
+}
+
+/// The columns dropped from a table.
+pub fn dropped_columns(o: &cairn_engine::schema::TableOptions) -> Vec<DroppedColumn> {
+    o.extra
+        .iter()
+        .filter_map(|(k, v)| {
+            let name = k.strip_prefix(DROPPED_PREFIX)?;
+            let mut it = v.splitn(3, '|');
+            Some(DroppedColumn {
+                name: name.to_string(),
+                id: it.next()?.parse().ok()?,
+                dropped_at: it.next()?.parse().ok()?,
+                ty: it.next()?.to_string(),
+            })
+        })
+        .collect()
 }
 
 fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {
