@@ -31,6 +31,7 @@ pub mod ast;
 pub mod error;
 pub mod lexer;
 pub mod parser;
+pub mod values;
 
 pub use ast::{ParsedStatement, Statement};
 pub use error::{Error, Result, SyntaxError};
