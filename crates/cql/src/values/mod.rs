@@ -18,9 +18,15 @@
 //! [`term::TermContext`]).
 
 pub mod bigint;
+pub mod codec;
+pub mod compare;
 pub mod error;
+pub mod functions;
 pub mod literal;
 pub mod temporal;
+pub mod term;
 
 pub use error::{ValueError, ValueResult};
+pub use compare::compare;
 pub use literal::{literal_to_bytes, literal_to_bytes_at};
+pub use term::{term_to_bytes, BoundValue, TermContext, TermValue};
