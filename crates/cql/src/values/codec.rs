@@ -106,7 +106,10 @@ mod tests {
     #[test]
     fn round_trips() {
         let l = build_collection(&[&b"a"[..], b"bc"]);
-        assert_eq!(l, vec![0, 0, 0, 2, 0, 0, 0, 1, b'a', 0, 0, 0, 2, b'b', b'c']);
+        assert_eq!(
+            l,
+            vec![0, 0, 0, 2, 0, 0, 0, 1, b'a', 0, 0, 0, 2, b'b', b'c']
+        );
         assert_eq!(split_collection(&l).unwrap(), vec![&b"a"[..], b"bc"]);
         let m = build_map(&[(&b"k"[..], &b"v"[..])]);
         assert_eq!(split_map(&m).unwrap(), vec![(&b"k"[..], &b"v"[..])]);

@@ -82,10 +82,7 @@ pub fn signatures(name: &str) -> Option<Vec<Signature>> {
         "mintimeuuid" | "maxtimeuuid" => vec![s(&[T::Timestamp], T::Timeuuid)],
         "dateof" => vec![s(&[T::Timeuuid], T::Timestamp)],
         "unixtimestampof" => vec![s(&[T::Timeuuid], T::Bigint)],
-        "totimestamp" => vec![
-            s(&[T::Timeuuid], T::Timestamp),
-            s(&[T::Date], T::Timestamp),
-        ],
+        "totimestamp" => vec![s(&[T::Timeuuid], T::Timestamp), s(&[T::Date], T::Timestamp)],
         "todate" => vec![s(&[T::Timeuuid], T::Date), s(&[T::Timestamp], T::Date)],
         "tounixtimestamp" => vec![
             s(&[T::Timeuuid], T::Bigint),
@@ -129,7 +126,11 @@ pub fn qualified_name(call: &FunctionCall<Term>) -> String {
 
 fn describe(name: &str, sig: &Signature) -> String {
     let args: Vec<String> = sig.args.iter().map(CqlType::name).collect();
-    format!("system.{name} : ({}) -> {}", args.join(", "), sig.ret.name())
+    format!(
+        "system.{name} : ({}) -> {}",
+        args.join(", "),
+        sig.ret.name()
+    )
 }
 
 /// Picks the signature for a call, with Cassandra's resolution errors.

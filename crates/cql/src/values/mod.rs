@@ -26,7 +26,11 @@ pub mod literal;
 pub mod temporal;
 pub mod term;
 
-pub use error::{ValueError, ValueResult};
 pub use compare::compare;
+pub use error::{ValueError, ValueResult};
 pub use literal::{literal_to_bytes, literal_to_bytes_at};
 pub use term::{term_to_bytes, BoundValue, TermContext, TermValue};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;

@@ -181,9 +181,9 @@ pub fn assignment(term: &Term, ty: &CqlType) -> Assignment {
             _ => Assignment::No,
         },
         Term::Map(entries) => match base {
-            CqlType::Map(k, v) => all(&mut entries
-                .iter()
-                .flat_map(|(kt, vt)| [(kt, &**k), (vt, &**v)])),
+            CqlType::Map(k, v) => {
+                all(&mut entries.iter().flat_map(|(kt, vt)| [(kt, &**k), (vt, &**v)]))
+            }
             _ => Assignment::No,
         },
         Term::EmptyBraces => match base {
@@ -483,7 +483,10 @@ fn check_elements(
     elem_ty: &CqlType,
     msg: impl Fn(&Term) -> String,
 ) -> ValueResult<()> {
-    match elems.iter().find(|t| !assignment(t, elem_ty).is_assignable()) {
+    match elems
+        .iter()
+        .find(|t| !assignment(t, elem_ty).is_assignable())
+    {
         Some(t) => Err(ValueError::invalid(msg(t))),
         None => Ok(()),
     }
