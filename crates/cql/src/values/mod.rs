@@ -19,6 +19,7 @@
 
 pub mod bigint;
 pub mod codec;
+pub mod collections;
 pub mod compare;
 pub mod error;
 pub mod functions;
