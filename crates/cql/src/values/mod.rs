@@ -17,18 +17,23 @@
 //! Everything here is a pure function of its inputs (the clock and randomness come through
 //! [`term::TermContext`]).
 
+pub mod aggregate;
 pub mod bigint;
 pub mod codec;
 pub mod collections;
 pub mod compare;
 pub mod error;
+pub mod format;
 pub mod functions;
 pub mod literal;
 pub mod temporal;
 pub mod term;
 
+pub use aggregate::{cast, Accumulator, AggregateKind};
+pub use collections::{cells_to_collection, collection_to_cells, element_path};
 pub use compare::compare;
 pub use error::{ValueError, ValueResult};
+pub use format::format_value;
 pub use literal::{literal_to_bytes, literal_to_bytes_at};
 pub use term::{term_to_bytes, BoundValue, TermContext, TermValue};
 
