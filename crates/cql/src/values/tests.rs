@@ -514,3 +514,80 @@ fn orders() {
         Ordering::Equal
     );
 }
+
+mod fuzz {
+    use super::*;
+    use crate::ast::Literal;
+    use proptest::prelude::*;
+
+    const TYPES: &[&str] = &[
+        "ascii",
+        "bigint",
+        "blob",
+        "boolean",
+        "counter",
+        "date",
+        "decimal",
+        "double",
+        "duration",
+        "float",
+        "inet",
+        "int",
+        "smallint",
+        "text",
+        "time",
+        "timestamp",
+        "timeuuid",
+        "tinyint",
+        "uuid",
+        "varint",
+    ];
+
+    proptest! {
+        #[test]
+        fn literal_conversion_never_panics(text in "[-+0-9a-zA-Z:. µPT]{0,24}", kind in 0usize..7) {
+            let lit = match kind {
+                0 => Literal::Integer(text.clone()),
+                1 => Literal::Float(text.clone()),
+                2 => Literal::String(text.clone()),
+                3 => Literal::Uuid(text.clone()),
+                4 => Literal::Blob(format!("0x{text}")),
+                5 => Literal::Duration(text.clone()),
+                _ => Literal::Boolean(text.len() % 2 == 0),
+            };
+            for t in TYPES {
+                let typ = ty(t);
+                if let Ok(v) = literal::literal_to_bytes_at(&lit, &typ, "a", 0) {
+                    // Whatever converts is valid for the type (tinyint hex aside, checked too).
+                    prop_assert!(typ.validate(&v).is_ok() || v.is_empty(), "{lit:?} as {t}: {v:?}");
+                    let _ = format::format_value(&typ, &v);
+                }
+            }
+        }
+
+        #[test]
+        fn numeric_literals_round_trip(n in any::<i64>(), scale in 0u32..12) {
+            let text = n.to_string();
+            prop_assert_eq!(&value(&text, "bigint")[..], &n.to_be_bytes()[..]);
+            let v = value(&text, "varint");
+            prop_assert_eq!(format::format_value(&ty("varint"), &v), text.clone());
+            let dec_text = if scale == 0 { text.clone() } else {
+                let digits = n.unsigned_abs().to_string();
+                let padded = format!("{:0>width$}", digits, width = scale as usize + 1);
+                let (i, f) = padded.split_at(padded.len() - scale as usize);
+                format!("{}{i}.{f}", if n < 0 { "-" } else { "" })
+            };
+            let d = value(&dec_text, "decimal");
+            prop_assert_eq!(format::format_value(&ty("decimal"), &d).replace("E+", "e").to_lowercase().len() > 0, true);
+            prop_assert_eq!(value(&format::format_value(&ty("decimal"), &d), "decimal"), d);
+        }
+
+        #[test]
+        fn double_text_round_trips(x in any::<f64>()) {
+            let v = Bytes::copy_from_slice(&x.to_be_bytes());
+            let text = format::format_value(&CqlType::Double, &v);
+            let back = value(&text, "double");
+            prop_assert_eq!(compare(&CqlType::Double, &back, &v), Ordering::Equal, "{}", text);
+        }
+    }
+}
