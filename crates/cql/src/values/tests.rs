@@ -578,7 +578,6 @@ mod fuzz {
                 format!("{}{i}.{f}", if n < 0 { "-" } else { "" })
             };
             let d = value(&dec_text, "decimal");
-            prop_assert_eq!(format::format_value(&ty("decimal"), &d).replace("E+", "e").to_lowercase().len() > 0, true);
             prop_assert_eq!(value(&format::format_value(&ty("decimal"), &d), "decimal"), d);
         }
 
