@@ -8,12 +8,14 @@
 use super::catalog::now_secs;
 use super::restrict::{self, Restrictions};
 use super::system;
-use super::values_shim::{term_to_bytes, TermValue};
 use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
 use crate::ast::{
-    Operator, Order as AstOrder, Relation, RelationTarget, Select, SelectorExpr, Term,
+    BindMarker, FunctionCall, Operator, Order as AstOrder, Relation, RelationTarget, Select,
+    SelectorExpr, Term, TypeName,
 };
 use crate::error::{Error, Result};
+use crate::values::{term_to_bytes, TermValue};
+use crate::values::{Accumulator, AggregateKind};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::token::split_composite_partition_key;
@@ -21,7 +23,6 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{ClusteringKey, ColumnData, DecoratedKey, PartitionPos, Row, Token};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::{PartitionResult, ReadCommand};
-use std::cmp::Ordering;
 
 /// One output column of a selection.
 #[derive(Debug, Clone)]
@@ -36,10 +37,13 @@ pub enum Output {
     Token,
     /// `count(*)`.
     Count,
-    /// `min(c)` / `max(c)`.
-    MinMax(ColumnDef, bool),
-    /// `count(c)`.
-    CountColumn(ColumnDef),
+    /// `count(c)`, `sum(c)`, `avg(c)`, `min(c)`, `max(c)`.
+    Aggregate(ColumnDef, AggregateKind),
+    /// `CAST(c AS type)`.
+    Cast(ColumnDef, CqlType),
+    /// A scalar function of columns (`blobastext(c)`, `totimestamp(c)`, …): the call with
+    /// its arguments as type-hinted bind markers, filled with the row's values.
+    Function(FunctionCall<Term>, Vec<ColumnDef>),
     /// A constant.
     Constant(Option<Bytes>),
 }
@@ -146,26 +150,74 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
                                     CqlType::Bigint,
                                 )
                             }
-                            (m @ ("min" | "max"), [n]) => {
+                            (name @ ("min" | "max" | "sum" | "avg" | "count"), [n]) => {
                                 let c = col(n)?;
+                                let kind = match name {
+                                    "min" => AggregateKind::Min,
+                                    "max" => AggregateKind::Max,
+                                    "sum" => AggregateKind::Sum,
+                                    "avg" => AggregateKind::Avg,
+                                    _ => AggregateKind::Count,
+                                };
+                                // Fails early, with Cassandra's text, for sum/avg of non-numbers.
+                                Accumulator::new(kind, &c.ty)
+                                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                                let ty = if kind == AggregateKind::Count {
+                                    CqlType::Bigint
+                                } else {
+                                    c.ty.clone()
+                                };
                                 (
-                                    Output::MinMax(c.clone(), m.eq("max")),
-                                    format!("system.{m}({n})"),
-                                    c.ty.clone(),
-                                )
-                            }
-                            ("count", [n]) => {
-                                let c = col(n)?;
-                                (
-                                    Output::CountColumn(c),
-                                    format!("system.count({n})"),
-                                    CqlType::Bigint,
+                                    Output::Aggregate(c, kind),
+                                    format!("system.{name}({n})"),
+                                    ty,
                                 )
                             }
                             (name, _) => {
-                                return Err(Error::Invalid(format!("Unknown function '{name}'")))
+                                let cols: Vec<ColumnDef> =
+                                    args.iter().map(|n| col(n)).collect::<Result<_>>()?;
+                                let call = FunctionCall {
+                                    name: f.name.clone(),
+                                    args: cols
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(i, c)| {
+                                            Term::TypeHint(
+                                                TypeName::Native(c.ty.clone()),
+                                                Box::new(Term::Bind(BindMarker {
+                                                    index: i,
+                                                    name: None,
+                                                    line: 0,
+                                                    column: 0,
+                                                })),
+                                            )
+                                        })
+                                        .collect(),
+                                };
+                                let ty = crate::values::functions::return_type(&call).ok_or_else(
+                                    || Error::Invalid(format!("Unknown function '{name}'")),
+                                )?;
+                                (
+                                    Output::Function(call, cols),
+                                    format!("system.{name}({})", args.join(", ")),
+                                    ty,
+                                )
                             }
                         }
+                    }
+                    SelectorExpr::Cast(inner, to) => {
+                        let SelectorExpr::Column(n) = inner.as_ref() else {
+                            return Err(Error::Invalid("CAST is only supported on columns".into()));
+                        };
+                        let c = col(n)?;
+                        let to = to
+                            .to_cql_type()
+                            .ok_or_else(|| Error::Invalid(format!("Unsupported type {to}")))?;
+                        (
+                            Output::Cast(c, to.clone()),
+                            format!("cast({n} as {})", to.name()),
+                            to,
+                        )
                     }
                     SelectorExpr::Term(Term::Literal(l)) => (
                         Output::Constant(Some(Bytes::copy_from_slice(l.text().as_bytes()))),
@@ -179,12 +231,9 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
             }
         }
     }
-    let aggregate = outputs.iter().any(|o| {
-        matches!(
-            o,
-            Output::Count | Output::MinMax(..) | Output::CountColumn(_)
-        )
-    });
+    let aggregate = outputs
+        .iter()
+        .any(|o| matches!(o, Output::Count | Output::Aggregate(..)));
     if aggregate
         && outputs
             .iter()
@@ -202,6 +251,15 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
 }
 
 fn check_cell_column(c: &ColumnDef, f: &str) -> Result<()> {
+    if matches!(
+        c.ty,
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
+    ) {
+        return Err(Error::Invalid(format!(
+            "Cannot use selection function {f} on non-frozen collection {}",
+            c.name
+        )));
+    }
     if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
         return Err(Error::Invalid(format!(
             "Cannot use selection function {f} on PRIMARY KEY part {}",
@@ -534,8 +592,7 @@ struct Rows<'a> {
     layout: ClusteringLayout,
     rows: Vec<Vec<Option<Bytes>>>,
     count: i64,
-    counts: Vec<i64>,
-    extremes: Vec<Option<Bytes>>,
+    accumulators: Vec<Option<Accumulator>>,
     first_row: Option<Vec<Option<Bytes>>>,
 }
 
@@ -549,8 +606,14 @@ impl<'a> Rows<'a> {
             layout: schema.clustering_layout(),
             rows: Vec::new(),
             count: 0,
-            counts: vec![0; plan.outputs.len()],
-            extremes: vec![None; plan.outputs.len()],
+            accumulators: plan
+                .outputs
+                .iter()
+                .map(|o| match o {
+                    Output::Aggregate(c, kind) => Accumulator::new(*kind, &c.ty).ok(),
+                    _ => None,
+                })
+                .collect(),
             first_row: None,
         }
     }
@@ -677,35 +740,26 @@ impl<'a> Rows<'a> {
                     self.count += 1;
                     None
                 }
-                Output::CountColumn(c) => {
-                    if self.value(c, pk, ck, st, row).is_some() {
-                        if let Some(n) = self.counts.get_mut(i) {
-                            *n += 1;
-                        }
+                Output::Aggregate(c, _) => {
+                    let v = self.value(c, pk, ck, st, row);
+                    if let Some(acc) = self.accumulators.get_mut(i).and_then(Option::as_mut) {
+                        acc.add(v.as_deref());
                     }
                     None
                 }
-                Output::MinMax(c, max) => {
-                    if let Some(v) = self.value(c, pk, ck, st, row) {
-                        let slot = self.extremes.get_mut(i);
-                        if let Some(slot) = slot {
-                            let better = match slot {
-                                None => true,
-                                Some(cur) => {
-                                    let ord = ClusteringLayout::compare_values(&c.ty, &v, cur);
-                                    if *max {
-                                        ord == Ordering::Greater
-                                    } else {
-                                        ord == Ordering::Less
-                                    }
-                                }
-                            };
-                            if better {
-                                *slot = Some(v);
-                            }
-                        }
+                Output::Cast(c, to) => self
+                    .value(c, pk, ck, st, row)
+                    .and_then(|v| crate::values::cast(&v, &c.ty, to).ok()),
+                Output::Function(call, cols) => {
+                    let values: Vec<Option<Bytes>> = cols
+                        .iter()
+                        .map(|c| self.value(c, pk, ck, st, row))
+                        .collect();
+                    let ctx = RowArgs(values);
+                    match crate::values::functions::call(call, &ctx) {
+                        Ok((_, TermValue::Value(b))) => Some(b),
+                        _ => None,
                     }
-                    None
                 }
                 Output::Constant(c) => c.clone(),
             };
@@ -727,10 +781,11 @@ impl<'a> Rows<'a> {
             for (i, o) in self.plan.outputs.iter().enumerate() {
                 row.push(match o {
                     Output::Count => Some(Bytes::copy_from_slice(&self.count.to_be_bytes())),
-                    Output::CountColumn(_) => Some(Bytes::copy_from_slice(
-                        &self.counts.get(i).copied().unwrap_or(0).to_be_bytes(),
-                    )),
-                    Output::MinMax(..) => self.extremes.get(i).cloned().flatten(),
+                    Output::Aggregate(..) => self
+                        .accumulators
+                        .get(i)
+                        .and_then(Option::as_ref)
+                        .and_then(Accumulator::result),
                     _ => first.as_ref().and_then(|r| r.get(i).cloned().flatten()),
                 });
             }
@@ -767,24 +822,29 @@ pub fn cell_value(row: &Row, c: &ColumnDef) -> Option<Bytes> {
             if cc.cells.is_empty() {
                 return None;
             }
-            // Non-frozen collections: serialized from their live cells.
-            let mut out = Vec::new();
-            let n = cc.cells.len() as i32;
-            out.extend_from_slice(&n.to_be_bytes());
-            let is_map = matches!(c.ty, CqlType::Map(_, _));
-            let is_set = matches!(c.ty, CqlType::Set(_));
-            for (path, cell) in &cc.cells {
-                if is_map || is_set {
-                    out.extend_from_slice(&(path.len() as i32).to_be_bytes());
-                    out.extend_from_slice(path);
-                }
-                if !is_set {
-                    out.extend_from_slice(&(cell.value.len() as i32).to_be_bytes());
-                    out.extend_from_slice(&cell.value);
-                }
-            }
-            Some(Bytes::from(out))
+            let cells: Vec<(Bytes, Bytes)> = cc
+                .cells
+                .iter()
+                .map(|(p, cell)| (p.clone(), cell.value.clone()))
+                .collect();
+            crate::values::collections::cells_to_collection(&c.ty, &cells).ok()
         }
+    }
+}
+
+/// A scalar function's arguments: the row's values, bound to markers 0..n.
+struct RowArgs(Vec<Option<Bytes>>);
+
+impl crate::values::TermContext for RowArgs {
+    fn bind(&self, marker: &BindMarker) -> Option<crate::values::BoundValue> {
+        Some(match self.0.get(marker.index).cloned().flatten() {
+            Some(b) => TermValue::Value(b),
+            None => TermValue::Null,
+        })
+    }
+
+    fn now_micros(&self) -> i64 {
+        super::catalog::now_micros()
     }
 }
 
