@@ -3,7 +3,8 @@
 //!
 //! Paging state (opaque to drivers): `u8 version | u32 len | partition key | u32 len |
 //! clustering key of the last row returned (empty: the partition's static row or nothing) |
-//! i64 rows still allowed by LIMIT`. A page resumes strictly after that position.
+//! i64 rows still allowed by LIMIT | u32 rows already returned from that partition`. A page
+//! resumes strictly after that position.
 
 use super::catalog::now_secs;
 use super::restrict::{self, Restrictions};
@@ -300,6 +301,8 @@ struct PagingState {
     key: Bytes,
     clustering: Bytes,
     remaining: i64,
+    /// Rows already returned from the partition the page stopped in (PER PARTITION LIMIT).
+    partition_rows: u32,
 }
 
 impl PagingState {
@@ -310,6 +313,7 @@ impl PagingState {
             out.extend_from_slice(b);
         }
         out.extend_from_slice(&self.remaining.to_be_bytes());
+        out.extend_from_slice(&self.partition_rows.to_be_bytes());
         Bytes::from(out)
     }
 
@@ -330,10 +334,13 @@ impl PagingState {
         let clustering = part()?;
         let rem = b.get(pos..pos + 8).ok_or_else(bad)?;
         let remaining = i64::from_be_bytes(rem.try_into().map_err(|_| bad())?);
+        let pr = b.get(pos + 8..pos + 12).ok_or_else(bad)?;
+        let partition_rows = u32::from_be_bytes(pr.try_into().map_err(|_| bad())?);
         Ok(PagingState {
             key,
             clustering,
             remaining,
+            partition_rows,
         })
     }
 }
@@ -388,14 +395,17 @@ pub fn select(
     cmd.include_static = true;
 
     let mut out = Rows::new(&schema, &plan, &r, s.distinct);
-    let mut last: Option<(DecoratedKey, Option<ClusteringKey>)> = None;
+    let mut last: Option<(DecoratedKey, Option<ClusteringKey>, usize)> = None;
     let mut more = false;
-    let mut visit = |p: PartitionResult, out: &mut Rows<'_>| -> bool {
-        let budget = page_size.unwrap_or(usize::MAX).min(remaining);
+    // `prior`: rows of this partition returned by earlier pages.
+    let mut visit = |p: PartitionResult, out: &mut Rows<'_>, prior: usize| -> bool {
+        let budget = page_size
+            .map_or(usize::MAX, |ps| ps.saturating_sub(out.rows.len()))
+            .min(remaining);
         let (taken, last_ck, partition_done) = out.add(p.clone(), budget);
         remaining = remaining.saturating_sub(taken);
         if taken > 0 || !partition_done {
-            last = Some((p.key.clone(), last_ck));
+            last = Some((p.key.clone(), last_ck, prior + taken));
         }
         let page_full = page_size.is_some_and(|ps| out.rows.len() >= ps);
         if remaining == 0 {
@@ -418,8 +428,16 @@ pub fn select(
         let mut c = cmd.clone();
         c.slice = slice.resume_after(&p.clustering, reversed);
         c.include_static = false;
+        if let Some(l) = per_partition {
+            let left = l.saturating_sub(p.partition_rows as usize);
+            if left == 0 {
+                return None;
+            }
+            c.limit = Some(left);
+        }
         Some(c)
     };
+    let carried = resume.as_ref().map_or(0, |p| p.partition_rows as usize);
     match &r.keys {
         Some(keys) => {
             for key in keys {
@@ -431,8 +449,13 @@ pub fn select(
                     (Some(_), Some(rk)) if key < rk => continue,
                     _ => cmd.clone(),
                 };
+                let prior = if resume_key.as_ref() == Some(key) {
+                    carried
+                } else {
+                    0
+                };
                 if let Some(p) = table.read(key, &c)? {
-                    if !visit(p, &mut out) {
+                    if !visit(p, &mut out, prior) {
                         break;
                     }
                 }
@@ -458,7 +481,7 @@ pub fn select(
             if let (Some(p), Some(rk)) = (&resume, &resume_key) {
                 if let Some(c) = resumed_cmd(p) {
                     if let Some(part) = table.read(rk, &c)? {
-                        go_on = visit(part, &mut out);
+                        go_on = visit(part, &mut out, carried);
                     }
                 }
             }
@@ -471,7 +494,7 @@ pub fn select(
                     cmd.clone(),
                 )?;
                 for p in scan {
-                    if !visit(p?, &mut out) {
+                    if !visit(p?, &mut out, 0) {
                         break;
                     }
                 }
@@ -527,19 +550,20 @@ fn check_distinct(schema: &TableSchema, plan: &Plan) -> Result<()> {
 }
 
 fn out_state(
-    last: &Option<(DecoratedKey, Option<ClusteringKey>)>,
+    last: &Option<(DecoratedKey, Option<ClusteringKey>, usize)>,
     more: bool,
     remaining: usize,
 ) -> Option<Bytes> {
     if !more || remaining == 0 {
         return None;
     }
-    let (key, ck) = last.as_ref()?;
+    let (key, ck, rows) = last.as_ref()?;
     Some(
         PagingState {
             key: key.key.clone(),
             clustering: ck.as_ref().map(|c| c.0.clone()).unwrap_or_default(),
             remaining: i64::try_from(remaining).unwrap_or(i64::MAX),
+            partition_rows: u32::try_from(*rows).unwrap_or(u32::MAX),
         }
         .encode(),
     )
