@@ -3,7 +3,9 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod config;
 pub mod protocol;
+pub mod rest;
 
 use cairn_engine::{Database, DatabaseConfig};
 use std::path::PathBuf;
