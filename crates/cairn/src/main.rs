@@ -1,6 +1,7 @@
 //! The `cairn` binary: the CQL server (`serve`) and measurement labs (`lab ...`).
 
 mod lab;
+mod nodetool;
 
 /// jemalloc: faster than glibc malloc on the write path's many small allocations.
 #[global_allocator]
@@ -17,8 +18,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the CQL server.
+    /// Run a node (storage engine, REST admin API; CQL server to come).
     Serve(ServeArgs),
+    /// Administer a running node over its REST API, with nodetool's commands and output.
+    Nodetool(nodetool::NodetoolArgs),
     /// Measurement labs that write CSV, markdown and charts.
     Lab {
         #[command(subcommand)]
@@ -26,37 +29,59 @@ enum Command {
     },
 }
 
-/// Arguments of `cairn serve`.
+/// Arguments of `cairn serve`: each flag overrides the configuration file.
 #[derive(Args, Debug)]
 struct ServeArgs {
-    /// Directory for data and commitlog.
-    #[arg(long, default_value = "data")]
-    data_dir: std::path::PathBuf,
-    /// CQL native protocol port (reserved; CQL is not served yet).
-    #[arg(long, default_value_t = 9042)]
-    native_port: u16,
-    /// REST admin API port (reserved).
-    #[arg(long, default_value_t = 10000)]
-    api_port: u16,
-    /// Prometheus metrics port (reserved).
-    #[arg(long, default_value_t = 9180)]
-    metrics_port: u16,
+    /// YAML configuration (cassandra.yaml / scylla.yaml key names); without it the embedded
+    /// defaults apply: loopback addresses, data under ./data.
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// Directory holding data/ and commitlog/ (overrides workdir, data_file_directories
+    /// and commitlog_directory).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<std::path::PathBuf>,
+    /// CQL native protocol port (native_transport_port, default 9042).
+    #[arg(long, value_name = "N")]
+    native_port: Option<u16>,
+    /// REST admin API port (api_port, default 10000).
+    #[arg(long, value_name = "N")]
+    api_port: Option<u16>,
+    /// Prometheus metrics port (prometheus_port, default 9180).
+    #[arg(long, value_name = "N")]
+    metrics_port: Option<u16>,
+    /// Address for every listener and for system.local (listen_address, rpc_address,
+    /// api_address, prometheus_address).
+    #[arg(long, value_name = "ADDR")]
+    listen_address: Option<String>,
 }
 
-/// Opens (and recovers) the node's storage engine and keeps it open until killed. Writes that
-/// were acknowledged are in the commitlog, so stopping with Ctrl-C or SIGKILL loses nothing.
+/// Starts a node: configuration → storage engine (recovered) → REST admin API, then runs
+/// until Ctrl-C or SIGTERM and shuts down cleanly (listeners closed, compactions stopped,
+/// flush threads joined, commitlog synced). Acknowledged writes are in the commitlog, so
+/// even SIGKILL loses nothing.
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let cfg = cairn_server::NodeConfig {
+    use cairn_server::config::{Config, Overrides};
+    use cairn_server::rest;
+    use std::sync::Arc;
+
+    let overrides = Overrides {
+        config: args.config,
         data_dir: args.data_dir,
         native_port: args.native_port,
         api_port: args.api_port,
         metrics_port: args.metrics_port,
+        listen_address: args.listen_address,
     };
-    let db = cairn_server::open_node(&cfg)?;
+    let loaded = Config::resolve(&overrides)?;
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    let cfg = loaded.config;
+    let db = Arc::new(cairn_server::config::open_database(&cfg)?);
     let r = db.recovery_report();
     println!(
         "cairn: storage engine open at {} ({} tables, {} mutations replayed from {} commitlog segments).",
-        cfg.data_dir.display(),
+        cfg.data_dir().display(),
         db.tables().len(),
         r.mutations_replayed,
         r.replay.segments
@@ -64,12 +89,58 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     for p in &r.replay.problems {
         println!("cairn: commitlog replay: {}", p.to_error());
     }
-    println!(
-        "cairn: the CQL server (port {}) is not implemented yet; press Ctrl-C to stop.",
-        cfg.native_port
-    );
-    loop {
-        std::thread::park();
+    let api_addr = cfg.api_addr()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("cairn-net")
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let node = rest::NodeInfo::from_config(&cfg, rest::random_uuid());
+        let backend: Arc<dyn rest::AdminBackend> =
+            Arc::new(rest::EngineBackend::new(db.clone(), node));
+        let api = rest::serve(api_addr, backend).await.map_err(|e| {
+            anyhow::anyhow!("cannot listen on {api_addr} (api_address/api_port): {e}")
+        })?;
+        println!("cairn: REST API on http://{}", api.local_addr());
+        // ---- CQL server: start the native-protocol listener here, on cfg.native_addr()
+        // (rpc_address:native_transport_port), with `db` (wired from server/src/lib.rs). ----
+        println!(
+            "cairn: the CQL server (port {}) is not wired yet; press Ctrl-C to stop.",
+            cfg.native_transport_port
+        );
+        shutdown_signal().await;
+        println!("cairn: shutting down.");
+        api.shutdown().await;
+        anyhow::Ok(())
+    })?;
+    drop(runtime);
+    // Last reference: stops compactions and flush threads, syncs the commitlog.
+    drop(db);
+    println!("cairn: stopped.");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
@@ -80,6 +151,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Nodetool(args) => std::process::exit(nodetool::run(args)),
         Command::Lab { lab } => lab::run(lab),
     }
 }

@@ -291,7 +291,10 @@ impl Config {
         };
         let root = parse_yaml(text).map_err(|p| fail(vec![p]))?;
         let entries = match root {
-            None => Vec::new(),
+            None
+            | Some(Node {
+                value: Value::Null, ..
+            }) => Vec::new(),
             Some(Node {
                 value: Value::Map(entries),
                 ..
@@ -465,6 +468,36 @@ impl Config {
     pub fn prometheus_addr(&self) -> std::io::Result<SocketAddr> {
         socket_addr(&self.prometheus_address, self.prometheus_port)
     }
+}
+
+impl From<&Config> for crate::NodeConfig {
+    /// The pre-YAML node settings. Prefer [`open_database`], which also carries the
+    /// commitlog, memtable and compaction settings.
+    fn from(c: &Config) -> Self {
+        crate::NodeConfig {
+            data_dir: c.workdir.clone(),
+            native_port: c.native_transport_port,
+            api_port: c.api_port,
+            metrics_port: c.prometheus_port,
+        }
+    }
+}
+
+/// Opens (and recovers) the node's storage engine with every setting of `config`, and
+/// logs what startup found (like [`crate::open_node`], which only knows the data dir).
+pub fn open_database(config: &Config) -> cairn_engine::Result<cairn_engine::Database> {
+    let db = cairn_engine::Database::open(config.database_config())?;
+    let r = db.recovery_report();
+    tracing::info!(
+        tables = db.tables().len(),
+        replayed = r.mutations_replayed,
+        segments = r.replay.segments,
+        problems = r.replay.problems.len(),
+        "storage engine ready: data {}, commitlog {}",
+        config.data_dir().display(),
+        config.commitlog_dir().display()
+    );
+    Ok(db)
 }
 
 /// Resolves `host:port` (an IP address or a host name) to its first address.

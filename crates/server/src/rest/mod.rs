@@ -277,6 +277,7 @@ async fn connection(
                 let _ =
                     http::write_response(&mut stream, &Response::error(e.status, e.message), false)
                         .await;
+                linger(&mut stream).await;
                 return;
             }
             Ok(Ok(Some(req))) => req,
@@ -297,6 +298,25 @@ async fn connection(
             return;
         }
     }
+}
+
+/// Closes after an error response without resetting the connection: the peer may still be
+/// sending, and closing with unread input would make the kernel send RST, which can destroy
+/// the response before the peer reads it. Discards input for a short while first.
+async fn linger(stream: &mut TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let mut total = 0usize;
+        while total < (1 << 20) {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => total += n,
+            }
+        }
+    })
+    .await;
 }
 
 /// Handles one request (blocking). Public so tests and other front ends can call it.
