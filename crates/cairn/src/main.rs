@@ -72,7 +72,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         metrics_port: args.metrics_port,
         listen_address: args.listen_address,
     };
-    let loaded = Config::resolve(&overrides)?;
+    let loaded = match Config::resolve(&overrides) {
+        Ok(l) => l,
+        Err(e) => {
+            // Every problem with its line, without a backtrace: this is the user's input.
+            eprintln!("cairn: {e}");
+            std::process::exit(1);
+        }
+    };
     for w in &loaded.warnings {
         tracing::warn!("{w}");
     }
