@@ -189,3 +189,102 @@ fn prepared_statements_bind_by_position_and_name() {
         Err(Error::Unprepared(_))
     ));
 }
+
+/// Random mutations of valid statements never panic the executor (errors are fine).
+#[test]
+fn mutated_statements_never_panic() {
+    use rand::{Rng, SeedableRng};
+    let dir = tempfile::tempdir().unwrap();
+    let ex = open(dir.path());
+    let s = Session::default();
+    setup(&ex, &s);
+    run(&ex, &s, "CREATE TABLE c (k int PRIMARY KEY, l list<int>, m map<text, int>, st set<text>, f frozen<list<int>>, tu tuple<int, text>)");
+    let seeds = [
+        "INSERT INTO t (a, b, c, s) VALUES (1, 2, 'x', 3) USING TTL 10",
+        "UPDATE t SET c = 'y' WHERE a = 1 AND b = 2",
+        "DELETE c FROM t WHERE a = 1 AND b = 2",
+        "DELETE FROM t WHERE a = 1 AND b > 3 AND b <= 9",
+        "SELECT a, b, writetime(c), ttl(c), token(a) FROM t WHERE a IN (1, 2) AND b >= 0 ORDER BY b ASC LIMIT 5",
+        "SELECT count(*), max(b), min(c), sum(b), avg(b) FROM t WHERE a = 1",
+        "SELECT DISTINCT a, s FROM t",
+        "SELECT * FROM t WHERE token(a) > -100 AND token(a) <= 100 ALLOW FILTERING",
+        "SELECT * FROM t WHERE (b) > (1) AND a = 2",
+        "SELECT * FROM t WHERE c = 'x' ALLOW FILTERING",
+        "UPDATE c SET l = l + [1, 2], m['a'] = 1, st = st + {'q'} WHERE k = 1",
+        "UPDATE c SET l[0] = 5, m = m - {'a'} WHERE k = 1",
+        "DELETE l[0], m['a'] FROM c WHERE k = 1",
+        "INSERT INTO c (k, f, tu) VALUES (2, [1, 2], (1, 'a'))",
+        "SELECT * FROM system_schema.columns WHERE keyspace_name = 'ks'",
+        "BEGIN BATCH INSERT INTO t (a, b) VALUES (5, 5); DELETE FROM t WHERE a = 6; APPLY BATCH",
+        "ALTER TABLE t ADD d int",
+        "ALTER TABLE t WITH compaction = {'class': 'LeveledCompactionStrategy'} AND gc_grace_seconds = 1",
+        "CREATE TABLE IF NOT EXISTS u (x int, y int, PRIMARY KEY ((x, y)))",
+        "SELECT cast(b as text), blobasint(intasblob(b)) FROM t WHERE a = 1",
+    ];
+    let junk = [
+        "",
+        "0",
+        "-1",
+        "2147483648",
+        "'z'",
+        "NULL",
+        "?",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "a",
+        "b",
+        "c",
+        "k",
+        "l",
+        "m",
+        "t",
+        "ks",
+        "token",
+        "IN",
+        "AND",
+        ">",
+        "<=",
+        "=",
+        "*",
+        "0x00",
+        "1.5",
+        "NaN",
+        "true",
+        "uuid()",
+        "now()",
+        "LIMIT",
+        "ALLOW FILTERING",
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let mut executed = 0;
+    for _ in 0..3000 {
+        let seed = seeds[rng.gen_range(0..seeds.len())];
+        let mut words: Vec<String> = seed.split(' ').map(str::to_string).collect();
+        for _ in 0..rng.gen_range(1..4) {
+            let i = rng.gen_range(0..words.len());
+            match rng.gen_range(0..3) {
+                0 => words[i] = junk[rng.gen_range(0..junk.len())].to_string(),
+                1 => {
+                    words.remove(i);
+                    if words.is_empty() {
+                        words.push("SELECT".into());
+                    }
+                }
+                _ => words.insert(i, junk[rng.gen_range(0..junk.len())].to_string()),
+            }
+        }
+        let q = words.join(" ");
+        if ex.query(&s, &q, &QueryParams::default()).is_ok() {
+            executed += 1;
+        }
+    }
+    assert!(
+        executed > 20,
+        "too few mutated statements were valid: {executed}"
+    );
+}

@@ -203,6 +203,11 @@ impl Roles {
         if_not_exists: bool,
         o: &RoleOptions,
     ) -> Result<()> {
+        if o.superuser == Some(true) && self.require_superuser(session, auth_on, "").is_err() {
+            return Err(Error::Unauthorized(
+                "Only superusers can create a role with superuser status".into(),
+            ));
+        }
         self.require_superuser(session, auth_on, "CREATE ROLE")?;
         if self.get(name).is_some() {
             if if_not_exists {

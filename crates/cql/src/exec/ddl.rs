@@ -418,7 +418,14 @@ fn replication_map(m: &[(String, String)]) -> Result<Vec<(String, String)>> {
                     continue;
                 }
                 check_rf(v)?;
-                out.push((k.clone(), v.clone()));
+                // Cassandra 4 expands `replication_factor` to every known data center.
+                let dc = if k == "replication_factor" {
+                    DATA_CENTER.to_string()
+                } else {
+                    k.clone()
+                };
+                out.retain(|(x, _)| *x != dc);
+                out.push((dc, v.clone()));
             }
         }
         "LocalStrategy" | "EverywhereStrategy" => {}
@@ -430,6 +437,9 @@ fn replication_map(m: &[(String, String)]) -> Result<Vec<(String, String)>> {
     }
     Ok(out)
 }
+
+/// This node's data center (NetworkTopologyStrategy's `replication_factor` expands to it).
+const DATA_CENTER: &str = "datacenter1";
 
 fn check_rf(rf: &str) -> Result<()> {
     match rf.parse::<i64>() {

@@ -59,21 +59,19 @@ pub struct Plan {
     pub aggregate: bool,
 }
 
-/// `SELECT *` column order: partition key, clustering, then the rest alphabetically.
+/// `SELECT *` column order: partition key, clustering, static columns by name, then regular
+/// columns by name (Cassandra's `selectOrderIterator`).
 pub fn star_columns(schema: &TableSchema) -> Vec<ColumnDef> {
     let mut out: Vec<ColumnDef> = schema
         .columns_of(ColumnKind::PartitionKey)
         .chain(schema.columns_of(ColumnKind::Clustering))
         .cloned()
         .collect();
-    let mut rest: Vec<ColumnDef> = schema
-        .columns
-        .iter()
-        .filter(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::Regular))
-        .cloned()
-        .collect();
-    rest.sort_by(|a, b| a.name.cmp(&b.name));
-    out.extend(rest);
+    for kind in [ColumnKind::Static, ColumnKind::Regular] {
+        let mut cols: Vec<ColumnDef> = schema.columns_of(kind).cloned().collect();
+        cols.sort_by(|a, b| a.name.cmp(&b.name));
+        out.extend(cols);
+    }
     out
 }
 
@@ -391,7 +389,8 @@ pub fn select(
     let mut cmd = ReadCommand::all(now);
     cmd.slice = slice.clone();
     cmd.reversed = reversed;
-    cmd.limit = if s.distinct { Some(0) } else { per_partition };
+    // DISTINCT reads one row to prove the partition live, then emits only key and statics.
+    cmd.limit = if s.distinct { Some(1) } else { per_partition };
     cmd.include_static = true;
 
     let mut out = Rows::new(&schema, &plan, &r, s.distinct);

@@ -303,8 +303,17 @@ fn put_column(row: &mut Row, id: u32, data: ColumnData) {
 enum ColumnOp {
     /// Data to write as is.
     Data(ColumnData),
-    /// `l[i] = v` / `DELETE l[i]`: needs the list's current element paths.
-    ListIndex { index: i32, value: Option<Bytes> },
+    /// A list edit that needs the list's current elements (read before write).
+    List(ListEdit),
+}
+
+/// List edits that depend on the list's current contents.
+#[derive(Debug, Clone)]
+enum ListEdit {
+    /// `l[i] = v` (`None`: `DELETE l[i]`).
+    Index(i32, Option<Bytes>),
+    /// `l = l - [v…]`: removes every element equal to one of the values.
+    Remove(Vec<Bytes>),
 }
 
 /// Resolves one UPDATE assignment.
@@ -406,9 +415,12 @@ fn assignment_op(
                     }
                 }
                 CqlType::List(_) => {
-                    return Err(Error::Invalid(
-                        "Removing list elements by value is not supported yet".into(),
-                    ))
+                    match term_to_bytes(value, &c.ty, &c.name, ctx).map_err(invalid)? {
+                        TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
+                            restrict::decode_collection(&b),
+                        ))),
+                        _ => None,
+                    }
                 }
                 _ => {
                     return Err(Error::Invalid(format!(
@@ -448,7 +460,7 @@ fn assignment_op(
                     TermValue::Null => None,
                     TermValue::Unset => return Ok(None),
                 };
-                Some(ColumnOp::ListIndex { index, value })
+                Some(ColumnOp::List(ListEdit::Index(index, value)))
             }
             _ => {
                 return Err(Error::Invalid(format!(
@@ -465,13 +477,14 @@ fn assignment_op(
     })
 }
 
-/// The cell for `l[index]` in the row's current list, read before writing (as Cassandra does).
-fn list_index_cell(
+/// The cells a list edit writes, computed from the row's current list (read before write,
+/// as Cassandra does).
+fn list_edit_cell(
     ex: &Executor,
     schema: &TableSchema,
     key: &DecoratedKey,
     ck: &ClusteringKey,
-    (col, index, value): (&ColumnDef, i32, Option<Bytes>),
+    (col, edit): (&ColumnDef, &ListEdit),
     (ts, ttl, now): (i64, u32, u32),
 ) -> Result<ColumnData> {
     let table = ex.catalog().require_table(&schema.keyspace, &schema.name)?;
@@ -487,30 +500,44 @@ fn list_index_cell(
             p.rows.first().map(|(_, r)| r)
         }
     });
-    let paths: Vec<Bytes> = row
+    let elements: Vec<(Bytes, Bytes)> = row
         .and_then(|r| r.columns.iter().find(|(id, _)| *id == col.id))
         .map(|(_, d)| match d {
-            ColumnData::Complex(cc) => cc.cells.iter().map(|(p, _)| p.clone()).collect(),
+            ColumnData::Complex(cc) => cc
+                .cells
+                .iter()
+                .map(|(p, c)| (p.clone(), c.value.clone()))
+                .collect(),
             ColumnData::Simple(_) => Vec::new(),
         })
         .unwrap_or_default();
-    let path = usize::try_from(index)
-        .ok()
-        .and_then(|i| paths.get(i))
-        .cloned()
-        .ok_or_else(|| {
-            Error::Invalid(format!(
-                "List index {index} out of bound, list has size {}",
-                paths.len()
-            ))
-        })?;
-    let cell = match value {
-        Some(v) => cell(ts, ttl, now, v),
-        None => Cell::tombstone(ts, now),
+    let cells = match edit {
+        ListEdit::Index(index, value) => {
+            let path = usize::try_from(*index)
+                .ok()
+                .and_then(|i| elements.get(i))
+                .map(|(p, _)| p.clone())
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "List index {index} out of bound, list has size {}",
+                        elements.len()
+                    ))
+                })?;
+            let c = match value {
+                Some(v) => cell(ts, ttl, now, v.clone()),
+                None => Cell::tombstone(ts, now),
+            };
+            vec![(path, c)]
+        }
+        ListEdit::Remove(values) => elements
+            .into_iter()
+            .filter(|(_, v)| values.contains(v))
+            .map(|(p, _)| (p, Cell::tombstone(ts, now)))
+            .collect(),
     };
     Ok(ColumnData::Complex(ComplexColumn {
         deletion: None,
-        cells: vec![(path, cell)],
+        cells,
     }))
 }
 
@@ -715,7 +742,7 @@ fn update(
     let keys = keys_of(&r, &schema)?;
     let mut row = Row::default();
     let mut statics = Row::default();
-    let mut indexed: Vec<(ColumnDef, i32, Option<Bytes>)> = Vec::new();
+    let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
     for a in &u.assignments {
         let column = match a {
             Assignment::Set { column, .. }
@@ -743,16 +770,14 @@ fn update(
                 };
                 put_column(target, c.id, d);
             }
-            Some(ColumnOp::ListIndex { index, value }) => indexed.push((c.clone(), index, value)),
+            Some(ColumnOp::List(edit)) => indexed.push((c.clone(), edit)),
         }
     }
     row.columns.sort_by_key(|(id, _)| *id);
     statics.columns.sort_by_key(|(id, _)| *id);
     let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
-    let regular_touched = !row.columns.is_empty()
-        || indexed
-            .iter()
-            .any(|(c, _, _)| c.kind == ColumnKind::Regular);
+    let regular_touched =
+        !row.columns.is_empty() || indexed.iter().any(|(c, _)| c.kind == ColumnKind::Regular);
     let ckeys = if r.full_clustering(&schema) {
         clustering_keys(&r, &schema)?
     } else if has_ck && (regular_touched || r.prefix_len > 0 || r.bound.is_some()) {
@@ -774,15 +799,8 @@ fn update(
         for ck in &ckeys {
             let mut r = row.clone();
             let mut st = statics.clone();
-            for (c, index, value) in &indexed {
-                let d = list_index_cell(
-                    ex,
-                    &schema,
-                    &key,
-                    ck,
-                    (c, *index, value.clone()),
-                    (ts, ttl, now),
-                )?;
+            for (c, edit) in &indexed {
+                let d = list_edit_cell(ex, &schema, &key, ck, (c, edit), (ts, ttl, now))?;
                 let target = if c.kind == ColumnKind::Static {
                     &mut st
                 } else {
@@ -873,7 +891,7 @@ fn delete(
         } else {
             let mut row = Row::default();
             let mut statics = Row::default();
-            let mut element_deletes: Vec<(ColumnDef, i32)> = Vec::new();
+            let mut element_deletes: Vec<(ColumnDef, ListEdit)> = Vec::new();
             for t in &d.targets {
                 if let RelationTarget::Element(name, elem) = t {
                     let c = schema
@@ -893,9 +911,7 @@ fn delete(
                             };
                             put_column(target, c.id, d);
                         }
-                        Some(ColumnOp::ListIndex { index, .. }) => {
-                            element_deletes.push((c.clone(), index));
-                        }
+                        Some(ColumnOp::List(edit)) => element_deletes.push((c.clone(), edit)),
                         None => {}
                     }
                     continue;
@@ -934,15 +950,8 @@ fn delete(
                     ));
                 }
                 for ck in clustering_keys(&r, &schema)? {
-                    for (c, index) in &element_deletes {
-                        let d = list_index_cell(
-                            ex,
-                            &schema,
-                            &key,
-                            &ck,
-                            (c, *index, None),
-                            (ts, 0, now),
-                        )?;
+                    for (c, edit) in &element_deletes {
+                        let d = list_edit_cell(ex, &schema, &key, &ck, (c, edit), (ts, 0, now))?;
                         put_column(
                             if c.kind == ColumnKind::Static {
                                 &mut statics
