@@ -41,6 +41,9 @@ struct ServeArgs {
     /// Prometheus metrics port (reserved).
     #[arg(long, default_value_t = 9180)]
     metrics_port: u16,
+    /// Require password authentication (`authenticator: PasswordAuthenticator`).
+    #[arg(long)]
+    password_authentication: bool,
 }
 
 /// Starts a node: opens (and recovers) the storage engine, loads the schema and serves CQL
@@ -52,6 +55,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         native_port: args.native_port,
         api_port: args.api_port,
         metrics_port: args.metrics_port,
+        password_authentication: args.password_authentication,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

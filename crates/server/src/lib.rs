@@ -55,10 +55,10 @@ pub async fn start_node(cfg: &NodeConfig, listen: std::net::IpAddr) -> Result<No
         native_port: cfg.native_port,
         ..Default::default()
     };
-    let executor = std::sync::Arc::new(cairn_cql::exec::Executor::open(
-        std::sync::Arc::clone(&db),
-        info,
-    )?);
+    let executor = std::sync::Arc::new(
+        cairn_cql::exec::Executor::open(std::sync::Arc::clone(&db), info)?
+            .with_authentication(cfg.password_authentication),
+    );
     let events = protocol::EventBus::new(1024);
     let handler = std::sync::Arc::new(cql::CqlHandler::new(
         std::sync::Arc::clone(&executor),
@@ -101,6 +101,8 @@ pub struct NodeConfig {
     pub api_port: u16,
     /// Prometheus port (not served yet; reserved).
     pub metrics_port: u16,
+    /// `authenticator: PasswordAuthenticator`: clients must log in.
+    pub password_authentication: bool,
 }
 
 impl Default for NodeConfig {
@@ -110,6 +112,7 @@ impl Default for NodeConfig {
             native_port: 9042,
             api_port: 10000,
             metrics_port: 9180,
+            password_authentication: false,
         }
     }
 }

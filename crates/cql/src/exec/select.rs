@@ -294,6 +294,9 @@ pub fn select(
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
     let plan = plan(&schema, s)?;
+    if s.distinct {
+        check_distinct(&schema, &plan)?;
+    }
     let ctx = Binds::new(params);
     let r = restrict::resolve(&schema, &s.where_clause, &ctx)?;
     if !s.allow_filtering
@@ -419,6 +422,50 @@ pub fn select(
     }
     let state = out_state(&last, more, remaining);
     Ok(Outcome::Rows(out.finish(state)))
+}
+
+/// Cassandra's rules for SELECT DISTINCT: partition key (all of it) and static columns only.
+fn check_distinct(schema: &TableSchema, plan: &Plan) -> Result<()> {
+    let mut pk_seen = 0;
+    for o in &plan.outputs {
+        match o {
+            Output::Column(c) if c.kind == ColumnKind::PartitionKey => pk_seen += 1,
+            Output::Column(c) if c.kind == ColumnKind::Static => {}
+            Output::Column(c) => {
+                return Err(Error::Invalid(format!(
+                    "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
+                    c.name
+                )))
+            }
+            Output::Count | Output::Token => {}
+            _ => {
+                return Err(Error::Invalid(
+                    "SELECT DISTINCT queries must only request partition key columns and/or static columns".into(),
+                ))
+            }
+        }
+    }
+    let pk: Vec<&str> = schema
+        .columns_of(ColumnKind::PartitionKey)
+        .map(|c| c.name.as_str())
+        .collect();
+    if pk_seen < pk.len() && !plan.aggregate {
+        let missing: Vec<&str> = pk
+            .iter()
+            .filter(|n| {
+                !plan
+                    .outputs
+                    .iter()
+                    .any(|o| matches!(o, Output::Column(c) if c.name == **n))
+            })
+            .copied()
+            .collect();
+        return Err(Error::Invalid(format!(
+            "SELECT DISTINCT queries must request all the partition key columns (missing {})",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 fn out_state(

@@ -350,18 +350,36 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
             }
             Virtual { specs: s, rows }
         }
-        ("system_schema", "dropped_columns") => empty(
-            ks,
-            name,
-            &[
-                ("keyspace_name", CqlType::Text),
-                ("table_name", CqlType::Text),
-                ("column_name", CqlType::Text),
-                ("dropped_time", CqlType::Timestamp),
-                ("kind", CqlType::Text),
-                ("type", CqlType::Text),
-            ],
-        ),
+        ("system_schema", "dropped_columns") => {
+            let mut v = empty(
+                ks,
+                name,
+                &[
+                    ("keyspace_name", CqlType::Text),
+                    ("table_name", CqlType::Text),
+                    ("column_name", CqlType::Text),
+                    ("dropped_time", CqlType::Timestamp),
+                    ("kind", CqlType::Text),
+                    ("type", CqlType::Text),
+                ],
+            );
+            for k in cat.keyspaces() {
+                for t in cat.tables(&k.name) {
+                    let sc = t.schema();
+                    for d in super::ddl::dropped_columns(&sc.options) {
+                        v.rows.push(vec![
+                            text(&k.name),
+                            text(&sc.name),
+                            text(&d.name),
+                            bigint(d.dropped_at / 1000),
+                            text("regular"),
+                            text(&d.ty),
+                        ]);
+                    }
+                }
+            }
+            v
+        }
         ("system_schema", "types") => empty(
             ks,
             name,

@@ -620,9 +620,11 @@ fn delete(
                 match c.kind {
                     ColumnKind::Regular => row.columns.push((c.id, data)),
                     ColumnKind::Static => statics.columns.push((c.id, data)),
-                    _ => return Err(Error::Invalid(format!(
+                    _ => {
+                        return Err(Error::Invalid(format!(
                         "Invalid identifier {name} for deletion (should not be a PRIMARY KEY part)"
-                    ))),
+                    )))
+                    }
                 }
             }
             row.columns.sort_by_key(|(id, _)| *id);
