@@ -52,7 +52,8 @@ class Node:
     """One `cairn serve` process on its own data dir and ports; can be stopped, killed and
     restarted on the same data dir and ports."""
 
-    def __init__(self, data_dir):
+    def __init__(self, data_dir, extra_args=()):
+        self.extra_args = list(extra_args)
         self.host = "127.0.0.1"
         self.data_dir = Path(data_dir)
         self.port, self.api_port, self.metrics_port = free_ports(3)
@@ -77,6 +78,7 @@ class Node:
                 "--native-port", str(self.port),
                 "--api-port", str(self.api_port),
                 "--metrics-port", str(self.metrics_port),
+                *self.extra_args,
             ],
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -171,8 +173,8 @@ def node_factory(tmp_root):
     """Starts extra nodes (own data dir, own ports); all are killed at the end of the session."""
     nodes = []
 
-    def make(name):
-        n = Node(tmp_root / name)
+    def make(name, extra_args=()):
+        n = Node(tmp_root / name, extra_args)
         nodes.append(n)
         return n.start()
 
@@ -235,4 +237,4 @@ def tname(request):
     """A table name unique within the session, derived from the test's name."""
     _counter[0] += 1
     base = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())
-    return f"t{_counter[0]}_{base}"[:48]
+    return f"t{_counter[0]}_{base}"[:40]

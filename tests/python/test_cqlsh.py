@@ -63,7 +63,8 @@ def test_cqlsh_describe_table(node, ks, table):
 def test_cqlsh_select(node, table):
     rc, out, err = cqlsh(node, f"SELECT * FROM {table} WHERE p = 1")
     assert rc == 0, err
-    lines = [l.rstrip() for l in out.splitlines() if l.strip()]
+    # cqlsh 6.2 warns on stdout when the server's release_version differs from its own (5.0)
+    lines = [l.rstrip() for l in out.splitlines() if l.strip() and not l.startswith("WARNING: cqlsh was built against")]
     assert lines[0].split("|") and [x.strip() for x in lines[0].split("|")] == ["p", "c", "v"]
     assert set(lines[1]) <= {"-", "+"}
     body = [[x.strip() for x in l.split("|")] for l in lines[2:-1]]

@@ -1,7 +1,8 @@
 """DDL: keyspaces, tables (every PRIMARY KEY form), ALTER, DROP, TRUNCATE."""
 
 import pytest
-from cassandra import AlreadyExists, ConfigurationException, InvalidRequest
+from cassandra import AlreadyExists, InvalidRequest
+from cassandra.protocol import ConfigurationException
 
 from helpers import expect_error, rows, server_message, tuples
 

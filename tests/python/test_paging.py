@@ -34,10 +34,13 @@ def fetch_all(session, query, params=None, fetch_size=FETCH):
     """Reads every page; returns (rows, number of pages)."""
     stmt = SimpleStatement(query, fetch_size=fetch_size) if isinstance(query, str) else query
     rs = session.execute(stmt, params)
+    size = stmt.fetch_size
     out = list(rs.current_rows)
     pages = 1
+    assert len(rs.current_rows) <= size, f"page 1 has {len(rs.current_rows)} rows, page size {size}"
     while rs.has_more_pages:
         rs.fetch_next_page()
+        assert len(rs.current_rows) <= size, f"page {pages + 1} has {len(rs.current_rows)} rows, page size {size}"
         out += rs.current_rows
         pages += 1
     return out, pages

@@ -40,7 +40,7 @@ def test_bind_metadata_and_routing(session, t):
     assert [c.type.typename for c in ps.column_metadata] == ["int", "varchar", "int", "bigint"]
     assert ps.routing_key_indexes == [2]
     sel = session.prepare(f"SELECT v, w AS ww FROM {t} WHERE p = ?")
-    assert [c.name for c in sel.result_metadata] == ["v", "ww"]
+    assert [c[2] for c in sel.result_metadata] == ["v", "ww"]  # (keyspace, table, name, type)
 
 
 def test_bind_in_list_and_limit(session, t):
