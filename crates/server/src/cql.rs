@@ -119,7 +119,7 @@ fn bound(v: Value) -> BoundValue {
     match v {
         Value::Null => BoundValue::Null,
         Value::Unset => BoundValue::Unset,
-        Value::Bytes(b) => BoundValue::Bytes(b),
+        Value::Bytes(b) => BoundValue::Value(b),
     }
 }
 

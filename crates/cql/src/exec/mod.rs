@@ -19,11 +19,11 @@ pub mod prepare;
 pub mod restrict;
 pub mod select;
 pub mod system;
-pub mod values_shim;
 pub mod write;
 
 use crate::ast::{BindMarker, Statement};
 use crate::error::{Error, Result};
+pub use crate::values::{BoundValue, TermContext, TermValue};
 use crate::ParsedStatement;
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
@@ -32,7 +32,6 @@ use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::Arc;
-pub use values_shim::{BoundValue, TermContext, TermValue};
 
 /// A result column.
 #[derive(Debug, Clone, PartialEq, Eq)]
