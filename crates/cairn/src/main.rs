@@ -1,6 +1,7 @@
 //! The `cairn` binary: the CQL server (`serve`) and measurement labs (`lab ...`).
 
 mod lab;
+mod nodetool;
 
 /// jemalloc: faster than glibc malloc on the write path's many small allocations.
 #[global_allocator]
@@ -17,8 +18,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the CQL server.
+    /// Run a node (storage engine, REST admin API; CQL server to come).
     Serve(ServeArgs),
+    /// Administer a running node over its REST API, with nodetool's commands and output.
+    Nodetool(nodetool::NodetoolArgs),
     /// Measurement labs that write CSV, markdown and charts.
     Lab {
         #[command(subcommand)]
@@ -26,42 +29,70 @@ enum Command {
     },
 }
 
-/// Arguments of `cairn serve`.
+/// Arguments of `cairn serve`: each flag overrides the configuration file.
 #[derive(Args, Debug)]
 struct ServeArgs {
-    /// Directory for data and commitlog.
-    #[arg(long, default_value = "data")]
-    data_dir: std::path::PathBuf,
-    /// CQL native protocol port (reserved; CQL is not served yet).
-    #[arg(long, default_value_t = 9042)]
-    native_port: u16,
-    /// REST admin API port (reserved).
-    #[arg(long, default_value_t = 10000)]
-    api_port: u16,
-    /// Prometheus metrics port (reserved).
-    #[arg(long, default_value_t = 9180)]
-    metrics_port: u16,
+    /// YAML configuration (cassandra.yaml / scylla.yaml key names); without it the embedded
+    /// defaults apply: loopback addresses, data under ./data.
+    #[arg(long, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// Directory holding data/ and commitlog/ (overrides workdir, data_file_directories
+    /// and commitlog_directory).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<std::path::PathBuf>,
+    /// CQL native protocol port (native_transport_port, default 9042).
+    #[arg(long, value_name = "N")]
+    native_port: Option<u16>,
+    /// REST admin API port (api_port, default 10000).
+    #[arg(long, value_name = "N")]
+    api_port: Option<u16>,
+    /// Prometheus metrics port (prometheus_port, default 9180).
+    #[arg(long, value_name = "N")]
+    metrics_port: Option<u16>,
+    /// Address for every listener and for system.local (listen_address, rpc_address,
+    /// api_address, prometheus_address).
+    #[arg(long, value_name = "ADDR")]
+    listen_address: Option<String>,
 }
 
-/// Starts a node: opens (and recovers) the storage engine, loads the schema and serves CQL
-/// on 127.0.0.1 until Ctrl-C. Acknowledged writes are in the commitlog, so stopping with
-/// Ctrl-C or SIGKILL loses nothing.
+/// Starts a node: configuration → storage engine (recovered) → CQL and REST listeners, then runs
+/// until Ctrl-C or SIGTERM and shuts down cleanly (listeners closed, compactions stopped,
+/// flush threads joined, commitlog synced). Acknowledged writes are in the commitlog, so
+/// even SIGKILL loses nothing.
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let cfg = cairn_server::NodeConfig {
+    use cairn_server::config::{Config, Overrides};
+
+    let overrides = Overrides {
+        config: args.config,
         data_dir: args.data_dir,
         native_port: args.native_port,
         api_port: args.api_port,
         metrics_port: args.metrics_port,
+        listen_address: args.listen_address,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let loaded = match Config::resolve(&overrides) {
+        Ok(l) => l,
+        Err(e) => {
+            // Every problem with its line, without a backtrace: this is the user's input.
+            eprintln!("cairn: {e}");
+            std::process::exit(1);
+        }
+    };
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    let cfg = loaded.config;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("cairn-net")
         .enable_all()
         .build()?;
-    rt.block_on(async {
-        let node = cairn_server::start_node(&cfg, std::net::Ipv4Addr::LOCALHOST.into()).await?;
+    runtime.block_on(async {
+        let node = cairn_server::start_node(&cfg).await?;
         let r = node.db.recovery_report();
         println!(
             "cairn: storage engine open at {} ({} tables, {} mutations replayed from {} commitlog segments).",
-            cfg.data_dir.display(),
+            cfg.data_dir().display(),
             node.db.tables().len(),
             r.mutations_replayed,
             r.replay.segments
@@ -70,11 +101,40 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             println!("cairn: commitlog replay: {}", p.to_error());
         }
         println!("cairn: CQL on {}", node.cql.local_addr());
-        tokio::signal::ctrl_c().await?;
-        println!("cairn: stopping");
-        node.cql.shutdown().await;
+        println!("cairn: REST API on http://{}", node.rest.local_addr());
+        shutdown_signal().await;
+        println!("cairn: shutting down.");
+        let db = std::sync::Arc::clone(&node.db);
+        node.shutdown().await;
+        // Flush threads and compactions stop, the commitlog syncs, when the engine closes.
+        tokio::task::spawn_blocking(move || drop(db)).await?;
         anyhow::Ok(())
-    })
+    })?;
+    println!("cairn: stopped.");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 fn main() -> anyhow::Result<()> {
@@ -84,6 +144,7 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Nodetool(args) => std::process::exit(nodetool::run(args)),
         Command::Lab { lab } => lab::run(lab),
     }
 }

@@ -32,6 +32,7 @@ pub mod error;
 pub mod exec;
 pub mod lexer;
 pub mod parser;
+pub mod values;
 
 pub use ast::{ParsedStatement, Statement};
 pub use error::{Error, Result, SyntaxError};

@@ -354,3 +354,44 @@ fn drop_expired_job_deletes_without_reading() {
     assert_eq!(t.stats().unwrap().sstable_count, 0);
     assert_eq!(t.stats().unwrap().compaction_bytes_read, read_before);
 }
+
+#[test]
+fn time_window_jobs_keep_windows_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(cfg(dir.path())).unwrap();
+    let t = db
+        .create_table(manual_schema(TombstoneGcMode::Disabled))
+        .unwrap();
+    let id = t.schema().id;
+    let hour: i64 = 3_600_000_000;
+    // Three flushes, each spreading writes over the same three hourly windows.
+    for round in 0..3 {
+        for a in 0..30 {
+            let window = i64::from(a % 3);
+            put(
+                &db,
+                id,
+                a,
+                round,
+                "x",
+                10 * hour + window * hour + i64::from(round),
+            );
+        }
+        db.flush("ks", "t").unwrap();
+    }
+    let expected = contents(&db);
+    let mut j = job(gens(&t), u64::MAX, false);
+    j.time_window_secs = Some(3600);
+    let r = db.compaction().run_job(&t, j).unwrap();
+    assert_eq!(r.outputs.len(), 3);
+    for s in &t.state().sstables {
+        let w = s.stats.min_timestamp.div_euclid(hour);
+        assert_eq!(
+            s.stats.max_timestamp.div_euclid(hour),
+            w,
+            "one window per output"
+        );
+        assert_eq!(s.stats.partition_count, 10);
+    }
+    assert_eq!(contents(&db), expected);
+}

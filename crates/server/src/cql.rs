@@ -119,7 +119,7 @@ fn bound(v: Value) -> BoundValue {
     match v {
         Value::Null => BoundValue::Null,
         Value::Unset => BoundValue::Unset,
-        Value::Bytes(b) => BoundValue::Bytes(b),
+        Value::Bytes(b) => BoundValue::Value(b),
     }
 }
 
@@ -222,7 +222,11 @@ impl CqlHandler {
                     .map_err(cql_error)?;
                 self.outcome(out, false)
             }
-            Request::AuthResponse(_) => Ok(Response::AuthSuccess(None)),
+            Request::AuthResponse(token) => {
+                ex.authenticate(session, token.as_deref().unwrap_or(&[]))
+                    .map_err(cql_error)?;
+                Ok(Response::AuthSuccess(None))
+            }
             _ => Err(CqlError::protocol("unexpected request")),
         }
     }
@@ -233,6 +237,10 @@ impl Handler for Arc<CqlHandler> {
 
     fn new_session(&self, _info: &protocol::ConnectionInfo) -> Session {
         Session::default()
+    }
+
+    fn authenticator(&self) -> Option<String> {
+        self.executor.authenticator().map(str::to_string)
     }
 
     fn handle(

@@ -1,22 +1,28 @@
-//! Cairn's network faces: running a node's storage engine and the CQL native protocol
-//! ([`protocol`]). The REST admin API and Prometheus endpoint arrive with their issues.
+//! Cairn's network faces: a node's configuration ([`config`]), the CQL native protocol
+//! ([`protocol`]) serving the executor ([`cql`]), and the REST admin API ([`rest`]).
+//! [`start_node`] wires them to a storage engine. The Prometheus endpoint comes with the
+//! operations issue.
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod config;
 pub mod cql;
 pub mod protocol;
+pub mod rest;
 
-use cairn_engine::{Database, DatabaseConfig};
-use std::path::PathBuf;
+use cairn_engine::Database;
+use std::sync::Arc;
 
-/// A running node: the engine, the CQL executor and the CQL server.
+/// A running node: the engine, the CQL executor, the CQL server and the REST API.
 pub struct Node {
     /// The storage engine.
-    pub db: std::sync::Arc<Database>,
+    pub db: Arc<Database>,
     /// The CQL executor.
-    pub executor: std::sync::Arc<cairn_cql::exec::Executor>,
+    pub executor: Arc<cairn_cql::exec::Executor>,
     /// The native-protocol server.
     pub cql: protocol::Server,
+    /// The REST admin API.
+    pub rest: rest::RestServer,
 }
 
 /// Why a node could not start.
@@ -28,59 +34,59 @@ pub enum StartError {
     /// The schema catalog failed to load.
     #[error("schema: {0}")]
     Schema(#[from] cairn_cql::Error),
-    /// A port could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
-    Bind {
+    /// A port could not be bound or an address resolved.
+    #[error("cannot listen on {what} {addr}: {source}")]
+    Listen {
+        what: &'static str,
         addr: String,
         source: std::io::Error,
     },
 }
 
-/// Opens the engine, loads the schema and starts serving CQL on `listen:native_port`
-/// (port 0 picks a free port; see `node.cql.local_addr()`).
-pub async fn start_node(cfg: &NodeConfig, listen: std::net::IpAddr) -> Result<Node, StartError> {
-    let dir = cfg.clone();
-    let db = tokio::task::spawn_blocking(move || open_node(&dir))
-        .await
-        .map_err(|e| {
-            StartError::Engine(cairn_engine::Error::io(
-                "engine startup",
-                std::io::Error::other(e),
-            ))
-        })??;
-    let db = std::sync::Arc::new(db);
-    let info = cairn_cql::exec::system::NodeInfo {
-        listen_address: ip_bytes(listen),
-        rpc_address: ip_bytes(listen),
-        native_port: cfg.native_port,
-        ..Default::default()
-    };
-    let executor = std::sync::Arc::new(cairn_cql::exec::Executor::open(
-        std::sync::Arc::clone(&db),
-        info,
-    )?);
-    let events = protocol::EventBus::new(1024);
-    let handler = std::sync::Arc::new(cql::CqlHandler::new(
-        std::sync::Arc::clone(&executor),
-        events.clone(),
-    ));
-    let addr = std::net::SocketAddr::new(listen, cfg.native_port);
-    let server = protocol::Server::bind_with_events(
-        addr,
-        protocol::ServerConfig::default(),
-        handler,
-        events,
-    )
-    .await
-    .map_err(|source| StartError::Bind {
-        addr: addr.to_string(),
-        source,
-    })?;
-    Ok(Node {
-        db,
-        executor,
-        cql: server,
-    })
+impl Node {
+    /// Stops the listeners; the engine closes (compactions stopped, commitlog synced) when
+    /// the last reference to `db` goes.
+    pub async fn shutdown(self) {
+        self.cql.shutdown().await;
+        self.rest.shutdown().await;
+    }
+}
+
+/// The REST API's view of a node with a CQL catalog: keyspaces are the catalog's.
+struct NodeBackend {
+    db: Arc<Database>,
+    executor: Arc<cairn_cql::exec::Executor>,
+    info: rest::NodeInfo,
+}
+
+impl rest::AdminBackend for NodeBackend {
+    fn database(&self) -> &Database {
+        &self.db
+    }
+
+    fn node(&self) -> rest::NodeInfo {
+        self.info.clone()
+    }
+
+    fn keyspaces(&self) -> Vec<String> {
+        self.executor
+            .catalog()
+            .keyspaces()
+            .into_iter()
+            .map(|k| k.name)
+            .collect()
+    }
+
+    fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
+        let cat = self.executor.catalog();
+        cat.keyspace(keyspace)?;
+        Some(
+            cat.tables(keyspace)
+                .iter()
+                .map(|t| t.schema().name.clone())
+                .collect(),
+        )
+    }
 }
 
 fn ip_bytes(ip: std::net::IpAddr) -> Vec<u8> {
@@ -90,41 +96,91 @@ fn ip_bytes(ip: std::net::IpAddr) -> Vec<u8> {
     }
 }
 
-/// What `cairn serve` needs to start a node.
-#[derive(Debug, Clone)]
-pub struct NodeConfig {
-    /// Directory holding `data/` and `commitlog/`.
-    pub data_dir: PathBuf,
-    /// CQL port (not served yet; reserved).
-    pub native_port: u16,
-    /// REST admin port (not served yet; reserved).
-    pub api_port: u16,
-    /// Prometheus port (not served yet; reserved).
-    pub metrics_port: u16,
+fn uuid_text(b: &[u8; 16]) -> String {
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
-impl Default for NodeConfig {
-    fn default() -> Self {
-        NodeConfig {
-            data_dir: PathBuf::from("data"),
-            native_port: 9042,
-            api_port: 10000,
-            metrics_port: 9180,
-        }
-    }
-}
-
-/// Opens the node's database (recovering it) and reports what startup found.
-pub fn open_node(cfg: &NodeConfig) -> cairn_engine::Result<Database> {
-    let db = Database::open(DatabaseConfig::new(&cfg.data_dir))?;
-    let r = db.recovery_report();
-    tracing::info!(
-        tables = db.tables().len(),
-        replayed = r.mutations_replayed,
-        segments = r.replay.segments,
-        problems = r.replay.problems.len(),
-        "storage engine ready at {}",
-        cfg.data_dir.display()
-    );
-    Ok(db)
+/// Starts a node from its configuration: opens (and recovers) the engine, loads the
+/// schema, serves CQL on `rpc_address:native_transport_port` and the REST API on
+/// `api_address:api_port` (port 0 picks a free port: see `local_addr()` of each).
+pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
+    let listen = |what: &'static str, r: std::io::Result<std::net::SocketAddr>, addr: String| {
+        r.map_err(|source| StartError::Listen { what, addr, source })
+    };
+    let native = listen(
+        "native transport",
+        cfg.native_addr(),
+        format!("{}:{}", cfg.rpc_address, cfg.native_transport_port),
+    )?;
+    let api = listen(
+        "REST API",
+        cfg.api_addr(),
+        format!("{}:{}", cfg.api_address, cfg.api_port),
+    )?;
+    let c = cfg.clone();
+    let db = tokio::task::spawn_blocking(move || config::open_database(&c))
+        .await
+        .map_err(|e| {
+            StartError::Engine(cairn_engine::Error::io(
+                "engine startup",
+                std::io::Error::other(e),
+            ))
+        })??;
+    let db = Arc::new(db);
+    let info = cairn_cql::exec::system::NodeInfo {
+        cluster_name: cfg.cluster_name.clone(),
+        listen_address: ip_bytes(native.ip()),
+        rpc_address: ip_bytes(native.ip()),
+        native_port: native.port(),
+        ..Default::default()
+    };
+    let d = Arc::clone(&db);
+    let password = cfg.authenticator == config::Authenticator::Password;
+    let executor = tokio::task::spawn_blocking(move || {
+        cairn_cql::exec::Executor::open(d, info).map(|e| e.with_authentication(password))
+    })
+    .await
+    .map_err(|e| StartError::Schema(cairn_cql::Error::Server(e.to_string())))??;
+    let executor = Arc::new(executor);
+    let events = protocol::EventBus::new(1024);
+    let handler = Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()));
+    let server_config = protocol::ServerConfig {
+        max_frame_size: usize::try_from(cfg.native_transport_max_frame_size).unwrap_or(usize::MAX),
+        ..protocol::ServerConfig::default()
+    };
+    let cql_server = protocol::Server::bind_with_events(native, server_config, handler, events)
+        .await
+        .map_err(|source| StartError::Listen {
+            what: "native transport",
+            addr: native.to_string(),
+            source,
+        })?;
+    let mut node_info = rest::NodeInfo::from_config(cfg, uuid_text(&executor.node().host_id));
+    node_info.address = native.ip().to_string();
+    let backend: Arc<dyn rest::AdminBackend> = Arc::new(NodeBackend {
+        db: Arc::clone(&db),
+        executor: Arc::clone(&executor),
+        info: node_info,
+    });
+    let rest_server = rest::serve(api, backend)
+        .await
+        .map_err(|source| StartError::Listen {
+            what: "REST API",
+            addr: api.to_string(),
+            source,
+        })?;
+    Ok(Node {
+        db,
+        executor,
+        cql: cql_server,
+        rest: rest_server,
+    })
 }

@@ -3,7 +3,8 @@
 use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
 use super::{options, ChangeKind, Executor, Outcome, SchemaChange, Session};
 use crate::ast::{
-    AlterTableAction, CreateTable, Order as AstOrder, Property, PropertyValue, Statement, TypeName,
+    AlterTableAction, CreateTable, Order as AstOrder, Property, PropertyValue, RoleOptions,
+    Statement, TypeName,
 };
 use crate::error::{Error, Result};
 use cairn_engine::model::clustering::Order;
@@ -106,7 +107,18 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
                         } else {
                             ColumnKind::Regular
                         };
-                        schema.add_column(&c.name, ty, kind, Order::Asc);
+                        let id = schema.add_column(&c.name, ty, kind, Order::Asc);
+                        // Never reuse the id of a dropped column: its old cells would return.
+                        let floor = dropped_columns(&schema.options)
+                            .iter()
+                            .map(|d| d.id + 1)
+                            .max()
+                            .unwrap_or(0);
+                        if id < floor {
+                            if let Some(col) = schema.columns.iter_mut().find(|x| x.id == id) {
+                                col.id = floor;
+                            }
+                        }
                     }
                 }
                 AlterTableAction::Drop {
@@ -126,7 +138,20 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
                                     "Cannot drop PRIMARY KEY part {name}"
                                 )))
                             }
-                            Some(_) => schema.columns.retain(|c| &c.name != name),
+                            Some(_) => {
+                                if let Some(c) = schema.column(name).cloned() {
+                                    schema.options.extra.push((
+                                        format!("{DROPPED_PREFIX}{}", c.name),
+                                        format!(
+                                            "{}|{}|{}",
+                                            c.id,
+                                            super::catalog::now_micros(),
+                                            c.ty.name()
+                                        ),
+                                    ));
+                                }
+                                schema.columns.retain(|c| &c.name != name);
+                            }
                         }
                     }
                 }
@@ -170,8 +195,10 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         Statement::Truncate(name) => {
             let ks = session.resolve(&name.keyspace)?;
             let table = cat.require_table(&ks, &name.name)?;
-            // Recreate the table under the same id: drop its files, keep its schema.
-            let schema = (*table.schema()).clone();
+            // Recreate the table, under a new id so that commitlog records of the old data
+            // (still in segments not yet recycled) are never replayed into it.
+            let mut schema = (*table.schema()).clone();
+            schema.id = cairn_engine::schema::rand_table_id();
             drop(table);
             cat.db().drop_table(&ks, &name.name)?;
             cat.db().create_table(schema)?;
@@ -183,10 +210,96 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         Statement::CreateIndex(_) | Statement::DropIndex(_) => Err(Error::Invalid(
             "Secondary indexes are not supported yet".into(),
         )),
+        Statement::CreateRole(r) => {
+            ex.roles().create(
+                session,
+                ex.authentication(),
+                &r.name,
+                r.if_not_exists,
+                &r.options,
+            )?;
+            Ok(Outcome::Void)
+        }
+        Statement::AlterRole(r) => {
+            ex.roles().alter(
+                session,
+                ex.authentication(),
+                &r.name,
+                r.if_exists,
+                &r.options,
+            )?;
+            Ok(Outcome::Void)
+        }
+        Statement::DropRole(r) => {
+            ex.roles()
+                .drop(session, ex.authentication(), &r.name, r.if_exists)?;
+            Ok(Outcome::Void)
+        }
+        Statement::ListRoles(l) => Ok(Outcome::Rows(ex.roles().list(l.of.as_deref(), false)?)),
+        Statement::CreateUser(u) => {
+            let o = RoleOptions {
+                password: u.password.clone(),
+                login: Some(true),
+                superuser: u.superuser,
+                ..RoleOptions::default()
+            };
+            ex.roles()
+                .create(session, ex.authentication(), &u.name, u.if_not_exists, &o)?;
+            Ok(Outcome::Void)
+        }
+        Statement::AlterUser(u) => {
+            let o = RoleOptions {
+                password: u.password.clone(),
+                superuser: u.superuser,
+                ..RoleOptions::default()
+            };
+            ex.roles()
+                .alter(session, ex.authentication(), &u.name, u.if_exists, &o)?;
+            Ok(Outcome::Void)
+        }
+        Statement::DropUser(u) => {
+            ex.roles()
+                .drop(session, ex.authentication(), &u.name, u.if_exists)?;
+            Ok(Outcome::Void)
+        }
+        Statement::ListUsers => Ok(Outcome::Rows(ex.roles().list(None, true)?)),
         _ => Err(Error::Invalid(
-            "Roles and permissions are not supported yet".into(),
+            "Permissions (GRANT / REVOKE / LIST PERMISSIONS) are not supported yet".into(),
         )),
     }
+}
+
+/// Prefix of the `extra` options recording dropped columns: `id|dropped at (µs)|type`.
+const DROPPED_PREFIX: &str = "dropped_column.";
+
+/// A column dropped from a table (`system_schema.dropped_columns`).
+#[derive(Debug, Clone)]
+pub struct DroppedColumn {
+    /// Name.
+    pub name: String,
+    /// The id its cells carry.
+    pub id: u32,
+    /// When it was dropped (µs).
+    pub dropped_at: i64,
+    /// Its type.
+    pub ty: String,
+}
+
+/// The columns dropped from a table.
+pub fn dropped_columns(o: &cairn_engine::schema::TableOptions) -> Vec<DroppedColumn> {
+    o.extra
+        .iter()
+        .filter_map(|(k, v)| {
+            let name = k.strip_prefix(DROPPED_PREFIX)?;
+            let mut it = v.splitn(3, '|');
+            Some(DroppedColumn {
+                name: name.to_string(),
+                id: it.next()?.parse().ok()?,
+                dropped_at: it.next()?.parse().ok()?,
+                ty: it.next()?.to_string(),
+            })
+        })
+        .collect()
 }
 
 fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {
@@ -305,7 +418,14 @@ fn replication_map(m: &[(String, String)]) -> Result<Vec<(String, String)>> {
                     continue;
                 }
                 check_rf(v)?;
-                out.push((k.clone(), v.clone()));
+                // Cassandra 4 expands `replication_factor` to every known data center.
+                let dc = if k == "replication_factor" {
+                    DATA_CENTER.to_string()
+                } else {
+                    k.clone()
+                };
+                out.retain(|(x, _)| *x != dc);
+                out.push((dc, v.clone()));
             }
         }
         "LocalStrategy" | "EverywhereStrategy" => {}
@@ -317,6 +437,9 @@ fn replication_map(m: &[(String, String)]) -> Result<Vec<(String, String)>> {
     }
     Ok(out)
 }
+
+/// This node's data center (NetworkTopologyStrategy's `replication_factor` expands to it).
+const DATA_CENTER: &str = "datacenter1";
 
 fn check_rf(rf: &str) -> Result<()> {
     match rf.parse::<i64>() {

@@ -11,6 +11,7 @@
 //! - [`system`]: the virtual `system` and `system_schema` tables, built from live metadata;
 //! - [`prepare`]: bind-variable and result metadata of prepared statements.
 
+pub mod auth;
 pub mod catalog;
 pub mod ddl;
 pub mod options;
@@ -18,11 +19,11 @@ pub mod prepare;
 pub mod restrict;
 pub mod select;
 pub mod system;
-pub mod values_shim;
 pub mod write;
 
 use crate::ast::{BindMarker, Statement};
 use crate::error::{Error, Result};
+pub use crate::values::{BoundValue, TermContext, TermValue};
 use crate::ParsedStatement;
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
@@ -31,7 +32,6 @@ use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::Arc;
-pub use values_shim::{BoundValue, TermContext, TermValue};
 
 /// A result column.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +181,8 @@ impl TermContext for Binds<'_> {
 /// Executes statements against a database.
 pub struct Executor {
     catalog: Catalog,
+    roles: auth::Roles,
+    authentication: bool,
     node: system::NodeInfo,
     prepared: RwLock<HashMap<[u8; 16], Arc<Prepared>>>,
     /// Serialises DDL, as Cassandra's schema changes are serialised.
@@ -193,7 +195,9 @@ impl Executor {
     pub fn open(db: Arc<Database>, mut node: system::NodeInfo) -> Result<Executor> {
         node.host_id = host_id(&db.config().data_dir)?;
         Ok(Executor {
+            roles: auth::Roles::open(Arc::clone(&db))?,
             catalog: Catalog::open(db)?,
+            authentication: false,
             node,
             prepared: RwLock::new(HashMap::new()),
             ddl: Mutex::new(()),
@@ -203,6 +207,34 @@ impl Executor {
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Requires clients to log in with a password (`authenticator: PasswordAuthenticator`).
+    pub fn with_authentication(mut self, on: bool) -> Self {
+        self.authentication = on;
+        self
+    }
+
+    /// The authenticator class clients must use, when authentication is on.
+    pub fn authenticator(&self) -> Option<&'static str> {
+        self.authentication.then_some(auth::PASSWORD_AUTHENTICATOR)
+    }
+
+    /// Checks a SASL PLAIN token and logs the session in.
+    pub fn authenticate(&self, session: &Session, token: &[u8]) -> Result<()> {
+        let role = self.roles.authenticate(token)?;
+        *session.user.write() = Some(role.name);
+        Ok(())
+    }
+
+    /// The role store.
+    pub fn roles(&self) -> &auth::Roles {
+        &self.roles
+    }
+
+    /// Whether authentication is on.
+    pub fn authentication(&self) -> bool {
+        self.authentication
     }
 
     /// What the node says about itself.

@@ -53,7 +53,8 @@ impl Collector<'_> {
         };
         match term {
             Term::Bind(m) => {
-                let s = self.spec(name, ty.clone());
+                // A named marker is described by its own name, as Cassandra does.
+                let s = self.spec(m.name.as_deref().unwrap_or(name), ty.clone());
                 self.set(m.index, s);
             }
             Term::List(ts) | Term::Set(ts) => {
@@ -157,7 +158,8 @@ impl Collector<'_> {
                             }
                         }
                         InValues::Marker(m) => {
-                            let s = self.spec(&format!("in({name})"), CqlType::List(Box::new(ty)));
+                            let n = m.name.clone().unwrap_or_else(|| format!("in({name})"));
+                            let s = self.spec(&n, CqlType::List(Box::new(ty)));
                             self.set(m.index, s);
                         }
                     }

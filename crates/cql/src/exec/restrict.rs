@@ -6,11 +6,11 @@
 //! `token(...)`); clustering columns are restricted left to right, by `=`/`IN` and then at
 //! most one slice; anything else is a filter, allowed only with ALLOW FILTERING.
 
-use super::values_shim::{term_to_bytes, TermContext, TermValue};
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
+use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
-use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::clustering::Order;
 use cairn_engine::model::key::{ClusteringRange, Slice};
 use cairn_engine::model::token::composite_partition_key;
 use cairn_engine::model::types::CqlType;
@@ -43,9 +43,9 @@ impl Filter {
             return self
                 .any_of
                 .iter()
-                .any(|x| ClusteringLayout::compare_values(ty, v, x) == Ordering::Equal);
+                .any(|x| crate::values::compare(ty, v, x) == Ordering::Equal);
         }
-        let ord = || ClusteringLayout::compare_values(ty, v, &self.value);
+        let ord = || crate::values::compare(ty, v, &self.value);
         match self.op {
             Operator::Eq => ord() == Ordering::Equal,
             Operator::Neq => ord() != Ordering::Equal,
@@ -70,13 +70,13 @@ fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], key: bool) -> bool {
     match inner {
         CqlType::List(e) | CqlType::Set(e) => elems
             .iter()
-            .any(|x| ClusteringLayout::compare_values(e, x, needle) == Ordering::Equal),
+            .any(|x| crate::values::compare(e, x, needle) == Ordering::Equal),
         CqlType::Map(k, v) => elems.chunks(2).any(|kv| match kv {
             [mk, mv] => {
                 if key {
-                    ClusteringLayout::compare_values(k, mk, needle) == Ordering::Equal
+                    crate::values::compare(k, mk, needle) == Ordering::Equal
                 } else {
-                    ClusteringLayout::compare_values(v, mv, needle) == Ordering::Equal
+                    crate::values::compare(v, mv, needle) == Ordering::Equal
                 }
             }
             _ => false,

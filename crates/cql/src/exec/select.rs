@@ -3,17 +3,20 @@
 //!
 //! Paging state (opaque to drivers): `u8 version | u32 len | partition key | u32 len |
 //! clustering key of the last row returned (empty: the partition's static row or nothing) |
-//! i64 rows still allowed by LIMIT`. A page resumes strictly after that position.
+//! i64 rows still allowed by LIMIT | u32 rows already returned from that partition`. A page
+//! resumes strictly after that position.
 
 use super::catalog::now_secs;
 use super::restrict::{self, Restrictions};
 use super::system;
-use super::values_shim::{term_to_bytes, TermValue};
 use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
 use crate::ast::{
-    Operator, Order as AstOrder, Relation, RelationTarget, Select, SelectorExpr, Term,
+    BindMarker, FunctionCall, Operator, Order as AstOrder, Relation, RelationTarget, Select,
+    SelectorExpr, Term, TypeName,
 };
 use crate::error::{Error, Result};
+use crate::values::{term_to_bytes, TermValue};
+use crate::values::{Accumulator, AggregateKind};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::token::split_composite_partition_key;
@@ -21,7 +24,6 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{ClusteringKey, ColumnData, DecoratedKey, PartitionPos, Row, Token};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::{PartitionResult, ReadCommand};
-use std::cmp::Ordering;
 
 /// One output column of a selection.
 #[derive(Debug, Clone)]
@@ -36,10 +38,13 @@ pub enum Output {
     Token,
     /// `count(*)`.
     Count,
-    /// `min(c)` / `max(c)`.
-    MinMax(ColumnDef, bool),
-    /// `count(c)`.
-    CountColumn(ColumnDef),
+    /// `count(c)`, `sum(c)`, `avg(c)`, `min(c)`, `max(c)`.
+    Aggregate(ColumnDef, AggregateKind),
+    /// `CAST(c AS type)`.
+    Cast(ColumnDef, CqlType),
+    /// A scalar function of columns (`blobastext(c)`, `totimestamp(c)`, …): the call with
+    /// its arguments as type-hinted bind markers, filled with the row's values.
+    Function(FunctionCall<Term>, Vec<ColumnDef>),
     /// A constant.
     Constant(Option<Bytes>),
 }
@@ -54,21 +59,19 @@ pub struct Plan {
     pub aggregate: bool,
 }
 
-/// `SELECT *` column order: partition key, clustering, then the rest alphabetically.
+/// `SELECT *` column order: partition key, clustering, static columns by name, then regular
+/// columns by name (Cassandra's `selectOrderIterator`).
 pub fn star_columns(schema: &TableSchema) -> Vec<ColumnDef> {
     let mut out: Vec<ColumnDef> = schema
         .columns_of(ColumnKind::PartitionKey)
         .chain(schema.columns_of(ColumnKind::Clustering))
         .cloned()
         .collect();
-    let mut rest: Vec<ColumnDef> = schema
-        .columns
-        .iter()
-        .filter(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::Regular))
-        .cloned()
-        .collect();
-    rest.sort_by(|a, b| a.name.cmp(&b.name));
-    out.extend(rest);
+    for kind in [ColumnKind::Static, ColumnKind::Regular] {
+        let mut cols: Vec<ColumnDef> = schema.columns_of(kind).cloned().collect();
+        cols.sort_by(|a, b| a.name.cmp(&b.name));
+        out.extend(cols);
+    }
     out
 }
 
@@ -146,26 +149,74 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
                                     CqlType::Bigint,
                                 )
                             }
-                            (m @ ("min" | "max"), [n]) => {
+                            (name @ ("min" | "max" | "sum" | "avg" | "count"), [n]) => {
                                 let c = col(n)?;
+                                let kind = match name {
+                                    "min" => AggregateKind::Min,
+                                    "max" => AggregateKind::Max,
+                                    "sum" => AggregateKind::Sum,
+                                    "avg" => AggregateKind::Avg,
+                                    _ => AggregateKind::Count,
+                                };
+                                // Fails early, with Cassandra's text, for sum/avg of non-numbers.
+                                Accumulator::new(kind, &c.ty)
+                                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                                let ty = if kind == AggregateKind::Count {
+                                    CqlType::Bigint
+                                } else {
+                                    c.ty.clone()
+                                };
                                 (
-                                    Output::MinMax(c.clone(), m.eq("max")),
-                                    format!("system.{m}({n})"),
-                                    c.ty.clone(),
-                                )
-                            }
-                            ("count", [n]) => {
-                                let c = col(n)?;
-                                (
-                                    Output::CountColumn(c),
-                                    format!("system.count({n})"),
-                                    CqlType::Bigint,
+                                    Output::Aggregate(c, kind),
+                                    format!("system.{name}({n})"),
+                                    ty,
                                 )
                             }
                             (name, _) => {
-                                return Err(Error::Invalid(format!("Unknown function '{name}'")))
+                                let cols: Vec<ColumnDef> =
+                                    args.iter().map(|n| col(n)).collect::<Result<_>>()?;
+                                let call = FunctionCall {
+                                    name: f.name.clone(),
+                                    args: cols
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(i, c)| {
+                                            Term::TypeHint(
+                                                TypeName::Native(c.ty.clone()),
+                                                Box::new(Term::Bind(BindMarker {
+                                                    index: i,
+                                                    name: None,
+                                                    line: 0,
+                                                    column: 0,
+                                                })),
+                                            )
+                                        })
+                                        .collect(),
+                                };
+                                let ty = crate::values::functions::return_type(&call).ok_or_else(
+                                    || Error::Invalid(format!("Unknown function '{name}'")),
+                                )?;
+                                (
+                                    Output::Function(call, cols),
+                                    format!("system.{name}({})", args.join(", ")),
+                                    ty,
+                                )
                             }
                         }
+                    }
+                    SelectorExpr::Cast(inner, to) => {
+                        let SelectorExpr::Column(n) = inner.as_ref() else {
+                            return Err(Error::Invalid("CAST is only supported on columns".into()));
+                        };
+                        let c = col(n)?;
+                        let to = to
+                            .to_cql_type()
+                            .ok_or_else(|| Error::Invalid(format!("Unsupported type {to}")))?;
+                        (
+                            Output::Cast(c, to.clone()),
+                            format!("cast({n} as {})", to.name()),
+                            to,
+                        )
                     }
                     SelectorExpr::Term(Term::Literal(l)) => (
                         Output::Constant(Some(Bytes::copy_from_slice(l.text().as_bytes()))),
@@ -179,12 +230,9 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
             }
         }
     }
-    let aggregate = outputs.iter().any(|o| {
-        matches!(
-            o,
-            Output::Count | Output::MinMax(..) | Output::CountColumn(_)
-        )
-    });
+    let aggregate = outputs
+        .iter()
+        .any(|o| matches!(o, Output::Count | Output::Aggregate(..)));
     if aggregate
         && outputs
             .iter()
@@ -202,6 +250,15 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
 }
 
 fn check_cell_column(c: &ColumnDef, f: &str) -> Result<()> {
+    if matches!(
+        c.ty,
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
+    ) {
+        return Err(Error::Invalid(format!(
+            "Cannot use selection function {f} on non-frozen collection {}",
+            c.name
+        )));
+    }
     if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
         return Err(Error::Invalid(format!(
             "Cannot use selection function {f} on PRIMARY KEY part {}",
@@ -242,6 +299,8 @@ struct PagingState {
     key: Bytes,
     clustering: Bytes,
     remaining: i64,
+    /// Rows already returned from the partition the page stopped in (PER PARTITION LIMIT).
+    partition_rows: u32,
 }
 
 impl PagingState {
@@ -252,6 +311,7 @@ impl PagingState {
             out.extend_from_slice(b);
         }
         out.extend_from_slice(&self.remaining.to_be_bytes());
+        out.extend_from_slice(&self.partition_rows.to_be_bytes());
         Bytes::from(out)
     }
 
@@ -272,10 +332,13 @@ impl PagingState {
         let clustering = part()?;
         let rem = b.get(pos..pos + 8).ok_or_else(bad)?;
         let remaining = i64::from_be_bytes(rem.try_into().map_err(|_| bad())?);
+        let pr = b.get(pos + 8..pos + 12).ok_or_else(bad)?;
+        let partition_rows = u32::from_be_bytes(pr.try_into().map_err(|_| bad())?);
         Ok(PagingState {
             key,
             clustering,
             remaining,
+            partition_rows,
         })
     }
 }
@@ -294,6 +357,9 @@ pub fn select(
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
     let plan = plan(&schema, s)?;
+    if s.distinct {
+        check_distinct(&schema, &plan)?;
+    }
     let ctx = Binds::new(params);
     let r = restrict::resolve(&schema, &s.where_clause, &ctx)?;
     if !s.allow_filtering
@@ -323,18 +389,22 @@ pub fn select(
     let mut cmd = ReadCommand::all(now);
     cmd.slice = slice.clone();
     cmd.reversed = reversed;
-    cmd.limit = if s.distinct { Some(0) } else { per_partition };
+    // DISTINCT reads one row to prove the partition live, then emits only key and statics.
+    cmd.limit = if s.distinct { Some(1) } else { per_partition };
     cmd.include_static = true;
 
     let mut out = Rows::new(&schema, &plan, &r, s.distinct);
-    let mut last: Option<(DecoratedKey, Option<ClusteringKey>)> = None;
+    let mut last: Option<(DecoratedKey, Option<ClusteringKey>, usize)> = None;
     let mut more = false;
-    let mut visit = |p: PartitionResult, out: &mut Rows<'_>| -> bool {
-        let budget = page_size.unwrap_or(usize::MAX).min(remaining);
+    // `prior`: rows of this partition returned by earlier pages.
+    let mut visit = |p: PartitionResult, out: &mut Rows<'_>, prior: usize| -> bool {
+        let budget = page_size
+            .map_or(usize::MAX, |ps| ps.saturating_sub(out.rows.len()))
+            .min(remaining);
         let (taken, last_ck, partition_done) = out.add(p.clone(), budget);
         remaining = remaining.saturating_sub(taken);
         if taken > 0 || !partition_done {
-            last = Some((p.key.clone(), last_ck));
+            last = Some((p.key.clone(), last_ck, prior + taken));
         }
         let page_full = page_size.is_some_and(|ps| out.rows.len() >= ps);
         if remaining == 0 {
@@ -357,8 +427,16 @@ pub fn select(
         let mut c = cmd.clone();
         c.slice = slice.resume_after(&p.clustering, reversed);
         c.include_static = false;
+        if let Some(l) = per_partition {
+            let left = l.saturating_sub(p.partition_rows as usize);
+            if left == 0 {
+                return None;
+            }
+            c.limit = Some(left);
+        }
         Some(c)
     };
+    let carried = resume.as_ref().map_or(0, |p| p.partition_rows as usize);
     match &r.keys {
         Some(keys) => {
             for key in keys {
@@ -370,8 +448,13 @@ pub fn select(
                     (Some(_), Some(rk)) if key < rk => continue,
                     _ => cmd.clone(),
                 };
+                let prior = if resume_key.as_ref() == Some(key) {
+                    carried
+                } else {
+                    0
+                };
                 if let Some(p) = table.read(key, &c)? {
-                    if !visit(p, &mut out) {
+                    if !visit(p, &mut out, prior) {
                         break;
                     }
                 }
@@ -397,7 +480,7 @@ pub fn select(
             if let (Some(p), Some(rk)) = (&resume, &resume_key) {
                 if let Some(c) = resumed_cmd(p) {
                     if let Some(part) = table.read(rk, &c)? {
-                        go_on = visit(part, &mut out);
+                        go_on = visit(part, &mut out, carried);
                     }
                 }
             }
@@ -410,7 +493,7 @@ pub fn select(
                     cmd.clone(),
                 )?;
                 for p in scan {
-                    if !visit(p?, &mut out) {
+                    if !visit(p?, &mut out, 0) {
                         break;
                     }
                 }
@@ -421,20 +504,65 @@ pub fn select(
     Ok(Outcome::Rows(out.finish(state)))
 }
 
+/// Cassandra's rules for SELECT DISTINCT: partition key (all of it) and static columns only.
+fn check_distinct(schema: &TableSchema, plan: &Plan) -> Result<()> {
+    let mut pk_seen = 0;
+    for o in &plan.outputs {
+        match o {
+            Output::Column(c) if c.kind == ColumnKind::PartitionKey => pk_seen += 1,
+            Output::Column(c) if c.kind == ColumnKind::Static => {}
+            Output::Column(c) => {
+                return Err(Error::Invalid(format!(
+                    "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
+                    c.name
+                )))
+            }
+            Output::Count | Output::Token => {}
+            _ => {
+                return Err(Error::Invalid(
+                    "SELECT DISTINCT queries must only request partition key columns and/or static columns".into(),
+                ))
+            }
+        }
+    }
+    let pk: Vec<&str> = schema
+        .columns_of(ColumnKind::PartitionKey)
+        .map(|c| c.name.as_str())
+        .collect();
+    if pk_seen < pk.len() && !plan.aggregate {
+        let missing: Vec<&str> = pk
+            .iter()
+            .filter(|n| {
+                !plan
+                    .outputs
+                    .iter()
+                    .any(|o| matches!(o, Output::Column(c) if c.name == **n))
+            })
+            .copied()
+            .collect();
+        return Err(Error::Invalid(format!(
+            "SELECT DISTINCT queries must request all the partition key columns (missing {})",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
 fn out_state(
-    last: &Option<(DecoratedKey, Option<ClusteringKey>)>,
+    last: &Option<(DecoratedKey, Option<ClusteringKey>, usize)>,
     more: bool,
     remaining: usize,
 ) -> Option<Bytes> {
     if !more || remaining == 0 {
         return None;
     }
-    let (key, ck) = last.as_ref()?;
+    let (key, ck, rows) = last.as_ref()?;
     Some(
         PagingState {
             key: key.key.clone(),
             clustering: ck.as_ref().map(|c| c.0.clone()).unwrap_or_default(),
             remaining: i64::try_from(remaining).unwrap_or(i64::MAX),
+            partition_rows: u32::try_from(*rows).unwrap_or(u32::MAX),
         }
         .encode(),
     )
@@ -487,8 +615,7 @@ struct Rows<'a> {
     layout: ClusteringLayout,
     rows: Vec<Vec<Option<Bytes>>>,
     count: i64,
-    counts: Vec<i64>,
-    extremes: Vec<Option<Bytes>>,
+    accumulators: Vec<Option<Accumulator>>,
     first_row: Option<Vec<Option<Bytes>>>,
 }
 
@@ -502,8 +629,14 @@ impl<'a> Rows<'a> {
             layout: schema.clustering_layout(),
             rows: Vec::new(),
             count: 0,
-            counts: vec![0; plan.outputs.len()],
-            extremes: vec![None; plan.outputs.len()],
+            accumulators: plan
+                .outputs
+                .iter()
+                .map(|o| match o {
+                    Output::Aggregate(c, kind) => Accumulator::new(*kind, &c.ty).ok(),
+                    _ => None,
+                })
+                .collect(),
             first_row: None,
         }
     }
@@ -630,35 +763,26 @@ impl<'a> Rows<'a> {
                     self.count += 1;
                     None
                 }
-                Output::CountColumn(c) => {
-                    if self.value(c, pk, ck, st, row).is_some() {
-                        if let Some(n) = self.counts.get_mut(i) {
-                            *n += 1;
-                        }
+                Output::Aggregate(c, _) => {
+                    let v = self.value(c, pk, ck, st, row);
+                    if let Some(acc) = self.accumulators.get_mut(i).and_then(Option::as_mut) {
+                        acc.add(v.as_deref());
                     }
                     None
                 }
-                Output::MinMax(c, max) => {
-                    if let Some(v) = self.value(c, pk, ck, st, row) {
-                        let slot = self.extremes.get_mut(i);
-                        if let Some(slot) = slot {
-                            let better = match slot {
-                                None => true,
-                                Some(cur) => {
-                                    let ord = ClusteringLayout::compare_values(&c.ty, &v, cur);
-                                    if *max {
-                                        ord == Ordering::Greater
-                                    } else {
-                                        ord == Ordering::Less
-                                    }
-                                }
-                            };
-                            if better {
-                                *slot = Some(v);
-                            }
-                        }
+                Output::Cast(c, to) => self
+                    .value(c, pk, ck, st, row)
+                    .and_then(|v| crate::values::cast(&v, &c.ty, to).ok()),
+                Output::Function(call, cols) => {
+                    let values: Vec<Option<Bytes>> = cols
+                        .iter()
+                        .map(|c| self.value(c, pk, ck, st, row))
+                        .collect();
+                    let ctx = RowArgs(values);
+                    match crate::values::functions::call(call, &ctx) {
+                        Ok((_, TermValue::Value(b))) => Some(b),
+                        _ => None,
                     }
-                    None
                 }
                 Output::Constant(c) => c.clone(),
             };
@@ -680,10 +804,11 @@ impl<'a> Rows<'a> {
             for (i, o) in self.plan.outputs.iter().enumerate() {
                 row.push(match o {
                     Output::Count => Some(Bytes::copy_from_slice(&self.count.to_be_bytes())),
-                    Output::CountColumn(_) => Some(Bytes::copy_from_slice(
-                        &self.counts.get(i).copied().unwrap_or(0).to_be_bytes(),
-                    )),
-                    Output::MinMax(..) => self.extremes.get(i).cloned().flatten(),
+                    Output::Aggregate(..) => self
+                        .accumulators
+                        .get(i)
+                        .and_then(Option::as_ref)
+                        .and_then(Accumulator::result),
                     _ => first.as_ref().and_then(|r| r.get(i).cloned().flatten()),
                 });
             }
@@ -720,24 +845,29 @@ pub fn cell_value(row: &Row, c: &ColumnDef) -> Option<Bytes> {
             if cc.cells.is_empty() {
                 return None;
             }
-            // Non-frozen collections: serialized from their live cells.
-            let mut out = Vec::new();
-            let n = cc.cells.len() as i32;
-            out.extend_from_slice(&n.to_be_bytes());
-            let is_map = matches!(c.ty, CqlType::Map(_, _));
-            let is_set = matches!(c.ty, CqlType::Set(_));
-            for (path, cell) in &cc.cells {
-                if is_map || is_set {
-                    out.extend_from_slice(&(path.len() as i32).to_be_bytes());
-                    out.extend_from_slice(path);
-                }
-                if !is_set {
-                    out.extend_from_slice(&(cell.value.len() as i32).to_be_bytes());
-                    out.extend_from_slice(&cell.value);
-                }
-            }
-            Some(Bytes::from(out))
+            let cells: Vec<(Bytes, Bytes)> = cc
+                .cells
+                .iter()
+                .map(|(p, cell)| (p.clone(), cell.value.clone()))
+                .collect();
+            crate::values::collections::cells_to_collection(&c.ty, &cells).ok()
         }
+    }
+}
+
+/// A scalar function's arguments: the row's values, bound to markers 0..n.
+struct RowArgs(Vec<Option<Bytes>>);
+
+impl crate::values::TermContext for RowArgs {
+    fn bind(&self, marker: &BindMarker) -> Option<crate::values::BoundValue> {
+        Some(match self.0.get(marker.index).cloned().flatten() {
+            Some(b) => TermValue::Value(b),
+            None => TermValue::Null,
+        })
+    }
+
+    fn now_micros(&self) -> i64 {
+        super::catalog::now_micros()
     }
 }
 

@@ -16,6 +16,234 @@ use cairn_engine::model::clustering::Order;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::ColumnKind;
 
+/// Every virtual table with its key structure: (keyspace, name, partition-key column count,
+/// clustering column count); the columns come from [`columns_of`], key columns first.
+pub const VIRTUAL_TABLES: [(&str, &str, usize, usize); 14] = [
+    ("system", "local", 1, 0),
+    ("system", "peers", 1, 0),
+    ("system_schema", "keyspaces", 1, 0),
+    ("system_schema", "tables", 1, 1),
+    ("system_schema", "columns", 1, 2),
+    ("system_schema", "dropped_columns", 1, 2),
+    ("system_schema", "types", 1, 1),
+    ("system_schema", "functions", 1, 1),
+    ("system_schema", "aggregates", 1, 1),
+    ("system_schema", "indexes", 1, 2),
+    ("system_schema", "views", 1, 1),
+    ("system_schema", "triggers", 1, 2),
+    ("system", "size_estimates", 1, 3),
+    ("system", "compaction_history", 1, 0),
+];
+
+/// The columns of a virtual table (empty for an unknown one).
+fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
+    match (ks, name) {
+        ("system", "local") => vec![
+            ("key", CqlType::Text),
+            ("bootstrapped", CqlType::Text),
+            ("broadcast_address", CqlType::Inet),
+            ("broadcast_port", CqlType::Int),
+            ("cluster_name", CqlType::Text),
+            ("cql_version", CqlType::Text),
+            ("data_center", CqlType::Text),
+            ("gossip_generation", CqlType::Int),
+            ("host_id", CqlType::Uuid),
+            ("listen_address", CqlType::Inet),
+            ("listen_port", CqlType::Int),
+            ("native_protocol_version", CqlType::Text),
+            ("partitioner", CqlType::Text),
+            ("rack", CqlType::Text),
+            ("release_version", CqlType::Text),
+            ("rpc_address", CqlType::Inet),
+            ("rpc_port", CqlType::Int),
+            ("schema_version", CqlType::Uuid),
+            ("tokens", frozen(CqlType::Set(Box::new(CqlType::Text)))),
+        ],
+        ("system", "peers") => vec![
+            ("peer", CqlType::Inet),
+            ("data_center", CqlType::Text),
+            ("host_id", CqlType::Uuid),
+            ("preferred_ip", CqlType::Inet),
+            ("rack", CqlType::Text),
+            ("release_version", CqlType::Text),
+            ("rpc_address", CqlType::Inet),
+            ("schema_version", CqlType::Uuid),
+            ("tokens", frozen(CqlType::Set(Box::new(CqlType::Text)))),
+        ],
+        ("system_schema", "keyspaces") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("durable_writes", CqlType::Boolean),
+            ("replication", map_tt()),
+        ],
+        ("system_schema", "tables") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("bloom_filter_fp_chance", CqlType::Double),
+            ("caching", map_tt()),
+            ("comment", CqlType::Text),
+            ("compaction", map_tt()),
+            ("compression", map_tt()),
+            ("crc_check_chance", CqlType::Double),
+            ("dclocal_read_repair_chance", CqlType::Double),
+            ("default_time_to_live", CqlType::Int),
+            (
+                "extensions",
+                frozen(CqlType::Map(
+                    Box::new(CqlType::Text),
+                    Box::new(CqlType::Blob),
+                )),
+            ),
+            ("flags", frozen(CqlType::Set(Box::new(CqlType::Text)))),
+            ("gc_grace_seconds", CqlType::Int),
+            ("id", CqlType::Uuid),
+            ("max_index_interval", CqlType::Int),
+            ("memtable_flush_period_in_ms", CqlType::Int),
+            ("min_index_interval", CqlType::Int),
+            ("read_repair_chance", CqlType::Double),
+            ("speculative_retry", CqlType::Text),
+        ],
+        ("system_schema", "columns") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("column_name", CqlType::Text),
+            ("clustering_order", CqlType::Text),
+            ("column_name_bytes", CqlType::Blob),
+            ("kind", CqlType::Text),
+            ("position", CqlType::Int),
+            ("type", CqlType::Text),
+        ],
+        ("system_schema", "dropped_columns") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("column_name", CqlType::Text),
+            ("dropped_time", CqlType::Timestamp),
+            ("kind", CqlType::Text),
+            ("type", CqlType::Text),
+        ],
+        ("system_schema", "types") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("type_name", CqlType::Text),
+            (
+                "field_names",
+                frozen(CqlType::List(Box::new(CqlType::Text))),
+            ),
+            (
+                "field_types",
+                frozen(CqlType::List(Box::new(CqlType::Text))),
+            ),
+        ],
+        ("system_schema", "functions") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("function_name", CqlType::Text),
+            (
+                "argument_types",
+                frozen(CqlType::List(Box::new(CqlType::Text))),
+            ),
+            (
+                "argument_names",
+                frozen(CqlType::List(Box::new(CqlType::Text))),
+            ),
+            ("body", CqlType::Text),
+            ("called_on_null_input", CqlType::Boolean),
+            ("language", CqlType::Text),
+            ("return_type", CqlType::Text),
+        ],
+        ("system_schema", "aggregates") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("aggregate_name", CqlType::Text),
+            (
+                "argument_types",
+                frozen(CqlType::List(Box::new(CqlType::Text))),
+            ),
+            ("final_func", CqlType::Text),
+            ("initcond", CqlType::Text),
+            ("return_type", CqlType::Text),
+            ("state_func", CqlType::Text),
+            ("state_type", CqlType::Text),
+        ],
+        ("system_schema", "indexes") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("index_name", CqlType::Text),
+            ("kind", CqlType::Text),
+            ("options", map_tt()),
+        ],
+        ("system_schema", "views") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("view_name", CqlType::Text),
+            ("base_table_id", CqlType::Uuid),
+            ("base_table_name", CqlType::Text),
+            ("include_all_columns", CqlType::Boolean),
+            ("where_clause", CqlType::Text),
+        ],
+        ("system_schema", "triggers") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("trigger_name", CqlType::Text),
+            ("options", map_tt()),
+        ],
+        ("system", "size_estimates") => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("range_start", CqlType::Text),
+            ("range_end", CqlType::Text),
+            ("mean_partition_size", CqlType::Bigint),
+            ("partitions_count", CqlType::Bigint),
+        ],
+        ("system", "compaction_history") => vec![
+            ("id", CqlType::Uuid),
+            ("bytes_in", CqlType::Bigint),
+            ("bytes_out", CqlType::Bigint),
+            ("columnfamily_name", CqlType::Text),
+            ("compacted_at", CqlType::Timestamp),
+            ("keyspace_name", CqlType::Text),
+            (
+                "rows_merged",
+                CqlType::Map(Box::new(CqlType::Int), Box::new(CqlType::Bigint)),
+            ),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Every table `system_schema` describes: the virtual tables (as schemas with their key
+/// structure and default options) and the catalog's tables, with their keyspace.
+fn described_tables(
+    cat: &super::catalog::Catalog,
+) -> Vec<(
+    super::catalog::Keyspace,
+    std::sync::Arc<cairn_engine::schema::TableSchema>,
+)> {
+    let mut out = Vec::new();
+    for k in cat.keyspaces() {
+        for (ks, name, pk, ck) in VIRTUAL_TABLES {
+            if ks != k.name {
+                continue;
+            }
+            let mut sc = cairn_engine::schema::TableSchema::new(ks, name);
+            let (a, b) =
+                cairn_engine::model::token::murmur3_x64_128(format!("{ks}.{name}").as_bytes(), 0);
+            sc.id = (u128::from(a) << 64) | u128::from(b);
+            for (i, (col, ty)) in columns_of(ks, name).into_iter().enumerate() {
+                let kind = if i < pk {
+                    ColumnKind::PartitionKey
+                } else if i < pk + ck {
+                    ColumnKind::Clustering
+                } else {
+                    ColumnKind::Regular
+                };
+                sc.add_column(col, ty, kind, Order::Asc);
+            }
+            sc.options.comment = format!("virtual table {ks}.{name}");
+            out.push((k.clone(), std::sync::Arc::new(sc)));
+        }
+        for t in cat.tables(&k.name) {
+            out.push((k.clone(), t.schema()));
+        }
+    }
+    out
+}
+
 /// A virtual table's full contents.
 pub struct Virtual {
     /// Columns.
@@ -60,7 +288,9 @@ impl Default for NodeInfo {
             tokens: vec!["0".into()],
             data_center: "datacenter1".into(),
             rack: "rack1".into(),
-            release_version: "4.0.11".into(),
+            // What ScyllaDB reports: drivers pick their schema parser by it, and cqlsh then
+            // describes schemas from driver metadata (it sends DESCRIBE to servers ≥ 4.0).
+            release_version: "3.0.8".into(),
             cql_version: "3.4.5".into(),
         }
     }
@@ -136,31 +366,7 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
     let node = ex.node();
     let v = match (ks, name) {
         ("system", "local") => {
-            let s = specs(
-                ks,
-                name,
-                &[
-                    ("key", CqlType::Text),
-                    ("bootstrapped", CqlType::Text),
-                    ("broadcast_address", CqlType::Inet),
-                    ("broadcast_port", CqlType::Int),
-                    ("cluster_name", CqlType::Text),
-                    ("cql_version", CqlType::Text),
-                    ("data_center", CqlType::Text),
-                    ("gossip_generation", CqlType::Int),
-                    ("host_id", CqlType::Uuid),
-                    ("listen_address", CqlType::Inet),
-                    ("listen_port", CqlType::Int),
-                    ("native_protocol_version", CqlType::Text),
-                    ("partitioner", CqlType::Text),
-                    ("rack", CqlType::Text),
-                    ("release_version", CqlType::Text),
-                    ("rpc_address", CqlType::Inet),
-                    ("rpc_port", CqlType::Int),
-                    ("schema_version", CqlType::Uuid),
-                    ("tokens", frozen(CqlType::Set(Box::new(CqlType::Text)))),
-                ],
-            );
+            let s = specs(ks, name, &columns_of("system", "local"));
             let row = vec![
                 text("local"),
                 text("COMPLETED"),
@@ -188,33 +394,11 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
             }
         }
         ("system", "peers") => Virtual {
-            specs: specs(
-                ks,
-                name,
-                &[
-                    ("peer", CqlType::Inet),
-                    ("data_center", CqlType::Text),
-                    ("host_id", CqlType::Uuid),
-                    ("preferred_ip", CqlType::Inet),
-                    ("rack", CqlType::Text),
-                    ("release_version", CqlType::Text),
-                    ("rpc_address", CqlType::Inet),
-                    ("schema_version", CqlType::Uuid),
-                    ("tokens", frozen(CqlType::Set(Box::new(CqlType::Text)))),
-                ],
-            ),
+            specs: specs(ks, name, &columns_of("system", "peers")),
             rows: Vec::new(),
         },
         ("system_schema", "keyspaces") => Virtual {
-            specs: specs(
-                ks,
-                name,
-                &[
-                    ("keyspace_name", CqlType::Text),
-                    ("durable_writes", CqlType::Boolean),
-                    ("replication", map_tt()),
-                ],
-            ),
+            specs: specs(ks, name, &columns_of("system_schema", "keyspaces")),
             rows: cat
                 .keyspaces()
                 .iter()
@@ -228,41 +412,10 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
                 .collect(),
         },
         ("system_schema", "tables") => {
-            let s = specs(
-                ks,
-                name,
-                &[
-                    ("keyspace_name", CqlType::Text),
-                    ("table_name", CqlType::Text),
-                    ("bloom_filter_fp_chance", CqlType::Double),
-                    ("caching", map_tt()),
-                    ("comment", CqlType::Text),
-                    ("compaction", map_tt()),
-                    ("compression", map_tt()),
-                    ("crc_check_chance", CqlType::Double),
-                    ("dclocal_read_repair_chance", CqlType::Double),
-                    ("default_time_to_live", CqlType::Int),
-                    (
-                        "extensions",
-                        frozen(CqlType::Map(
-                            Box::new(CqlType::Text),
-                            Box::new(CqlType::Blob),
-                        )),
-                    ),
-                    ("flags", frozen(CqlType::Set(Box::new(CqlType::Text)))),
-                    ("gc_grace_seconds", CqlType::Int),
-                    ("id", CqlType::Uuid),
-                    ("max_index_interval", CqlType::Int),
-                    ("memtable_flush_period_in_ms", CqlType::Int),
-                    ("min_index_interval", CqlType::Int),
-                    ("read_repair_chance", CqlType::Double),
-                    ("speculative_retry", CqlType::Text),
-                ],
-            );
+            let s = specs(ks, name, &columns_of("system_schema", "tables"));
             let mut rows = Vec::new();
-            for k in cat.keyspaces() {
-                for t in cat.tables(&k.name) {
-                    let sc = t.schema();
+            for (k, sc) in described_tables(cat) {
+                {
                     let o = &sc.options;
                     let opt_int =
                         |key: &str| int(options::text_option(o, key).parse::<i32>().unwrap_or(0));
@@ -298,24 +451,10 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
             Virtual { specs: s, rows }
         }
         ("system_schema", "columns") => {
-            let s = specs(
-                ks,
-                name,
-                &[
-                    ("keyspace_name", CqlType::Text),
-                    ("table_name", CqlType::Text),
-                    ("column_name", CqlType::Text),
-                    ("clustering_order", CqlType::Text),
-                    ("column_name_bytes", CqlType::Blob),
-                    ("kind", CqlType::Text),
-                    ("position", CqlType::Int),
-                    ("type", CqlType::Text),
-                ],
-            );
+            let s = specs(ks, name, &columns_of("system_schema", "columns"));
             let mut rows = Vec::new();
-            for k in cat.keyspaces() {
-                for t in cat.tables(&k.name) {
-                    let sc = t.schema();
+            for (k, sc) in described_tables(cat) {
+                {
                     let mut pos = [0i32; 2];
                     for c in &sc.columns {
                         let (kind, position) = match c.kind {
@@ -350,117 +489,37 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
             }
             Virtual { specs: s, rows }
         }
-        ("system_schema", "dropped_columns") => empty(
-            ks,
-            name,
-            &[
-                ("keyspace_name", CqlType::Text),
-                ("table_name", CqlType::Text),
-                ("column_name", CqlType::Text),
-                ("dropped_time", CqlType::Timestamp),
-                ("kind", CqlType::Text),
-                ("type", CqlType::Text),
-            ],
-        ),
-        ("system_schema", "types") => empty(
-            ks,
-            name,
-            &[
-                ("keyspace_name", CqlType::Text),
-                ("type_name", CqlType::Text),
-                (
-                    "field_names",
-                    frozen(CqlType::List(Box::new(CqlType::Text))),
-                ),
-                (
-                    "field_types",
-                    frozen(CqlType::List(Box::new(CqlType::Text))),
-                ),
-            ],
-        ),
-        ("system_schema", "functions") => empty(
-            ks,
-            name,
-            &[
-                ("keyspace_name", CqlType::Text),
-                ("function_name", CqlType::Text),
-                (
-                    "argument_types",
-                    frozen(CqlType::List(Box::new(CqlType::Text))),
-                ),
-                (
-                    "argument_names",
-                    frozen(CqlType::List(Box::new(CqlType::Text))),
-                ),
-                ("body", CqlType::Text),
-                ("called_on_null_input", CqlType::Boolean),
-                ("language", CqlType::Text),
-                ("return_type", CqlType::Text),
-            ],
-        ),
-        ("system_schema", "aggregates") => empty(
-            ks,
-            name,
-            &[
-                ("keyspace_name", CqlType::Text),
-                ("aggregate_name", CqlType::Text),
-                (
-                    "argument_types",
-                    frozen(CqlType::List(Box::new(CqlType::Text))),
-                ),
-                ("final_func", CqlType::Text),
-                ("initcond", CqlType::Text),
-                ("return_type", CqlType::Text),
-                ("state_func", CqlType::Text),
-                ("state_type", CqlType::Text),
-            ],
-        ),
-        ("system_schema", "indexes") => empty(
-            ks,
-            name,
-            &[
-                ("keyspace_name", CqlType::Text),
-                ("table_name", CqlType::Text),
-                ("index_name", CqlType::Text),
-                ("kind", CqlType::Text),
-                ("options", map_tt()),
-            ],
-        ),
-        ("system_schema", "views") => empty(
-            ks,
-            name,
-            &[
-                ("keyspace_name", CqlType::Text),
-                ("view_name", CqlType::Text),
-                ("base_table_id", CqlType::Uuid),
-                ("base_table_name", CqlType::Text),
-                ("include_all_columns", CqlType::Boolean),
-                ("where_clause", CqlType::Text),
-            ],
-        ),
-        ("system_schema", "triggers") => empty(
-            ks,
-            name,
-            &[
-                ("keyspace_name", CqlType::Text),
-                ("table_name", CqlType::Text),
-                ("trigger_name", CqlType::Text),
-                ("options", map_tt()),
-            ],
-        ),
+        ("system_schema", "dropped_columns") => {
+            let mut v = empty(ks, name, &columns_of("system_schema", "dropped_columns"));
+            for k in cat.keyspaces() {
+                for t in cat.tables(&k.name) {
+                    let sc = t.schema();
+                    for d in super::ddl::dropped_columns(&sc.options) {
+                        v.rows.push(vec![
+                            text(&k.name),
+                            text(&sc.name),
+                            text(&d.name),
+                            bigint(d.dropped_at / 1000),
+                            text("regular"),
+                            text(&d.ty),
+                        ]);
+                    }
+                }
+            }
+            v
+        }
+        ("system_schema", "types") => empty(ks, name, &columns_of("system_schema", "types")),
+        ("system_schema", "functions") => {
+            empty(ks, name, &columns_of("system_schema", "functions"))
+        }
+        ("system_schema", "aggregates") => {
+            empty(ks, name, &columns_of("system_schema", "aggregates"))
+        }
+        ("system_schema", "indexes") => empty(ks, name, &columns_of("system_schema", "indexes")),
+        ("system_schema", "views") => empty(ks, name, &columns_of("system_schema", "views")),
+        ("system_schema", "triggers") => empty(ks, name, &columns_of("system_schema", "triggers")),
         ("system", "size_estimates") => {
-            let s = specs(
-                ks,
-                name,
-                &[
-                    ("keyspace_name", CqlType::Text),
-                    ("table_name", CqlType::Text),
-                    ("range_start", CqlType::Text),
-                    ("range_end", CqlType::Text),
-                    ("mean_partition_size", CqlType::Bigint),
-                    ("partitions_count", CqlType::Bigint),
-                ],
-            );
+            let s = specs(ks, name, &columns_of("system", "size_estimates"));
             let mut rows = Vec::new();
             for k in cat.keyspaces() {
                 for t in cat.tables(&k.name) {
@@ -479,22 +538,7 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
             Virtual { specs: s, rows }
         }
         ("system", "compaction_history") => {
-            let s = specs(
-                ks,
-                name,
-                &[
-                    ("id", CqlType::Uuid),
-                    ("bytes_in", CqlType::Bigint),
-                    ("bytes_out", CqlType::Bigint),
-                    ("columnfamily_name", CqlType::Text),
-                    ("compacted_at", CqlType::Timestamp),
-                    ("keyspace_name", CqlType::Text),
-                    (
-                        "rows_merged",
-                        CqlType::Map(Box::new(CqlType::Int), Box::new(CqlType::Bigint)),
-                    ),
-                ],
-            );
+            let s = specs(ks, name, &columns_of("system", "compaction_history"));
             let rows = cat
                 .db()
                 .compaction()

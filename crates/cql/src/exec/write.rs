@@ -7,18 +7,19 @@
 
 use super::catalog::{now_micros, now_secs};
 use super::restrict::{self, Restrictions};
-use super::values_shim::{term_to_bytes, TermContext, TermValue};
 use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
 use crate::ast::{
     Assignment, Batch, BatchStatement, Conditions, Delete, Insert, InsertValues, RelationTarget,
     Statement, Update, Using,
 };
 use crate::error::{Error, Result};
+use crate::values::collections::collection_to_cells;
+use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{
-    Cell, ClusteringKey, ColumnData, DecoratedKey, DeletionTime, LivenessInfo, Mutation, Partition,
-    RangeTombstone, Row,
+    Cell, ClusteringKey, ColumnData, ComplexColumn, DecoratedKey, DeletionTime, LivenessInfo,
+    Mutation, Partition, RangeTombstone, Row,
 };
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::ReadCommand;
@@ -240,14 +241,26 @@ fn column_data(
     ttl: u32,
     now: u32,
 ) -> Result<Option<ColumnData>> {
-    if matches!(
-        col.ty,
-        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
-    ) {
-        return Err(Error::Invalid(format!(
-            "Non-frozen collections are not supported yet (column {})",
-            col.name
-        )));
+    if is_multi_cell(&col.ty) {
+        // Overwriting a collection: delete what was there (just before this write), then
+        // write the new elements.
+        let value = term_to_bytes(term, &col.ty, &col.name, ctx).map_err(invalid)?;
+        let deletion = DeletionTime {
+            marked_at: ts - 1,
+            local_deletion_time: now,
+        };
+        let cells = match value {
+            TermValue::Unset => return Ok(None),
+            TermValue::Null => Vec::new(),
+            TermValue::Value(b) => collection_to_cells(&col.ty, &b, ctx).map_err(invalid)?,
+        };
+        return Ok(Some(ColumnData::Complex(ComplexColumn {
+            deletion: Some(deletion),
+            cells: cells
+                .into_iter()
+                .map(|(p, v)| (p, cell(ts, ttl, now, v)))
+                .collect(),
+        })));
     }
     if col.ty == CqlType::Counter {
         return Err(Error::Invalid(format!(
@@ -264,6 +277,268 @@ fn column_data(
             TermValue::Value(b) => Some(ColumnData::Simple(cell(ts, ttl, now, b))),
         },
     )
+}
+
+fn invalid(e: impl std::fmt::Display) -> Error {
+    Error::Invalid(e.to_string())
+}
+
+/// Non-frozen collections are stored one cell per element.
+fn is_multi_cell(ty: &CqlType) -> bool {
+    matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _))
+}
+
+/// Adds column data to a row, merging with what the same statement already set.
+fn put_column(row: &mut Row, id: u32, data: ColumnData) {
+    match row.columns.iter_mut().find(|(c, _)| *c == id) {
+        Some((_, existing)) => {
+            let old = std::mem::replace(existing, ColumnData::Complex(ComplexColumn::default()));
+            *existing = old.merge(data);
+        }
+        None => row.columns.push((id, data)),
+    }
+}
+
+/// An assignment resolved against its column.
+enum ColumnOp {
+    /// Data to write as is.
+    Data(ColumnData),
+    /// A list edit that needs the list's current elements (read before write).
+    List(ListEdit),
+}
+
+/// List edits that depend on the list's current contents.
+#[derive(Debug, Clone)]
+enum ListEdit {
+    /// `l[i] = v` (`None`: `DELETE l[i]`).
+    Index(i32, Option<Bytes>),
+    /// `l = l - [v…]`: removes every element equal to one of the values.
+    Remove(Vec<Bytes>),
+}
+
+/// Resolves one UPDATE assignment.
+fn assignment_op(
+    c: &ColumnDef,
+    a: &Assignment,
+    ctx: &dyn TermContext,
+    ts: i64,
+    ttl: u32,
+    now: u32,
+) -> Result<Option<ColumnOp>> {
+    let elem_cells = |term: &crate::ast::Term| -> Result<Option<Vec<(Bytes, Bytes)>>> {
+        match term_to_bytes(term, &c.ty, &c.name, ctx).map_err(invalid)? {
+            TermValue::Unset => Ok(None),
+            TermValue::Null => Ok(Some(Vec::new())),
+            TermValue::Value(b) => Ok(Some(collection_to_cells(&c.ty, &b, ctx).map_err(invalid)?)),
+        }
+    };
+    let complex = |cells: Vec<(Bytes, Cell)>| {
+        ColumnOp::Data(ColumnData::Complex(ComplexColumn {
+            deletion: None,
+            cells,
+        }))
+    };
+    Ok(match a {
+        Assignment::Set { value, .. } => {
+            column_data(c, value, ctx, ts, ttl, now)?.map(ColumnOp::Data)
+        }
+        Assignment::Add { value, .. } | Assignment::Prepend { value, .. } => {
+            if c.ty == CqlType::Counter {
+                return Err(Error::Invalid("Counters are not supported yet".into()));
+            }
+            if !is_multi_cell(&c.ty) {
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({0} = {0} + ?) for non counter column {0}",
+                    c.name
+                )));
+            }
+            let Some(cells) = elem_cells(value)? else {
+                return Ok(None);
+            };
+            let cells = if matches!(a, Assignment::Prepend { .. }) {
+                if !matches!(c.ty, CqlType::List(_)) {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({0} = ? + {0}) for non list column {0}",
+                        c.name
+                    )));
+                }
+                let paths = crate::values::collections::list_prepend_paths(
+                    ctx.now_micros(),
+                    ctx.random_u64() as u32,
+                    cells.len(),
+                );
+                paths
+                    .into_iter()
+                    .zip(cells.into_iter().map(|(_, v)| v))
+                    .collect()
+            } else {
+                cells
+            };
+            Some(complex(
+                cells
+                    .into_iter()
+                    .map(|(p, v)| (p, cell(ts, ttl, now, v)))
+                    .collect(),
+            ))
+        }
+        Assignment::Subtract { value, .. } => {
+            if c.ty == CqlType::Counter {
+                return Err(Error::Invalid("Counters are not supported yet".into()));
+            }
+            match &c.ty {
+                CqlType::Set(_) => {
+                    let Some(cells) = elem_cells(value)? else {
+                        return Ok(None);
+                    };
+                    Some(complex(
+                        cells
+                            .into_iter()
+                            .map(|(p, _)| (p, Cell::tombstone(ts, now)))
+                            .collect(),
+                    ))
+                }
+                CqlType::Map(k, _) => {
+                    // `m = m - {k1, k2}`: a set of keys.
+                    let keys_ty = CqlType::Set(k.clone());
+                    match term_to_bytes(value, &keys_ty, &c.name, ctx).map_err(invalid)? {
+                        TermValue::Value(b) => {
+                            let keys = restrict::decode_collection(&b);
+                            let mut cells = Vec::new();
+                            for key in keys {
+                                let path = crate::values::collections::element_path(&c.ty, &key)
+                                    .map_err(invalid)?;
+                                cells.push((path, Cell::tombstone(ts, now)));
+                            }
+                            Some(complex(cells))
+                        }
+                        _ => None,
+                    }
+                }
+                CqlType::List(_) => {
+                    match term_to_bytes(value, &c.ty, &c.name, ctx).map_err(invalid)? {
+                        TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
+                            restrict::decode_collection(&b),
+                        ))),
+                        _ => None,
+                    }
+                }
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({0} = {0} - ?) for non counter column {0}",
+                        c.name
+                    )))
+                }
+            }
+        }
+        Assignment::SetElement { key, value, .. } => match &c.ty {
+            CqlType::Map(kt, vt) => {
+                let k = match term_to_bytes(key, kt, &c.name, ctx).map_err(invalid)? {
+                    TermValue::Value(b) => b,
+                    _ => return Err(Error::Invalid("Invalid null map key".into())),
+                };
+                let path = crate::values::collections::element_path(&c.ty, &k).map_err(invalid)?;
+                let cell = match term_to_bytes(value, vt, &c.name, ctx).map_err(invalid)? {
+                    TermValue::Value(v) => cell(ts, ttl, now, v),
+                    TermValue::Null => Cell::tombstone(ts, now),
+                    TermValue::Unset => return Ok(None),
+                };
+                Some(complex(vec![(path, cell)]))
+            }
+            CqlType::List(et) => {
+                let index = match term_to_bytes(key, &CqlType::Int, &c.name, ctx)
+                    .map_err(invalid)?
+                {
+                    TermValue::Value(b) => i32::from_be_bytes(
+                        b.as_ref()
+                            .try_into()
+                            .map_err(|_| Error::Invalid("Invalid list index".into()))?,
+                    ),
+                    _ => return Err(Error::Invalid("Invalid null value for list index".into())),
+                };
+                let value = match term_to_bytes(value, et, &c.name, ctx).map_err(invalid)? {
+                    TermValue::Value(v) => Some(v),
+                    TermValue::Null => None,
+                    TermValue::Unset => return Ok(None),
+                };
+                Some(ColumnOp::List(ListEdit::Index(index, value)))
+            }
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({}[?] = ?) for non list/map column {}",
+                    c.name, c.name
+                )))
+            }
+        },
+        Assignment::SetField { .. } => {
+            return Err(Error::Invalid(
+                "User-defined types are not supported yet".into(),
+            ))
+        }
+    })
+}
+
+/// The cells a list edit writes, computed from the row's current list (read before write,
+/// as Cassandra does).
+fn list_edit_cell(
+    ex: &Executor,
+    schema: &TableSchema,
+    key: &DecoratedKey,
+    ck: &ClusteringKey,
+    (col, edit): (&ColumnDef, &ListEdit),
+    (ts, ttl, now): (i64, u32, u32),
+) -> Result<ColumnData> {
+    let table = ex.catalog().require_table(&schema.keyspace, &schema.name)?;
+    let mut cmd = ReadCommand::all(now);
+    cmd.slice =
+        cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(&ck.0)]);
+    cmd.include_static = col.kind == ColumnKind::Static;
+    let current = table.read(key, &cmd)?;
+    let row = current.as_ref().and_then(|p| {
+        if col.kind == ColumnKind::Static {
+            p.static_row.as_ref()
+        } else {
+            p.rows.first().map(|(_, r)| r)
+        }
+    });
+    let elements: Vec<(Bytes, Bytes)> = row
+        .and_then(|r| r.columns.iter().find(|(id, _)| *id == col.id))
+        .map(|(_, d)| match d {
+            ColumnData::Complex(cc) => cc
+                .cells
+                .iter()
+                .map(|(p, c)| (p.clone(), c.value.clone()))
+                .collect(),
+            ColumnData::Simple(_) => Vec::new(),
+        })
+        .unwrap_or_default();
+    let cells = match edit {
+        ListEdit::Index(index, value) => {
+            let path = usize::try_from(*index)
+                .ok()
+                .and_then(|i| elements.get(i))
+                .map(|(p, _)| p.clone())
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "List index {index} out of bound, list has size {}",
+                        elements.len()
+                    ))
+                })?;
+            let c = match value {
+                Some(v) => cell(ts, ttl, now, v.clone()),
+                None => Cell::tombstone(ts, now),
+            };
+            vec![(path, c)]
+        }
+        ListEdit::Remove(values) => elements
+            .into_iter()
+            .filter(|(_, v)| values.contains(v))
+            .map(|(p, _)| (p, Cell::tombstone(ts, now)))
+            .collect(),
+    };
+    Ok(ColumnData::Complex(ComplexColumn {
+        deletion: None,
+        cells,
+    }))
 }
 
 fn key_value(col: &ColumnDef, term: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Bytes> {
@@ -467,39 +742,45 @@ fn update(
     let keys = keys_of(&r, &schema)?;
     let mut row = Row::default();
     let mut statics = Row::default();
+    let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
     for a in &u.assignments {
-        let Assignment::Set { column, value } = a else {
-            return Err(Error::Invalid(
-                "Collection and counter updates are not supported yet".into(),
-            ));
+        let column = match a {
+            Assignment::Set { column, .. }
+            | Assignment::SetElement { column, .. }
+            | Assignment::SetField { column, .. }
+            | Assignment::Add { column, .. }
+            | Assignment::Prepend { column, .. }
+            | Assignment::Subtract { column, .. } => column,
         };
         let c = schema
             .column(column)
             .ok_or_else(|| Error::Invalid(format!("Undefined column name {column}")))?;
-        match c.kind {
-            ColumnKind::PartitionKey | ColumnKind::Clustering => {
-                return Err(Error::Invalid(format!(
-                    "PRIMARY KEY part {column} found in SET part"
-                )))
+        if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+            return Err(Error::Invalid(format!(
+                "PRIMARY KEY part {column} found in SET part"
+            )));
+        }
+        match assignment_op(c, a, ctx, ts, ttl, now)? {
+            None => {}
+            Some(ColumnOp::Data(d)) => {
+                let target = if c.kind == ColumnKind::Static {
+                    &mut statics
+                } else {
+                    &mut row
+                };
+                put_column(target, c.id, d);
             }
-            ColumnKind::Regular => {
-                if let Some(d) = column_data(c, value, ctx, ts, ttl, now)? {
-                    row.columns.push((c.id, d));
-                }
-            }
-            ColumnKind::Static => {
-                if let Some(d) = column_data(c, value, ctx, ts, ttl, now)? {
-                    statics.columns.push((c.id, d));
-                }
-            }
+            Some(ColumnOp::List(edit)) => indexed.push((c.clone(), edit)),
         }
     }
     row.columns.sort_by_key(|(id, _)| *id);
     statics.columns.sort_by_key(|(id, _)| *id);
     let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
+    let regular_touched =
+        !row.columns.is_empty() || indexed.iter().any(|(c, _)| c.kind == ColumnKind::Regular);
     let ckeys = if r.full_clustering(&schema) {
         clustering_keys(&r, &schema)?
-    } else if has_ck && (!row.columns.is_empty() || r.prefix_len > 0 || r.bound.is_some()) {
+    } else if has_ck && (regular_touched || r.prefix_len > 0 || r.bound.is_some()) {
         let missing: Vec<&str> = schema
             .columns_of(ColumnKind::Clustering)
             .skip(r.prefix_len)
@@ -515,13 +796,26 @@ fn update(
     let mut muts = Vec::new();
     for key in keys {
         let mut update = Partition::default();
-        if !row.columns.is_empty() {
-            for ck in &ckeys {
-                update.rows.insert(ck.clone(), row.clone());
+        for ck in &ckeys {
+            let mut r = row.clone();
+            let mut st = statics.clone();
+            for (c, edit) in &indexed {
+                let d = list_edit_cell(ex, &schema, &key, ck, (c, edit), (ts, ttl, now))?;
+                let target = if c.kind == ColumnKind::Static {
+                    &mut st
+                } else {
+                    &mut r
+                };
+                put_column(target, c.id, d);
             }
-        }
-        if !statics.columns.is_empty() {
-            update.static_row = Some(statics.clone());
+            r.columns.sort_by_key(|(id, _)| *id);
+            st.columns.sort_by_key(|(id, _)| *id);
+            if !r.columns.is_empty() {
+                update.rows.insert(ck.clone(), r);
+            }
+            if !st.columns.is_empty() {
+                update.static_row = Some(st);
+            }
         }
         muts.push(Mutation {
             table: schema.id,
@@ -597,11 +891,33 @@ fn delete(
         } else {
             let mut row = Row::default();
             let mut statics = Row::default();
+            let mut element_deletes: Vec<(ColumnDef, ListEdit)> = Vec::new();
             for t in &d.targets {
+                if let RelationTarget::Element(name, elem) = t {
+                    let c = schema
+                        .column(name)
+                        .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?;
+                    let a = Assignment::SetElement {
+                        column: name.clone(),
+                        key: elem.clone(),
+                        value: crate::ast::Term::Null,
+                    };
+                    match assignment_op(c, &a, ctx, ts, 0, now)? {
+                        Some(ColumnOp::Data(d)) => {
+                            let target = if c.kind == ColumnKind::Static {
+                                &mut statics
+                            } else {
+                                &mut row
+                            };
+                            put_column(target, c.id, d);
+                        }
+                        Some(ColumnOp::List(edit)) => element_deletes.push((c.clone(), edit)),
+                        None => {}
+                    }
+                    continue;
+                }
                 let RelationTarget::Column(name) = t else {
-                    return Err(Error::Invalid(
-                        "Deleting collection elements is not supported yet".into(),
-                    ));
+                    return Err(Error::Invalid(format!("Invalid deletion target {t:?}")));
                 };
                 let c = schema
                     .column(name)
@@ -620,9 +936,32 @@ fn delete(
                 match c.kind {
                     ColumnKind::Regular => row.columns.push((c.id, data)),
                     ColumnKind::Static => statics.columns.push((c.id, data)),
-                    _ => return Err(Error::Invalid(format!(
+                    _ => {
+                        return Err(Error::Invalid(format!(
                         "Invalid identifier {name} for deletion (should not be a PRIMARY KEY part)"
-                    ))),
+                    )))
+                    }
+                }
+            }
+            if !element_deletes.is_empty() {
+                if !r.full_clustering(&schema) {
+                    return Err(Error::Invalid(
+                        "Range deletions are not supported for specific columns".into(),
+                    ));
+                }
+                for ck in clustering_keys(&r, &schema)? {
+                    for (c, edit) in &element_deletes {
+                        let d = list_edit_cell(ex, &schema, &key, &ck, (c, edit), (ts, 0, now))?;
+                        put_column(
+                            if c.kind == ColumnKind::Static {
+                                &mut statics
+                            } else {
+                                &mut row
+                            },
+                            c.id,
+                            d,
+                        );
+                    }
                 }
             }
             row.columns.sort_by_key(|(id, _)| *id);

@@ -103,7 +103,8 @@ struct Outputs<'a> {
     job: &'a Job,
     txn: Arc<TxnLog>,
     opts: WriterOptions,
-    current: Option<SSTableWriter>,
+    /// Open writers by time window (one, keyed 0, unless the job splits by window).
+    current: BTreeMap<i64, SSTableWriter>,
     /// Sealed, not yet committed (regular jobs keep them until the end).
     sealed: Vec<Arc<SSTable>>,
     committed: Vec<u64>,
@@ -112,34 +113,59 @@ struct Outputs<'a> {
 }
 
 impl Outputs<'_> {
-    fn write(&mut self, key: &DecoratedKey, p: &Partition) -> Result<()> {
-        if self.current.is_none() {
-            let gen = self.env.table.next_generation();
-            self.txn.add(gen)?;
-            self.current = Some(SSTableWriter::create(
-                self.env.table.dir(),
-                gen,
-                self.opts.clone(),
-                Arc::clone(&self.env.table.io),
-            )?);
-        }
-        let Some(w) = self.current.as_mut() else {
-            return Err(Error::Closed);
+    /// The output window of a partition: TWCS jobs keep time windows apart (by the
+    /// partition's newest timestamp, so a partition is never split), others use one.
+    fn window_of(&self, p: &Partition) -> i64 {
+        let Some(secs) = self.job.time_window_secs.filter(|s| *s > 0) else {
+            return 0;
+        };
+        let mut newest = i64::MIN;
+        p.for_each_timestamp(|t| newest = newest.max(t));
+        let w = i64::try_from(secs)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1_000_000);
+        newest - newest.rem_euclid(w)
+    }
+
+    /// Writes a partition; returns its window.
+    fn write(&mut self, key: &DecoratedKey, p: &Partition) -> Result<i64> {
+        let window = self.window_of(p);
+        let w = match self.current.entry(window) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let gen = self.env.table.next_generation();
+                self.txn.add(gen)?;
+                e.insert(SSTableWriter::create(
+                    self.env.table.dir(),
+                    gen,
+                    self.opts.clone(),
+                    Arc::clone(&self.env.table.io),
+                )?)
+            }
         };
         w.write_partition(key, p)?;
         self.partitions_out += 1;
-        Ok(())
+        Ok(window)
     }
 
-    fn full(&self) -> bool {
+    fn full(&self, window: i64) -> bool {
         self.current
-            .as_ref()
+            .get(&window)
             .is_some_and(|w| w.uncompressed_position() >= self.job.max_output_bytes)
     }
 
-    /// Finishes the current output; returns it when it holds anything.
-    fn seal(&mut self) -> Result<Option<Arc<SSTable>>> {
-        let Some(w) = self.current.take() else {
+    /// Finishes every open output.
+    fn seal_all(&mut self) -> Result<()> {
+        let windows: Vec<i64> = self.current.keys().copied().collect();
+        for w in windows {
+            self.seal(w)?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the output of `window`; returns it when it holds anything.
+    fn seal(&mut self, window: i64) -> Result<Option<Arc<SSTable>>> {
+        let Some(w) = self.current.remove(&window) else {
             return Ok(None);
         };
         let Some(written) = w.finish()? else {
@@ -173,7 +199,7 @@ impl Outputs<'_> {
 
     /// Deletes what was written but not committed.
     fn abandon(&mut self) {
-        self.current = None; // an unfinished writer deletes its files when dropped
+        self.current.clear(); // an unfinished writer deletes its files when dropped
         for s in self.sealed.drain(..) {
             s.mark_deleted();
         }
@@ -267,7 +293,7 @@ pub fn run(env: &JobEnv<'_>, job: &Job) -> Result<JobReport> {
         job,
         txn,
         opts,
-        current: None,
+        current: BTreeMap::new(),
         sealed: Vec::new(),
         committed: Vec::new(),
         bytes_out: 0,
@@ -275,7 +301,7 @@ pub fn run(env: &JobEnv<'_>, job: &Job) -> Result<JobReport> {
     };
     let merged = merge_inputs(env, job, &inputs, &mut out, &mut report);
     let result = merged.and_then(|remaining| {
-        out.seal()?;
+        out.seal_all()?;
         out.commit(&remaining)
     });
     if let Err(e) = result {
@@ -359,13 +385,15 @@ fn merge_inputs(
         });
         report.purged.tombstones_purged += counts.tombstones_purged;
         report.purged.expired_cells += counts.expired_cells;
-        if !p.is_empty() {
-            out.write(&key, &p)?;
-        }
+        let window = if p.is_empty() {
+            None
+        } else {
+            Some(out.write(&key, &p)?)
+        };
         env.progress.fetch_add(read_bytes, Ordering::Relaxed);
         env.throttle.acquire(read_bytes);
-        if out.full() {
-            if let Some(sealed) = out.seal()? {
+        if let Some(window) = window.filter(|w| out.full(*w)) {
+            if let Some(sealed) = out.seal(window)? {
                 if job.incremental {
                     let last = sealed.stats.last_key.clone();
                     let (exhausted, rest): (Vec<Source>, Vec<Source>) = sources

@@ -450,8 +450,19 @@ fn describe_table(
         compacting: cs.compacting.clone(),
         running_jobs: cs.running,
         last_compacted_keys: cs.last_compacted_keys.clone(),
+        memtable_min_timestamp: memtable_min_timestamp(table),
     };
     Ok((opts, set, state))
+}
+
+/// The smallest timestamp any memtable of the table holds.
+fn memtable_min_timestamp(table: &Table) -> Option<i64> {
+    let st = table.state();
+    std::iter::once(&st.active)
+        .chain(st.flushing.iter().map(|(m, _)| m))
+        .filter(|m| !m.is_empty())
+        .map(|m| m.min_timestamp())
+        .min()
 }
 
 fn submit(shared: &Shared, table: &Arc<Table>) {

@@ -60,9 +60,13 @@ pub(crate) fn fully_expired(set: &[SSTableInfo], state: &StrategyState) -> Vec<u
     dropped
         .iter()
         .filter(|d| {
-            set.iter()
-                .filter(|o| !is_candidate(o) && overlaps(d, o))
-                .all(|o| d.max_timestamp < o.min_timestamp)
+            state
+                .memtable_min_timestamp
+                .is_none_or(|m| d.max_timestamp < m)
+                && set
+                    .iter()
+                    .filter(|o| !is_candidate(o) && overlaps(d, o))
+                    .all(|o| d.max_timestamp < o.min_timestamp)
         })
         .map(|d| d.generation)
         .collect()

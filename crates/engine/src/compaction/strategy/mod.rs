@@ -126,6 +126,9 @@ pub struct StrategyState {
     pub running_jobs: usize,
     /// LCS round robin: the last key compacted out of each level (index = level).
     pub last_compacted_keys: Vec<Option<DecoratedKey>>,
+    /// Smallest timestamp in the table's memtables (`None` when they are empty): data there
+    /// may be shadowed by an expired sstable's tombstones, which then must not be dropped.
+    pub memtable_min_timestamp: Option<i64>,
 }
 
 impl Job {

@@ -192,6 +192,13 @@ impl Env {
                         .collect()
                 }
                 "running" => self.state.running_jobs = v.parse().unwrap(),
+                "memtable_min_ts" => {
+                    self.state.memtable_min_timestamp = if v == "none" {
+                        None
+                    } else {
+                        Some(v.parse().unwrap())
+                    }
+                }
                 "last_key" => {
                     let (level, k) = v.split_once(':').unwrap();
                     let level: usize = level.parse().unwrap();

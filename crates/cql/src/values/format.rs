@@ -1,0 +1,340 @@
+//! Serialized values to CQL literal text, for system tables and `DESCRIBE`-like output.
+//!
+//! The text reads back as the same value when used as a literal for the type:
+//! `'it''s'` (strings quoted, quotes doubled), `42`, `1.5`, `NaN`, `-Infinity`, `1.5E+10`
+//! (decimals as Java's `BigDecimal.toString`), `0xcafe`, uuids bare,
+//! `'2024-01-01 00:00:00.000000+0000'` (timestamps in UTC, the form cqlsh prints),
+//! `'2024-01-01'`, `'12:34:56.000000000'`, `'127.0.0.1'`, durations as `1h30m`, and
+//! `[1, 2]`, `{1, 2}`, `{'a': 1}`, `(1, null)` for collections and tuples. The empty value of
+//! a non-string type is `null`. A value that is not valid for its type is written as a blob
+//! (`0x…`) rather than failing: this never panics.
+
+use super::bigint::{BigDecimal, BigInt};
+use super::codec::{split_collection, split_map, split_tuple};
+use super::literal::{decode_duration, duration_to_string};
+use super::temporal;
+use super::term::unfrozen;
+use cairn_engine::model::types::CqlType;
+
+/// `'text'` with single quotes doubled.
+pub fn quote_string(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// `0x` and lower-case hex.
+pub fn hex_literal(v: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + v.len() * 2);
+    s.push_str("0x");
+    for b in v {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// Java's `Double.toString` (shortest digits; plain between 10^-3 and 10^7, else
+/// `d.dddE±n`).
+pub fn java_double_string(x: f64) -> String {
+    java_float_text(
+        x.is_nan(),
+        x.is_infinite(),
+        x.is_sign_negative(),
+        x == 0.0,
+        || format!("{:e}", x.abs()),
+    )
+}
+
+/// Java's `Float.toString`.
+pub fn java_float_string(x: f32) -> String {
+    java_float_text(
+        x.is_nan(),
+        x.is_infinite(),
+        x.is_sign_negative(),
+        x == 0.0,
+        || format!("{:e}", x.abs()),
+    )
+}
+
+fn java_float_text(
+    nan: bool,
+    inf: bool,
+    neg: bool,
+    zero: bool,
+    sci: impl Fn() -> String,
+) -> String {
+    let sign = if neg { "-" } else { "" };
+    if nan {
+        return "NaN".to_string();
+    }
+    if inf {
+        return format!("{sign}Infinity");
+    }
+    if zero {
+        return format!("{sign}0.0");
+    }
+    // Rust prints the shortest round-trip digits as `d.ddde<exp>`.
+    let s = sci();
+    let (mantissa, exp) = s.split_once('e').unwrap_or((s.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if (-3..7).contains(&exp) {
+        let point = exp + 1; // digits before the point
+        if point <= 0 {
+            format!("{sign}0.{}{digits}", "0".repeat((-point) as usize))
+        } else {
+            let point = point as usize;
+            let (int, frac) = if digits.len() > point {
+                (digits[..point].to_string(), digits[point..].to_string())
+            } else {
+                (
+                    format!("{digits}{}", "0".repeat(point - digits.len())),
+                    String::new(),
+                )
+            };
+            let frac = if frac.is_empty() {
+                "0".to_string()
+            } else {
+                frac
+            };
+            format!("{sign}{int}.{frac}")
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let rest = if rest.is_empty() { "0" } else { rest };
+        format!("{sign}{first}.{rest}E{exp}")
+    }
+}
+
+/// The CQL literal text of a serialized value of type `ty`.
+pub fn format_value(ty: &CqlType, v: &[u8]) -> String {
+    format_checked(ty, v).unwrap_or_else(|| hex_literal(v))
+}
+
+fn format_checked(ty: &CqlType, v: &[u8]) -> Option<String> {
+    use CqlType as T;
+    let ty = unfrozen(ty);
+    if v.is_empty() && !matches!(ty, T::Text | T::Ascii | T::Blob) {
+        return Some("null".to_string());
+    }
+    Some(match ty {
+        T::Text | T::Ascii => quote_string(std::str::from_utf8(v).ok()?),
+        T::Blob => hex_literal(v),
+        T::Boolean => match v {
+            [0] => "false".to_string(),
+            [_] => "true".to_string(),
+            _ => return None,
+        },
+        T::Tinyint => i8::from_be_bytes(v.try_into().ok()?).to_string(),
+        T::Smallint => i16::from_be_bytes(v.try_into().ok()?).to_string(),
+        T::Int => i32::from_be_bytes(v.try_into().ok()?).to_string(),
+        T::Bigint | T::Counter => i64::from_be_bytes(v.try_into().ok()?).to_string(),
+        T::Float => java_float_string(f32::from_be_bytes(v.try_into().ok()?)),
+        T::Double => java_double_string(f64::from_be_bytes(v.try_into().ok()?)),
+        T::Varint => BigInt::from_bytes(v).to_java_string(),
+        T::Decimal => BigDecimal::from_bytes(v)?.to_java_string(),
+        T::Uuid | T::Timeuuid => {
+            if v.len() != 16 {
+                return None;
+            }
+            temporal::format_uuid(v)
+        }
+        T::Inet => match v.len() {
+            4 => quote_string(&std::net::Ipv4Addr::from(<[u8; 4]>::try_from(v).ok()?).to_string()),
+            16 => {
+                quote_string(&std::net::Ipv6Addr::from(<[u8; 16]>::try_from(v).ok()?).to_string())
+            }
+            _ => return None,
+        },
+        T::Timestamp => quote_string(&temporal::format_timestamp_cql(i64::from_be_bytes(
+            v.try_into().ok()?,
+        ))),
+        T::Date => {
+            let raw = u32::from_be_bytes(v.try_into().ok()?);
+            quote_string(&temporal::format_date_days(i64::from(raw) - (1i64 << 31)))
+        }
+        T::Time => {
+            let n = i64::from_be_bytes(v.try_into().ok()?);
+            if !(0..cairn_engine::model::types::NANOS_PER_DAY).contains(&n) {
+                return None;
+            }
+            quote_string(&temporal::format_time(n))
+        }
+        T::Duration => {
+            let (m, d, n) = decode_duration(v)?;
+            let s = duration_to_string(m, d, n);
+            if s.is_empty() || s == "-" {
+                "0s".to_string()
+            } else {
+                s
+            }
+        }
+        T::List(e) => format!("[{}]", join(e, &split_collection(v)?)),
+        T::Set(e) => format!("{{{}}}", join(e, &split_collection(v)?)),
+        T::Map(k, val) => format!(
+            "{{{}}}",
+            split_map(v)?
+                .iter()
+                .map(|(kb, vb)| format!("{}: {}", format_value(k, kb), format_value(val, vb)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        T::Tuple(types) => {
+            let comps = split_tuple(v)?;
+            if comps.len() > types.len() {
+                return None;
+            }
+            format!(
+                "({})",
+                comps
+                    .iter()
+                    .zip(types)
+                    .map(|(c, t)| match c {
+                        Some(b) => format_value(t, b),
+                        None => "null".to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+        T::Frozen(inner) => format_value(inner, v),
+    })
+}
+
+fn join(ty: &CqlType, elems: &[&[u8]]) -> String {
+    elems
+        .iter()
+        .map(|e| format_value(ty, e))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::super::tests::{ty, value};
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn java_number_strings() {
+        for (x, s) in [
+            (1.0, "1.0"),
+            (1.5, "1.5"),
+            (-0.0, "-0.0"),
+            (0.001, "0.001"),
+            (0.0001, "1.0E-4"),
+            (1234567.0, "1234567.0"),
+            (12345678.0, "1.2345678E7"),
+            (1e10, "1.0E10"),
+            (0.1, "0.1"),
+            (100.0, "100.0"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ] {
+            assert_eq!(java_double_string(x), s, "{x}");
+        }
+        assert_eq!(java_float_string(0.1), "0.1");
+        assert_eq!(java_float_string(1e10), "1.0E10");
+    }
+
+    #[test]
+    fn literals_round_trip() {
+        for (t, text, expected) in [
+            ("text", "'it''s'", "'it''s'"),
+            ("ascii", "''", "''"),
+            ("int", "-42", "-42"),
+            ("bigint", "9223372036854775807", "9223372036854775807"),
+            (
+                "varint",
+                "-123456789012345678901234567890",
+                "-123456789012345678901234567890",
+            ),
+            ("decimal", "1.50", "1.50"),
+            ("decimal", "1e10", "1E+10"),
+            ("double", "1.5", "1.5"),
+            ("double", "NaN", "NaN"),
+            ("float", "-Infinity", "-Infinity"),
+            ("boolean", "true", "true"),
+            ("blob", "0xCAFE", "0xcafe"),
+            (
+                "uuid",
+                "550e8400-e29b-41d4-a716-446655440000",
+                "550e8400-e29b-41d4-a716-446655440000",
+            ),
+            ("inet", "'::1'", "'::1'"),
+            ("inet", "'10.0.0.1'", "'10.0.0.1'"),
+            (
+                "timestamp",
+                "'2024-01-01 12:00:00.123'",
+                "'2024-01-01 12:00:00.123000+0000'",
+            ),
+            ("date", "'1969-07-20'", "'1969-07-20'"),
+            ("time", "'12:34:56.5'", "'12:34:56.500000000'"),
+            ("duration", "1h30m", "1h30m"),
+            ("duration", "-P1W", "-7d"),
+            ("list<text>", "['a', 'b']", "['a', 'b']"),
+            ("set<int>", "{3, 1}", "{1, 3}"),
+            ("map<text, int>", "{'b': 2, 'a': 1}", "{'a': 1, 'b': 2}"),
+            ("tuple<int, text, int>", "(1, null, 3)", "(1, null, 3)"),
+            ("frozen<list<frozen<set<int>>>>", "[{2, 1}]", "[{1, 2}]"),
+        ] {
+            let v = value(text, t);
+            let f = format_value(&ty(t), &v);
+            assert_eq!(f, expected, "{t} {text}");
+            // And it reads back.
+            assert_eq!(value(&f, t), v, "{t} {f}");
+        }
+        assert_eq!(format_value(&CqlType::Int, &[]), "null");
+        assert_eq!(format_value(&CqlType::Int, &[1, 2]), "0x0102");
+        assert_eq!(format_value(&CqlType::Text, &[0xFF]), "0xff");
+    }
+
+    fn all_types() -> Vec<CqlType> {
+        [
+            "ascii",
+            "bigint",
+            "blob",
+            "boolean",
+            "counter",
+            "date",
+            "decimal",
+            "double",
+            "duration",
+            "float",
+            "inet",
+            "int",
+            "smallint",
+            "text",
+            "time",
+            "timestamp",
+            "timeuuid",
+            "tinyint",
+            "uuid",
+            "varint",
+            "list<int>",
+            "set<text>",
+            "map<int, frozen<list<text>>>",
+            "tuple<int, text>",
+            "frozen<set<decimal>>",
+        ]
+        .iter()
+        .map(|t| ty(t))
+        .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..48)) {
+            for t in all_types() {
+                let _ = format_value(&t, &bytes);
+                let _ = super::super::compare::compare(&t, &bytes, &bytes[..bytes.len() / 2]);
+                let _ = super::super::collections::comparable_encode(&t, &bytes);
+                let _ = super::super::collections::comparable_decode(&t, &bytes);
+                let _ = super::super::term::normalize_collection(&t, bytes::Bytes::copy_from_slice(&bytes));
+                if let CqlType::Set(_) | CqlType::Map(_, _) | CqlType::List(_) = t {
+                    let cell = (bytes::Bytes::copy_from_slice(&bytes), bytes::Bytes::copy_from_slice(&bytes));
+                    let _ = super::super::collections::cells_to_collection(&t, &[cell]);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! Term-level native functions (Cassandra's `system` keyspace functions that may appear in
+//! a value position: `INSERT … VALUES (now())`, `WHERE t > maxTimeuuid('2024-01-01')`).
+//!
+//! | function | signatures |
+//! | --- | --- |
+//! | `now()`, `currenttimeuuid()` | `() -> timeuuid` (a version-1 UUID at the context's time) |
+//! | `uuid()` | `() -> uuid` (random, version 4) |
+//! | `currenttimestamp()`, `currentdate()`, `currenttime()` | `() -> timestamp / date / time` |
+//! | `mintimeuuid`, `maxtimeuuid` | `(timestamp) -> timeuuid` |
+//! | `totimestamp` | `(timeuuid)`, `(date) -> timestamp` |
+//! | `todate` | `(timeuuid)`, `(timestamp) -> date` |
+//! | `tounixtimestamp` | `(timeuuid)`, `(timestamp)`, `(date) -> bigint` |
+//! | `dateof`, `unixtimestampof` | `(timeuuid) -> timestamp / bigint` (deprecated forms) |
+//! | `<type>asblob`, `blobas<type>` | for every native type but `blob` (`varchar` included) |
+//!
+//! Overloads are chosen as Cassandra's `FunctionResolver` does: the signatures whose
+//! parameter types every argument can be assigned to; if several remain, those matched
+//! exactly; if still several, the call is ambiguous. A null argument gives a null result.
+//! Names arrive lowercased; a keyspace other than `system` is an unknown function.
+
+use super::error::{ValueError, ValueResult};
+use super::temporal::{self, GREGORIAN_OFFSET, MILLIS_PER_DAY};
+use super::term::{assignment, term_display, term_to_bytes, Assignment, TermContext, TermValue};
+use crate::ast::{FunctionCall, Term};
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+
+/// One signature: parameter types and return type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signature {
+    pub args: Vec<CqlType>,
+    pub ret: CqlType,
+}
+
+impl Signature {
+    fn new(args: &[CqlType], ret: CqlType) -> Self {
+        Signature {
+            args: args.to_vec(),
+            ret,
+        }
+    }
+}
+
+/// Every native type with a blob conversion, by the name used in the function names.
+fn blob_conversion_types() -> impl Iterator<Item = (&'static str, CqlType)> {
+    use CqlType as T;
+    [
+        ("ascii", T::Ascii),
+        ("bigint", T::Bigint),
+        ("boolean", T::Boolean),
+        ("counter", T::Counter),
+        ("date", T::Date),
+        ("decimal", T::Decimal),
+        ("double", T::Double),
+        ("duration", T::Duration),
+        ("float", T::Float),
+        ("inet", T::Inet),
+        ("int", T::Int),
+        ("smallint", T::Smallint),
+        ("text", T::Text),
+        ("varchar", T::Text),
+        ("time", T::Time),
+        ("timestamp", T::Timestamp),
+        ("timeuuid", T::Timeuuid),
+        ("tinyint", T::Tinyint),
+        ("uuid", T::Uuid),
+        ("varint", T::Varint),
+    ]
+    .into_iter()
+}
+
+/// The signatures of a (lowercased, unqualified) function name; `None` if unknown.
+pub fn signatures(name: &str) -> Option<Vec<Signature>> {
+    use CqlType as T;
+    let s = Signature::new;
+    Some(match name {
+        "now" | "currenttimeuuid" => vec![s(&[], T::Timeuuid)],
+        "uuid" => vec![s(&[], T::Uuid)],
+        "currenttimestamp" => vec![s(&[], T::Timestamp)],
+        "currentdate" => vec![s(&[], T::Date)],
+        "currenttime" => vec![s(&[], T::Time)],
+        "mintimeuuid" | "maxtimeuuid" => vec![s(&[T::Timestamp], T::Timeuuid)],
+        "dateof" => vec![s(&[T::Timeuuid], T::Timestamp)],
+        "unixtimestampof" => vec![s(&[T::Timeuuid], T::Bigint)],
+        "totimestamp" => vec![s(&[T::Timeuuid], T::Timestamp), s(&[T::Date], T::Timestamp)],
+        "todate" => vec![s(&[T::Timeuuid], T::Date), s(&[T::Timestamp], T::Date)],
+        "tounixtimestamp" => vec![
+            s(&[T::Timeuuid], T::Bigint),
+            s(&[T::Timestamp], T::Bigint),
+            s(&[T::Date], T::Bigint),
+        ],
+        other => {
+            if let Some(t) = other.strip_suffix("asblob") {
+                let (_, ty) = blob_conversion_types().find(|(n, _)| *n == t)?;
+                vec![s(&[ty], T::Blob)]
+            } else if let Some(t) = other.strip_prefix("blobas") {
+                let (_, ty) = blob_conversion_types().find(|(n, _)| *n == t)?;
+                vec![s(&[T::Blob], ty)]
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// The function's name if it is a system function (`None` for another keyspace).
+fn system_name(call: &FunctionCall<Term>) -> Option<&str> {
+    match call.name.keyspace.as_deref() {
+        None | Some("system") => Some(call.name.name.as_str()),
+        Some(_) => None,
+    }
+}
+
+/// The name as written (`ks.f` or `f`), for `Unknown function` and term texts.
+pub fn display_name(call: &FunctionCall<Term>) -> String {
+    match &call.name.keyspace {
+        Some(ks) => format!("{ks}.{}", call.name.name),
+        None => call.name.name.clone(),
+    }
+}
+
+/// `system.<name>`, as Cassandra names resolved native functions.
+pub fn qualified_name(call: &FunctionCall<Term>) -> String {
+    format!("system.{}", call.name.name)
+}
+
+fn describe(name: &str, sig: &Signature) -> String {
+    let args: Vec<String> = sig.args.iter().map(CqlType::name).collect();
+    format!(
+        "system.{name} : ({}) -> {}",
+        args.join(", "),
+        sig.ret.name()
+    )
+}
+
+/// Picks the signature for a call, with Cassandra's resolution errors.
+fn resolve(call: &FunctionCall<Term>) -> ValueResult<(String, Signature)> {
+    let unknown = || ValueError::invalid(format!("Unknown function {} called", display_name(call)));
+    let name = system_name(call).ok_or_else(unknown)?;
+    let sigs = signatures(name).ok_or_else(unknown)?;
+    let qualified = format!("system.{name}");
+    if let [only] = sigs.as_slice() {
+        if only.args.len() != call.args.len() {
+            return Err(ValueError::invalid(format!(
+                "Invalid number of arguments in call to function {qualified}: {} required but {} provided",
+                only.args.len(),
+                call.args.len()
+            )));
+        }
+        for (i, (arg, t)) in call.args.iter().zip(&only.args).enumerate() {
+            if !assignment(arg, t).is_assignable() {
+                return Err(ValueError::invalid(format!(
+                    "Type error: {} cannot be passed as argument {i} of function {qualified} of type {}",
+                    term_display(arg),
+                    t.name()
+                )));
+            }
+        }
+        return Ok((name.to_string(), only.clone()));
+    }
+    let scored: Vec<(&Signature, bool)> = sigs
+        .iter()
+        .filter(|s| s.args.len() == call.args.len())
+        .filter_map(|s| {
+            let results: Vec<Assignment> = call
+                .args
+                .iter()
+                .zip(&s.args)
+                .map(|(a, t)| assignment(a, t))
+                .collect();
+            results
+                .iter()
+                .all(|r| r.is_assignable())
+                .then(|| (s, results.iter().all(|r| *r == Assignment::Exact)))
+        })
+        .collect();
+    let known = || {
+        sigs.iter()
+            .map(|s| describe(name, s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match scored.as_slice() {
+        [] => Err(ValueError::invalid(format!(
+            "Invalid call to function {qualified}, none of its type signatures match (known type signatures: {})",
+            known()
+        ))),
+        [(one, _)] => Ok((name.to_string(), (*one).clone())),
+        many => {
+            let exact: Vec<&Signature> = many.iter().filter(|(_, e)| *e).map(|(s, _)| *s).collect();
+            if let [one] = exact.as_slice() {
+                return Ok((name.to_string(), (*one).clone()));
+            }
+            let candidates: Vec<String> = many.iter().map(|(s, _)| describe(name, s)).collect();
+            Err(ValueError::invalid(format!(
+                "Ambiguous call to function {qualified} (can be matched by following signatures: {}): use type casts to disambiguate",
+                candidates.join(", ")
+            )))
+        }
+    }
+}
+
+/// The return type of a call, if it resolves.
+pub fn return_type(call: &FunctionCall<Term>) -> Option<CqlType> {
+    resolve(call).ok().map(|(_, s)| s.ret)
+}
+
+fn i64_arg(v: &[u8]) -> Option<i64> {
+    Some(i64::from_be_bytes(v.try_into().ok()?))
+}
+
+fn uuid_arg(v: &[u8]) -> Option<[u8; 16]> {
+    v.try_into().ok()
+}
+
+fn date_days(v: &[u8]) -> Option<i64> {
+    let raw: [u8; 4] = v.try_into().ok()?;
+    Some(i64::from(u32::from_be_bytes(raw)) - (1i64 << 31))
+}
+
+fn date_bytes(millis: i64) -> Bytes {
+    let days = millis.div_euclid(MILLIS_PER_DAY);
+    let raw = (days + (1i64 << 31)).clamp(0, i64::from(u32::MAX)) as u32;
+    Bytes::copy_from_slice(&raw.to_be_bytes())
+}
+
+/// A version-1 UUID for `micros` with random sub-microsecond ticks, clock sequence and node.
+pub fn timeuuid_at(micros: i64, ctx: &dyn TermContext) -> [u8; 16] {
+    let r = ctx.random_u64();
+    let ticks = micros.saturating_mul(10).saturating_add(GREGORIAN_OFFSET) + (r % 10) as i64;
+    let r2 = ctx.random_u64();
+    // Variant bits `10` in the clock sequence's top byte.
+    let csn = (r2 & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
+    temporal::make_v1(ticks, csn)
+}
+
+/// Evaluates a call: its return type and value.
+pub fn call(call: &FunctionCall<Term>, ctx: &dyn TermContext) -> ValueResult<(CqlType, TermValue)> {
+    let (name, sig) = resolve(call)?;
+    let qualified = format!("system.{name}");
+    let mut args = Vec::with_capacity(call.args.len());
+    for (i, (arg, t)) in call.args.iter().zip(&sig.args).enumerate() {
+        let spec = format!("arg{i}({qualified})");
+        match term_to_bytes(arg, t, &spec, ctx)? {
+            TermValue::Value(b) => args.push(b),
+            TermValue::Null => return Ok((sig.ret, TermValue::Null)),
+            TermValue::Unset => {
+                return Err(ValueError::invalid(format!(
+                    "Invalid unset value for argument in call to function {qualified}"
+                )))
+            }
+        }
+    }
+    let value = apply(&name, &sig, &args, ctx)?;
+    Ok((
+        sig.ret,
+        match value {
+            Some(b) => TermValue::Value(b),
+            None => TermValue::Null,
+        },
+    ))
+}
+
+/// Runs a resolved function on evaluated arguments (`None` = null result).
+fn apply(
+    name: &str,
+    sig: &Signature,
+    args: &[Bytes],
+    ctx: &dyn TermContext,
+) -> ValueResult<Option<Bytes>> {
+    use CqlType as T;
+    let now_micros = ctx.now_micros();
+    let now_ms = now_micros.div_euclid(1000);
+    let first = args.first().map(|b| &b[..]).unwrap_or_default();
+    let arg_ty = sig.args.first();
+    // Empty values (zero bytes) of the time types read as null.
+    let time_input = || -> Option<i64> {
+        match arg_ty? {
+            T::Timeuuid => Some(temporal::v1_unix_millis(&uuid_arg(first)?)),
+            T::Timestamp => i64_arg(first),
+            T::Date => date_days(first).map(|d| d * MILLIS_PER_DAY),
+            _ => None,
+        }
+    };
+    Ok(Some(match name {
+        "now" | "currenttimeuuid" => Bytes::copy_from_slice(&timeuuid_at(now_micros, ctx)),
+        "uuid" => {
+            let mut u = [0u8; 16];
+            u[..8].copy_from_slice(&ctx.random_u64().to_be_bytes());
+            u[8..].copy_from_slice(&ctx.random_u64().to_be_bytes());
+            u[6] = (u[6] & 0x0F) | 0x40;
+            u[8] = (u[8] & 0x3F) | 0x80;
+            Bytes::copy_from_slice(&u)
+        }
+        "currenttimestamp" => Bytes::copy_from_slice(&now_ms.to_be_bytes()),
+        "currentdate" => date_bytes(now_ms),
+        "currenttime" => {
+            let nanos = now_micros.rem_euclid(MILLIS_PER_DAY * 1000) * 1000;
+            Bytes::copy_from_slice(&nanos.to_be_bytes())
+        }
+        "mintimeuuid" | "maxtimeuuid" => {
+            let Some(ms) = i64_arg(first) else {
+                return Ok(None);
+            };
+            let u = if name == "mintimeuuid" {
+                temporal::min_timeuuid(ms)
+            } else {
+                temporal::max_timeuuid(ms)
+            };
+            Bytes::copy_from_slice(&u)
+        }
+        "dateof" | "totimestamp" => match time_input() {
+            Some(ms) => Bytes::copy_from_slice(&ms.to_be_bytes()),
+            None => return Ok(None),
+        },
+        "unixtimestampof" | "tounixtimestamp" => match time_input() {
+            Some(ms) => Bytes::copy_from_slice(&ms.to_be_bytes()),
+            None => return Ok(None),
+        },
+        "todate" => match time_input() {
+            Some(ms) => date_bytes(ms),
+            None => return Ok(None),
+        },
+        _ if name.ends_with("asblob") => args.first().cloned().unwrap_or_default(),
+        _ if name.starts_with("blobas") => {
+            let bytes = args.first().cloned().unwrap_or_default();
+            if sig.ret.validate(&bytes).is_err() {
+                return Err(ValueError::invalid(format!(
+                    "In call to function system.{name}, value 0x{} is not a valid binary representation for type {}",
+                    bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                    sig.ret.name()
+                )));
+            }
+            bytes
+        }
+        _ => {
+            return Err(ValueError::invalid(format!(
+                "Unknown function {name} called"
+            )))
+        }
+    }))
+}

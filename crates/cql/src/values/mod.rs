@@ -1,0 +1,42 @@
+//! CQL values: from literals and terms to native-protocol bytes, and back.
+//!
+//! Every value in Cairn is kept as its native-protocol v4 serialization (see
+//! [`cairn_engine::model::types`]). This module is what turns query text into such bytes and
+//! what works on them:
+//!
+//! - [`literal`]: one literal constant to bytes for a receiver type, with Cassandra's rules
+//!   and error texts;
+//! - [`term`]: whole terms (collections, tuples, bind markers, type hints, term-level
+//!   functions such as `now()` or `blobAsInt()`) to bytes;
+//! - [`compare`]: Cassandra's order for every type, collections and tuples included;
+//! - [`aggregate`]: `sum`, `avg`, `min`, `max`, `count` and `CAST` conversions;
+//! - [`collections`]: the multi-cell layout of non-frozen collections;
+//! - [`format`]: bytes to CQL literal text;
+//! - [`error`]: [`ValueError`], whose texts are Cassandra's `InvalidRequest` messages.
+//!
+//! Everything here is a pure function of its inputs (the clock and randomness come through
+//! [`term::TermContext`]).
+
+pub mod aggregate;
+pub mod bigint;
+pub mod codec;
+pub mod collections;
+pub mod compare;
+pub mod error;
+pub mod format;
+pub mod functions;
+pub mod literal;
+pub mod temporal;
+pub mod term;
+
+pub use aggregate::{cast, Accumulator, AggregateKind};
+pub use collections::{cells_to_collection, collection_to_cells, element_path};
+pub use compare::compare;
+pub use error::{ValueError, ValueResult};
+pub use format::format_value;
+pub use literal::{literal_to_bytes, literal_to_bytes_at};
+pub use term::{term_to_bytes, BoundValue, TermContext, TermValue};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests;

@@ -1,0 +1,580 @@
+//! Terms to native-protocol bytes.
+//!
+//! [`term_to_bytes`] evaluates a parsed [`Term`] for a receiver (a column, or a part of one)
+//! of a known type, the way Cassandra's `Term.Raw.prepare` + `bind` do:
+//!
+//! - literals go through [`super::literal`];
+//! - `NULL` is [`TermValue::Null`] (refused for counters: `Invalid null value for counter
+//!   increment/decrement`);
+//! - bind markers ask the [`TermContext`]; bound bytes are validated for the type, and bound
+//!   sets and maps are re-sorted and deduplicated as Cassandra's deserialization does;
+//! - `[…]`, `{…}`, `{k: v…}`, `{}` and `(…)` must match the receiver's kind
+//!   (`Invalid list literal for a of type set<int>`); each element is evaluated for
+//!   `value(a)` / `key(a)` / `a[i]`; sets and maps come out sorted by the element (key) order
+//!   of [`super::compare`] and deduplicated (for maps the last value of a key wins); a null
+//!   element is `null is not supported inside collections`; an unset element makes the whole
+//!   collection unset (an unset map key is an error);
+//! - `(type) term` checks that the hinted type can be assigned to the receiver and evaluates
+//!   the term for the hinted type;
+//! - function calls run Cassandra's term-level native functions (see [`super::functions`]).
+//!
+//! [`assignment`] is Cassandra's `testAssignment`, used to pick function overloads and to
+//! check elements before evaluating them.
+
+use super::codec::{build_collection, build_map, build_tuple, split_collection, split_map};
+use super::compare::compare;
+use super::error::{ValueError, ValueResult};
+use super::functions;
+use super::literal::{literal_accepts, literal_display, literal_to_bytes_at};
+use crate::ast::{BindMarker, Literal, Term};
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+use std::cmp::Ordering;
+
+/// The value of a term: null, unset (leave the column alone), or bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TermValue {
+    Null,
+    Unset,
+    Value(Bytes),
+}
+
+impl TermValue {
+    /// The bytes, if this is a value.
+    pub fn bytes(&self) -> Option<&Bytes> {
+        match self {
+            TermValue::Value(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+/// What a bind marker is bound to.
+pub type BoundValue = TermValue;
+
+/// What evaluating a term needs from the statement's execution.
+pub trait TermContext {
+    /// The value bound to a marker, `None` if the request bound nothing for it.
+    fn bind(&self, marker: &BindMarker) -> Option<BoundValue>;
+    /// The statement's current time, in microseconds since the epoch (for `now()`,
+    /// `currentTimestamp()`, `'now'`, list cell paths…).
+    fn now_micros(&self) -> i64;
+    /// Randomness for `uuid()` and the node half of `now()`.
+    fn random_u64(&self) -> u64 {
+        rand::random()
+    }
+}
+
+/// How well a term fits a type (Cassandra's `AssignmentTestable.TestResult`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assignment {
+    /// The term's own type is the receiver's.
+    Exact,
+    /// The term can be converted to the receiver's type.
+    Weak,
+    /// It cannot.
+    No,
+}
+
+impl Assignment {
+    /// Exact or weak.
+    pub fn is_assignable(self) -> bool {
+        self != Assignment::No
+    }
+}
+
+/// The type without `frozen<…>`.
+pub fn unfrozen(ty: &CqlType) -> &CqlType {
+    match ty {
+        CqlType::Frozen(inner) => unfrozen(inner),
+        other => other,
+    }
+}
+
+/// The type Cassandra infers for a literal by itself (`getPreferedTypeFor`).
+pub fn literal_preferred_type(lit: &Literal) -> Option<CqlType> {
+    Some(match lit {
+        Literal::String(s) => {
+            if s.is_ascii() {
+                CqlType::Ascii
+            } else {
+                CqlType::Text
+            }
+        }
+        Literal::Integer(s) => {
+            if s.parse::<i32>().is_ok() {
+                CqlType::Int
+            } else if s.parse::<i64>().is_ok() {
+                CqlType::Bigint
+            } else {
+                CqlType::Varint
+            }
+        }
+        Literal::Float(_) => CqlType::Double,
+        Literal::Boolean(_) => CqlType::Boolean,
+        Literal::Uuid(s) => {
+            if s.as_bytes().get(14) == Some(&b'1') {
+                CqlType::Timeuuid
+            } else {
+                CqlType::Uuid
+            }
+        }
+        Literal::Blob(_) => CqlType::Tinyint,
+        Literal::Duration(_) => CqlType::Duration,
+    })
+}
+
+/// Whether a value of type `from` can be stored as `to` without conversion (Cassandra's
+/// `isValueCompatibleWith`, for the cases that matter to terms).
+pub fn value_compatible(to: &CqlType, from: &CqlType) -> bool {
+    use CqlType as T;
+    let (to, from) = (unfrozen(to), unfrozen(from));
+    if to == from {
+        return true;
+    }
+    matches!(
+        (to, from),
+        (T::Blob, _)
+            | (T::Text, T::Ascii)
+            | (T::Uuid, T::Timeuuid)
+            | (T::Varint, T::Int | T::Bigint | T::Timestamp)
+            | (T::Bigint, T::Timestamp)
+            | (T::Timestamp, T::Bigint)
+    )
+}
+
+/// Cassandra's `testAssignment` of a term to a type.
+pub fn assignment(term: &Term, ty: &CqlType) -> Assignment {
+    let base = unfrozen(ty);
+    let all = |terms: &mut dyn Iterator<Item = (&Term, &CqlType)>| {
+        for (t, ty) in terms {
+            if !assignment(t, ty).is_assignable() {
+                return Assignment::No;
+            }
+        }
+        Assignment::Weak
+    };
+    match term {
+        Term::Literal(lit) => {
+            if !literal_accepts(lit, base) {
+                Assignment::No
+            } else if literal_preferred_type(lit).as_ref() == Some(base) {
+                Assignment::Exact
+            } else {
+                Assignment::Weak
+            }
+        }
+        Term::Null => {
+            if *base == CqlType::Counter {
+                Assignment::No
+            } else {
+                Assignment::Weak
+            }
+        }
+        Term::Bind(_) => Assignment::Weak,
+        Term::List(elems) => match base {
+            CqlType::List(e) => all(&mut elems.iter().map(|t| (t, &**e))),
+            _ => Assignment::No,
+        },
+        Term::Set(elems) => match base {
+            CqlType::Set(e) => all(&mut elems.iter().map(|t| (t, &**e))),
+            _ => Assignment::No,
+        },
+        Term::Map(entries) => match base {
+            CqlType::Map(k, v) => {
+                all(&mut entries.iter().flat_map(|(kt, vt)| [(kt, &**k), (vt, &**v)]))
+            }
+            _ => Assignment::No,
+        },
+        Term::EmptyBraces => match base {
+            CqlType::Set(_) | CqlType::Map(_, _) => Assignment::Weak,
+            _ => Assignment::No,
+        },
+        Term::Tuple(elems) => match base {
+            CqlType::Tuple(types) if elems.len() <= types.len() => {
+                all(&mut elems.iter().zip(types.iter()))
+            }
+            _ => Assignment::No,
+        },
+        Term::UserType(_) => Assignment::No,
+        Term::Function(call) => match functions::return_type(call) {
+            Some(ret) if unfrozen(&ret) == base => Assignment::Exact,
+            Some(ret) if value_compatible(base, &ret) => Assignment::Weak,
+            Some(_) => Assignment::No,
+            None => Assignment::Weak,
+        },
+        Term::TypeHint(hint, _) => match hint.to_cql_type() {
+            Some(h) if unfrozen(&h) == base => Assignment::Exact,
+            Some(h) if value_compatible(base, &h) => Assignment::Weak,
+            _ => Assignment::No,
+        },
+    }
+}
+
+/// The text Cassandra shows for a term in messages (`getText`).
+pub fn term_display(term: &Term) -> String {
+    let join = |ts: &[Term]| ts.iter().map(term_display).collect::<Vec<_>>().join(", ");
+    match term {
+        Term::Literal(lit) => literal_display(lit),
+        Term::Null => "NULL".to_string(),
+        Term::Bind(m) => match &m.name {
+            Some(n) => format!(":{n}"),
+            None => "?".to_string(),
+        },
+        Term::List(ts) => format!("[{}]", join(ts)),
+        Term::Set(ts) => format!("{{{}}}", join(ts)),
+        Term::Map(entries) => format!(
+            "{{{}}}",
+            entries
+                .iter()
+                .map(|(k, v)| format!("{}: {}", term_display(k), term_display(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Term::EmptyBraces => "{}".to_string(),
+        Term::Tuple(ts) => format!("({})", join(ts)),
+        Term::UserType(fields) => format!(
+            "{{{}}}",
+            fields
+                .iter()
+                .map(|(f, v)| format!("{f}: {}", term_display(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Term::Function(call) => format!("{}({})", functions::display_name(call), join(&call.args)),
+        Term::TypeHint(t, inner) => format!("({t}){}", term_display(inner)),
+    }
+}
+
+/// Evaluates `term` for a receiver named `receiver` of type `ty`.
+pub fn term_to_bytes(
+    term: &Term,
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let base = unfrozen(ty);
+    let kind_error = |kind: &str| {
+        ValueError::invalid(format!(
+            "Invalid {kind} literal for {receiver} of type {}",
+            ty.name()
+        ))
+    };
+    match term {
+        Term::Literal(lit) => {
+            let now_ms = ctx.now_micros().div_euclid(1000);
+            literal_to_bytes_at(lit, base, receiver, now_ms)
+                .map_err(|e| match e {
+                    ValueError::InvalidConstant {
+                        kind,
+                        text,
+                        receiver,
+                        ..
+                    } => ValueError::InvalidConstant {
+                        kind,
+                        text,
+                        receiver,
+                        type_name: ty.name(),
+                    },
+                    other => other,
+                })
+                .map(TermValue::Value)
+        }
+        Term::Null => {
+            if *base == CqlType::Counter {
+                Err(ValueError::invalid(
+                    "Invalid null value for counter increment/decrement",
+                ))
+            } else {
+                Ok(TermValue::Null)
+            }
+        }
+        Term::Bind(marker) => {
+            let bound = ctx.bind(marker).ok_or_else(|| {
+                ValueError::invalid(format!(
+                    "No value bound for bind marker {} ({})",
+                    marker.index,
+                    term_display(term)
+                ))
+            })?;
+            match bound {
+                TermValue::Value(bytes) => {
+                    validate_bound(ty, &bytes)?;
+                    Ok(TermValue::Value(normalize_collection(ty, bytes)))
+                }
+                other => Ok(other),
+            }
+        }
+        Term::List(elems) => {
+            let CqlType::List(elem_ty) = base else {
+                return Err(kind_error("list"));
+            };
+            let spec = format!("value({receiver})");
+            check_elements(elems, elem_ty, |t| {
+                format!(
+                    "Invalid list literal for {receiver}: value {} is not of type {}",
+                    term_display(t),
+                    elem_ty.name()
+                )
+            })?;
+            let mut out = Vec::with_capacity(elems.len());
+            for e in elems {
+                match element(e, elem_ty, &spec, ctx)? {
+                    Some(b) => out.push(b),
+                    None => return Ok(TermValue::Unset),
+                }
+            }
+            Ok(TermValue::Value(Bytes::from(build_collection(&out))))
+        }
+        Term::Set(elems) => {
+            let CqlType::Set(elem_ty) = base else {
+                return Err(kind_error("set"));
+            };
+            let spec = format!("value({receiver})");
+            check_elements(elems, elem_ty, |t| {
+                format!(
+                    "Invalid set literal for {receiver}: value {} is not of type {}",
+                    term_display(t),
+                    elem_ty.name()
+                )
+            })?;
+            let mut out = Vec::with_capacity(elems.len());
+            for e in elems {
+                match element(e, elem_ty, &spec, ctx)? {
+                    Some(b) => out.push(b),
+                    None => return Ok(TermValue::Unset),
+                }
+            }
+            Ok(TermValue::Value(Bytes::from(build_collection(
+                &sorted_set(elem_ty, out),
+            ))))
+        }
+        Term::EmptyBraces => match base {
+            CqlType::Set(_) | CqlType::Map(_, _) => {
+                Ok(TermValue::Value(Bytes::from(0i32.to_be_bytes().to_vec())))
+            }
+            _ => Err(kind_error("set")),
+        },
+        Term::Map(entries) => {
+            let CqlType::Map(key_ty, val_ty) = base else {
+                return Err(kind_error("map"));
+            };
+            for (k, v) in entries {
+                if !assignment(k, key_ty).is_assignable() {
+                    return Err(ValueError::invalid(format!(
+                        "Invalid map literal for {receiver}: key {} is not of type {}",
+                        term_display(k),
+                        key_ty.name()
+                    )));
+                }
+                if !assignment(v, val_ty).is_assignable() {
+                    return Err(ValueError::invalid(format!(
+                        "Invalid map literal for {receiver}: value {} is not of type {}",
+                        term_display(v),
+                        val_ty.name()
+                    )));
+                }
+            }
+            let (kspec, vspec) = (format!("key({receiver})"), format!("value({receiver})"));
+            let mut out = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                let key = match term_to_bytes(k, key_ty, &kspec, ctx)? {
+                    TermValue::Value(b) => b,
+                    TermValue::Null => return Err(null_in_collection()),
+                    TermValue::Unset => {
+                        return Err(ValueError::invalid(
+                            "unset value is not supported for map keys",
+                        ))
+                    }
+                };
+                match element(v, val_ty, &vspec, ctx)? {
+                    Some(val) => out.push((key, val)),
+                    None => return Ok(TermValue::Unset),
+                }
+            }
+            Ok(TermValue::Value(Bytes::from(build_map(&sorted_map(
+                key_ty, out,
+            )))))
+        }
+        Term::Tuple(elems) => {
+            let CqlType::Tuple(types) = base else {
+                return Err(ValueError::invalid(format!(
+                    "Invalid tuple type literal for {receiver} of type {}",
+                    ty.name()
+                )));
+            };
+            if elems.len() > types.len() {
+                return Err(ValueError::invalid(format!(
+                    "Invalid tuple literal for {receiver}: too many elements. Type {} expects {} but got {}",
+                    base.name(),
+                    types.len(),
+                    elems.len()
+                )));
+            }
+            for (i, (e, t)) in elems.iter().zip(types).enumerate() {
+                if !assignment(e, t).is_assignable() {
+                    return Err(ValueError::invalid(format!(
+                        "Invalid tuple literal for {receiver}: component {i} is not of type {}",
+                        t.name()
+                    )));
+                }
+            }
+            let mut out = Vec::with_capacity(elems.len());
+            for (i, (e, t)) in elems.iter().zip(types).enumerate() {
+                match term_to_bytes(e, t, &format!("{receiver}[{i}]"), ctx)? {
+                    TermValue::Value(b) => out.push(Some(b)),
+                    TermValue::Null => out.push(None),
+                    TermValue::Unset => {
+                        return Err(ValueError::invalid(format!(
+                            "Invalid unset value for tuple field number {i}"
+                        )))
+                    }
+                }
+            }
+            Ok(TermValue::Value(Bytes::from(build_tuple(&out))))
+        }
+        Term::UserType(_) => Err(ValueError::invalid(format!(
+            "Invalid user type literal for {receiver} of type {}",
+            ty.name()
+        ))),
+        Term::Function(call) => {
+            let (ret, value) = functions::call(call, ctx)?;
+            if !value_compatible(base, &ret) {
+                return Err(ValueError::invalid(format!(
+                    "Type error: cannot assign result of function {} (type {}) to {receiver} (type {})",
+                    functions::qualified_name(call),
+                    ret.name(),
+                    ty.name()
+                )));
+            }
+            Ok(value)
+        }
+        Term::TypeHint(hint, inner) => {
+            let text = term_display(term);
+            let Some(hinted) = hint.to_cql_type() else {
+                return Err(ValueError::invalid(format!(
+                    "Cannot cast value {} to type {hint}",
+                    term_display(inner)
+                )));
+            };
+            if !assignment(inner, &hinted).is_assignable() {
+                return Err(ValueError::invalid(format!(
+                    "Cannot cast value {} to type {hint}",
+                    term_display(inner)
+                )));
+            }
+            if !value_compatible(base, &hinted) {
+                return Err(ValueError::invalid(format!(
+                    "Cannot assign value {text} to {receiver} of type {}",
+                    ty.name()
+                )));
+            }
+            term_to_bytes(inner, &hinted, &text, ctx)
+        }
+    }
+}
+
+fn null_in_collection() -> ValueError {
+    ValueError::invalid("null is not supported inside collections")
+}
+
+fn check_elements(
+    elems: &[Term],
+    elem_ty: &CqlType,
+    msg: impl Fn(&Term) -> String,
+) -> ValueResult<()> {
+    match elems
+        .iter()
+        .find(|t| !assignment(t, elem_ty).is_assignable())
+    {
+        Some(t) => Err(ValueError::invalid(msg(t))),
+        None => Ok(()),
+    }
+}
+
+/// One collection element: `Some(bytes)`, `None` for unset; null is an error.
+fn element(
+    t: &Term,
+    ty: &CqlType,
+    spec: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<Option<Bytes>> {
+    match term_to_bytes(t, ty, spec, ctx)? {
+        TermValue::Value(b) => Ok(Some(b)),
+        TermValue::Null => Err(null_in_collection()),
+        TermValue::Unset => Ok(None),
+    }
+}
+
+/// Sorts set elements by the element order and drops duplicates (first kept).
+pub fn sorted_set(elem_ty: &CqlType, mut elems: Vec<Bytes>) -> Vec<Bytes> {
+    elems.sort_by(|a, b| compare(elem_ty, a, b));
+    elems.dedup_by(|a, b| compare(elem_ty, a, b) == Ordering::Equal);
+    elems
+}
+
+/// Sorts map entries by key order; for equal keys the last entry wins.
+pub fn sorted_map(key_ty: &CqlType, entries: Vec<(Bytes, Bytes)>) -> Vec<(Bytes, Bytes)> {
+    let mut indexed: Vec<(usize, (Bytes, Bytes))> = entries.into_iter().enumerate().collect();
+    indexed.sort_by(|(i, (a, _)), (j, (b, _))| compare(key_ty, a, b).then(j.cmp(i)));
+    indexed.dedup_by(|a, b| compare(key_ty, &a.1 .0, &b.1 .0) == Ordering::Equal);
+    indexed.into_iter().map(|(_, e)| e).collect()
+}
+
+/// Re-sorts and deduplicates a serialized set or map (as Cassandra does with bound values);
+/// anything else, or anything malformed, is returned unchanged.
+pub fn normalize_collection(ty: &CqlType, bytes: Bytes) -> Bytes {
+    match unfrozen(ty) {
+        CqlType::Set(e) => match split_collection(&bytes) {
+            Some(elems) => {
+                let owned = elems.into_iter().map(Bytes::copy_from_slice).collect();
+                Bytes::from(build_collection(&sorted_set(e, owned)))
+            }
+            None => bytes,
+        },
+        CqlType::Map(k, _) => match split_map(&bytes) {
+            Some(entries) => {
+                let owned = entries
+                    .into_iter()
+                    .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
+                    .collect();
+                Bytes::from(build_map(&sorted_map(k, owned)))
+            }
+            None => bytes,
+        },
+        _ => bytes,
+    }
+}
+
+/// Validates a bound value, with Cassandra's `MarshalException` texts for native types.
+pub fn validate_bound(ty: &CqlType, v: &[u8]) -> ValueResult<()> {
+    use CqlType as T;
+    let n = v.len();
+    let msg = match unfrozen(ty) {
+        T::Int if n != 4 && n != 0 => format!("Expected 4 or 0 byte int ({n})"),
+        T::Bigint | T::Counter if n != 8 && n != 0 => format!("Expected 8 or 0 byte long ({n})"),
+        T::Smallint if n != 2 => format!("Expected 2 bytes for a smallint ({n})"),
+        T::Tinyint if n != 1 => format!("Expected 1 byte for a tinyint ({n})"),
+        T::Float if n != 4 && n != 0 => format!("Expected 4 or 0 byte value for a float ({n})"),
+        T::Double if n != 8 && n != 0 => format!("Expected 8 or 0 byte value for a double ({n})"),
+        T::Boolean if n > 1 => format!("Expected 1 or 0 byte value ({n})"),
+        T::Timestamp if n != 8 && n != 0 => format!("Expected 8 or 0 byte long for date ({n})"),
+        T::Date if n != 4 => format!("Expected 4 byte long for date ({n})"),
+        T::Time if n != 8 => format!("Expected 8 byte long for time ({n})"),
+        T::Uuid if n != 16 && n != 0 => format!("UUID should be 16 or 0 bytes ({n})"),
+        T::Timeuuid if n != 16 && n != 0 => format!("TimeUUID should be 16 or 0 bytes ({n})"),
+        T::Timeuuid if n == 16 && v.get(6).is_some_and(|b| b >> 4 != 1) => {
+            "Invalid version for TimeUUID type.".to_string()
+        }
+        T::Text if std::str::from_utf8(v).is_err() => "String didn't validate.".to_string(),
+        T::Ascii if !v.is_ascii() => {
+            let b = v.iter().find(|b| !b.is_ascii()).copied().unwrap_or(0);
+            format!("Invalid byte for ascii: {}", b as i8)
+        }
+        _ => match ty.validate(v) {
+            Ok(()) => return Ok(()),
+            Err(e) => e.to_string(),
+        },
+    };
+    Err(ValueError::Marshal(msg))
+}

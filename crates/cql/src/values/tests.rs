@@ -1,0 +1,592 @@
+//! Tests across the value modules: terms parsed from real CQL text, functions, orders.
+
+use super::codec::*;
+use super::compare::compare;
+use super::term::*;
+use super::*;
+use crate::ast::{BindMarker, InsertValues, Statement, Term};
+use crate::parse_statement;
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+use std::cell::Cell;
+use std::cmp::Ordering;
+
+/// A context with fixed time, bound values by index and a counter as "randomness".
+pub(crate) struct Ctx {
+    pub now: i64,
+    pub bound: Vec<BoundValue>,
+    pub seed: Cell<u64>,
+}
+
+impl Ctx {
+    pub fn new() -> Self {
+        Ctx {
+            now: 1_704_067_200_000_000, // 2024-01-01T00:00:00Z
+            bound: Vec::new(),
+            seed: Cell::new(1),
+        }
+    }
+}
+
+impl TermContext for Ctx {
+    fn bind(&self, marker: &BindMarker) -> Option<BoundValue> {
+        self.bound.get(marker.index).cloned()
+    }
+    fn now_micros(&self) -> i64 {
+        self.now
+    }
+    fn random_u64(&self) -> u64 {
+        let v = self
+            .seed
+            .get()
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        self.seed.set(v);
+        v
+    }
+}
+
+/// The term of `INSERT INTO t (a) VALUES (<text>)`.
+pub(crate) fn term(text: &str) -> Term {
+    let parsed = parse_statement(&format!("INSERT INTO t (a) VALUES ({text})"))
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+    match parsed.statement {
+        Statement::Insert(ins) => match ins.values {
+            InsertValues::Columns { mut values, .. } => values.remove(0),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+pub(crate) fn ty(name: &str) -> CqlType {
+    CqlType::parse(name).unwrap_or_else(|| panic!("type {name}"))
+}
+
+pub(crate) fn eval_with(text: &str, t: &str, ctx: &Ctx) -> Result<TermValue, String> {
+    term_to_bytes(&term(text), &ty(t), "a", ctx).map_err(|e| e.to_string())
+}
+
+pub(crate) fn eval(text: &str, t: &str) -> Result<TermValue, String> {
+    eval_with(text, t, &Ctx::new())
+}
+
+pub(crate) fn value(text: &str, t: &str) -> Bytes {
+    match eval(text, t) {
+        Ok(TermValue::Value(b)) => b,
+        other => panic!("{text} as {t}: {other:?}"),
+    }
+}
+
+fn int(v: i32) -> Vec<u8> {
+    v.to_be_bytes().to_vec()
+}
+
+#[test]
+fn collections_serialize_sorted() {
+    assert_eq!(
+        &value("[3, 1, 3]", "list<int>")[..],
+        build_collection(&[int(3), int(1), int(3)])
+    );
+    assert_eq!(
+        &value("{3, 1, 3, -2}", "set<int>")[..],
+        build_collection(&[int(-2), int(1), int(3)])
+    );
+    assert_eq!(
+        &value("{'b': 1, 'a': 2, 'b': 3}", "map<text, int>")[..],
+        build_map(&[(b"a".to_vec(), int(2)), (b"b".to_vec(), int(3))])
+    );
+    assert_eq!(&value("{}", "set<int>")[..], &[0, 0, 0, 0]);
+    assert_eq!(&value("{}", "map<int, int>")[..], &[0, 0, 0, 0]);
+    assert_eq!(&value("[]", "frozen<list<int>>")[..], &[0, 0, 0, 0]);
+    // Nested frozen sets are sorted too.
+    let inner = |v: &[i32]| build_collection(&v.iter().map(|x| int(*x)).collect::<Vec<_>>());
+    assert_eq!(
+        &value("{{3, 1}, {0}}", "set<frozen<set<int>>>")[..],
+        build_collection(&[inner(&[0]), inner(&[1, 3])])
+    );
+    // Decimal set: equal values deduplicated, first kept.
+    let d = value("{1.50, 1.5, 0.1}", "set<decimal>");
+    assert_eq!(split_collection(&d).map(|v| v.len()), Some(2));
+    // timeuuid set ordered by time.
+    let t1 = "d2177dd0-eaa2-11de-a572-001b779c76e3";
+    let t0 = "a4a70900-24e1-11df-8924-001ff3591711";
+    let s = value(&format!("{{{t1}, {t0}}}"), "set<timeuuid>");
+    let elems = split_collection(&s).unwrap();
+    assert_eq!(
+        temporal::format_uuid(elems[0]),
+        t1,
+        "2009 timeuuid before 2010 timeuuid"
+    );
+}
+
+#[test]
+fn tuples() {
+    assert_eq!(
+        &value("(1, 'x', null)", "tuple<int, text, int>")[..],
+        build_tuple(&[Some(int(1)), Some(b"x".to_vec()), None])
+    );
+    assert_eq!(
+        &value("(1)", "frozen<tuple<int, text>>")[..],
+        build_tuple(&[Some(int(1))])
+    );
+    assert_eq!(
+        eval("(1, 2, 3)", "tuple<int, int>").unwrap_err(),
+        "Invalid tuple literal for a: too many elements. Type tuple<int, int> expects 2 but got 3"
+    );
+    assert_eq!(
+        eval("(1, 'x')", "tuple<int, int>").unwrap_err(),
+        "Invalid tuple literal for a: component 1 is not of type int"
+    );
+    assert_eq!(
+        eval("(1, 2)", "int").unwrap_err(),
+        "Invalid tuple type literal for a of type int"
+    );
+}
+
+#[test]
+fn collection_errors() {
+    for (text, t, msg) in [
+        (
+            "[1]",
+            "set<int>",
+            "Invalid list literal for a of type set<int>",
+        ),
+        (
+            "{1}",
+            "list<int>",
+            "Invalid set literal for a of type list<int>",
+        ),
+        (
+            "{}",
+            "list<int>",
+            "Invalid set literal for a of type list<int>",
+        ),
+        (
+            "{1: 2}",
+            "set<int>",
+            "Invalid map literal for a of type set<int>",
+        ),
+        (
+            "[1]",
+            "frozen<set<int>>",
+            "Invalid list literal for a of type frozen<set<int>>",
+        ),
+        (
+            "[1, 'x']",
+            "list<int>",
+            "Invalid list literal for a: value 'x' is not of type int",
+        ),
+        (
+            "{'x'}",
+            "set<int>",
+            "Invalid set literal for a: value 'x' is not of type int",
+        ),
+        (
+            "{'x': 1}",
+            "map<int, int>",
+            "Invalid map literal for a: key 'x' is not of type int",
+        ),
+        (
+            "{1: 'x'}",
+            "map<int, int>",
+            "Invalid map literal for a: value 'x' is not of type int",
+        ),
+        (
+            "[1, null]",
+            "list<int>",
+            "null is not supported inside collections",
+        ),
+        (
+            "{null}",
+            "set<int>",
+            "null is not supported inside collections",
+        ),
+        (
+            "{1: null}",
+            "map<int, int>",
+            "null is not supported inside collections",
+        ),
+        (
+            "{null: 1}",
+            "map<int, int>",
+            "null is not supported inside collections",
+        ),
+        (
+            "[3000000000]",
+            "list<int>",
+            "Unable to make int from '3000000000'",
+        ),
+        (
+            "'foo'",
+            "int",
+            "Invalid STRING constant (foo) for \"a\" of type int",
+        ),
+        (
+            "1",
+            "frozen<list<int>>",
+            "Invalid INTEGER constant (1) for \"a\" of type frozen<list<int>>",
+        ),
+        (
+            "null",
+            "counter",
+            "Invalid null value for counter increment/decrement",
+        ),
+    ] {
+        assert_eq!(eval(text, t).unwrap_err(), msg, "{text} as {t}");
+    }
+    // An element error names the element receiver.
+    assert_eq!(eval("[1.5]", "list<decimal>").map(|_| ()), Ok(()),);
+    assert_eq!(eval("null", "int"), Ok(TermValue::Null));
+}
+
+#[test]
+fn bind_markers() {
+    let mut ctx = Ctx::new();
+    ctx.bound = vec![
+        TermValue::Value(Bytes::from(int(7))),
+        TermValue::Unset,
+        TermValue::Null,
+        TermValue::Value(Bytes::from_static(&[1, 2, 3])),
+    ];
+    assert_eq!(
+        eval_with("?", "int", &ctx),
+        Ok(TermValue::Value(Bytes::from(int(7))))
+    );
+    assert_eq!(
+        eval_with("[1, ?]", "list<int>", &ctx),
+        Ok(TermValue::Value(Bytes::from(build_collection(&[
+            int(1),
+            int(7)
+        ]))))
+    );
+    assert_eq!(eval_with("[?, ?]", "list<int>", &ctx), Ok(TermValue::Unset));
+    let mut ctx_null = Ctx::new();
+    ctx_null.bound = vec![TermValue::Value(Bytes::from(int(7))), TermValue::Null];
+    assert_eq!(
+        eval_with("[?, ?]", "list<int>", &ctx_null).unwrap_err(),
+        "null is not supported inside collections"
+    );
+    assert_eq!(
+        eval_with("{?: ?}", "map<int, int>", &ctx),
+        Ok(TermValue::Unset),
+        "unset map value: whole map unset"
+    );
+    assert_eq!(
+        eval_with("(?, ?)", "tuple<int, int>", &ctx).unwrap_err(),
+        "Invalid unset value for tuple field number 1"
+    );
+    let mut ctx4 = Ctx::new();
+    ctx4.bound = vec![TermValue::Value(Bytes::from_static(&[1, 2, 3]))];
+    assert_eq!(
+        eval_with("?", "int", &ctx4).unwrap_err(),
+        "Expected 4 or 0 byte int (3)"
+    );
+    assert_eq!(
+        eval_with("?", "bigint", &ctx4).unwrap_err(),
+        "Expected 8 or 0 byte long (3)"
+    );
+    assert!(eval_with("?", "blob", &ctx4).is_ok());
+    // A bound set is re-sorted and deduplicated.
+    let mut ctx5 = Ctx::new();
+    ctx5.bound = vec![TermValue::Value(Bytes::from(build_collection(&[
+        int(2),
+        int(1),
+        int(2),
+    ])))];
+    assert_eq!(
+        eval_with("?", "set<int>", &ctx5),
+        Ok(TermValue::Value(Bytes::from(build_collection(&[
+            int(1),
+            int(2)
+        ]))))
+    );
+    assert!(
+        eval_with("?", "int", &Ctx::new()).is_err(),
+        "unbound marker"
+    );
+}
+
+#[test]
+fn type_hints() {
+    assert_eq!(&value("(int)5", "int")[..], &int(5));
+    assert_eq!(&value("(int)5", "varint")[..], &int(5));
+    assert_eq!(
+        eval("(int)5", "bigint").unwrap_err(),
+        "Cannot assign value (int)5 to a of type bigint"
+    );
+    assert_eq!(
+        eval("(int)'x'", "int").unwrap_err(),
+        "Cannot cast value 'x' to type int"
+    );
+}
+
+#[test]
+fn time_functions() {
+    let ctx = Ctx::new();
+    let ms = ctx.now / 1000;
+    let now = value("now()", "timeuuid");
+    let u: [u8; 16] = now[..].try_into().unwrap();
+    assert_eq!(u[6] >> 4, 1, "version 1");
+    assert_eq!(u[8] >> 6, 0b10, "variant");
+    assert_eq!(temporal::v1_unix_millis(&u), ms);
+    assert!(CqlType::Timeuuid.validate(&now).is_ok());
+    // Two calls differ.
+    let ctx2 = Ctx::new();
+    assert_ne!(
+        eval_with("now()", "timeuuid", &ctx2),
+        eval_with("now()", "timeuuid", &ctx2)
+    );
+    assert_eq!(
+        &value("currenttimestamp()", "timestamp")[..],
+        &ms.to_be_bytes()
+    );
+    assert_eq!(
+        &value("currentdate()", "date")[..],
+        &(0x8000_0000u32 + 19_723).to_be_bytes()
+    );
+    assert_eq!(&value("currenttime()", "time")[..], &0i64.to_be_bytes());
+    let v4 = value("uuid()", "uuid");
+    assert_eq!(v4[6] >> 4, 4);
+    assert_eq!(
+        &value("totimestamp(now())", "timestamp")[..],
+        &ms.to_be_bytes()
+    );
+    assert_eq!(
+        &value("tounixtimestamp(now())", "bigint")[..],
+        &ms.to_be_bytes()
+    );
+    assert_eq!(
+        &value("todate(now())", "date")[..],
+        &(0x8000_0000u32 + 19_723).to_be_bytes()
+    );
+    assert_eq!(
+        &value("totimestamp('2024-01-01')", "timestamp")[..],
+        &ms.to_be_bytes(),
+        "a string picks the date overload"
+    );
+    assert_eq!(
+        &value("todate('2024-01-01 10:00')", "date")[..],
+        &(0x8000_0000u32 + 19_723).to_be_bytes()
+    );
+    let min = value("mintimeuuid('2024-01-01')", "timeuuid");
+    let max = value("maxtimeuuid('2024-01-01')", "timeuuid");
+    assert_eq!(compare(&CqlType::Timeuuid, &min, &now), Ordering::Less);
+    assert_eq!(compare(&CqlType::Timeuuid, &now, &max), Ordering::Less);
+    assert_eq!(eval("mintimeuuid(null)", "timeuuid"), Ok(TermValue::Null));
+    assert_eq!(
+        eval("tounixtimestamp('2024-01-01')", "bigint").unwrap_err(),
+        "Ambiguous call to function system.tounixtimestamp (can be matched by following signatures: \
+         system.tounixtimestamp : (timestamp) -> bigint, system.tounixtimestamp : (date) -> bigint): \
+         use type casts to disambiguate"
+    );
+    assert_eq!(
+        &value("tounixtimestamp((date)'1970-01-02')", "bigint")[..],
+        &86_400_000i64.to_be_bytes()
+    );
+    assert_eq!(
+        eval("now()", "int").unwrap_err(),
+        "Type error: cannot assign result of function system.now (type timeuuid) to a (type int)"
+    );
+    assert_eq!(&value("now()", "uuid").len(), &16, "timeuuid fits a uuid");
+    assert_eq!(
+        eval("now(1)", "timeuuid").unwrap_err(),
+        "Invalid number of arguments in call to function system.now: 0 required but 1 provided"
+    );
+    assert_eq!(
+        eval("nosuch()", "int").unwrap_err(),
+        "Unknown function nosuch called"
+    );
+    assert_eq!(
+        eval("ks.now()", "int").unwrap_err(),
+        "Unknown function ks.now called"
+    );
+    assert_eq!(
+        eval("mintimeuuid(1.5)", "timeuuid").unwrap_err(),
+        "Type error: 1.5 cannot be passed as argument 0 of function system.mintimeuuid of type timestamp"
+    );
+    assert_eq!(
+        eval("totimestamp(1.5)", "timestamp").unwrap_err(),
+        "Invalid call to function system.totimestamp, none of its type signatures match (known type \
+         signatures: system.totimestamp : (timeuuid) -> timestamp, system.totimestamp : (date) -> timestamp)"
+    );
+}
+
+#[test]
+fn blob_functions() {
+    assert_eq!(&value("intasblob(5)", "blob")[..], &int(5));
+    assert_eq!(&value("textasblob('ab')", "blob")[..], b"ab");
+    assert_eq!(&value("varcharasblob('ab')", "blob")[..], b"ab");
+    assert_eq!(&value("blobasint(0x00000005)", "int")[..], &int(5));
+    assert_eq!(&value("blobastext(textasblob('hi'))", "text")[..], b"hi");
+    assert_eq!(&value("bigintasblob(5)", "blob")[..], &5i64.to_be_bytes());
+    assert_eq!(
+        eval("blobasint(0x0102)", "int").unwrap_err(),
+        "In call to function system.blobasint, value 0x0102 is not a valid binary representation for type int"
+    );
+    assert_eq!(
+        eval("blobasint(0x00000001)", "text").unwrap_err(),
+        "Type error: cannot assign result of function system.blobasint (type int) to a (type text)"
+    );
+    assert_eq!(
+        eval("blobasblob(0x00)", "blob").unwrap_err(),
+        "Unknown function blobasblob called"
+    );
+}
+
+#[test]
+fn orders() {
+    let sorted = |t: &str, texts: &[&str]| {
+        let ty = ty(t);
+        let vals: Vec<Bytes> = texts.iter().map(|x| value(x, t)).collect();
+        for w in vals.windows(2) {
+            assert_eq!(compare(&ty, &w[0], &w[1]), Ordering::Less, "{t}: {texts:?}");
+            assert_eq!(
+                compare(&ty, &w[1], &w[0]),
+                Ordering::Greater,
+                "{t}: {texts:?}"
+            );
+        }
+    };
+    sorted("int", &["-5", "-1", "0", "3", "2147483647"]);
+    sorted("bigint", &["-9223372036854775808", "-1", "0", "1"]);
+    sorted(
+        "varint",
+        &[
+            "-1000000000000000000000",
+            "-129",
+            "-1",
+            "0",
+            "127",
+            "128",
+            "99999999999999999999999",
+        ],
+    );
+    sorted("decimal", &["-10.5", "-1", "0", "0.001", "1.5", "15e1000"]);
+    sorted(
+        "double",
+        &["-Infinity", "-1.5", "0", "1e300", "Infinity", "NaN"],
+    );
+    sorted("float", &["-1", "0.5", "NaN"]);
+    sorted("text", &["''", "'A'", "'a'", "'ab'", "'é'"]);
+    sorted("timestamp", &["-1", "0", "'2024-01-01'"]);
+    sorted("date", &["'1969-01-01'", "'1970-01-01'", "'2024-01-01'"]);
+    sorted(
+        "time",
+        &["'00:00:00'", "'00:00:00.000000001'", "'23:59:59'"],
+    );
+    sorted(
+        "timeuuid",
+        &[
+            "d2177dd0-eaa2-11de-a572-001b779c76e3",
+            "a4a70900-24e1-11df-8924-001ff3591711",
+        ],
+    );
+    sorted("list<int>", &["[]", "[-1]", "[1]", "[1, 2]", "[2]"]);
+    sorted("frozen<set<int>>", &["{}", "{1}", "{1, 2}", "{3}"]);
+    sorted(
+        "frozen<map<int, text>>",
+        &["{1: 'a'}", "{1: 'b'}", "{1: 'b', 2: 'a'}", "{2: 'a'}"],
+    );
+    sorted(
+        "tuple<int, int>",
+        &["(1)", "(1, null)", "(1, -5)", "(1, 5)", "(2, null)"],
+    );
+    sorted(
+        "frozen<list<frozen<tuple<text, int>>>>",
+        &["[('a', 1)]", "[('a', 2)]", "[('b', 0)]"],
+    );
+    // timeuuid: the clock/node half compares as signed bytes.
+    let mut a = [0u8; 16];
+    a[6] = 0x10;
+    let mut b = a;
+    a[8] = 0x80;
+    b[8] = 0x7F;
+    assert_eq!(compare(&CqlType::Timeuuid, &a, &b), Ordering::Less);
+    assert_eq!(compare(&CqlType::Uuid, &a, &b), Ordering::Greater);
+    assert_eq!(compare(&CqlType::Int, &[], &int(i32::MIN)), Ordering::Less);
+    assert_eq!(
+        compare(
+            &ty("decimal"),
+            &value("1.50", "decimal"),
+            &value("1.5", "decimal")
+        ),
+        Ordering::Equal
+    );
+}
+
+mod fuzz {
+    use super::*;
+    use crate::ast::Literal;
+    use proptest::prelude::*;
+
+    const TYPES: &[&str] = &[
+        "ascii",
+        "bigint",
+        "blob",
+        "boolean",
+        "counter",
+        "date",
+        "decimal",
+        "double",
+        "duration",
+        "float",
+        "inet",
+        "int",
+        "smallint",
+        "text",
+        "time",
+        "timestamp",
+        "timeuuid",
+        "tinyint",
+        "uuid",
+        "varint",
+    ];
+
+    proptest! {
+        #[test]
+        fn literal_conversion_never_panics(text in "[-+0-9a-zA-Z:. µPT]{0,24}", kind in 0usize..7) {
+            let lit = match kind {
+                0 => Literal::Integer(text.clone()),
+                1 => Literal::Float(text.clone()),
+                2 => Literal::String(text.clone()),
+                3 => Literal::Uuid(text.clone()),
+                4 => Literal::Blob(format!("0x{text}")),
+                5 => Literal::Duration(text.clone()),
+                _ => Literal::Boolean(text.len() % 2 == 0),
+            };
+            for t in TYPES {
+                let typ = ty(t);
+                if let Ok(v) = literal::literal_to_bytes_at(&lit, &typ, "a", 0) {
+                    // Whatever converts is valid for the type (tinyint hex aside, checked too).
+                    prop_assert!(typ.validate(&v).is_ok() || v.is_empty(), "{lit:?} as {t}: {v:?}");
+                    let _ = format::format_value(&typ, &v);
+                }
+            }
+        }
+
+        #[test]
+        fn numeric_literals_round_trip(n in any::<i64>(), scale in 0u32..12) {
+            let text = n.to_string();
+            prop_assert_eq!(&value(&text, "bigint")[..], &n.to_be_bytes()[..]);
+            let v = value(&text, "varint");
+            prop_assert_eq!(format::format_value(&ty("varint"), &v), text.clone());
+            let dec_text = if scale == 0 { text.clone() } else {
+                let digits = n.unsigned_abs().to_string();
+                let padded = format!("{:0>width$}", digits, width = scale as usize + 1);
+                let (i, f) = padded.split_at(padded.len() - scale as usize);
+                format!("{}{i}.{f}", if n < 0 { "-" } else { "" })
+            };
+            let d = value(&dec_text, "decimal");
+            prop_assert_eq!(value(&format::format_value(&ty("decimal"), &d), "decimal"), d);
+        }
+
+        #[test]
+        fn double_text_round_trips(x in any::<f64>()) {
+            let v = Bytes::copy_from_slice(&x.to_be_bytes());
+            let text = format::format_value(&CqlType::Double, &v);
+            let back = value(&text, "double");
+            prop_assert_eq!(compare(&CqlType::Double, &back, &v), Ordering::Equal, "{}", text);
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! A blocking HTTP/1.1 client for the REST API over `std::net::TcpStream` (one connection
+//! per request, `Connection: close`), used by `cairn nodetool`.
+
+use super::http::percent_encode;
+use super::json::Json;
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// Connecting gives up after this long.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientError {
+    /// No connection to `addr`.
+    Connect {
+        /// `host:port`.
+        addr: String,
+        /// The system's reason.
+        reason: String,
+    },
+    /// The connection broke or the response was not HTTP.
+    Protocol(String),
+    /// The server answered with an error status.
+    Http {
+        /// The status.
+        status: u16,
+        /// The error body's `message` (or the body).
+        message: String,
+    },
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Connect { addr, reason } => {
+                write!(
+                    f,
+                    "Failed to connect to '{addr}' - ConnectException: '{reason}'."
+                )
+            }
+            ClientError::Protocol(m) => write!(f, "bad response from the REST API: {m}"),
+            ClientError::Http { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// A REST API endpoint.
+#[derive(Debug, Clone)]
+pub struct Client {
+    host: String,
+    port: u16,
+    read_timeout: Option<Duration>,
+}
+
+impl Client {
+    /// A client for `host:port`. Reads wait forever by default (a major compaction
+    /// answers when it is done).
+    pub fn new(host: impl Into<String>, port: u16) -> Client {
+        Client {
+            host: host.into(),
+            port,
+            read_timeout: None,
+        }
+    }
+
+    /// Limits how long a response may take.
+    pub fn with_read_timeout(mut self, timeout: Duration) -> Client {
+        self.read_timeout = Some(timeout);
+        self
+    }
+
+    /// `host:port`.
+    pub fn addr(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// GET `path` with query parameters; the JSON body (`Null` when empty).
+    pub fn get(&self, path: &str, params: &[(&str, &str)]) -> Result<Json, ClientError> {
+        self.request("GET", path, params)
+    }
+
+    /// POST `path` with query parameters; the JSON body (`Null` when empty).
+    pub fn post(&self, path: &str, params: &[(&str, &str)]) -> Result<Json, ClientError> {
+        self.request("POST", path, params)
+    }
+
+    /// Sends one request.
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        params: &[(&str, &str)],
+    ) -> Result<Json, ClientError> {
+        let mut target = path.to_string();
+        for (i, (k, v)) in params.iter().enumerate() {
+            target.push(if i == 0 { '?' } else { '&' });
+            target.push_str(&percent_encode(k));
+            target.push('=');
+            target.push_str(&percent_encode(v));
+        }
+        let (status, body) = self.exchange(method, &target)?;
+        let text = String::from_utf8_lossy(&body);
+        let parsed = if text.trim().is_empty() {
+            Ok(Json::Null)
+        } else {
+            Json::parse(&text)
+        };
+        if status != 200 {
+            let message = parsed
+                .ok()
+                .and_then(|j| j.get("message").and_then(Json::as_str).map(str::to_string))
+                .unwrap_or_else(|| format!("HTTP {status}: {}", text.trim()));
+            return Err(ClientError::Http { status, message });
+        }
+        parsed.map_err(|e| ClientError::Protocol(format!("invalid JSON body: {e}")))
+    }
+
+    fn exchange(&self, method: &str, target: &str) -> Result<(u16, Vec<u8>), ClientError> {
+        let addr = self.addr();
+        let connect_err = |reason: String| ClientError::Connect {
+            addr: addr.clone(),
+            reason,
+        };
+        let addrs: Vec<_> = (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .map_err(|e| connect_err(e.to_string()))?
+            .collect();
+        let mut last = String::from("no address");
+        let mut stream = None;
+        for a in addrs {
+            match TcpStream::connect_timeout(&a, CONNECT_TIMEOUT) {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last = describe(&e),
+            }
+        }
+        let mut stream = stream.ok_or_else(|| connect_err(last))?;
+        let io = |e: std::io::Error| ClientError::Protocol(e.to_string());
+        stream.set_read_timeout(self.read_timeout).map_err(io)?;
+        let req = format!(
+            "{method} {target} HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(req.as_bytes()).map_err(io)?;
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).map_err(io)?;
+        parse_response(&raw)
+    }
+}
+
+/// `Connection refused` rather than `Connection refused (os error 111)`.
+fn describe(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Parses a complete response: status and body (Content-Length, chunked, or to EOF).
+pub fn parse_response(raw: &[u8]) -> Result<(u16, Vec<u8>), ClientError> {
+    let bad = |m: &str| ClientError::Protocol(m.to_string());
+    let head_end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| bad("no complete response head"))?;
+    let head =
+        std::str::from_utf8(&raw[..head_end]).map_err(|_| bad("response head is not UTF-8"))?;
+    let mut lines = head.split("\r\n");
+    let status_line = lines.next().unwrap_or("");
+    let mut parts = status_line.splitn(3, ' ');
+    let version = parts.next().unwrap_or("");
+    if !version.starts_with("HTTP/1.") {
+        return Err(bad("not an HTTP/1.x response"));
+    }
+    let status: u16 = parts
+        .next()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| bad("bad status line"))?;
+    let mut length = None;
+    let mut chunked = false;
+    for line in lines {
+        if let Some((k, v)) = line.split_once(':') {
+            match k.trim().to_ascii_lowercase().as_str() {
+                "content-length" => length = v.trim().parse::<usize>().ok(),
+                "transfer-encoding" => chunked = v.to_ascii_lowercase().contains("chunked"),
+                _ => {}
+            }
+        }
+    }
+    let body = &raw[head_end + 4..];
+    let body = if chunked {
+        dechunk(body).ok_or_else(|| bad("bad chunked body"))?
+    } else if let Some(n) = length {
+        body.get(..n).ok_or_else(|| bad("truncated body"))?.to_vec()
+    } else {
+        body.to_vec()
+    };
+    Ok((status, body))
+}
+
+fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = b.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = std::str::from_utf8(&b[..line_end]).ok()?;
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        b = &b[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(b.get(..size)?);
+        b = b.get(size + 2..)?;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses() {
+        let (s, b) = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n[]").unwrap();
+        assert_eq!((s, b.as_slice()), (200, &b"[]"[..]));
+        let (s, b) = parse_response(
+            b"HTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+        )
+        .unwrap();
+        assert_eq!((s, b.as_slice()), (400, &b"abcde"[..]));
+        assert!(parse_response(b"garbage").is_err());
+        assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n[]").is_err());
+    }
+}

@@ -1,0 +1,778 @@
+//! The REST admin API (ScyllaDB's paths, JSON bodies) on `api_address:api_port`
+//! (127.0.0.1:10000), and the client `cairn nodetool` uses ([`client`], [`nodetool`]).
+//!
+//! The server is a small HTTP/1.1 implementation on tokio ([`http`]). Every request is
+//! handled on tokio's blocking pool (`spawn_blocking`): flushes and major compactions wait
+//! for disk work, and even listing tables takes engine locks, so nothing runs on a reactor
+//! thread. Errors are an HTTP status with ScyllaDB's body `{"message": …, "code": …}`.
+//!
+//! The node is reached through [`AdminBackend`]: the keyspace/table registry and the engine.
+//! [`EngineBackend`] serves a bare [`Database`] (a keyspace exists while it has a table);
+//! the CQL layer supplies its own registry later by implementing the trait.
+//!
+//! Endpoints (ScyllaDB's `api/api-doc/*.json`):
+//!
+//! | method | path | |
+//! |---|---|---|
+//! | POST | `/storage_service/keyspace_flush/{ks}?cf=t1,t2` | flush tables (all without `cf`) |
+//! | POST | `/storage_service/flush` | flush every table |
+//! | POST | `/storage_service/keyspace_compaction/{ks}?cf=…&flush_memtables=true` | major compaction, waits |
+//! | POST | `/storage_service/compact` | major compaction of every table |
+//! | POST | `/compaction_manager/stop_compaction?type=COMPACTION` | stop running compactions |
+//! | POST | `/compaction_manager/stop_keyspace_compaction/{ks}?tables=…&type=…` | stop one keyspace's |
+//! | GET | `/compaction_manager/compactions` | running jobs |
+//! | GET | `/compaction_manager/compaction_history` | finished jobs |
+//! | GET | `/compaction_manager/metrics/{pending_tasks, pending_tasks_by_table, completed_tasks, total_compactions_completed, bytes_compacted}` | counters |
+//! | GET, POST | `/storage_service/compaction_throughput[?value=MB/s]` | throttle (0 = off) |
+//! | GET | `/storage_service/keyspaces` | keyspace names |
+//! | GET | `/column_family/`, `/column_family/name`, `/column_family/name/keyspace` | tables |
+//! | GET | `/column_family/metrics/{live_ss_table_count, live_disk_space_used, total_disk_space_used, memtable_live_data_size}/{ks}:{cf}` | per-table figures |
+//! | GET | `/storage_service/{hostid/local, host_id, release_version, scylla_release_version, cluster_name, partitioner_name}` | node info |
+
+pub mod client;
+pub mod http;
+pub mod json;
+pub mod nodetool;
+
+use crate::config::Config;
+use cairn_engine::compaction::job::JobReport;
+use cairn_engine::compaction::manager::RunningJob;
+use cairn_engine::{Database, Error as EngineError};
+use http::{Request, Response};
+use json::Json;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+
+/// The release version reported to tools and drivers (ScyllaDB reports 3.0.8, which makes
+/// drivers use their Cassandra 3 schema queries).
+pub const RELEASE_VERSION: &str = "3.0.8";
+
+/// Connections served at once; more are answered 503 and closed.
+pub const MAX_CONNECTIONS: usize = 256;
+
+/// An idle keep-alive connection is closed after this long.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Who the node is (for `host_id`, `release_version`, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// The node's host id (a UUID).
+    pub host_id: String,
+    /// `cluster_name`.
+    pub cluster_name: String,
+    /// `listen_address` (or `broadcast_address`).
+    pub address: String,
+    /// `release_version`.
+    pub release_version: String,
+    /// `partitioner` class.
+    pub partitioner: String,
+}
+
+impl NodeInfo {
+    /// From the configuration, with a given host id.
+    pub fn from_config(config: &Config, host_id: impl Into<String>) -> NodeInfo {
+        NodeInfo {
+            host_id: host_id.into(),
+            cluster_name: config.cluster_name.clone(),
+            address: config
+                .broadcast_address
+                .clone()
+                .unwrap_or_else(|| config.listen_address.clone()),
+            release_version: RELEASE_VERSION.into(),
+            partitioner: config.partitioner.clone(),
+        }
+    }
+}
+
+impl Default for NodeInfo {
+    fn default() -> Self {
+        NodeInfo::from_config(&Config::default(), random_uuid())
+    }
+}
+
+/// A random (version 4) UUID, from the clock and the process id (no RNG dependency).
+pub fn random_uuid() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut s = nanos ^ (u64::from(std::process::id()) << 40) ^ 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let hi = (next() & !0xF000) | 0x4000;
+    let lo = (next() & !(0xC << 60)) | (0x8 << 60);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xFFFF,
+        hi & 0xFFFF,
+        lo >> 48,
+        lo & 0xFFFF_FFFF_FFFF
+    )
+}
+
+/// What the REST API needs from a node. Implementations must be cheap to call from
+/// blocking threads; every method may block.
+pub trait AdminBackend: Send + Sync + 'static {
+    /// The storage engine.
+    fn database(&self) -> &Database;
+
+    /// Who the node is.
+    fn node(&self) -> NodeInfo;
+
+    /// Keyspace names, sorted. Default: the keyspaces of the engine's tables.
+    fn keyspaces(&self) -> Vec<String> {
+        let mut ks: Vec<String> = self
+            .database()
+            .tables()
+            .iter()
+            .map(|t| t.schema().keyspace.clone())
+            .collect();
+        ks.sort();
+        ks.dedup();
+        ks
+    }
+
+    /// A keyspace's table names, sorted; `None` if the keyspace does not exist.
+    fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
+        let mut names: Vec<String> = self
+            .database()
+            .tables()
+            .iter()
+            .filter(|t| t.schema().keyspace == keyspace)
+            .map(|t| t.schema().name.clone())
+            .collect();
+        if names.is_empty() {
+            return None;
+        }
+        names.sort();
+        Some(names)
+    }
+}
+
+/// [`AdminBackend`] over a bare engine.
+pub struct EngineBackend {
+    db: Arc<Database>,
+    node: NodeInfo,
+}
+
+impl EngineBackend {
+    /// Serves `db` as the node described by `node`.
+    pub fn new(db: Arc<Database>, node: NodeInfo) -> EngineBackend {
+        EngineBackend { db, node }
+    }
+}
+
+impl AdminBackend for EngineBackend {
+    fn database(&self) -> &Database {
+        &self.db
+    }
+
+    fn node(&self) -> NodeInfo {
+        self.node.clone()
+    }
+}
+
+/// A running REST server.
+pub struct RestServer {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RestServer {
+    /// The address it listens on (the real port when started on port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, lets requests in progress finish (up to 5 s), closes connections.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+/// Binds `addr` and serves the API until [`RestServer::shutdown`].
+pub async fn serve(
+    addr: SocketAddr,
+    backend: Arc<dyn AdminBackend>,
+) -> std::io::Result<RestServer> {
+    let listener = TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let (stop, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(accept_loop(listener, backend, stop_rx));
+    tracing::info!("REST API listening on http://{addr}");
+    Ok(RestServer { addr, stop, task })
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    backend: Arc<dyn AdminBackend>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut conns = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stop.changed() => break,
+        };
+        while conns.try_join_next().is_some() {}
+        let (mut stream, _) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!("REST API: accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            conns.spawn(async move {
+                let resp = Response::error(503, "too many connections");
+                let _ = http::write_response(&mut stream, &resp, false).await;
+            });
+            continue;
+        };
+        let backend = backend.clone();
+        let stop = stop.clone();
+        conns.spawn(async move {
+            connection(stream, backend, stop).await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(Duration::from_secs(5), async {
+        while conns.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        conns.abort_all();
+    }
+}
+
+async fn connection(
+    mut stream: TcpStream,
+    backend: Arc<dyn AdminBackend>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let _ = stream.set_nodelay(true);
+    let mut buf = Vec::new();
+    loop {
+        let read = tokio::select! {
+            r = tokio::time::timeout(IDLE_TIMEOUT, http::read_request(&mut stream, &mut buf)) => r,
+            _ = stop.changed() => return,
+        };
+        let req = match read {
+            Err(_) | Ok(Ok(None)) => return,
+            Ok(Err(e)) => {
+                let _ =
+                    http::write_response(&mut stream, &Response::error(e.status, e.message), false)
+                        .await;
+                linger(&mut stream).await;
+                return;
+            }
+            Ok(Ok(Some(req))) => req,
+        };
+        let keep_alive = req.keep_alive && !*stop.borrow();
+        let b = backend.clone();
+        let resp = tokio::task::spawn_blocking(move || handle(&*b, &req))
+            .await
+            .unwrap_or_else(|e| {
+                tracing::error!("REST API: handler failed: {e}");
+                Response::error(500, "internal error")
+            });
+        if http::write_response(&mut stream, &resp, keep_alive)
+            .await
+            .is_err()
+            || !keep_alive
+        {
+            return;
+        }
+    }
+}
+
+/// Closes after an error response without resetting the connection: the peer may still be
+/// sending, and closing with unread input would make the kernel send RST, which can destroy
+/// the response before the peer reads it. Discards input for a short while first.
+async fn linger(stream: &mut TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        let mut total = 0usize;
+        while total < (1 << 20) {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => total += n,
+            }
+        }
+    })
+    .await;
+}
+
+/// Handles one request (blocking). Public so tests and other front ends can call it.
+pub fn handle(backend: &dyn AdminBackend, req: &Request) -> Response {
+    let seg: Vec<&str> = req.segments.iter().map(String::as_str).collect();
+    let m = req.method.as_str();
+    match (m, seg.as_slice()) {
+        ("POST", ["storage_service", "keyspace_flush", ks]) => flush_keyspace(backend, ks, req),
+        ("POST", ["storage_service", "flush"]) => flush_all(backend),
+        ("POST", ["storage_service", "keyspace_compaction", ks]) => {
+            compact_keyspace(backend, ks, req)
+        }
+        ("POST", ["storage_service", "compact"]) => compact_all(backend, req),
+        ("POST", ["compaction_manager", "stop_compaction"]) => stop_compaction(backend, req),
+        ("POST", ["compaction_manager", "stop_keyspace_compaction", ks]) => {
+            stop_keyspace_compaction(backend, ks, req)
+        }
+        ("GET", ["compaction_manager", "compactions"]) => Response::ok(
+            Json::Arr(
+                backend
+                    .database()
+                    .compaction()
+                    .running()
+                    .iter()
+                    .map(running_json)
+                    .collect(),
+            )
+            .to_text(),
+        ),
+        ("GET", ["compaction_manager", "compaction_history"]) => {
+            let mut h = backend.database().compaction().history();
+            h.reverse(); // newest first, like ScyllaDB
+            Response::ok(Json::Arr(h.iter().map(history_json).collect()).to_text())
+        }
+        ("GET", ["compaction_manager", "metrics", "pending_tasks"]) => {
+            let n: u64 = pending_by_table(backend).iter().map(|(_, _, n)| n).sum();
+            Response::ok(Json::uint(n).to_text())
+        }
+        ("GET", ["compaction_manager", "metrics", "pending_tasks_by_table"]) => Response::ok(
+            Json::Arr(
+                pending_by_table(backend)
+                    .into_iter()
+                    .filter(|(_, _, n)| *n > 0)
+                    .map(|(ks, cf, n)| {
+                        Json::obj([
+                            ("ks", Json::Str(ks)),
+                            ("cf", Json::Str(cf)),
+                            ("task", Json::uint(n)),
+                        ])
+                    })
+                    .collect(),
+            )
+            .to_text(),
+        ),
+        ("GET", ["compaction_manager", "metrics", "completed_tasks"])
+        | ("GET", ["compaction_manager", "metrics", "total_compactions_completed"]) => {
+            Response::ok(Json::uint(backend.database().compaction().stats().completed).to_text())
+        }
+        ("GET", ["compaction_manager", "metrics", "bytes_compacted"]) => {
+            Response::ok(Json::uint(backend.database().compaction().stats().bytes_in).to_text())
+        }
+        ("GET", ["storage_service", "compaction_throughput"]) => {
+            let bps = backend.database().compaction().throughput();
+            Response::ok(Json::uint(bps.div_ceil(1 << 20)).to_text())
+        }
+        ("POST", ["storage_service", "compaction_throughput"]) => {
+            let Some(v) = req.param("value") else {
+                return Response::error(400, "Missing mandatory parameter 'value'");
+            };
+            match v.trim().parse::<u64>() {
+                Ok(mb) if mb <= 1 << 30 => {
+                    backend.database().compaction().set_throughput(mb << 20);
+                    Response::void()
+                }
+                _ => Response::error(
+                    400,
+                    format!("Invalid value '{v}' for parameter 'value': expected MB/s, a non-negative integer"),
+                ),
+            }
+        }
+        ("GET", ["storage_service", "keyspaces"]) => {
+            let mut ks = backend.keyspaces();
+            if req.param("type") == Some("user") || req.param("type") == Some("non_local_strategy")
+            {
+                ks.retain(|k| !k.starts_with("system"));
+            }
+            Response::ok(Json::Arr(ks.into_iter().map(Json::Str).collect()).to_text())
+        }
+        ("GET", ["column_family"]) => Response::ok(
+            Json::Arr(
+                all_tables(backend)
+                    .into_iter()
+                    .map(|(ks, cf)| {
+                        Json::obj([
+                            ("ks", Json::Str(ks)),
+                            ("cf", Json::Str(cf)),
+                            ("type", Json::str("ColumnFamilies")),
+                        ])
+                    })
+                    .collect(),
+            )
+            .to_text(),
+        ),
+        ("GET", ["column_family", "name"]) => Response::ok(
+            Json::Arr(
+                all_tables(backend)
+                    .into_iter()
+                    .map(|(ks, cf)| Json::Str(format!("{ks}:{cf}")))
+                    .collect(),
+            )
+            .to_text(),
+        ),
+        ("GET", ["column_family", "name", "keyspace"]) => Response::ok(
+            Json::Arr(backend.keyspaces().into_iter().map(Json::Str).collect()).to_text(),
+        ),
+        ("GET", ["column_family", "metrics", metric, name]) => table_metric(backend, metric, name),
+        ("GET", ["storage_service", "hostid", "local"]) => {
+            Response::ok(Json::Str(backend.node().host_id).to_text())
+        }
+        ("GET", ["storage_service", "host_id"]) => {
+            let n = backend.node();
+            Response::ok(
+                Json::Arr(vec![Json::obj([
+                    ("key", Json::Str(n.address)),
+                    ("value", Json::Str(n.host_id)),
+                ])])
+                .to_text(),
+            )
+        }
+        ("GET", ["storage_service", "release_version"]) => {
+            Response::ok(Json::Str(backend.node().release_version).to_text())
+        }
+        ("GET", ["storage_service", "scylla_release_version"]) => {
+            Response::ok(Json::str(concat!("cairn-", env!("CARGO_PKG_VERSION"))).to_text())
+        }
+        ("GET", ["storage_service", "cluster_name"]) => {
+            Response::ok(Json::Str(backend.node().cluster_name).to_text())
+        }
+        ("GET", ["storage_service", "partitioner_name"]) => {
+            Response::ok(Json::Str(backend.node().partitioner).to_text())
+        }
+        _ if known_path(&seg) => {
+            Response::error(405, format!("Method {m} not allowed for {}", req.path))
+        }
+        _ => Response::error(404, "Not found"),
+    }
+}
+
+/// Whether some method serves this path (to answer 405 rather than 404).
+fn known_path(seg: &[&str]) -> bool {
+    matches!(
+        seg,
+        [
+            "storage_service",
+            "keyspace_flush" | "keyspace_compaction",
+            _
+        ] | [
+            "storage_service",
+            "flush" | "compact" | "compaction_throughput" | "keyspaces"
+        ] | [
+            "storage_service",
+            "host_id" | "release_version" | "scylla_release_version"
+        ] | ["storage_service", "cluster_name" | "partitioner_name"]
+            | ["storage_service", "hostid", "local"]
+            | [
+                "compaction_manager",
+                "stop_compaction" | "compactions" | "compaction_history"
+            ]
+            | ["compaction_manager", "stop_keyspace_compaction", _]
+            | ["compaction_manager", "metrics", _]
+            | ["column_family"]
+            | ["column_family", "name"]
+            | ["column_family", "name", "keyspace"]
+            | ["column_family", "metrics", _, _]
+    )
+}
+
+/// 400 with ScyllaDB's `no_such_keyspace` text.
+fn no_keyspace(ks: &str) -> Response {
+    Response::error(400, format!("Can't find a keyspace {ks}"))
+}
+
+/// 400 with ScyllaDB's `no_such_column_family` text.
+fn no_table(ks: &str, cf: &str) -> Response {
+    Response::error(
+        400,
+        format!("Can't find a column family {cf} in keyspace {ks}"),
+    )
+}
+
+fn engine_error(e: EngineError) -> Response {
+    match e {
+        EngineError::UnknownTable { keyspace, table } => no_table(&keyspace, &table),
+        other => Response::error(500, other.to_string()),
+    }
+}
+
+/// The tables named by `cf` (comma-separated; all of the keyspace when absent or empty),
+/// checked to exist.
+fn resolve_tables(
+    backend: &dyn AdminBackend,
+    ks: &str,
+    cf: Option<&str>,
+) -> Result<Vec<String>, Response> {
+    let Some(all) = backend.tables(ks) else {
+        return Err(no_keyspace(ks));
+    };
+    match cf.map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(all),
+        Some(list) => {
+            let mut out = Vec::new();
+            for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                if !all.iter().any(|t| t == name) {
+                    return Err(no_table(ks, name));
+                }
+                if !out.iter().any(|t| t == name) {
+                    out.push(name.to_string());
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn all_tables(backend: &dyn AdminBackend) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for ks in backend.keyspaces() {
+        for cf in backend.tables(&ks).unwrap_or_default() {
+            out.push((ks.clone(), cf));
+        }
+    }
+    out
+}
+
+fn flush_keyspace(backend: &dyn AdminBackend, ks: &str, req: &Request) -> Response {
+    let tables = match resolve_tables(backend, ks, req.param("cf")) {
+        Ok(t) => t,
+        Err(r) => return r,
+    };
+    for t in &tables {
+        if let Err(e) = backend.database().flush(ks, t) {
+            return engine_error(e);
+        }
+    }
+    Response::void()
+}
+
+fn flush_all(backend: &dyn AdminBackend) -> Response {
+    for (ks, t) in all_tables(backend) {
+        if let Err(e) = backend.database().flush(&ks, &t) {
+            return engine_error(e);
+        }
+    }
+    Response::void()
+}
+
+fn flush_memtables(req: &Request) -> Result<bool, Response> {
+    match req.param("flush_memtables") {
+        None | Some("true") => Ok(true),
+        Some("false") => Ok(false),
+        Some(_) => Err(Response::error(
+            400,
+            "Parameter must be either 'true' or 'false'",
+        )),
+    }
+}
+
+fn compact_table(
+    backend: &dyn AdminBackend,
+    ks: &str,
+    t: &str,
+    flush: bool,
+) -> Result<(), Response> {
+    let db = backend.database();
+    let r = if flush {
+        db.compact(ks, t).map(|_| ())
+    } else {
+        match db.table(ks, t) {
+            Some(table) => db.compaction().major(&table).map(|_| ()),
+            None => return Err(no_table(ks, t)),
+        }
+    };
+    r.map_err(engine_error)
+}
+
+fn compact_keyspace(backend: &dyn AdminBackend, ks: &str, req: &Request) -> Response {
+    let flush = match flush_memtables(req) {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    let tables = match resolve_tables(backend, ks, req.param("cf")) {
+        Ok(t) => t,
+        Err(r) => return r,
+    };
+    for t in &tables {
+        if let Err(r) = compact_table(backend, ks, t, flush) {
+            return r;
+        }
+    }
+    Response::void()
+}
+
+fn compact_all(backend: &dyn AdminBackend, req: &Request) -> Response {
+    let flush = match flush_memtables(req) {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    for (ks, t) in all_tables(backend) {
+        if let Err(r) = compact_table(backend, &ks, &t, flush) {
+            return r;
+        }
+    }
+    Response::void()
+}
+
+/// Checks a `type` parameter: `Ok(true)` when it names compactions we run.
+fn stop_type(req: &Request) -> Result<bool, Response> {
+    match req.param("type") {
+        None => Err(Response::error(400, "Missing mandatory parameter 'type'")),
+        Some("COMPACTION") => Ok(true),
+        // Kinds of jobs Cairn never runs: nothing to stop.
+        Some("CLEANUP" | "SCRUB" | "RESHAPE" | "RESHARD" | "UPGRADE") => Ok(false),
+        Some(t @ ("VALIDATION" | "INDEX_BUILD")) => Err(Response::error(
+            500,
+            format!("Compaction type {t} is unsupported"),
+        )),
+        Some(t) => Err(Response::error(
+            400,
+            format!("Unknown compaction type: {t}"),
+        )),
+    }
+}
+
+fn stop_compaction(backend: &dyn AdminBackend, req: &Request) -> Response {
+    match stop_type(req) {
+        Ok(true) => {
+            let n = backend.database().compaction().stop(None);
+            tracing::info!("REST API: stopping {n} compactions");
+            Response::void()
+        }
+        Ok(false) => Response::void(),
+        Err(r) => r,
+    }
+}
+
+fn stop_keyspace_compaction(backend: &dyn AdminBackend, ks: &str, req: &Request) -> Response {
+    let tables = match resolve_tables(backend, ks, req.param("tables")) {
+        Ok(t) => t,
+        Err(r) => return r,
+    };
+    match stop_type(req) {
+        Ok(true) => {
+            let db = backend.database();
+            for t in &tables {
+                if let Some(table) = db.table(ks, t) {
+                    db.compaction().stop(Some(&table));
+                }
+            }
+            Response::void()
+        }
+        Ok(false) => Response::void(),
+        Err(r) => r,
+    }
+}
+
+fn pending_by_table(backend: &dyn AdminBackend) -> Vec<(String, String, u64)> {
+    let db = backend.database();
+    db.tables()
+        .iter()
+        .map(|t| {
+            let s = t.schema();
+            let n = db.compaction().table_stats(t).map_or(0, |st| st.pending);
+            (s.keyspace.clone(), s.name.clone(), n)
+        })
+        .collect()
+}
+
+fn table_metric(backend: &dyn AdminBackend, metric: &str, name: &str) -> Response {
+    let Some((ks, cf)) = name.split_once(':') else {
+        return Response::error(
+            400,
+            format!("Column family name should be in keyspace:column_family format, not {name}"),
+        );
+    };
+    let stats = match backend.database().table_stats(ks, cf) {
+        Ok(s) => s,
+        Err(e) => return engine_error(e),
+    };
+    let v = match metric {
+        "live_ss_table_count" => stats.sstable_count as u64,
+        "live_disk_space_used" => stats.live_disk_bytes,
+        "total_disk_space_used" => stats.total_disk_bytes,
+        "memtable_live_data_size" => stats.memtable_bytes,
+        _ => return Response::error(404, "Not found"),
+    };
+    Response::ok(Json::uint(v).to_text())
+}
+
+/// A job id as a UUID-shaped string (tools expect UUIDs).
+fn job_uuid(id: u64, started_at_ms: u64) -> String {
+    format!(
+        "{:08x}-{:04x}-4000-8000-{:012x}",
+        (started_at_ms >> 16) as u32,
+        started_at_ms & 0xFFFF,
+        id & 0xFFFF_FFFF_FFFF
+    )
+}
+
+fn running_json(r: &RunningJob) -> Json {
+    Json::obj([
+        ("id", Json::Str(job_uuid(r.id, 0))),
+        ("ks", Json::str(&r.keyspace)),
+        ("cf", Json::str(&r.table)),
+        ("completed", Json::uint(r.done_bytes)),
+        ("total", Json::uint(r.total_bytes)),
+        ("task_type", Json::str("COMPACTION")),
+        ("unit", Json::str("bytes")),
+        ("kind", Json::Str(format!("{:?}", r.kind))),
+    ])
+}
+
+fn history_json(j: &JobReport) -> Json {
+    let compacted_at = j.started_at_ms + j.duration.as_millis() as u64;
+    Json::obj([
+        ("id", Json::Str(job_uuid(j.id, j.started_at_ms))),
+        ("shard_id", Json::Int(0)),
+        ("ks", Json::str(&j.keyspace)),
+        ("cf", Json::str(&j.table)),
+        ("compaction_type", Json::str("Compact")),
+        ("kind", Json::Str(format!("{:?}", j.kind))),
+        ("started_at", Json::uint(j.started_at_ms)),
+        ("compacted_at", Json::uint(compacted_at)),
+        ("bytes_in", Json::uint(j.bytes_in)),
+        ("bytes_out", Json::uint(j.bytes_out)),
+        (
+            "rows_merged",
+            Json::Arr(
+                j.merged_from
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(i, n)| {
+                        Json::obj([("key", Json::uint(i as u64 + 1)), ("value", Json::uint(*n))])
+                    })
+                    .collect(),
+            ),
+        ),
+        ("sstables_in", generations(&j.inputs)),
+        ("sstables_out", generations(&j.outputs)),
+    ])
+}
+
+fn generations(gens: &[u64]) -> Json {
+    Json::Arr(
+        gens.iter()
+            .map(|g| Json::obj([("generation", Json::Str(g.to_string()))]))
+            .collect(),
+    )
+}

@@ -1,0 +1,134 @@
+//! A live node for REST and nodetool tests: an engine in a temporary directory and the REST
+//! API on a free loopback port.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use bytes::Bytes;
+use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::types::CqlType;
+use cairn_engine::model::{
+    Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Mutation, Partition, Row,
+};
+use cairn_engine::schema::{ColumnKind, TableSchema};
+use cairn_engine::Database;
+use cairn_server::config::{Config, Overrides};
+use cairn_server::rest::{self, AdminBackend, EngineBackend, NodeInfo, RestServer};
+use std::sync::Arc;
+
+pub struct Node {
+    pub dir: tempfile::TempDir,
+    pub db: Arc<Database>,
+    pub rt: tokio::runtime::Runtime,
+    pub server: Option<RestServer>,
+    pub port: u16,
+}
+
+impl Node {
+    /// A node with tables ks.t, ks.u and other.v (background compaction off, so each test
+    /// decides when sstables merge).
+    pub fn start() -> Node {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = Config::default();
+        cfg.apply_overrides(&Overrides {
+            data_dir: Some(dir.path().to_path_buf()),
+            api_port: Some(0),
+            ..Overrides::default()
+        });
+        let mut dbc = cfg.database_config();
+        dbc.commitlog_segment_size = 1 << 20;
+        let db = Arc::new(Database::open(dbc).unwrap());
+        for (ks, t) in [("ks", "t"), ("ks", "u"), ("other", "v")] {
+            db.create_table(schema(ks, t)).unwrap();
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let node = NodeInfo::from_config(&cfg, "11111111-2222-4333-8444-555555555555");
+        let backend: Arc<dyn AdminBackend> = Arc::new(EngineBackend::new(db.clone(), node));
+        let server = rt
+            .block_on(rest::serve(cfg.api_addr().unwrap(), backend))
+            .unwrap();
+        let port = server.local_addr().port();
+        Node {
+            dir,
+            db,
+            rt,
+            server: Some(server),
+            port,
+        }
+    }
+
+    pub fn client(&self) -> rest::client::Client {
+        rest::client::Client::new("127.0.0.1", self.port)
+    }
+
+    /// Writes rows 0..n of partition `a` into ks.`table`.
+    pub fn write(&self, table: &str, a: i32, n: i32) {
+        let id = self.db.table("ks", table).unwrap().schema().id;
+        for b in 0..n {
+            self.db
+                .apply(vec![Mutation {
+                    table: id,
+                    key: pk(a),
+                    update: insert(b, &format!("value-{a}-{b}"), 1000 + i64::from(b)),
+                }])
+                .unwrap();
+        }
+    }
+
+    pub fn sstables(&self, table: &str) -> usize {
+        self.db.table_stats("ks", table).unwrap().sstable_count
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(s) = self.server.take() {
+            self.rt.block_on(s.shutdown());
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+pub fn schema(ks: &str, t: &str) -> TableSchema {
+    let mut s = TableSchema::new(ks, t)
+        .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
+        .with_clustering("b", CqlType::Int, Order::Asc)
+        .with_column("c", CqlType::Text, ColumnKind::Regular);
+    s.options.compaction = vec![
+        ("class".into(), "SizeTieredCompactionStrategy".into()),
+        ("enabled".into(), "false".into()),
+    ];
+    s
+}
+
+pub fn pk(a: i32) -> DecoratedKey {
+    DecoratedKey::new(Bytes::copy_from_slice(&a.to_be_bytes()))
+}
+
+pub fn ck(b: i32) -> ClusteringKey {
+    let layout = ClusteringLayout {
+        columns: vec![(CqlType::Int, Order::Asc)],
+    };
+    layout.encode_key(&[&b.to_be_bytes()]).unwrap()
+}
+
+pub fn insert(b: i32, value: &str, ts: i64) -> Partition {
+    let mut p = Partition::default();
+    p.rows.insert(
+        ck(b),
+        Row {
+            marker: Some(LivenessInfo::live(ts)),
+            deletion: None,
+            columns: vec![(
+                2,
+                ColumnData::Simple(Cell::live(ts, Bytes::copy_from_slice(value.as_bytes()))),
+            )],
+        },
+    );
+    p
+}

@@ -1,0 +1,410 @@
+//! Configuration: defaults, every key, old and new (unit-carrying) names, errors with
+//! lines, ignored-key warnings, command-line overrides.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use cairn_engine::commitlog::SyncMode;
+use cairn_engine::DatabaseConfig;
+use cairn_server::config::*;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const MIB: u64 = 1 << 20;
+
+fn load(text: &str) -> Loaded {
+    Config::from_yaml_str(text, "test.yaml").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn problems(text: &str) -> Vec<Problem> {
+    Config::from_yaml_str(text, "test.yaml")
+        .unwrap_err()
+        .problems
+}
+
+#[test]
+fn defaults_work_with_no_file_and_stay_on_loopback() {
+    let c = Config::default();
+    assert_eq!(c.native_addr().unwrap().to_string(), "127.0.0.1:9042");
+    assert_eq!(c.api_addr().unwrap().to_string(), "127.0.0.1:10000");
+    assert_eq!(c.prometheus_addr().unwrap().to_string(), "127.0.0.1:9180");
+    assert_eq!(c.listen_address, "127.0.0.1");
+    assert_eq!(c.data_dir(), PathBuf::from("data/data"));
+    assert_eq!(c.commitlog_dir(), PathBuf::from("data/commitlog"));
+    assert_eq!(c.blocked_reactor_notify, Duration::from_millis(25));
+    assert_eq!(c.authenticator, Authenticator::AllowAll);
+    assert_eq!(c.partitioner, "org.apache.cassandra.dht.Murmur3Partitioner");
+
+    // The engine configuration equals the engine's own defaults for ./data.
+    let d = c.database_config();
+    let e = DatabaseConfig::new("data");
+    assert_eq!(d.data_dir, e.data_dir);
+    assert_eq!(d.commitlog_dir, e.commitlog_dir);
+    assert_eq!(d.commitlog_sync, e.commitlog_sync);
+    assert_eq!(d.commitlog_segment_size, e.commitlog_segment_size);
+    assert_eq!(d.memtable_flush_threshold, e.memtable_flush_threshold);
+    assert_eq!(d.memtable_total_space, e.memtable_total_space);
+    assert_eq!(d.flush_writers, e.flush_writers);
+    assert_eq!(
+        d.compaction.concurrent_compactors,
+        e.compaction.concurrent_compactors
+    );
+    assert_eq!(
+        d.compaction.throughput_bytes_per_sec,
+        e.compaction.throughput_bytes_per_sec
+    );
+
+    // An empty file, or one of comments only, is the defaults.
+    for text in ["", "# nothing\n", "---\n"] {
+        let l = load(text);
+        assert_eq!(l.config, Config::default());
+        assert!(l.warnings.is_empty());
+    }
+    let l = Config::resolve(&Overrides::default()).unwrap();
+    assert_eq!(l.config, Config::default());
+}
+
+#[test]
+fn every_key_with_old_names() {
+    let l = load(
+        r#"
+cluster_name: 'Prod Cluster'
+listen_address: 127.0.0.2
+broadcast_address: 10.1.2.3
+rpc_address: localhost
+broadcast_rpc_address: 10.1.2.4
+native_transport_port: 19042
+start_native_transport: false
+native_transport_max_frame_size_in_mb: 32
+native_transport_max_concurrent_connections: 100
+native_transport_max_concurrent_requests_in_bytes: 1000000
+api_address: 127.0.0.3
+api_port: 10001
+prometheus_address: 127.0.0.4
+prometheus_port: 9181
+prometheus_prefix: cairn
+workdir: /var/lib/cairn
+data_file_directories:
+    - /srv/data
+commitlog_directory: /srv/commitlog
+commitlog_sync: batch
+commitlog_sync_period_in_ms: 2000
+commitlog_segment_size_in_mb: 64
+memtable_flush_writers: 4
+memtable_heap_space_in_mb: 1024
+memtable_cleanup_threshold: 0.5
+compaction_throughput_mb_per_sec: 16
+concurrent_compactors: 3
+authenticator: PasswordAuthenticator
+authorizer: org.apache.cassandra.auth.CassandraAuthorizer
+num_tokens: 256
+initial_token: -9223372036854775808,0
+endpoint_snitch: GossipingPropertyFileSnitch
+partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+blocked_reactor_notify_ms: 1
+read_request_timeout_in_ms: 6000
+write_request_timeout_in_ms: 3000
+range_request_timeout_in_ms: 12000
+request_timeout_in_ms: 15000
+truncate_request_timeout_in_ms: 70000
+tombstone_warn_threshold: 10
+tombstone_failure_threshold: 20
+batch_size_warn_threshold_in_kb: 6
+batch_size_fail_threshold_in_kb: 60
+row_cache_size_in_mb: 128
+"#,
+    );
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    let c = l.config;
+    assert_eq!(c.cluster_name, "Prod Cluster");
+    assert_eq!(c.listen_address, "127.0.0.2");
+    assert_eq!(c.broadcast_address.as_deref(), Some("10.1.2.3"));
+    assert_eq!(c.rpc_address, "localhost");
+    assert_eq!(c.broadcast_rpc_address.as_deref(), Some("10.1.2.4"));
+    assert_eq!(c.native_transport_port, 19042);
+    assert!(!c.start_native_transport);
+    assert_eq!(c.native_transport_max_frame_size, 32 * MIB);
+    assert_eq!(c.native_transport_max_concurrent_connections, 100);
+    assert_eq!(
+        c.native_transport_max_concurrent_requests_in_bytes,
+        1_000_000
+    );
+    assert_eq!(c.api_addr().unwrap().to_string(), "127.0.0.3:10001");
+    assert_eq!(c.prometheus_addr().unwrap().to_string(), "127.0.0.4:9181");
+    assert_eq!(c.prometheus_prefix, "cairn");
+    assert_eq!(c.workdir, PathBuf::from("/var/lib/cairn"));
+    assert_eq!(c.data_dir(), PathBuf::from("/srv/data"));
+    assert_eq!(c.commitlog_dir(), PathBuf::from("/srv/commitlog"));
+    assert_eq!(c.commitlog_sync, CommitlogSync::Batch);
+    assert_eq!(c.commitlog_sync_period, Duration::from_secs(2));
+    assert_eq!(c.commitlog_segment_size, 64 * MIB);
+    assert_eq!(c.memtable_flush_writers, 4);
+    assert_eq!(c.memtable_heap_space, 1024 * MIB);
+    assert_eq!(c.memtable_cleanup_threshold, Some(0.5));
+    assert_eq!(c.compaction_throughput_mb_per_sec, 16);
+    assert_eq!(c.concurrent_compactors, 3);
+    assert_eq!(c.authenticator, Authenticator::Password);
+    assert_eq!(c.authorizer, Authorizer::Cassandra);
+    assert_eq!(c.num_tokens, 256);
+    assert_eq!(c.initial_token.as_deref(), Some("-9223372036854775808,0"));
+    assert_eq!(c.endpoint_snitch, "GossipingPropertyFileSnitch");
+    assert_eq!(c.blocked_reactor_notify, Duration::from_millis(1));
+    assert_eq!(c.read_request_timeout, Duration::from_millis(6000));
+    assert_eq!(c.write_request_timeout, Duration::from_millis(3000));
+    assert_eq!(c.range_request_timeout, Duration::from_millis(12000));
+    assert_eq!(c.request_timeout, Duration::from_millis(15000));
+    assert_eq!(c.truncate_request_timeout, Duration::from_millis(70000));
+    assert_eq!(c.tombstone_warn_threshold, 10);
+    assert_eq!(c.tombstone_failure_threshold, 20);
+    assert_eq!(c.batch_size_warn_threshold, 6 << 10);
+    assert_eq!(c.batch_size_fail_threshold, 60 << 10);
+    assert_eq!(c.row_cache_size, 128 * MIB);
+
+    let d = c.database_config();
+    assert_eq!(d.data_dir, PathBuf::from("/srv/data"));
+    assert_eq!(d.commitlog_dir, PathBuf::from("/srv/commitlog"));
+    assert_eq!(d.commitlog_sync, SyncMode::Batch);
+    assert_eq!(d.commitlog_segment_size, 64 * MIB);
+    assert_eq!(d.memtable_total_space, 1024 << 20);
+    assert_eq!(d.memtable_flush_threshold, 512 << 20);
+    assert_eq!(d.flush_writers, 4);
+    assert_eq!(d.compaction.concurrent_compactors, 3);
+    assert_eq!(d.compaction.throughput_bytes_per_sec, 16 * MIB);
+}
+
+#[test]
+fn new_names_with_units_and_cassandra5_class_maps() {
+    let c = load(
+        r#"
+commitlog_sync: periodic
+commitlog_sync_period: 10s
+commitlog_segment_size: 16MiB
+memtable_heap_space: 2GiB
+compaction_throughput: 64MiB/s
+native_transport_max_frame_size: 8MiB
+read_request_timeout: 1500ms
+write_request_timeout: 2s
+batch_size_warn_threshold: 5KiB
+row_cache_size: 0MiB
+authenticator:
+  class_name : org.apache.cassandra.auth.PasswordAuthenticator
+authorizer:
+  class_name: AllowAllAuthorizer
+"#,
+    )
+    .config;
+    assert_eq!(c.commitlog_sync, CommitlogSync::Periodic);
+    assert_eq!(c.commitlog_sync_period, Duration::from_secs(10));
+    assert_eq!(c.commitlog_segment_size, 16 * MIB);
+    assert_eq!(c.memtable_heap_space, 2048 * MIB);
+    assert_eq!(c.compaction_throughput_mb_per_sec, 64);
+    assert_eq!(c.native_transport_max_frame_size, 8 * MIB);
+    assert_eq!(c.read_request_timeout, Duration::from_millis(1500));
+    assert_eq!(c.write_request_timeout, Duration::from_secs(2));
+    assert_eq!(c.batch_size_warn_threshold, 5 << 10);
+    assert_eq!(c.authenticator, Authenticator::Password);
+    assert_eq!(c.authorizer, Authorizer::AllowAll);
+    assert_eq!(
+        c.database_config().commitlog_sync,
+        SyncMode::Periodic {
+            period: Duration::from_secs(10)
+        }
+    );
+    assert_eq!(
+        load("commitlog_sync: group").config.commitlog_sync,
+        CommitlogSync::Batch
+    );
+    // Empty values keep the defaults, as in Cassandra.
+    let c = load("initial_token:\ncluster_name:\ndata_file_directories:\n").config;
+    assert_eq!(c, Config::default());
+}
+
+#[test]
+fn unknown_keys_are_errors_with_their_line() {
+    let e = Config::from_yaml_str(
+        "cluster_name: x\n\n# a comment\nnative_transport_prot: 9042\nfrobnicate: 1\n",
+        "cairn.yaml",
+    )
+    .unwrap_err();
+    assert_eq!(e.problems.len(), 2);
+    assert_eq!(e.problems[0].line, 4);
+    assert_eq!(e.problems[0].key, "native_transport_prot");
+    assert!(e.problems[0].message.contains("unknown property"));
+    assert!(e.problems[0]
+        .message
+        .contains("did you mean `native_transport_port`?"));
+    assert_eq!(e.problems[1].line, 5);
+    assert_eq!(e.problems[1].key, "frobnicate");
+    assert!(!e.problems[1].message.contains("did you mean"));
+    let text = e.to_string();
+    assert!(
+        text.starts_with("invalid configuration cairn.yaml\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("line 4: native_transport_prot: unknown property"),
+        "{text}"
+    );
+}
+
+#[test]
+fn invalid_values_are_errors_with_key_and_line() {
+    let p = problems(
+        "native_transport_port: 70000\n\
+         commitlog_sync: sometimes\n\
+         partitioner: org.apache.cassandra.dht.RandomPartitioner\n\
+         data_file_directories:\n  - /a\n  - /b\n\
+         compaction_throughput: 64MB/s\n\
+         commitlog_sync_period: 10\n\
+         concurrent_compactors: 0\n\
+         authenticator: LdapAuthenticator\n\
+         start_native_transport: maybe\n\
+         memtable_cleanup_threshold: 1.5\n\
+         listen_address: [1, 2]\n\
+         num_tokens: many\n\
+         initial_token: abc\n\
+         prometheus_prefix: 'has space'\n\
+         commitlog_segment_size: 1KiB\n",
+    );
+    let got: Vec<(usize, &str)> = p.iter().map(|p| (p.line, p.key.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            (1, "native_transport_port"),
+            (2, "commitlog_sync"),
+            (3, "partitioner"),
+            (5, "data_file_directories"),
+            (7, "compaction_throughput"),
+            (8, "commitlog_sync_period"),
+            (9, "concurrent_compactors"),
+            (10, "authenticator"),
+            (11, "start_native_transport"),
+            (12, "memtable_cleanup_threshold"),
+            (13, "listen_address"),
+            (14, "num_tokens"),
+            (15, "initial_token"),
+            (16, "prometheus_prefix"),
+            (17, "commitlog_segment_size"),
+        ]
+    );
+    assert!(
+        p[0].message.contains("70000 is out of range"),
+        "{}",
+        p[0].message
+    );
+    assert!(p[1].message.contains("periodic, batch or group"));
+    assert!(p[2].message.contains("only supports"));
+    assert!(p[3].message.contains("supports one data directory"));
+    assert!(p[5].message.contains("no unit"), "{}", p[5].message);
+    assert!(p[7].message.contains("LdapAuthenticator"));
+}
+
+#[test]
+fn yaml_syntax_errors_and_duplicates_have_lines() {
+    let p = problems("cluster_name: a\nnum_tokens: [1, 2\n");
+    assert_eq!(p.len(), 1);
+    assert!(p[0].line >= 2, "{p:?}");
+    assert!(p[0].message.starts_with("YAML syntax error"));
+    let p = problems("num_tokens: 8\ncluster_name: a\nnum_tokens: 9\n");
+    assert_eq!(p[0].line, 3);
+    assert!(p[0].message.contains("first set at line 1"));
+    let p = problems("- a\n- b\n");
+    assert!(p[0].message.contains("mapping"));
+    let p = problems("base: &x 1\nother: *x\n");
+    assert!(!p.is_empty());
+    let p = problems("a: 1\n---\nb: 2\n");
+    assert!(p[0].message.contains("more than one"));
+}
+
+#[test]
+fn cassandra_keys_we_do_not_use_are_warnings() {
+    let l = load(
+        r#"
+cluster_name: 'Test Cluster'
+num_tokens: 16
+hinted_handoff_enabled: true
+max_hint_window: 3h
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "127.0.0.1:7000"
+role_manager:
+  class_name: CassandraRoleManager
+client_encryption_options:
+  enabled: false
+  keystore: conf/.keystore
+concurrent_reads: 32
+"#,
+    );
+    assert_eq!(l.warnings.len(), 1);
+    let w = &l.warnings[0];
+    for k in [
+        "hinted_handoff_enabled",
+        "max_hint_window",
+        "seed_provider",
+        "role_manager",
+        "client_encryption_options",
+        "concurrent_reads",
+    ] {
+        assert!(w.contains(k), "{k} missing from {w}");
+    }
+    assert!(!w.contains("num_tokens"));
+    assert_eq!(l.config.num_tokens, 16);
+}
+
+#[test]
+fn overrides_win_over_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.yaml");
+    std::fs::write(
+        &path,
+        "data_file_directories: [/nowhere/data]\ncommitlog_directory: /nowhere/cl\nnative_transport_port: 1\napi_port: 2\nprometheus_port: 3\nseed_provider: []\n",
+    )
+    .unwrap();
+    let only_file = Config::resolve(&Overrides {
+        config: Some(path.clone()),
+        ..Overrides::default()
+    })
+    .unwrap();
+    assert_eq!(only_file.config.native_transport_port, 1);
+    assert_eq!(only_file.config.source.as_deref(), Some(path.as_path()));
+    assert_eq!(only_file.warnings.len(), 1);
+    let l = Config::resolve(&Overrides {
+        config: Some(path),
+        data_dir: Some(dir.path().join("node1")),
+        native_port: Some(19042),
+        api_port: Some(0),
+        metrics_port: Some(19180),
+        listen_address: Some("127.0.0.5".into()),
+    })
+    .unwrap();
+    let c = l.config;
+    assert_eq!(c.data_dir(), dir.path().join("node1/data"));
+    assert_eq!(c.commitlog_dir(), dir.path().join("node1/commitlog"));
+    assert_eq!(c.native_addr().unwrap().to_string(), "127.0.0.5:19042");
+    assert_eq!(c.api_addr().unwrap().to_string(), "127.0.0.5:0");
+    assert_eq!(c.prometheus_addr().unwrap().to_string(), "127.0.0.5:19180");
+    assert_eq!(c.listen_address, "127.0.0.5");
+
+    let e = Config::resolve(&Overrides {
+        config: Some(dir.path().join("missing.yaml")),
+        ..Overrides::default()
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("cannot read the file"), "{e}");
+}
+
+#[test]
+fn opens_a_database_from_the_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = load("commitlog_segment_size_in_mb: 1\nconcurrent_compactors: 1\n").config;
+    c.apply_overrides(&Overrides {
+        data_dir: Some(dir.path().to_path_buf()),
+        ..Overrides::default()
+    });
+    let db = open_database(&c).unwrap();
+    assert_eq!(db.config().commitlog_segment_size, MIB);
+    drop(db);
+    assert!(dir.path().join("data").is_dir());
+    assert!(dir.path().join("commitlog").is_dir());
+    assert_eq!(c.workdir, dir.path());
+    assert_eq!(c.native_transport_port, 9042);
+}

@@ -1,0 +1,115 @@
+"""Authentication: PasswordAuthenticator (SASL PLAIN), default superuser cassandra/cassandra,
+CREATE / ALTER / DROP ROLE, LIST ROLES, passwords stored hashed, roles survive a restart."""
+
+import pytest
+from cassandra import AuthenticationFailed, Unauthorized
+from cassandra.auth import PlainTextAuthProvider
+from cassandra.cluster import NoHostAvailable
+
+from conftest import make_cluster
+
+
+@pytest.fixture(scope="module")
+def anode(node_factory, tmp_path_factory):
+    # Authentication is switched on the way users do it: in the YAML configuration.
+    cfg = tmp_path_factory.mktemp("auth-config") / "cairn.yaml"
+    cfg.write_text("authenticator: PasswordAuthenticator\n")
+    return node_factory("auth", ["--config", str(cfg)])
+
+
+def login(n, user, password):
+    c = make_cluster(n, auth_provider=PlainTextAuthProvider(username=user, password=password))
+    try:
+        return c, c.connect()
+    except Exception:
+        c.shutdown()
+        raise
+
+
+def login_fails(n, user, password):
+    with pytest.raises(NoHostAvailable) as info:
+        login(n, user, password)
+    errs = list(info.value.errors.values())
+    assert errs and isinstance(errs[0], AuthenticationFailed), errs
+    return str(errs[0])
+
+
+@pytest.fixture(scope="module")
+def su(anode):
+    c, s = login(anode, "cassandra", "cassandra")
+    yield s
+    c.shutdown()
+
+
+def test_no_credentials_refused(anode):
+    c = make_cluster(anode)
+    try:
+        with pytest.raises(NoHostAvailable) as info:
+            c.connect()
+        assert "requires authentication" in str(info.value) or "AuthenticationFailed" in str(info.value)
+    finally:
+        c.shutdown()
+
+
+def test_default_superuser(su):
+    assert su.execute("SELECT release_version FROM system.local").one() is not None
+
+
+def test_wrong_password(anode):
+    msg = login_fails(anode, "cassandra", "wrong")
+    assert "Provided username cassandra and/or password are incorrect" in msg
+    login_fails(anode, "nobody", "x")
+
+
+def test_role_lifecycle(anode, su):
+    su.execute("CREATE ROLE alice WITH PASSWORD = 'pw1' AND LOGIN = true")
+    c, s = login(anode, "alice", "pw1")
+    c.shutdown()
+    roles = {r.role: r for r in su.execute("LIST ROLES")}
+    assert {"cassandra", "alice"} <= set(roles)
+    assert roles["alice"].super is False and roles["alice"].login is True
+    assert roles["cassandra"].super is True
+    su.execute("ALTER ROLE alice WITH PASSWORD = 'pw2'")
+    login_fails(anode, "alice", "pw1")
+    c, s = login(anode, "alice", "pw2")
+    c.shutdown()
+    su.execute("DROP ROLE alice")
+    login_fails(anode, "alice", "pw2")
+    su.execute("DROP ROLE IF EXISTS alice")
+
+
+def test_role_without_login_cannot_connect(anode, su):
+    su.execute("CREATE ROLE nologin WITH PASSWORD = 'pw'")
+    login_fails(anode, "nologin", "pw")
+
+
+def test_create_user_legacy_syntax(anode, su):
+    su.execute("CREATE USER bob WITH PASSWORD 'bobpw' NOSUPERUSER")
+    c, s = login(anode, "bob", "bobpw")
+    c.shutdown()
+    assert "bob" in {r.name for r in su.execute("LIST USERS")}
+
+
+def test_passwords_stored_hashed(su):
+    su.execute("CREATE ROLE IF NOT EXISTS hashed WITH PASSWORD = 'secret' AND LOGIN = true")
+    h = su.execute("SELECT salted_hash FROM system_auth.roles WHERE role = 'hashed'").one()[0]
+    assert h and h != "secret" and h.startswith("$2")
+
+
+def test_non_superuser_cannot_grant_superuser(anode, su):
+    su.execute("CREATE ROLE IF NOT EXISTS plain WITH PASSWORD = 'p' AND LOGIN = true")
+    c, s = login(anode, "plain", "p")
+    try:
+        with pytest.raises(Unauthorized) as info:
+            s.execute("CREATE ROLE sneaky WITH SUPERUSER = true AND PASSWORD = 'x' AND LOGIN = true")
+        assert "Only superusers can create a role with superuser status" in str(info.value)
+    finally:
+        c.shutdown()
+
+
+def test_roles_survive_restart(anode, su):
+    su.execute("CREATE ROLE IF NOT EXISTS durable WITH PASSWORD = 'dpw' AND LOGIN = true")
+    anode.restart()
+    c, s = login(anode, "durable", "dpw")
+    c.shutdown()
+    login_fails(anode, "durable", "nope")
