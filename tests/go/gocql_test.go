@@ -74,8 +74,10 @@ func startNode(t *testing.T) int {
 	bin := cairnBin(t)
 	dir := t.TempDir()
 	port := freePort(t)
+	// Every listener on a port of its own, so this node runs beside any other.
+	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--native-port", strconv.Itoa(port),
+		"--api-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)))
 	out := &syncBuffer{}
-	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--native-port", strconv.Itoa(port))
 	cmd.Stdout = out
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {

@@ -4,7 +4,8 @@
 //! schema agreement after DDL, prepared statements, paging, batches, typed deserialization).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_server::{start_node, Node, NodeConfig};
+use cairn_server::config::Config;
+use cairn_server::{start_node, Node};
 use futures::{StreamExt, TryStreamExt};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
@@ -12,7 +13,6 @@ use scylla::errors::{DbError, ExecutionError, PrepareError, RequestAttemptError}
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::unprepared::Statement;
 use scylla::value::CqlTimestamp;
-use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 /// Generous bound so a hang shows as a failure rather than a stuck CI job.
@@ -26,15 +26,17 @@ struct TestNode {
 impl TestNode {
     async fn start() -> TestNode {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = NodeConfig {
-            data_dir: dir.path().to_path_buf(),
-            native_port: 0,
+        let cfg = Config {
+            workdir: dir.path().to_path_buf(),
+            listen_address: "127.0.0.1".into(),
+            rpc_address: "127.0.0.1".into(),
+            native_transport_port: 0,
+            api_address: "127.0.0.1".into(),
             api_port: 0,
-            metrics_port: 0,
+            prometheus_port: 0,
+            ..Config::default()
         };
-        let node = start_node(&cfg, IpAddr::V4(Ipv4Addr::LOCALHOST))
-            .await
-            .expect("node starts");
+        let node = start_node(&cfg).await.expect("node starts");
         TestNode { node, _dir: dir }
     }
 
@@ -49,7 +51,7 @@ impl TestNode {
     }
 
     async fn stop(self) {
-        self.node.cql.shutdown().await;
+        self.node.shutdown().await;
     }
 }
 
@@ -145,7 +147,8 @@ async fn prepared_system_table_select_has_metadata() {
             .map(|c| format!("{}:{:?}", c.name(), c.typ()))
             .collect();
         let result: Vec<String> = p
-            .get_result_set_col_specs()
+            .get_current_result_set_col_specs()
+            .get()
             .iter()
             .map(|c| format!("{}:{:?}", c.name(), c.typ()))
             .collect();
