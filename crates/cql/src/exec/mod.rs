@@ -14,6 +14,7 @@
 pub mod auth;
 pub mod catalog;
 pub mod ddl;
+pub mod describe;
 pub mod options;
 pub mod prepare;
 pub mod restrict;
@@ -244,6 +245,9 @@ impl Executor {
 
     /// Parses and runs one statement.
     pub fn query(&self, session: &Session, text: &str, params: &QueryParams) -> Result<Outcome> {
+        if describe::is_describe(text) {
+            return describe::run(self, session, text).map(Outcome::Rows);
+        }
         let parsed = crate::parse_statement(text)?;
         if parsed.bind_markers.len() > params.values.len() && params.names.is_none() {
             return Err(Error::Invalid(format!(

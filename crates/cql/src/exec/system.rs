@@ -288,9 +288,8 @@ impl Default for NodeInfo {
             tokens: vec!["0".into()],
             data_center: "datacenter1".into(),
             rack: "rack1".into(),
-            // What ScyllaDB reports: drivers pick their schema parser by it, and cqlsh then
-            // describes schemas from driver metadata (it sends DESCRIBE to servers ≥ 4.0).
-            release_version: "3.0.8".into(),
+            // Cassandra 4: cqlsh then sends DESCRIBE to the server (see `describe`).
+            release_version: "4.0.11".into(),
             cql_version: "3.4.5".into(),
         }
     }

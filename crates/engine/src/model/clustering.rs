@@ -9,7 +9,8 @@
 //! `DESC` column every byte of the body is inverted (`!b`); the marker is not, so that a
 //! prefix still sorts before its extensions and [`AFTER_PREFIX`] still sorts after them.
 //!
-//! Invariants (checked by the tests for every native type, ASC and DESC):
+//! Invariants (checked by the tests for every native type and for nested collections and
+//! tuples, ASC and DESC):
 //! - `memcmp(body(a), body(b))` has the sign of Cassandra's comparator on `a`, `b`
 //!   ([`ClusteringLayout::compare_values`]), reversed for `DESC`.
 //! - Bodies of one type are prefix-free, so comparing concatenated components compares
@@ -44,7 +45,30 @@
 //!   `1 + 10·a + b` and terminated by `0x00`; all inverted for negative numbers.
 //! - `duration`: tag `0x01`, months, days (i32) and nanoseconds (i64), each sign-flipped
 //!   big-endian. Cassandra refuses durations in keys; this gives them an order anyway.
-//! - Collections, tuples and frozen types are not supported yet: encoding them is an error.
+//! - Collections and tuples (`frozen<…>` or not: the encoding is the frozen value's, and
+//!   `frozen<T>` is encoded as `T`): a sequence of *items*, each an item marker followed by
+//!   the ASC body of the element's own type, nested as deep as the type is, then the end
+//!   marker. Item markers: `0x01` end, `0x02` null tuple field, `0x03` value.
+//!   - `list<T>`, `set<T>`: `0x03 body(e)` per element, then `0x01`.
+//!   - `map<K, V>`: `0x03 body(k) body(v)` per entry, then `0x01`.
+//!   - `tuple<…>`: per field present in the serialization, `0x02` if it is null, else
+//!     `0x03 body(field)`; then `0x01`. A tuple serialized with fewer fields than its type
+//!     just has fewer items (it is not padded with nulls), and the empty value *is* the
+//!     tuple with no fields: `0x01`.
+//!   - The empty value of a collection (not the empty collection, which is `0x01`) is the tag
+//!     `0x00`, as for the other non-text types.
+//!
+//!   Element bodies need no escaping: bodies are prefix-free, so where two item sequences
+//!   first differ inside an element the bytes compare as the two elements do, and where one
+//!   sequence ends its `0x01` meets the other's `0x02`/`0x03`. This gives Cassandra's order:
+//!   lists and sets element by element then shorter first, maps entry by entry (key, then
+//!   value) then shorter first, tuples field by field with a null field before any value
+//!   and a shorter tuple before a longer one (so `(1)` < `(1, null)` < `(1, 0)`). Inside a
+//!   `DESC` column the whole body, nested items included, is inverted like any other body.
+//!   Set elements and map keys are encoded in the order they are serialized in (a valid
+//!   value has them sorted and distinct; the engine does not re-sort), and each element is
+//!   canonicalised like a top-level value of its type, so `decode` returns the value
+//!   re-serialized from its canonical elements.
 
 use super::key::{ClusteringKey, COMPONENT_MARKER};
 use super::types::{decode_duration, encode_duration, CqlType};
@@ -70,6 +94,11 @@ const TAG_VALUE: u8 = 0x01;
 const TAG_NEG: u8 = 0x01;
 const TAG_ZERO: u8 = 0x02;
 const TAG_POS: u8 = 0x03;
+
+/// Item markers of collection and tuple bodies (see the module docs).
+const ITEM_END: u8 = 0x01;
+const ITEM_NULL: u8 = 0x02;
+const ITEM_VALUE: u8 = 0x03;
 
 /// Largest magnitude length written in a single length byte (see the varint body).
 const SHORT_LEN_MAX: usize = 0xF7;
@@ -217,12 +246,109 @@ fn compare_non_empty(ty: &CqlType, a: &[u8], b: &[u8]) -> Option<Ordering> {
         CqlType::Varint => compare_varints(a, b),
         CqlType::Decimal => compare_decimals(a, b)?,
         CqlType::Duration => decode_duration(a).ok()?.cmp(&decode_duration(b).ok()?),
-        CqlType::List(_)
-        | CqlType::Set(_)
-        | CqlType::Map(_, _)
-        | CqlType::Tuple(_)
-        | CqlType::Frozen(_) => return None,
+        CqlType::Frozen(inner) => compare_non_empty(inner, a, b)?,
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _) | CqlType::Tuple(_) => {
+            compare_composites(ty, a, b)?
+        }
     })
+}
+
+/// Cassandra's `ListType` / `SetType` / `MapType` / `TupleType` comparison of two valid
+/// values; `None` if either is not valid. Compares the flattened items (map keys and values
+/// alternate) one by one, a null tuple field first, then the shorter sequence first.
+fn compare_composites(ty: &CqlType, a: &[u8], b: &[u8]) -> Option<Ordering> {
+    ty.validate(a).ok()?;
+    ty.validate(b).ok()?;
+    let (x, y) = (split_items(ty, a).ok()?, split_items(ty, b).ok()?);
+    for ((t, p), (_, q)) in x.iter().zip(&y) {
+        let c = match (p, q) {
+            (None, None) => Ordering::Equal,
+            (None, Some(_)) => Ordering::Less,
+            (Some(_), None) => Ordering::Greater,
+            (Some(p), Some(q)) => ClusteringLayout::compare_values(t, p, q),
+        };
+        if c.is_ne() {
+            return Some(c);
+        }
+    }
+    Some(x.len().cmp(&y.len()))
+}
+
+/// Reads the native protocol framing of collections and tuples.
+struct Framed<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Framed<'a> {
+    fn i32(&mut self) -> FramingResult<i32> {
+        let (head, rest) = self
+            .rest
+            .split_first_chunk::<4>()
+            .ok_or("truncated length or count")?;
+        self.rest = rest;
+        Ok(i32::from_be_bytes(*head))
+    }
+
+    /// One `[i32 len][bytes]` element; `None` for a negative length (null).
+    fn element(&mut self) -> FramingResult<Option<&'a [u8]>> {
+        let Ok(len) = usize::try_from(self.i32()?) else {
+            return Ok(None);
+        };
+        if self.rest.len() < len {
+            return Err("truncated element");
+        }
+        let (body, rest) = self.rest.split_at(len);
+        self.rest = rest;
+        Ok(Some(body))
+    }
+
+    fn non_null(&mut self) -> FramingResult<&'a [u8]> {
+        self.element()?.ok_or("null element in a collection")
+    }
+}
+
+/// An error in the framing of a collection or tuple.
+type FramingResult<T> = std::result::Result<T, &'static str>;
+
+/// Items of a collection or tuple, each with its type; `None` for a null tuple field.
+type Items<'t, 'a> = Vec<(&'t CqlType, Option<&'a [u8]>)>;
+
+/// The items of a non-empty serialized collection or tuple of type `ty` (frozen or not), each
+/// with its type: list and set elements, map keys and values alternately, tuple fields
+/// (`None` when null). Checks the framing only, not the items themselves.
+fn split_items<'t, 'a>(ty: &'t CqlType, v: &'a [u8]) -> FramingResult<Items<'t, 'a>> {
+    let mut r = Framed { rest: v };
+    let mut items = Vec::new();
+    match ty {
+        CqlType::Frozen(inner) => return split_items(inner, v),
+        CqlType::List(e) | CqlType::Set(e) => {
+            let n = usize::try_from(r.i32()?).map_err(|_| "negative element count")?;
+            for _ in 0..n {
+                items.push((&**e, Some(r.non_null()?)));
+            }
+        }
+        CqlType::Map(k, val) => {
+            let n = usize::try_from(r.i32()?).map_err(|_| "negative element count")?;
+            for _ in 0..n {
+                items.push((&**k, Some(r.non_null()?)));
+                items.push((&**val, Some(r.non_null()?)));
+            }
+        }
+        CqlType::Tuple(types) => {
+            for t in types {
+                if r.rest.is_empty() {
+                    break;
+                }
+                items.push((t, r.element()?));
+            }
+        }
+        _ => return Err("not a collection or tuple"),
+    }
+    if r.rest.is_empty() {
+        Ok(items)
+    } else {
+        Err("bytes after the end of the value")
+    }
 }
 
 fn signed_be(v: &[u8]) -> Option<i64> {
@@ -523,10 +649,7 @@ fn invert_from(out: &mut [u8], start: usize) {
 fn encode_body(ty: &CqlType, v: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let name = ty.static_name();
     if ty.is_composite() {
-        return Err(invalid(
-            name,
-            "collections, tuples and frozen types are not supported in clustering keys yet",
-        ));
+        return encode_composite(ty, v, out);
     }
     match ty {
         CqlType::Ascii | CqlType::Text | CqlType::Blob | CqlType::Inet => {
@@ -664,6 +787,49 @@ fn encode_body(ty: &CqlType, v: &[u8], out: &mut Vec<u8>) -> Result<()> {
     Ok(())
 }
 
+/// `ty` without its `frozen<…>` wrappers.
+fn unfrozen(mut ty: &CqlType) -> &CqlType {
+    while let CqlType::Frozen(inner) = ty {
+        ty = inner;
+    }
+    ty
+}
+
+fn encode_composite(ty: &CqlType, v: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let ty = unfrozen(ty);
+    if v.is_empty() && !matches!(ty, CqlType::Tuple(_)) {
+        // Not a collection (Cassandra's serializers refuse it), but its comparators order it
+        // first, as for the other types. The empty tuple is the tuple with no fields.
+        out.push(TAG_EMPTY);
+        return Ok(());
+    }
+    // Validating the whole value (elements included) keeps what the encoding accepts equal
+    // to what `compare_values` compares semantically: inside a collection the empty value is
+    // only accepted where the element type's serializer accepts it.
+    ty.validate(v)?;
+    let items = split_items(ty, v).map_err(|reason| invalid(ty.static_name(), reason))?;
+    if let CqlType::Map(_, _) = ty {
+        for entry in items.chunks(2) {
+            out.push(ITEM_VALUE);
+            for (t, x) in entry {
+                encode_body(t, x.unwrap_or_default(), out)?;
+            }
+        }
+    } else {
+        for (t, x) in items {
+            match x {
+                None => out.push(ITEM_NULL),
+                Some(x) => {
+                    out.push(ITEM_VALUE);
+                    encode_body(t, x, out)?;
+                }
+            }
+        }
+    }
+    out.push(ITEM_END);
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------
 // Decoding.
 
@@ -706,6 +872,9 @@ impl Cursor<'_> {
 }
 
 fn decode_body(ty: &CqlType, cur: &mut Cursor<'_>) -> Result<Vec<u8>> {
+    if ty.is_composite() {
+        return decode_composite(ty, cur);
+    }
     let name = ty.static_name();
     if let CqlType::Ascii | CqlType::Text | CqlType::Blob | CqlType::Inet = ty {
         let mut out = Vec::new();
@@ -827,6 +996,66 @@ fn decode_body(ty: &CqlType, cur: &mut Cursor<'_>) -> Result<Vec<u8>> {
     };
     ty.validate(&value)?;
     Ok(value)
+}
+
+fn push_framed(v: Option<&[u8]>, out: &mut Vec<u8>) -> Result<()> {
+    let len = match v {
+        None => -1,
+        Some(v) => i32::try_from(v.len())
+            .map_err(|_| invalid("clustering key", "decoded element too long"))?,
+    };
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(v.unwrap_or_default());
+    Ok(())
+}
+
+/// Decodes a collection or tuple body back to its serialization (see [`encode_composite`]).
+fn decode_composite(ty: &CqlType, cur: &mut Cursor<'_>) -> Result<Vec<u8>> {
+    let ty = unfrozen(ty);
+    let name = ty.static_name();
+    let mut body = Vec::new();
+    let mut count: usize = 0;
+    loop {
+        let marker = cur.byte()?;
+        match (ty, marker) {
+            (CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _), TAG_EMPTY) if count == 0 => {
+                return Ok(Vec::new());
+            }
+            (_, ITEM_END) => break,
+            (CqlType::Tuple(types), ITEM_NULL | ITEM_VALUE) => {
+                let t = types
+                    .get(count)
+                    .ok_or_else(|| invalid(name, "more encoded fields than the tuple type has"))?;
+                if marker == ITEM_NULL {
+                    push_framed(None, &mut body)?;
+                } else {
+                    push_framed(Some(&decode_body(t, cur)?), &mut body)?;
+                }
+            }
+            (CqlType::List(e) | CqlType::Set(e), ITEM_VALUE) => {
+                push_framed(Some(&decode_body(e, cur)?), &mut body)?;
+            }
+            (CqlType::Map(k, v), ITEM_VALUE) => {
+                push_framed(Some(&decode_body(k, cur)?), &mut body)?;
+                push_framed(Some(&decode_body(v, cur)?), &mut body)?;
+            }
+            _ => return Err(invalid(name, "bad encoded item marker")),
+        }
+        count += 1;
+    }
+    let out = if let CqlType::Tuple(_) = ty {
+        body
+    } else {
+        let n = i32::try_from(count).map_err(|_| invalid(name, "too many encoded elements"))?;
+        let mut out = Vec::with_capacity(body.len() + 4);
+        out.extend_from_slice(&n.to_be_bytes());
+        out.extend_from_slice(&body);
+        out
+    };
+    // Rejects what the encoder never writes, e.g. an empty value nested where its type's
+    // serializer refuses it.
+    ty.validate(&out)?;
+    Ok(out)
 }
 
 fn decode_varint_mag(cur: &mut Cursor<'_>, negative: bool) -> Result<Vec<u8>> {
@@ -1571,7 +1800,8 @@ mod tests {
         assert!(l(CqlType::Timeuuid).encode_key(&[&[0u8; 16]]).is_err());
         assert!(l(CqlType::Decimal).encode_key(&[&[0, 0]]).is_err());
         let frozen = CqlType::Frozen(Box::new(CqlType::List(Box::new(CqlType::Int))));
-        assert!(l(frozen).encode_key(&[&[0, 0, 0, 0]]).is_err());
+        assert!(l(frozen.clone()).encode_key(&[&[0, 0, 0, 0]]).is_ok());
+        assert!(l(frozen).encode_key(&[&[0, 0, 0, 1]]).is_err());
         let two =
             ClusteringLayout::new(vec![(CqlType::Int, Order::Asc), (CqlType::Int, Order::Asc)]);
         assert!(two.encode_key(&[&[0, 0, 0, 1]]).is_err());
@@ -1724,6 +1954,595 @@ mod tests {
             let ea = l.encode_key(&[&a]).unwrap();
             let eb = l.encode_key(&[&b]).unwrap();
             proptest::prop_assert_eq!(ea.cmp(&eb), ClusteringLayout::compare_values(&CqlType::Varint, &a, &b));
+        }
+    }
+
+    /// Frozen collections and tuples, checked against a model whose derived `Ord` is the
+    /// reference order.
+    mod composite {
+        use super::*;
+        use proptest::collection::{btree_map, btree_set, vec as pvec};
+        use proptest::prelude::*;
+
+        /// A value of one of the tested types. Within one type the variants never mix except
+        /// `Empty` (the zero-byte value), which comes first, as Cassandra orders it; so the
+        /// derived `Ord` is Cassandra's order: numbers numerically, text by its UTF-8 bytes,
+        /// `Vec` element by element then shorter first (lists, sets, and maps as their
+        /// (key, value) entries), `Option` with `None` (a null tuple field) first.
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+        enum M {
+            Empty,
+            Int(i32),
+            Big(i64),
+            Text(String),
+            Coll(Vec<M>),
+            Map(Vec<(M, M)>),
+            Tuple(Vec<Option<M>>),
+        }
+
+        fn framed(v: Option<&[u8]>, out: &mut Vec<u8>) {
+            match v {
+                None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+                Some(v) => {
+                    out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                    out.extend_from_slice(v);
+                }
+            }
+        }
+
+        /// Native protocol v4 serialization of a model value.
+        fn ser(m: &M) -> Vec<u8> {
+            let mut out = Vec::new();
+            match m {
+                M::Empty => {}
+                M::Int(x) => out.extend_from_slice(&x.to_be_bytes()),
+                M::Big(x) => out.extend_from_slice(&x.to_be_bytes()),
+                M::Text(t) => out.extend_from_slice(t.as_bytes()),
+                M::Coll(es) => {
+                    out.extend_from_slice(&(es.len() as i32).to_be_bytes());
+                    for e in es {
+                        framed(Some(&ser(e)), &mut out);
+                    }
+                }
+                M::Map(es) => {
+                    out.extend_from_slice(&(es.len() as i32).to_be_bytes());
+                    for (k, v) in es {
+                        framed(Some(&ser(k)), &mut out);
+                        framed(Some(&ser(v)), &mut out);
+                    }
+                }
+                M::Tuple(fs) => {
+                    for f in fs {
+                        framed(f.as_ref().map(ser).as_deref(), &mut out);
+                    }
+                }
+            }
+            out
+        }
+
+        fn frozen(t: CqlType) -> CqlType {
+            CqlType::Frozen(Box::new(t))
+        }
+        fn list(t: CqlType) -> CqlType {
+            CqlType::List(Box::new(t))
+        }
+        fn set(t: CqlType) -> CqlType {
+            CqlType::Set(Box::new(t))
+        }
+        fn map(k: CqlType, v: CqlType) -> CqlType {
+            CqlType::Map(Box::new(k), Box::new(v))
+        }
+
+        fn int_m() -> BoxedStrategy<M> {
+            prop_oneof![
+                1 => Just(M::Empty),
+                8 => (-3i32..3).prop_map(M::Int),
+                3 => any::<i32>().prop_map(M::Int),
+            ]
+            .boxed()
+        }
+
+        fn big_m() -> BoxedStrategy<M> {
+            prop_oneof![
+                1 => Just(M::Empty),
+                6 => (-2i64..2).prop_map(M::Big),
+                3 => any::<i64>().prop_map(M::Big),
+            ]
+            .boxed()
+        }
+
+        /// Short strings over an alphabet with NUL, 0x01 and multi-byte characters.
+        fn text_m() -> BoxedStrategy<M> {
+            pvec(
+                proptest::sample::select(vec!['\0', '\u{1}', 'a', 'b', 'ÿ', '\u{10FFFF}']),
+                0..4,
+            )
+            .prop_map(|cs| M::Text(cs.into_iter().collect()))
+            .boxed()
+        }
+
+        fn list_of(e: BoxedStrategy<M>, max: usize) -> BoxedStrategy<M> {
+            pvec(e, 0..max).prop_map(M::Coll).boxed()
+        }
+
+        /// Sorted and distinct, as in a valid set value.
+        fn set_of(e: BoxedStrategy<M>, max: usize) -> BoxedStrategy<M> {
+            btree_set(e, 0..max)
+                .prop_map(|s| M::Coll(s.into_iter().collect()))
+                .boxed()
+        }
+
+        fn map_of(k: BoxedStrategy<M>, v: BoxedStrategy<M>, max: usize) -> BoxedStrategy<M> {
+            btree_map(k, v, 0..max)
+                .prop_map(|m| M::Map(m.into_iter().collect()))
+                .boxed()
+        }
+
+        /// Up to `fields.len()` leading fields, each null or a value.
+        fn tuple_of(fields: Vec<BoxedStrategy<M>>) -> BoxedStrategy<M> {
+            let n = fields.len();
+            let fields: Vec<_> = fields
+                .into_iter()
+                .map(|f| proptest::option::weighted(0.75, f))
+                .collect();
+            (fields, 0..=n)
+                .prop_map(|(fs, len)| M::Tuple(fs.into_iter().take(len).collect()))
+                .boxed()
+        }
+
+        /// The zero-byte value of a collection type, now and then.
+        fn or_empty(s: BoxedStrategy<M>) -> BoxedStrategy<M> {
+            prop_oneof![1 => Just(M::Empty), 12 => s].boxed()
+        }
+
+        /// The tested types with a strategy for their canonical values.
+        fn cases() -> Vec<(CqlType, BoxedStrategy<M>)> {
+            use CqlType::{Bigint, Int, Text};
+            vec![
+                (frozen(list(Int)), or_empty(list_of(int_m(), 5))),
+                (frozen(set(Text)), or_empty(set_of(text_m(), 4))),
+                (
+                    frozen(map(Int, Text)),
+                    or_empty(map_of(int_m(), text_m(), 4)),
+                ),
+                (
+                    CqlType::Tuple(vec![Int, Text, Bigint]),
+                    tuple_of(vec![int_m(), text_m(), big_m()]),
+                ),
+                (
+                    frozen(list(frozen(list(Int)))),
+                    or_empty(list_of(list_of(int_m(), 3), 4)),
+                ),
+                // Nested both ways, with non-frozen inner types as a frozen outer type
+                // implies them.
+                (
+                    frozen(map(
+                        frozen(set(Int)),
+                        CqlType::Tuple(vec![Text, list(Bigint)]),
+                    )),
+                    or_empty(map_of(
+                        set_of(int_m(), 3),
+                        tuple_of(vec![text_m(), list_of(big_m(), 3)]),
+                        3,
+                    )),
+                ),
+            ]
+        }
+
+        /// Orders, round trips, prefix-freedom, and composite keys with a trailing `int`
+        /// column and their prefixes, for all pairs of `vals`.
+        fn check(ty: &CqlType, vals: &[M], ints: &[i32]) -> std::result::Result<(), TestCaseError> {
+            let sers: Vec<Vec<u8>> = vals.iter().map(ser).collect();
+            for order in [Order::Asc, Order::Desc] {
+                let dir = |o: Ordering| if order == Order::Desc { o.reverse() } else { o };
+                let l = layout(ty, order);
+                let encs: Vec<ClusteringKey> =
+                    sers.iter().map(|s| l.encode_key(&[s]).unwrap()).collect();
+                for (s, e) in sers.iter().zip(&encs) {
+                    prop_assert_eq!(
+                        l.decode(e.as_bytes()).unwrap(),
+                        vec![Bytes::from(s.clone())]
+                    );
+                }
+                for (i, (a, ea)) in vals.iter().zip(&encs).enumerate() {
+                    for (j, (b, eb)) in vals.iter().zip(&encs).enumerate() {
+                        let want = a.cmp(b);
+                        prop_assert_eq!(
+                            ClusteringLayout::compare_values(ty, &sers[i], &sers[j]),
+                            want,
+                            "compare_values {:?} vs {:?}",
+                            a,
+                            b
+                        );
+                        prop_assert_eq!(ea.cmp(eb), dir(want), "{:?} {:?} vs {:?}", order, a, b);
+                        if ea != eb {
+                            prop_assert!(!eb.as_bytes().starts_with(ea.as_bytes()));
+                        }
+                    }
+                }
+
+                let l2 =
+                    ClusteringLayout::new(vec![(ty.clone(), order), (CqlType::Int, Order::Asc)]);
+                let keys: Vec<(&M, &Vec<u8>, i32)> = vals
+                    .iter()
+                    .zip(&sers)
+                    .enumerate()
+                    .map(|(i, (m, s))| (m, s, ints[i % ints.len()]))
+                    .collect();
+                let full: Vec<ClusteringKey> = keys
+                    .iter()
+                    .map(|(_, s, x)| l2.encode_key(&[s, &x.to_be_bytes()]).unwrap())
+                    .collect();
+                for ((ma, sa, xa), ea) in keys.iter().zip(&full) {
+                    prop_assert_eq!(
+                        l2.decode(ea.as_bytes()).unwrap(),
+                        vec![
+                            Bytes::from((*sa).clone()),
+                            Bytes::copy_from_slice(&xa.to_be_bytes())
+                        ]
+                    );
+                    let p = l2.encode_prefix(&[sa]).unwrap();
+                    prop_assert!(ea.as_bytes().starts_with(&p));
+                    prop_assert_eq!(l2.decode(&p).unwrap(), vec![Bytes::from((*sa).clone())]);
+                    prop_assert!(after_prefix(&p).as_ref() > ea.as_bytes());
+                    let range = ClusteringRange::prefix(&p);
+                    for ((mb, _, xb), eb) in keys.iter().zip(&full) {
+                        let first = dir(ma.cmp(mb));
+                        prop_assert_eq!(ea.cmp(eb), first.then(xa.cmp(xb)));
+                        prop_assert_eq!(range.contains(eb.as_bytes()), first.is_eq());
+                        if first.is_ne() {
+                            prop_assert_eq!(p.as_slice().cmp(eb.as_bytes()), first);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        fn strategy_for(i: usize) -> (CqlType, BoxedStrategy<M>) {
+            cases().swap_remove(i)
+        }
+
+        /// A value of any of the tested types, with the index of its type.
+        fn typed_value() -> impl Strategy<Value = (usize, M)> {
+            (0..cases().len()).prop_flat_map(|i| (Just(i), strategy_for(i).1))
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            #[test]
+            fn prop_list_int(vals in pvec(strategy_for(0).1, 1..10), ints in pvec(-2i32..2, 1..4)) {
+                check(&strategy_for(0).0, &vals, &ints)?;
+            }
+
+            #[test]
+            fn prop_set_text(vals in pvec(strategy_for(1).1, 1..10), ints in pvec(-2i32..2, 1..4)) {
+                check(&strategy_for(1).0, &vals, &ints)?;
+            }
+
+            #[test]
+            fn prop_map_int_text(vals in pvec(strategy_for(2).1, 1..10), ints in pvec(-2i32..2, 1..4)) {
+                check(&strategy_for(2).0, &vals, &ints)?;
+            }
+
+            #[test]
+            fn prop_tuple_int_text_bigint(vals in pvec(strategy_for(3).1, 1..10), ints in pvec(-2i32..2, 1..4)) {
+                check(&strategy_for(3).0, &vals, &ints)?;
+            }
+
+            #[test]
+            fn prop_list_of_lists(vals in pvec(strategy_for(4).1, 1..10), ints in pvec(-2i32..2, 1..4)) {
+                check(&strategy_for(4).0, &vals, &ints)?;
+            }
+
+            #[test]
+            fn prop_map_of_sets_to_tuples(vals in pvec(strategy_for(5).1, 1..8), ints in pvec(-2i32..2, 1..4)) {
+                check(&strategy_for(5).0, &vals, &ints)?;
+            }
+
+            /// Corrupted serializations: encoding fails exactly when validation does, never
+            /// panics, and what encodes decodes to a value equal to the input.
+            #[test]
+            fn prop_malformed_values(
+                (which, v) in typed_value(),
+                mutation in 0..4u8,
+                pos in any::<proptest::sample::Index>(),
+                byte in any::<u8>(),
+                junk in pvec(any::<u8>(), 0..24),
+                desc: bool,
+            ) {
+                let ty = strategy_for(which).0;
+                let mut bad = ser(&v);
+                match mutation {
+                    0 if !bad.is_empty() => bad.truncate(pos.index(bad.len())),
+                    1 if !bad.is_empty() => { let i = pos.index(bad.len()); bad[i] ^= byte | 1; }
+                    2 => bad.extend_from_slice(&junk),
+                    _ => bad = junk.clone(),
+                }
+                let order = if desc { Order::Desc } else { Order::Asc };
+                let l = layout(&ty, order);
+                let enc = l.encode_key(&[&bad]);
+                if !bad.is_empty() {
+                    prop_assert_eq!(enc.is_ok(), ty.validate(&bad).is_ok(), "{:02x?}", bad);
+                }
+                if let Ok(e) = enc {
+                    let back = l.decode(e.as_bytes()).unwrap();
+                    prop_assert_eq!(
+                        ClusteringLayout::compare_values(&ty, &back[0], &bad),
+                        Ordering::Equal
+                    );
+                }
+                // compare_values never panics on garbage either.
+                let _ = ClusteringLayout::compare_values(&ty, &bad, &junk);
+            }
+
+            /// Corrupted encodings: decoding never panics, and whatever decodes re-encodes to
+            /// the same bytes (these types have one encoding per value).
+            #[test]
+            fn prop_malformed_encodings(
+                (which, v) in typed_value(),
+                mutation in 0..4u8,
+                pos in any::<proptest::sample::Index>(),
+                byte in any::<u8>(),
+                junk in pvec(any::<u8>(), 0..24),
+                desc: bool,
+            ) {
+                let ty = strategy_for(which).0;
+                let order = if desc { Order::Desc } else { Order::Asc };
+                let l = layout(&ty, order);
+                let mut bad = l.encode_key(&[&ser(&v)]).unwrap().0.to_vec();
+                match mutation {
+                    0 => bad.truncate(pos.index(bad.len())),
+                    1 => { let i = pos.index(bad.len()); bad[i] ^= byte | 1; }
+                    2 => bad.extend_from_slice(&junk),
+                    _ => { bad = vec![COMPONENT_MARKER]; bad.extend_from_slice(&junk); }
+                }
+                if let Ok(back) = l.decode(&bad) {
+                    let refs: Vec<&[u8]> = back.iter().map(|b| b.as_ref()).collect();
+                    prop_assert_eq!(l.encode_prefix(&refs).unwrap(), bad);
+                }
+            }
+        }
+
+        fn ints(xs: &[i32]) -> Vec<u8> {
+            ser(&M::Coll(xs.iter().map(|&x| M::Int(x)).collect()))
+        }
+
+        #[test]
+        fn encoding_bytes() {
+            let lt = frozen(list(CqlType::Int));
+            let asc = layout(&lt, Order::Asc);
+            let desc = layout(&lt, Order::Desc);
+            let enc = |l: &ClusteringLayout, v: &[u8]| l.encode_key(&[v]).unwrap().0.to_vec();
+            assert_eq!(enc(&asc, &[]), [COMPONENT_MARKER, TAG_EMPTY]);
+            assert_eq!(enc(&asc, &ints(&[])), [COMPONENT_MARKER, ITEM_END]);
+            assert_eq!(
+                enc(&asc, &ints(&[1])),
+                [
+                    COMPONENT_MARKER,
+                    ITEM_VALUE,
+                    TAG_VALUE,
+                    0x80,
+                    0,
+                    0,
+                    1,
+                    ITEM_END
+                ]
+            );
+            assert_eq!(
+                enc(&desc, &ints(&[1])),
+                [
+                    COMPONENT_MARKER,
+                    !ITEM_VALUE,
+                    !TAG_VALUE,
+                    0x7F,
+                    0xFF,
+                    0xFF,
+                    0xFE,
+                    !ITEM_END
+                ]
+            );
+            let tt = CqlType::Tuple(vec![CqlType::Int, CqlType::Text]);
+            let t = ser(&M::Tuple(vec![Some(M::Int(1)), None]));
+            assert_eq!(
+                enc(&layout(&tt, Order::Asc), &t),
+                [
+                    COMPONENT_MARKER,
+                    ITEM_VALUE,
+                    TAG_VALUE,
+                    0x80,
+                    0,
+                    0,
+                    1,
+                    ITEM_NULL,
+                    ITEM_END
+                ]
+            );
+            assert_eq!(
+                enc(&layout(&tt, Order::Asc), &[]),
+                [COMPONENT_MARKER, ITEM_END]
+            );
+            let mt = frozen(map(CqlType::Text, CqlType::Int));
+            let m = ser(&M::Map(vec![(M::Text("a".into()), M::Int(0))]));
+            assert_eq!(
+                enc(&layout(&mt, Order::Asc), &m),
+                [
+                    COMPONENT_MARKER,
+                    ITEM_VALUE,
+                    b'a',
+                    0,
+                    0,
+                    TAG_VALUE,
+                    0x80,
+                    0,
+                    0,
+                    0,
+                    ITEM_END
+                ]
+            );
+        }
+
+        #[test]
+        fn cassandra_examples() {
+            let lt = frozen(list(CqlType::Int));
+            let l = layout(&lt, Order::Asc);
+            let sorted = [
+                Vec::new(),
+                ints(&[]),
+                ints(&[-5]),
+                ints(&[1, 2]),
+                ints(&[1, 2, 0]),
+                ints(&[1, 3]),
+                ints(&[2]),
+            ];
+            for w in sorted.windows(2) {
+                assert!(l.encode_key(&[&w[0]]).unwrap() < l.encode_key(&[&w[1]]).unwrap());
+                assert_eq!(
+                    ClusteringLayout::compare_values(&lt, &w[0], &w[1]),
+                    Ordering::Less
+                );
+            }
+            // (1) < (1, null) < (1, '') < (1, 'a') < (2)
+            let tt = CqlType::Tuple(vec![CqlType::Int, CqlType::Text]);
+            let l = layout(&tt, Order::Asc);
+            let one = Some(M::Int(1));
+            let sorted = [
+                M::Tuple(vec![]),
+                M::Tuple(vec![None]),
+                M::Tuple(vec![None, Some(M::Text("z".into()))]),
+                M::Tuple(vec![one.clone()]),
+                M::Tuple(vec![one.clone(), None]),
+                M::Tuple(vec![one.clone(), Some(M::Text(String::new()))]),
+                M::Tuple(vec![one, Some(M::Text("a".into()))]),
+                M::Tuple(vec![Some(M::Int(2))]),
+            ]
+            .map(|m| ser(&m));
+            for w in sorted.windows(2) {
+                assert!(l.encode_key(&[&w[0]]).unwrap() < l.encode_key(&[&w[1]]).unwrap());
+                assert_eq!(
+                    ClusteringLayout::compare_values(&tt, &w[0], &w[1]),
+                    Ordering::Less
+                );
+            }
+        }
+
+        /// Elements Cassandra's comparators consider equal encode alike and decode to their
+        /// canonical form, inside collections and tuples too.
+        #[test]
+        fn non_canonical_elements_normalise() {
+            let coll = |es: &[&[u8]]| {
+                let mut out = (es.len() as i32).to_be_bytes().to_vec();
+                es.iter().for_each(|e| framed(Some(e), &mut out));
+                out
+            };
+            let entry = |k: &[u8], v: &[u8]| {
+                let mut out = 1i32.to_be_bytes().to_vec();
+                framed(Some(k), &mut out);
+                framed(Some(v), &mut out);
+                out
+            };
+            let tup = |fs: &[Option<&[u8]>]| {
+                let mut out = Vec::new();
+                fs.iter().for_each(|f| framed(*f, &mut out));
+                out
+            };
+            let cases: Vec<(CqlType, Vec<u8>, Vec<u8>)> = vec![
+                (
+                    frozen(list(CqlType::Decimal)),
+                    coll(&[&[0, 0, 0, 1, 10], &[0, 0, 0, 7, 0]]),
+                    coll(&[&[0, 0, 0, 0, 1], &[0, 0, 0, 0, 0]]),
+                ),
+                (
+                    frozen(set(CqlType::Varint)),
+                    coll(&[&[0xFF, 0xFF], &[0, 0, 1]]),
+                    coll(&[&[0xFF], &[1]]),
+                ),
+                (
+                    frozen(map(CqlType::Boolean, CqlType::Double)),
+                    entry(&[2], &0xFFF0_0000_0000_0001u64.to_be_bytes()),
+                    entry(&[1], &f64::NAN.to_be_bytes()),
+                ),
+                (
+                    CqlType::Tuple(vec![CqlType::Int, frozen(list(CqlType::Varint))]),
+                    tup(&[None, Some(&coll(&[&[0, 0x7F]]))]),
+                    tup(&[None, Some(&coll(&[&[0x7F]]))]),
+                ),
+            ];
+            for (ty, raw, canonical) in cases {
+                assert!(ty.validate(&raw).is_ok(), "{ty}");
+                assert_eq!(
+                    ClusteringLayout::compare_values(&ty, &raw, &canonical),
+                    Ordering::Equal,
+                    "{ty}"
+                );
+                for order in [Order::Asc, Order::Desc] {
+                    let l = layout(&ty, order);
+                    let e = l.encode_key(&[&raw]).unwrap();
+                    assert_eq!(e, l.encode_key(&[&canonical]).unwrap(), "{ty}");
+                    assert_eq!(
+                        l.decode(e.as_bytes()).unwrap(),
+                        vec![Bytes::from(canonical.clone())]
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn invalid_composites_are_rejected() {
+            let lt = frozen(list(CqlType::Int));
+            let l = layout(&lt, Order::Asc);
+            let mut null_elem = 1i32.to_be_bytes().to_vec();
+            null_elem.extend_from_slice(&(-1i32).to_be_bytes());
+            for bad in [
+                vec![0, 0, 0],
+                vec![0, 0, 0, 1],
+                vec![0xFF, 0xFF, 0xFF, 0xFF],
+                null_elem,
+                coll_with_len(3),
+                [ints(&[1]), vec![0]].concat(),
+                vec![0x7F, 0xFF, 0xFF, 0xFF, 0, 0, 0, 4],
+            ] {
+                assert!(l.encode_key(&[&bad]).is_err(), "{bad:02x?}");
+            }
+            // Too many tuple fields; a text field that is not UTF-8.
+            let tt = CqlType::Tuple(vec![CqlType::Int]);
+            let two = ser(&M::Tuple(vec![None, None]));
+            assert!(layout(&tt, Order::Asc).encode_key(&[&two]).is_err());
+            let tt = CqlType::Tuple(vec![CqlType::Text]);
+            let mut bad_text = 1i32.to_be_bytes().to_vec();
+            bad_text.push(0xFF);
+            assert!(layout(&tt, Order::Asc).encode_key(&[&bad_text]).is_err());
+            // Empty values nested where their type refuses them: an empty inner list, an
+            // empty date.
+            let nested = frozen(list(frozen(list(CqlType::Int))));
+            let with_empty = ser(&M::Coll(vec![M::Empty]));
+            assert!(layout(&nested, Order::Asc)
+                .encode_key(&[&with_empty])
+                .is_err());
+            let dates = frozen(set(CqlType::Date));
+            assert!(layout(&dates, Order::Asc)
+                .encode_key(&[&with_empty])
+                .is_err());
+            // The same, forged as encodings: decoding refuses them.
+            let forged = [COMPONENT_MARKER, ITEM_VALUE, TAG_EMPTY, ITEM_END];
+            assert!(layout(&nested, Order::Asc).decode(&forged).is_err());
+            assert!(layout(&dates, Order::Asc).decode(&forged).is_err());
+            // A tuple encoding with more fields than the type; a null in a list.
+            let forged = [COMPONENT_MARKER, ITEM_NULL, ITEM_NULL, ITEM_END];
+            assert!(layout(&tt, Order::Asc).decode(&forged).is_err());
+            assert!(l.decode(&[COMPONENT_MARKER, ITEM_NULL, ITEM_END]).is_err());
+            // Missing end marker.
+            assert!(l
+                .decode(&[COMPONENT_MARKER, ITEM_VALUE, TAG_EMPTY])
+                .is_err());
+        }
+
+        fn coll_with_len(n: i32) -> Vec<u8> {
+            let mut v = 1i32.to_be_bytes().to_vec();
+            v.extend_from_slice(&n.to_be_bytes());
+            v.extend_from_slice(&[1, 2]);
+            v
         }
     }
 }

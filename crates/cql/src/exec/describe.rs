@@ -1,0 +1,331 @@
+//! Server-side DESCRIBE (Cassandra 4): cqlsh sends `DESCRIBE …` to servers that report a
+//! release ≥ 4.0 and prints the rows it gets back.
+//!
+//! Rows are `keyspace_name, type, name[, create_statement]`. Supported: DESCRIBE
+//! KEYSPACES / TABLES / TYPES / FUNCTIONS / AGGREGATES (names), DESCRIBE [FULL] SCHEMA,
+//! DESCRIBE KEYSPACE [ks], DESCRIBE TABLE t (and COLUMNFAMILY), DESCRIBE CLUSTER, and
+//! DESCRIBE name (a keyspace, else a table of the current keyspace). Statements are built from
+//! live metadata in Cassandra 4's layout, so they can be replayed to recreate the schema.
+
+use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
+use super::options;
+use super::{ColumnSpec, Executor, ResultSet, Session};
+use crate::error::{Error, Result};
+use bytes::Bytes;
+use cairn_engine::model::clustering::Order;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::schema::{ColumnKind, TableSchema};
+
+/// Whether `text` is a DESCRIBE statement.
+pub fn is_describe(text: &str) -> bool {
+    let first = text.split_whitespace().next().unwrap_or("");
+    first.eq_ignore_ascii_case("describe") || first.eq_ignore_ascii_case("desc")
+}
+
+/// A name as CQL must spell it (quoted when it is not a plain lower-case identifier).
+pub fn quote(name: &str) -> String {
+    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !crate::is_reserved(name);
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
+fn string_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+fn map_literal(m: &[(String, String)]) -> String {
+    let body: Vec<String> = m
+        .iter()
+        .map(|(k, v)| format!("{}: {}", string_literal(k), string_literal(v)))
+        .collect();
+    format!("{{{}}}", body.join(", "))
+}
+
+/// `CREATE KEYSPACE …;`
+pub fn keyspace_statement(k: &Keyspace) -> String {
+    format!(
+        "CREATE KEYSPACE {} WITH replication = {}  AND durable_writes = {};",
+        quote(&k.name),
+        map_literal(&k.replication),
+        k.durable_writes
+    )
+}
+
+/// `CREATE TABLE …;` with every option, as Cassandra 4 prints it.
+pub fn table_statement(s: &TableSchema) -> String {
+    let pk: Vec<&str> = s
+        .columns_of(ColumnKind::PartitionKey)
+        .map(|c| c.name.as_str())
+        .collect();
+    let ck: Vec<_> = s.columns_of(ColumnKind::Clustering).collect();
+    let mut out = format!("CREATE TABLE {}.{} (\n", quote(&s.keyspace), quote(&s.name));
+    let inline_pk = pk.len() == 1 && ck.is_empty();
+    for c in &s.columns {
+        out.push_str(&format!("    {} {}", quote(&c.name), c.ty.name()));
+        if c.kind == ColumnKind::Static {
+            out.push_str(" static");
+        }
+        if inline_pk && c.kind == ColumnKind::PartitionKey {
+            out.push_str(" PRIMARY KEY");
+        }
+        out.push_str(",\n");
+    }
+    if inline_pk {
+        // Drop the trailing ",\n" of the last column.
+        out.truncate(out.len() - 2);
+        out.push('\n');
+    } else {
+        let pk_part = if pk.len() == 1 {
+            quote(pk[0])
+        } else {
+            format!(
+                "({})",
+                pk.iter().map(|n| quote(n)).collect::<Vec<_>>().join(", ")
+            )
+        };
+        let mut parts = vec![pk_part];
+        parts.extend(ck.iter().map(|c| quote(&c.name)));
+        out.push_str(&format!("    PRIMARY KEY ({})\n", parts.join(", ")));
+    }
+    out.push_str(") WITH ");
+    let o = &s.options;
+    let mut props = Vec::new();
+    if !ck.is_empty() {
+        let order: Vec<String> = ck
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    quote(&c.name),
+                    if c.order == Order::Desc {
+                        "DESC"
+                    } else {
+                        "ASC"
+                    }
+                )
+            })
+            .collect();
+        props.push(format!("CLUSTERING ORDER BY ({})", order.join(", ")));
+    }
+    props.push(format!(
+        "bloom_filter_fp_chance = {}",
+        o.bloom_filter_fp_chance
+    ));
+    props.push(format!(
+        "caching = {}",
+        map_literal(&options::caching_map(o))
+    ));
+    props.push(format!("comment = {}", string_literal(&o.comment)));
+    props.push(format!(
+        "compaction = {}",
+        map_literal(&options::compaction_map(o))
+    ));
+    let compression: Vec<(String, String)> = o
+        .compression
+        .to_options()
+        .into_iter()
+        .filter(|(k, _)| k != "crc_check_chance")
+        .collect();
+    props.push(format!("compression = {}", map_literal(&compression)));
+    props.push(format!(
+        "crc_check_chance = {:?}",
+        o.compression.crc_check_chance
+    ));
+    props.push(format!("default_time_to_live = {}", o.default_time_to_live));
+    props.push(format!("gc_grace_seconds = {}", o.gc_grace_seconds));
+    for k in [
+        "max_index_interval",
+        "memtable_flush_period_in_ms",
+        "min_index_interval",
+    ] {
+        props.push(format!("{k} = {}", options::text_option(o, k)));
+    }
+    props.push(format!(
+        "speculative_retry = {}",
+        string_literal(&options::text_option(o, "speculative_retry"))
+    ));
+    out.push_str(&props.join("\n    AND "));
+    out.push(';');
+    out
+}
+
+fn specs(with_statement: bool) -> Vec<ColumnSpec> {
+    let mut cols = vec!["keyspace_name", "type", "name"];
+    if with_statement {
+        cols.push("create_statement");
+    }
+    cols.into_iter()
+        .map(|n| ColumnSpec {
+            keyspace: String::new(),
+            table: String::new(),
+            name: n.into(),
+            ty: CqlType::Text,
+        })
+        .collect()
+}
+
+fn text(s: &str) -> Option<Bytes> {
+    Some(Bytes::copy_from_slice(s.as_bytes()))
+}
+
+/// Runs a DESCRIBE statement.
+pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
+    let words: Vec<String> = query
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let mut i = 1;
+    let full = lower.get(i).is_some_and(|w| w == "full");
+    if full {
+        i += 1;
+    }
+    let cat = ex.catalog();
+    let user_keyspaces = || {
+        cat.keyspaces()
+            .into_iter()
+            .filter(|k| full || !SYSTEM_KEYSPACES.contains(&k.name.as_str()))
+            .collect::<Vec<_>>()
+    };
+    let names = |rows: Vec<(String, &str, String)>| ResultSet {
+        columns: specs(false),
+        rows: rows
+            .into_iter()
+            .map(|(k, t, n)| vec![text(&k), text(t), text(&n)])
+            .collect(),
+        paging_state: None,
+    };
+    let mut statements: Vec<(String, &str, String, String)> = Vec::new();
+    let describe_keyspace = |k: &Keyspace, out: &mut Vec<(String, &str, String, String)>| {
+        out.push((
+            k.name.clone(),
+            "keyspace",
+            k.name.clone(),
+            keyspace_statement(k),
+        ));
+        for t in cat.tables(&k.name) {
+            let s = t.schema();
+            out.push((k.name.clone(), "table", s.name.clone(), table_statement(&s)));
+        }
+    };
+    match lower.get(i).map(String::as_str) {
+        Some("keyspaces") => {
+            return Ok(names(
+                cat.keyspaces()
+                    .into_iter()
+                    .map(|k| (k.name.clone(), "keyspace", k.name))
+                    .collect(),
+            ))
+        }
+        Some("tables") | Some("columnfamilies") => {
+            let mut rows = Vec::new();
+            for k in cat.keyspaces() {
+                for t in cat.tables(&k.name) {
+                    rows.push((k.name.clone(), "table", t.schema().name.clone()));
+                }
+            }
+            return Ok(names(rows));
+        }
+        Some("types") | Some("functions") | Some("aggregates") => return Ok(names(Vec::new())),
+        Some("cluster") => {
+            let node = ex.node();
+            let cols = ["cluster", "partitioner", "snitch"];
+            return Ok(ResultSet {
+                columns: cols
+                    .iter()
+                    .map(|n| ColumnSpec {
+                        keyspace: String::new(),
+                        table: String::new(),
+                        name: (*n).into(),
+                        ty: CqlType::Text,
+                    })
+                    .collect(),
+                rows: vec![vec![
+                    text(&node.cluster_name),
+                    text("org.apache.cassandra.dht.Murmur3Partitioner"),
+                    text("org.apache.cassandra.locator.SimpleSnitch"),
+                ]],
+                paging_state: None,
+            });
+        }
+        Some("schema") => {
+            for k in user_keyspaces() {
+                describe_keyspace(&k, &mut statements);
+            }
+        }
+        Some("keyspace") => {
+            let name = match words.get(i + 1) {
+                Some(n) => n.trim_matches('"').to_string(),
+                None => session.resolve(&None)?,
+            };
+            let k = cat.require_keyspace(&name)?;
+            describe_keyspace(&k, &mut statements);
+        }
+        Some("table") | Some("columnfamily") => {
+            let (ks, t) = split_name(words.get(i + 1), session)?;
+            let table = cat.require_table(&ks, &t)?;
+            let s = table.schema();
+            statements.push((ks, "table", s.name.clone(), table_statement(&s)));
+        }
+        Some(_) => {
+            let raw = words.get(i).cloned();
+            let bare = raw.as_deref().unwrap_or("").trim_matches('"').to_string();
+            if !bare.contains('.') {
+                if let Some(k) = cat.keyspace(&bare) {
+                    describe_keyspace(&k, &mut statements);
+                    return Ok(with_statements(statements));
+                }
+            }
+            let (ks, t) = split_name(raw.as_ref(), session)?;
+            let table = cat
+                .table(&ks, &t)
+                .ok_or_else(|| Error::Invalid(format!("'{bare}' not found in keyspaces")))?;
+            let s = table.schema();
+            statements.push((ks, "table", s.name.clone(), table_statement(&s)));
+        }
+        None => {
+            return Err(Error::Syntax(crate::error::SyntaxError {
+                line: 1,
+                column: 0,
+                offset: 0,
+                message: "no viable alternative at input '<EOF>'".into(),
+            }))
+        }
+    }
+    Ok(with_statements(statements))
+}
+
+fn with_statements(statements: Vec<(String, &str, String, String)>) -> ResultSet {
+    ResultSet {
+        columns: specs(true),
+        rows: statements
+            .into_iter()
+            .map(|(k, t, n, s)| vec![text(&k), text(t), text(&n), text(&s)])
+            .collect(),
+        paging_state: None,
+    }
+}
+
+fn split_name(word: Option<&String>, session: &Session) -> Result<(String, String)> {
+    let w = word.ok_or_else(|| Error::Invalid("DESCRIBE needs a name".into()))?;
+    let unquote = |s: &str| {
+        if s.starts_with('"') {
+            s.trim_matches('"').replace("\"\"", "\"")
+        } else {
+            s.to_ascii_lowercase()
+        }
+    };
+    match w.split_once('.') {
+        Some((k, t)) => Ok((unquote(k), unquote(t))),
+        None => Ok((session.resolve(&None)?, unquote(w))),
+    }
+}
