@@ -217,8 +217,13 @@ impl CqlHandler {
                         )
                     })
                     .collect();
+                let kind = match b.batch_type {
+                    protocol::BatchType::Logged => cairn_cql::ast::BatchKind::Logged,
+                    protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
+                    protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
+                };
                 let out = ex
-                    .batch(session, &items, b.default_timestamp)
+                    .batch(session, kind, &items, b.default_timestamp)
                     .map_err(cql_error)?;
                 self.outcome(out, false)
             }

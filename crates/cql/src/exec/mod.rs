@@ -330,6 +330,7 @@ impl Executor {
     pub fn batch(
         &self,
         session: &Session,
+        kind: crate::ast::BatchKind,
         items: &[(BatchItem, QueryParams)],
         timestamp: Option<i64>,
     ) -> Result<Outcome> {
@@ -341,7 +342,7 @@ impl Executor {
             };
             statements.push((stmt, params.clone()));
         }
-        write::batch(self, session, &statements, timestamp)
+        write::batch(self, session, kind, &statements, timestamp)
     }
 
     /// Runs one statement.

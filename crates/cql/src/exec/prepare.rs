@@ -284,14 +284,16 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         let Some(table) = table else { continue };
         let ks = session.resolve(&table.keyspace)?;
         if let Statement::Select(s) = stmt {
-            if let Some(v) = system::table(ex, session, &ks, &table.name)? {
-                result = system::select(v, s, &QueryParams::default())
-                    .map(|r| r.columns)
-                    .unwrap_or_default();
-                continue;
+            if let Some(mut v) = system::table(ex, session, &ks, &table.name)? {
+                // The columns only: no rows, so no restriction needs its bound values.
+                v.rows.clear();
+                result = system::select(v, s, &QueryParams::default())?.columns;
             }
         }
-        let schema = ex.catalog().require_table(&ks, &table.name)?.schema();
+        let schema = match system::virtual_schema(&ks, &table.name) {
+            Some(v) => std::sync::Arc::new(v),
+            None => ex.catalog().require_table(&ks, &table.name)?.schema(),
+        };
         let pk_count = schema.columns_of(ColumnKind::PartitionKey).count();
         let mut c = Collector {
             schema: &schema,
@@ -304,7 +306,9 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
             pk_indexes = c.pk_markers.into_iter().flatten().collect();
         }
         if let Statement::Select(s) = stmt {
-            result = select::plan(&schema, s)?.specs;
+            if system::virtual_schema(&ks, &table.name).is_none() {
+                result = select::plan(&schema, s)?.specs;
+            }
         }
     }
     let bind_specs = specs

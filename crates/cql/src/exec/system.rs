@@ -206,6 +206,29 @@ fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
     }
 }
 
+/// A virtual table as a schema (its key structure, default options), e.g. to describe its
+/// bind markers or list it in `system_schema`.
+pub fn virtual_schema(ks: &str, name: &str) -> Option<cairn_engine::schema::TableSchema> {
+    let &(ks, name, pk, ck) = VIRTUAL_TABLES
+        .iter()
+        .find(|(k, n, _, _)| *k == ks && *n == name)?;
+    let mut sc = cairn_engine::schema::TableSchema::new(ks, name);
+    let (a, b) = cairn_engine::model::token::murmur3_x64_128(format!("{ks}.{name}").as_bytes(), 0);
+    sc.id = (u128::from(a) << 64) | u128::from(b);
+    for (i, (col, ty)) in columns_of(ks, name).into_iter().enumerate() {
+        let kind = if i < pk {
+            ColumnKind::PartitionKey
+        } else if i < pk + ck {
+            ColumnKind::Clustering
+        } else {
+            ColumnKind::Regular
+        };
+        sc.add_column(col, ty, kind, Order::Asc);
+    }
+    sc.options.comment = format!("virtual table {ks}.{name}");
+    Some(sc)
+}
+
 /// Every table `system_schema` describes: the virtual tables (as schemas with their key
 /// structure and default options) and the catalog's tables, with their keyspace.
 fn described_tables(
@@ -216,26 +239,13 @@ fn described_tables(
 )> {
     let mut out = Vec::new();
     for k in cat.keyspaces() {
-        for (ks, name, pk, ck) in VIRTUAL_TABLES {
+        for (ks, name, _, _) in VIRTUAL_TABLES {
             if ks != k.name {
                 continue;
             }
-            let mut sc = cairn_engine::schema::TableSchema::new(ks, name);
-            let (a, b) =
-                cairn_engine::model::token::murmur3_x64_128(format!("{ks}.{name}").as_bytes(), 0);
-            sc.id = (u128::from(a) << 64) | u128::from(b);
-            for (i, (col, ty)) in columns_of(ks, name).into_iter().enumerate() {
-                let kind = if i < pk {
-                    ColumnKind::PartitionKey
-                } else if i < pk + ck {
-                    ColumnKind::Clustering
-                } else {
-                    ColumnKind::Regular
-                };
-                sc.add_column(col, ty, kind, Order::Asc);
+            if let Some(sc) = virtual_schema(ks, name) {
+                out.push((k.clone(), std::sync::Arc::new(sc)));
             }
-            sc.options.comment = format!("virtual table {ks}.{name}");
-            out.push((k.clone(), std::sync::Arc::new(sc)));
         }
         for t in cat.tables(&k.name) {
             out.push((k.clone(), t.schema()));

@@ -74,16 +74,23 @@ pub fn batch_statement(
         Some(t) => Some(timestamp_of(t, &Binds::new(params))?),
         None => params.timestamp,
     };
-    batch(ex, session, &statements, ts)
+    batch(ex, session, b.kind, &statements, ts)
 }
 
 /// Statements (each with its own bound values) applied as one atomic write.
 pub fn batch(
     ex: &Executor,
     session: &Session,
+    kind: crate::ast::BatchKind,
     statements: &[(Statement, QueryParams)],
     timestamp: Option<i64>,
 ) -> Result<Outcome> {
+    // Counters are not supported yet, so no statement can belong in a counter batch.
+    if kind == crate::ast::BatchKind::Counter && !statements.is_empty() {
+        return Err(Error::Invalid(
+            "Cannot include non-counter statement in a counter batch".into(),
+        ));
+    }
     let ts = timestamp.unwrap_or_else(now_micros);
     let mut all = Vec::new();
     for (stmt, params) in statements {
