@@ -128,7 +128,8 @@ pub struct CompactionArgs {
     /// Also run the engine's pure simulator on the overwrite workload and print it.
     #[arg(long)]
     simulate: bool,
-    /// MB written unpaced, without compaction, to measure the flush capacity.
+    /// MB written unpaced, without compaction, to measure the flush capacity (default 400;
+    /// quick 200).
     #[arg(long)]
     calibrate_mb: Option<u64>,
 }
@@ -567,6 +568,9 @@ struct RunResult {
     settle_secs: f64,
     settled: bool,
     final_disk_bytes: u64,
+    /// Finished jobs before the major compaction: (kind, inputs, bytes in, bytes out, level,
+    /// start ms since the run began, duration s).
+    history: Vec<(String, usize, u64, u64, u32, i64, f64)>,
 }
 
 impl RunResult {
@@ -658,7 +662,7 @@ impl Sizes {
             append: m(a.append_mb, 1000, 200),
             write_delete: m(a.write_delete_mb, 400, 100),
             timeseries: m(a.timeseries_mb, 400, 100),
-            calibrate: m(a.calibrate_mb, 200, 100),
+            calibrate: m(a.calibrate_mb, 400, 200),
         }
     }
 }
@@ -984,6 +988,27 @@ fn run_one(
         table.stats()?.total_disk_bytes
     };
     let st = table.stats()?;
+    let run_start_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+        - t0.elapsed().as_millis() as i64;
+    let history = db
+        .compaction()
+        .history()
+        .into_iter()
+        .filter(|j| j.table == TABLE)
+        .map(|j| {
+            (
+                format!("{:?}", j.kind),
+                j.inputs.len(),
+                j.bytes_in,
+                j.bytes_out,
+                j.output_level,
+                j.started_at_ms as i64 - run_start_ms,
+                j.duration.as_secs_f64(),
+            )
+        })
+        .collect();
     progress.stop.store(true, Ordering::Relaxed);
     let samples = sampler_handle
         .join()
@@ -1014,6 +1039,7 @@ fn run_one(
         settle_secs,
         settled,
         final_disk_bytes,
+        history,
     };
     println!(
         "[{label}] done: WA {:.2} (without log {:.2}), peak SA {:.2}, final SA {:.2}, compacted {:.1} MB, settle {:.1} s",
