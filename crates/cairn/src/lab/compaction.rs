@@ -547,6 +547,11 @@ struct Sample {
     compaction_bytes_per_s: f64,
     /// Whether the writes were still running.
     writing: bool,
+    /// Bytes of live sstables (disk_bytes minus files awaiting deletion and outputs in
+    /// progress).
+    live_sstable_bytes: u64,
+    /// Jobs running on the table.
+    running: usize,
 }
 
 /// What one run measured.
@@ -835,6 +840,8 @@ fn sampler(
             unleveled,
             compaction_bytes_per_s: rate,
             writing,
+            live_sstable_bytes: st.live_disk_bytes,
+            running: cs.running,
         });
         if tick.is_multiple_of(2) {
             println!(
@@ -1226,6 +1233,38 @@ fn write_outputs(
     }
     md.push('\n');
     md.push_str(&bars(results));
+    let mut hist = String::from(
+        "strategy,workload,kind,inputs,bytes_in,bytes_out,output_level,start_s,duration_s\n",
+    );
+    for r in results {
+        for (kind, n, bi, bo, lvl, start_ms, dur) in &r.history {
+            writeln!(
+                hist,
+                "{},{},{kind},{n},{bi},{bo},{lvl},{:.3},{dur:.3}",
+                r.strategy.name(),
+                r.workload,
+                *start_ms as f64 / 1000.0
+            )?;
+        }
+    }
+    let mut diag = String::from("strategy,workload,t_s,disk_bytes,live_sstable_bytes,running\n");
+    for r in results {
+        for s in &r.samples {
+            writeln!(
+                diag,
+                "{},{},{:.2},{},{},{}",
+                r.strategy.name(),
+                r.workload,
+                s.t_s,
+                s.disk_bytes,
+                s.live_sstable_bytes,
+                s.running
+            )?;
+        }
+    }
+    let prefix = if sustained { "sustained-" } else { "" };
+    std::fs::write(a.out.join(format!("{prefix}history.csv")), hist)?;
+    std::fs::write(a.out.join(format!("{prefix}diagnostics.csv")), diag)?;
     let (csv_name, amp_name, md_name) = if sustained {
         (
             "sustained.csv",
