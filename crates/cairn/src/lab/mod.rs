@@ -4,6 +4,7 @@
 //! directory and prints progress lines as it goes.
 
 pub mod chunk_size;
+pub mod compaction;
 pub mod compression;
 pub mod corpus;
 pub mod plot;
@@ -18,6 +19,8 @@ pub enum LabCommand {
     Compression(compression::CompressionArgs),
     /// Chunk size vs bytes read per small-partition read and metadata memory.
     ChunkSize(chunk_size::ChunkSizeArgs),
+    /// Compaction strategies' write and space amplification (seeds 000, 003).
+    Compaction(compaction::CompactionArgs),
     /// Embedded write throughput and CPU per insert, periodic and batch commitlog modes.
     Write(write::WriteArgs),
 }
@@ -28,6 +31,7 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
         LabCommand::Compression(a) => compression::run(a),
         LabCommand::ChunkSize(a) => chunk_size::run(a),
         LabCommand::Write(a) => write::run(a),
+        LabCommand::Compaction(a) => compaction::run(a),
     }
 }
 

@@ -215,3 +215,86 @@ fn draw_lines<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &LineChart) -
     root.present().map_err(err)?;
     Ok(())
 }
+
+/// A named series of (x, y) points; series need not share x values.
+pub struct XySeries {
+    /// Legend label.
+    pub label: String,
+    /// Points in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart over a linear x axis (time series), each series with its own x values.
+pub struct XyChart<'a> {
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub series: &'a [XySeries],
+}
+
+/// Writes `<base>.png` and `<base>.svg`.
+pub fn xy_chart(base: &Path, chart: &XyChart) -> Result<()> {
+    let png = base.with_extension("png");
+    let svg = base.with_extension("svg");
+    draw_xy(BitMapBackend::new(&png, SIZE).into_drawing_area(), chart)?;
+    draw_xy(SVGBackend::new(&svg, SIZE).into_drawing_area(), chart)?;
+    Ok(())
+}
+
+fn draw_xy<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &XyChart) -> Result<()> {
+    let text = has_font();
+    root.fill(&WHITE).map_err(err)?;
+    let pts = || c.series.iter().flat_map(|s| s.points.iter().copied());
+    let xmax = pts().map(|p| p.0).fold(0.0f64, f64::max);
+    let xmax = if xmax > 0.0 { xmax } else { 1.0 };
+    let ymax = pts().map(|p| p.1).fold(0.0f64, f64::max);
+    let ymax = if ymax > 0.0 { ymax * 1.1 } else { 1.0 };
+    let mut b = ChartBuilder::on(&root);
+    b.margin(15)
+        .x_label_area_size(if text { 45 } else { 10 })
+        .y_label_area_size(if text { 80 } else { 10 });
+    if text {
+        b.caption(c.title, ("sans-serif", 22));
+    }
+    let mut chart = b.build_cartesian_2d(0.0..xmax, 0.0..ymax).map_err(err)?;
+    let mut mesh = chart.configure_mesh();
+    if text {
+        mesh.x_desc(c.x_label)
+            .y_desc(c.y_label)
+            .label_style(("sans-serif", 14))
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| {
+                if *y >= 10.0 || *y == 0.0 {
+                    format!("{y:.0}")
+                } else {
+                    format!("{y:.1}")
+                }
+            });
+    } else {
+        mesh.x_labels(0).y_labels(0);
+    }
+    mesh.draw().map_err(err)?;
+    for (si, s) in c.series.iter().enumerate() {
+        let color = COLORS[si % COLORS.len()];
+        let drawn = chart
+            .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))
+            .map_err(err)?;
+        if text {
+            drawn.label(s.label.clone()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+        }
+    }
+    if text {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(err)?;
+    }
+    root.present().map_err(err)?;
+    Ok(())
+}
