@@ -299,7 +299,9 @@ pub fn run(env: &JobEnv<'_>, job: &Job) -> Result<JobReport> {
         bytes_out: 0,
         partitions_out: 0,
     };
-    let merged = merge_inputs(env, job, &inputs, &mut out, &mut report);
+    // The merge owns the inputs: an input released early (incremental jobs) is dropped then,
+    // so its files go as soon as no reader holds it, not when the job ends.
+    let merged = merge_inputs(env, job, inputs, &mut out, &mut report);
     let result = merged.and_then(|remaining| {
         out.seal_all()?;
         out.commit(&remaining)
@@ -319,17 +321,17 @@ pub fn run(env: &JobEnv<'_>, job: &Job) -> Result<JobReport> {
 fn merge_inputs(
     env: &JobEnv<'_>,
     job: &Job,
-    inputs: &[Arc<SSTable>],
+    inputs: Vec<Arc<SSTable>>,
     out: &mut Outputs<'_>,
     report: &mut JobReport,
 ) -> Result<Vec<Arc<SSTable>>> {
     let mut sources = Vec::with_capacity(inputs.len());
     for s in inputs {
         let mut src = Source {
-            sst: Arc::clone(s),
             scanner: s.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Compaction),
             peeked: None,
             cursor: Some(s.scan_cursor(ReadKind::Compaction)),
+            sst: s,
         };
         src.advance()?;
         sources.push(src);

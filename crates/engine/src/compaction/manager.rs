@@ -451,6 +451,7 @@ fn describe_table(
         running_jobs: cs.running,
         last_compacted_keys: cs.last_compacted_keys.clone(),
         memtable_min_timestamp: memtable_min_timestamp(table),
+        compact_below_min_threshold: false,
     };
     Ok((opts, set, state))
 }

@@ -176,19 +176,24 @@ pub(crate) fn most_interesting<T: Clone>(
     best
 }
 
-/// STCS's choice among `cands` (the tier with the most files at `min_threshold`, else any tier
-/// of ≥ 2 since Cairn, like Scylla's default `compaction_enforce_min_threshold: false`, does
-/// not enforce it), without the tombstone fallback.
+/// STCS's choice among `cands` (the tier with the most files at `min_threshold`, else — only
+/// with `state.compact_below_min_threshold` — any tier of ≥ 2), without the tombstone fallback.
 pub(crate) fn stcs_pick<'a>(
     cands: &[&'a SSTableInfo],
     tiers: &TierOptions,
     common: &CommonOptions,
     small_ok: bool,
+    state: &StrategyState,
 ) -> Option<Vec<&'a SSTableInfo>> {
     let b = buckets(cands, tiers, small_ok);
     let max = common.max_threshold as usize;
-    most_interesting(&b, common.min_threshold as usize, max)
-        .or_else(|| most_interesting(&b, 2, max))
+    most_interesting(&b, common.min_threshold as usize, max).or_else(|| {
+        if state.compact_below_min_threshold {
+            most_interesting(&b, 2, max)
+        } else {
+            None
+        }
+    })
 }
 
 /// `log4(x)`, 0 for `x <= 1`.

@@ -9,13 +9,14 @@
 //!
 //! [`choose`] (ScyllaDB `incremental_compaction_strategy.cc`):
 //! 1. fully expired sstables are dropped (Cairn, every strategy);
-//! 2. the tier of runs with the most runs at `min_threshold` (cut to `max_threshold`), else any
-//!    tier of ≥ 2 runs;
+//! 2. the tier of runs with the most runs at `min_threshold` (cut to `max_threshold`), else
+//!    (with `state.compact_below_min_threshold`) any tier of ≥ 2 runs;
 //! 3. only when no job runs on the table (`state.running_jobs == 0`): a garbage-collection job —
 //!    the largest tier holding a run worth dropping tombstones from, compacted together with the
 //!    next larger tier (or the second largest when it is the largest), so tombstones reach the
 //!    bottom of the tree where they can be purged;
-//! 4. only when no job runs: with a `space_amplification_goal`, if `(S0 + S1) / S0` for the two
+//! 4. (also next to running jobs, on the runs they do not hold) with a
+//!    `space_amplification_goal`, if `(S0 + S1) / S0` for the two
 //!    largest tiers (by average run size; S = bytes of the tier) exceeds it, those two tiers
 //!    together (`JobKind::SpaceAmplification`).
 //!
@@ -144,18 +145,24 @@ pub fn choose(
     let tiers = common::buckets(&cands, &o.tiers, true);
     let max = common.max_threshold as usize;
     if let Some(tier) = common::most_interesting(&tiers, common.min_threshold as usize, max)
-        .or_else(|| common::most_interesting(&tiers, 2, max))
+        .or_else(|| {
+            if state.compact_below_min_threshold {
+                common::most_interesting(&tiers, 2, max)
+            } else {
+                None
+            }
+        })
     {
         let refs: Vec<&Run<'_>> = tier.iter().collect();
         return Some(runs_job(&refs, o, JobKind::Regular));
     }
-    // Cross-tier jobs only once same-tier work is done, and never next to a running job (a
-    // tier being compacted would distort the space-amplification estimate).
-    if state.running_jobs > 0 {
-        return None;
-    }
-    if let Some(j) = gc_job(&tiers, common, o, state) {
-        return Some(j);
+    // The garbage-collection job never runs next to another job (ScyllaDB's rule). The
+    // space-amplification job may: its tiers hold only runs no job touches, and waiting for an
+    // idle table lets the live set drift far past the goal under sustained writes.
+    if state.running_jobs == 0 {
+        if let Some(j) = gc_job(&tiers, common, o, state) {
+            return Some(j);
+        }
     }
     let goal = o.space_amplification_goal?;
     if tiers.len() < 2 {

@@ -126,6 +126,10 @@ pub struct StrategyState {
     pub running_jobs: usize,
     /// LCS round robin: the last key compacted out of each level (index = level).
     pub last_compacted_keys: Vec<Option<DecoratedKey>>,
+    /// ScyllaDB's `compaction_enforce_min_threshold: false`: when no tier reaches
+    /// `min_threshold`, STCS and ICS compact any tier of two. Off by default (Cassandra's
+    /// behaviour): merging pairs rewrites data ~log2 rather than ~log4 times.
+    pub compact_below_min_threshold: bool,
     /// Smallest timestamp in the table's memtables (`None` when they are empty): data there
     /// may be shadowed by an expired sstable's tombstones, which then must not be dropped.
     pub memtable_min_timestamp: Option<i64>,

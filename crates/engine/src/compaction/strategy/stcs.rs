@@ -4,7 +4,8 @@
 //! 1. fully expired sstables are dropped whole (Cairn does this first for every strategy);
 //! 2. the tier with the most sstables among tiers of ≥ `min_threshold`, cut to its
 //!    `max_threshold` smallest;
-//! 3. else any tier of ≥ 2 (Scylla's default `compaction_enforce_min_threshold: false`);
+//! 3. else, with `state.compact_below_min_threshold` (ScyllaDB's `compaction_enforce_min_threshold:
+//!    false`), any tier of ≥ 2;
 //! 4. else a single-sstable tombstone compaction: from the largest tier down, the sstable with
 //!    the oldest `min_timestamp` worth dropping tombstones from.
 //!
@@ -37,7 +38,7 @@ pub fn choose(
     }
     let cands = candidates(set, state);
     let small_ok = small_grouping_allowed(&cands, t, state.now);
-    if let Some(tier) = common::stcs_pick(&cands, t, common, small_ok) {
+    if let Some(tier) = common::stcs_pick(&cands, t, common, small_ok, state) {
         return Some(job(
             tier.iter().map(|s| s.generation),
             0,

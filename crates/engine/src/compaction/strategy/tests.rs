@@ -122,6 +122,9 @@ impl Env {
             set: Vec::new(),
             state: StrategyState {
                 now: 10_000_000,
+                // The cases were written with ScyllaDB's pair fallback; `state pairs=false`
+                // switches to Cairn's default.
+                compact_below_min_threshold: true,
                 ..StrategyState::default()
             },
         }
@@ -192,6 +195,7 @@ impl Env {
                         .collect()
                 }
                 "running" => self.state.running_jobs = v.parse().unwrap(),
+                "pairs" => self.state.compact_below_min_threshold = v.parse().unwrap(),
                 "memtable_min_ts" => {
                     self.state.memtable_min_timestamp = if v == "none" {
                         None
