@@ -141,10 +141,16 @@ async fn shutdown_signal() {
 }
 
 fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse_from(bench::normalize_args(std::env::args_os()));
+    // The driver's INFO lines would interleave with the bench's per-second table.
+    let level = match cli.command {
+        Command::Bench(_) => tracing::Level::WARN,
+        _ => tracing::Level::INFO,
+    };
     tracing_subscriber::fmt()
+        .with_max_level(level)
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse_from(bench::normalize_args(std::env::args_os()));
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Nodetool(args) => std::process::exit(nodetool::run(args)),

@@ -916,11 +916,15 @@ async fn paged(sh: &Shared, stmt: &PreparedStatement, vals: Vec<i64>) -> OpResul
                 let (pk, ck, v) = row.map_err(|e| e.to_string())?;
                 fill_value(&mut expected, sh.row_size, pk, ck);
                 if v != expected.as_slice() {
-                    return Err(format!(
-                        "data corruption in pk({pk}), ck({ck}): {} bytes differ from the {} written",
-                        v.len(),
-                        expected.len()
-                    ));
+                    return Err(if v.len() == expected.len() {
+                        format!("data corruption in pk({pk}), ck({ck}): content differs")
+                    } else {
+                        format!(
+                            "data corruption in pk({pk}), ck({ck}): {} bytes read, {} expected",
+                            v.len(),
+                            expected.len()
+                        )
+                    });
                 }
             }
         }
