@@ -700,11 +700,9 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
     let period =
         (a.max_rate > 0).then(|| Duration::from_secs_f64(a.concurrency as f64 / a.max_rate as f64));
     let mut due = start;
-    let mut epoch = 0;
+    let mut epoch = sh.epoch.load(Ordering::Relaxed);
     let mut values: Vec<(i64, i64, Vec<u8>)> = Vec::new();
     let mut scan_next = i;
-    let mut local = Interval::default();
-    let mut flushed_at = Instant::now();
     loop {
         if sh.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
@@ -755,39 +753,27 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
             }
         };
         let end = Instant::now();
-        let e = sh.epoch.load(Ordering::Relaxed);
-        if e != epoch {
-            // Warm-up just ended: forget it.
-            epoch = e;
-            local.reset();
-        }
-        match res {
-            Ok(rows) => {
-                let raw = (end - sent).as_nanos() as u64;
-                let co = period.map(|_| (end - due.min(sent)).as_nanos() as u64);
-                local.record(kind, rows, raw, co);
-            }
-            Err(msg) => {
-                local.errors += 1;
-                if sh.errors_printed.fetch_add(1, Ordering::Relaxed) < 10 {
-                    eprintln!("operation failed: {msg}");
+        // Recorded straight into this worker's slot: one uncontended lock per operation.
+        // (Merging per-worker histograms every few ms cost more CPU than the driver.)
+        let mut slot = sh.slots[i as usize].lock().unwrap();
+        // An operation that began during the warm-up is not counted.
+        if sh.epoch.load(Ordering::Relaxed) == epoch {
+            match res {
+                Ok(rows) => {
+                    let raw = (end - sent).as_nanos() as u64;
+                    let co = period.map(|_| (end - due.min(sent)).as_nanos() as u64);
+                    slot.record(kind, rows, raw, co);
+                }
+                Err(msg) => {
+                    slot.errors += 1;
+                    if sh.errors_printed.fetch_add(1, Ordering::Relaxed) < 10 {
+                        eprintln!("operation failed: {msg}");
+                    }
                 }
             }
         }
-        // Hand the measurements to the reporter every few ms (one uncontended lock).
-        if end - flushed_at >= Duration::from_millis(5) {
-            flushed_at = end;
-            let mut slot = sh.slots[i as usize].lock().unwrap();
-            if e == sh.epoch.load(Ordering::Relaxed) {
-                slot.add(&local);
-            }
-            drop(slot);
-            local.reset();
-        }
-    }
-    let mut slot = sh.slots[i as usize].lock().unwrap();
-    if epoch == sh.epoch.load(Ordering::Relaxed) {
-        slot.add(&local);
+        drop(slot);
+        epoch = sh.epoch.load(Ordering::Relaxed);
     }
 }
 
@@ -1042,7 +1028,11 @@ async fn reporter(
             let s = stats::summarize(&merged);
             let ops_s = (sec.ops as f64 / span).round() as u64;
             let rows_s = (sec.rows as f64 / span).round() as u64;
-            println!("{}", stats::line(elapsed, ops_s, rows_s, sec.errors, &s));
+            // The stragglers after the last full second go to the totals only.
+            let show = !finished || span >= 0.5;
+            if show {
+                println!("{}", stats::line(elapsed, ops_s, rows_s, sec.errors, &s));
+            }
             points.push(Point {
                 t: elapsed,
                 ops_s: ops_s as f64,
@@ -1053,7 +1043,10 @@ async fn reporter(
                 p90_us: s.p90 as f64 / 1e3,
                 p50_us: s.p50 as f64 / 1e3,
             });
-            if let Some(log) = hdr_log.as_mut() {
+            if !show {
+                points.pop();
+            }
+            if let Some(log) = hdr_log.as_mut().filter(|_| show) {
                 let from = Duration::from_secs_f64((elapsed - span).max(0.0));
                 let len = Duration::from_secs_f64(span);
                 for k in stats::KINDS {
