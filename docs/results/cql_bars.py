@@ -113,10 +113,12 @@ def main():
         bench(a.cairn, port, p.pid, ["-mode", "write", "-workload", "sequential"] + common,
               f"{a.out}/cql-bars-populate.txt")
         w = bench(a.cairn, port, p.pid, ["-mode", "write", "-workload", "uniform",
-                                         "-duration", a.duration] + common,
+                                         "-duration", a.duration,
+                                         "--plot", "docs/img/cql-bars-insert.png"] + common,
                   f"{a.out}/cql-bars-write.txt")
         r = bench(a.cairn, port, p.pid, ["-mode", "read", "-workload", "uniform",
-                                         "-duration", a.duration] + common,
+                                         "-duration", a.duration,
+                                         "--plot", "docs/img/cql-bars-select.png"] + common,
                   f"{a.out}/cql-bars-read.txt")
         rss_after = rss_kib(p.pid)
         p.terminate()
