@@ -488,7 +488,7 @@ async fn run_async(args: BenchArgs) -> Result<()> {
         session
             .query_unpaged(q.as_str(), &[])
             .await
-            .with_context(|| format!("{q}"))?;
+            .with_context(|| q.clone())?;
     }
     if args.truncate_table {
         session

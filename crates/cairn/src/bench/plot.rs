@@ -10,6 +10,9 @@ use std::path::Path;
 const FONT_PATH: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 const SIZE: (u32, u32) = (1100, 760);
 
+/// A named, coloured series read off each point.
+type Line = (&'static str, RGBColor, fn(&Point) -> f64);
+
 fn has_font() -> bool {
     static FONT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *FONT.get_or_init(|| {
@@ -84,7 +87,7 @@ fn draw_on<DB: DrawingBackend>(
         mesh.x_labels(0).y_labels(0);
     }
     mesh.draw().map_err(err)?;
-    let series: [(&str, RGBColor, fn(&Point) -> f64); 2] = [
+    let series: [Line; 2] = [
         ("ops/s", RGBColor(31, 119, 180), |p| p.ops_s),
         ("rows/s", RGBColor(255, 127, 14), |p| p.rows_s),
     ];
@@ -117,7 +120,7 @@ fn draw_on<DB: DrawingBackend>(
     }
 
     // Latency percentiles, milliseconds on a log axis.
-    let lat: [(&str, RGBColor, fn(&Point) -> f64); 5] = [
+    let lat: [Line; 5] = [
         ("median", RGBColor(44, 160, 44), |p| p.p50_us),
         ("90th", RGBColor(148, 103, 189), |p| p.p90_us),
         ("99th", RGBColor(255, 127, 14), |p| p.p99_us),
