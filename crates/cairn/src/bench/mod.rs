@@ -703,6 +703,7 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
     let mut epoch = sh.epoch.load(Ordering::Relaxed);
     let mut values: Vec<(i64, i64, Vec<u8>)> = Vec::new();
     let mut scan_next = i;
+    let mut scan_pass = 0u64;
     loop {
         if sh.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
@@ -722,14 +723,14 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
             k
         };
         if kind == Kind::Scan {
-            if scan_next >= a.range_count {
-                if a.iterations != 0 && scan_next / a.range_count.max(1) >= a.iterations {
+            let ranges = a.range_count.max(1);
+            if scan_next >= ranges {
+                // This worker's share of the ranges is done: one iteration more.
+                scan_pass += 1;
+                if a.iterations != 0 && scan_pass >= a.iterations {
                     break;
                 }
-                if deadline.is_none() && a.iterations != 0 {
-                    break;
-                }
-                scan_next %= a.range_count.max(1);
+                scan_next %= ranges;
             }
         } else if wl.is_done() {
             break;
