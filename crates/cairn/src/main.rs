@@ -1,5 +1,6 @@
 //! The `cairn` binary: the CQL server (`serve`) and measurement labs (`lab ...`).
 
+mod bench;
 mod lab;
 mod nodetool;
 
@@ -22,6 +23,8 @@ enum Command {
     Serve(ServeArgs),
     /// Administer a running node over its REST API, with nodetool's commands and output.
     Nodetool(nodetool::NodetoolArgs),
+    /// CQL load generator with scylla-bench's flags and output (single-dash flags accepted).
+    Bench(Box<bench::BenchArgs>),
     /// Measurement labs that write CSV, markdown and charts.
     Lab {
         #[command(subcommand)]
@@ -138,13 +141,20 @@ async fn shutdown_signal() {
 }
 
 fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse_from(bench::normalize_args(std::env::args_os()));
+    // The driver's INFO lines would interleave with the bench's per-second table.
+    let level = match cli.command {
+        Command::Bench(_) => tracing::Level::WARN,
+        _ => tracing::Level::INFO,
+    };
     tracing_subscriber::fmt()
+        .with_max_level(level)
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Nodetool(args) => std::process::exit(nodetool::run(args)),
+        Command::Bench(args) => bench::run(*args),
         Command::Lab { lab } => lab::run(lab),
     }
 }
