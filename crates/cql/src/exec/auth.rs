@@ -6,7 +6,7 @@
 //! default superuser `cassandra` / `cassandra` is created, as Cassandra does. When
 //! authentication is on, managing roles requires a superuser.
 
-use super::catalog::{now_micros, now_secs};
+use super::catalog::{now_micros, now_secs, stored_rows};
 use super::{ColumnSpec, ResultSet, Session};
 use crate::ast::RoleOptions;
 use crate::error::{Error, Result};
@@ -14,11 +14,11 @@ use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{
     Cell, ClusteringKey, ColumnData, DecoratedKey, DeletionTime, LivenessInfo, Mutation, Partition,
-    PartitionPos, Row, Token,
+    Row,
 };
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use cairn_engine::table::Table;
-use cairn_engine::{Database, ReadCommand};
+use cairn_engine::Database;
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -68,19 +68,7 @@ impl Roles {
             )?,
         };
         let mut roles = BTreeMap::new();
-        let scan = db.scan(
-            KS,
-            TABLE,
-            PartitionPos::TokenStart(Token::MIN),
-            None,
-            ReadCommand::all(now_secs()),
-        )?;
-        for p in scan {
-            let p = p?;
-            let name = String::from_utf8_lossy(&p.key.key).into_owned();
-            let Some((_, row)) = p.rows.first() else {
-                continue;
-            };
+        for (name, row) in stored_rows(&db, KS, TABLE)? {
             let flag = |id| row.cell(id).is_some_and(|c| c.value.first() == Some(&1));
             roles.insert(
                 name.clone(),

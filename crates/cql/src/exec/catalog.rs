@@ -93,19 +93,7 @@ impl Catalog {
         for name in SYSTEM_KEYSPACES {
             keyspaces.insert(name.to_string(), Keyspace::system(name));
         }
-        let scan = db.scan(
-            STORE_KS,
-            STORE_TABLE,
-            PartitionPos::TokenStart(Token::MIN),
-            None,
-            ReadCommand::all(now_secs()),
-        )?;
-        for p in scan {
-            let p = p?;
-            let name = String::from_utf8_lossy(&p.key.key).into_owned();
-            let Some((_, row)) = p.rows.first() else {
-                continue;
-            };
+        for (name, row) in stored_rows(&db, STORE_KS, STORE_TABLE)? {
             let durable = row
                 .cell(COL_DURABLE)
                 .is_none_or(|c| c.value.first() != Some(&0));
@@ -267,6 +255,27 @@ impl Catalog {
         self.table(keyspace, name)
             .ok_or_else(|| Error::Invalid(format!("unconfigured table {name}")))
     }
+}
+
+/// The live rows of an internal one-row-per-partition engine table (keyspaces, roles):
+/// each partition key as text with its row.
+pub fn stored_rows(db: &Database, keyspace: &str, table: &str) -> Result<Vec<(String, Row)>> {
+    let scan = db.scan(
+        keyspace,
+        table,
+        PartitionPos::TokenStart(Token::MIN),
+        None,
+        ReadCommand::all(now_secs()),
+    )?;
+    let mut out = Vec::new();
+    for p in scan {
+        let p = p?;
+        let name = String::from_utf8_lossy(&p.key.key).into_owned();
+        if let Some((_, row)) = p.rows.into_iter().next() {
+            out.push((name, row));
+        }
+    }
+    Ok(out)
 }
 
 /// Serialises a `map<text, text>` (native protocol v4).

@@ -8,6 +8,7 @@
 
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
+use crate::values::codec::{split_collection, split_map, split_tuple};
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::Order;
@@ -66,52 +67,28 @@ fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], key: bool) -> bool {
         CqlType::Frozen(t) => t.as_ref(),
         t => t,
     };
-    let elems = decode_collection(collection);
+    let eq = |t: &CqlType, x: &[u8]| crate::values::compare(t, x, needle) == Ordering::Equal;
     match inner {
-        CqlType::List(e) | CqlType::Set(e) => elems
-            .iter()
-            .any(|x| crate::values::compare(e, x, needle) == Ordering::Equal),
-        CqlType::Map(k, v) => elems.chunks(2).any(|kv| match kv {
-            [mk, mv] => {
-                if key {
-                    crate::values::compare(k, mk, needle) == Ordering::Equal
-                } else {
-                    crate::values::compare(v, mv, needle) == Ordering::Equal
-                }
-            }
-            _ => false,
+        CqlType::List(e) | CqlType::Set(e) => {
+            split_collection(collection).is_some_and(|elems| elems.iter().any(|x| eq(e, x)))
+        }
+        CqlType::Map(k, v) => split_map(collection).is_some_and(|entries| {
+            entries
+                .iter()
+                .any(|(mk, mv)| if key { eq(k, mk) } else { eq(v, mv) })
         }),
         _ => false,
     }
 }
 
-/// The elements of a serialized list or set (a map gives keys and values alternately).
+/// The elements of a serialized list or set (empty when malformed: bound values were
+/// validated against their type before they get here).
 pub fn decode_collection(b: &[u8]) -> Vec<Bytes> {
-    let mut out = Vec::new();
-    let int = |pos: usize| -> Option<i32> {
-        let v = b.get(pos..pos + 4)?;
-        Some(i32::from_be_bytes([v[0], v[1], v[2], v[3]]))
-    };
-    let Some(n) = int(0) else {
-        return out;
-    };
-    let mut pos = 4usize;
-    let mut items = 0i64;
-    while pos < b.len() && items < i64::from(n) * 2 {
-        let Some(len) = int(pos) else { break };
-        pos += 4;
-        if len < 0 {
-            out.push(Bytes::new());
-        } else {
-            let Some(v) = b.get(pos..pos + len as usize) else {
-                break;
-            };
-            out.push(Bytes::copy_from_slice(v));
-            pos += len as usize;
-        }
-        items += 1;
-    }
-    out
+    split_collection(b)
+        .unwrap_or_default()
+        .into_iter()
+        .map(Bytes::copy_from_slice)
+        .collect()
 }
 
 /// One side of a clustering slice: the bound's values (a prefix of the next clustering
@@ -331,19 +308,7 @@ pub fn resolve(
                 op,
                 value: v,
             } => {
-                let cols: Vec<&ColumnDef> = names
-                    .iter()
-                    .map(|n| column(schema, n))
-                    .collect::<Result<_>>()?;
-                let first = check_tuple(&ck, &cols)?;
-                let tuple_ty = CqlType::Tuple(cols.iter().map(|c| c.ty.clone()).collect());
-                let tcol = ColumnDef {
-                    id: u32::MAX,
-                    name: format!("({})", names.join(",")),
-                    ty: tuple_ty,
-                    kind: ColumnKind::Clustering,
-                    order: Order::Asc,
-                };
+                let (first, tcol) = tuple_receiver(schema, &ck, names)?;
                 let parts = tuple_parts(&value(v, &tcol, ctx)?);
                 match op {
                     Operator::Eq => {
@@ -386,18 +351,7 @@ pub fn resolve(
                 target: RelationTarget::Tuple(names),
                 values,
             } => {
-                let cols: Vec<&ColumnDef> = names
-                    .iter()
-                    .map(|n| column(schema, n))
-                    .collect::<Result<_>>()?;
-                let first = check_tuple(&ck, &cols)?;
-                let tcol = ColumnDef {
-                    id: u32::MAX,
-                    name: format!("({})", names.join(",")),
-                    ty: CqlType::Tuple(cols.iter().map(|c| c.ty.clone()).collect()),
-                    kind: ColumnKind::Clustering,
-                    order: Order::Asc,
-                };
+                let (first, tcol) = tuple_receiver(schema, &ck, names)?;
                 let tuples = in_values(values, &tcol, ctx)?;
                 ck_multi_in = Some((first, tuples.iter().map(|t| tuple_parts(t)).collect()));
             }
@@ -539,6 +493,30 @@ fn add_bound(
     Ok(())
 }
 
+/// The clustering columns of a multi-column relation, checked, as one tuple-typed receiver;
+/// returns the index of its first clustering column too.
+fn tuple_receiver(
+    schema: &TableSchema,
+    ck: &[&ColumnDef],
+    names: &[String],
+) -> Result<(usize, ColumnDef)> {
+    let cols: Vec<&ColumnDef> = names
+        .iter()
+        .map(|n| column(schema, n))
+        .collect::<Result<_>>()?;
+    let first = check_tuple(ck, &cols)?;
+    Ok((
+        first,
+        ColumnDef {
+            id: u32::MAX,
+            name: format!("({})", names.join(",")),
+            ty: CqlType::Tuple(cols.iter().map(|c| c.ty.clone()).collect()),
+            kind: ColumnKind::Clustering,
+            order: Order::Asc,
+        },
+    ))
+}
+
 fn check_tuple(ck: &[&ColumnDef], cols: &[&ColumnDef]) -> Result<usize> {
     let first = cols
         .first()
@@ -568,24 +546,13 @@ fn check_tuple(ck: &[&ColumnDef], cols: &[&ColumnDef]) -> Result<usize> {
     Ok(first)
 }
 
-/// The fields of a serialized tuple.
+/// The fields of a serialized tuple (a null field as an empty value).
 pub fn tuple_parts(b: &[u8]) -> Vec<Bytes> {
-    let mut out = Vec::new();
-    let mut pos = 0usize;
-    while let Some(v) = b.get(pos..pos + 4) {
-        let len = i32::from_be_bytes([v[0], v[1], v[2], v[3]]);
-        pos += 4;
-        if len < 0 {
-            out.push(Bytes::new());
-            continue;
-        }
-        let Some(x) = b.get(pos..pos + len as usize) else {
-            break;
-        };
-        out.push(Bytes::copy_from_slice(x));
-        pos += len as usize;
-    }
-    out
+    split_tuple(b)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| f.map(Bytes::copy_from_slice).unwrap_or_default())
+        .collect()
 }
 
 fn filter(col: &ColumnDef, op: Operator, v: &Term, ctx: &dyn TermContext) -> Result<Filter> {

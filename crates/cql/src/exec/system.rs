@@ -35,6 +35,41 @@ pub const VIRTUAL_TABLES: [(&str, &str, usize, usize); 14] = [
     ("system", "compaction_history", 1, 0),
 ];
 
+/// The table-option columns `system_schema.tables` and `.views` share (`flags` only for
+/// tables), in the order tables list them.
+fn table_option_columns(with_flags: bool) -> Vec<(&'static str, CqlType)> {
+    let mut cols = vec![
+        ("bloom_filter_fp_chance", CqlType::Double),
+        ("caching", map_tt()),
+        ("comment", CqlType::Text),
+        ("compaction", map_tt()),
+        ("compression", map_tt()),
+        ("crc_check_chance", CqlType::Double),
+        ("dclocal_read_repair_chance", CqlType::Double),
+        ("default_time_to_live", CqlType::Int),
+        (
+            "extensions",
+            frozen(CqlType::Map(
+                Box::new(CqlType::Text),
+                Box::new(CqlType::Blob),
+            )),
+        ),
+    ];
+    if with_flags {
+        cols.push(("flags", frozen(CqlType::Set(Box::new(CqlType::Text)))));
+    }
+    cols.extend([
+        ("gc_grace_seconds", CqlType::Int),
+        ("id", CqlType::Uuid),
+        ("max_index_interval", CqlType::Int),
+        ("memtable_flush_period_in_ms", CqlType::Int),
+        ("min_index_interval", CqlType::Int),
+        ("read_repair_chance", CqlType::Double),
+        ("speculative_retry", CqlType::Text),
+    ]);
+    cols
+}
+
 /// The columns of a virtual table (empty for an unknown one).
 fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
     match (ks, name) {
@@ -75,33 +110,14 @@ fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
             ("durable_writes", CqlType::Boolean),
             ("replication", map_tt()),
         ],
-        ("system_schema", "tables") => vec![
-            ("keyspace_name", CqlType::Text),
-            ("table_name", CqlType::Text),
-            ("bloom_filter_fp_chance", CqlType::Double),
-            ("caching", map_tt()),
-            ("comment", CqlType::Text),
-            ("compaction", map_tt()),
-            ("compression", map_tt()),
-            ("crc_check_chance", CqlType::Double),
-            ("dclocal_read_repair_chance", CqlType::Double),
-            ("default_time_to_live", CqlType::Int),
-            (
-                "extensions",
-                frozen(CqlType::Map(
-                    Box::new(CqlType::Text),
-                    Box::new(CqlType::Blob),
-                )),
-            ),
-            ("flags", frozen(CqlType::Set(Box::new(CqlType::Text)))),
-            ("gc_grace_seconds", CqlType::Int),
-            ("id", CqlType::Uuid),
-            ("max_index_interval", CqlType::Int),
-            ("memtable_flush_period_in_ms", CqlType::Int),
-            ("min_index_interval", CqlType::Int),
-            ("read_repair_chance", CqlType::Double),
-            ("speculative_retry", CqlType::Text),
-        ],
+        ("system_schema", "tables") => {
+            let mut cols = vec![
+                ("keyspace_name", CqlType::Text),
+                ("table_name", CqlType::Text),
+            ];
+            cols.extend(table_option_columns(true));
+            cols
+        }
         ("system_schema", "columns") => vec![
             ("keyspace_name", CqlType::Text),
             ("table_name", CqlType::Text),
@@ -169,37 +185,19 @@ fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
             ("options", map_tt()),
         ],
         // Cassandra 4's columns: drivers (gocql) select the view's table options too.
-        ("system_schema", "views") => vec![
-            ("keyspace_name", CqlType::Text),
-            ("view_name", CqlType::Text),
-            ("base_table_id", CqlType::Uuid),
-            ("base_table_name", CqlType::Text),
-            ("bloom_filter_fp_chance", CqlType::Double),
-            ("caching", map_tt()),
-            ("cdc", CqlType::Boolean),
-            ("comment", CqlType::Text),
-            ("compaction", map_tt()),
-            ("compression", map_tt()),
-            ("crc_check_chance", CqlType::Double),
-            ("dclocal_read_repair_chance", CqlType::Double),
-            ("default_time_to_live", CqlType::Int),
-            (
-                "extensions",
-                frozen(CqlType::Map(
-                    Box::new(CqlType::Text),
-                    Box::new(CqlType::Blob),
-                )),
-            ),
-            ("gc_grace_seconds", CqlType::Int),
-            ("id", CqlType::Uuid),
-            ("include_all_columns", CqlType::Boolean),
-            ("max_index_interval", CqlType::Int),
-            ("memtable_flush_period_in_ms", CqlType::Int),
-            ("min_index_interval", CqlType::Int),
-            ("read_repair_chance", CqlType::Double),
-            ("speculative_retry", CqlType::Text),
-            ("where_clause", CqlType::Text),
-        ],
+        ("system_schema", "views") => {
+            let mut cols = vec![
+                ("keyspace_name", CqlType::Text),
+                ("view_name", CqlType::Text),
+                ("base_table_id", CqlType::Uuid),
+                ("base_table_name", CqlType::Text),
+                ("cdc", CqlType::Boolean),
+                ("include_all_columns", CqlType::Boolean),
+                ("where_clause", CqlType::Text),
+            ];
+            cols.extend(table_option_columns(false));
+            cols
+        }
         ("system_schema", "triggers") => vec![
             ("keyspace_name", CqlType::Text),
             ("table_name", CqlType::Text),

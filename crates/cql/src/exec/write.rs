@@ -286,6 +286,29 @@ fn column_data(
     )
 }
 
+/// UPDATE and DELETE name rows by their primary key only (Cassandra's text otherwise).
+fn only_key_restrictions(r: &Restrictions) -> Result<()> {
+    if r.filters.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = r.filters.iter().map(|f| f.column.name.as_str()).collect();
+    Err(Error::Invalid(format!(
+        "Non PRIMARY KEY columns found in where clause: {}",
+        names.join(", ")
+    )))
+}
+
+/// The IF clause of an UPDATE or DELETE.
+fn condition_of(c: &Conditions) -> Result<Option<Condition>> {
+    match c {
+        Conditions::None => Ok(None),
+        Conditions::Exists => Ok(Some(Condition::Exists)),
+        _ => Err(Error::Invalid(
+            "Conditions on columns are not supported yet".into(),
+        )),
+    }
+}
+
 fn invalid(e: impl std::fmt::Display) -> Error {
     Error::Invalid(e.to_string())
 }
@@ -736,16 +759,7 @@ fn update(
     let (ts, ttl) = using(&u.using, &schema, ctx, default_ts)?;
     let now = now_secs();
     let r = restrict::resolve(&schema, &u.where_clause, ctx)?;
-    if !r.filters.is_empty() {
-        return Err(Error::Invalid(format!(
-            "Non PRIMARY KEY columns found in where clause: {}",
-            r.filters
-                .iter()
-                .map(|f| f.column.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
+    only_key_restrictions(&r)?;
     let keys = keys_of(&r, &schema)?;
     let mut row = Row::default();
     let mut statics = Row::default();
@@ -830,15 +844,7 @@ fn update(
             update,
         });
     }
-    let cond = match &u.conditions {
-        Conditions::None => None,
-        Conditions::Exists => Some(Condition::Exists),
-        _ => {
-            return Err(Error::Invalid(
-                "Conditions on columns are not supported yet".into(),
-            ))
-        }
-    };
+    let cond = condition_of(&u.conditions)?;
     Ok((muts, cond))
 }
 
@@ -860,16 +866,7 @@ fn delete(
         local_deletion_time: now,
     };
     let r = restrict::resolve(&schema, &d.where_clause, ctx)?;
-    if !r.filters.is_empty() {
-        return Err(Error::Invalid(format!(
-            "Non PRIMARY KEY columns found in where clause: {}",
-            r.filters
-                .iter()
-                .map(|f| f.column.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
+    only_key_restrictions(&r)?;
     let keys = keys_of(&r, &schema)?;
     let mut muts = Vec::new();
     for key in keys {
@@ -993,14 +990,6 @@ fn delete(
             update,
         });
     }
-    let cond = match &d.conditions {
-        Conditions::None => None,
-        Conditions::Exists => Some(Condition::Exists),
-        _ => {
-            return Err(Error::Invalid(
-                "Conditions on columns are not supported yet".into(),
-            ))
-        }
-    };
+    let cond = condition_of(&d.conditions)?;
     Ok((muts, cond))
 }
