@@ -46,6 +46,11 @@ pub enum Error {
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),
+    /// Run in the engine's non-blocking mode, the statement would have waited (see
+    /// `cairn_engine::io::nonblocking`); nothing was changed. Never sent to a client: the
+    /// server runs the statement again where it may block.
+    #[error("the statement would block")]
+    WouldBlock,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -57,6 +62,7 @@ impl From<cairn_engine::Error> for Error {
         match e {
             cairn_engine::Error::Option(o) => Error::Configuration(o.to_string()),
             cairn_engine::Error::Overloaded => Error::Overloaded(e.to_string()),
+            cairn_engine::Error::WouldBlock => Error::WouldBlock,
             cairn_engine::Error::InvalidValue { .. } | cairn_engine::Error::InvalidMutation(_) => {
                 Error::Invalid(e.to_string())
             }

@@ -386,6 +386,7 @@ impl Database {
         if self.inner.memtable_bytes.load(Ordering::Relaxed) < limit {
             return Ok(());
         }
+        crate::io::may_block()?;
         let (lock, cv) = &self.inner.flushed;
         let mut g = lock.lock();
         let deadline = std::time::Instant::now() + Duration::from_secs(30);

@@ -170,6 +170,11 @@ pub enum Error {
     /// The database is shutting down or a background thread failed; no new work is accepted.
     #[error("the engine is closed")]
     Closed,
+    /// Inside [`crate::io::nonblocking`], the operation would have waited (a read missing the
+    /// page cache, full memtables, a commitlog sync). Nothing was changed: retry it on a
+    /// thread that may block.
+    #[error("the operation would block")]
+    WouldBlock,
 }
 
 impl Error {

@@ -1,12 +1,114 @@
-//! Small file-system helpers shared by every component that writes files.
+//! Small file-system helpers shared by every component that reads or writes files.
 //!
 //! Crash safety rule: a multi-step change is write-temp, fsync, rename, fsync directory. A
 //! reader never sees a half-written file under its final name.
+//!
+//! Non-blocking mode: a server may run short requests on its reactor threads inside
+//! [`nonblocking`]. On such a thread every operation that could wait — a positional read
+//! that misses the page cache ([`read_exact_at`] uses `preadv2(RWF_NOWAIT)`), full memtables,
+//! a commitlog sync or a segment not yet prepared — fails with [`Error::WouldBlock`] *before*
+//! it changes anything, and the caller retries the whole operation on a thread that may
+//! block.
 
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
+use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
+
+thread_local! {
+    static NONBLOCKING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, this thread is in non-blocking mode (see the module docs).
+#[must_use = "non-blocking mode ends when the guard is dropped"]
+pub struct NonBlocking {
+    previous: bool,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+/// Enters non-blocking mode on this thread until the guard is dropped.
+pub fn nonblocking() -> NonBlocking {
+    NonBlocking {
+        previous: NONBLOCKING.with(|c| c.replace(true)),
+        _not_send: std::marker::PhantomData,
+    }
+}
+
+impl Drop for NonBlocking {
+    fn drop(&mut self) {
+        NONBLOCKING.with(|c| c.set(self.previous));
+    }
+}
+
+/// True when this thread must not wait (inside [`nonblocking`]).
+pub fn is_nonblocking() -> bool {
+    NONBLOCKING.with(Cell::get)
+}
+
+/// `Err(WouldBlock)` in non-blocking mode: for callers about to wait.
+pub fn may_block() -> Result<()> {
+    if is_nonblocking() {
+        Err(Error::WouldBlock)
+    } else {
+        Ok(())
+    }
+}
+
+/// Reads exactly `buf.len()` bytes of `file` (`path` names it in errors) at `offset`. A
+/// short file is a truncation at `offset`. In non-blocking mode, data not in the page cache
+/// is [`Error::WouldBlock`].
+pub fn read_exact_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<()> {
+    let result = if is_nonblocking() {
+        read_exact_at_nowait(file, buf, offset)
+    } else {
+        file.read_exact_at(buf, offset)
+    };
+    result.map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => {
+            Error::corruption(path, offset, CorruptionKind::Truncated)
+        }
+        std::io::ErrorKind::WouldBlock => Error::WouldBlock,
+        _ => Error::io(path, e),
+    })
+}
+
+/// `read_exact_at` with `RWF_NOWAIT`: `WouldBlock` instead of waiting for the disk.
+fn read_exact_at_nowait(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    while !buf.is_empty() {
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        let off = libc::off_t::try_from(offset)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        // SAFETY: `iov` describes `buf`, which is valid for writes of `buf.len()` bytes for
+        // the duration of the call; the descriptor is owned by `file`, alive across the call.
+        let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, off, libc::RWF_NOWAIT) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                // Not supported here (an old kernel or an odd file system): let a thread
+                // that may block do the read.
+                Some(libc::EAGAIN) | Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => {
+                    return Err(std::io::ErrorKind::WouldBlock.into())
+                }
+                _ => return Err(e),
+            }
+        }
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        // 0 < n <= buf.len(), as the kernel promises.
+        let n = n as usize;
+        buf = &mut buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
 
 /// fsyncs a directory so renames and creations inside it survive a crash.
 pub fn sync_dir(dir: &Path) -> Result<()> {

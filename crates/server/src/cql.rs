@@ -1,7 +1,12 @@
 //! The CQL front door: protocol requests handed to the executor, results encoded back.
 //!
-//! The executor and the engine are synchronous; every request runs on tokio's blocking
-//! pool (`spawn_blocking`), so the reactor threads only decode, encode and move bytes.
+//! The executor and the engine are synchronous. A statement first runs inline on the
+//! connection's reactor thread, in the engine's non-blocking mode
+//! (`cairn_engine::io::nonblocking`): reads served from memory or the page cache and
+//! writes that find memtable space finish there, with no hand-off between threads. A
+//! statement that would wait (a read missing the page cache, full memtables, a commitlog
+//! sync in batch mode, a schema change, authentication) stops before changing anything and
+//! runs again on tokio's blocking pool (`spawn_blocking`).
 //! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
 
 use crate::protocol::{
@@ -168,18 +173,16 @@ impl CqlHandler {
         }))
     }
 
-    fn run(&self, request: Request, session: &Session) -> Result<Response, CqlError> {
+    fn run(&self, request: Request, session: &Session) -> Result<Response, Failed> {
         let ex = &self.executor;
         match request {
             Request::Query(q) => {
                 let skip = q.params.skip_metadata;
-                let out = ex
-                    .query(session, &q.query, &params(q.params))
-                    .map_err(cql_error)?;
-                self.outcome(out, skip)
+                let out = ex.query(session, &q.query, &params(q.params))?;
+                Ok(self.outcome(out, skip)?)
             }
             Request::Prepare(p) => {
-                let prepared = ex.prepare(session, &p.query).map_err(cql_error)?;
+                let prepared = ex.prepare(session, &p.query)?;
                 let bind = metadata(&prepared.bind_specs);
                 Ok(Response::Result(ResultBody::Prepared(protocol::Prepared {
                     id: Bytes::copy_from_slice(&prepared.id),
@@ -193,10 +196,8 @@ impl CqlHandler {
             }
             Request::Execute(e) => {
                 let skip = e.params.skip_metadata;
-                let out = ex
-                    .execute(session, &e.id, &params(e.params))
-                    .map_err(cql_error)?;
-                self.outcome(out, skip)
+                let out = ex.execute(session, &e.id, &params(e.params))?;
+                Ok(self.outcome(out, skip)?)
             }
             Request::Batch(b) => {
                 let items: Vec<(BatchItem, QueryParams)> = b
@@ -222,18 +223,38 @@ impl CqlHandler {
                     protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
                     protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
                 };
-                let out = ex
-                    .batch(session, kind, &items, b.default_timestamp)
-                    .map_err(cql_error)?;
-                self.outcome(out, false)
+                let out = ex.batch(session, kind, &items, b.default_timestamp)?;
+                Ok(self.outcome(out, false)?)
             }
             Request::AuthResponse(token) => {
-                ex.authenticate(session, token.as_deref().unwrap_or(&[]))
-                    .map_err(cql_error)?;
+                ex.authenticate(session, token.as_deref().unwrap_or(&[]))?;
                 Ok(Response::AuthSuccess(None))
             }
-            _ => Err(CqlError::protocol("unexpected request")),
+            _ => Err(CqlError::protocol("unexpected request").into()),
         }
+    }
+}
+
+/// Why a request produced no response.
+enum Failed {
+    /// An error for the client.
+    Error(CqlError),
+    /// Run in non-blocking mode, it would have waited; nothing changed.
+    WouldBlock,
+}
+
+impl From<cairn_cql::Error> for Failed {
+    fn from(e: cairn_cql::Error) -> Self {
+        match e {
+            cairn_cql::Error::WouldBlock => Failed::WouldBlock,
+            e => Failed::Error(cql_error(e)),
+        }
+    }
+}
+
+impl From<CqlError> for Failed {
+    fn from(e: CqlError) -> Self {
+        Failed::Error(e)
     }
 }
 
@@ -248,6 +269,18 @@ impl Handler for Arc<CqlHandler> {
         self.executor.authenticator().map(str::to_string)
     }
 
+    fn handle_inline(&self, request: Request, ctx: RequestContext<Session>) -> Option<Reply> {
+        if matches!(request, Request::AuthResponse(_)) {
+            return None; // password hashing is slow by design
+        }
+        let _nonblocking = cairn_engine::io::nonblocking();
+        match self.run(request, &ctx.session) {
+            Ok(resp) => Some(resp.into()),
+            Err(Failed::Error(e)) => Some(e.into()),
+            Err(Failed::WouldBlock) => None,
+        }
+    }
+
     fn handle(
         &self,
         request: Request,
@@ -259,7 +292,9 @@ impl Handler for Arc<CqlHandler> {
             let r = tokio::task::spawn_blocking(move || me.run(request, &session)).await;
             match r {
                 Ok(Ok(resp)) => resp.into(),
-                Ok(Err(e)) => e.into(),
+                Ok(Err(Failed::Error(e))) => e.into(),
+                // Only non-blocking mode refuses to wait, and this thread may block.
+                Ok(Err(Failed::WouldBlock)) => CqlError::server("request refused to wait").into(),
                 Err(e) => CqlError::server(format!("request failed: {e}")).into(),
             }
         }

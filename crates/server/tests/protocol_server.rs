@@ -48,6 +48,20 @@ impl Handler for Dummy {
             .then(|| "org.apache.cassandra.auth.PasswordAuthenticator".to_string())
     }
 
+    /// Queries starting with `INLINE` are answered on the reactor; `INLINE PANIC` panics
+    /// there; everything else is declined and goes to `handle`.
+    fn handle_inline(&self, request: Request, ctx: RequestContext<Session>) -> Option<Reply> {
+        let Request::Query(q) = &request else {
+            return None;
+        };
+        if q.query == "INLINE PANIC" {
+            panic!("inline handler bug");
+        }
+        let rest = q.query.strip_prefix("INLINE")?;
+        let ks = ctx.session.keyspace.lock().unwrap().clone();
+        Some(canned_rows(&format!("inline{rest} in {}", ks.unwrap_or_default())).into())
+    }
+
     fn handle(
         &self,
         request: Request,
@@ -707,4 +721,58 @@ async fn a_stalled_connection_does_not_block_others() {
     assert_eq!(rows_text(&c.request(1, &query("fine")).await), "fine");
     drop(stalled);
     server.shutdown().await;
+}
+
+#[tokio::test]
+async fn inline_replies_share_writes_and_do_not_wait_for_spawned_ones() {
+    let server = start(ServerConfig::default(), false).await;
+    let mut c = Client::connect(&server).await;
+    c.startup(Some(Compression::Snappy)).await;
+    assert_eq!(
+        c.request(1, &query("USE ks")).await,
+        Response::Result(ResultBody::SetKeyspace("ks".into()))
+    );
+    // One write carrying a slow declined request, inline ones, a panicking inline one and
+    // a fast declined one: every stream is answered once, the slow one last.
+    let mut bytes = Vec::new();
+    let reqs = [
+        (10, "SLEEP 800"),
+        (11, "INLINE a"),
+        (12, "INLINE PANIC"),
+        (13, "plain"),
+        (14, "INLINE b"),
+    ];
+    for (stream, text) in reqs {
+        bytes.extend(query(text).encode_frame(4, stream, Some(Compression::Snappy)));
+    }
+    c.send_raw(&bytes).await;
+    let mut answers = std::collections::BTreeMap::new();
+    let mut order = Vec::new();
+    for _ in 0..reqs.len() {
+        let (h, r) = c.recv().await;
+        order.push(h.stream);
+        assert!(
+            answers.insert(h.stream, r).is_none(),
+            "stream {} twice",
+            h.stream
+        );
+    }
+    assert_eq!(
+        order.last(),
+        Some(&10),
+        "the slow stream answers last: {order:?}"
+    );
+    assert_eq!(rows_text(&answers[&11]), "inline a in ks");
+    assert_eq!(rows_text(&answers[&14]), "inline b in ks");
+    assert_eq!(rows_text(&answers[&13]), "plain");
+    assert_eq!(rows_text(&answers[&10]), "SLEEP 800");
+    assert_eq!(error_code(&answers[&12]), Some(ErrorCode::ServerError));
+    // The inline answers came before the slow declined one finished, in request order.
+    let pos = |s: i16| order.iter().position(|&x| x == s).unwrap();
+    assert!(pos(11) < pos(12) && pos(12) < pos(14));
+    // The connection still works.
+    assert_eq!(
+        rows_text(&c.request(2, &query("INLINE c")).await),
+        "inline c in ks"
+    );
 }

@@ -779,3 +779,68 @@ async fn use_keyspace() {
     })
     .await;
 }
+
+/// Drops every file under `dir` from the page cache (flushed sstables have clean pages).
+fn evict_page_cache(dir: &std::path::Path) {
+    use std::os::fd::AsRawFd;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            evict_page_cache(&path);
+        } else if let Ok(f) = std::fs::File::open(&path) {
+            // SAFETY: an advisory call on a descriptor owned by `f`.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_missing_the_page_cache_leave_the_reactor_and_answer_right() {
+    run(async {
+        let n = TestNode::start().await;
+        let s = n.session().await;
+        create_ks(&s, "cold").await;
+        s.query_unpaged("CREATE TABLE cold.t (k int PRIMARY KEY, v text)", ())
+            .await
+            .unwrap();
+        let stats = std::sync::Arc::clone(n.node.cql.stats());
+        let insert = s
+            .prepare("INSERT INTO cold.t (k, v) VALUES (?, ?)")
+            .await
+            .unwrap();
+        let inline_before = stats.inline();
+        for k in 0..300i32 {
+            s.execute_unpaged(&insert, (k, format!("value-{k}-{}", "x".repeat(100))))
+                .await
+                .unwrap();
+        }
+        assert!(
+            stats.inline() >= inline_before + 300,
+            "writes that find memtable space run inline"
+        );
+        let db = std::sync::Arc::clone(&n.node.db);
+        tokio::task::spawn_blocking(move || db.flush_all().unwrap())
+            .await
+            .unwrap();
+        evict_page_cache(n._dir.path());
+        let select = s.prepare("SELECT v FROM cold.t WHERE k = ?").await.unwrap();
+        let spawned_before = stats.spawned();
+        for k in (0..300i32).step_by(29) {
+            let (v,): (String,) = s
+                .execute_unpaged(&select, (k,))
+                .await
+                .unwrap()
+                .into_rows_result()
+                .unwrap()
+                .single_row()
+                .unwrap();
+            assert_eq!(v, format!("value-{k}-{}", "x".repeat(100)));
+        }
+        assert!(
+            stats.spawned() > spawned_before,
+            "a read that misses the page cache runs off the reactor"
+        );
+        n.stop().await;
+    })
+    .await;
+}

@@ -364,6 +364,10 @@ impl Executor {
                 Ok(Outcome::SetKeyspace(ks.clone()))
             }
             other => {
+                if cairn_engine::io::is_nonblocking() {
+                    // Schema and role changes write files and wait for flushes.
+                    return Err(Error::WouldBlock);
+                }
                 let _serial = self.ddl.lock();
                 let out = ddl::run(self, session, other)?;
                 if matches!(out, Outcome::SchemaChange(_)) {

@@ -128,7 +128,12 @@ type Planned = (Vec<Mutation>, Option<Condition>);
 /// write lock of the executor (one node has no Paxos to run).
 fn conditional(ex: &Executor, muts: Vec<Mutation>, cond: Condition) -> Result<Outcome> {
     static LWT: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
-    let _one_at_a_time = LWT.lock();
+    let _one_at_a_time = if cairn_engine::io::is_nonblocking() {
+        // Another transaction may be reading from disk under the lock: do not wait here.
+        LWT.try_lock().ok_or(Error::WouldBlock)?
+    } else {
+        LWT.lock()
+    };
     let db = ex.catalog().db();
     let Some(m) = muts.first() else {
         return Ok(Outcome::Void);

@@ -421,6 +421,10 @@ impl Commitlog {
         if inner.poisoned.load(Ordering::Relaxed) {
             return Err(Error::Closed);
         }
+        if inner.mode == SyncMode::Batch {
+            // The append waits for its sync; refuse before writing anything.
+            crate::io::may_block()?;
+        }
         // `payload.len() <= max_payload < u32::MAX`, so these casts are exact.
         let len = payload.len() as u32;
         let record_len = len + RECORD_OVERHEAD;
@@ -683,6 +687,8 @@ impl Inner {
                 requested = true;
                 self.spare_cv.notify_all();
             }
+            // Nothing is written yet: a non-blocking caller retries where it may wait.
+            crate::io::may_block()?;
             self.spare_cv.wait(&mut s);
         }
     }

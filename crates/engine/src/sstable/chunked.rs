@@ -31,7 +31,6 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -615,13 +614,7 @@ impl ChunkedReader {
     }
 
     fn read_exact(&self, buf: &mut [u8], offset: u64) -> Result<()> {
-        self.file.read_exact_at(buf, offset).map_err(|e| {
-            if e.kind() == io::ErrorKind::UnexpectedEof {
-                Error::corruption(&self.path, offset, CorruptionKind::Truncated)
-            } else {
-                Error::io(&self.path, e)
-            }
-        })
+        crate::io::read_exact_at(&self.file, &self.path, buf, offset)
     }
 
     /// Verifies the CRC of chunk `i`'s on-disk bytes `raw` (read at `offset`) and decompresses

@@ -12,7 +12,6 @@
 use crate::error::{CorruptionKind, Error, Result};
 use crate::model::codec::{put_bytes, put_uvarint, Decoder};
 use bytes::Bytes;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// Where one page lives.
@@ -145,13 +144,7 @@ impl Page {
     /// Reads and verifies the page `r` of `file` (`path` names it in errors).
     pub fn read(file: &std::fs::File, path: &Path, r: &PageRef) -> Result<Page> {
         let mut buf = vec![0u8; r.len as usize];
-        file.read_exact_at(&mut buf, r.offset).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::corruption(path, r.offset, CorruptionKind::Truncated)
-            } else {
-                Error::io(path, e)
-            }
-        })?;
+        crate::io::read_exact_at(file, path, &mut buf, r.offset)?;
         Self::decode(Bytes::from(buf), path, r.offset)
     }
 

@@ -26,7 +26,6 @@ use crate::model::{
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -511,9 +510,7 @@ impl SSTable {
     fn read_rows_summary(&self, (off, len): (u64, u32), kind: ReadKind) -> Result<Summary> {
         let path = self.path(Component::Rows);
         let mut buf = vec![0u8; len as usize];
-        self.rows_file
-            .read_exact_at(&mut buf, off)
-            .map_err(|e| Error::io(&path, e))?;
+        crate::io::read_exact_at(&self.rows_file, &path, &mut buf, off)?;
         self.io.add_read(kind, u64::from(len));
         let body = check_crc(&buf, &path).map_err(|e| match e {
             Error::Corruption { kind, .. } => Error::corruption(&path, off, kind),

@@ -1,10 +1,14 @@
-//! One client connection: the reader loop, the per-request tasks and the writer task.
+//! One client connection: a single task that reads frames, runs what it can inline, and
+//! writes the replies; plus one task per statement that must run elsewhere.
 //!
-//! The reader splits frames off the socket, enforces the connection state machine and
-//! limits, answers OPTIONS / STARTUP / REGISTER itself, awaits AUTH_RESPONSE inline (the
-//! client waits for it anyway), and spawns one task per QUERY / PREPARE / EXECUTE / BATCH.
-//! Every response goes through a bounded channel to the writer task, which batches frames
-//! into socket writes and interleaves EVENT frames (stream -1) for registered types.
+//! The loop: split every complete frame off the input; answer OPTIONS / STARTUP / REGISTER
+//! itself and await AUTH_RESPONSE inline (the client waits for it anyway); offer each QUERY /
+//! PREPARE / EXECUTE / BATCH to [`Handler::handle_inline`], and spawn a task for those it
+//! declines. Replies — inline ones, and those the spawned tasks have queued on the
+//! connection's bounded channel by then — are gathered into one buffer and written with one
+//! socket write; then the task waits for more input, a queued reply or an event (stream -1,
+//! for registered types). Requests that arrive together thus cost one read and one write,
+//! and an inline request never changes thread.
 //!
 //! Invariants:
 //! * State machine as in Cassandra: before STARTUP only OPTIONS and STARTUP are accepted;
@@ -17,8 +21,11 @@
 //!   lost to a TCP reset.
 //! * A body that fails to decode or decompress is a PROTOCOL_ERROR on its stream; framing
 //!   is intact, so the connection stays open.
-//! * A response frame is queued before the permits of its request are released, and the
-//!   queue is bounded, so buffered responses are bounded by the in-flight limits.
+//! * Input is read only after the previous replies are written, so a client that does not
+//!   read its replies is not read from (TCP backpressure). Spawned statements hold their
+//!   in-flight permits until their reply is written; the channel is bounded.
+//! * [`Handler::handle_inline`] runs on the reactor: handlers accept only work that cannot
+//!   wait (the CQL handler runs it in the engine's non-blocking mode).
 
 use super::compression::{Compression, SUPPORTED_COMPRESSIONS};
 use super::frame::{flags, protocol_error_frame, Frame, FrameDecoder, Opcode};
@@ -50,18 +57,9 @@ const WRITE_BATCH: usize = 256 * 1024;
 const DRAIN_TIME: Duration = Duration::from_secs(1);
 const DRAIN_BYTES: usize = 4 * 1024 * 1024;
 
-enum Outgoing {
-    /// An encoded frame; the permits are released once it is written.
-    Frame(Vec<u8>, Option<Permits>),
-    /// Start delivering events of these types, encoded for this version/compression.
-    Subscribe {
-        types: Vec<EventType>,
-        version: u8,
-        compression: Option<Compression>,
-    },
-    /// Flush, then shut the write side down.
-    Close,
-}
+/// A reply from a spawned statement: the encoded frame and the permits it releases once
+/// written.
+struct Outgoing(Vec<u8>, Permits);
 
 #[allow(dead_code)] // held for their Drop
 struct Permits {
@@ -85,7 +83,14 @@ enum Next {
 
 struct Conn<H: Handler> {
     shared: Arc<Shared<H>>,
+    /// Where spawned statements queue their replies.
     tx: mpsc::Sender<Outgoing>,
+    /// Replies waiting for the next socket write.
+    out: Vec<u8>,
+    /// Permits of spawned statements whose replies are in `out`.
+    held: Vec<Permits>,
+    /// The REGISTERed event types, once the client registered any.
+    events: Option<Subscription>,
     id: u64,
     peer: SocketAddr,
     local: SocketAddr,
@@ -107,9 +112,9 @@ pub(crate) async fn serve<H: Handler>(
     let local = socket
         .local_addr()
         .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-    let (mut rd, wr) = socket.into_split();
-    let (tx, rx) = mpsc::channel(WRITE_QUEUE);
-    let writer = tokio::spawn(writer_loop(wr, rx, shared.events.subscribe_lazy()));
+    let _ = socket.set_nodelay(true);
+    let (mut rd, mut wr) = socket.into_split();
+    let (tx, mut rx) = mpsc::channel(WRITE_QUEUE);
     let mut conn = Conn {
         id: shared.next_connection_id.fetch_add(1, Ordering::Relaxed),
         per_connection: Arc::new(Semaphore::new(
@@ -120,6 +125,9 @@ pub(crate) async fn serve<H: Handler>(
         )),
         shared,
         tx,
+        out: Vec::with_capacity(16 * 1024),
+        held: Vec::new(),
+        events: None,
         peer,
         local,
         state: State::Uninitialized,
@@ -132,28 +140,38 @@ pub(crate) async fn serve<H: Handler>(
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut fatal = false;
     'outer: loop {
-        loop {
+        while conn.out.len() < WRITE_BATCH {
             match decoder.decode(&mut buf) {
                 Ok(Some(frame)) => {
                     conn.shared.stats.requests.fetch_add(1, Ordering::Relaxed);
-                    match conn.on_frame(frame).await {
-                        Next::Continue => {}
-                        Next::Close => {
-                            fatal = true;
-                            break 'outer;
-                        }
+                    if let Next::Close = conn.on_frame(frame).await {
+                        fatal = true;
+                        break 'outer;
                     }
                 }
                 Ok(None) => break,
                 Err(e) => {
                     tracing::debug!(peer = %peer, "closing connection: {e}");
                     conn.count_protocol_error();
-                    let frame = e.error_frame(conn.version);
-                    let _ = conn.tx.send(Outgoing::Frame(frame, None)).await;
+                    conn.out.extend_from_slice(&e.error_frame(conn.version));
                     fatal = true;
                     break 'outer;
                 }
             }
+        }
+        // Replies the spawned statements have finished meanwhile leave in the same write.
+        while conn.out.len() < WRITE_BATCH {
+            match rx.try_recv() {
+                Ok(o) => conn.take(o),
+                Err(_) => break,
+            }
+        }
+        if conn.flush(&mut wr).await.is_err() {
+            break;
+        }
+        if !buf.is_empty() && decoder_has_frame(&buf) {
+            // More complete frames are buffered (the batch limit stopped us): go on with them.
+            continue;
         }
         if buf.capacity() - buf.len() < 4096 {
             // Grow geometrically with what has arrived, never on a header's word.
@@ -164,19 +182,32 @@ pub(crate) async fn serve<H: Handler>(
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
+            Some(o) = rx.recv() => conn.take(o),
+            ev = next_event(&mut conn.events) => {
+                if let Some(f) = ev {
+                    conn.out.extend_from_slice(&f);
+                }
+            }
             _ = shutdown.changed() => break,
-            _ = conn.tx.closed() => break,
         }
     }
-    let _ = conn.tx.send(Outgoing::Close).await;
+    let _ = conn.flush(&mut wr).await;
     if fatal {
         drain(&mut rd).await;
     }
-    drop(conn.tx);
-    let _ = writer.await;
+    let _ = wr.shutdown().await;
     if let Some(session) = conn.session.take() {
         conn.shared.handler.connection_closed(&session);
     }
+}
+
+/// True when `buf` starts with a whole frame (header and body).
+fn decoder_has_frame(buf: &[u8]) -> bool {
+    if buf.len() < super::frame::HEADER_LEN {
+        return false;
+    }
+    let len = u32::from_be_bytes([buf[5], buf[6], buf[7], buf[8]]) as usize;
+    buf.len() - super::frame::HEADER_LEN >= len
 }
 
 /// Reads and discards input for a short while so that closing does not reset the
@@ -207,19 +238,39 @@ impl<H: Handler> Conn<H> {
         self.version.unwrap_or(super::frame::MAX_VERSION)
     }
 
-    /// Queues a reply on `stream` (encoded inline: replies sent from here are small).
-    async fn send(&self, stream: i16, reply: Reply, compression: Option<Compression>) {
+    /// Queues a reply on `stream` for the next write.
+    fn send(&mut self, stream: i16, reply: Reply, compression: Option<Compression>) {
         if let Response::Error(e) = &reply.response {
             if e.code() == super::message::ErrorCode::ProtocolError {
                 self.count_protocol_error();
             }
         }
-        let frame = reply.encode_frame(self.version(), stream, compression);
-        let _ = self.tx.send(Outgoing::Frame(frame, None)).await;
+        let version = self.version();
+        reply.encode_frame_into(version, stream, compression, &mut self.out);
     }
 
-    async fn send_error(&self, stream: i16, e: CqlError) {
-        self.send(stream, e.into(), self.compression).await;
+    fn send_error(&mut self, stream: i16, e: CqlError) {
+        self.send(stream, e.into(), self.compression);
+    }
+
+    /// Queues a spawned statement's reply for the next write.
+    fn take(&mut self, Outgoing(frame, permits): Outgoing) {
+        self.out.extend_from_slice(&frame);
+        self.held.push(permits);
+    }
+
+    /// Writes the queued replies, then releases the permits of those that were spawned.
+    async fn flush(&mut self, wr: &mut OwnedWriteHalf) -> std::io::Result<()> {
+        if !self.out.is_empty() {
+            let written = wr.write_all(&self.out).await;
+            self.out.clear();
+            if self.out.capacity() > 4 * WRITE_BATCH {
+                self.out = Vec::with_capacity(16 * 1024);
+            }
+            written?;
+        }
+        self.held.clear();
+        Ok(())
     }
 
     async fn on_frame(&mut self, frame: Frame) -> Next {
@@ -233,8 +284,8 @@ impl<H: Handler> Conn<H> {
                     "Invalid message version. Got v{} but previous messages on this connection had version v{v}",
                     header.version
                 );
-                let frame = protocol_error_frame(v, stream, &msg);
-                let _ = self.tx.send(Outgoing::Frame(frame, None)).await;
+                self.out
+                    .extend_from_slice(&protocol_error_frame(v, stream, &msg));
                 return Next::Close;
             }
             Some(_) => {}
@@ -243,8 +294,7 @@ impl<H: Handler> Conn<H> {
             self.send_error(
                 stream,
                 CqlError::protocol(format!("Unknown opcode {}", header.opcode)),
-            )
-            .await;
+            );
             return Next::Continue;
         };
         if header.flags & flags::COMPRESSION != 0 && self.compression.is_none() {
@@ -253,17 +303,16 @@ impl<H: Handler> Conn<H> {
                 CqlError::protocol(
                     "Received a compressed frame but no compression was negotiated in STARTUP",
                 ),
-            )
-            .await;
+            );
             return Next::Continue;
         }
         if let Some(msg) = self.state_violation(opcode) {
-            self.send_error(stream, CqlError::protocol(msg)).await;
+            self.send_error(stream, CqlError::protocol(msg));
             return Next::Continue;
         }
         match opcode {
             Opcode::Query | Opcode::Prepare | Opcode::Execute | Opcode::Batch => {
-                self.spawn_statement(frame).await;
+                self.run_statement(frame);
                 return Next::Continue;
             }
             _ => {}
@@ -272,15 +321,14 @@ impl<H: Handler> Conn<H> {
         let body = match self.decompress(&frame) {
             Ok(b) => b,
             Err(e) => {
-                self.send_error(stream, e).await;
+                self.send_error(stream, e);
                 return Next::Continue;
             }
         };
         let req = match RequestFrame::decode(&header, body) {
             Ok(r) => r,
             Err(e) => {
-                self.send_error(stream, CqlError::protocol(e.to_string()))
-                    .await;
+                self.send_error(stream, CqlError::protocol(e.to_string()));
                 return Next::Continue;
             }
         };
@@ -303,25 +351,16 @@ impl<H: Handler> Conn<H> {
                         vec!["3/v3".to_string(), "4/v4".to_string()],
                     ),
                 ]);
-                self.send(stream, supported.into(), self.compression).await;
+                self.send(stream, supported.into(), self.compression);
             }
-            Request::Startup(startup) => self.on_startup(stream, startup).await,
+            Request::Startup(startup) => self.on_startup(stream, startup),
             Request::Register(types) => {
-                let _ = self
-                    .tx
-                    .send(Outgoing::Subscribe {
-                        types,
-                        version: self.version(),
-                        compression: self.compression,
-                    })
-                    .await;
-                self.send(stream, Response::Ready.into(), self.compression)
-                    .await;
+                self.subscribe(types);
+                self.send(stream, Response::Ready.into(), self.compression);
             }
             Request::AuthResponse(token) => {
                 let (Some(session), Some(info)) = (self.session.clone(), self.info.clone()) else {
-                    self.send_error(stream, CqlError::protocol("AUTH_RESPONSE before STARTUP"))
-                        .await;
+                    self.send_error(stream, CqlError::protocol("AUTH_RESPONSE before STARTUP"));
                     return Next::Continue;
                 };
                 let ctx = RequestContext {
@@ -336,15 +375,14 @@ impl<H: Handler> Conn<H> {
                 if matches!(reply.response, Response::AuthSuccess(_)) {
                     self.state = State::Ready;
                 }
-                self.send(stream, reply, self.compression).await;
+                self.send(stream, reply, self.compression);
             }
             other => {
                 // Statements were dispatched above; nothing else reaches here.
                 self.send_error(
                     stream,
                     CqlError::protocol(format!("Unexpected message {}", other.opcode().name())),
-                )
-                .await;
+                );
             }
         }
         Next::Continue
@@ -390,13 +428,12 @@ impl<H: Handler> Conn<H> {
         }
     }
 
-    async fn on_startup(&mut self, stream: i16, startup: Startup) {
+    fn on_startup(&mut self, stream: i16, startup: Startup) {
         if startup.get("CQL_VERSION").is_none() {
             self.send_error(
                 stream,
                 CqlError::protocol("Missing value CQL_VERSION in STARTUP message"),
-            )
-            .await;
+            );
             return;
         }
         let compression = match startup.get("COMPRESSION") {
@@ -407,8 +444,7 @@ impl<H: Handler> Conn<H> {
                     self.send_error(
                         stream,
                         CqlError::protocol(format!("Unknown compression algorithm: {name}")),
-                    )
-                    .await;
+                    );
                     return;
                 }
             },
@@ -436,7 +472,7 @@ impl<H: Handler> Conn<H> {
                 Response::Ready
             }
         };
-        self.send(stream, reply.into(), None).await;
+        self.send(stream, reply.into(), None);
         self.compression = compression;
     }
 
@@ -444,8 +480,79 @@ impl<H: Handler> Conn<H> {
         decompress_body(frame, self.compression, self.shared.config.max_frame_size)
     }
 
+    /// Starts delivering events of `types`, encoded for this connection.
+    fn subscribe(&mut self, types: Vec<EventType>) {
+        match self.events.as_mut() {
+            Some(s) => {
+                for t in types {
+                    if !s.types.contains(&t) {
+                        s.types.push(t);
+                    }
+                }
+            }
+            None => {
+                self.events = Some(Subscription {
+                    rx: self.shared.events.subscribe(),
+                    types,
+                    version: self.version(),
+                    compression: self.compression,
+                })
+            }
+        }
+    }
+
+    /// Runs a statement inline if the handler can, else admits it under the in-flight
+    /// limits and spawns its task.
+    fn run_statement(&mut self, frame: Frame) {
+        let (Some(session), Some(info)) = (self.session.clone(), self.info.clone()) else {
+            // The state machine admits statements only after STARTUP.
+            return;
+        };
+        let stream = frame.header.stream;
+        let compressed = frame.header.flags & flags::COMPRESSION != 0;
+        if !compressed || frame.body.len() <= self.shared.config.blocking_threshold {
+            let reply = match self.decompress(&frame) {
+                Err(e) => Some(Reply::from(e)),
+                Ok(body) => match RequestFrame::decode(&frame.header, body) {
+                    Err(e) => Some(CqlError::protocol(e.to_string()).into()),
+                    Ok(req) => {
+                        let ctx = RequestContext {
+                            session: Arc::clone(&session),
+                            connection: Arc::clone(&info),
+                            stream,
+                            tracing: req.tracing,
+                            custom_payload: req.custom_payload,
+                        };
+                        let handler = &self.shared.handler;
+                        match std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            handler.handle_inline(req.request, ctx)
+                        })) {
+                            Ok(r) => r,
+                            Err(_) => {
+                                tracing::error!("request handler panicked");
+                                Some(internal_error())
+                            }
+                        }
+                    }
+                },
+            };
+            if let Some(reply) = reply {
+                self.shared.stats.inline.fetch_add(1, Ordering::Relaxed);
+                self.send(stream, reply, self.compression);
+                return;
+            }
+        }
+        self.shared.stats.spawned.fetch_add(1, Ordering::Relaxed);
+        self.spawn_statement(frame, session, info);
+    }
+
     /// Admits a statement under the in-flight limits and spawns its task.
-    async fn spawn_statement(&mut self, frame: Frame) {
+    fn spawn_statement(
+        &mut self,
+        frame: Frame,
+        session: Arc<H::Session>,
+        info: Arc<ConnectionInfo>,
+    ) {
         let stream = frame.header.stream;
         let bytes_needed = frame
             .body
@@ -464,22 +571,14 @@ impl<H: Handler> Conn<H> {
                     .ok()?,
             })
         })();
+        let Some(permits) = permits else {
+            self.shared.stats.overloaded.fetch_add(1, Ordering::Relaxed);
+            self.send_error(stream, CqlError::overloaded(OVERLOADED_MESSAGE));
+            return;
+        };
         let version = self.version();
         let compression = self.compression;
         let tx = self.tx.clone();
-        let Some(permits) = permits else {
-            self.shared.stats.overloaded.fetch_add(1, Ordering::Relaxed);
-            let reply: Reply = CqlError::overloaded(OVERLOADED_MESSAGE).into();
-            let frame = reply.encode_frame(version, stream, compression);
-            // If the queue is full the client is not reading its answers: waiting here stops
-            // us reading its requests too (TCP backpressure), and every stream gets an answer.
-            let _ = tx.send(Outgoing::Frame(frame, None)).await;
-            return;
-        };
-        let (Some(session), Some(info)) = (self.session.clone(), self.info.clone()) else {
-            // The state machine admits statements only after STARTUP.
-            return;
-        };
         let handler = self.shared.handler.clone();
         let max_frame = self.shared.config.max_frame_size;
         let threshold = self.shared.config.blocking_threshold;
@@ -537,9 +636,14 @@ impl<H: Handler> Conn<H> {
                 } else {
                     reply.encode_frame(version, stream, compression)
                 };
-            let _ = tx.send(Outgoing::Frame(frame, Some(permits))).await;
+            let _ = tx.send(Outgoing(frame, permits)).await;
         });
     }
+}
+
+/// The reply to a request whose handler panicked.
+fn internal_error() -> Reply {
+    CqlError::server("internal error while handling the request").into()
 }
 
 /// A cheap lower bound of a reply's encoded size (the rows payload dominates).
@@ -583,20 +687,9 @@ impl<F: Future<Output = Reply>> Future for CatchUnwind<F> {
             Ok(p) => p,
             Err(_) => {
                 tracing::error!("request handler panicked");
-                Poll::Ready(CqlError::server("internal error while handling the request").into())
+                Poll::Ready(internal_error())
             }
         }
-    }
-}
-
-/// Lazily subscribed event receiver: connections that never REGISTER cost the bus nothing.
-pub(crate) struct LazyEvents {
-    bus: super::server::EventBus,
-}
-
-impl super::server::EventBus {
-    pub(crate) fn subscribe_lazy(&self) -> LazyEvents {
-        LazyEvents { bus: self.clone() }
     }
 }
 
@@ -626,73 +719,6 @@ async fn next_event(sub: &mut Option<Subscription>) -> Option<Vec<u8>> {
                 *sub = None;
                 return None;
             }
-        }
-    }
-}
-
-async fn writer_loop(mut wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Outgoing>, lazy: LazyEvents) {
-    let mut sub: Option<Subscription> = None;
-    let mut batch: Vec<u8> = Vec::with_capacity(16 * 1024);
-    let mut held: Vec<Permits> = Vec::new();
-    loop {
-        let mut close = false;
-        tokio::select! {
-            msg = rx.recv() => {
-                let Some(msg) = msg else { break };
-                let mut next = Some(msg);
-                // Gather whatever is already queued into one write.
-                while let Some(m) = next.take() {
-                    match m {
-                        Outgoing::Frame(f, p) => {
-                            batch.extend_from_slice(&f);
-                            held.extend(p);
-                        }
-                        Outgoing::Subscribe { types, version, compression } => match sub.as_mut() {
-                            Some(s) => {
-                                for t in types {
-                                    if !s.types.contains(&t) {
-                                        s.types.push(t);
-                                    }
-                                }
-                            }
-                            None => {
-                                sub = Some(Subscription {
-                                    rx: lazy.bus.subscribe(),
-                                    types,
-                                    version,
-                                    compression,
-                                })
-                            }
-                        },
-                        Outgoing::Close => {
-                            close = true;
-                            break;
-                        }
-                    }
-                    if batch.len() < WRITE_BATCH {
-                        next = rx.try_recv().ok();
-                    }
-                }
-            }
-            ev = next_event(&mut sub) => {
-                if let Some(f) = ev {
-                    batch.extend_from_slice(&f);
-                }
-            }
-        }
-        if !batch.is_empty() {
-            if wr.write_all(&batch).await.is_err() {
-                break;
-            }
-            batch.clear();
-            if batch.capacity() > 4 * WRITE_BATCH {
-                batch = Vec::with_capacity(16 * 1024);
-            }
-        }
-        held.clear();
-        if close {
-            let _ = wr.shutdown().await;
-            break;
         }
     }
 }

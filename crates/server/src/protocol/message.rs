@@ -1693,8 +1693,23 @@ impl Reply {
         stream: i16,
         compression: Option<Compression>,
     ) -> Vec<u8> {
-        let mut fl = 0u8;
         let mut out = Vec::with_capacity(64);
+        self.encode_frame_into(version, stream, compression, &mut out);
+        out
+    }
+
+    /// [`Reply::encode_frame`], appending the frame to `out` (a connection gathers the
+    /// frames of one socket write this way).
+    pub fn encode_frame_into(
+        &self,
+        version: u8,
+        stream: i16,
+        compression: Option<Compression>,
+        out: &mut Vec<u8>,
+    ) {
+        let start = out.len();
+        let body = start + HEADER_LEN;
+        let mut fl = 0u8;
         out.extend_from_slice(&[0u8; HEADER_LEN]);
         if let Some(id) = &self.tracing_id {
             fl |= flags::TRACING;
@@ -1702,21 +1717,20 @@ impl Reply {
         }
         if version >= 4 && !self.warnings.is_empty() {
             fl |= flags::WARNING;
-            write_string_list(&mut out, &self.warnings);
+            write_string_list(out, &self.warnings);
         }
-        self.response.encode_body(version, &mut out);
+        self.response.encode_body(version, out);
         if let Some(c) = compression {
-            if out.len() > HEADER_LEN {
-                let z = c.compress(&out[HEADER_LEN..]);
-                out.truncate(HEADER_LEN);
+            if out.len() > body {
+                let z = c.compress(&out[body..]);
+                out.truncate(body);
                 out.extend_from_slice(&z);
                 fl |= flags::COMPRESSION;
             }
         }
-        let len = u32::try_from(out.len() - HEADER_LEN).unwrap_or(u32::MAX);
+        let len = u32::try_from(out.len() - body).unwrap_or(u32::MAX);
         let header = FrameHeader::response(version, fl, stream, self.response.opcode(), len);
-        out[..HEADER_LEN].copy_from_slice(&header.encode());
-        out
+        out[start..body].copy_from_slice(&header.encode());
     }
 
     /// Decodes a response frame body (client side / tests), decompressing when flagged.

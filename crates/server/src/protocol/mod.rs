@@ -7,8 +7,9 @@
 //! * [`compression`]: lz4 / snappy frame bodies.
 //! * [`types`]: protocol-level column types and specs.
 //! * [`message`]: typed requests and responses.
-//! * [`connection`] and [`server`]: the tokio TCP server, one task per connection plus one
-//!   per in-flight request, delegating statements to a [`server::Handler`].
+//! * [`connection`] and [`server`]: the tokio TCP server, one task per connection that runs
+//!   statements inline when the [`server::Handler`] can, plus one task per statement that
+//!   must run elsewhere.
 //!
 //! Nothing here trusts its input: every decoder returns errors, never panics, and never
 //! allocates on the word of a declared length.

@@ -2,10 +2,11 @@
 //! implements, the [`EventBus`] it publishes events on, and the accept loop.
 //!
 //! Invariants:
-//! * One tokio task per connection, one per in-flight statement request, one writer per
-//!   connection. Nothing here blocks a reactor thread: compressing or decompressing a body
-//!   larger than [`ServerConfig::blocking_threshold`] runs on the blocking pool, and
-//!   handlers must likewise move CPU-heavy or blocking work off the reactor.
+//! * One tokio task per connection; it reads, runs what [`Handler::handle_inline`] accepts,
+//!   and writes. One more task per statement that must run elsewhere. Nothing here blocks
+//!   a reactor thread: compressing or decompressing a body larger than
+//!   [`ServerConfig::blocking_threshold`] runs on the blocking pool, and handlers must
+//!   likewise move blocking work off the reactor.
 //! * In-flight work is bounded three ways — requests per connection, requests in total,
 //!   and request bytes in total. A statement that would exceed any bound is answered at
 //!   once with OVERLOADED (0x1001) on its stream; nothing queues without bound. Responses
@@ -115,6 +116,19 @@ pub trait Handler: Send + Sync + 'static {
         ctx: RequestContext<Self::Session>,
     ) -> impl Future<Output = Reply> + Send;
 
+    /// Handles a QUERY, PREPARE, EXECUTE or BATCH on the calling thread — a reactor thread
+    /// — if it can finish without waiting; `None` when it cannot (nothing changed then), and
+    /// the server passes it to [`Handler::handle`]. Inline requests skip every hand-off
+    /// between threads; their replies leave with the connection's next socket write.
+    /// The default runs nothing inline.
+    fn handle_inline(
+        &self,
+        _request: Request,
+        _ctx: RequestContext<Self::Session>,
+    ) -> Option<Reply> {
+        None
+    }
+
     /// Called once when a connection that had a session closes.
     fn connection_closed(&self, _session: &Self::Session) {}
 }
@@ -151,6 +165,8 @@ pub struct ServerStats {
     pub(crate) requests: AtomicU64,
     pub(crate) overloaded: AtomicU64,
     pub(crate) protocol_errors: AtomicU64,
+    pub(crate) inline: AtomicU64,
+    pub(crate) spawned: AtomicU64,
 }
 
 impl ServerStats {
@@ -171,6 +187,14 @@ impl ServerStats {
     /// PROTOCOL_ERROR responses sent.
     pub fn protocol_errors(&self) -> u64 {
         self.protocol_errors.load(Ordering::Relaxed)
+    }
+    /// Statements answered inline, on the connection's reactor thread.
+    pub fn inline(&self) -> u64 {
+        self.inline.load(Ordering::Relaxed)
+    }
+    /// Statements the handler declined inline, run by a task of their own.
+    pub fn spawned(&self) -> u64 {
+        self.spawned.load(Ordering::Relaxed)
     }
 }
 
