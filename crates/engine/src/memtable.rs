@@ -6,18 +6,37 @@
 //! adds, so overwrites count too — like an arena allocator, the memtable only grows until it is
 //! flushed and dropped. Readers and a flush may run while writes continue; a flush works on a
 //! memtable that has been switched out and receives no more writes.
+//!
+//! Point lookups (a write to an existing partition, a single-partition read) go through a
+//! hash index beside the skip list instead: a skip-list search over 100 000 partitions is
+//! some 30 dependent cache misses, a hash probe one or two. The index is sharded by token,
+//! and a partition enters the skip list before the index, under its shard's write lock, so
+//! whatever the index finds, ordered scans and flushes find too.
 
 use crate::model::{DecoratedKey, Partition, PartitionPos};
 use crossbeam_skiplist::SkipMap;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
-/// Per-partition overhead charged on top of the data (skip-list node, mutex, key).
-const PARTITION_OVERHEAD: usize = 96;
+/// Per-partition overhead charged on top of the data (skip-list node, index entry, mutex,
+/// key).
+const PARTITION_OVERHEAD: usize = 160;
+
+/// Shards of the point-lookup index (a power of two).
+const INDEX_SHARDS: usize = 16;
+
+type Slot = Arc<Mutex<Partition>>;
+
+/// One shard of the point-lookup index.
+type IndexShard = RwLock<HashMap<TokenKeyed, Slot, BuildHasherDefault<TokenHasher>>>;
 
 /// A table's in-memory write buffer.
 pub struct Memtable {
-    partitions: SkipMap<DecoratedKey, Mutex<Partition>>,
+    partitions: SkipMap<DecoratedKey, Slot>,
+    index: Box<[IndexShard]>,
     bytes: AtomicUsize,
     min_timestamp: AtomicI64,
     max_timestamp: AtomicI64,
@@ -26,17 +45,76 @@ pub struct Memtable {
     pub id: u64,
 }
 
+/// A key of the point index. It hashes exactly as the [`DecoratedKey`] it wraps (so the map
+/// can be queried with a `&DecoratedKey`); [`TokenHasher`] keeps only the token of that.
+#[derive(PartialEq, Eq)]
+struct TokenKeyed(DecoratedKey);
+
+impl Hash for TokenKeyed {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl std::borrow::Borrow<DecoratedKey> for TokenKeyed {
+    fn borrow(&self) -> &DecoratedKey {
+        &self.0
+    }
+}
+
+/// Hashes a [`DecoratedKey`] to its token, which is a Murmur3 hash of the key already: the
+/// first `i64` written (the key hashes its token first) is the hash, and the key bytes that
+/// follow are skipped.
+#[derive(Default)]
+struct TokenHasher {
+    hash: u64,
+    done: bool,
+}
+
+impl Hasher for TokenHasher {
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        if !self.done {
+            // Not reached for decorated keys; fold bytes in to remain a correct hasher.
+            for &b in bytes {
+                self.hash = self.hash.rotate_left(8) ^ u64::from(b);
+            }
+        }
+    }
+    fn write_i64(&mut self, token: i64) {
+        if !self.done {
+            self.hash = token as u64;
+            self.done = true;
+        }
+    }
+}
+
 impl Memtable {
     /// An empty memtable.
     pub fn new(id: u64) -> Self {
         Memtable {
             partitions: SkipMap::new(),
+            index: (0..INDEX_SHARDS)
+                .map(|_| RwLock::new(HashMap::default()))
+                .collect(),
             bytes: AtomicUsize::new(0),
             min_timestamp: AtomicI64::new(i64::MAX),
             max_timestamp: AtomicI64::new(i64::MIN),
             writes: AtomicU64::new(0),
             id,
         }
+    }
+
+    fn shard(&self, key: &DecoratedKey) -> &IndexShard {
+        // High bits: the hash map uses the low ones.
+        &self.index[(key.token.0 as u64 >> 60) as usize % INDEX_SHARDS]
+    }
+
+    /// The partition `key`, if present.
+    fn lookup(&self, key: &DecoratedKey) -> Option<Slot> {
+        self.shard(key).read().get(key).cloned()
     }
 
     /// Merges an update into the partition; returns the bytes charged.
@@ -47,17 +125,23 @@ impl Memtable {
             min_ts = min_ts.min(t);
             max_ts = max_ts.max(t);
         });
-        // One skip-list search whether the partition exists or not; a partition that is still
-        // empty under its lock is one we just created, and pays the per-partition overhead.
-        let entry = self
-            .partitions
-            .get_or_insert_with(key.clone(), || Mutex::new(Partition::default()));
-        let mut partition = entry.value().lock();
-        if partition.is_empty() {
-            charge += PARTITION_OVERHEAD + key.key.len();
-        }
-        partition.merge(update);
-        drop(partition);
+        let slot = match self.lookup(key) {
+            Some(slot) => slot,
+            None => {
+                let mut shard = self.shard(key).write();
+                match shard.get(key) {
+                    Some(slot) => Arc::clone(slot),
+                    None => {
+                        charge += PARTITION_OVERHEAD + key.key.len();
+                        let slot: Slot = Arc::default();
+                        self.partitions.insert(key.clone(), Arc::clone(&slot));
+                        shard.insert(TokenKeyed(key.clone()), Arc::clone(&slot));
+                        slot
+                    }
+                }
+            }
+        };
+        slot.lock().merge(update);
         self.bytes.fetch_add(charge, Ordering::Relaxed);
         self.min_timestamp.fetch_min(min_ts, Ordering::Relaxed);
         self.max_timestamp.fetch_max(max_ts, Ordering::Relaxed);
@@ -67,7 +151,7 @@ impl Memtable {
 
     /// A copy of one partition, if present.
     pub fn get(&self, key: &DecoratedKey) -> Option<Partition> {
-        self.partitions.get(key).map(|e| e.value().lock().clone())
+        self.lookup(key).map(|slot| slot.lock().clone())
     }
 
     /// Runs `f` on one partition under its lock (lets readers copy only a slice).
@@ -76,7 +160,7 @@ impl Memtable {
         key: &DecoratedKey,
         f: impl FnOnce(&Partition) -> R,
     ) -> Option<R> {
-        self.partitions.get(key).map(|e| f(&e.value().lock()))
+        self.lookup(key).map(|slot| f(&slot.lock()))
     }
 
     /// The first partition key at or after `pos`.
@@ -156,6 +240,15 @@ mod tests {
             },
         );
         p
+    }
+
+    #[test]
+    fn tokens_are_the_index_hash() {
+        use std::hash::BuildHasher;
+        let key = DecoratedKey::new(Bytes::from_static(b"k"));
+        let h = BuildHasherDefault::<TokenHasher>::default();
+        assert_eq!(h.hash_one(&key), key.token.0 as u64);
+        assert_eq!(h.hash_one(&key), h.hash_one(TokenKeyed(key.clone())));
     }
 
     #[test]

@@ -148,23 +148,46 @@ impl Page {
         Self::decode(Bytes::from(buf), path, r.offset)
     }
 
+    /// Reads and verifies the page `r` of `file`, and returns the value stored under exactly
+    /// `key` without decoding the other entries (a point lookup's page read).
+    pub fn lookup(
+        file: &std::fs::File,
+        path: &Path,
+        r: &PageRef,
+        key: &[u8],
+    ) -> Result<Option<Bytes>> {
+        let mut buf = vec![0u8; r.len as usize];
+        crate::io::read_exact_at(file, path, &mut buf, r.offset)?;
+        let body_len = verified_len(&buf, path, r.offset)?;
+        let mut d = Decoder::new(&buf[..body_len]);
+        let found = (|| {
+            let n = d.len()?;
+            for _ in 0..n {
+                let k_len = d.len()?;
+                let k = d.raw(k_len)?;
+                let v_len = d.len()?;
+                let v_start = d.position();
+                d.raw(v_len)?;
+                match k.cmp(key) {
+                    std::cmp::Ordering::Less => {}
+                    std::cmp::Ordering::Equal => return Ok(Some(v_start..v_start + v_len)),
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
+            Ok(None)
+        })();
+        match found {
+            Ok(range) => Ok(range.map(|range| Bytes::copy_from_slice(&buf[range]))),
+            Err(e) => {
+                let e: crate::model::codec::DecodeError = e;
+                Err(Error::corruption(path, r.offset + e.offset as u64, e.kind))
+            }
+        }
+    }
+
     /// Verifies and decodes a page held in memory at `offset` of `path`.
     pub fn decode(buf: Bytes, path: &Path, offset: u64) -> Result<Page> {
-        let body_len = buf
-            .len()
-            .checked_sub(4)
-            .ok_or_else(|| Error::corruption(path, offset, CorruptionKind::Truncated))?;
-        let tail = &buf[body_len..];
-        let expected = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
-        let actual = crc32fast::hash(&buf[..body_len]);
-        if expected != actual {
-            return Err(Error::corruption(
-                path,
-                offset,
-                CorruptionKind::ChecksumMismatch { expected, actual },
-            ));
-        }
-        let body = buf.slice(..body_len);
+        let body = buf.slice(..verified_len(&buf, path, offset)?);
         let mut d = Decoder::from_bytes(&body);
         let decoded = (|| {
             let n = d.len()?;
@@ -201,6 +224,26 @@ impl Page {
     }
 }
 
+/// The length of a page's body once its trailing CRC (the page is `buf`, at `offset` of
+/// `path`) has been checked.
+fn verified_len(buf: &[u8], path: &Path, offset: u64) -> Result<usize> {
+    let body_len = buf
+        .len()
+        .checked_sub(4)
+        .ok_or_else(|| Error::corruption(path, offset, CorruptionKind::Truncated))?;
+    let tail = &buf[body_len..];
+    let expected = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+    let actual = crc32fast::hash(&buf[..body_len]);
+    if expected != actual {
+        return Err(Error::corruption(
+            path,
+            offset,
+            CorruptionKind::ChecksumMismatch { expected, actual },
+        ));
+    }
+    Ok(body_len)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +270,15 @@ mod tests {
             let page = Page::read(&f, &path, &summary.pages[page_no])?;
             let at = page.find(&key).ok_or(Error::Closed)?;
             assert_eq!(page.entries[at].1.as_ref(), &(i * 3).to_le_bytes());
+            let value = Page::lookup(&f, &path, &summary.pages[page_no], &key)?;
+            assert_eq!(value.as_deref(), Some(&(i * 3).to_le_bytes()[..]));
+            // A key between two entries is absent.
+            let mut between = key.to_vec();
+            between.push(0);
+            assert_eq!(
+                Page::lookup(&f, &path, &summary.pages[page_no], &between)?,
+                None
+            );
         }
         // A flipped byte in page 3 is reported at that page's offset; page 0 still reads.
         let mut bad = file_bytes.clone();
@@ -235,6 +287,10 @@ mod tests {
         std::fs::write(&path, &bad).map_err(|e| Error::io(&path, e))?;
         let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
         match Page::read(&f, &path, p3) {
+            Err(Error::Corruption { offset, .. }) => assert_eq!(offset, p3.offset),
+            other => panic!("expected corruption, got {other:?}"),
+        }
+        match Page::lookup(&f, &path, p3, &summary.pages[3].first_key) {
             Err(Error::Corruption { offset, .. }) => assert_eq!(offset, p3.offset),
             other => panic!("expected corruption, got {other:?}"),
         }

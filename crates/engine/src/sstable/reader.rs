@@ -63,7 +63,10 @@ pub struct SSTable {
     dir: PathBuf,
     data: ChunkedReader,
     index_file: File,
+    /// Kept so reads name the file in errors without formatting its path each time.
+    index_path: PathBuf,
     rows_file: File,
+    rows_path: PathBuf,
     summary: Summary,
     bloom: BloomFilter,
     /// Statistics.
@@ -186,7 +189,9 @@ impl SSTable {
             dir: dir.to_path_buf(),
             data,
             index_file,
+            index_path,
             rows_file,
+            rows_path,
             summary,
             bloom,
             stats,
@@ -249,21 +254,27 @@ impl SSTable {
         let Some(r) = self.summary.pages.get(page_no) else {
             return Ok(None);
         };
-        let page = Page::read(&self.index_file, &self.path(Component::Index), r)?;
+        let page = Page::read(&self.index_file, &self.index_path, r)?;
         self.io.add_index_page_read();
         self.io.add_read(kind, u64::from(r.len));
         Ok(Some(page))
     }
 
-    fn parse_entry(&self, k: &Bytes, v: &Bytes, page_offset: u64) -> Result<IndexEntry> {
-        let index_path = self.path(Component::Index);
+    /// The index entry under index key `k` with value `v` (in the page at `page_offset`).
+    fn parse_entry(&self, k: &Bytes, v: &[u8], page_offset: u64) -> Result<IndexEntry> {
         let key = decorated_from_index_key(k).ok_or_else(|| {
             Error::corruption(
-                &index_path,
+                &self.index_path,
                 page_offset,
                 CorruptionKind::Invalid("index key"),
             )
         })?;
+        self.entry_value(key, v, page_offset)
+    }
+
+    /// The index entry of `key` from its index value `v` (in the page at `page_offset`).
+    fn entry_value(&self, key: DecoratedKey, v: &[u8], page_offset: u64) -> Result<IndexEntry> {
+        let index_path = &self.index_path;
         let mut d = Decoder::new(v);
         let r = (|| {
             let data_pos = d.uvarint()?;
@@ -271,44 +282,45 @@ impl SSTable {
             let header_len = d.uvarint()?;
             let ro = d.uvarint()?;
             let rl = d.uvarint32()?;
-            Ok(IndexEntry {
-                key: key.clone(),
-                data_pos,
-                len,
-                header_len,
-                rows_ref: (rl > 0).then_some((ro, rl)),
-            })
+            Ok((data_pos, len, header_len, (rl > 0).then_some((ro, rl))))
         })();
-        let e = r.map_err(|e: DecodeError| Error::corruption(&index_path, page_offset, e.kind))?;
-        if e.data_pos
-            .checked_add(e.len)
+        let (data_pos, len, header_len, rows_ref) =
+            r.map_err(|e: DecodeError| Error::corruption(index_path, page_offset, e.kind))?;
+        if data_pos
+            .checked_add(len)
             .is_none_or(|end| end > self.data.uncompressed_len())
-            || e.header_len > e.len
+            || header_len > len
         {
             return Err(Error::corruption(
-                &index_path,
+                index_path,
                 page_offset,
                 CorruptionKind::Invalid("index entry points outside the data"),
             ));
         }
-        Ok(e)
+        Ok(IndexEntry {
+            key,
+            data_pos,
+            len,
+            header_len,
+            rows_ref,
+        })
     }
 
     /// Finds a partition's index entry (one index-page read).
     pub fn find(&self, key: &DecoratedKey, kind: ReadKind) -> Result<Option<IndexEntry>> {
         let ik = index_key(key);
-        let Some(page_no) = self.summary.floor(&ik) else {
+        let Some(r) = self
+            .summary
+            .floor(&ik)
+            .and_then(|n| self.summary.pages.get(n))
+        else {
             return Ok(None);
         };
-        let Some(page) = self.load_index_page(page_no, kind)? else {
-            return Ok(None);
-        };
-        let offset = self.summary.pages.get(page_no).map_or(0, |p| p.offset);
-        match page.find(&ik) {
-            Some(i) => {
-                let (k, v) = &page.entries[i];
-                Ok(Some(self.parse_entry(k, v, offset)?))
-            }
+        let value = Page::lookup(&self.index_file, &self.index_path, r, &ik)?;
+        self.io.add_index_page_read();
+        self.io.add_read(kind, u64::from(r.len));
+        match value {
+            Some(v) => Ok(Some(self.entry_value(key.clone(), &v, r.offset)?)),
             None => Ok(None),
         }
     }
@@ -508,15 +520,15 @@ impl SSTable {
     }
 
     fn read_rows_summary(&self, (off, len): (u64, u32), kind: ReadKind) -> Result<Summary> {
-        let path = self.path(Component::Rows);
+        let path = &self.rows_path;
         let mut buf = vec![0u8; len as usize];
-        crate::io::read_exact_at(&self.rows_file, &path, &mut buf, off)?;
+        crate::io::read_exact_at(&self.rows_file, path, &mut buf, off)?;
         self.io.add_read(kind, u64::from(len));
-        let body = check_crc(&buf, &path).map_err(|e| match e {
-            Error::Corruption { kind, .. } => Error::corruption(&path, off, kind),
+        let body = check_crc(&buf, path).map_err(|e| match e {
+            Error::Corruption { kind, .. } => Error::corruption(path, off, kind),
             other => other,
         })?;
-        Summary::decode(&mut Decoder::new(body)).map_err(corrupt(&path, off))
+        Summary::decode(&mut Decoder::new(body)).map_err(corrupt(path, off))
     }
 
     fn read_rows_page(
@@ -528,7 +540,7 @@ impl SSTable {
         let Some(r) = summary.pages.get(page_no) else {
             return Ok(None);
         };
-        let page = Page::read(&self.rows_file, &self.path(Component::Rows), r)?;
+        let page = Page::read(&self.rows_file, &self.rows_path, r)?;
         self.io.add_index_page_read();
         self.io.add_read(kind, u64::from(r.len));
         Ok(Some(page))
