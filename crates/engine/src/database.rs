@@ -95,7 +95,7 @@ struct Inner {
     config: DatabaseConfig,
     commitlog: Commitlog,
     tables: RwLock<HashMap<TableId, Arc<Table>>>,
-    names: RwLock<HashMap<(String, String), TableId>>,
+    names: RwLock<TableNames>,
     memtable_bytes: AtomicUsize,
     flush_tx: Mutex<mpsc::Sender<FlushJob>>,
     flushed: (Mutex<()>, Condvar),
@@ -117,7 +117,7 @@ impl Database {
         std::fs::create_dir_all(&config.data_dir).with_path(&config.data_dir)?;
         std::fs::create_dir_all(&config.commitlog_dir).with_path(&config.commitlog_dir)?;
         let mut tables = HashMap::new();
-        let mut names = HashMap::new();
+        let mut names = TableNames::default();
         for ks in std::fs::read_dir(&config.data_dir).with_path(&config.data_dir)? {
             let ks = ks.with_path(&config.data_dir)?.path();
             if !ks.is_dir() {
@@ -130,7 +130,7 @@ impl Database {
                 }
                 let table = Table::open(&t)?;
                 let s = table.schema();
-                names.insert((s.keyspace.clone(), s.name.clone()), s.id);
+                names.insert(&s.keyspace, &s.name, s.id);
                 tables.insert(s.id, Arc::new(table));
             }
         }
@@ -236,12 +236,11 @@ impl Database {
 
     /// Creates a table.
     pub fn create_table(&self, schema: TableSchema) -> Result<Arc<Table>> {
-        let key = (schema.keyspace.clone(), schema.name.clone());
         let mut names = self.inner.names.write();
-        if names.contains_key(&key) {
+        if names.get(&schema.keyspace, &schema.name).is_some() {
             return Err(Error::TableExists {
-                keyspace: key.0,
-                table: key.1,
+                keyspace: schema.keyspace.clone(),
+                table: schema.name.clone(),
             });
         }
         let dir = self
@@ -252,7 +251,7 @@ impl Database {
             .join(format!("{}-{:032x}", schema.name, schema.id));
         let id = schema.id;
         let table = Arc::new(Table::create(&dir, schema)?);
-        names.insert(key, id);
+        names.insert(&table.schema().keyspace, &table.schema().name, id);
         self.inner.tables.write().insert(id, Arc::clone(&table));
         Ok(table)
     }
@@ -274,7 +273,7 @@ impl Database {
             .inner
             .names
             .write()
-            .remove(&(keyspace.to_string(), name.to_string()))
+            .remove(keyspace, name)
             .ok_or_else(|| unknown(keyspace, name))?;
         let removed = self.inner.tables.write().remove(&id);
         if let Some(t) = removed {
@@ -299,11 +298,7 @@ impl Database {
 
     /// A table by name.
     pub fn table(&self, keyspace: &str, name: &str) -> Option<Arc<Table>> {
-        let id = *self
-            .inner
-            .names
-            .read()
-            .get(&(keyspace.to_string(), name.to_string()))?;
+        let id = self.inner.names.read().get(keyspace, name)?;
         self.table_by_id(id)
     }
 
@@ -499,6 +494,32 @@ impl Database {
     /// The configuration.
     pub fn config(&self) -> &DatabaseConfig {
         &self.inner.config
+    }
+}
+
+/// Table ids by keyspace and name, looked up without building owned keys.
+#[derive(Default)]
+struct TableNames(HashMap<String, HashMap<String, TableId>>);
+
+impl TableNames {
+    fn get(&self, keyspace: &str, name: &str) -> Option<TableId> {
+        self.0.get(keyspace)?.get(name).copied()
+    }
+
+    fn insert(&mut self, keyspace: &str, name: &str, id: TableId) {
+        self.0
+            .entry(keyspace.to_string())
+            .or_default()
+            .insert(name.to_string(), id);
+    }
+
+    fn remove(&mut self, keyspace: &str, name: &str) -> Option<TableId> {
+        let tables = self.0.get_mut(keyspace)?;
+        let id = tables.remove(name);
+        if tables.is_empty() {
+            self.0.remove(keyspace);
+        }
+        id
     }
 }
 

@@ -251,9 +251,13 @@ impl Catalog {
 
     /// Errors with Cassandra's text unless the table exists.
     pub fn require_table(&self, keyspace: &str, name: &str) -> Result<Arc<Table>> {
+        // A table's keyspace exists (dropping a keyspace drops its tables first), so the
+        // keyspace is looked at only to word the error.
+        if let Some(t) = self.table(keyspace, name) {
+            return Ok(t);
+        }
         self.require_keyspace(keyspace)?;
-        self.table(keyspace, name)
-            .ok_or_else(|| Error::Invalid(format!("unconfigured table {name}")))
+        Err(Error::Invalid(format!("unconfigured table {name}")))
     }
 }
 
