@@ -63,7 +63,7 @@ def start_node(cairn, data_dir):
         if p.poll() is not None:
             sys.exit(f"cairn serve exited with {p.returncode}")
         time.sleep(0.001)
-    return p, ports[0], time.perf_counter() - t0
+    return p, ports[0], ports[1], time.perf_counter() - t0
 
 
 def bench(cairn, port, pid, extra, out):
@@ -78,6 +78,19 @@ def bench(cairn, port, pid, extra, out):
     return r.stdout
 
 
+def sstables(data_dir):
+    """Data files of the bench's keyspace under the node's data directory."""
+    n = 0
+    for root, _, files in os.walk(os.path.join(data_dir, "data", "scylla_bench")):
+        n += sum(f.endswith("-Data.db") for f in files)
+    return n
+
+
+def flush(cairn, api_port):
+    subprocess.run([cairn, "nodetool", "-p", str(api_port), "flush", "scylla_bench"],
+                   check=True, capture_output=True)
+
+
 def field(text, name):
     m = re.search(rf"^\s*{re.escape(name)}:\s+(\S+)", text, re.M)
     return m.group(1) if m else "?"
@@ -88,19 +101,21 @@ def main():
     ap.add_argument("--cairn", default="target/release/cairn")
     ap.add_argument("--duration", default="30s")
     ap.add_argument("--warmup", default="5s")
-    ap.add_argument("--partitions", default="200000")
+    ap.add_argument("--partitions", default="50000",
+                    help="keys written; the default fits in the memtables, so the first "
+                         "SELECT run is served from memory")
     ap.add_argument("--out", default="docs/results")
     a = ap.parse_args()
 
     starts = []
     for _ in range(5):
         with tempfile.TemporaryDirectory() as d:
-            p, _, dt = start_node(a.cairn, d)
+            p, _, _, dt = start_node(a.cairn, d)
             starts.append(dt)
             p.terminate()
             p.wait()
     with tempfile.TemporaryDirectory() as d:
-        p, port, dt = start_node(a.cairn, d)
+        p, port, api, dt = start_node(a.cairn, d)
         time.sleep(5)
         idle = rss_kib(p.pid)
         print(f"startup to CQL: {', '.join(f'{s:.3f}' for s in starts)} s "
@@ -109,17 +124,28 @@ def main():
         common = ["-partition-count", a.partitions, "-clustering-row-count", "1",
                   "-clustering-row-size", "16", "-rows-per-request", "1",
                   "-consistency-level", "one", "-warmup", a.warmup]
-        # Populate every key once (not measured), then the measured runs.
+        # Populate every key once (not measured), then the measured runs: SELECTs while every
+        # row is in a memtable (served from memory, the bar's case), INSERTs (which flush), and
+        # SELECTs again once the rows live in sstables (read through the page cache).
         bench(a.cairn, port, p.pid, ["-mode", "write", "-workload", "sequential"] + common,
               f"{a.out}/cql-bars-populate.txt")
-        w = bench(a.cairn, port, p.pid, ["-mode", "write", "-workload", "uniform",
-                                         "-duration", a.duration,
-                                         "--plot", "docs/img/cql-bars-insert.png"] + common,
-                  f"{a.out}/cql-bars-write.txt")
+        flushed = sstables(d)
         r = bench(a.cairn, port, p.pid, ["-mode", "read", "-workload", "uniform",
                                          "-duration", a.duration,
                                          "--plot", "docs/img/cql-bars-select.png"] + common,
                   f"{a.out}/cql-bars-read.txt")
+        flushed_during_reads = sstables(d) - flushed
+        w = bench(a.cairn, port, p.pid, ["-mode", "write", "-workload", "uniform",
+                                         "-duration", a.duration,
+                                         "--plot", "docs/img/cql-bars-insert.png"] + common,
+                  f"{a.out}/cql-bars-write.txt")
+        flush(a.cairn, api)
+        r2 = bench(a.cairn, port, p.pid, ["-mode", "read", "-workload", "uniform",
+                                          "-duration", a.duration] + common,
+                   f"{a.out}/cql-bars-read-sstables.txt")
+        print(f"sstables before the memory-served SELECTs: {flushed} "
+              f"(flushed during them: {flushed_during_reads}); "
+              f"before the sstable SELECTs: {sstables(d)}")
         rss_after = rss_kib(p.pid)
         p.terminate()
         p.wait()
@@ -127,7 +153,7 @@ def main():
           f"after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| op | ops/s | server µs CPU/op | client µs CPU/op | p50 | p99 | p99.9 |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, t in (("INSERT", w), ("SELECT", r)):
+    for name, t in (("INSERT", w), ("SELECT (memtable)", r), ("SELECT (sstables, page cache)", r2)):
         print(f"| {name} | {field(t, 'Operations/s')} | {field(t, 'Server CPU')} "
               f"| {field(t, 'Client CPU')} | {field(t, 'median')} | {field(t, '99th')} "
               f"| {field(t, '99.9th')} |")
