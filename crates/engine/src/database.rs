@@ -94,7 +94,7 @@ enum FlushJob {
 struct Inner {
     config: DatabaseConfig,
     commitlog: Commitlog,
-    tables: RwLock<HashMap<TableId, Arc<Table>>>,
+    tables: RwLock<HashMap<TableId, Arc<Table>, foldhash::fast::RandomState>>,
     names: RwLock<TableNames>,
     memtable_bytes: AtomicUsize,
     flush_tx: Mutex<mpsc::Sender<FlushJob>>,
@@ -116,7 +116,7 @@ impl Database {
     pub fn open(config: DatabaseConfig) -> Result<Database> {
         std::fs::create_dir_all(&config.data_dir).with_path(&config.data_dir)?;
         std::fs::create_dir_all(&config.commitlog_dir).with_path(&config.commitlog_dir)?;
-        let mut tables = HashMap::new();
+        let mut tables = HashMap::default();
         let mut names = TableNames::default();
         for ks in std::fs::read_dir(&config.data_dir).with_path(&config.data_dir)? {
             let ks = ks.with_path(&config.data_dir)?.path();
@@ -497,9 +497,13 @@ impl Database {
     }
 }
 
+/// A quick hash for the maps every request consults (keys are not attacker-chosen floods:
+/// table names come from DDL).
+type FastHash = foldhash::fast::RandomState;
+
 /// Table ids by keyspace and name, looked up without building owned keys.
 #[derive(Default)]
-struct TableNames(HashMap<String, HashMap<String, TableId>>);
+struct TableNames(HashMap<String, HashMap<String, TableId, FastHash>, FastHash>);
 
 impl TableNames {
     fn get(&self, keyspace: &str, name: &str) -> Option<TableId> {

@@ -185,7 +185,7 @@ pub struct Executor {
     roles: auth::Roles,
     authentication: bool,
     node: system::NodeInfo,
-    prepared: RwLock<HashMap<[u8; 16], Arc<Prepared>>>,
+    prepared: RwLock<HashMap<[u8; 16], Arc<Prepared>, foldhash::fast::RandomState>>,
     /// Serialises DDL, as Cassandra's schema changes are serialised.
     ddl: Mutex<()>,
 }
@@ -200,7 +200,7 @@ impl Executor {
             catalog: Catalog::open(db)?,
             authentication: false,
             node,
-            prepared: RwLock::new(HashMap::new()),
+            prepared: RwLock::new(HashMap::default()),
             ddl: Mutex::new(()),
         })
     }
