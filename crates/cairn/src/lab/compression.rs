@@ -41,6 +41,13 @@ pub struct CompressionArgs {
     /// Corpus size in MiB.
     #[arg(long, default_value_t = 10)]
     mib: usize,
+    /// Only these codecs (labels as in the report: none, lz4, snappy, deflate, zstd-1, ...),
+    /// comma-separated; default all. For quick iterations; the docs' tables use all.
+    #[arg(long, value_delimiter = ',')]
+    codecs: Vec<String>,
+    /// Only these chunk sizes in KiB (4, 16, 64), comma-separated; default all.
+    #[arg(long, value_delimiter = ',')]
+    chunk_kb: Vec<u32>,
 }
 
 const PARTITIONS: usize = 10;
@@ -156,7 +163,13 @@ pub fn run(args: CompressionArgs) -> Result<()> {
     let mut same = Vec::new();
     let mut results = Vec::new();
     for codec in codecs() {
+        if !args.codecs.is_empty() && !args.codecs.contains(&codec_label(codec)) {
+            continue;
+        }
         for chunk_kb in CHUNKS_KB {
+            if !args.chunk_kb.is_empty() && !args.chunk_kb.contains(&chunk_kb) {
+                continue;
+            }
             let r = measure_raw(codec, chunk_kb, &corpus, reps)?;
             let mut e = measure_engine(codec, chunk_kb, &parts, payload_bytes, reps, &work)?;
             let stream = std::mem::take(&mut e.stream);
