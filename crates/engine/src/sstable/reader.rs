@@ -6,15 +6,16 @@
 //! partition is read block by block through its clustering-block index, forward or reversed,
 //! so `LIMIT 1` on a 100 MB partition reads about one block.
 //!
-//! Forward reads that start at a partition's first row (full scans, compaction, small
-//! partitions) do not use the clustering-block index: they stream through the partition body
-//! and decode one row per `next` straight out of the [`DataCursor`]'s decompressed chunk, so
-//! keys and cell values are slices of that buffer (no copy). A row that straddles a chunk
-//! boundary is decoded after its head is carried in front of the next chunk. Invariant: the
-//! cursor only ever writes into its buffer when nothing else references it (checked with
-//! `Bytes::try_into_mut`), so rows a caller keeps are never overwritten; a caller that keeps
-//! rows costs one fresh buffer per chunk, one that drops them costs none. Every chunk's CRC is
-//! verified before it is decompressed, on every path.
+//! Forward reads through a scan cursor that start at a partition's first row (full scans,
+//! range scans, compaction) do not use the clustering-block index: they stream through the
+//! partition body and decode one row per `next` straight out of the [`DataCursor`]'s
+//! decompressed chunk, so keys and cell values are slices of that buffer (no copy). A row that
+//! straddles a chunk boundary is decoded after its head is carried in front of the next chunk.
+//! Invariant: the cursor only ever writes into its buffer when nothing else references it
+//! (checked with `Bytes::try_into_mut`), so rows a caller keeps are never overwritten; a caller
+//! that keeps rows costs one fresh buffer per chunk, one that drops them costs none. Point
+//! reads copy what they return instead, so a small result never pins a whole chunk. Every
+//! chunk's CRC is verified before it is decompressed, on every path.
 //!
 //! Deletion: [`SSTable::mark_deleted`] only flags the sstable; the files go when the last
 //! `Arc<SSTable>` is dropped, so a reader that holds it keeps reading consistent data.
@@ -545,13 +546,17 @@ impl SSTable {
         if reversed {
             ranges.reverse();
         }
-        // Forward reads that start at the partition's first row stream straight through the
-        // body: no clustering-block index, no per-block copy, one row decoded per `next`.
+        // Sequential (scan) cursors reading forward from the partition's first row stream
+        // straight through the body: no clustering-block index, no per-block copy, one row
+        // decoded per `next`. Point reads keep copying the rows they return, so a small result
+        // never pins a whole decompressed chunk in memory.
         let from_start = ranges.len() == 1 && ranges.first().is_some_and(|r| r.start.is_empty());
-        let stream = (!reversed && (entry.rows_ref.is_none() || from_start)).then(|| Stream {
-            pos: entry.data_pos + entry.header_len,
-            end: entry.data_pos + entry.len,
-        });
+        let sequential = cursor.window.is_some();
+        let stream =
+            (sequential && !reversed && (entry.rows_ref.is_none() || from_start)).then(|| Stream {
+                pos: entry.data_pos + entry.header_len,
+                end: entry.data_pos + entry.len,
+            });
         RowIter {
             table: Arc::clone(self),
             entry: entry.clone(),
