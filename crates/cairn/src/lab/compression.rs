@@ -6,7 +6,10 @@
 //! [`SSTableWriter`] (`finish` fsyncs) `reps` times, and the resulting sstable is opened fresh
 //! and fully scanned `reps` times. A raw baseline compresses/decompresses the same corpus in
 //! chunk-sized pieces with the bare [`Compressor`], so engine speeds can be given as a
-//! percentage of what the codec alone does.
+//! percentage of what the codec alone does. A second baseline runs the bare codec on the
+//! sstable's own data stream cut at the same chunk boundaries, one pass right before each
+//! flush and each scan repetition, so that on a shared machine both sides of the comparison
+//! meet the same contention.
 
 use super::{corpus, fresh_dir, mean_std, plot};
 use anyhow::{Context, Result};
@@ -41,6 +44,13 @@ pub struct CompressionArgs {
     /// Corpus size in MiB.
     #[arg(long, default_value_t = 10)]
     mib: usize,
+    /// Only these codecs (labels as in the report: none, lz4, snappy, deflate, zstd-1, ...),
+    /// comma-separated; default all. For quick iterations; the docs' tables use all.
+    #[arg(long, value_delimiter = ',')]
+    codecs: Vec<String>,
+    /// Only these chunk sizes in KiB (4, 16, 64), comma-separated; default all.
+    #[arg(long, value_delimiter = ',')]
+    chunk_kb: Vec<u32>,
 }
 
 const PARTITIONS: usize = 10;
@@ -83,8 +93,6 @@ struct EngineResult {
     stalls: u64,
     max_stall_us: f64,
     offset_bytes_per_chunk: f64,
-    /// The sstable's uncompressed data stream (rows as serialized), for the same-chunks baseline.
-    stream: Vec<u8>,
 }
 
 /// One raw-codec measurement.
@@ -156,11 +164,15 @@ pub fn run(args: CompressionArgs) -> Result<()> {
     let mut same = Vec::new();
     let mut results = Vec::new();
     for codec in codecs() {
+        if !args.codecs.is_empty() && !args.codecs.contains(&codec_label(codec)) {
+            continue;
+        }
         for chunk_kb in CHUNKS_KB {
+            if !args.chunk_kb.is_empty() && !args.chunk_kb.contains(&chunk_kb) {
+                continue;
+            }
             let r = measure_raw(codec, chunk_kb, &corpus, reps)?;
-            let mut e = measure_engine(codec, chunk_kb, &parts, payload_bytes, reps, &work)?;
-            let stream = std::mem::take(&mut e.stream);
-            let sc = measure_raw(codec, chunk_kb, &stream, reps)?;
+            let (e, sc) = measure_engine(codec, chunk_kb, &parts, payload_bytes, reps, &work)?;
             println!(
                 "{:<8} chunk {:>2} KiB: ratio {:.3} (raw {:.3}), flush {:.1}±{:.1} ms, scan {:.1}±{:.1} ms, stalls {}, raw {:.0}/{:.0} MB/s",
                 codec_label(codec),
@@ -186,7 +198,11 @@ pub fn run(args: CompressionArgs) -> Result<()> {
     Ok(())
 }
 
-/// Flush and scan through the engine's sstable writer and reader.
+/// Flush and scan through the engine's sstable writer and reader, each repetition right after
+/// a pass of the raw codec over the sstable's own uncompressed data stream cut at the same
+/// chunk boundaries (compression before each flush, decompression before each scan). On a
+/// shared machine the two sides of every comparison thus see the same contention, instead of
+/// the baseline running seconds apart from what it is compared with.
 fn measure_engine(
     codec: Codec,
     chunk_kb: u32,
@@ -194,19 +210,14 @@ fn measure_engine(
     payload_bytes: u64,
     reps: usize,
     work: &Path,
-) -> Result<EngineResult> {
+) -> Result<(EngineResult, RawResult)> {
     let dir = work.join(format!("{}-{chunk_kb}", codec_label(codec)));
     let params = CompressionParams {
         codec,
         chunk_length: chunk_kb * 1024,
         crc_check_chance: 1.0,
     };
-    let mut flush = Vec::new();
-    let mut stalls = 0;
-    let mut max_stall = 0u64;
-    let mut data_bytes = 0;
-    let mut offset_bytes_per_chunk = 0.0;
-    for _ in 0..reps {
+    let flush_once = || -> Result<(f64, cairn_engine::sstable::writer::WrittenSSTable)> {
         fresh_dir(&dir)?;
         let mut opts = WriterOptions::new(params.clone());
         opts.expected_partitions = parts.len() as u64;
@@ -216,7 +227,30 @@ fn measure_engine(
             w.write_partition(k, p)?;
         }
         let written = w.finish()?.context("the writer produced no sstable")?;
-        flush.push(start.elapsed().as_secs_f64() * 1e3);
+        Ok((start.elapsed().as_secs_f64() * 1e3, written))
+    };
+    // An untimed flush gives the data stream the raw baseline works on.
+    flush_once()?;
+    let stream = {
+        let sst = SSTable::open(&dir, 1, Arc::new(IoCounters::default()))?;
+        sst.read_range(
+            &mut sst.cursor(ReadKind::Other),
+            0,
+            sst.stats.uncompressed_length,
+        )?
+        .to_vec()
+    };
+    let mut raw = RawCodec::new(codec, chunk_kb, &stream)?;
+
+    let mut flush = Vec::new();
+    let mut stalls = 0;
+    let mut max_stall = 0u64;
+    let mut data_bytes = 0;
+    let mut offset_bytes_per_chunk = 0.0;
+    for _ in 0..reps {
+        raw.compress_pass()?;
+        let (ms, written) = flush_once()?;
+        flush.push(ms);
         stalls += written.codec_stats.stalls;
         max_stall = max_stall.max(written.codec_stats.max_call_nanos);
         data_bytes = written.data_bytes;
@@ -225,6 +259,7 @@ fn measure_engine(
     let expected_rows: usize = parts.iter().map(|(_, p)| p.rows.len()).sum();
     let mut scan = Vec::new();
     for _ in 0..reps {
+        raw.decompress_pass()?;
         let start = Instant::now();
         let sst = Arc::new(SSTable::open(&dir, 1, Arc::new(IoCounters::default()))?);
         let mut scanner = sst.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Query);
@@ -248,15 +283,7 @@ fn measure_engine(
             "scan saw {rows} rows, expected {expected_rows}"
         );
     }
-    let sst = SSTable::open(&dir, 1, Arc::new(IoCounters::default()))?;
-    let stream = sst
-        .read_range(
-            &mut sst.cursor(ReadKind::Other),
-            0,
-            sst.stats.uncompressed_length,
-        )?
-        .to_vec();
-    Ok(EngineResult {
+    let engine = EngineResult {
         codec,
         chunk_kb,
         payload_bytes,
@@ -271,46 +298,117 @@ fn measure_engine(
             0.0
         },
         offset_bytes_per_chunk,
-        stream,
-    })
+    };
+    Ok((engine, raw.finish()?))
+}
+
+/// The bare codec over an input cut into chunk-sized pieces, timed pass by pass so the passes
+/// can be interleaved with what they are compared with.
+struct RawCodec<'a> {
+    codec: Codec,
+    chunk_kb: u32,
+    input: &'a [u8],
+    c: Compressor,
+    compressed: Vec<Vec<u8>>,
+    /// Decompression target, reused: the bare codec call, with no allocation or zero-fill per
+    /// chunk (the engine's scan pays neither either).
+    out: Vec<u8>,
+    compress_secs: f64,
+    compress_passes: usize,
+    decompress_secs: f64,
+    decompress_passes: usize,
+}
+
+impl<'a> RawCodec<'a> {
+    fn new(codec: Codec, chunk_kb: u32, input: &'a [u8]) -> Result<Self> {
+        let chunk = chunk_kb as usize * 1024;
+        let mut raw = RawCodec {
+            codec,
+            chunk_kb,
+            input,
+            c: Compressor::new(codec),
+            compressed: Vec::new(),
+            out: vec![0u8; chunk],
+            compress_secs: 0.0,
+            compress_passes: 0,
+            decompress_secs: 0.0,
+            decompress_passes: 0,
+        };
+        // Untimed: fills `compressed` so decompression passes can run first, and checks the
+        // round trip.
+        raw.compress_into_place()?;
+        for (piece, comp) in input.chunks(chunk).zip(&raw.compressed) {
+            let dst = raw.out.get_mut(..piece.len()).unwrap_or_default();
+            raw.c
+                .decompress_into(comp, dst)
+                .map_err(|e| anyhow::anyhow!("raw decompress failed: {e:?}"))?;
+            anyhow::ensure!(&*dst == piece, "raw round trip differs");
+        }
+        Ok(raw)
+    }
+
+    fn chunk(&self) -> usize {
+        self.chunk_kb as usize * 1024
+    }
+
+    fn compress_into_place(&mut self) -> Result<()> {
+        let chunk = self.chunk();
+        self.compressed.clear();
+        for piece in self.input.chunks(chunk) {
+            let mut out = Vec::with_capacity(piece.len() + 64);
+            self.c.compress(piece, &mut out)?;
+            self.compressed.push(out);
+        }
+        Ok(())
+    }
+
+    /// One timed compression pass over the whole input.
+    fn compress_pass(&mut self) -> Result<()> {
+        let start = Instant::now();
+        self.compress_into_place()?;
+        self.compress_secs += start.elapsed().as_secs_f64();
+        self.compress_passes += 1;
+        Ok(())
+    }
+
+    /// One timed decompression pass over the whole input.
+    fn decompress_pass(&mut self) -> Result<()> {
+        let chunk = self.chunk();
+        let start = Instant::now();
+        for (piece, comp) in self.input.chunks(chunk).zip(&self.compressed) {
+            let dst = self.out.get_mut(..piece.len()).unwrap_or_default();
+            self.c
+                .decompress_into(comp, dst)
+                .map_err(|e| anyhow::anyhow!("raw decompress failed: {e:?}"))?;
+        }
+        self.decompress_secs += start.elapsed().as_secs_f64();
+        self.decompress_passes += 1;
+        Ok(())
+    }
+
+    fn finish(self) -> Result<RawResult> {
+        let mb = self.input.len() as f64 / 1e6;
+        Ok(RawResult {
+            codec: self.codec,
+            chunk_kb: self.chunk_kb,
+            input_bytes: self.input.len() as u64,
+            compressed_bytes: self.compressed.iter().map(|c| c.len() as u64).sum(),
+            compress_mbps: mb * self.compress_passes as f64 / self.compress_secs.max(1e-9),
+            decompress_mbps: mb * self.decompress_passes as f64 / self.decompress_secs.max(1e-9),
+        })
+    }
 }
 
 /// The bare codec on the corpus cut into chunk-sized pieces.
 fn measure_raw(codec: Codec, chunk_kb: u32, corpus: &[u8], reps: usize) -> Result<RawResult> {
-    let chunk = chunk_kb as usize * 1024;
-    let mut c = Compressor::new(codec);
-    let mut compressed: Vec<Vec<u8>> = Vec::new();
-    let mut ctime = 0.0;
+    let mut raw = RawCodec::new(codec, chunk_kb, corpus)?;
     for _ in 0..reps {
-        compressed.clear();
-        let start = Instant::now();
-        for piece in corpus.chunks(chunk) {
-            let mut out = Vec::with_capacity(piece.len() + 64);
-            c.compress(piece, &mut out)?;
-            compressed.push(out);
-        }
-        ctime += start.elapsed().as_secs_f64();
+        raw.compress_pass()?;
     }
-    let mut dtime = 0.0;
-    let mut out = Vec::with_capacity(chunk);
     for _ in 0..reps {
-        let start = Instant::now();
-        for (piece, comp) in corpus.chunks(chunk).zip(&compressed) {
-            out.clear();
-            c.decompress(comp, piece.len(), &mut out)
-                .map_err(|e| anyhow::anyhow!("raw decompress failed: {e:?}"))?;
-        }
-        dtime += start.elapsed().as_secs_f64();
+        raw.decompress_pass()?;
     }
-    let total = (corpus.len() * reps) as f64 / 1e6;
-    Ok(RawResult {
-        codec,
-        chunk_kb,
-        input_bytes: corpus.len() as u64,
-        compressed_bytes: compressed.iter().map(|c| c.len() as u64).sum(),
-        compress_mbps: total / ctime.max(1e-9),
-        decompress_mbps: total / dtime.max(1e-9),
-    })
+    raw.finish()
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {

@@ -51,6 +51,8 @@ pub struct Decoder<'a> {
     pos: usize,
     /// Shared owner of `buf`, so byte strings can be sliced without copying.
     owner: Option<&'a Bytes>,
+    /// Where `buf` starts inside `owner`.
+    owner_start: usize,
 }
 
 impl<'a> Decoder<'a> {
@@ -60,6 +62,7 @@ impl<'a> Decoder<'a> {
             buf,
             pos: 0,
             owner: None,
+            owner_start: 0,
         }
     }
 
@@ -69,20 +72,38 @@ impl<'a> Decoder<'a> {
             buf: buf.as_ref(),
             pos: 0,
             owner: Some(buf),
+            owner_start: 0,
+        }
+    }
+
+    /// Decodes `owner[range]` (clamped to `owner`), slicing byte strings out of `owner` without
+    /// copying; offsets in errors are relative to `range.start`. Saves a reader that decodes
+    /// many items from one buffer a `Bytes::slice` per item.
+    pub fn from_bytes_range(owner: &'a Bytes, range: std::ops::Range<usize>) -> Self {
+        let end = range.end.min(owner.len());
+        let start = range.start.min(end);
+        Decoder {
+            buf: owner.get(start..end).unwrap_or_default(),
+            pos: 0,
+            owner: Some(owner),
+            owner_start: start,
         }
     }
 
     /// Current offset.
+    #[inline]
     pub fn position(&self) -> usize {
         self.pos
     }
 
     /// Bytes left.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len().saturating_sub(self.pos)
     }
 
     /// True when every byte was consumed.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
@@ -96,6 +117,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads one byte.
+    #[inline]
     pub fn u8(&mut self) -> DecodeResult<u8> {
         let b = *self
             .buf
@@ -106,6 +128,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads `n` raw bytes.
+    #[inline]
     pub fn raw(&mut self, n: usize) -> DecodeResult<&'a [u8]> {
         let end = self
             .pos
@@ -134,7 +157,15 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads an unsigned varint.
+    #[inline]
     pub fn uvarint(&mut self) -> DecodeResult<u64> {
+        // Most varints here (deltas, lengths, flags) fit one byte.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+        }
         let start = self.pos;
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
@@ -151,6 +182,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads an unsigned varint that must fit `u32`.
+    #[inline]
     pub fn uvarint32(&mut self) -> DecodeResult<u32> {
         let start = self.pos;
         let v = self.uvarint()?;
@@ -161,6 +193,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a length that must fit in the remaining buffer.
+    #[inline]
     pub fn len(&mut self) -> DecodeResult<usize> {
         let start = self.pos;
         let v = self.uvarint()?;
@@ -174,18 +207,20 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a zig-zag signed varint.
+    #[inline]
     pub fn varint(&mut self) -> DecodeResult<i64> {
         let u = self.uvarint()?;
         Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
     }
 
     /// Reads a length-prefixed byte string.
+    #[inline]
     pub fn bytes(&mut self) -> DecodeResult<Bytes> {
         let n = self.len()?;
         let start = self.pos;
         let s = self.raw(n)?;
         Ok(match self.owner {
-            Some(owner) => owner.slice(start..start + n),
+            Some(owner) => owner.slice(self.owner_start + start..self.owner_start + start + n),
             None => Bytes::copy_from_slice(s),
         })
     }

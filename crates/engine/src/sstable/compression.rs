@@ -462,19 +462,38 @@ impl Compressor {
             return true;
         }
         out.resize(start + n, 0);
-        let Some(dst) = out.get_mut(start..) else {
-            return false;
-        };
-        match self.codec {
-            Codec::None => false,
+        match out.get_mut(start..) {
+            Some(dst) => self.decompress_into(input, dst).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Decompresses one unit produced by [`Compressor::compress`] into `dst`, which must be
+    /// exactly as long as the unit's uncompressed length; any other outcome is
+    /// [`CorruptionKind::Decompress`] (and `dst`'s contents are then unspecified).
+    ///
+    /// Unlike [`Compressor::decompress`] this writes into memory the caller already owns, so a
+    /// reader that reuses one buffer per chunk pays neither an allocation nor a zero-fill.
+    pub fn decompress_into(&mut self, input: &[u8], dst: &mut [u8]) -> Result<(), CorruptionKind> {
+        let n = dst.len();
+        let ok = match self.codec {
+            Codec::None => {
+                if input.len() == n {
+                    dst.copy_from_slice(input);
+                    true
+                } else {
+                    false
+                }
+            }
             Codec::Lz4 => matches!(lz4_flex::block::decompress_into(input, dst), Ok(m) if m == n),
             Codec::Snappy => {
                 // The snappy header states the length; refuse a mismatch before decoding.
                 if !matches!(snap::raw::decompress_len(input), Ok(m) if m == n) {
-                    return false;
+                    false
+                } else {
+                    let dec = self.snappy_dec.get_or_insert_with(snap::raw::Decoder::new);
+                    matches!(dec.decompress(input, dst), Ok(m) if m == n)
                 }
-                let dec = self.snappy_dec.get_or_insert_with(snap::raw::Decoder::new);
-                matches!(dec.decompress(input, dst), Ok(m) if m == n)
             }
             Codec::Deflate => {
                 let d = self
@@ -488,9 +507,8 @@ impl Compressor {
             }
             Codec::Zstd { .. } => {
                 if self.zstd_d.is_none() {
-                    match zstd::bulk::Decompressor::new() {
-                        Ok(d) => self.zstd_d = Some(d),
-                        Err(_) => return false,
+                    if let Ok(d) = zstd::bulk::Decompressor::new() {
+                        self.zstd_d = Some(d);
                     }
                 }
                 match self.zstd_d.as_mut() {
@@ -498,6 +516,11 @@ impl Compressor {
                     None => false,
                 }
             }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(CorruptionKind::Decompress)
         }
     }
 }

@@ -6,6 +6,17 @@
 //! partition is read block by block through its clustering-block index, forward or reversed,
 //! so `LIMIT 1` on a 100 MB partition reads about one block.
 //!
+//! Forward reads through a scan cursor that start at a partition's first row (full scans,
+//! range scans, compaction) do not use the clustering-block index: they stream through the
+//! partition body and decode one row per `next` straight out of the [`DataCursor`]'s
+//! decompressed chunk, so keys and cell values are slices of that buffer (no copy). A row that
+//! straddles a chunk boundary is decoded after its head is carried in front of the next chunk.
+//! Invariant: the cursor only ever writes into its buffer when nothing else references it
+//! (checked with `Bytes::try_into_mut`), so rows a caller keeps are never overwritten; a caller
+//! that keeps rows costs one fresh buffer per chunk, one that drops them costs none. Point
+//! reads copy what they return instead, so a small result never pins a whole chunk. Every
+//! chunk's CRC is verified before it is decompressed, on every path.
+//!
 //! Deletion: [`SSTable::mark_deleted`] only flags the sstable; the files go when the last
 //! `Arc<SSTable>` is dropped, so a reader that holds it keeps reading consistent data.
 
@@ -23,7 +34,7 @@ use crate::model::{
     ClusteringKey, ClusteringRange, DecoratedKey, DeletionTime, PartitionPos, RangeTombstone, Row,
     Slice,
 };
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -98,6 +109,30 @@ fn read_checked(path: &Path) -> Result<Vec<u8>> {
 
 fn corrupt(path: &Path, base: u64) -> impl Fn(DecodeError) -> Error + '_ {
     move |e| Error::corruption(path, base + e.offset as u64, e.kind)
+}
+
+/// Decodes the next item of a partition body: a clustering row, or `None` at the end tag.
+///
+/// On a buffer that holds only a prefix of the item this fails with
+/// [`CorruptionKind::Truncated`] and no other kind (every other check needs bytes that are
+/// there), which the streaming reader uses to tell "the row continues in the next chunk" from
+/// damage.
+fn get_body_item(
+    d: &mut Decoder<'_>,
+    base: i64,
+) -> Result<Option<(ClusteringKey, Row)>, DecodeError> {
+    match d.u8()? {
+        TAG_ROW => {
+            let ck = ClusteringKey(d.bytes()?);
+            let row = get_row(d, base)?;
+            Ok(Some((ck, row)))
+        }
+        TAG_END => Ok(None),
+        _ => Err(DecodeError {
+            offset: d.position() - 1,
+            kind: CorruptionKind::Invalid("row tag"),
+        }),
+    }
 }
 
 impl SSTable {
@@ -328,8 +363,8 @@ impl SSTable {
     /// A cursor for point reads: reads exactly the chunks it needs.
     pub fn cursor(&self, kind: ReadKind) -> DataCursor {
         DataCursor {
-            chunk: None,
-            buf: Vec::new(),
+            buf: Bytes::new(),
+            buf_pos: 0,
             decomp: Compressor::new(self.compression.codec),
             kind,
             window: None,
@@ -345,14 +380,12 @@ impl SSTable {
         }
     }
 
-    /// Reads `len` uncompressed bytes at `pos`.
+    /// Reads `len` uncompressed bytes at `pos` (a copy: point reads keep no chunk alive).
     pub fn read_range(&self, cur: &mut DataCursor, pos: u64, len: u64) -> Result<Bytes> {
-        let chunk_len = u64::from(self.data.chunk_length().max(1));
         let end = pos.saturating_add(len);
-        let data_path = self.path(Component::Data);
         if end > self.data.uncompressed_len() {
             return Err(Error::corruption(
-                &data_path,
+                self.data.path(),
                 pos,
                 CorruptionKind::Truncated,
             ));
@@ -360,30 +393,75 @@ impl SSTable {
         let mut out = Vec::with_capacity(len as usize);
         let mut p = pos;
         while p < end {
-            let ci = (p / chunk_len) as usize;
-            if cur.chunk != Some(ci) {
-                cur.chunk = None;
-                cur.buf.clear();
-                let n = match cur.window.as_mut() {
-                    Some(w) => self
-                        .data
-                        .read_chunk_ahead(ci, w, &mut cur.decomp, &mut cur.buf)?,
-                    None => self.data.read_chunk(ci, &mut cur.decomp, &mut cur.buf)?,
-                };
-                self.io.add_read(cur.kind, n);
-                self.io.add_chunk_read();
-                cur.chunk = Some(ci);
+            if !cur.holds(p) {
+                self.load_chunk(cur, self.data.chunk_of(p), None)?;
             }
-            let off = (p - ci as u64 * chunk_len) as usize;
+            let off = (p - cur.buf_pos) as usize;
             let avail = cur.buf.len().saturating_sub(off);
             if avail == 0 {
-                return Err(Error::corruption(&data_path, p, CorruptionKind::Truncated));
+                return Err(Error::corruption(
+                    self.data.path(),
+                    p,
+                    CorruptionKind::Truncated,
+                ));
             }
             let take = avail.min((end - p) as usize);
-            out.extend_from_slice(&cur.buf[off..off + take]);
+            out.extend_from_slice(cur.buf.get(off..off + take).unwrap_or_default());
             p += take as u64;
         }
         Ok(Bytes::from(out))
+    }
+
+    /// Makes `cur` hold chunk `ci`, preceded by the bytes from stream position `carry_from` to
+    /// the end of what it holds now (`None`: nothing carried). Carrying lets a row that straddles
+    /// a chunk boundary be decoded from one contiguous buffer; only that row's head is copied.
+    ///
+    /// The buffer is reused in place when no row decoded from it is still alive (the common
+    /// case in a scan, whose caller drops each row), so steady-state scanning neither allocates
+    /// nor zero-fills; otherwise a fresh buffer is allocated and the old one lives on in the
+    /// rows that point into it.
+    fn load_chunk(&self, cur: &mut DataCursor, ci: usize, carry_from: Option<u64>) -> Result<()> {
+        let chunk_len = self.data.uncompressed_chunk_len(ci);
+        let chunk_start = ci as u64 * u64::from(self.data.chunk_length());
+        // Carry only what ends exactly where chunk `ci` starts, so the buffer stays contiguous.
+        let carry = match carry_from {
+            Some(p) if cur.holds(p) && cur.end() == chunk_start => {
+                (p - cur.buf_pos) as usize..cur.buf.len()
+            }
+            _ => 0..0,
+        };
+        let keep = carry.len();
+        let need = keep + chunk_len;
+        let old = std::mem::take(&mut cur.buf);
+        let mut buf = match old.try_into_mut() {
+            Ok(mut m) => {
+                if keep > 0 && carry.start > 0 {
+                    m.copy_within(carry, 0);
+                }
+                // Grows (zero-filling only the growth) or shrinks; the chunk's bytes are
+                // overwritten below either way.
+                m.resize(need, 0);
+                m
+            }
+            Err(old) => {
+                let mut m = BytesMut::with_capacity(need.max(self.data.chunk_length() as usize));
+                m.extend_from_slice(old.get(carry).unwrap_or_default());
+                m.resize(need, 0);
+                m
+            }
+        };
+        let dst = buf.get_mut(keep..need).unwrap_or_default();
+        let n = match cur.window.as_mut() {
+            Some(w) => self
+                .data
+                .read_chunk_ahead_into(ci, w, &mut cur.decomp, dst)?,
+            None => self.data.read_chunk_into(ci, &mut cur.decomp, dst)?,
+        };
+        self.io.add_read(cur.kind, n);
+        self.io.add_chunk_read();
+        cur.buf = buf.freeze();
+        cur.buf_pos = chunk_start - keep as u64;
+        Ok(())
     }
 
     /// Reads a partition's header.
@@ -393,8 +471,7 @@ impl SSTable {
     }
 
     fn decode_header(&self, buf: &Bytes, entry: &IndexEntry) -> Result<PartitionHeader> {
-        let data_path = self.path(Component::Data);
-        let base = 0i64.wrapping_add(self.timestamp_base());
+        let base = self.timestamp_base();
         let mut d = Decoder::from_bytes(buf);
         let r = (|| {
             if d.u8()? != TAG_PARTITION {
@@ -434,7 +511,7 @@ impl SSTable {
                 range_tombstones,
             })
         })();
-        r.map_err(corrupt(&data_path, entry.data_pos))
+        r.map_err(corrupt(self.data.path(), entry.data_pos))
     }
 
     fn timestamp_base(&self) -> i64 {
@@ -451,24 +528,14 @@ impl SSTable {
         let mut d = Decoder::from_bytes(buf);
         let r = (|| {
             while !d.is_empty() {
-                match d.u8()? {
-                    TAG_ROW => {
-                        let ck = ClusteringKey(d.bytes()?);
-                        let row = get_row(&mut d, base)?;
-                        out.push((ck, row));
-                    }
-                    TAG_END => break,
-                    _ => {
-                        return Err(DecodeError {
-                            offset: d.position() - 1,
-                            kind: CorruptionKind::Invalid("row tag"),
-                        })
-                    }
+                match get_body_item(&mut d, base)? {
+                    Some(row) => out.push(row),
+                    None => break,
                 }
             }
             Ok(())
         })();
-        r.map_err(corrupt(&self.path(Component::Data), pos))
+        r.map_err(corrupt(self.data.path(), pos))
     }
 
     /// Iterates the partition's rows in `slice`, forward or reversed, reading lazily. Pass the
@@ -484,6 +551,17 @@ impl SSTable {
         if reversed {
             ranges.reverse();
         }
+        // Sequential (scan) cursors reading forward from the partition's first row stream
+        // straight through the body: no clustering-block index, no per-block copy, one row
+        // decoded per `next`. Point reads keep copying the rows they return, so a small result
+        // never pins a whole decompressed chunk in memory.
+        let from_start = ranges.len() == 1 && ranges.first().is_some_and(|r| r.start.is_empty());
+        let sequential = cursor.window.is_some();
+        let stream =
+            (sequential && !reversed && (entry.rows_ref.is_none() || from_start)).then(|| Stream {
+                pos: entry.data_pos + entry.header_len,
+                end: entry.data_pos + entry.len,
+            });
         RowIter {
             table: Arc::clone(self),
             entry: entry.clone(),
@@ -491,6 +569,7 @@ impl SSTable {
             range_idx: 0,
             reversed,
             cursor,
+            stream,
             pending: VecDeque::new(),
             row_index: None,
             block: None,
@@ -563,18 +642,40 @@ impl Drop for SSTable {
 pub const SCAN_READ_AHEAD: usize = 256 * 1024;
 
 /// Decompression state for reading one sstable's data stream.
+///
+/// Holds the last decompressed chunk (possibly preceded by the carried-over head of a row that
+/// started in the chunk before), so consecutive reads of the same chunk decompress it once.
 pub struct DataCursor {
-    chunk: Option<usize>,
-    buf: Vec<u8>,
+    /// Decompressed stream bytes `[buf_pos, buf_pos + buf.len())`; empty when nothing is held.
+    buf: Bytes,
+    buf_pos: u64,
     decomp: Compressor,
     kind: ReadKind,
     window: Option<ReadWindow>,
+}
+
+impl DataCursor {
+    /// True when stream position `p` is in the held bytes.
+    fn holds(&self, p: u64) -> bool {
+        p >= self.buf_pos && p < self.end()
+    }
+
+    /// Stream position just past the held bytes.
+    fn end(&self) -> u64 {
+        self.buf_pos + self.buf.len() as u64
+    }
 }
 
 struct RowIndexState {
     summary: Summary,
     page_no: usize,
     page: Page,
+}
+
+/// The unread part `[pos, end)` of a partition body read front to back.
+struct Stream {
+    pos: u64,
+    end: u64,
 }
 
 /// Lazily reads a partition's rows within a slice.
@@ -585,6 +686,8 @@ pub struct RowIter {
     range_idx: usize,
     reversed: bool,
     cursor: DataCursor,
+    /// Set for reads that stream through the partition body (see [`SSTable::rows`]).
+    stream: Option<Stream>,
     pending: VecDeque<(ClusteringKey, Row)>,
     row_index: Option<RowIndexState>,
     /// Current block within the row index: (page, entry), or None to seek for the range.
@@ -671,14 +774,14 @@ impl RowIter {
                 self.next_range();
                 continue;
             };
-            let rows_path = t.path(Component::Rows);
+            let rows_path = &t.rows_path;
             let offset = ri.summary.pages.get(page_no).map_or(0, |p| p.offset);
             let mut d = Decoder::new(&value);
             let (off, len) = (|| Ok((d.uvarint()?, d.uvarint()?)))()
-                .map_err(|e: DecodeError| Error::corruption(&rows_path, offset, e.kind))?;
+                .map_err(|e: DecodeError| Error::corruption(rows_path, offset, e.kind))?;
             if off.checked_add(len).is_none_or(|end| end > self.entry.len) {
                 return Err(Error::corruption(
-                    &rows_path,
+                    rows_path,
                     offset,
                     CorruptionKind::Invalid("row index entry"),
                 ));
@@ -737,6 +840,75 @@ impl RowIter {
         self.block = None;
     }
 
+    /// The next row of a streamed read: decoded straight from the cursor's chunk buffer (cell
+    /// values and keys are slices of it), filtered by the slice's ranges.
+    fn next_streamed(&mut self) -> Result<Option<(ClusteringKey, Row)>> {
+        let t = &self.table;
+        let base = t.timestamp_base();
+        let Some(st) = self.stream.as_mut() else {
+            return Ok(None);
+        };
+        loop {
+            if st.pos >= st.end || self.range_idx >= self.ranges.len() {
+                st.pos = st.end;
+                return Ok(None);
+            }
+            let cur = &mut self.cursor;
+            if !cur.holds(st.pos) {
+                t.load_chunk(cur, t.data.chunk_of(st.pos), None)?;
+            }
+            let from = (st.pos - cur.buf_pos) as usize;
+            let limit = (cur.end().min(st.end) - cur.buf_pos) as usize;
+            let mut d = Decoder::from_bytes_range(&cur.buf, from..limit);
+            let item = get_body_item(&mut d, base);
+            let used = d.position() as u64;
+            match item {
+                Ok(Some((ck, row))) => {
+                    st.pos += used;
+                    // Ranges are sorted and disjoint: skip those wholly before the key.
+                    while self
+                        .ranges
+                        .get(self.range_idx)
+                        .is_some_and(|r| ck.0.as_ref() >= r.end.as_ref())
+                    {
+                        self.range_idx += 1;
+                    }
+                    match self.ranges.get(self.range_idx) {
+                        Some(r) if ck.0.as_ref() >= r.start.as_ref() => return Ok(Some((ck, row))),
+                        Some(_) => continue,
+                        None => {
+                            st.pos = st.end;
+                            return Ok(None);
+                        }
+                    }
+                }
+                Ok(None) => {
+                    st.pos = st.end;
+                    return Ok(None);
+                }
+                Err(e) if e.kind == CorruptionKind::Truncated && cur.end() < st.end => {
+                    // The row continues in the next chunk: carry its head over and retry.
+                    let next = t.data.chunk_of(cur.end());
+                    t.load_chunk(cur, next, Some(st.pos))?;
+                    if !cur.holds(st.pos) {
+                        return Err(Error::corruption(
+                            t.data.path(),
+                            st.pos,
+                            CorruptionKind::Truncated,
+                        ));
+                    }
+                }
+                Err(e) => {
+                    return Err(Error::corruption(
+                        t.data.path(),
+                        st.pos + e.offset as u64,
+                        e.kind,
+                    ))
+                }
+            }
+        }
+    }
+
     /// The cursor, for the next partition of a scan (keeps its read-ahead window).
     pub fn into_cursor(self) -> DataCursor {
         self.cursor
@@ -749,6 +921,15 @@ impl Iterator for RowIter {
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;
+        }
+        if self.stream.is_some() {
+            return match self.next_streamed() {
+                Ok(row) => row.map(Ok),
+                Err(e) => {
+                    self.failed = true;
+                    Some(Err(e))
+                }
+            };
         }
         if self.pending.is_empty() {
             if let Err(e) = self.fill() {
