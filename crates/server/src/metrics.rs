@@ -119,6 +119,52 @@ struct Writer<'a> {
     prefix: &'a str,
 }
 
+/// A sample's value as the text format writes it.
+trait Value {
+    fn write_to(&self, out: &mut String);
+}
+
+impl Value for u64 {
+    fn write_to(&self, out: &mut String) {
+        push_u64(out, *self);
+    }
+}
+
+impl Value for usize {
+    fn write_to(&self, out: &mut String) {
+        push_u64(out, *self as u64);
+    }
+}
+
+impl Value for f64 {
+    fn write_to(&self, out: &mut String) {
+        if self.is_nan() {
+            out.push_str("NaN");
+        } else if self.is_infinite() {
+            out.push_str(if *self > 0.0 { "+Inf" } else { "-Inf" });
+        } else {
+            let _ = write!(out, "{self}");
+        }
+    }
+}
+
+/// Decimal digits of `v` without the formatting machinery: a scrape writes ~15 000 numbers
+/// for 100 tables, and this is most of its cost.
+fn push_u64(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
+}
+
 impl Writer<'_> {
     fn family(&mut self, name: &str, kind: &str, help: &str) {
         let p = self.prefix;
@@ -126,45 +172,93 @@ impl Writer<'_> {
         let _ = writeln!(self.out, "# TYPE {p}_{name} {kind}");
     }
 
-    fn sample(&mut self, name: &str, labels: &str, value: impl std::fmt::Display) {
-        let p = self.prefix;
-        if labels.is_empty() {
-            let _ = writeln!(self.out, "{p}_{name} {value}");
-        } else {
-            let _ = writeln!(self.out, "{p}_{name}{{{labels}}} {value}");
+    /// `{prefix}_{name}{suffix}{labels} ` — a sample line up to its value.
+    fn series(&mut self, name: &str, suffix: &str, labels: &str) {
+        self.out.push_str(self.prefix);
+        self.out.push('_');
+        self.out.push_str(name);
+        self.out.push_str(suffix);
+        if !labels.is_empty() {
+            self.out.push('{');
+            self.out.push_str(labels);
+            self.out.push('}');
         }
+        self.out.push(' ');
     }
 
-    /// One histogram's samples, exporting every `stride`-th bound (and always `+Inf`).
-    fn histogram(&mut self, name: &str, labels: &str, h: &HistogramSnapshot, stride: usize) {
-        let p = self.prefix;
-        let sep = if labels.is_empty() { "" } else { "," };
+    fn sample(&mut self, name: &str, labels: &str, value: impl Value) {
+        self.series(name, "", labels);
+        value.write_to(&mut self.out);
+        self.out.push('\n');
+    }
+
+    /// One histogram's samples, exporting the bounds `export` picks (and always `+Inf`).
+    fn histogram(&mut self, name: &str, labels: &str, h: &HistogramSnapshot, export: Export) {
         let mut cumulative = 0u64;
+        let bucket = |w: &mut Self, le: Option<u64>, cumulative: u64| {
+            w.out.push_str(w.prefix);
+            w.out.push('_');
+            w.out.push_str(name);
+            w.out.push_str("_bucket{");
+            if !labels.is_empty() {
+                w.out.push_str(labels);
+                w.out.push(',');
+            }
+            w.out.push_str("le=\"");
+            match le {
+                Some(b) => push_u64(&mut w.out, b),
+                None => w.out.push_str("+Inf"),
+            }
+            w.out.push_str("\"} ");
+            push_u64(&mut w.out, cumulative);
+            w.out.push('\n');
+        };
         for (i, n) in h.counts.iter().enumerate() {
             cumulative = cumulative.saturating_add(*n);
-            if let Some(bound) = h.bounds.get(i) {
-                if i % stride.max(1) == 0 {
-                    let _ = writeln!(
-                        self.out,
-                        "{p}_{name}_bucket{{{labels}{sep}le=\"{bound}\"}} {cumulative}"
-                    );
+            if let Some(&bound) = h.bounds.get(i) {
+                if export.picks(i) {
+                    bucket(self, Some(bound), cumulative);
                 }
             }
         }
-        let _ = writeln!(
-            self.out,
-            "{p}_{name}_bucket{{{labels}{sep}le=\"+Inf\"}} {cumulative}"
-        );
-        let _ = writeln!(self.out, "{p}_{name}_sum{{{labels}}} {}", h.sum);
-        let _ = writeln!(self.out, "{p}_{name}_count{{{labels}}} {cumulative}");
+        bucket(self, None, cumulative);
+        for (suffix, v) in [("_sum", h.sum), ("_count", cumulative)] {
+            self.series(name, suffix, labels);
+            push_u64(&mut self.out, v);
+            self.out.push('\n');
+        }
     }
 }
 
-/// Bound strides: about 20–25 exported buckets per histogram.
-const LATENCY_STRIDE: usize = 4;
-const SSTABLES_STRIDE: usize = 2;
-const PARTITION_SIZE_STRIDE: usize = 6;
-const CELL_COUNT_STRIDE: usize = 6;
+/// Which bucket bounds a histogram exports: every bound below index `all_below`, then every
+/// `stride`-th. About 20–25 buckets per histogram keep a 100-table scrape small.
+#[derive(Debug, Clone, Copy)]
+struct Export {
+    all_below: usize,
+    stride: usize,
+}
+
+impl Export {
+    fn picks(self, i: usize) -> bool {
+        i < self.all_below || i.is_multiple_of(self.stride.max(1))
+    }
+}
+
+/// Latencies (µs): bounds ×2 apart (1, 5, 10, 24, 50, 103, …, 25 s).
+const LATENCY_EXPORT: Export = Export {
+    all_below: 0,
+    stride: 4,
+};
+/// SSTables per read: every count up to 8, then 10, 14, 20, 29, …
+const SSTABLES_EXPORT: Export = Export {
+    all_below: 10,
+    stride: 2,
+};
+/// Partition sizes and cell counts: bounds ×3 apart.
+const SIZE_EXPORT: Export = Export {
+    all_below: 0,
+    stride: 6,
+};
 
 fn node_families(
     w: &mut Writer<'_>,
@@ -328,7 +422,7 @@ fn stall_families(w: &mut Writer<'_>, d: &StallDetector) {
         "reactor_stalls",
         "shard=\"0\"",
         &s.histogram,
-        LATENCY_STRIDE,
+        LATENCY_EXPORT,
     );
     w.family(
         "stall_detector_reported",
@@ -355,26 +449,26 @@ type Gauge = (
     &'static str,
     fn(&TableFigures) -> u64,
 );
-/// A per-table histogram family: name, help, exported bound stride, value.
+/// A per-table histogram family: name, help, exported bounds, value.
 type Histogram = (
     &'static str,
     &'static str,
-    usize,
+    Export,
     fn(&TableFigures) -> HistogramSnapshot,
 );
 
 fn table_families(w: &mut Writer<'_>, tables: &[TableFigures]) {
     let histograms: [Histogram; 5] = [
-        ("column_family_read_latency", "Single-partition read latency in microseconds; _count is the table's read count.", LATENCY_STRIDE, |t| t.stats.read_latency.clone()),
-        ("column_family_write_latency", "Write latency in microseconds (commitlog and memtable); _count is the table's write count.", LATENCY_STRIDE, |t| t.stats.write_latency.clone()),
-        ("column_family_sstables_per_read", "SSTables consulted per single-partition read (key range and bloom filter admit the key).", SSTABLES_STRIDE, |t| t.stats.sstables_per_read.clone()),
-        ("column_family_estimated_partition_size", "Partition sizes in bytes over live sstables (not monotonic: follows the live set).", PARTITION_SIZE_STRIDE, |t| HistogramSnapshot::from(&t.stats.partition_sizes)),
-        ("column_family_estimated_cell_count", "Cells per partition over live sstables (not monotonic: follows the live set).", CELL_COUNT_STRIDE, |t| HistogramSnapshot::from(&t.stats.cells_per_partition)),
+        ("column_family_read_latency", "Single-partition read latency in microseconds; _count is the table's read count.", LATENCY_EXPORT, |t| t.stats.read_latency.clone()),
+        ("column_family_write_latency", "Write latency in microseconds (commitlog and memtable); _count is the table's write count.", LATENCY_EXPORT, |t| t.stats.write_latency.clone()),
+        ("column_family_sstables_per_read", "SSTables consulted per single-partition read (key range and bloom filter admit the key).", SSTABLES_EXPORT, |t| t.stats.sstables_per_read.clone()),
+        ("column_family_estimated_partition_size", "Partition sizes in bytes over live sstables (not monotonic: follows the live set).", SIZE_EXPORT, |t| HistogramSnapshot::from(&t.stats.partition_sizes)),
+        ("column_family_estimated_cell_count", "Cells per partition over live sstables (not monotonic: follows the live set).", SIZE_EXPORT, |t| HistogramSnapshot::from(&t.stats.cells_per_partition)),
     ];
-    for (name, help, stride, get) in histograms {
+    for (name, help, export, get) in histograms {
         w.family(name, "histogram", help);
         for t in tables {
-            w.histogram(name, &t.labels, &get(t), stride);
+            w.histogram(name, &t.labels, &get(t), export);
         }
     }
     let gauges: [Gauge; 14] = [
@@ -408,11 +502,11 @@ fn table_families(w: &mut Writer<'_>, tables: &[TableFigures]) {
         let levels = &t.compaction.sstables_per_level;
         for (level, n) in levels.iter().enumerate() {
             let labels = format!("{},level=\"{level}\"", t.labels);
-            w.sample("column_family_sstables_in_level", &labels, n);
+            w.sample("column_family_sstables_in_level", &labels, *n);
         }
         if levels.is_empty() {
             let labels = format!("{},level=\"0\"", t.labels);
-            w.sample("column_family_sstables_in_level", &labels, 0);
+            w.sample("column_family_sstables_in_level", &labels, 0u64);
         }
     }
     w.family(
@@ -484,7 +578,15 @@ mod tests {
             out: String::new(),
             prefix: "p",
         };
-        w.histogram("h", "ks=\"k\"", &h, 2);
+        w.histogram(
+            "h",
+            "ks=\"k\"",
+            &h,
+            Export {
+                all_below: 0,
+                stride: 2,
+            },
+        );
         assert_eq!(
             w.out,
             "p_h_bucket{ks=\"k\",le=\"1\"} 1\np_h_bucket{ks=\"k\",le=\"3\"} 3\n\
