@@ -266,149 +266,142 @@ fn node_families(
     tables: &[TableFigures],
     m: &ManagerStats,
 ) {
-    let sum = |f: &dyn Fn(&TableFigures) -> u64| tables.iter().map(f).sum::<u64>();
-    w.family(
-        "database_total_writes",
-        "counter",
-        "Mutations applied by the storage engine, all tables.",
-    );
-    w.sample(
-        "database_total_writes",
-        "shard=\"0\"",
-        sum(&|t| t.stats.write_latency.count()),
-    );
-    w.family(
-        "database_total_reads",
-        "counter",
-        "Single-partition reads served by the storage engine, all tables.",
-    );
-    w.sample(
-        "database_total_reads",
-        "shard=\"0\"",
-        sum(&|t| t.stats.read_latency.count()),
-    );
-    w.family(
-        "database_memtable_bytes",
-        "gauge",
-        "Bytes held by all memtables (active and flushing).",
-    );
-    w.sample(
-        "database_memtable_bytes",
-        "shard=\"0\"",
-        db.memtable_bytes(),
-    );
-
-    let cl = db.commitlog_stats();
-    w.family(
-        "commitlog_bytes_written",
-        "counter",
-        "Bytes appended to the commitlog (record headers included).",
-    );
-    w.sample("commitlog_bytes_written", "shard=\"0\"", cl.bytes_written);
-    w.family(
-        "commitlog_flush",
-        "counter",
-        "Commitlog syncs that made new records durable.",
-    );
-    w.sample("commitlog_flush", "shard=\"0\"", cl.syncs);
-    w.family(
-        "commitlog_segments",
-        "gauge",
-        "Commitlog segments holding records that may still be needed.",
-    );
-    w.sample("commitlog_segments", "shard=\"0\"", cl.active_segments);
-    w.family(
-        "commitlog_disk_total_bytes",
-        "gauge",
-        "Bytes of commitlog segment files on disk.",
-    );
-    w.sample("commitlog_disk_total_bytes", "shard=\"0\"", cl.disk_bytes);
-
+    let sum = |f: &dyn Fn(&TableFigures) -> u64| tables.iter().map(f).sum::<u64>() as f64;
     let pending: u64 = tables.iter().map(|t| t.compaction.pending).sum();
     let backlog: f64 = tables.iter().map(|t| t.compaction.backlog).sum();
-    let cm: [(&str, &str, &str, f64); 10] = [
+    let cl = db.commitlog_stats();
+    let families: [(&str, &str, &str, f64); 21] = [
         (
-            "compactions",
+            "database_total_writes",
+            "counter",
+            "Mutations applied by the storage engine, all tables.",
+            sum(&|t| t.stats.write_latency.count()),
+        ),
+        (
+            "database_total_reads",
+            "counter",
+            "Single-partition reads served by the storage engine, all tables.",
+            sum(&|t| t.stats.read_latency.count()),
+        ),
+        (
+            "database_memtable_bytes",
+            "gauge",
+            "Bytes held by all memtables (active and flushing).",
+            db.memtable_bytes() as f64,
+        ),
+        (
+            "commitlog_bytes_written",
+            "counter",
+            "Bytes appended to the commitlog (record headers included).",
+            cl.bytes_written as f64,
+        ),
+        (
+            "commitlog_flush",
+            "counter",
+            "Commitlog syncs that made new records durable.",
+            cl.syncs as f64,
+        ),
+        (
+            "commitlog_segments",
+            "gauge",
+            "Commitlog segments holding records that may still be needed.",
+            cl.active_segments as f64,
+        ),
+        (
+            "commitlog_disk_total_bytes",
+            "gauge",
+            "Bytes of commitlog segment files on disk.",
+            cl.disk_bytes as f64,
+        ),
+        (
+            "compaction_manager_compactions",
             "gauge",
             "Compactions running now.",
             m.active as f64,
         ),
         (
-            "pending_compactions",
+            "compaction_manager_pending_compactions",
             "gauge",
             "Compactions the strategies estimate are still to run.",
             pending as f64,
         ),
         (
-            "completed_compactions",
+            "compaction_manager_completed_compactions",
             "counter",
             "Compactions finished.",
             m.completed as f64,
         ),
         (
-            "failed_compactions",
+            "compaction_manager_failed_compactions",
             "counter",
             "Compactions failed (stopped ones not included).",
             m.failed as f64,
         ),
         (
-            "stopped_compactions",
+            "compaction_manager_stopped_compactions",
             "counter",
             "Compactions stopped on request (nodetool stop).",
             m.stopped as f64,
         ),
         (
-            "postponed_compactions",
+            "compaction_manager_postponed_compactions",
             "gauge",
             "Compactions postponed (always 0: Cairn queues tables instead).",
             0.0,
         ),
         (
-            "validation_errors",
+            "compaction_manager_validation_errors",
             "counter",
             "Sstable validation errors found by compaction (always 0).",
             0.0,
         ),
         (
-            "backlog",
+            "compaction_manager_backlog",
             "gauge",
             "Bytes of rewrite work the strategies see, all tables.",
             backlog,
         ),
         (
-            "normalized_backlog",
+            "compaction_manager_normalized_backlog",
             "gauge",
             "Backlog normalised by memtable size, behind the controller's shares.",
             m.normalized_backlog,
         ),
         (
-            "shares",
+            "compaction_manager_shares",
             "gauge",
             "The compaction controller's current shares (50-1000).",
             m.shares,
         ),
+        (
+            "compaction_manager_bytes_read",
+            "counter",
+            "Bytes read (on disk) by finished compactions.",
+            m.bytes_in as f64,
+        ),
+        (
+            "compaction_manager_bytes_written",
+            "counter",
+            "Bytes written (on disk) by finished compactions.",
+            m.bytes_out as f64,
+        ),
+        (
+            "node_tables",
+            "gauge",
+            "Tables on the node.",
+            tables.len() as f64,
+        ),
+        (
+            "node_live_disk_space",
+            "gauge",
+            "Bytes on disk of every table's live sstables (nodetool's Load).",
+            sum(&|t| t.stats.live_disk_bytes),
+        ),
     ];
-    for (name, kind, help, v) in cm {
-        let name = format!("compaction_manager_{name}");
-        w.family(&name, kind, help);
-        w.sample(&name, "shard=\"0\"", v);
+    for (name, kind, help, v) in families {
+        w.family(name, kind, help);
+        w.sample(name, "shard=\"0\"", v);
     }
-    w.family(
-        "compaction_manager_bytes_read",
-        "counter",
-        "Bytes read (on disk) by finished compactions.",
-    );
-    w.sample("compaction_manager_bytes_read", "shard=\"0\"", m.bytes_in);
-    w.family(
-        "compaction_manager_bytes_written",
-        "counter",
-        "Bytes written (on disk) by finished compactions.",
-    );
-    w.sample(
-        "compaction_manager_bytes_written",
-        "shard=\"0\"",
-        m.bytes_out,
-    );
 }
 
 fn stall_families(w: &mut Writer<'_>, d: &StallDetector) {
@@ -448,6 +441,14 @@ type Gauge = (
     &'static str,
     &'static str,
     fn(&TableFigures) -> u64,
+);
+/// A per-table family with one more label: name, type, help, label, (label value, value)s.
+type Labelled = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&TableFigures) -> Vec<(String, u64)>,
 );
 /// A per-table histogram family: name, help, exported bounds, value.
 type Histogram = (
@@ -493,69 +494,47 @@ fn table_families(w: &mut Writer<'_>, tables: &[TableFigures]) {
             w.sample(name, &t.labels, get(t));
         }
     }
-    w.family(
-        "column_family_sstables_in_level",
-        "gauge",
-        "Live sstables per level (level 0 = unleveled: flushes, and every sstable under STCS/TWCS).",
-    );
-    for t in tables {
-        let levels = &t.compaction.sstables_per_level;
-        for (level, n) in levels.iter().enumerate() {
-            let labels = format!("{},level=\"{level}\"", t.labels);
-            w.sample("column_family_sstables_in_level", &labels, *n);
-        }
-        if levels.is_empty() {
-            let labels = format!("{},level=\"0\"", t.labels);
-            w.sample("column_family_sstables_in_level", &labels, 0u64);
-        }
-    }
-    w.family(
-        "column_family_bytes_written",
-        "counter",
-        "Bytes written to disk for the table, by kind (commitlog = user writes, flush, compaction, other).",
-    );
-    for t in tables {
-        let s = &t.stats;
-        for (kind, v) in [
-            ("commitlog", s.commitlog_bytes_written),
-            ("flush", s.flush_bytes_written),
-            ("compaction", s.compaction_bytes_written),
-            ("other", s.other_bytes_written),
-        ] {
-            let labels = format!("{},kind=\"{kind}\"", t.labels);
-            w.sample("column_family_bytes_written", &labels, v);
-        }
-    }
-    w.family(
-        "column_family_bytes_read",
-        "counter",
-        "Bytes read from disk for the table, by kind (query, compaction, other).",
-    );
-    for t in tables {
-        let s = &t.stats;
-        for (kind, v) in [
-            ("query", s.query_bytes_read),
-            ("compaction", s.compaction_bytes_read),
-            ("other", s.other_bytes_read),
-        ] {
-            let labels = format!("{},kind=\"{kind}\"", t.labels);
-            w.sample("column_family_bytes_read", &labels, v);
-        }
-    }
-    w.family(
-        "column_family_metadata_memory",
-        "gauge",
-        "Heap bytes of in-memory sstable metadata, by component.",
-    );
-    for t in tables {
-        let (offsets, summary, bloom) = t.stats.metadata_memory;
-        for (component, v) in [
-            ("chunk_offsets", offsets),
-            ("index_summary", summary),
-            ("bloom_filter", bloom),
-        ] {
-            let labels = format!("{},component=\"{component}\"", t.labels);
-            w.sample("column_family_metadata_memory", &labels, v);
+    let labelled: [Labelled; 4] = [
+        ("column_family_sstables_in_level", "gauge", "Live sstables per level (level 0 = unleveled: flushes, and every sstable under STCS/TWCS).", "level", |t| {
+            let levels = &t.compaction.sstables_per_level;
+            if levels.is_empty() {
+                return vec![("0".into(), 0)];
+            }
+            levels.iter().enumerate().map(|(l, &n)| (l.to_string(), n as u64)).collect()
+        }),
+        ("column_family_bytes_written", "counter", "Bytes written to disk for the table, by kind (commitlog = user writes, flush, compaction, other).", "kind", |t| {
+            let s = &t.stats;
+            vec![
+                ("commitlog".into(), s.commitlog_bytes_written),
+                ("flush".into(), s.flush_bytes_written),
+                ("compaction".into(), s.compaction_bytes_written),
+                ("other".into(), s.other_bytes_written),
+            ]
+        }),
+        ("column_family_bytes_read", "counter", "Bytes read from disk for the table, by kind (query, compaction, other).", "kind", |t| {
+            let s = &t.stats;
+            vec![
+                ("query".into(), s.query_bytes_read),
+                ("compaction".into(), s.compaction_bytes_read),
+                ("other".into(), s.other_bytes_read),
+            ]
+        }),
+        ("column_family_metadata_memory", "gauge", "Heap bytes of in-memory sstable metadata, by component.", "component", |t| {
+            let (offsets, summary, bloom) = t.stats.metadata_memory;
+            vec![
+                ("chunk_offsets".into(), offsets as u64),
+                ("index_summary".into(), summary as u64),
+                ("bloom_filter".into(), bloom as u64),
+            ]
+        }),
+    ];
+    for (name, kind, help, label, get) in labelled {
+        w.family(name, kind, help);
+        for t in tables {
+            for (v, n) in get(t) {
+                let labels = format!("{},{label}=\"{v}\"", t.labels);
+                w.sample(name, &labels, n);
+            }
         }
     }
 }

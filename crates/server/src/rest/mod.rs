@@ -26,8 +26,16 @@
 //! | GET, POST | `/storage_service/compaction_throughput[?value=MB/s]` | throttle (0 = off) |
 //! | GET | `/storage_service/keyspaces` | keyspace names |
 //! | GET | `/column_family/`, `/column_family/name`, `/column_family/name/keyspace` | tables |
-//! | GET | `/column_family/metrics/{live_ss_table_count, live_disk_space_used, total_disk_space_used, memtable_live_data_size}/{ks}:{cf}` | per-table figures |
-//! | GET | `/storage_service/{hostid/local, host_id, release_version, scylla_release_version, cluster_name, partitioner_name}` | node info |
+//! | GET | `/column_family/metrics/{metric}/{ks}:{cf}` | per-table figures ([`column_family`]: sstable counts, disk space, memtables, read/write counts and latency totals, partition sizes, bloom filter and metadata memory, compression ratio) |
+//! | GET | `/column_family/metrics/{estimated_row_size_histogram, estimated_column_count_histogram, sstables_per_read_histogram}/{ks}:{cf}`, `/column_family/metrics/{read_latency, write_latency}/estimated_histogram/{ks}:{cf}` | histograms |
+//! | GET | `/column_family/sstables/per_level/{ks}:{cf}` | live sstables per level |
+//! | GET | `/storage_service/{hostid/local, host_id, release_version, scylla_release_version, cluster_name, partitioner_name, schema_version}` | node info |
+//! | GET | `/storage_service/{load, load_map, gossiping, native_transport, generation_number, operation_mode, tokens, tokens_endpoint, ownership[/{ks}], describe_ring/{ks}}`, `/gossiper/endpoint/{live, down}`, `/snitch/{datacenter, rack}`, `/system/{uptime_ms, memory}` | storage service ([`node_api`]) |
+//! | POST | `/cache_service/{invalidate_key_cache, invalidate_row_cache, invalidate_counter_cache}` | no-ops until the row cache exists |
+//! | GET | `/cache_service/metrics/{key, row, counter}/{entries, size, capacity, hits, requests, hit_rate}` | zeros until then |
+//!
+//! [`serve_with`] runs the same HTTP server with another handler: the Prometheus endpoint
+//! (`crate::metrics`) uses it on the metrics port.
 
 pub mod client;
 pub mod column_family;
