@@ -211,7 +211,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         &tokio::runtime::Handle::current(),
         "the CQL/REST runtime",
         cfg.blocked_reactor_notify,
-        stall::DEFAULT_REPORTS_PER_MINUTE,
+        cfg.blocked_reactor_reports_per_minute,
     )
     .map_err(|source| StartError::Thread {
         what: "stall detector",
