@@ -126,7 +126,9 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, NodetoolError> {
                     .push((name.trim_start_matches('-').to_string(), v));
             }
             // Accepted and ignored, as ScyllaDB's nodetool does.
-            "-s" | "--split-output" | "-H" | "--human-readable" | "-pr" | "--print-port" => {}
+            // `-T`: Cairn nodes have one token, which `info` always prints.
+            "-s" | "--split-output" | "-H" | "--human-readable" | "-pr" | "--print-port" | "-T"
+            | "--tokens" => {}
             "-st" | "--start-token" | "-et" | "--end-token" => {
                 value(name)?;
             }
