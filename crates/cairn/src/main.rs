@@ -19,7 +19,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a node (storage engine, REST admin API; CQL server to come).
+    /// Run a node (storage engine, CQL server, REST admin API, Prometheus metrics).
     Serve(ServeArgs),
     /// Administer a running node over its REST API, with nodetool's commands and output.
     Nodetool(nodetool::NodetoolArgs),
@@ -105,6 +105,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         println!("cairn: CQL on {}", node.cql.local_addr());
         println!("cairn: REST API on http://{}", node.rest.local_addr());
+        println!(
+            "cairn: Prometheus metrics on http://{}/metrics",
+            node.metrics.local_addr()
+        );
         shutdown_signal().await;
         println!("cairn: shutting down.");
         let db = std::sync::Arc::clone(&node.db);

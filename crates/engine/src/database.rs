@@ -320,6 +320,8 @@ impl Database {
         if muts.is_empty() {
             return Ok(());
         }
+        // Write latency covers waiting for memtable space, the commitlog and the memtables.
+        let start = std::time::Instant::now();
         self.wait_for_memtable_space()?;
         let mut tables: Vec<Arc<Table>> = Vec::with_capacity(muts.len());
         for m in &muts {
@@ -351,9 +353,12 @@ impl Database {
             }
         }
         drop(guards);
+        let micros = crate::metrics::micros_since(start);
         let share = payload.len() as u64 / distinct.len() as u64;
         for t in &distinct {
             t.io.add_written(WriteKind::Commitlog, share);
+            let n = tables.iter().filter(|m| Arc::ptr_eq(m, t)).count() as u64;
+            t.requests.write_latency.record_n(micros, n);
         }
         let total = self
             .inner
@@ -427,11 +432,11 @@ impl Database {
         end: Option<crate::model::Token>,
         cmd: ReadCommand,
     ) -> Result<ScanIter> {
-        Ok(self
+        let t = self
             .table(keyspace, table)
-            .ok_or_else(|| unknown(keyspace, table))?
-            .snapshot()
-            .scan(start, end, cmd))
+            .ok_or_else(|| unknown(keyspace, table))?;
+        t.requests.range_scans.fetch_add(1, Ordering::Relaxed);
+        Ok(t.snapshot().scan(start, end, cmd))
     }
 
     /// Flushes one table's memtable and waits for it.

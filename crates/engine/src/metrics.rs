@@ -3,6 +3,7 @@
 //! Counted at the point of I/O (every `write`, every `pread`), never estimated, so write,
 //! space and read amplification are measurements.
 
+use crate::sstable::histogram::{bucket_max, bucket_min, bucket_percentile};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why bytes were written.
@@ -36,6 +37,7 @@ pub struct IoCounters {
     read: [AtomicU64; 3],
     chunks_read: AtomicU64,
     index_pages_read: AtomicU64,
+    obsolete_bytes: AtomicU64,
 }
 
 impl IoCounters {
@@ -70,5 +72,344 @@ impl IoCounters {
     /// Index pages read.
     pub fn index_pages_read(&self) -> u64 {
         self.index_pages_read.load(Ordering::Relaxed)
+    }
+    /// Counts an sstable's bytes as obsolete: marked deleted, files still on disk (a reader
+    /// holds it). Space used (total) = live + obsolete, known without listing directories.
+    pub fn add_obsolete(&self, bytes: u64) {
+        self.obsolete_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+    /// The files of an obsolete sstable are gone.
+    pub fn remove_obsolete(&self, bytes: u64) {
+        // Saturating: a racing reader of the counter must never see a wrapped value.
+        let _ = self
+            .obsolete_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(bytes))
+            });
+    }
+    /// Bytes of sstables marked deleted whose files are still on disk.
+    pub fn obsolete_bytes(&self) -> u64 {
+        self.obsolete_bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// Upper bounds of Cassandra's `EstimatedHistogram` with `n` buckets (1, 2, 3, …, each ×1.2
+/// rounded and at least +1): latencies in microseconds use 90 of them (up to 25 s), as
+/// Cassandra's latency histograms do.
+fn estimated_bounds(n: usize) -> Vec<u64> {
+    crate::sstable::histogram::EstimatedHistogram::new(n)
+        .buckets()
+        .map(|(bound, _)| bound)
+        .filter(|&b| b != u64::MAX)
+        .collect()
+}
+
+/// Bounds of the latency histograms (µs): Cassandra's 90 estimated-histogram buckets.
+pub fn latency_bounds() -> &'static [u64] {
+    static BOUNDS: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    BOUNDS.get_or_init(|| estimated_bounds(90))
+}
+
+/// Bounds of the sstables-per-read histogram: 0 (a read served by memtables alone), then
+/// the first 30 estimated-histogram buckets (1, 2, …, 446).
+pub fn sstables_per_read_bounds() -> &'static [u64] {
+    static BOUNDS: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    BOUNDS.get_or_init(|| {
+        let mut b = vec![0];
+        b.extend(estimated_bounds(30));
+        b
+    })
+}
+
+/// A histogram updated lock-free from any thread: one `fetch_add` on the bucket and one on
+/// the sum per recording. Reading it (a [`HistogramSnapshot`]) is not atomic across buckets;
+/// a snapshot taken during recordings may miss the newest ones, never invents any.
+///
+/// Invariant: `counts.len() == bounds.len() + 1` (the last bucket counts values above the
+/// largest bound), and `bounds` is strictly increasing.
+pub struct AtomicHistogram {
+    bounds: &'static [u64],
+    counts: Box<[AtomicU64]>,
+    sum: AtomicU64,
+}
+
+impl std::fmt::Debug for AtomicHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AtomicHistogram")
+            .field("count", &self.snapshot().count())
+            .finish()
+    }
+}
+
+impl AtomicHistogram {
+    /// An empty histogram over `bounds` (strictly increasing upper bounds).
+    pub fn new(bounds: &'static [u64]) -> Self {
+        AtomicHistogram {
+            bounds,
+            counts: (0..=bounds.len()).map(|_| AtomicU64::new(0)).collect(),
+            sum: AtomicU64::new(0),
+        }
+    }
+
+    /// Records `n` occurrences of `value`.
+    pub fn record_n(&self, value: u64, n: u64) {
+        let i = self.bounds.partition_point(|&b| b < value);
+        if let Some(c) = self.counts.get(i) {
+            c.fetch_add(n, Ordering::Relaxed);
+        }
+        self.sum
+            .fetch_add(value.saturating_mul(n), Ordering::Relaxed);
+    }
+
+    /// Records one value.
+    pub fn record(&self, value: u64) {
+        self.record_n(value, 1);
+    }
+
+    /// The counts so far.
+    pub fn snapshot(&self) -> HistogramSnapshot {
+        HistogramSnapshot {
+            bounds: self.bounds.to_vec(),
+            counts: self
+                .counts
+                .iter()
+                .map(|c| c.load(Ordering::Relaxed))
+                .collect(),
+            sum: self.sum.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A histogram's counts at one instant: what Prometheus, the REST API and nodetool show.
+///
+/// Invariant: `counts.len() == bounds.len() + 1`; `counts[i]` counts values in
+/// `(bounds[i-1], bounds[i]]`, the last one values above every bound.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HistogramSnapshot {
+    /// Upper bounds of the buckets, strictly increasing.
+    pub bounds: Vec<u64>,
+    /// Counts per bucket, the overflow bucket last.
+    pub counts: Vec<u64>,
+    /// Sum of the recorded values (for sstable histograms: estimated from bucket bounds).
+    pub sum: u64,
+}
+
+impl From<&crate::sstable::histogram::EstimatedHistogram> for HistogramSnapshot {
+    /// An sstable histogram; its sum is estimated by taking each value as its bucket's bound.
+    fn from(h: &crate::sstable::histogram::EstimatedHistogram) -> Self {
+        let mut s = HistogramSnapshot::default();
+        for (bound, n) in h.buckets() {
+            if bound != u64::MAX {
+                s.bounds.push(bound);
+                s.sum = s.sum.saturating_add(bound.saturating_mul(n));
+            }
+            s.counts.push(n);
+        }
+        s
+    }
+}
+
+impl HistogramSnapshot {
+    /// Rebuilds a snapshot from its parts, checking the invariant (for clients of the REST API).
+    pub fn from_parts(bounds: Vec<u64>, counts: Vec<u64>, sum: u64) -> Option<Self> {
+        let increasing = bounds.windows(2).all(|w| w[0] < w[1]);
+        (increasing && counts.len() == bounds.len() + 1).then_some(HistogramSnapshot {
+            bounds,
+            counts,
+            sum,
+        })
+    }
+
+    /// Number of values recorded.
+    pub fn count(&self) -> u64 {
+        self.counts.iter().fold(0u64, |a, &b| a.saturating_add(b))
+    }
+
+    /// The bound of the bucket holding the `p`-quantile (`p` in 0..=1), as Cassandra reports
+    /// percentiles: 0 when empty, `u64::MAX` in the overflow bucket.
+    pub fn percentile(&self, p: f64) -> u64 {
+        bucket_percentile(&self.bounds, &self.counts, p)
+    }
+
+    /// Lower bound of the lowest non-empty bucket (0 when empty).
+    pub fn min(&self) -> u64 {
+        bucket_min(&self.bounds, &self.counts)
+    }
+
+    /// Upper bound of the highest non-empty bucket (0 when empty, `u64::MAX` if overflowed).
+    pub fn max(&self) -> u64 {
+        bucket_max(&self.bounds, &self.counts)
+    }
+
+    /// Mean of the recorded values (0 when empty).
+    pub fn mean(&self) -> f64 {
+        match self.count() {
+            0 => 0.0,
+            n => self.sum as f64 / n as f64,
+        }
+    }
+
+    /// Adds `other`'s counts; both must share bounds (else `other` is ignored and `false`
+    /// returned).
+    pub fn merge(&mut self, other: &HistogramSnapshot) -> bool {
+        if self.bounds.is_empty() && self.counts.is_empty() {
+            *self = other.clone();
+            return true;
+        }
+        if self.bounds != other.bounds {
+            return false;
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a = a.saturating_add(*b);
+        }
+        self.sum = self.sum.saturating_add(other.sum);
+        true
+    }
+}
+
+/// A table's request metrics, recorded at the engine's entry points (`Database::apply` for
+/// writes, `Table::read` for single-partition reads). Each recording is two relaxed atomic
+/// adds; nothing here takes a lock.
+#[derive(Debug)]
+pub struct RequestMetrics {
+    /// Write latency in µs (one entry per mutation; its count is the table's write count).
+    pub write_latency: AtomicHistogram,
+    /// Single-partition read latency in µs (its count is the table's read count).
+    pub read_latency: AtomicHistogram,
+    /// SSTables a single-partition read consulted (whose key range and bloom filter admit
+    /// the key).
+    pub sstables_per_read: AtomicHistogram,
+    /// Range scans started.
+    pub range_scans: AtomicU64,
+}
+
+impl Default for RequestMetrics {
+    fn default() -> Self {
+        RequestMetrics {
+            write_latency: AtomicHistogram::new(latency_bounds()),
+            read_latency: AtomicHistogram::new(latency_bounds()),
+            sstables_per_read: AtomicHistogram::new(sstables_per_read_bounds()),
+            range_scans: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Elapsed microseconds of `start`, saturating.
+pub fn micros_since(start: std::time::Instant) -> u64 {
+    u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_bounds_follow_cassandra() {
+        let b = latency_bounds();
+        assert_eq!(b.len(), 90);
+        assert_eq!(&b[..10], &[1, 2, 3, 4, 5, 6, 7, 8, 10, 12]);
+        assert!(b[89] > 20_000_000, "covers 20 s: {}", b[89]);
+        assert_eq!(sstables_per_read_bounds()[..3], [0, 1, 2]);
+    }
+
+    #[test]
+    fn records_and_reports_percentiles() {
+        let h = AtomicHistogram::new(latency_bounds());
+        for v in 1..=100 {
+            h.record(v);
+        }
+        h.record_n(5000, 2);
+        let s = h.snapshot();
+        assert_eq!(s.count(), 102);
+        assert_eq!(s.sum, 5050 + 10000);
+        // The 51st value (51) lies in the bucket (50, 60].
+        assert_eq!(s.percentile(0.5), 60);
+        assert_eq!(s.min(), 0);
+        assert!(s.max() >= 5000 && s.max() < 6000 * 12 / 10);
+        assert!(s.percentile(0.99) >= 5000);
+        let mut m = HistogramSnapshot::default();
+        assert!(m.merge(&s) && m.merge(&s));
+        assert_eq!(m.count(), 204);
+        let other = AtomicHistogram::new(sstables_per_read_bounds()).snapshot();
+        assert!(!m.merge(&other));
+        assert_eq!(
+            HistogramSnapshot::from_parts(s.bounds.clone(), s.counts.clone(), s.sum),
+            Some(s.clone())
+        );
+        assert_eq!(
+            HistogramSnapshot::from_parts(vec![2, 1], vec![0; 3], 0),
+            None
+        );
+    }
+
+    #[test]
+    fn zero_and_overflow() {
+        let h = AtomicHistogram::new(sstables_per_read_bounds());
+        h.record(0);
+        h.record(0);
+        h.record(3);
+        h.record(1_000_000);
+        let s = h.snapshot();
+        assert_eq!(s.counts[0], 2);
+        assert_eq!(s.percentile(0.5), 0);
+        assert_eq!(s.percentile(0.75), 3);
+        assert_eq!(s.max(), u64::MAX);
+        let empty = AtomicHistogram::new(latency_bounds()).snapshot();
+        assert_eq!((empty.percentile(0.5), empty.min(), empty.max()), (0, 0, 0));
+        assert_eq!(empty.mean(), 0.0);
+    }
+
+    #[test]
+    fn from_estimated_histogram() {
+        let mut e = crate::sstable::histogram::EstimatedHistogram::new(150);
+        e.add(100);
+        e.add(1000);
+        let s = HistogramSnapshot::from(&e);
+        assert_eq!(s.count(), 2);
+        assert_eq!(s.counts.len(), s.bounds.len() + 1);
+        assert_eq!(s.percentile(0.5), e.percentile(0.5));
+        assert_eq!(s.max(), e.max());
+    }
+}
+
+#[cfg(test)]
+mod cost {
+    use super::*;
+
+    /// What a request pays for its metrics: one `Instant` pair and a latency recording (two
+    /// relaxed atomic adds), plus, for reads, the sstables-per-read recording. A measurement
+    /// (`cargo test --release -p cairn-engine --lib -- --ignored --nocapture recording_cost`),
+    /// not a test.
+    #[test]
+    #[ignore]
+    fn recording_cost() {
+        let m = RequestMetrics::default();
+        let n = 10_000_000u64;
+        let time = |f: &dyn Fn(u64)| {
+            let start = std::time::Instant::now();
+            for i in 0..n {
+                f(i);
+            }
+            start.elapsed().as_nanos() as f64 / n as f64
+        };
+        let clock = time(&|i| {
+            let t = std::time::Instant::now();
+            std::hint::black_box(micros_since(t) + i);
+        });
+        let atomics = time(&|i| {
+            m.read_latency.record(i & 1023);
+            m.sstables_per_read.record(i & 3);
+        });
+        let both = time(&|i| {
+            let t = std::time::Instant::now();
+            m.read_latency.record(micros_since(t) + (i & 63));
+            m.sstables_per_read.record(i & 3);
+        });
+        println!(
+            "read-path metrics per request (single thread): clock pair {clock:.1} ns, \
+             recordings {atomics:.1} ns, together {both:.1} ns"
+        );
+        assert_eq!(m.read_latency.snapshot().count(), 2 * n);
     }
 }

@@ -124,6 +124,16 @@ fn slice_of(p: &Partition, cmd: &ReadCommand) -> Partition {
 impl Snapshot {
     /// Reads one partition; `None` when nothing live is selected.
     pub fn read(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
+        Ok(self.read_consulting(key, cmd)?.0)
+    }
+
+    /// [`Snapshot::read`], also returning how many sstables were consulted: those whose key
+    /// range and bloom filter admit the key (ScyllaDB's `sstables_per_read`).
+    pub fn read_consulting(
+        &self,
+        key: &DecoratedKey,
+        cmd: &ReadCommand,
+    ) -> Result<(Option<PartitionResult>, usize)> {
         let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
         let mut sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)> = self
             .sstables
@@ -132,7 +142,8 @@ impl Snapshot {
             .map(|s| (Arc::clone(s), None))
             .collect();
         sstables.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
-        self.merge(key, sstables, cmd, None)
+        let consulted = sstables.len();
+        Ok((self.merge(key, sstables, cmd, None)?, consulted))
     }
 
     /// Merges one partition from the memtables and the given sstables (newest first). Scans

@@ -10,14 +10,16 @@
 use crate::commitlog::CommitlogPosition;
 use crate::error::{Error, IoResultExt, Result};
 use crate::memtable::Memtable;
-use crate::metrics::{IoCounters, ReadKind, WriteKind};
+use crate::metrics::{
+    micros_since, HistogramSnapshot, IoCounters, ReadKind, RequestMetrics, WriteKind,
+};
 use crate::model::{DecoratedKey, Partition};
 use crate::read::{ReadCommand, Snapshot};
 use crate::schema::TableSchema;
 use crate::sstable::format::{parse_generation, Component};
 use crate::sstable::histogram::EstimatedHistogram;
 use crate::sstable::reader::SSTable;
-use crate::sstable::stats::PARTITION_SIZE_BUCKETS;
+use crate::sstable::stats::{CELL_COUNT_BUCKETS, PARTITION_SIZE_BUCKETS};
 use crate::sstable::writer::{SSTableWriter, WriterOptions, WrittenSSTable};
 use parking_lot::{Mutex, RwLock};
 use std::path::{Path, PathBuf};
@@ -58,16 +60,37 @@ pub struct TableStats {
     pub index_pages_read: u64,
     /// Bytes on disk of live sstables.
     pub live_disk_bytes: u64,
-    /// Bytes on disk of all sstable files in the table directory (live + awaiting deletion).
+    /// Bytes on disk of live sstables plus sstables awaiting deletion (compacted away, files
+    /// kept while a reader holds them): Cassandra's "Space used (total)".
     pub total_disk_bytes: u64,
     /// Uncompressed bytes of live sstables' data.
     pub uncompressed_data_bytes: u64,
+    /// Bytes of live sstables' data files (compressed): `/ uncompressed_data_bytes` is the
+    /// compression ratio.
+    pub compressed_data_bytes: u64,
     /// Number of live sstables.
     pub sstable_count: usize,
     /// Memtable bytes (active + flushing).
     pub memtable_bytes: u64,
+    /// Bytes of the active memtable (the one taking writes).
+    pub memtable_live_bytes: u64,
+    /// Partition updates applied to the active memtable.
+    pub memtable_writes: u64,
     /// Partition-size histogram merged over live sstables.
     pub partition_sizes: EstimatedHistogram,
+    /// Cells-per-partition histogram merged over live sstables.
+    pub cells_per_partition: EstimatedHistogram,
+    /// Partitions in live sstables plus memtables (an estimate: a partition in several
+    /// sources counts once per source, as Cassandra's estimate does).
+    pub partition_count_estimate: u64,
+    /// Write latency (µs); its count is the table's write count.
+    pub write_latency: HistogramSnapshot,
+    /// Single-partition read latency (µs); its count is the table's read count.
+    pub read_latency: HistogramSnapshot,
+    /// SSTables consulted per single-partition read.
+    pub sstables_per_read: HistogramSnapshot,
+    /// Range scans started.
+    pub range_scans: u64,
     /// Memtable flushes completed.
     pub flushes: u64,
     /// In-memory sstable metadata: chunk offsets, index summaries, bloom filters.
@@ -106,6 +129,8 @@ pub struct Table {
     pub flush_requested: AtomicBool,
     /// Byte counters.
     pub io: Arc<IoCounters>,
+    /// Request counts and latencies.
+    pub requests: RequestMetrics,
     /// Compaction bookkeeping.
     pub compaction: Mutex<CompactionState>,
     dropped: AtomicBool,
@@ -179,6 +204,7 @@ impl Table {
             flushes: AtomicU64::new(0),
             flush_requested: AtomicBool::new(false),
             io,
+            requests: RequestMetrics::default(),
             compaction: Mutex::new(CompactionState::default()),
             dropped: AtomicBool::new(false),
             recovered_txn_logs,
@@ -236,13 +262,18 @@ impl Table {
         }
     }
 
-    /// Reads one partition.
+    /// Reads one partition, recording its latency and the sstables it consulted (failed
+    /// reads are not recorded).
     pub fn read(
         &self,
         key: &DecoratedKey,
         cmd: &ReadCommand,
     ) -> Result<Option<crate::read::PartitionResult>> {
-        self.snapshot().read(key, cmd)
+        let start = std::time::Instant::now();
+        let (result, consulted) = self.snapshot().read_consulting(key, cmd)?;
+        self.requests.read_latency.record(micros_since(start));
+        self.requests.sstables_per_read.record(consulted as u64);
+        Ok(result)
     }
 
     /// Bytes held by memtables (active and flushing).
@@ -395,28 +426,32 @@ impl Table {
         }
     }
 
-    /// Counters and sizes.
+    /// Counters and sizes. Cheap enough for every metrics scrape: no file-system calls, one
+    /// pass over the live sstables' in-memory statistics.
     pub fn stats(&self) -> Result<TableStats> {
         let st = self.state();
         let mut partition_sizes = EstimatedHistogram::new(PARTITION_SIZE_BUCKETS);
+        let mut cells_per_partition = EstimatedHistogram::new(CELL_COUNT_BUCKETS);
         let mut live = 0;
         let mut uncompressed = 0;
+        let mut compressed = 0;
+        let mut partitions = 0;
         let mut mem = (0, 0, 0);
         for s in &st.sstables {
             live += s.disk_bytes();
             uncompressed += s.stats.uncompressed_length;
+            compressed += s.stats.data_length;
+            partitions += s.stats.partition_count;
             partition_sizes.merge(&s.stats.partition_sizes);
+            cells_per_partition.merge(&s.stats.cells_per_partition);
             let (a, b, c) = s.memory_bytes();
             mem = (mem.0 + a, mem.1 + b, mem.2 + c);
         }
-        let mut total = 0;
-        for entry in std::fs::read_dir(&self.dir).with_path(&self.dir)? {
-            let entry = entry.with_path(&self.dir)?;
-            if parse_generation(&entry.file_name().to_string_lossy()).is_some() {
-                total += entry.metadata().map(|m| m.len()).unwrap_or(0);
-            }
-        }
+        let memtables = std::iter::once(&st.active).chain(st.flushing.iter().map(|(m, _)| m));
+        let memtable_bytes: usize = memtables.clone().map(|m| m.bytes()).sum();
+        partitions += memtables.map(|m| m.partition_count() as u64).sum::<u64>();
         let io = &self.io;
+        let req = &self.requests;
         Ok(TableStats {
             commitlog_bytes_written: io.written(WriteKind::Commitlog),
             flush_bytes_written: io.written(WriteKind::Flush),
@@ -428,13 +463,20 @@ impl Table {
             chunks_read: io.chunks_read(),
             index_pages_read: io.index_pages_read(),
             live_disk_bytes: live,
-            total_disk_bytes: total,
+            total_disk_bytes: live + io.obsolete_bytes(),
             uncompressed_data_bytes: uncompressed,
+            compressed_data_bytes: compressed,
             sstable_count: st.sstables.len(),
-            memtable_bytes: (st.active.bytes()
-                + st.flushing.iter().map(|(m, _)| m.bytes()).sum::<usize>())
-                as u64,
+            memtable_bytes: memtable_bytes as u64,
+            memtable_live_bytes: st.active.bytes() as u64,
+            memtable_writes: st.active.write_count(),
             partition_sizes,
+            cells_per_partition,
+            partition_count_estimate: partitions,
+            write_latency: req.write_latency.snapshot(),
+            read_latency: req.read_latency.snapshot(),
+            sstables_per_read: req.sstables_per_read.snapshot(),
+            range_scans: req.range_scans.load(Ordering::Relaxed),
             flushes: self.flushes.load(Ordering::Relaxed),
             metadata_memory: mem,
         })

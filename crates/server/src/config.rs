@@ -126,6 +126,8 @@ pub struct Config {
     pub partitioner: String,
     /// `blocked_reactor_notify_ms` (ScyllaDB): the stall detector's threshold.
     pub blocked_reactor_notify: Duration,
+    /// `blocked_reactor_reports_per_minute` (ScyllaDB): stall reports logged a minute at most.
+    pub blocked_reactor_reports_per_minute: u32,
     /// `read_request_timeout(_in_ms)`.
     pub read_request_timeout: Duration,
     /// `write_request_timeout(_in_ms)`.
@@ -186,6 +188,7 @@ impl Default for Config {
             endpoint_snitch: "SimpleSnitch".into(),
             partitioner: "org.apache.cassandra.dht.Murmur3Partitioner".into(),
             blocked_reactor_notify: Duration::from_millis(25),
+            blocked_reactor_reports_per_minute: 5,
             read_request_timeout: Duration::from_millis(5000),
             write_request_timeout: Duration::from_millis(2000),
             range_request_timeout: Duration::from_millis(10000),
@@ -551,6 +554,7 @@ pub const SUPPORTED_KEYS: &[&str] = &[
     "endpoint_snitch",
     "partitioner",
     "blocked_reactor_notify_ms",
+    "blocked_reactor_reports_per_minute",
     "read_request_timeout_in_ms",
     "read_request_timeout",
     "write_request_timeout_in_ms",
@@ -842,7 +846,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "compaction_enforce_min_threshold",
     "compaction_flush_all_tables_before_major_seconds",
     "memtable_flush_static_shares",
-    "blocked_reactor_reports_per_minute",
     "abort_on_lsa_bad_alloc",
     "abort_on_seastar_bad_alloc",
     "reader_concurrency_semaphore_serialize_limit_multiplier",
@@ -1021,6 +1024,9 @@ fn apply_key(c: &mut Config, key: &str, v: &Node) -> Result<Outcome, String> {
         }
         "blocked_reactor_notify_ms" => {
             c.blocked_reactor_notify = Duration::from_millis(v.int_in(1, 3_600_000)?)
+        }
+        "blocked_reactor_reports_per_minute" => {
+            c.blocked_reactor_reports_per_minute = v.int_in(0, 1_000_000)? as u32
         }
         "read_request_timeout_in_ms" => c.read_request_timeout = v.millis()?,
         "read_request_timeout" => c.read_request_timeout = v.duration_min(Duration::ZERO)?,

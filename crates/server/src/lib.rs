@@ -1,14 +1,16 @@
 //! Cairn's network faces: a node's configuration ([`config`]), the CQL native protocol
-//! ([`protocol`]) serving the executor ([`cql`]), and the REST admin API ([`rest`]).
-//! [`start_node`] wires them to a storage engine. The Prometheus endpoint comes with the
-//! operations issue.
+//! ([`protocol`]) serving the executor ([`cql`]), the REST admin API ([`rest`]), the
+//! Prometheus endpoint ([`metrics`]) and the reactor stall detector ([`stall`]).
+//! [`start_node`] wires them to a storage engine.
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod config;
 pub mod cql;
+pub mod metrics;
 pub mod protocol;
 pub mod rest;
+pub mod stall;
 
 use cairn_engine::Database;
 use std::sync::Arc;
@@ -23,6 +25,10 @@ pub struct Node {
     pub cql: protocol::Server,
     /// The REST admin API.
     pub rest: rest::RestServer,
+    /// The Prometheus endpoint.
+    pub metrics: rest::RestServer,
+    /// The stall detector watching the runtime the node was started on.
+    pub stalls: Arc<stall::StallDetector>,
 }
 
 /// Why a node could not start.
@@ -34,6 +40,12 @@ pub enum StartError {
     /// The schema catalog failed to load.
     #[error("schema: {0}")]
     Schema(#[from] cairn_cql::Error),
+    /// A background thread could not be started.
+    #[error("cannot start the {what}: {source}")]
+    Thread {
+        what: &'static str,
+        source: std::io::Error,
+    },
     /// A port could not be bound or an address resolved.
     #[error("cannot listen on {what} {addr}: {source}")]
     Listen {
@@ -49,6 +61,8 @@ impl Node {
     pub async fn shutdown(self) {
         self.cql.shutdown().await;
         self.rest.shutdown().await;
+        self.metrics.shutdown().await;
+        self.stalls.stop();
     }
 }
 
@@ -66,6 +80,14 @@ impl rest::AdminBackend for NodeBackend {
 
     fn node(&self) -> rest::NodeInfo {
         self.info.clone()
+    }
+
+    fn native_transport_running(&self) -> bool {
+        true
+    }
+
+    fn schema_version(&self) -> String {
+        uuid_text(&self.executor.catalog().schema_version())
     }
 
     fn keyspaces(&self) -> Vec<String> {
@@ -109,8 +131,11 @@ fn uuid_text(b: &[u8; 16]) -> String {
 }
 
 /// Starts a node from its configuration: opens (and recovers) the engine, loads the
-/// schema, serves CQL on `rpc_address:native_transport_port` and the REST API on
-/// `api_address:api_port` (port 0 picks a free port: see `local_addr()` of each).
+/// schema, serves CQL on `rpc_address:native_transport_port`, the REST API on
+/// `api_address:api_port` and Prometheus metrics on `prometheus_address:prometheus_port`
+/// (port 0 picks a free port: see `local_addr()` of each), and starts the stall detector on
+/// the current runtime with `blocked_reactor_notify_ms` (after startup, whose blocking
+/// recovery work would otherwise count, as ScyllaDB also does).
 pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let listen = |what: &'static str, r: std::io::Result<std::net::SocketAddr>, addr: String| {
         r.map_err(|source| StartError::Listen { what, addr, source })
@@ -124,6 +149,11 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         "REST API",
         cfg.api_addr(),
         format!("{}:{}", cfg.api_address, cfg.api_port),
+    )?;
+    let prometheus = listen(
+        "Prometheus",
+        cfg.prometheus_addr(),
+        format!("{}:{}", cfg.prometheus_address, cfg.prometheus_port),
     )?;
     let c = cfg.clone();
     let db = tokio::task::spawn_blocking(move || config::open_database(&c))
@@ -170,17 +200,46 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         executor: Arc::clone(&executor),
         info: node_info,
     });
-    let rest_server = rest::serve(api, backend)
+    let rest_server = rest::serve(api, Arc::clone(&backend))
         .await
         .map_err(|source| StartError::Listen {
             what: "REST API",
             addr: api.to_string(),
             source,
         })?;
+    let stalls = stall::StallDetector::start(
+        &tokio::runtime::Handle::current(),
+        "the CQL/REST runtime",
+        cfg.blocked_reactor_notify,
+        cfg.blocked_reactor_reports_per_minute,
+    )
+    .map_err(|source| StartError::Thread {
+        what: "stall detector",
+        source,
+    })?;
+    let stalls = Arc::new(stalls);
+    let source = metrics::MetricsSource::new(
+        backend,
+        Some(Arc::clone(&stalls)),
+        cfg.prometheus_prefix.clone(),
+    );
+    let metrics_server = rest::serve_with(
+        prometheus,
+        "Prometheus metrics",
+        Arc::new(move |req| source.handle(req)),
+    )
+    .await
+    .map_err(|source| StartError::Listen {
+        what: "Prometheus",
+        addr: prometheus.to_string(),
+        source,
+    })?;
     Ok(Node {
         db,
         executor,
         cql: cql_server,
         rest: rest_server,
+        metrics: metrics_server,
+        stalls,
     })
 }

@@ -153,3 +153,229 @@ fn no_node_is_a_connection_error() {
         format!("nodetool: Failed to connect to '127.0.0.1:{port}' - ConnectException: 'Connection refused'.")
     );
 }
+
+/// `key: value` lines of `info` / `tablestats` output (trimmed key → value).
+fn fields(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+fn field<'a>(fields: &'a [(String, String)], key: &str) -> &'a str {
+    fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {key}"))
+}
+
+#[test]
+fn status_and_info() {
+    let node = Node::start();
+    node.write("t", 1, 100);
+    run(&node, "flush").unwrap();
+    let out = run(&node, "status").unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Datacenter: datacenter1");
+    assert_eq!(lines[1], "=======================");
+    assert_eq!(lines[2], "Status=Up/Down");
+    assert_eq!(lines[3], "|/ State=Normal/Leaving/Joining/Moving");
+    let header: Vec<&str> = lines[4].split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "--",
+            "Address",
+            "Load",
+            "Tokens",
+            "Owns",
+            "(effective)",
+            "Host",
+            "ID",
+            "Rack"
+        ]
+    );
+    let row: Vec<&str> = lines[5].split_whitespace().collect();
+    let load = node.db.table_stats("ks", "t").unwrap().live_disk_bytes;
+    assert_eq!(row[0], "UN");
+    assert_eq!(row[1], "127.0.0.1");
+    // Load in Cassandra's units ("4.12 KiB").
+    let (n, unit) = (row[2].parse::<f64>().unwrap(), row[3]);
+    let bytes = match unit {
+        "bytes" => n,
+        "KiB" => n * 1024.0,
+        other => panic!("unit {other}"),
+    };
+    assert!((bytes - load as f64).abs() <= 0.01 * 1024.0, "{out}");
+    assert_eq!(
+        &row[4..],
+        [
+            "1",
+            "100.0%",
+            "11111111-2222-4333-8444-555555555555",
+            "rack1"
+        ]
+    );
+    assert!(run(&node, "status ks").is_ok());
+    assert_eq!(run(&node, "status nope").unwrap_err().exit_code, 1);
+
+    let out = run(&node, "info").unwrap();
+    let f = fields(&out);
+    assert!(out.starts_with("ID                     : 11111111-2222-4333-8444-555555555555\n"));
+    assert_eq!(field(&f, "Gossip active"), "true");
+    assert_eq!(field(&f, "Native Transport active"), "false");
+    assert!(field(&f, "Load").ends_with("KiB"));
+    let generation: i64 = field(&f, "Generation No").parse().unwrap();
+    assert!(generation > 1_700_000_000);
+    let uptime: u64 = field(&f, "Uptime (seconds)").parse().unwrap();
+    assert!(uptime < 120);
+    let heap = field(&f, "Heap Memory (MB)");
+    let (used, total) = heap.split_once(" / ").unwrap();
+    assert!(used.parse::<f64>().unwrap() > 1.0);
+    assert!(total.parse::<f64>().unwrap() >= used.parse::<f64>().unwrap());
+    assert_eq!(field(&f, "Data Center"), "datacenter1");
+    assert_eq!(field(&f, "Rack"), "rack1");
+    assert_eq!(field(&f, "Exceptions"), "0");
+    assert!(field(&f, "Key Cache").starts_with("entries 0, size 0 bytes"));
+    assert_eq!(field(&f, "Token"), "0");
+}
+
+#[test]
+fn describering_lists_the_ring() {
+    let node = Node::start();
+    let out = run(&node, "describering ks").unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("Schema Version:"));
+    assert_eq!(lines[1], "TokenRange: ");
+    assert_eq!(
+        lines[2],
+        "\tTokenRange(start_token:0, end_token:0, endpoints:[127.0.0.1], rpc_endpoints:[127.0.0.1], endpoint_details:[EndpointDetails(host:127.0.0.1, datacenter:datacenter1, rack:rack1)])"
+    );
+    assert_eq!(lines.len(), 3);
+    assert_eq!(run(&node, "describering nope").unwrap_err().exit_code, 1);
+    assert_eq!(run(&node, "describering").unwrap_err().exit_code, 1);
+}
+
+#[test]
+fn tablestats_follow_flushes_compaction_and_requests() {
+    let node = Node::start();
+    node.write("t", 1, 10);
+    node.write("t", 2, 10);
+    run(&node, "flush ks t").unwrap();
+    node.write("t", 3, 10);
+    run(&node, "flush ks t").unwrap();
+    node.write("t", 4, 5);
+    assert_eq!(node.read("t", 1), 10);
+    assert_eq!(node.read("t", 3), 10);
+
+    let out = run(&node, "tablestats ks.t").unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Total number of tables: 1");
+    assert_eq!(lines[1], "----------------");
+    assert_eq!(lines[2], "Keyspace : ks");
+    assert_eq!(lines[3], "\tRead Count: 2");
+    assert!(lines[4].starts_with("\tRead Latency: ") && lines[4].ends_with(" ms"));
+    assert_eq!(lines[5], "\tWrite Count: 35");
+    assert_eq!(lines[7], "\tPending Flushes: 0");
+    assert_eq!(lines[8], "\t\tTable: t");
+    assert_eq!(lines[9], "\t\tSSTable count: 2");
+    assert_eq!(lines.last(), Some(&"----------------"));
+    let f = fields(&out);
+    assert_eq!(field(&f, "SSTables in each level"), "[2]");
+    let live: u64 = field(&f, "Space used (live)").parse().unwrap();
+    assert_eq!(
+        live,
+        node.db.table_stats("ks", "t").unwrap().live_disk_bytes
+    );
+    assert_eq!(field(&f, "Space used (total)"), live.to_string());
+    assert_eq!(field(&f, "Number of partitions (estimate)"), "4");
+    assert_eq!(field(&f, "Memtable cell count"), "5");
+    assert!(field(&f, "Memtable data size").parse::<u64>().unwrap() > 0);
+    assert_eq!(field(&f, "Memtable switch count"), "2");
+    assert_eq!(field(&f, "Local read count"), "2");
+    assert_eq!(field(&f, "Local write count"), "35");
+    assert!(field(&f, "Local write latency").ends_with(" ms"));
+    let ratio: f64 = field(&f, "SSTable Compression Ratio").parse().unwrap();
+    assert!(ratio > 0.0);
+    let min: u64 = field(&f, "Compacted partition minimum bytes")
+        .parse()
+        .unwrap();
+    let max: u64 = field(&f, "Compacted partition maximum bytes")
+        .parse()
+        .unwrap();
+    assert!(min > 0 && max >= min);
+    assert!(field(&f, "Bloom filter space used").parse::<u64>().unwrap() > 0);
+
+    run(&node, "compact ks t").unwrap();
+    let f = fields(&run(&node, "cfstats ks").unwrap());
+    // `compact` flushes first: 3 sstables → 1.
+    assert_eq!(field(&f, "SSTable count"), "1");
+    assert_eq!(field(&f, "Memtable cell count"), "0");
+    // `cfstats ks` lists both of ks's tables.
+    assert_eq!(field(&f, "Total number of tables"), "2");
+
+    let all = run(&node, "tablestats").unwrap();
+    assert!(all.starts_with("Total number of tables: 3\n"));
+    assert!(all.contains("Keyspace : other\n"));
+    assert_eq!(run(&node, "tablestats nope").unwrap_err().exit_code, 1);
+    assert_eq!(run(&node, "tablestats ks.nope").unwrap_err().exit_code, 1);
+}
+
+#[test]
+fn tablehistograms_reflect_partition_sizes() {
+    let node = Node::start();
+    let out = run(&node, "tablehistograms ks t").unwrap();
+    assert!(out.starts_with(
+        "No SSTables exists, unable to calculate 'Partition Size' and 'Cell Count' percentiles\n"
+    ));
+    // 9 small partitions (2 rows) and one large (400 rows): the 50th percentile is small,
+    // the maximum large.
+    for a in 0..9 {
+        node.write("t", a, 2);
+    }
+    node.write("t", 100, 400);
+    run(&node, "flush ks t").unwrap();
+    for a in 0..10 {
+        node.read("t", a);
+    }
+    let out = run(&node, "cfhistograms ks.t").unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "ks/t histograms");
+    assert_eq!(
+        lines[1],
+        format!(
+            "{:<10}{:>18}{:>18}{:>18}{:>18}{:>18}",
+            "Percentile",
+            "Read Latency",
+            "Write Latency",
+            "SSTables",
+            "Partition Size",
+            "Cell Count"
+        )
+    );
+    let rows: Vec<Vec<&str>> = lines[3..10]
+        .iter()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let labels: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(labels, ["50%", "75%", "95%", "98%", "99%", "Min", "Max"]);
+    let col = |row: usize, c: usize| rows[row][c].parse::<f64>().unwrap();
+    let stats = node.db.table_stats("ks", "t").unwrap();
+    // Partition Size column: percentiles of the flushed partitions' sizes.
+    assert_eq!(col(0, 4) as u64, stats.partition_sizes.percentile(0.5));
+    assert_eq!(col(6, 4) as u64, stats.partition_sizes.max());
+    assert!(col(6, 4) > 50.0 * col(0, 4), "{out}");
+    // Cell Count: the large partition holds 400 rows.
+    assert!(col(6, 5) >= 400.0, "{out}");
+    // SSTables: every read consulted at most the one sstable.
+    assert!(col(6, 3) <= 1.0);
+    // Latencies are positive and ordered.
+    assert!(col(6, 2) >= col(0, 2) && col(6, 2) > 0.0);
+    assert!(col(6, 1) >= col(0, 1) && col(6, 1) > 0.0);
+    assert_eq!(run(&node, "tablehistograms ks").unwrap_err().exit_code, 1);
+    assert_eq!(
+        run(&node, "tablehistograms ks nope").unwrap_err().exit_code,
+        1
+    );
+}

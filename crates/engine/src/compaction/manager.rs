@@ -342,12 +342,19 @@ impl CompactionManager {
 
     /// Node-wide counters.
     pub fn stats(&self) -> ManagerStats {
-        let mut s = self.shared.totals.lock().clone();
-        s.active = self.shared.running.lock().len();
+        let mut s = self.counters();
         s.pending = (self.shared.lister)()
             .iter()
             .map(|t| self.table_stats(t).map_or(0, |s| s.pending))
             .sum();
+        s
+    }
+
+    /// Node-wide counters without `pending` (left 0), which asks every table's strategy: for
+    /// callers that already hold each table's [`TableCompactionStats`].
+    pub fn counters(&self) -> ManagerStats {
+        let mut s = self.shared.totals.lock().clone();
+        s.active = self.shared.running.lock().len();
         s.shares = f64::from_bits(self.shared.shares.load(Ordering::Relaxed));
         s.normalized_backlog =
             f64::from_bits(self.shared.normalized_backlog.load(Ordering::Relaxed));

@@ -98,35 +98,17 @@ impl EstimatedHistogram {
     /// The bound of the bucket holding the `p`-quantile (`p` in 0..=1); 0 when empty,
     /// `u64::MAX` when it lies in the overflow bucket (where Cassandra throws).
     pub fn percentile(&self, p: f64) -> u64 {
-        let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) };
-        let target = (self.count() as f64 * p).ceil() as u64;
-        if target == 0 {
-            return 0;
-        }
-        let mut seen = 0u64;
-        for (i, &n) in self.buckets.iter().enumerate() {
-            seen = seen.saturating_add(n);
-            if seen >= target {
-                return self.offsets.get(i).copied().unwrap_or(u64::MAX);
-            }
-        }
-        0
+        bucket_percentile(&self.offsets, &self.buckets, p)
     }
 
     /// Lower bound of the lowest non-empty bucket (0 when empty), as Cassandra's `min()`.
     pub fn min(&self) -> u64 {
-        match self.buckets.iter().position(|&n| n > 0) {
-            Some(0) | None => 0,
-            Some(i) => self.offsets.get(i - 1).map_or(u64::MAX, |o| o + 1),
-        }
+        bucket_min(&self.offsets, &self.buckets)
     }
 
     /// Upper bound of the highest non-empty bucket (0 when empty, `u64::MAX` if overflowed).
     pub fn max(&self) -> u64 {
-        match self.buckets.iter().rposition(|&n| n > 0) {
-            None => 0,
-            Some(i) => self.offsets.get(i).copied().unwrap_or(u64::MAX),
-        }
+        bucket_max(&self.offsets, &self.buckets)
     }
 
     /// Mean taking each value as its bucket's bound, rounded up (Cassandra's `mean()`);
@@ -184,6 +166,43 @@ impl EstimatedHistogram {
             offsets: bucket_offsets(n),
             buckets,
         })
+    }
+}
+
+/// The bound of the bucket holding the `p`-quantile of bucketed counts — `counts[i]` counts
+/// values up to `bounds[i]`, the last count (index `bounds.len()`) those above every bound —
+/// as Cassandra reports percentiles: 0 when empty, `u64::MAX` in the overflow bucket. Shared
+/// by [`EstimatedHistogram`] and the engine's request histograms.
+pub fn bucket_percentile(bounds: &[u64], counts: &[u64], p: f64) -> u64 {
+    let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) };
+    let total = counts.iter().fold(0u64, |a, &b| a.saturating_add(b));
+    let target = (total as f64 * p).ceil() as u64;
+    if target == 0 {
+        return 0;
+    }
+    let mut seen = 0u64;
+    for (i, &n) in counts.iter().enumerate() {
+        seen = seen.saturating_add(n);
+        if seen >= target {
+            return bounds.get(i).copied().unwrap_or(u64::MAX);
+        }
+    }
+    0
+}
+
+/// Lower bound of the lowest non-empty bucket (0 when empty), as Cassandra's `min()`.
+pub fn bucket_min(bounds: &[u64], counts: &[u64]) -> u64 {
+    match counts.iter().position(|&n| n > 0) {
+        Some(0) | None => 0,
+        Some(i) => bounds.get(i - 1).map_or(u64::MAX, |b| b + 1),
+    }
+}
+
+/// Upper bound of the highest non-empty bucket (0 when empty, `u64::MAX` if overflowed).
+pub fn bucket_max(bounds: &[u64], counts: &[u64]) -> u64 {
+    match counts.iter().rposition(|&n| n > 0) {
+        None => 0,
+        Some(i) => bounds.get(i).copied().unwrap_or(u64::MAX),
     }
 }
 

@@ -272,7 +272,9 @@ impl SSTable {
 
     /// Flags the sstable for deletion once no reader holds it.
     pub fn mark_deleted(&self) {
-        self.deleted.store(true, Ordering::SeqCst);
+        if !self.deleted.swap(true, Ordering::SeqCst) {
+            self.io.add_obsolete(self.disk_bytes);
+        }
     }
 
     /// True when `key` may be in this sstable (key range, then bloom filter). `hash` is
@@ -634,6 +636,7 @@ impl Drop for SSTable {
             for c in Component::ALL {
                 let _ = std::fs::remove_file(self.path(c));
             }
+            self.io.remove_obsolete(self.disk_bytes);
         }
     }
 }

@@ -92,6 +92,19 @@ impl Client {
         self.request("POST", path, params)
     }
 
+    /// GET `path`; the body as text (the Prometheus page), an error for a non-200 status.
+    pub fn get_text(&self, path: &str) -> Result<String, ClientError> {
+        let (status, body) = self.exchange("GET", path)?;
+        let text = String::from_utf8_lossy(&body).into_owned();
+        if status != 200 {
+            return Err(ClientError::Http {
+                status,
+                message: format!("HTTP {status}: {}", text.trim()),
+            });
+        }
+        Ok(text)
+    }
+
     /// Sends one request.
     pub fn request(
         &self,

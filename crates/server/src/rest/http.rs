@@ -37,27 +37,42 @@ impl Request {
     }
 }
 
-/// A response: a status and a JSON body (empty for `void`).
+/// A response: a status and a body (JSON, empty for `void`; text for `/metrics`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
     /// HTTP status.
     pub status: u16,
-    /// Body text (JSON).
+    /// Body text.
     pub body: String,
+    /// `Content-Type` of the body.
+    pub content_type: &'static str,
 }
+
+/// The REST API's content type.
+pub const JSON: &str = "application/json";
 
 impl Response {
     /// 200 with a JSON body.
     pub fn ok(body: String) -> Response {
-        Response { status: 200, body }
+        Response {
+            status: 200,
+            body,
+            content_type: JSON,
+        }
+    }
+
+    /// 200 with a body of another type.
+    pub fn typed(body: String, content_type: &'static str) -> Response {
+        Response {
+            status: 200,
+            body,
+            content_type,
+        }
     }
 
     /// 200 with no body (ScyllaDB's `json_void`).
     pub fn void() -> Response {
-        Response {
-            status: 200,
-            body: String::new(),
-        }
+        Response::ok(String::new())
     }
 
     /// An error in ScyllaDB's shape: `{"message": …, "code": status}`.
@@ -67,7 +82,11 @@ impl Response {
             ("code", super::json::Json::Int(i64::from(status))),
         ])
         .to_text();
-        Response { status, body }
+        Response {
+            status,
+            body,
+            content_type: JSON,
+        }
     }
 }
 
@@ -300,9 +319,10 @@ pub async fn write_response<S: AsyncWrite + Unpin>(
     keep_alive: bool,
 ) -> std::io::Result<()> {
     let head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
         resp.status,
         reason(resp.status),
+        resp.content_type,
         resp.body.len(),
         if keep_alive { "keep-alive" } else { "close" }
     );

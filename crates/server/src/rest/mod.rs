@@ -26,13 +26,24 @@
 //! | GET, POST | `/storage_service/compaction_throughput[?value=MB/s]` | throttle (0 = off) |
 //! | GET | `/storage_service/keyspaces` | keyspace names |
 //! | GET | `/column_family/`, `/column_family/name`, `/column_family/name/keyspace` | tables |
-//! | GET | `/column_family/metrics/{live_ss_table_count, live_disk_space_used, total_disk_space_used, memtable_live_data_size}/{ks}:{cf}` | per-table figures |
-//! | GET | `/storage_service/{hostid/local, host_id, release_version, scylla_release_version, cluster_name, partitioner_name}` | node info |
+//! | GET | `/column_family/metrics/{metric}/{ks}:{cf}` | per-table figures ([`column_family`]: sstable counts, disk space, memtables, read/write counts and latency totals, partition sizes, bloom filter and metadata memory, compression ratio) |
+//! | GET | `/column_family/metrics/{estimated_row_size_histogram, estimated_column_count_histogram, sstables_per_read_histogram}/{ks}:{cf}`, `/column_family/metrics/{read_latency, write_latency}/estimated_histogram/{ks}:{cf}` | histograms |
+//! | GET | `/column_family/sstables/per_level/{ks}:{cf}` | live sstables per level |
+//! | GET | `/storage_service/{hostid/local, host_id, release_version, scylla_release_version, cluster_name, partitioner_name, schema_version}` | node info |
+//! | GET | `/storage_service/{load, load_map, gossiping, native_transport, generation_number, operation_mode, tokens, tokens_endpoint, ownership[/{ks}], describe_ring/{ks}}`, `/gossiper/endpoint/{live, down}`, `/snitch/{datacenter, rack}`, `/system/{uptime_ms, memory}` | storage service ([`node_api`]) |
+//! | POST | `/cache_service/{invalidate_key_cache, invalidate_row_cache, invalidate_counter_cache}` | no-ops until the row cache exists |
+//! | GET | `/cache_service/metrics/{key, row, counter}/{entries, size, capacity, hits, requests, hit_rate}` | zeros until then |
+//!
+//! [`serve_with`] runs the same HTTP server with another handler: the Prometheus endpoint
+//! (`crate::metrics`) uses it on the metrics port.
 
 pub mod client;
+pub mod column_family;
 pub mod http;
 pub mod json;
+pub mod node_api;
 pub mod nodetool;
+pub mod nodetool_reports;
 
 use crate::config::Config;
 use cairn_engine::compaction::job::JobReport;
@@ -50,6 +61,9 @@ use tokio::task::JoinSet;
 /// The release version reported to tools and drivers (ScyllaDB reports 3.0.8, which makes
 /// drivers use their Cassandra 3 schema queries).
 pub const RELEASE_VERSION: &str = "3.0.8";
+
+/// Cassandra's schema version of an empty schema.
+pub const EMPTY_SCHEMA_VERSION: &str = "59adb24e-f3cd-3e02-97f0-5b395827453f";
 
 /// Connections served at once; more are answered 503 and closed.
 pub const MAX_CONNECTIONS: usize = 256;
@@ -70,6 +84,17 @@ pub struct NodeInfo {
     pub release_version: String,
     /// `partitioner` class.
     pub partitioner: String,
+    /// Data center (single node: `datacenter1`, as `SimpleSnitch`).
+    pub data_center: String,
+    /// Rack (`rack1`).
+    pub rack: String,
+    /// The node's tokens (system.local's `tokens`).
+    pub tokens: Vec<String>,
+    /// Generation number: seconds since the epoch when the node started (gossip's
+    /// generation in Cassandra).
+    pub generation: i64,
+    /// When the node started (for `uptime`).
+    pub started: std::time::Instant,
 }
 
 impl NodeInfo {
@@ -84,6 +109,13 @@ impl NodeInfo {
                 .unwrap_or_else(|| config.listen_address.clone()),
             release_version: RELEASE_VERSION.into(),
             partitioner: config.partitioner.clone(),
+            data_center: "datacenter1".into(),
+            rack: "rack1".into(),
+            tokens: vec!["0".into()],
+            generation: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
+            started: std::time::Instant::now(),
         }
     }
 }
@@ -127,6 +159,17 @@ pub trait AdminBackend: Send + Sync + 'static {
 
     /// Who the node is.
     fn node(&self) -> NodeInfo;
+
+    /// Whether the CQL server is serving (a bare engine has none).
+    fn native_transport_running(&self) -> bool {
+        false
+    }
+
+    /// The schema version (a UUID); a bare engine has no schema catalog and reports the
+    /// version of an empty schema.
+    fn schema_version(&self) -> String {
+        EMPTY_SCHEMA_VERSION.to_string()
+    }
 
     /// Keyspace names, sorted. Default: the keyspaces of the engine's tables.
     fn keyspaces(&self) -> Vec<String> {
@@ -201,22 +244,40 @@ impl RestServer {
     }
 }
 
+/// Answers one request; runs on tokio's blocking pool.
+pub type Handler = dyn Fn(&Request) -> Response + Send + Sync;
+
 /// Binds `addr` and serves the API until [`RestServer::shutdown`].
 pub async fn serve(
     addr: SocketAddr,
     backend: Arc<dyn AdminBackend>,
 ) -> std::io::Result<RestServer> {
+    serve_with(
+        addr,
+        "REST API",
+        Arc::new(move |req| handle(&*backend, req)),
+    )
+    .await
+}
+
+/// Binds `addr` and answers every request with `handler` (the REST API, the Prometheus
+/// endpoint) until [`RestServer::shutdown`]. `what` names the listener in logs.
+pub async fn serve_with(
+    addr: SocketAddr,
+    what: &'static str,
+    handler: Arc<Handler>,
+) -> std::io::Result<RestServer> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let (stop, stop_rx) = watch::channel(false);
-    let task = tokio::spawn(accept_loop(listener, backend, stop_rx));
-    tracing::info!("REST API listening on http://{addr}");
+    let task = tokio::spawn(accept_loop(listener, handler, stop_rx));
+    tracing::info!("{what} listening on http://{addr}");
     Ok(RestServer { addr, stop, task })
 }
 
 async fn accept_loop(
     listener: TcpListener,
-    backend: Arc<dyn AdminBackend>,
+    handler: Arc<Handler>,
     mut stop: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -242,10 +303,10 @@ async fn accept_loop(
             });
             continue;
         };
-        let backend = backend.clone();
+        let handler = handler.clone();
         let stop = stop.clone();
         conns.spawn(async move {
-            connection(stream, backend, stop).await;
+            connection(stream, handler, stop).await;
             drop(permit);
         });
     }
@@ -259,11 +320,7 @@ async fn accept_loop(
     }
 }
 
-async fn connection(
-    mut stream: TcpStream,
-    backend: Arc<dyn AdminBackend>,
-    mut stop: watch::Receiver<bool>,
-) {
+async fn connection(mut stream: TcpStream, handler: Arc<Handler>, mut stop: watch::Receiver<bool>) {
     let _ = stream.set_nodelay(true);
     let mut buf = Vec::new();
     loop {
@@ -283,8 +340,8 @@ async fn connection(
             Ok(Ok(Some(req))) => req,
         };
         let keep_alive = req.keep_alive && !*stop.borrow();
-        let b = backend.clone();
-        let resp = tokio::task::spawn_blocking(move || handle(&*b, &req))
+        let h = handler.clone();
+        let resp = tokio::task::spawn_blocking(move || h(&req))
             .await
             .unwrap_or_else(|e| {
                 tracing::error!("REST API: handler failed: {e}");
@@ -432,7 +489,15 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request) -> Response {
         ("GET", ["column_family", "name", "keyspace"]) => Response::ok(
             Json::Arr(backend.keyspaces().into_iter().map(Json::Str).collect()).to_text(),
         ),
-        ("GET", ["column_family", "metrics", metric, name]) => table_metric(backend, metric, name),
+        ("GET", ["column_family", "metrics", metric, name]) => {
+            column_family::metric(backend, metric, name)
+        }
+        ("GET", ["column_family", "metrics", metric, kind, name]) => {
+            column_family::metric(backend, &format!("{metric}/{kind}"), name)
+        }
+        ("GET", ["column_family", "sstables", "per_level", name]) => {
+            column_family::per_level(backend, name)
+        }
         ("GET", ["storage_service", "hostid", "local"]) => {
             Response::ok(Json::Str(backend.node().host_id).to_text())
         }
@@ -458,6 +523,7 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request) -> Response {
         ("GET", ["storage_service", "partitioner_name"]) => {
             Response::ok(Json::Str(backend.node().partitioner).to_text())
         }
+        _ if let Some(r) = node_api::handle(backend, req, &seg) => r,
         _ if known_path(&seg) => {
             Response::error(405, format!("Method {m} not allowed for {}", req.path))
         }
@@ -491,23 +557,25 @@ fn known_path(seg: &[&str]) -> bool {
             | ["column_family", "name"]
             | ["column_family", "name", "keyspace"]
             | ["column_family", "metrics", _, _]
+            | ["column_family", "metrics", _, _, _]
+            | ["column_family", "sstables", "per_level", _]
     )
 }
 
 /// 400 with ScyllaDB's `no_such_keyspace` text.
-fn no_keyspace(ks: &str) -> Response {
+pub(crate) fn no_keyspace(ks: &str) -> Response {
     Response::error(400, format!("Can't find a keyspace {ks}"))
 }
 
 /// 400 with ScyllaDB's `no_such_column_family` text.
-fn no_table(ks: &str, cf: &str) -> Response {
+pub(crate) fn no_table(ks: &str, cf: &str) -> Response {
     Response::error(
         400,
         format!("Can't find a column family {cf} in keyspace {ks}"),
     )
 }
 
-fn engine_error(e: EngineError) -> Response {
+pub(crate) fn engine_error(e: EngineError) -> Response {
     match e {
         EngineError::UnknownTable { keyspace, table } => no_table(&keyspace, &table),
         other => Response::error(500, other.to_string()),
@@ -692,27 +760,6 @@ fn pending_by_table(backend: &dyn AdminBackend) -> Vec<(String, String, u64)> {
             (s.keyspace.clone(), s.name.clone(), n)
         })
         .collect()
-}
-
-fn table_metric(backend: &dyn AdminBackend, metric: &str, name: &str) -> Response {
-    let Some((ks, cf)) = name.split_once(':') else {
-        return Response::error(
-            400,
-            format!("Column family name should be in keyspace:column_family format, not {name}"),
-        );
-    };
-    let stats = match backend.database().table_stats(ks, cf) {
-        Ok(s) => s,
-        Err(e) => return engine_error(e),
-    };
-    let v = match metric {
-        "live_ss_table_count" => stats.sstable_count as u64,
-        "live_disk_space_used" => stats.live_disk_bytes,
-        "total_disk_space_used" => stats.total_disk_bytes,
-        "memtable_live_data_size" => stats.memtable_bytes,
-        _ => return Response::error(404, "Not found"),
-    };
-    Response::ok(Json::uint(v).to_text())
 }
 
 /// A job id as a UUID-shaped string (tools expect UUIDs).

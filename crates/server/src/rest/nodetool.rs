@@ -7,6 +7,7 @@
 
 use super::client::{Client, ClientError};
 use super::json::Json;
+use super::nodetool_reports;
 
 /// Default REST host.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -17,12 +18,19 @@ pub const DEFAULT_PORT: u16 = 10000;
 pub const COMMANDS: &[(&str, &str)] = &[
     ("compact", "compact [<keyspace> [<table>...]]    Force a (major) compaction on one or more tables"),
     ("compactionhistory", "compactionhistory                    Print history of compaction"),
+    ("cfhistograms", "cfhistograms <keyspace> <table>      Print statistic histograms for a given table (tablehistograms)"),
+    ("cfstats", "cfstats [<keyspace>[.<table>]...]    Print statistics on tables (tablestats)"),
     ("compactionstats", "compactionstats                      Print statistics on compactions"),
+    ("describering", "describering <keyspace>              Shows the token ranges info of a given keyspace"),
     ("flush", "flush [<keyspace> [<table>...]]      Flush one or more tables"),
     ("getcompactionthroughput", "getcompactionthroughput              Print the MB/s throughput cap for compaction in the system"),
     ("help", "help                                 Display help information"),
+    ("info", "info                                 Print node information (uptime, load, ...)"),
     ("setcompactionthroughput", "setcompactionthroughput <MB/s>       Set the MB/s throughput cap for compaction in the system, or 0 to disable throttling"),
+    ("status", "status                               Print cluster information (state, load, IDs, ...)"),
     ("stop", "stop <compaction_type>               Stop compaction (COMPACTION, CLEANUP, SCRUB, …)"),
+    ("tablehistograms", "tablehistograms <keyspace> <table>   Print statistic histograms for a given table"),
+    ("tablestats", "tablestats [<keyspace>[.<table>]...] Print statistics on tables"),
     ("version", "version                              Print cassandra version"),
 ];
 
@@ -38,7 +46,7 @@ pub struct NodetoolError {
 const SEE_HELP: &str = "See 'nodetool help' or 'nodetool help <command>'.";
 
 /// Bad use (exit 1), with nodetool's help hint.
-fn bad_use(message: impl std::fmt::Display) -> NodetoolError {
+pub(crate) fn bad_use(message: impl std::fmt::Display) -> NodetoolError {
     NodetoolError {
         message: format!("nodetool: {message}\n{SEE_HELP}"),
         exit_code: 1,
@@ -118,7 +126,9 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, NodetoolError> {
                     .push((name.trim_start_matches('-').to_string(), v));
             }
             // Accepted and ignored, as ScyllaDB's nodetool does.
-            "-s" | "--split-output" | "-H" | "--human-readable" | "-pr" | "--print-port" => {}
+            // `-T`: Cairn nodes have one token, which `info` always prints.
+            "-s" | "--split-output" | "-H" | "--human-readable" | "-pr" | "--print-port" | "-T"
+            | "--tokens" => {}
             "-st" | "--start-token" | "-et" | "--end-token" => {
                 value(name)?;
             }
@@ -269,6 +279,20 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
             client.post("/compaction_manager/stop_compaction", &[("type", t)])?;
             Ok(String::new())
         }
+        "status" => {
+            max_args(1)?;
+            if let Some(ks) = args.first() {
+                check_keyspace(&client, ks)?;
+            }
+            nodetool_reports::status(&client)
+        }
+        "info" => {
+            max_args(0)?;
+            nodetool_reports::info(&client)
+        }
+        "describering" => nodetool_reports::describering(&client, args),
+        "tablestats" | "cfstats" => nodetool_reports::tablestats(&client, args),
+        "tablehistograms" | "cfhistograms" => nodetool_reports::tablehistograms(&client, args),
         "version" => {
             max_args(0)?;
             let v = client.get("/storage_service/release_version", &[])?;
@@ -300,14 +324,14 @@ fn help() -> String {
     s
 }
 
-fn unexpected(what: &str, v: &Json) -> NodetoolError {
+pub(crate) fn unexpected(what: &str, v: &Json) -> NodetoolError {
     NodetoolError {
         message: format!("error: unexpected {what} response: {}", v.to_text()),
         exit_code: 2,
     }
 }
 
-fn keyspaces(client: &Client) -> Result<Vec<String>, NodetoolError> {
+pub(crate) fn keyspaces(client: &Client) -> Result<Vec<String>, NodetoolError> {
     let v = client.get("/storage_service/keyspaces", &[])?;
     let arr = v.as_array().ok_or_else(|| unexpected("keyspaces", &v))?;
     Ok(arr
@@ -316,7 +340,7 @@ fn keyspaces(client: &Client) -> Result<Vec<String>, NodetoolError> {
         .collect())
 }
 
-fn check_keyspace(client: &Client, ks: &str) -> Result<(), NodetoolError> {
+pub(crate) fn check_keyspace(client: &Client, ks: &str) -> Result<(), NodetoolError> {
     if keyspaces(client)?.iter().any(|k| k == ks) {
         Ok(())
     } else {

@@ -1,5 +1,5 @@
-//! A live node for REST and nodetool tests: an engine in a temporary directory and the REST
-//! API on a free loopback port.
+//! A live node for REST, nodetool and metrics tests: an engine in a temporary directory, the
+//! REST API and the Prometheus endpoint on free loopback ports, a stall detector.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use bytes::Bytes;
@@ -11,7 +11,9 @@ use cairn_engine::model::{
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use cairn_engine::Database;
 use cairn_server::config::{Config, Overrides};
+use cairn_server::metrics::MetricsSource;
 use cairn_server::rest::{self, AdminBackend, EngineBackend, NodeInfo, RestServer};
+use cairn_server::stall::StallDetector;
 use std::sync::Arc;
 
 pub struct Node {
@@ -20,6 +22,9 @@ pub struct Node {
     pub rt: tokio::runtime::Runtime,
     pub server: Option<RestServer>,
     pub port: u16,
+    pub metrics: Option<RestServer>,
+    pub metrics_port: u16,
+    pub stalls: Arc<StallDetector>,
 }
 
 impl Node {
@@ -47,15 +52,31 @@ impl Node {
         let node = NodeInfo::from_config(&cfg, "11111111-2222-4333-8444-555555555555");
         let backend: Arc<dyn AdminBackend> = Arc::new(EngineBackend::new(db.clone(), node));
         let server = rt
-            .block_on(rest::serve(cfg.api_addr().unwrap(), backend))
+            .block_on(rest::serve(cfg.api_addr().unwrap(), backend.clone()))
             .unwrap();
         let port = server.local_addr().port();
+        let stalls = Arc::new(
+            StallDetector::start(rt.handle(), "test runtime", cfg.blocked_reactor_notify, 5)
+                .unwrap(),
+        );
+        let source = MetricsSource::new(backend, Some(stalls.clone()), "scylla");
+        let metrics = rt
+            .block_on(rest::serve_with(
+                "127.0.0.1:0".parse().unwrap(),
+                "Prometheus",
+                Arc::new(move |req| source.handle(req)),
+            ))
+            .unwrap();
+        let metrics_port = metrics.local_addr().port();
         Node {
             dir,
             db,
             rt,
             server: Some(server),
             port,
+            metrics: Some(metrics),
+            metrics_port,
+            stalls,
         }
     }
 
@@ -81,10 +102,28 @@ impl Node {
         self.db.table_stats("ks", table).unwrap().sstable_count
     }
 
+    /// The Prometheus page.
+    pub fn scrape(&self) -> String {
+        rest::client::Client::new("127.0.0.1", self.metrics_port)
+            .get_text("/metrics")
+            .unwrap()
+    }
+
+    /// Reads partition `a` of ks.`table` through the engine's read entry point.
+    pub fn read(&self, table: &str, a: i32) -> usize {
+        let t = self.db.table("ks", table).unwrap();
+        let cmd = cairn_engine::ReadCommand::all(2_000_000_000);
+        t.read(&pk(a), &cmd).unwrap().map_or(0, |p| p.rows.len())
+    }
+
     pub fn stop(&mut self) {
         if let Some(s) = self.server.take() {
             self.rt.block_on(s.shutdown());
         }
+        if let Some(s) = self.metrics.take() {
+            self.rt.block_on(s.shutdown());
+        }
+        self.stalls.stop();
     }
 }
 

@@ -1,0 +1,96 @@
+"""Operations through a real node: CQL traffic from the driver shows up in Prometheus metrics
+(parsed with a small strict parser) and in `cairn nodetool` output, as ScyllaDB's do."""
+
+import re
+import subprocess
+import urllib.request
+
+from conftest import cairn_bin
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
+
+
+def scrape(node):
+    """The /metrics page as {(name, frozenset(labels)): value}; every line must parse."""
+    with urllib.request.urlopen(f"http://{node.host}:{node.metrics_port}/metrics", timeout=10) as r:
+        assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text = r.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            continue
+        m = SAMPLE.match(line)
+        assert m, f"unparsable line: {line!r}"
+        name, _, labels, value = m.groups()
+        pairs = []
+        rest = labels or ""
+        while rest:
+            lm = LABEL.match(rest)
+            assert lm, f"bad labels in {line!r}"
+            pairs.append((lm.group(1), lm.group(2)))
+            rest = rest[lm.end():]
+        key = (name, frozenset(pairs))
+        assert key not in samples, f"duplicate series {line!r}"
+        samples[key] = float(value)
+    return samples
+
+
+def value(samples, name, **labels):
+    want = set(labels.items())
+    found = [v for (n, ls), v in samples.items() if n == name and want <= ls]
+    assert len(found) == 1, f"{name} {labels}: {found}"
+    return found[0]
+
+
+def nodetool(node, *args):
+    out = subprocess.run([str(cairn_bin()), "nodetool", "-p", str(node.api_port), *args],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_cql_traffic_moves_metrics_and_nodetool(node, session, ks, tname):
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (p int, c int, v text, PRIMARY KEY (p, c))")
+    before = scrape(node)
+    assert value(before, "scylla_column_family_write_latency_count", ks=ks, cf=tname) == 0
+    ins = session.prepare(f"INSERT INTO {t} (p, c, v) VALUES (?, ?, ?)")
+    for p in range(10):
+        for c in range(p * 10 + 1):
+            session.execute(ins, (p, c, "x" * 20))
+    sel = session.prepare(f"SELECT * FROM {t} WHERE p = ?")
+    for p in range(10):
+        assert len(list(session.execute(sel, (p,)))) == p * 10 + 1
+
+    after = scrape(node)
+    writes = sum(p * 10 + 1 for p in range(10))
+    assert value(after, "scylla_column_family_write_latency_count", ks=ks, cf=tname) == writes
+    assert value(after, "scylla_column_family_read_latency_count", ks=ks, cf=tname) == 10
+    assert value(after, "scylla_column_family_bytes_written", ks=ks, cf=tname, kind="commitlog") > 0
+    assert value(after, "scylla_database_total_writes") >= writes
+    assert value(after, "scylla_column_family_live_sstable", ks=ks, cf=tname) == 0
+
+    assert nodetool(node, "flush", ks, tname) == ""
+    stats = nodetool(node, "tablestats", f"{ks}.{tname}")
+    assert f"\t\tTable: {tname}\n" in stats
+    assert "\t\tSSTable count: 1\n" in stats
+    assert f"\t\tLocal write count: {writes}\n" in stats
+    assert "\t\tLocal read count: 10\n" in stats
+
+    flushed = scrape(node)
+    assert value(flushed, "scylla_column_family_live_sstable", ks=ks, cf=tname) == 1
+    assert value(flushed, "scylla_column_family_estimated_partition_size_count", ks=ks, cf=tname) == 10
+
+    hist = nodetool(node, "tablehistograms", ks, tname).splitlines()
+    assert hist[0] == f"{ks}/{tname} histograms"
+    rows = {line.split()[0]: line.split()[1:] for line in hist[3:10]}
+    # Partition sizes: the smallest partition has 1 row, the largest 91.
+    assert float(rows["Max"][3]) > 20 * float(rows["Min"][3])
+    assert float(rows["Max"][4]) >= 91
+
+    status = nodetool(node, "status").splitlines()
+    assert status[0] == "Datacenter: datacenter1"
+    assert status[5].split()[:2] == ["UN", "127.0.0.1"]
+    info = dict(line.split(":", 1) for line in nodetool(node, "info").splitlines())
+    assert info["Native Transport active"].strip() == "true"
