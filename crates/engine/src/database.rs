@@ -40,6 +40,10 @@ pub struct DatabaseConfig {
     pub commitlog_sync: SyncMode,
     /// `commitlog_segment_size_in_mb`, in bytes.
     pub commitlog_segment_size: u64,
+    /// `commitlog_total_space_in_mb`, in bytes: when the segments still needed hold more, every
+    /// table with data in a memtable is flushed, so overwrites (which grow memtables little)
+    /// cannot make the commitlog, and its replay, grow without bound.
+    pub commitlog_total_space: u64,
     /// A table's memtable is flushed when it reaches this many bytes.
     pub memtable_flush_threshold: usize,
     /// `memtable_space_in_mb`: all memtables together; past it the largest is flushed, and past
@@ -63,6 +67,7 @@ impl DatabaseConfig {
                 period: Duration::from_secs(10),
             },
             commitlog_segment_size: 32 << 20,
+            commitlog_total_space: 8192 << 20,
             memtable_flush_threshold: 64 << 20,
             memtable_total_space: 256 << 20,
             flush_writers: 2,
@@ -97,6 +102,8 @@ struct Inner {
     tables: RwLock<HashMap<TableId, Arc<Table>, foldhash::fast::RandomState>>,
     names: RwLock<TableNames>,
     memtable_bytes: AtomicUsize,
+    /// The commitlog segment of the last write `apply` saw (to notice segment switches).
+    last_segment: std::sync::atomic::AtomicU64,
     flush_tx: Mutex<mpsc::Sender<FlushJob>>,
     flushed: (Mutex<()>, Condvar),
     closed: AtomicBool,
@@ -192,6 +199,7 @@ impl Database {
             tables: RwLock::new(tables),
             names: RwLock::new(names),
             memtable_bytes: AtomicUsize::new(0),
+            last_segment: std::sync::atomic::AtomicU64::new(0),
             flush_tx: Mutex::new(tx),
             flushed: (Mutex::new(()), Condvar::new()),
             closed: AtomicBool::new(false),
@@ -342,7 +350,7 @@ impl Database {
             }
         }
         let guards: Vec<_> = distinct.iter().map(|t| t.write_gate()).collect();
-        self.inner.commitlog.append(&payload, &ids)?;
+        let position = self.inner.commitlog.append(&payload, &ids)?;
         let mut charged_total = 0;
         let mut to_flush = Vec::new();
         for (m, t) in muts.into_iter().zip(&tables) {
@@ -367,6 +375,13 @@ impl Database {
             + charged_total;
         for t in to_flush {
             self.request_flush(&t);
+        }
+        let last = self
+            .inner
+            .last_segment
+            .swap(position.segment_id, Ordering::Relaxed);
+        if last != position.segment_id {
+            self.on_new_commitlog_segment();
         }
         if total >= self.inner.config.memtable_total_space {
             if let Some(largest) = self
@@ -398,6 +413,22 @@ impl Database {
             }
         }
         Ok(())
+    }
+
+    /// Once per commitlog segment: past `commitlog_total_space`, flush every table holding
+    /// memtable data, so the oldest segments can be released.
+    fn on_new_commitlog_segment(&self) {
+        let needed = self.inner.commitlog.stats().active_segments as u64;
+        if needed.saturating_mul(self.inner.config.commitlog_segment_size)
+            <= self.inner.config.commitlog_total_space
+        {
+            return;
+        }
+        for t in self.tables() {
+            if !t.state().active.is_empty() {
+                self.request_flush(&t);
+            }
+        }
     }
 
     fn request_flush(&self, t: &Arc<Table>) {

@@ -2,9 +2,10 @@
 //!
 //! Partitions live in a lock-free skip list ordered by [`DecoratedKey`]; each partition's rows
 //! sit in a `BTreeMap` behind a short mutex (writes to one partition rarely contend). Memory is
-//! accounted with atomics as writes arrive: the charge is the heap size of what each write
-//! adds, so overwrites count too — like an arena allocator, the memtable only grows until it is
-//! flushed and dropped. Readers and a flush may run while writes continue; a flush works on a
+//! accounted with atomics as writes arrive: the charge is how much each write grows its
+//! partition, so an overwrite costs only what it adds over the value it replaces (the old
+//! value is dropped; a shrinking write is charged nothing, so the count never falls before
+//! the flush). Readers and a flush may run while writes continue; a flush works on a
 //! memtable that has been switched out and receives no more writes.
 //!
 //! Point lookups (a write to an existing partition, a single-partition read) go through a
@@ -119,7 +120,7 @@ impl Memtable {
 
     /// Merges an update into the partition; returns the bytes charged.
     pub fn apply(&self, key: &DecoratedKey, update: Partition) -> usize {
-        let mut charge = update.heap_size();
+        let mut charge = 0;
         let (mut min_ts, mut max_ts) = (i64::MAX, i64::MIN);
         update.for_each_timestamp(|t| {
             min_ts = min_ts.min(t);
@@ -141,7 +142,7 @@ impl Memtable {
                 }
             }
         };
-        slot.lock().merge(update);
+        charge += slot.lock().merge_growth(update);
         self.bytes.fetch_add(charge, Ordering::Relaxed);
         self.min_timestamp.fetch_min(min_ts, Ordering::Relaxed);
         self.max_timestamp.fetch_max(max_ts, Ordering::Relaxed);
@@ -240,6 +241,43 @@ mod tests {
             },
         );
         p
+    }
+
+    fn cell_update(value: &[u8], ts: i64) -> Partition {
+        use crate::model::{Cell, ColumnData};
+        let mut p = Partition::default();
+        p.rows.insert(
+            ClusteringKey(Bytes::from_static(&[0x10, 1])),
+            Row {
+                marker: Some(LivenessInfo::live(ts)),
+                deletion: None,
+                columns: vec![(
+                    2,
+                    ColumnData::Simple(Cell::live(ts, Bytes::copy_from_slice(value))),
+                )],
+            },
+        );
+        p
+    }
+
+    #[test]
+    fn overwrites_are_charged_what_they_add() {
+        let m = Memtable::new(1);
+        let key = DecoratedKey::new(Bytes::from_static(b"k"));
+        let first = m.apply(&key, cell_update(&[1; 100], 1));
+        assert!(
+            first > 100 + PARTITION_OVERHEAD,
+            "a new row costs its size: {first}"
+        );
+        // The same size again replaces the value: nothing more is held.
+        assert_eq!(m.apply(&key, cell_update(&[2; 100], 2)), 0);
+        // A larger value costs the difference; a smaller one nothing.
+        assert_eq!(m.apply(&key, cell_update(&[3; 150], 3)), 50);
+        assert_eq!(m.apply(&key, cell_update(&[4; 10], 4)), 0);
+        // A row that loses reconciliation (older timestamp) adds nothing either.
+        assert_eq!(m.apply(&key, cell_update(&[5; 500], 0)), 0);
+        assert_eq!(m.bytes(), first + 50);
+        assert_eq!(m.write_count(), 5);
     }
 
     #[test]

@@ -100,6 +100,9 @@ pub struct Config {
     pub commitlog_sync_period: Duration,
     /// `commitlog_segment_size(_in_mb)`, in bytes.
     pub commitlog_segment_size: u64,
+    /// `commitlog_total_space(_in_mb)`, in bytes: past it, tables are flushed so that old
+    /// segments can be released (Cassandra's default, 8192 MiB).
+    pub commitlog_total_space: u64,
     /// `memtable_flush_writers`.
     pub memtable_flush_writers: usize,
     /// `memtable_heap_space(_in_mb)` (also `memtable_total_space_in_mb`): all memtables
@@ -176,6 +179,7 @@ impl Default for Config {
             commitlog_sync: CommitlogSync::Periodic,
             commitlog_sync_period: Duration::from_secs(10),
             commitlog_segment_size: 32 * MIB,
+            commitlog_total_space: 8192 * MIB,
             memtable_flush_writers: 2,
             memtable_heap_space: 256 * MIB,
             memtable_cleanup_threshold: None,
@@ -442,6 +446,7 @@ impl Config {
             CommitlogSync::Batch => SyncMode::Batch,
         };
         d.commitlog_segment_size = self.commitlog_segment_size;
+        d.commitlog_total_space = self.commitlog_total_space;
         let total = usize::try_from(self.memtable_heap_space).unwrap_or(usize::MAX);
         d.memtable_total_space = total;
         d.memtable_flush_threshold = match self.memtable_cleanup_threshold {
@@ -539,6 +544,8 @@ pub const SUPPORTED_KEYS: &[&str] = &[
     "commitlog_sync_period",
     "commitlog_segment_size_in_mb",
     "commitlog_segment_size",
+    "commitlog_total_space_in_mb",
+    "commitlog_total_space",
     "memtable_flush_writers",
     "memtable_heap_space_in_mb",
     "memtable_heap_space",
@@ -700,8 +707,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "buffer_pool_use_heap_if_exhausted",
     "networking_cache_size",
     // Commitlog and memtable knobs we do not have.
-    "commitlog_total_space_in_mb",
-    "commitlog_total_space",
     "commitlog_compression",
     "commitlog_sync_batch_window_in_ms",
     "commitlog_sync_group_window_in_ms",
@@ -956,6 +961,10 @@ fn apply_key(c: &mut Config, key: &str, v: &Node) -> Result<Outcome, String> {
         }
         "commitlog_segment_size_in_mb" => c.commitlog_segment_size = v.int_in(1, 2047)? * MIB,
         "commitlog_segment_size" => c.commitlog_segment_size = v.size_in(MIB, 2047 * MIB)?,
+        "commitlog_total_space_in_mb" => {
+            c.commitlog_total_space = v.int_in(1, 1 << 30)? * MIB;
+        }
+        "commitlog_total_space" => c.commitlog_total_space = v.size_in(MIB, (1 << 30) * MIB)?,
         "memtable_flush_writers" => c.memtable_flush_writers = v.int_in(1, 64)? as usize,
         "memtable_heap_space_in_mb" | "memtable_total_space_in_mb" => {
             c.memtable_heap_space = v.int_in(1, 1 << 30)? * MIB

@@ -40,6 +40,7 @@ fn defaults_work_with_no_file_and_stay_on_loopback() {
     assert_eq!(d.commitlog_dir, e.commitlog_dir);
     assert_eq!(d.commitlog_sync, e.commitlog_sync);
     assert_eq!(d.commitlog_segment_size, e.commitlog_segment_size);
+    assert_eq!(d.commitlog_total_space, e.commitlog_total_space);
     assert_eq!(d.memtable_flush_threshold, e.memtable_flush_threshold);
     assert_eq!(d.memtable_total_space, e.memtable_total_space);
     assert_eq!(d.flush_writers, e.flush_writers);
@@ -88,6 +89,7 @@ commitlog_directory: /srv/commitlog
 commitlog_sync: batch
 commitlog_sync_period_in_ms: 2000
 commitlog_segment_size_in_mb: 64
+commitlog_total_space_in_mb: 2048
 memtable_flush_writers: 4
 memtable_heap_space_in_mb: 1024
 memtable_cleanup_threshold: 0.5
@@ -163,6 +165,7 @@ row_cache_size_in_mb: 128
     assert_eq!(d.commitlog_dir, PathBuf::from("/srv/commitlog"));
     assert_eq!(d.commitlog_sync, SyncMode::Batch);
     assert_eq!(d.commitlog_segment_size, 64 * MIB);
+    assert_eq!(d.commitlog_total_space, 2048 * MIB);
     assert_eq!(d.memtable_total_space, 1024 << 20);
     assert_eq!(d.memtable_flush_threshold, 512 << 20);
     assert_eq!(d.flush_writers, 4);
@@ -177,6 +180,7 @@ fn new_names_with_units_and_cassandra5_class_maps() {
 commitlog_sync: periodic
 commitlog_sync_period: 10s
 commitlog_segment_size: 16MiB
+commitlog_total_space: 1GiB
 memtable_heap_space: 2GiB
 compaction_throughput: 64MiB/s
 native_transport_max_frame_size: 8MiB
@@ -194,6 +198,7 @@ authorizer:
     assert_eq!(c.commitlog_sync, CommitlogSync::Periodic);
     assert_eq!(c.commitlog_sync_period, Duration::from_secs(10));
     assert_eq!(c.commitlog_segment_size, 16 * MIB);
+    assert_eq!(c.commitlog_total_space, 1024 * MIB);
     assert_eq!(c.memtable_heap_space, 2048 * MIB);
     assert_eq!(c.compaction_throughput_mb_per_sec, 64);
     assert_eq!(c.native_transport_max_frame_size, 8 * MIB);

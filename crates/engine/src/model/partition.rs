@@ -46,29 +46,53 @@ impl Partition {
 
     /// Merges `other` into `self` (reconciliation).
     pub fn merge(&mut self, other: Partition) {
+        self.merge_growth(other);
+    }
+
+    /// Merges `other` into `self` and returns how much [`Partition::heap_size`] grew, or 0
+    /// when it shrank: what a memtable must charge for the write. An overwritten cell costs
+    /// only the difference, since the value it replaces is dropped.
+    pub fn merge_growth(&mut self, other: Partition) -> usize {
+        let mut growth: i64 = 0;
+        let size = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         self.deletion = DeletionTime::max(self.deletion, other.deletion);
         match (&mut self.static_row, other.static_row) {
-            (Some(mine), Some(theirs)) => mine.merge(theirs),
-            (mine @ None, theirs) => *mine = theirs,
+            (Some(mine), Some(theirs)) => {
+                growth -= size(mine.heap_size());
+                mine.merge(theirs);
+                growth += size(mine.heap_size());
+            }
+            (mine @ None, theirs) => {
+                growth += size(theirs.as_ref().map_or(0, Row::heap_size));
+                *mine = theirs;
+            }
             (Some(_), None) => {}
         }
         for rt in other.range_tombstones {
             if !self.range_tombstones.contains(&rt) {
+                growth += size(range_tombstone_size(&rt));
                 self.range_tombstones.push(rt);
             }
         }
         if self.rows.is_empty() {
+            growth += size(other.rows.iter().map(row_entry_size).sum());
             self.rows = other.rows;
         } else {
             for (key, row) in other.rows {
                 match self.rows.entry(key) {
-                    std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().merge(row),
+                    std::collections::btree_map::Entry::Occupied(mut e) => {
+                        growth -= size(e.get().heap_size());
+                        e.get_mut().merge(row);
+                        growth += size(e.get().heap_size());
+                    }
                     std::collections::btree_map::Entry::Vacant(e) => {
+                        growth += size(row_entry_size((e.key(), &row)));
                         e.insert(row);
                     }
                 }
             }
         }
+        usize::try_from(growth).unwrap_or(0)
     }
 
     /// The strongest range tombstone covering `key`, if any.
@@ -100,22 +124,27 @@ impl Partition {
 
     /// Approximate heap bytes, for memtable accounting.
     pub fn heap_size(&self) -> usize {
-        // BTreeMap nodes: charge a per-entry overhead on top of key and row.
-        const BTREE_ENTRY_OVERHEAD: usize = 32;
         std::mem::size_of::<Partition>()
             + self.static_row.as_ref().map_or(0, Row::heap_size)
-            + self.range_tombstones.len() * (std::mem::size_of::<RangeTombstone>() + 16)
             + self
                 .range_tombstones
                 .iter()
-                .map(|r| r.range.start.len() + r.range.end.len())
+                .map(range_tombstone_size)
                 .sum::<usize>()
-            + self
-                .rows
-                .iter()
-                .map(|(k, r)| k.0.len() + r.heap_size() + BTREE_ENTRY_OVERHEAD)
-                .sum::<usize>()
+            + self.rows.iter().map(row_entry_size).sum::<usize>()
     }
+}
+
+/// Heap bytes of one range tombstone in a partition.
+fn range_tombstone_size(rt: &RangeTombstone) -> usize {
+    std::mem::size_of::<RangeTombstone>() + 16 + rt.range.start.len() + rt.range.end.len()
+}
+
+/// Heap bytes of one clustering row in a partition's map: key, row and a share of the
+/// BTreeMap's nodes.
+fn row_entry_size((key, row): (&ClusteringKey, &Row)) -> usize {
+    const BTREE_ENTRY_OVERHEAD: usize = 32;
+    key.0.len() + row.heap_size() + BTREE_ENTRY_OVERHEAD
 }
 
 /// The strongest deletion among `tombstones` covering `key`.

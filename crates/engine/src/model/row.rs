@@ -148,7 +148,8 @@ impl Row {
             return;
         }
         let mine = std::mem::take(&mut self.columns);
-        let mut out = Vec::with_capacity(mine.len() + other.columns.len());
+        // Usually both sides carry the same columns: size for that, not for the sum.
+        let mut out = Vec::with_capacity(mine.len().max(other.columns.len()));
         let mut a = mine.into_iter().peekable();
         let mut b = other.columns.into_iter().peekable();
         loop {
