@@ -165,14 +165,16 @@ pub fn choose(
     // and hold their space twice (inputs and outputs) at the moment the table is fullest. A
     // tier reaching max_threshold runs is still merged, so a long cross-tier job cannot let
     // small runs pile up without bound.
-    let min = if o.space_amplification_goal.is_some() && cross_tier_running(state) {
-        max.max(common.min_threshold as usize)
+    let waiting = o.space_amplification_goal.is_some() && cross_tier_running(state);
+    let (min, pair_min) = if waiting {
+        let m = max.max(common.min_threshold as usize);
+        (m, m)
     } else {
-        common.min_threshold as usize
+        (common.min_threshold as usize, 2)
     };
     let due = common::most_interesting(&tiers, min, max).or_else(|| {
         if state.compact_below_min_threshold {
-            common::most_interesting(&tiers, 2, max)
+            common::most_interesting(&tiers, pair_min, max)
         } else {
             None
         }
