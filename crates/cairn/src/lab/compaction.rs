@@ -129,8 +129,8 @@ pub struct CompactionArgs {
     #[arg(long)]
     simulate: bool,
     /// Instead of running anything, redraw the charts into --out from the `compaction.csv`
-    /// of earlier runs (comma-separated output directories), e.g. runs made one strategy at
-    /// a time.
+    /// (or `sustained.csv`) of earlier runs (comma-separated output directories), e.g. runs
+    /// made one strategy at a time.
     #[arg(long)]
     replot: Option<String>,
     /// MB written unpaced, without compaction, to measure the flush capacity (default 400;
@@ -1463,7 +1463,13 @@ struct CsvRun {
 fn replot(a: &CompactionArgs, dirs: &str) -> Result<()> {
     let mut runs: Vec<CsvRun> = Vec::new();
     for dir in dirs.split(',').filter(|d| !d.trim().is_empty()) {
-        let path = Path::new(dir.trim()).join("compaction.csv");
+        // Sized runs write compaction.csv, sustained runs sustained.csv.
+        let dir = Path::new(dir.trim());
+        let path = ["compaction.csv", "sustained.csv"]
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| dir.join("compaction.csv"));
         let text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
         for (n, line) in text.lines().enumerate().skip(1) {

@@ -1,9 +1,10 @@
 //! The compaction history on disk, so `compactionhistory` and `system.compaction_history`
 //! survive a restart.
 //!
-//! `compaction_history.log` in the data directory is a sequence of records, each
-//! `[u32 LE payload length][payload][u32 LE CRC32 of the payload]`; the payload is one
-//! [`JobReport`] (format version byte, then varints and length-prefixed strings).
+//! `compaction_history.log` in the data directory is a sequence of records framed as the
+//! compaction transaction logs are, `u32 body_len | u32 crc32(body) | body` (little-endian);
+//! the body is one [`JobReport`] (format version byte, then varints and length-prefixed
+//! strings; see `docs/sstable-format.md`).
 //!
 //! Invariants:
 //! * records are only appended, except when the file is rewritten whole (temp file, fsync,
@@ -130,8 +131,8 @@ fn frame(r: &JobReport) -> Vec<u8> {
     let payload = encode(r);
     let mut out = Vec::with_capacity(payload.len() + 8);
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&payload);
     out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
     out
 }
 
@@ -144,13 +145,13 @@ fn parse(buf: &[u8]) -> (Vec<JobReport>, bool) {
             return (out, false);
         };
         let len = u32::from_le_bytes(*len) as usize;
-        if tail.len() < len.saturating_add(4) {
-            return (out, false);
-        }
-        let (payload, tail) = tail.split_at(len);
         let Some((crc, tail)) = tail.split_first_chunk::<4>() else {
             return (out, false);
         };
+        if tail.len() < len {
+            return (out, false);
+        }
+        let (payload, tail) = tail.split_at(len);
         if crc32fast::hash(payload) != u32::from_le_bytes(*crc) {
             return (out, false);
         }
