@@ -207,8 +207,15 @@ impl Database {
             compaction: std::sync::OnceLock::new(),
         });
         let weak = Arc::downgrade(&inner);
+        let mut manager_config = inner.config.compaction.clone();
+        manager_config.history_file = Some(
+            inner
+                .config
+                .data_dir
+                .join(crate::compaction::history::HISTORY_FILE),
+        );
         let manager = CompactionManager::start(
-            inner.config.compaction.clone(),
+            manager_config,
             Box::new(move || {
                 weak.upgrade()
                     .map(|i| i.tables.read().values().cloned().collect())

@@ -104,6 +104,9 @@ pub struct CompactionState {
     pub compacting: std::collections::HashSet<u64>,
     /// Jobs running on the table.
     pub running: usize,
+    /// What kind of job each running job is (strategies avoid starting a second cross-tier
+    /// job while one runs).
+    pub running_kinds: Vec<crate::compaction::strategy::JobKind>,
     /// LCS round robin: the last key compacted out of each level.
     pub last_compacted_keys: Vec<Option<DecoratedKey>>,
     /// Jobs finished.

@@ -4,7 +4,8 @@
 
 mod common;
 
-use cairn_engine::compaction::strategy::{Job, JobKind};
+use cairn_engine::compaction::strategy::options::TimestampResolution;
+use cairn_engine::compaction::strategy::{Job, JobKind, TimeWindow};
 use cairn_engine::model::{DeletionTime, Mutation, Partition, Row};
 use cairn_engine::schema::{TableSchema, TombstoneGcMode};
 use cairn_engine::table::Table;
@@ -101,7 +102,7 @@ fn job(inputs: Vec<u64>, max_output_bytes: u64, incremental: bool) -> Job {
         output_level: 0,
         max_output_bytes,
         incremental,
-        time_window_secs: None,
+        time_window: None,
         kind: JobKind::Regular,
     }
 }
@@ -186,6 +187,13 @@ fn major_compaction_merges_overwrites_and_survives_restart() {
         db.table("ks", "t").unwrap().stats().unwrap().sstable_count,
         1
     );
+    // The compaction history survives the restart (compaction_history.log).
+    let h = db.compaction().history();
+    assert_eq!(h.len(), 1);
+    assert_eq!((h[0].keyspace.as_str(), h[0].table.as_str()), ("ks", "t"));
+    assert_eq!((h[0].inputs.len(), h[0].outputs.len()), (3, 1));
+    assert_eq!(h[0].merged_from, vec![0, 0, 60]);
+    assert_eq!(h[0].kind, JobKind::Major);
 }
 
 #[test]
@@ -355,16 +363,16 @@ fn drop_expired_job_deletes_without_reading() {
     assert_eq!(t.stats().unwrap().compaction_bytes_read, read_before);
 }
 
-#[test]
-fn time_window_jobs_keep_windows_apart() {
+/// Writes three flushes whose rows spread over the same three hourly windows (timestamps in
+/// `unit`s per second), compacts them with a window split, and checks one output per window.
+fn windows_kept_apart(resolution: TimestampResolution, per_sec: i64) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(cfg(dir.path())).unwrap();
     let t = db
         .create_table(manual_schema(TombstoneGcMode::Disabled))
         .unwrap();
     let id = t.schema().id;
-    let hour: i64 = 3_600_000_000;
-    // Three flushes, each spreading writes over the same three hourly windows.
+    let hour: i64 = 3600 * per_sec;
     for round in 0..3 {
         for a in 0..30 {
             let window = i64::from(a % 3);
@@ -381,17 +389,31 @@ fn time_window_jobs_keep_windows_apart() {
     }
     let expected = contents(&db);
     let mut j = job(gens(&t), u64::MAX, false);
-    j.time_window_secs = Some(3600);
+    j.time_window = Some(TimeWindow {
+        secs: 3600,
+        resolution,
+    });
     let r = db.compaction().run_job(&t, j).unwrap();
-    assert_eq!(r.outputs.len(), 3);
+    assert_eq!(r.outputs.len(), 3, "{resolution:?}");
     for s in &t.state().sstables {
         let w = s.stats.min_timestamp.div_euclid(hour);
         assert_eq!(
             s.stats.max_timestamp.div_euclid(hour),
             w,
-            "one window per output"
+            "one window per output ({resolution:?})"
         );
         assert_eq!(s.stats.partition_count, 10);
     }
     assert_eq!(contents(&db), expected);
+}
+
+#[test]
+fn time_window_jobs_keep_windows_apart() {
+    windows_kept_apart(TimestampResolution::Microseconds, 1_000_000);
+}
+
+#[test]
+fn time_window_jobs_keep_windows_apart_in_milliseconds() {
+    // A MILLISECONDS table once got one output for all windows: the split assumed µs.
+    windows_kept_apart(TimestampResolution::Milliseconds, 1_000);
 }

@@ -467,7 +467,7 @@ impl Harness {
                 8 << 10
             },
             incremental: self.rng.gen_bool(0.5),
-            time_window_secs: None,
+            time_window: None,
             kind: JobKind::Regular,
         };
         match self.db().compaction().run_job(&table, job) {

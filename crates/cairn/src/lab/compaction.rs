@@ -128,6 +128,11 @@ pub struct CompactionArgs {
     /// Also run the engine's pure simulator on the overwrite workload and print it.
     #[arg(long)]
     simulate: bool,
+    /// Instead of running anything, redraw the charts into --out from the `compaction.csv`
+    /// (or `sustained.csv`) of earlier runs (comma-separated output directories), e.g. runs
+    /// made one strategy at a time.
+    #[arg(long)]
+    replot: Option<String>,
     /// MB written unpaced, without compaction, to measure the flush capacity (default 400;
     /// quick 200).
     #[arg(long)]
@@ -1027,7 +1032,17 @@ fn run_one(
             a.settle_secs
         );
     }
-    // The fully compacted size of the final data.
+    // The fully compacted size of the final data. Automatic compaction is switched off and
+    // drained first: a regular job starting beside the major (LCS pushes data down even
+    // with nothing pending) would keep its sstables out of it, and the "fully compacted"
+    // size would count them twice.
+    db.compaction().set_autocompaction(false);
+    for _ in 0..2 {
+        // Twice: a worker may have taken the table off the queue just before the switch.
+        db.compaction()
+            .wait_idle(Duration::from_secs(a.settle_secs));
+        std::thread::sleep(Duration::from_millis(300));
+    }
     db.compact(KEYSPACE, TABLE)?;
     let compacted_bytes = wait_deletions(&table)?;
     let r = RunResult {
@@ -1088,6 +1103,9 @@ fn pairs(a: &CompactionArgs) -> Result<Vec<(Strategy, Workload)>> {
 /// Runs the lab.
 pub fn run(a: CompactionArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    if let Some(dirs) = &a.replot {
+        return replot(&a, dirs);
+    }
     let sizes = Sizes::new(&a);
     let mut notes = String::new();
     let rate = if a.rate_mb > 0.0 {
@@ -1426,5 +1444,136 @@ fn plots(a: &CompactionArgs, results: &[RunResult], sustained: bool) -> Result<(
             )?;
         }
     }
+    Ok(())
+}
+
+/// One sample read back from a `compaction.csv`: `(t_s, disk MB, live MB, pending,
+/// unleveled, compaction MB/s)`.
+type CsvPoint = (f64, f64, f64, f64, f64, f64);
+
+/// One strategy's samples on one workload, read back from a `compaction.csv`.
+struct CsvRun {
+    strategy: String,
+    workload: String,
+    points: Vec<CsvPoint>,
+}
+
+/// Reads the `compaction.csv` files of `dirs` (comma-separated) and draws the charts of
+/// [`plots`] into `a.out`, every run of a workload in one chart.
+fn replot(a: &CompactionArgs, dirs: &str) -> Result<()> {
+    let mut runs: Vec<CsvRun> = Vec::new();
+    for dir in dirs.split(',').filter(|d| !d.trim().is_empty()) {
+        // Sized runs write compaction.csv, sustained runs sustained.csv.
+        let dir = Path::new(dir.trim());
+        let path = ["compaction.csv", "sustained.csv"]
+            .iter()
+            .map(|f| dir.join(f))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| dir.join("compaction.csv"));
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        for (n, line) in text.lines().enumerate().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            let num = |i: usize| -> Result<f64> {
+                f.get(i)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .with_context(|| format!("{}:{}: field {i}", path.display(), n + 1))
+            };
+            let (Some(strategy), Some(workload)) = (f.first(), f.get(1)) else {
+                bail!("{}:{}: short line", path.display(), n + 1);
+            };
+            let point = (
+                num(2)?,
+                num(3)? / MB,
+                num(4)? / MB,
+                num(5)?,
+                num(7)?,
+                num(8)? / MB,
+            );
+            match runs
+                .iter_mut()
+                .find(|r| r.strategy == *strategy && r.workload == *workload)
+            {
+                Some(r) => r.points.push(point),
+                None => runs.push(CsvRun {
+                    strategy: strategy.to_string(),
+                    workload: workload.to_string(),
+                    points: vec![point],
+                }),
+            }
+        }
+    }
+    let mut workloads: Vec<String> = Vec::new();
+    for r in &runs {
+        if !workloads.contains(&r.workload) {
+            workloads.push(r.workload.clone());
+        }
+    }
+    for w in &workloads {
+        let rs: Vec<&CsvRun> = runs.iter().filter(|r| &r.workload == w).collect();
+        let series = |f: &dyn Fn(&CsvPoint) -> f64| -> Vec<plot::XySeries> {
+            rs.iter()
+                .map(|r| plot::XySeries {
+                    label: r.strategy.clone(),
+                    points: r.points.iter().map(|p| (p.0, f(p))).collect(),
+                })
+                .collect()
+        };
+        let mut disk = series(&|p| p.1);
+        if let Some(r) = rs.first() {
+            disk.push(plot::XySeries {
+                label: format!("live data ({})", r.strategy),
+                points: r.points.iter().map(|p| (p.0, p.2)).collect(),
+            });
+        }
+        let chart = |name: &str, title: &str, y: &str, s: &[plot::XySeries]| {
+            plot::xy_chart(
+                &a.out.join(format!("compaction-{name}-{w}")),
+                &plot::XyChart {
+                    title: &format!("{title}: {w}"),
+                    x_label: "seconds",
+                    y_label: y,
+                    series: s,
+                },
+            )
+        };
+        chart(
+            "disk",
+            "Disk usage over time",
+            "sstable bytes on disk (MB)",
+            &disk,
+        )?;
+        chart(
+            "pending",
+            "Pending compactions",
+            "pending compactions",
+            &series(&|p| p.3),
+        )?;
+        let leveled: Vec<plot::XySeries> = series(&|p| p.4)
+            .into_iter()
+            .filter(|s| s.label.starts_with("LCS"))
+            .collect();
+        if !leveled.is_empty() {
+            chart(
+                "unleveled",
+                "Unleveled (L0) sstables",
+                "L0 sstables",
+                &leveled,
+            )?;
+        }
+        if w.starts_with("sustained") {
+            chart(
+                "throughput",
+                "Compaction throughput",
+                "compaction output MB/s",
+                &series(&|p| p.5),
+            )?;
+        }
+    }
+    println!(
+        "charts of {} runs written to {}",
+        runs.len(),
+        a.out.display()
+    );
     Ok(())
 }

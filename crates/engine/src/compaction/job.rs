@@ -116,15 +116,12 @@ impl Outputs<'_> {
     /// The output window of a partition: TWCS jobs keep time windows apart (by the
     /// partition's newest timestamp, so a partition is never split), others use one.
     fn window_of(&self, p: &Partition) -> i64 {
-        let Some(secs) = self.job.time_window_secs.filter(|s| *s > 0) else {
+        let Some(window) = self.job.time_window else {
             return 0;
         };
         let mut newest = i64::MIN;
         p.for_each_timestamp(|t| newest = newest.max(t));
-        let w = i64::try_from(secs)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(1_000_000);
-        newest - newest.rem_euclid(w)
+        window.start(newest)
     }
 
     /// Writes a partition; returns its window.

@@ -3,7 +3,7 @@
 //! Tables are *submitted* (after each flush, periodically, on demand); a worker takes a
 //! table, asks its strategy for a job over the sstables no other job holds, registers the
 //! job's inputs (so no two jobs ever share an sstable) and runs it, then asks again. Workers
-//! never run in the request path. Strategies that allow it (all but LCS) get parallel jobs on
+//! never run in the request path. Strategies get parallel jobs on
 //! disjoint sstables, up to `concurrent_compactors` jobs in all.
 //!
 //! Pacing: every job draws from one [`Throttle`] (`compaction_throughput_mb_per_sec`), and
@@ -17,6 +17,7 @@
 
 use super::controller;
 use super::describe;
+use super::history::HistoryLog;
 use super::job::{self, JobEnv, JobReport};
 use super::purge::PurgePolicy;
 use super::strategy::{CompactionOptions, Job, JobKind, SSTableInfo, StrategyState};
@@ -29,7 +30,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Finished jobs kept for `compactionhistory`.
+/// Finished jobs kept for `compactionhistory` (in memory, and at most twice as many in the
+/// history file).
 pub const HISTORY_LEN: usize = 1000;
 
 /// Seconds since the epoch as compaction sees them: TTL expiry, `gc_before`, sstable ages.
@@ -83,6 +85,9 @@ pub struct ManagerConfig {
     pub autocompaction: bool,
     /// The clock.
     pub clock: Clock,
+    /// Where finished jobs are recorded so the history survives a restart (the database
+    /// sets `compaction_history.log` in its data directory); `None`: memory only.
+    pub history_file: Option<std::path::PathBuf>,
 }
 
 impl Default for ManagerConfig {
@@ -95,6 +100,7 @@ impl Default for ManagerConfig {
             controller: true,
             autocompaction: true,
             clock: Clock::system(),
+            history_file: None,
         }
     }
 }
@@ -184,6 +190,8 @@ struct Shared {
     throttle: Throttle,
     running: Mutex<Vec<Running>>,
     history: Mutex<VecDeque<JobReport>>,
+    /// The history on disk, when there is one.
+    history_log: Mutex<Option<HistoryLog>>,
     totals: Mutex<ManagerStats>,
     next_id: AtomicU64,
     closed: AtomicBool,
@@ -204,12 +212,25 @@ pub struct CompactionManager {
 impl CompactionManager {
     /// Starts the workers (and the controller).
     pub fn start(config: ManagerConfig, lister: TableLister) -> Result<CompactionManager> {
+        // The history is a diagnostic: a file that cannot be read or written is reported and
+        // the manager keeps its history in memory only, rather than refusing to start.
+        let (history_log, history) = match &config.history_file {
+            None => (None, VecDeque::new()),
+            Some(path) => match HistoryLog::open(path, HISTORY_LEN) {
+                Ok((log, h)) => (Some(log), h),
+                Err(e) => {
+                    tracing::warn!("compaction history not persisted: {e}");
+                    (None, VecDeque::new())
+                }
+            },
+        };
         let shared = Arc::new(Shared {
             throttle: Throttle::new(config.throughput_bytes_per_sec),
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
             running: Mutex::new(Vec::new()),
-            history: Mutex::new(VecDeque::new()),
+            history: Mutex::new(history),
+            history_log: Mutex::new(history_log),
             totals: Mutex::new(ManagerStats::default()),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
@@ -259,6 +280,7 @@ impl CompactionManager {
             for j in &jobs {
                 cs.compacting.extend(j.inputs.iter().copied());
                 cs.running += 1;
+                cs.running_kinds.push(j.kind);
             }
             jobs
         };
@@ -291,6 +313,7 @@ impl CompactionManager {
             }
             cs.compacting.extend(job.inputs.iter().copied());
             cs.running += 1;
+            cs.running_kinds.push(job.kind);
         }
         run_registered(&self.shared, table, job)
     }
@@ -456,6 +479,7 @@ fn describe_table(
         ),
         compacting: cs.compacting.clone(),
         running_jobs: cs.running,
+        running_kinds: cs.running_kinds.clone(),
         last_compacted_keys: cs.last_compacted_keys.clone(),
         memtable_min_timestamp: memtable_min_timestamp(table),
         compact_below_min_threshold: false,
@@ -522,7 +546,8 @@ fn worker(shared: &Arc<Shared>) {
             continue;
         };
         table.compaction.lock().queued = false;
-        if table.is_dropped() {
+        // Autocompaction switched off after the table was queued: no new job.
+        if table.is_dropped() || !shared.autocompaction.load(Ordering::Relaxed) {
             continue;
         }
         let job = match pick(&table, shared.config.clock.now()) {
@@ -545,9 +570,6 @@ fn worker(shared: &Arc<Shared>) {
 fn pick(table: &Table, now: u64) -> Result<Option<Job>> {
     let mut cs = table.compaction.lock();
     let (opts, set, state) = describe_table(table, &cs, now)?;
-    if cs.running > 0 && !opts.parallel() {
-        return Ok(None);
-    }
     let Some(job) = opts.choose(&set, &state) else {
         return Ok(None);
     };
@@ -560,6 +582,7 @@ fn pick(table: &Table, now: u64) -> Result<Option<Job>> {
     }
     cs.compacting.extend(job.inputs.iter().copied());
     cs.running += 1;
+    cs.running_kinds.push(job.kind);
     Ok(Some(job))
 }
 
@@ -612,6 +635,9 @@ fn run_registered(shared: &Shared, table: &Arc<Table>, job: Job) -> Result<JobRe
             cs.compacting.remove(g);
         }
         cs.running = cs.running.saturating_sub(1);
+        if let Some(i) = cs.running_kinds.iter().position(|k| *k == job.kind) {
+            cs.running_kinds.swap_remove(i);
+        }
         match &result {
             Ok(_) => {
                 cs.completed += 1;
@@ -639,6 +665,13 @@ fn run_registered(shared: &Shared, table: &Arc<Table>, job: Job) -> Result<JobRe
                 h.pop_front();
             }
             h.push_back(r.clone());
+            let mut log = shared.history_log.lock();
+            if let Some(l) = log.as_mut() {
+                if let Err(e) = l.append(r, h.iter()) {
+                    tracing::warn!("compaction history: {e}; no longer persisted");
+                    *log = None;
+                }
+            }
         }
         Err(Error::CompactionStopped { .. }) => {
             totals.stopped += 1;

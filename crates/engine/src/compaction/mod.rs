@@ -7,9 +7,11 @@
 //!   purged, write outputs split into fragments, swap them in atomically through the
 //!   transaction log ([`txn`]).
 //! * [`manager`] — runs jobs on background threads, never in the request path, at most one
-//!   job per sstable, paced by the [`throttle`] and prioritised by the backlog [`controller`].
+//!   job per sstable, paced by the [`throttle`] and prioritised by the backlog [`controller`];
+//!   finished jobs are recorded in [`history`], which survives restarts.
 
 pub mod controller;
+pub mod history;
 pub mod job;
 pub mod manager;
 pub mod purge;

@@ -368,6 +368,11 @@ impl<W: Write> ChunkedWriter<W> {
         self.chunks_uncompressed + self.buf.len() as u64
     }
 
+    /// Bytes of compressed chunks (with their CRCs) handed to `out` so far.
+    pub fn compressed_len(&self) -> u64 {
+        self.compressed_len
+    }
+
     fn write_chunk(&mut self, data: &[u8]) -> io::Result<()> {
         if self.failed {
             return Err(io::Error::other("chunked writer failed earlier"));

@@ -37,7 +37,7 @@ pub(crate) fn job(
         output_level,
         max_output_bytes,
         incremental: false,
-        time_window_secs: None,
+        time_window: None,
         kind,
     }
 }

@@ -5,14 +5,15 @@
 //! **Static targets** (`leveled_manifest.hh`): L0 = 4 × sstable_size, Ln = 10ⁿ × sstable_size.
 //! [`choose`] then follows `get_compaction_candidates`:
 //! 1. fully expired sstables are dropped (Cairn, every strategy);
-//! 2. levels from the highest down to 1 with score `bytes / target > 1.001`: if L0 holds more
-//!    than 32 sstables, first STCS inside L0 ("L0 is too far behind"); else one sstable of the
-//!    level — round robin after `state.last_compacted_keys[level]` — with the sstables of the
-//!    next level its range overlaps, into the next level;
-//! 3. L0: when L0 holds at least one sstable_size of data, its (up to 32) oldest sstables with
+//! 2. if a level ≥ 1 is over target and L0 holds more than 32 sstables, STCS inside L0 ("L0 is
+//!    too far behind");
+//! 3. levels from the highest down to 1 with score `bytes / target > 1.001`: one sstable of
+//!    the level — round robin after `state.last_compacted_keys[level]` — with the sstables of
+//!    the next level its range overlaps, into the next level;
+//! 4. L0: when L0 holds at least one sstable_size of data, its (up to 32) oldest sstables with
 //!    the overlapping L1 sstables are promoted to L1; otherwise STCS inside L0 (output L0);
-//! 4. pushing data down while a level is less than 10 × the one above it;
-//! 5. a tombstone compaction of the sstable with the highest droppable ratio, highest level first.
+//! 5. pushing data down while a level is less than 10 × the one above it;
+//! 6. a tombstone compaction of the sstable with the highest droppable ratio, highest level first.
 //!
 //! A level ≥ 1 whose sstables overlap (after a reshard or a load) is first compacted in place.
 //!
@@ -25,12 +26,22 @@
 //! an overwrite workload is ~1.11, where static targets leave it unbounded while the last level
 //! is still far below its 10ⁿ target.
 //!
-//! Every output is split at sstable_size; LCS runs one job per table at a time
-//! ([`super::CompactionOptions::parallel`]). Invariant: no job input is in `state.compacting`.
+//! Every output is split at sstable_size, and jobs are incremental (inputs released as the
+//! outputs pass them). Jobs run in parallel on disjoint levels — one job per level, so an
+//! L0 → L1 promotion may run beside an L2 → L3 step, never beside another job touching L0 or
+//! L1. Invariant: no job input is in `state.compacting`.
 
 use super::common::{self, candidates, job, overlaps};
 use super::options::{CommonOptions, LcsOptions};
 use super::{stcs, Job, JobKind, SSTableInfo, StrategyState};
+
+/// A leveled job: incremental, so each input of the deeper level (a run of non-overlapping
+/// sstables) is released as soon as the outputs pass its last key, and the temporary space
+/// of an L0 → L1 promotion is L0 plus a few sstables rather than all of L1 twice.
+fn leveled(mut j: Job) -> Job {
+    j.incremental = true;
+    j
+}
 
 /// Levels 0..=8.
 pub const MAX_LEVELS: usize = 9;
@@ -183,12 +194,12 @@ fn level_job(
         }
     }
     if !chain.is_empty() {
-        return Some(job(
+        return Some(leveled(job(
             chain.iter().map(|s| s.generation),
             level as u32,
             o.sstable_size(),
             JobKind::Regular,
-        ));
+        )));
     }
     let last_key = state
         .last_compacted_keys
@@ -214,12 +225,12 @@ fn level_job(
         {
             continue;
         }
-        return Some(job(
+        return Some(leveled(job(
             std::iter::once(s.generation).chain(below.iter().map(|b| b.generation)),
             next as u32,
             o.sstable_size(),
             JobKind::Regular,
-        ));
+        )));
     }
     None
 }
@@ -273,12 +284,12 @@ fn l0_job(
     {
         return None;
     }
-    Some(job(
+    Some(leveled(job(
         oldest.iter().chain(below.iter()).map(|s| s.generation),
         base as u32,
         o.sstable_size(),
         JobKind::Regular,
-    ))
+    )))
 }
 
 /// The next LCS job, if any.
@@ -296,37 +307,62 @@ pub fn choose(
     let empty = Vec::new();
     let l0 = levels.first().unwrap_or(&empty);
     let t = level_targets(set, o);
-    let bytes = level_bytes(cands.iter().copied());
+    // Scores count every sstable, held or not: a level's size does not shrink because a job
+    // is reading part of it.
+    let bytes = level_bytes(set);
+    // One job per level: a level with an sstable a running job holds (as input or as the
+    // target of a promotion) takes no other job, so two jobs never race for one level's key
+    // range; jobs on disjoint levels (L0 → L1 beside L2 → L3) run in parallel.
+    let mut busy = [false; MAX_LEVELS];
+    for s in set {
+        if state.compacting.contains(&s.generation) {
+            if let Some(b) = busy.get_mut(level_index(s)) {
+                *b = true;
+            }
+        }
+    }
+    let is_busy = |l: usize| busy.get(l).copied().unwrap_or(true);
 
+    // Levels ≥ 1 over their target, deepest first (Scylla's order). Serving L0 first by
+    // score (RocksDB's order) was tried and measured worse here: under a steady overwrite
+    // L1 then never drains into L2, every promotion rewrites a whole-dataset L1, and L0
+    // piles up behind it (docs/benchmarks.md).
+    let mut over: Vec<usize> = Vec::new();
     for l in (1..MAX_LEVELS).rev() {
         let b = bytes.get(l).copied().unwrap_or(0);
-        if b == 0 {
+        if b == 0 || (o.dynamic_level_bytes && l >= t.last_level) {
             continue;
         }
         let target = t.targets.get(l).copied().unwrap_or(0);
-        // Dynamic: the last level is never over target; levels above the base level should
-        // be empty, so anything there is pushed down.
-        let over = if target == 0 {
-            true
+        // Dynamic: levels above the base level should be empty, so anything there goes first.
+        let score = if target == 0 {
+            f64::INFINITY
         } else {
-            b as f64 / target as f64 > TARGET_SCORE
+            b as f64 / target as f64
         };
-        if !over || (o.dynamic_level_bytes && l >= t.last_level) {
+        if score > TARGET_SCORE {
+            over.push(l);
+        }
+    }
+    if !over.is_empty() && l0.len() > MAX_COMPACTING_L0 && !is_busy(0) {
+        // "L0 is too far behind": STCS inside L0 first (Scylla).
+        if let Some(j) = stcs_in_l0(l0, common, o, state) {
+            return Some(j);
+        }
+    }
+    for &l in &over {
+        if is_busy(l) || is_busy(l + 1) {
             continue;
         }
-        if l0.len() > MAX_COMPACTING_L0 {
-            if let Some(j) = stcs_in_l0(l0, common, o, state) {
-                return Some(j);
-            }
-        }
-        let level_ssts = levels.get(l).unwrap_or(&empty);
-        if let Some(j) = level_job(set, level_ssts, l, l + 1, o, state) {
+        if let Some(j) = level_job(set, levels.get(l).unwrap_or(&empty), l, l + 1, o, state) {
             return Some(j);
         }
     }
 
-    if let Some(j) = l0_job(set, l0, t.base_level, common, o, state) {
-        return Some(j);
+    if !is_busy(0) && !is_busy(t.base_level) {
+        if let Some(j) = l0_job(set, l0, t.base_level, common, o, state) {
+            return Some(j);
+        }
     }
 
     if !o.dynamic_level_bytes {
@@ -339,6 +375,9 @@ pub fn choose(
             if b == 0 || above == 0 || b >= above.saturating_mul(FAN_OUT) {
                 continue;
             }
+            if is_busy(l) || is_busy(l - 1) {
+                continue;
+            }
             let level_ssts = levels.get(l - 1).unwrap_or(&empty);
             if let Some(j) = level_job(set, level_ssts, l - 1, l, o, state) {
                 return Some(j);
@@ -346,6 +385,15 @@ pub fn choose(
         }
     }
 
+    if busy.iter().any(|b| *b) {
+        // A tombstone rewrite stays in its level; keep it away from levels being compacted.
+        let free: Vec<Vec<&SSTableInfo>> = levels
+            .iter()
+            .enumerate()
+            .map(|(l, ssts)| if is_busy(l) { Vec::new() } else { ssts.clone() })
+            .collect();
+        return tombstone_job(&free, common, o, state);
+    }
     tombstone_job(&levels, common, o, state)
 }
 
@@ -404,12 +452,12 @@ pub fn major(set: &[SSTableInfo], o: &LcsOptions, state: &StrategyState) -> Vec<
     } else {
         ideal_level(cands.iter().map(|s| s.data_bytes).sum(), o.sstable_size())
     };
-    vec![job(
+    vec![leveled(job(
         cands.iter().map(|s| s.generation),
         level,
         o.sstable_size(),
         JobKind::Major,
-    )]
+    ))]
 }
 
 /// Scylla's `get_estimated_tasks`: Σ over levels of ceil((bytes − target × 1.001) / sstable_size)

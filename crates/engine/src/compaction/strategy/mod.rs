@@ -10,7 +10,7 @@
 //! * [`stcs`], [`lcs`], [`ics`], [`twcs`] — one file per strategy, each with `choose`, `major`,
 //!   `estimated_pending` and `backlog`.
 //! * [`CompactionOptions::choose`] and friends dispatch on the table's strategy and apply the
-//!   rules shared by all: nothing when `enabled` is false; one job at a time for LCS.
+//!   rules shared by all: nothing when `enabled` is false.
 //! * [`sim`] — a small simulator of an overwrite workload measuring write and space
 //!   amplification of each strategy.
 //!
@@ -105,11 +105,29 @@ pub struct Job {
     /// Release each input as soon as the outputs cover its last key, instead of at the end
     /// (incremental compaction), so temporary space is a few fragments.
     pub incremental: bool,
-    /// Split outputs by time window of this many seconds of `max_timestamp` (TWCS major
-    /// compaction keeps windows apart); `None`: no split by time.
-    pub time_window_secs: Option<u64>,
+    /// Split outputs by the time window of each partition's newest write timestamp (TWCS
+    /// keeps windows apart); `None`: no split by time.
+    pub time_window: Option<TimeWindow>,
     /// Why the job runs.
     pub kind: JobKind,
+}
+
+/// A TWCS time window: its length and the unit of the write timestamps it buckets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeWindow {
+    /// Window length in seconds (≥ 1).
+    pub secs: u64,
+    /// Unit of the timestamps (`timestamp_resolution`).
+    pub resolution: options::TimestampResolution,
+}
+
+impl TimeWindow {
+    /// Start (seconds since the epoch) of the window a write timestamp falls in.
+    pub fn start(&self, timestamp: i64) -> i64 {
+        let secs = self.resolution.to_secs(timestamp);
+        let w = i64::try_from(self.secs.max(1)).unwrap_or(i64::MAX);
+        secs - secs.rem_euclid(w)
+    }
 }
 
 /// What the caller tells the strategy besides the set itself.
@@ -124,6 +142,8 @@ pub struct StrategyState {
     pub compacting: std::collections::HashSet<u64>,
     /// Number of jobs running on the table.
     pub running_jobs: usize,
+    /// The kinds of the jobs running on the table.
+    pub running_kinds: Vec<JobKind>,
     /// LCS round robin: the last key compacted out of each level (index = level).
     pub last_compacted_keys: Vec<Option<DecoratedKey>>,
     /// ScyllaDB's `compaction_enforce_min_threshold: false`: when no tier reaches
@@ -181,11 +201,11 @@ impl StrategyState {
 }
 
 impl CompactionOptions {
-    /// The next job for the table, or `None`. Nothing when `enabled` is false; nothing while a
-    /// job runs for a strategy that is not [`parallel`](Self::parallel) (LCS). Otherwise the
-    /// strategy's `choose`, which never picks an sstable in `state.compacting`.
+    /// The next job for the table, or `None`. Nothing when `enabled` is false. Otherwise the
+    /// strategy's `choose`, which never picks an sstable in `state.compacting`; several jobs
+    /// may run on one table at once (LCS keeps to one job per level itself, see [`lcs`]).
     pub fn choose(&self, set: &[SSTableInfo], state: &StrategyState) -> Option<Job> {
-        if !self.common.enabled || (!self.parallel() && state.running_jobs > 0) {
+        if !self.common.enabled {
             return None;
         }
         let c = &self.common;
@@ -237,10 +257,5 @@ impl CompactionOptions {
             StrategyOptions::Incremental(i) => ics::backlog(set, c, i),
             StrategyOptions::TimeWindow(t) => twcs::backlog(set, c, t),
         }
-    }
-
-    /// Whether several jobs may run on the table at once (on disjoint sstables). LCS: no.
-    pub fn parallel(&self) -> bool {
-        !matches!(self.strategy, StrategyOptions::Leveled(_))
     }
 }

@@ -212,11 +212,17 @@ impl TwcsOptions {
             .max(1)
     }
 
+    /// The window outputs are split by.
+    pub fn time_window(&self) -> super::TimeWindow {
+        super::TimeWindow {
+            secs: self.window_secs(),
+            resolution: self.timestamp_resolution,
+        }
+    }
+
     /// Start (seconds since the epoch) of the window a write timestamp falls in.
     pub fn window_start(&self, timestamp: i64) -> i64 {
-        let secs = self.timestamp_resolution.to_secs(timestamp);
-        let w = i64::try_from(self.window_secs()).unwrap_or(i64::MAX);
-        secs - secs.rem_euclid(w)
+        self.time_window().start(timestamp)
     }
 }
 

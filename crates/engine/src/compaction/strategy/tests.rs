@@ -195,6 +195,20 @@ impl Env {
                         .collect()
                 }
                 "running" => self.state.running_jobs = v.parse().unwrap(),
+                "running_kinds" => {
+                    self.state.running_kinds = v
+                        .split(',')
+                        .map(|k| match k {
+                            "Regular" => JobKind::Regular,
+                            "Tombstone" => JobKind::Tombstone,
+                            "SpaceAmplification" => JobKind::SpaceAmplification,
+                            "DropExpired" => JobKind::DropExpired,
+                            "Major" => JobKind::Major,
+                            other => panic!("unknown job kind {other}"),
+                        })
+                        .collect();
+                    self.state.running_jobs = self.state.running_kinds.len();
+                }
                 "pairs" => self.state.compact_below_min_threshold = v.parse().unwrap(),
                 "memtable_min_ts" => {
                     self.state.memtable_min_timestamp = if v == "none" {
@@ -229,8 +243,11 @@ pub(crate) fn fmt_job(j: &Job) -> String {
     if j.incremental {
         s.push_str(" incremental");
     }
-    if let Some(w) = j.time_window_secs {
-        let _ = write!(s, " window={w}s");
+    if let Some(w) = j.time_window {
+        let _ = write!(s, " window={}s", w.secs);
+        if w.resolution == options::TimestampResolution::Milliseconds {
+            s.push_str("/ms");
+        }
     }
     s
 }
@@ -499,7 +516,7 @@ fn job_weight_and_round_robin_record() {
         output_level: 0,
         max_output_bytes: u64::MAX,
         incremental: false,
-        time_window_secs: None,
+        time_window: None,
         kind,
     };
     assert_eq!(j(vec![1], JobKind::Regular).weight(&set), 11);

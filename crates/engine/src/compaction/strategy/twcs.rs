@@ -14,14 +14,14 @@
 //! 3. a single-sstable tombstone compaction (oldest `min_timestamp` first), only when
 //!    `tombstone_threshold` or `tombstone_compaction_interval` was given explicitly.
 //!
-//! Jobs split their outputs by window (`time_window_secs`), as Scylla's interposer does, when
-//! timestamps are in microseconds (the unit `time_window_secs` assumes); with MILLISECONDS
-//! resolution outputs are not split. Invariant: no job input is in `state.compacting`.
+//! Jobs split their outputs by window ([`super::TimeWindow`], which carries the
+//! `timestamp_resolution` so MILLISECONDS tables are split as MICROSECONDS ones are), as
+//! Scylla's interposer does. Invariant: no job input is in `state.compacting`.
 
 use std::collections::BTreeMap;
 
 use super::common::{self, candidates, job};
-use super::options::{CommonOptions, TimestampResolution, TwcsOptions};
+use super::options::{CommonOptions, TwcsOptions};
 use super::{stcs, Job, JobKind, SSTableInfo, StrategyState};
 
 /// Sstables by window start (seconds), oldest window first.
@@ -35,13 +35,9 @@ fn windows<'a>(set: &[&'a SSTableInfo], o: &TwcsOptions) -> BTreeMap<i64, Vec<&'
     out
 }
 
-fn window_split(o: &TwcsOptions) -> Option<u64> {
-    (o.timestamp_resolution == TimestampResolution::Microseconds).then(|| o.window_secs())
-}
-
 fn twcs_job(inputs: &[&SSTableInfo], o: &TwcsOptions, kind: JobKind) -> Job {
     let mut j = job(inputs.iter().map(|s| s.generation), 0, u64::MAX, kind);
-    j.time_window_secs = window_split(o);
+    j.time_window = Some(o.time_window());
     j
 }
 
