@@ -553,13 +553,26 @@ impl ChunkedReader {
         stats: &mut CodecStats,
     ) -> Result<u64> {
         out.clear();
+        self.with_disk_chunk(i, decompressor, |offset, raw, d| {
+            self.decode_chunk(i, offset, raw, d, out, stats)
+        })
+    }
+
+    /// Reads chunk `i`'s on-disk bytes into the decompressor's scratch buffer and hands them
+    /// (with their file offset) to `decode`; returns the bytes read from disk.
+    fn with_disk_chunk(
+        &self,
+        i: usize,
+        decompressor: &mut Compressor,
+        decode: impl FnOnce(u64, &[u8], &mut Compressor) -> Result<()>,
+    ) -> Result<u64> {
         let (offset, disk_len) = self.chunk_range_checked(i)?;
         let mut buf = std::mem::take(&mut decompressor.scratch);
         buf.clear();
         buf.resize(disk_len as usize, 0);
         let result = self
             .read_exact(&mut buf, offset)
-            .and_then(|()| self.decode_chunk(i, offset, &buf, decompressor, out, stats));
+            .and_then(|()| decode(offset, &buf, decompressor));
         decompressor.scratch = buf;
         result.map(|()| u64::from(disk_len))
     }
@@ -572,15 +585,9 @@ impl ChunkedReader {
         decompressor: &mut Compressor,
         dst: &mut [u8],
     ) -> Result<u64> {
-        let (offset, disk_len) = self.chunk_range_checked(i)?;
-        let mut buf = std::mem::take(&mut decompressor.scratch);
-        buf.clear();
-        buf.resize(disk_len as usize, 0);
-        let result = self
-            .read_exact(&mut buf, offset)
-            .and_then(|()| self.verify_and_decompress(i, offset, &buf, decompressor, dst));
-        decompressor.scratch = buf;
-        result.map(|()| u64::from(disk_len))
+        self.with_disk_chunk(i, decompressor, |offset, raw, d| {
+            self.verify_and_decompress(i, offset, raw, d, dst)
+        })
     }
 
     /// Reads chunk `i` through `window`: when the chunk is not in it, one `pread` refills the
