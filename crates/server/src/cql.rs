@@ -152,8 +152,11 @@ fn rows(rs: ResultSet, skip_metadata: bool) -> Result<ResultBody, CqlError> {
     for row in &rs.rows {
         b.push_row(row.iter().map(|c| c.as_deref()));
     }
-    let mut r = b.finish(Arc::new(metadata(&rs.columns)))?;
-    r.no_metadata = skip_metadata;
+    let mut r = if skip_metadata {
+        b.finish_without_metadata()?
+    } else {
+        b.finish(Arc::new(metadata(&rs.columns)))?
+    };
     r.paging_state = rs.paging_state;
     Ok(ResultBody::Rows(r))
 }

@@ -319,7 +319,10 @@ impl Roles {
         }
         if users {
             return Ok(ResultSet {
-                columns: vec![spec("name", CqlType::Text), spec("super", CqlType::Boolean)],
+                columns: Arc::from(vec![
+                    spec("name", CqlType::Text),
+                    spec("super", CqlType::Boolean),
+                ]),
                 rows: roles
                     .iter()
                     .map(|r| {
@@ -333,7 +336,7 @@ impl Roles {
             });
         }
         Ok(ResultSet {
-            columns: vec![
+            columns: Arc::from(vec![
                 spec("role", CqlType::Text),
                 spec("super", CqlType::Boolean),
                 spec("login", CqlType::Boolean),
@@ -341,7 +344,7 @@ impl Roles {
                     "options",
                     CqlType::Map(Box::new(CqlType::Text), Box::new(CqlType::Text)),
                 ),
-            ],
+            ]),
             rows: roles
                 .iter()
                 .map(|r| {

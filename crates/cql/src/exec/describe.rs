@@ -197,7 +197,7 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
             .collect::<Vec<_>>()
     };
     let names = |rows: Vec<(String, &str, String)>| ResultSet {
-        columns: specs(false),
+        columns: specs(false).into(),
         rows: rows
             .into_iter()
             .map(|(k, t, n)| vec![text(&k), text(t), text(&n)])
@@ -306,7 +306,7 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
 
 fn with_statements(statements: Vec<(String, &str, String, String)>) -> ResultSet {
     ResultSet {
-        columns: specs(true),
+        columns: specs(true).into(),
         rows: statements
             .into_iter()
             .map(|(k, t, n, s)| vec![text(&k), text(t), text(&n), text(&s)])

@@ -50,8 +50,8 @@ pub struct ColumnSpec {
 /// Rows of a result.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResultSet {
-    /// Columns.
-    pub columns: Vec<ColumnSpec>,
+    /// Columns (shared: a prepared SELECT's plan hands the same specs to every result).
+    pub columns: Arc<[ColumnSpec]>,
     /// Rows of serialized values (`None` = null).
     pub rows: Vec<Vec<Option<Bytes>>>,
     /// Where the next page starts, when there is one.
@@ -130,7 +130,7 @@ impl Session {
 }
 
 /// A prepared statement.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Prepared {
     /// Statement id (stable: a hash of the keyspace and the query text).
     pub id: [u8; 16],
@@ -145,6 +145,8 @@ pub struct Prepared {
     pub pk_indexes: Vec<u16>,
     /// Result columns of a SELECT (empty otherwise).
     pub result: Vec<ColumnSpec>,
+    /// A SELECT's planned selection, made at its first execution.
+    plan: select::PlanCache,
 }
 
 /// Bound values as terms see them.
@@ -286,6 +288,7 @@ impl Executor {
             bind_specs: meta.bind_specs,
             pk_indexes: meta.pk_indexes,
             result: meta.result,
+            plan: select::PlanCache::default(),
         });
         self.prepared.write().insert(id, Arc::clone(&p));
         Ok(p)
@@ -323,7 +326,10 @@ impl Executor {
             }
             _ => session,
         };
-        self.run(session, &p.parsed.statement, params)
+        match &p.parsed.statement {
+            Statement::Select(s) => select::select(self, session, s, params, Some(&p.plan)),
+            other => self.run(session, other, params),
+        }
     }
 
     /// Runs a BATCH of (statement, values) pairs as one atomic write.
@@ -353,7 +359,7 @@ impl Executor {
         params: &QueryParams,
     ) -> Result<Outcome> {
         match stmt {
-            Statement::Select(s) => select::select(self, session, s, params),
+            Statement::Select(s) => select::select(self, session, s, params, None),
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 write::modify(self, session, stmt, params)
             }

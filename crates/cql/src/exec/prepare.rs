@@ -287,7 +287,9 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
             if let Some(mut v) = system::table(ex, session, &ks, &table.name)? {
                 // The columns only: no rows, so no restriction needs its bound values.
                 v.rows.clear();
-                result = system::select(v, s, &QueryParams::default())?.columns;
+                result = system::select(v, s, &QueryParams::default())?
+                    .columns
+                    .to_vec();
             }
         }
         let schema = match system::virtual_schema(&ks, &table.name) {
@@ -307,7 +309,7 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         }
         if let Statement::Select(s) = stmt {
             if system::virtual_schema(&ks, &table.name).is_none() {
-                result = select::plan(&schema, s)?.specs;
+                result = select::plan(&schema, s)?.specs.to_vec();
             }
         }
     }

@@ -17,6 +17,7 @@ use cairn_engine::model::token::composite_partition_key;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::DecoratedKey;
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use smallvec::{smallvec, SmallVec};
 use std::cmp::Ordering;
 
 /// A condition checked on each row.
@@ -118,14 +119,15 @@ impl Restrictions {
     /// The clustering slice the restrictions select.
     pub fn slice(&self, schema: &TableSchema) -> Result<Slice> {
         let layout = schema.clustering_layout();
-        let prefixes = if self.prefixes.is_empty() {
-            vec![Vec::new()]
+        let none = [Vec::new()];
+        let prefixes: &[Vec<Bytes>] = if self.prefixes.is_empty() {
+            &none
         } else {
-            self.prefixes.clone()
+            &self.prefixes
         };
-        let mut ranges = Vec::new();
-        for p in &prefixes {
-            let refs: Vec<&[u8]> = p.iter().map(|b| b.as_ref()).collect();
+        let mut ranges = Vec::with_capacity(prefixes.len());
+        for p in prefixes {
+            let refs: SmallVec<[&[u8]; 4]> = p.iter().map(|b| b.as_ref()).collect();
             let base = layout
                 .encode_prefix(&refs)
                 .map_err(|e| Error::Invalid(e.to_string()))?;
@@ -138,7 +140,7 @@ impl Restrictions {
                 continue;
             };
             let enc = |vals: &Vec<Bytes>| -> Result<Vec<u8>> {
-                let mut all: Vec<&[u8]> = refs.clone();
+                let mut all: SmallVec<[&[u8]; 4]> = refs.iter().copied().collect();
                 all.extend(vals.iter().map(|b| b.as_ref()));
                 layout
                     .encode_prefix(&all)
@@ -229,10 +231,11 @@ pub fn resolve(
     where_clause: &[Relation],
     ctx: &dyn TermContext,
 ) -> Result<Restrictions> {
-    let pk: Vec<&ColumnDef> = schema.columns_of(ColumnKind::PartitionKey).collect();
-    let ck: Vec<&ColumnDef> = schema.columns_of(ColumnKind::Clustering).collect();
-    let mut pk_vals: Vec<Option<Vec<Bytes>>> = vec![None; pk.len()];
-    let mut ck_eq: Vec<Option<Vec<Bytes>>> = vec![None; ck.len()];
+    // Inline capacities cover every ordinary key, so a point read allocates none of these.
+    let pk: SmallVec<[&ColumnDef; 4]> = schema.columns_of(ColumnKind::PartitionKey).collect();
+    let ck: SmallVec<[&ColumnDef; 4]> = schema.columns_of(ColumnKind::Clustering).collect();
+    let mut pk_vals: SmallVec<[Option<Vec<Bytes>>; 4]> = smallvec![None; pk.len()];
+    let mut ck_eq: SmallVec<[Option<Vec<Bytes>>; 4]> = smallvec![None; ck.len()];
     let mut ck_multi_in: Option<(usize, Vec<Vec<Bytes>>)> = None;
     let mut bound: Bound = None;
     let mut r = Restrictions::default();
@@ -366,32 +369,7 @@ pub fn resolve(
     // Partition key: all or nothing.
     let restricted = pk_vals.iter().filter(|v| v.is_some()).count();
     if restricted == pk.len() && !pk.is_empty() {
-        let mut keys: Vec<Vec<Bytes>> = vec![Vec::new()];
-        for vals in pk_vals.iter().flatten() {
-            let mut next = Vec::new();
-            for k in &keys {
-                for v in vals {
-                    let mut k2 = k.clone();
-                    k2.push(v.clone());
-                    next.push(k2);
-                }
-            }
-            keys = next;
-        }
-        let mut out: Vec<DecoratedKey> = keys
-            .into_iter()
-            .map(|parts| {
-                if parts.len() == 1 {
-                    DecoratedKey::new(parts.into_iter().next().unwrap_or_default())
-                } else {
-                    let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
-                    DecoratedKey::new(composite_partition_key(&refs))
-                }
-            })
-            .collect();
-        out.sort();
-        out.dedup();
-        r.keys = Some(out);
+        r.keys = Some(partition_keys(pk_vals.iter().flatten()));
     } else if restricted > 0 {
         let missing: Vec<&str> = pk
             .iter()
@@ -425,20 +403,12 @@ pub fn resolve(
                 "PRIMARY KEY column \"{c}\" cannot be restricted as preceding column \"{prev}\" is not restricted"
             )));
         }
-        let mut prefixes: Vec<Vec<Bytes>> = vec![Vec::new()];
-        for vals in ck_eq.iter().take(n).flatten() {
-            let mut next = Vec::new();
-            for p in &prefixes {
-                for v in vals {
-                    let mut p2 = p.clone();
-                    p2.push(v.clone());
-                    next.push(p2);
-                }
-            }
-            prefixes = next;
-        }
         r.prefix_len = n;
-        r.prefixes = if n == 0 { Vec::new() } else { prefixes };
+        r.prefixes = if n == 0 {
+            Vec::new()
+        } else {
+            cartesian(ck_eq.iter().take(n).flatten())
+        };
     }
     if let Some((col, start, end)) = bound {
         if col != r.prefix_len {
@@ -451,6 +421,46 @@ pub fn resolve(
         r.bound = Some((start, end));
     }
     Ok(r)
+}
+
+/// Every combination of one value per column (`IN` lists multiply), in column order.
+fn cartesian<'a>(columns: impl Iterator<Item = &'a Vec<Bytes>>) -> Vec<Vec<Bytes>> {
+    let mut out: Vec<Vec<Bytes>> = vec![Vec::new()];
+    for vals in columns {
+        let mut next = Vec::with_capacity(out.len() * vals.len());
+        for p in &out {
+            for v in vals {
+                let mut p2 = Vec::with_capacity(p.len() + 1);
+                p2.extend_from_slice(p);
+                p2.push(v.clone());
+                next.push(p2);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// The partition keys a full restriction of the partition key selects, sorted and without
+/// duplicates. A single `=` per column (a point read) builds its one key directly.
+fn partition_keys<'a>(columns: impl Iterator<Item = &'a Vec<Bytes>> + Clone) -> Vec<DecoratedKey> {
+    let mut first = columns.clone();
+    if let (Some([v]), None) = (first.next().map(Vec::as_slice), first.next()) {
+        return vec![DecoratedKey::new(v.clone())];
+    }
+    let mut out: Vec<DecoratedKey> = cartesian(columns)
+        .into_iter()
+        .map(|parts| match parts.as_slice() {
+            [one] => DecoratedKey::new(one.clone()),
+            _ => {
+                let refs: SmallVec<[&[u8]; 4]> = parts.iter().map(|b| b.as_ref()).collect();
+                DecoratedKey::new(composite_partition_key(&refs))
+            }
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 type Bound = Option<(

@@ -24,6 +24,7 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{ClusteringKey, ColumnData, DecoratedKey, PartitionPos, Row, Token};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::{PartitionResult, ReadCommand};
+use std::sync::Arc;
 
 /// One output column of a selection.
 #[derive(Debug, Clone)]
@@ -54,7 +55,7 @@ pub struct Plan {
     /// Outputs in order.
     pub outputs: Vec<Output>,
     /// Result columns.
-    pub specs: Vec<ColumnSpec>,
+    pub specs: Arc<[ColumnSpec]>,
     /// Whether the selection aggregates rows into one.
     pub aggregate: bool,
 }
@@ -244,7 +245,7 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
     }
     Ok(Plan {
         outputs,
-        specs,
+        specs: specs.into(),
         aggregate,
     })
 }
@@ -268,10 +269,9 @@ fn check_cell_column(c: &ColumnDef, f: &str) -> Result<()> {
     Ok(())
 }
 
-fn int_term(t: &Option<Term>, what: &str, params: &QueryParams) -> Result<Option<usize>> {
+fn int_term(t: &Option<Term>, what: &str, ctx: &Binds<'_>) -> Result<Option<usize>> {
     let Some(t) = t else { return Ok(None) };
-    let ctx = Binds::new(params);
-    match term_to_bytes(t, &CqlType::Int, what, &ctx).map_err(|e| Error::Invalid(e.to_string()))? {
+    match term_to_bytes(t, &CqlType::Int, what, ctx).map_err(|e| Error::Invalid(e.to_string()))? {
         TermValue::Value(b) => {
             let v = i32::from_be_bytes(
                 b.as_ref()
@@ -344,11 +344,47 @@ impl PagingState {
 }
 
 /// Runs a SELECT.
+/// The selection of a prepared SELECT, kept with the schema it was planned against. A schema
+/// change gives the table a new `Arc<TableSchema>`, so a plan made for an older schema is
+/// never used (the cache holds that old `Arc`, so its address cannot be reused meanwhile).
+#[derive(Default)]
+pub struct PlanCache(parking_lot::RwLock<Option<(Arc<TableSchema>, Arc<Plan>)>>);
+
+impl PlanCache {
+    fn get_or_plan(&self, schema: &Arc<TableSchema>, s: &Select) -> Result<Arc<Plan>> {
+        if let Some((planned_for, plan)) = &*self.0.read() {
+            if Arc::ptr_eq(planned_for, schema) {
+                return Ok(Arc::clone(plan));
+            }
+        }
+        let plan = Arc::new(checked_plan(schema, s)?);
+        *self.0.write() = Some((Arc::clone(schema), Arc::clone(&plan)));
+        Ok(plan)
+    }
+}
+
+impl std::fmt::Debug for PlanCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PlanCache")
+    }
+}
+
+/// [`plan`] plus the checks a plan must pass for this statement (DISTINCT's rules).
+fn checked_plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
+    let plan = plan(schema, s)?;
+    if s.distinct {
+        check_distinct(schema, &plan)?;
+    }
+    Ok(plan)
+}
+
+/// Runs a SELECT; `cache` is the prepared statement's plan cache, if it is one.
 pub fn select(
     ex: &Executor,
     session: &Session,
     s: &Select,
     params: &QueryParams,
+    cache: Option<&PlanCache>,
 ) -> Result<Outcome> {
     let ks = session.resolve(&s.table.keyspace)?;
     if let Some(v) = system::table(ex, session, &ks, &s.table.name)? {
@@ -356,10 +392,10 @@ pub fn select(
     }
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
-    let plan = plan(&schema, s)?;
-    if s.distinct {
-        check_distinct(&schema, &plan)?;
-    }
+    let plan = match cache {
+        Some(cache) => cache.get_or_plan(&schema, s)?,
+        None => Arc::new(checked_plan(&schema, s)?),
+    };
     let ctx = Binds::new(params);
     let r = restrict::resolve(&schema, &s.where_clause, &ctx)?;
     if !s.allow_filtering
@@ -368,8 +404,8 @@ pub fn select(
         return Err(Error::Invalid("Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING".into()));
     }
     let reversed = ordering(&schema, s, &r)?;
-    let limit = int_term(&s.limit, "[limit]", params)?;
-    let per_partition = int_term(&s.per_partition_limit, "[per_partition_limit]", params)?;
+    let limit = int_term(&s.limit, "[limit]", &ctx)?;
+    let per_partition = int_term(&s.per_partition_limit, "[per_partition_limit]", &ctx)?;
     let page_size = params
         .page_size
         .filter(|p| *p > 0 && !plan.aggregate)
@@ -401,10 +437,11 @@ pub fn select(
         let budget = page_size
             .map_or(usize::MAX, |ps| ps.saturating_sub(out.rows.len()))
             .min(remaining);
-        let (taken, last_ck, partition_done) = out.add(p.clone(), budget);
+        let key = p.key.clone();
+        let (taken, last_ck, partition_done) = out.add(p, budget);
         remaining = remaining.saturating_sub(taken);
         if taken > 0 || !partition_done {
-            last = Some((p.key.clone(), last_ck, prior + taken));
+            last = Some((key, last_ck, prior + taken));
         }
         let page_full = page_size.is_some_and(|ps| out.rows.len() >= ps);
         if remaining == 0 {
@@ -916,4 +953,45 @@ pub fn virtual_matches(
         }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::Statement;
+
+    fn star_select() -> Select {
+        match crate::parse_statement("SELECT * FROM ks.t").map(|p| p.statement) {
+            Ok(Statement::Select(s)) => s,
+            other => panic!("not a SELECT: {other:?}"),
+        }
+    }
+
+    fn names(plan: &Plan) -> Vec<&str> {
+        plan.specs.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    #[test]
+    fn plan_cache_replans_for_a_new_schema() -> Result<()> {
+        let s = star_select();
+        let v1 = Arc::new(
+            TableSchema::new("ks", "t")
+                .with_column("k", CqlType::Int, ColumnKind::PartitionKey)
+                .with_column("a", CqlType::Int, ColumnKind::Regular),
+        );
+        let cache = PlanCache::default();
+        let first = cache.get_or_plan(&v1, &s)?;
+        assert_eq!(names(&first), ["k", "a"]);
+        // Same schema: the same plan, not a new one.
+        assert!(Arc::ptr_eq(&first, &cache.get_or_plan(&v1, &s)?));
+        // ALTER TABLE ADD gives the table a new schema; `SELECT *` must see the new column.
+        let v2 = Arc::new(
+            (*v1)
+                .clone()
+                .with_column("b", CqlType::Text, ColumnKind::Regular),
+        );
+        let replanned = cache.get_or_plan(&v2, &s)?;
+        assert_eq!(names(&replanned), ["k", "a", "b"]);
+        Ok(())
+    }
 }

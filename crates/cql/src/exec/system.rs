@@ -632,7 +632,7 @@ pub fn select(v: Virtual, s: &Select, params: &QueryParams) -> Result<ResultSet>
     }
     let Some(sels) = &s.selectors else {
         return Ok(ResultSet {
-            columns: v.specs,
+            columns: v.specs.into(),
             rows,
             paging_state: None,
         });
@@ -685,7 +685,7 @@ pub fn select(v: Virtual, s: &Select, params: &QueryParams) -> Result<ResultSet>
             })
             .collect();
         return Ok(ResultSet {
-            columns,
+            columns: columns.into(),
             rows: vec![row],
             paging_state: None,
         });
@@ -700,7 +700,7 @@ pub fn select(v: Virtual, s: &Select, params: &QueryParams) -> Result<ResultSet>
         })
         .collect();
     Ok(ResultSet {
-        columns,
+        columns: columns.into(),
         rows,
         paging_state: None,
     })

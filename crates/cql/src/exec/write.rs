@@ -23,7 +23,8 @@ use cairn_engine::model::{
 };
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::ReadCommand;
-use std::collections::BTreeMap;
+use smallvec::SmallVec;
+use std::sync::Arc;
 
 /// Runs one INSERT / UPDATE / DELETE.
 pub fn modify(
@@ -158,12 +159,12 @@ fn conditional(ex: &Executor, muts: Vec<Mutation>, cond: Condition) -> Result<Ou
     }
     let s = table.schema();
     Ok(Outcome::Rows(ResultSet {
-        columns: vec![ColumnSpec {
+        columns: Arc::from(vec![ColumnSpec {
             keyspace: s.keyspace.clone(),
             table: s.name.clone(),
             name: "[applied]".into(),
             ty: CqlType::Boolean,
-        }],
+        }]),
         rows: vec![vec![Some(Bytes::from(vec![u8::from(applied)]))]],
         paging_state: None,
     }))
@@ -613,9 +614,9 @@ fn insert(
     }
     let (ts, ttl) = using(&i.using, &schema, ctx, default_ts)?;
     let now = now_secs();
-    let mut given: BTreeMap<&str, &crate::ast::Term> = BTreeMap::new();
+    let mut given = Given::default();
     for (c, v) in columns.iter().zip(values) {
-        if given.insert(c.as_str(), v).is_some() {
+        if !given.insert(c.as_str(), v) {
             return Err(Error::Invalid(format!(
                 "Multiple definitions found for column {c}"
             )));
@@ -624,11 +625,11 @@ fn insert(
             return Err(Error::Invalid(format!("Undefined column name {c}")));
         }
     }
-    let pk: Vec<&ColumnDef> = schema.columns_of(ColumnKind::PartitionKey).collect();
-    let ck: Vec<&ColumnDef> = schema.columns_of(ColumnKind::Clustering).collect();
+    let pk: SmallVec<[&ColumnDef; 4]> = schema.columns_of(ColumnKind::PartitionKey).collect();
+    let ck: SmallVec<[&ColumnDef; 4]> = schema.columns_of(ColumnKind::Clustering).collect();
     let missing_pk: Vec<&str> = pk
         .iter()
-        .filter(|c| !given.contains_key(c.name.as_str()))
+        .filter(|c| !given.contains(c.name.as_str()))
         .map(|c| c.name.as_str())
         .collect();
     if !missing_pk.is_empty() {
@@ -641,10 +642,10 @@ fn insert(
         .columns
         .iter()
         .filter(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Clustering))
-        .all(|c| !given.contains_key(c.name.as_str()));
+        .all(|c| !given.contains(c.name.as_str()));
     let missing_ck: Vec<&str> = ck
         .iter()
-        .filter(|c| !given.contains_key(c.name.as_str()))
+        .filter(|c| !given.contains(c.name.as_str()))
         .map(|c| c.name.as_str())
         .collect();
     let static_only_insert = only_static && missing_ck.len() == ck.len();
@@ -654,7 +655,9 @@ fn insert(
             missing_ck.join(", ")
         )));
     }
-    let key = partition_key(&schema, &pk, |c| key_value(c, given[c.name.as_str()], ctx))?;
+    let key = partition_key(&schema, &pk, |c| {
+        key_value(c, given.term(c.name.as_str())?, ctx)
+    })?;
     let mut update = Partition::default();
     let mut row = Row {
         marker: Some(if ttl > 0 {
@@ -686,11 +689,11 @@ fn insert(
     row.columns.sort_by_key(|(id, _)| *id);
     statics.columns.sort_by_key(|(id, _)| *id);
     if missing_ck.is_empty() {
-        let vals: Vec<Bytes> = ck
+        let vals: SmallVec<[Bytes; 4]> = ck
             .iter()
-            .map(|c| key_value(c, given[c.name.as_str()], ctx))
+            .map(|c| key_value(c, given.term(c.name.as_str())?, ctx))
             .collect::<Result<_>>()?;
-        let refs: Vec<&[u8]> = vals.iter().map(|b| b.as_ref()).collect();
+        let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
         let ckey = schema
             .clustering_layout()
             .encode_key(&refs)
@@ -714,17 +717,47 @@ fn insert(
     ))
 }
 
+/// The columns an INSERT names, with their terms (a handful: a linear scan beats a map).
+#[derive(Default)]
+struct Given<'a>(SmallVec<[(&'a str, &'a crate::ast::Term); 8]>);
+
+impl<'a> Given<'a> {
+    /// Adds a column; false if it was already given.
+    fn insert(&mut self, name: &'a str, term: &'a crate::ast::Term) -> bool {
+        if self.contains(name) {
+            return false;
+        }
+        self.0.push((name, term));
+        true
+    }
+
+    fn get(&self, name: &str) -> Option<&'a crate::ast::Term> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// The term of a column the INSERT was checked to name.
+    fn term(&self, name: &str) -> Result<&'a crate::ast::Term> {
+        self.get(name)
+            .ok_or_else(|| Error::Invalid(format!("Missing value for column {name}")))
+    }
+}
+
 /// The partition key from its columns' values (composite when there are several).
 fn partition_key(
     _schema: &TableSchema,
     pk: &[&ColumnDef],
     mut value: impl FnMut(&ColumnDef) -> Result<Bytes>,
 ) -> Result<DecoratedKey> {
-    let vals: Vec<Bytes> = pk.iter().map(|c| value(c)).collect::<Result<_>>()?;
-    Ok(if vals.len() == 1 {
-        DecoratedKey::new(vals.into_iter().next().unwrap_or_default())
-    } else {
-        let refs: Vec<&[u8]> = vals.iter().map(|b| b.as_ref()).collect();
+    if let [only] = pk {
+        return Ok(DecoratedKey::new(value(only)?));
+    }
+    let vals: SmallVec<[Bytes; 4]> = pk.iter().map(|c| value(c)).collect::<Result<_>>()?;
+    Ok({
+        let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
         DecoratedKey::new(cairn_engine::model::token::composite_partition_key(&refs))
     })
 }

@@ -1126,22 +1126,39 @@ impl RowsBuilder {
 
     /// The result; `Err` if the cells do not fill whole rows.
     pub fn finish(self, metadata: Arc<ResultMetadata>) -> Result<Rows, CqlError> {
-        if self.column_count != metadata.columns.len()
-            || (self.column_count > 0 && !self.cells.is_multiple_of(self.column_count))
+        if self.column_count != metadata.columns.len() {
+            return Err(CqlError::server(format!(
+                "rows builder: {} columns, but the metadata has {}",
+                self.column_count,
+                metadata.columns.len()
+            )));
+        }
+        self.build(metadata, false)
+    }
+
+    /// The result without column specs, for a request that set Skip_metadata (the driver
+    /// already has them from PREPARE): only the column count is written, and no specs are
+    /// built for a response that would not carry them.
+    pub fn finish_without_metadata(self) -> Result<Rows, CqlError> {
+        static NONE: std::sync::OnceLock<Arc<ResultMetadata>> = std::sync::OnceLock::new();
+        let none = Arc::clone(NONE.get_or_init(|| Arc::new(ResultMetadata::default())));
+        self.build(none, true)
+    }
+
+    fn build(self, metadata: Arc<ResultMetadata>, no_metadata: bool) -> Result<Rows, CqlError> {
+        if (self.column_count > 0 && !self.cells.is_multiple_of(self.column_count))
             || (self.column_count == 0 && self.cells != 0)
         {
             return Err(CqlError::server(format!(
-                "rows builder: {} cells for {} columns (metadata has {})",
-                self.cells,
-                self.column_count,
-                metadata.columns.len()
+                "rows builder: {} cells for {} columns",
+                self.cells, self.column_count
             )));
         }
         Ok(Rows {
             column_count: self.column_count,
             rows_count: self.rows(),
             metadata,
-            no_metadata: false,
+            no_metadata,
             paging_state: None,
             rows_content: Bytes::from(self.buf),
         })
