@@ -30,7 +30,8 @@ pub enum ReadKind {
     Other = 2,
 }
 
-/// Per-table I/O counters.
+/// Per-table I/O counters, shared by the table's sstables: bytes, chunks and index pages,
+/// and what the bloom filters' "maybe" turned out to be when the index was read.
 #[derive(Debug, Default)]
 pub struct IoCounters {
     written: [AtomicU64; 4],
@@ -38,6 +39,10 @@ pub struct IoCounters {
     chunks_read: AtomicU64,
     index_pages_read: AtomicU64,
     obsolete_bytes: AtomicU64,
+    /// Point lookups the bloom filter admitted and the index confirmed.
+    bloom_true_positives: AtomicU64,
+    /// Point lookups the bloom filter admitted but the partition was absent.
+    bloom_false_positives: AtomicU64,
 }
 
 impl IoCounters {
@@ -56,6 +61,24 @@ impl IoCounters {
     /// Counts one index page (partition index or row index) read from disk.
     pub fn add_index_page_read(&self) {
         self.index_pages_read.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Counts what the index said of a key the bloom filter admitted: present (a true
+    /// positive) or absent (a false positive, an index page read for nothing).
+    pub fn add_bloom_outcome(&self, present: bool) {
+        let c = if present {
+            &self.bloom_true_positives
+        } else {
+            &self.bloom_false_positives
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Bloom filter answers confirmed by the index.
+    pub fn bloom_true_positives(&self) -> u64 {
+        self.bloom_true_positives.load(Ordering::Relaxed)
+    }
+    /// Bloom filter answers the index contradicted.
+    pub fn bloom_false_positives(&self) -> u64 {
+        self.bloom_false_positives.load(Ordering::Relaxed)
     }
     /// Bytes written for `kind`.
     pub fn written(&self, kind: WriteKind) -> u64 {

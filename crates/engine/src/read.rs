@@ -191,7 +191,9 @@ impl Snapshot {
             }
             let entry = match entry {
                 Some(e) => e,
-                None => match sst.find(key, ReadKind::Query)? {
+                // Only point reads come without an entry, and they consult only the sstables
+                // whose bloom filter admitted the key (`read_consulting`).
+                None => match sst.find_admitted(key, ReadKind::Query)? {
                     Some(e) => e,
                     None => continue,
                 },

@@ -93,6 +93,12 @@ pub struct TableStats {
     pub range_scans: u64,
     /// Memtable flushes completed.
     pub flushes: u64,
+    /// Memtables sealed and waiting for, or in, their flush (Cassandra's "Pending flushes").
+    pub pending_flushes: u64,
+    /// Point lookups an sstable's bloom filter admitted and its index confirmed.
+    pub bloom_true_positives: u64,
+    /// Point lookups an sstable's bloom filter admitted but its index did not hold.
+    pub bloom_false_positives: u64,
     /// In-memory sstable metadata: chunk offsets, index summaries, bloom filters.
     pub metadata_memory: (usize, usize, usize),
 }
@@ -429,6 +435,31 @@ impl Table {
         }
     }
 
+    /// Cassandra's "droppable tombstone ratio": tombstones the live sstables estimate
+    /// purgeable at `now` (seconds since the epoch; after `gc_grace_seconds`, or as the
+    /// table's `tombstone_gc` mode says), over their cells and rows. 0 when there are none,
+    /// or when tombstone GC is disabled.
+    pub fn droppable_tombstone_ratio(&self, now: u32) -> f64 {
+        let schema = self.schema();
+        let Some(gc_before) = schema
+            .options
+            .tombstone_gc
+            .gc_before(now, schema.options.gc_grace_seconds)
+        else {
+            return 0.0;
+        };
+        let (mut droppable, mut cells) = (0.0, 0u64);
+        for s in &self.state().sstables {
+            droppable += s.stats.tombstone_drop_times.sum_before(gc_before);
+            cells += s.stats.cell_count + s.stats.row_count;
+        }
+        if cells == 0 {
+            0.0
+        } else {
+            droppable / cells as f64
+        }
+    }
+
     /// Counters and sizes. Cheap enough for every metrics scrape: no file-system calls, one
     /// pass over the live sstables' in-memory statistics.
     pub fn stats(&self) -> Result<TableStats> {
@@ -481,6 +512,9 @@ impl Table {
             sstables_per_read: req.sstables_per_read.snapshot(),
             range_scans: req.range_scans.load(Ordering::Relaxed),
             flushes: self.flushes.load(Ordering::Relaxed),
+            pending_flushes: st.flushing.len() as u64,
+            bloom_true_positives: io.bloom_true_positives(),
+            bloom_false_positives: io.bloom_false_positives(),
             metadata_memory: mem,
         })
     }

@@ -409,7 +409,7 @@ fn stall_families(w: &mut Writer<'_>, d: &StallDetector) {
     w.family(
         "reactor_stalls",
         "histogram",
-        "Reactor stalls at least blocked_reactor_notify_ms long, by length in microseconds.",
+        "Reactor stalls: task polls that held a reactor thread at least blocked_reactor_notify_ms, by length in microseconds.",
     );
     w.histogram(
         "reactor_stalls",
@@ -472,7 +472,7 @@ fn table_families(w: &mut Writer<'_>, tables: &[TableFigures]) {
             w.histogram(name, &t.labels, &get(t), export);
         }
     }
-    let gauges: [Gauge; 14] = [
+    let gauges: [Gauge; 17] = [
         ("column_family_live_sstable", "gauge", "Live sstables.", |t| t.stats.sstable_count as u64),
         ("column_family_live_disk_space", "gauge", "Bytes on disk of live sstables.", |t| t.stats.live_disk_bytes),
         ("column_family_total_disk_space", "gauge", "Bytes on disk of live sstables and of compacted ones not yet deleted.", |t| t.stats.total_disk_bytes),
@@ -487,6 +487,9 @@ fn table_families(w: &mut Writer<'_>, tables: &[TableFigures]) {
         ("column_family_index_pages_read", "counter", "Partition and row index pages read from disk.", |t| t.stats.index_pages_read),
         ("column_family_compaction_backlog", "gauge", "Bytes of rewrite work the table's strategy sees.", |t| t.compaction.backlog as u64),
         ("column_family_running_compactions", "gauge", "Compactions running on the table.", |t| t.compaction.running as u64),
+        ("column_family_pending_tasks", "gauge", "Pending flushes: memtables sealed and waiting for, or in, their flush.", |t| t.stats.pending_flushes),
+        ("column_family_bloom_filter_false_positives", "counter", "Point lookups a bloom filter admitted whose partition the sstable did not hold.", |t| t.stats.bloom_false_positives),
+        ("column_family_bloom_filter_true_positives", "counter", "Point lookups a bloom filter admitted whose partition the sstable held.", |t| t.stats.bloom_true_positives),
     ];
     for (name, kind, help, get) in gauges {
         w.family(name, kind, help);

@@ -323,6 +323,87 @@ fn tablestats_follow_flushes_compaction_and_requests() {
 }
 
 #[test]
+fn tablestats_count_bloom_filter_answers_and_pending_flushes() {
+    let node = Node::start();
+    for a in 0..200 {
+        node.write("t", a, 1);
+    }
+    run(&node, "flush ks t").unwrap();
+    let f = fields(&run(&node, "tablestats ks.t").unwrap());
+    assert_eq!(field(&f, "Bloom filter false positives"), "0");
+    assert_eq!(field(&f, "Bloom filter false ratio"), "0.00000");
+    // Present partitions: the filter admits them and the index confirms (true positives).
+    for a in 0..50 {
+        assert_eq!(node.read("t", a), 1);
+    }
+    // Absent ones: about 1 % (bloom_filter_fp_chance) get past the filter, and the index
+    // read finds nothing. The keys are fixed, so the count is too.
+    for a in 1000..6000 {
+        assert_eq!(node.read("t", a), 0);
+    }
+    let stats = node.db.table_stats("ks", "t").unwrap();
+    assert_eq!(stats.bloom_true_positives, 50);
+    let fp = stats.bloom_false_positives;
+    assert!((5..=150).contains(&fp), "{fp} false positives");
+    let f = fields(&run(&node, "tablestats ks.t").unwrap());
+    assert_eq!(field(&f, "Bloom filter false positives"), fp.to_string());
+    let ratio: f64 = field(&f, "Bloom filter false ratio").parse().unwrap();
+    assert!(
+        (ratio - fp as f64 / (fp + 50) as f64).abs() < 1e-5,
+        "{ratio}"
+    );
+    let page = node.scrape();
+    assert!(page.contains(&format!(
+        "scylla_column_family_bloom_filter_false_positives{{ks=\"ks\",cf=\"t\",shard=\"0\"}} {fp}\n"
+    )));
+    // Nothing repaired: every byte is unrepaired.
+    let unrepaired = stats.uncompressed_data_bytes as f64 / 1024.0;
+    assert_eq!(field(&f, "Bytes unrepaired"), format!("{unrepaired:.3}KiB"));
+
+    // A memtable sealed but not flushed yet is a pending flush.
+    assert_eq!(field(&f, "Pending flushes"), "0");
+    node.write("t", 7, 3);
+    let t = node.db.table("ks", "t").unwrap();
+    assert!(t.switch_memtable(Default::default));
+    let out = run(&node, "tablestats ks.t").unwrap();
+    assert!(out.contains("\tPending Flushes: 1\n"), "{out}");
+    assert_eq!(field(&fields(&out), "Pending flushes"), "1");
+    assert!(node
+        .scrape()
+        .contains("scylla_column_family_pending_tasks{ks=\"ks\",cf=\"t\",shard=\"0\"} 1\n"));
+    run(&node, "flush ks t").unwrap();
+    let f = fields(&run(&node, "tablestats ks.t").unwrap());
+    assert_eq!(field(&f, "Pending flushes"), "0");
+    assert_eq!(field(&f, "SSTable count"), "2");
+}
+
+#[test]
+fn tablestats_droppable_tombstone_ratio() {
+    let node = Node::start();
+    let id = node.db.table("ks", "t").unwrap().schema().id;
+    let deleted = cairn_engine::model::Partition {
+        deletion: Some(cairn_engine::model::DeletionTime {
+            marked_at: 5000,
+            local_deletion_time: 1_000_000,
+        }),
+        ..Default::default()
+    };
+    node.write("t", 1, 3);
+    node.db
+        .apply(vec![cairn_engine::model::Mutation {
+            table: id,
+            key: common::pk(2),
+            update: deleted,
+        }])
+        .unwrap();
+    run(&node, "flush ks t").unwrap();
+    let f = fields(&run(&node, "tablestats ks.t").unwrap());
+    // Deleted at second 1 000 000 of the epoch, long past gc_grace_seconds: droppable.
+    let ratio: f64 = field(&f, "Droppable tombstone ratio").parse().unwrap();
+    assert!(ratio > 0.0, "{ratio}");
+}
+
+#[test]
 fn tablehistograms_reflect_partition_sizes() {
     let node = Node::start();
     let out = run(&node, "tablehistograms ks t").unwrap();

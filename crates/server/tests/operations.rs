@@ -430,6 +430,15 @@ fn prometheus_page_parses_and_counters_move() {
         ("scylla_compaction_manager_pending_compactions", "gauge"),
         ("scylla_compaction_manager_completed_compactions", "counter"),
         ("scylla_database_total_writes", "counter"),
+        ("scylla_column_family_pending_tasks", "gauge"),
+        (
+            "scylla_column_family_bloom_filter_false_positives",
+            "counter",
+        ),
+        (
+            "scylla_column_family_bloom_filter_true_positives",
+            "counter",
+        ),
         ("scylla_reactor_stalls", "histogram"),
         ("scylla_stall_detector_reported", "counter"),
     ] {
@@ -505,6 +514,16 @@ fn prometheus_page_parses_and_counters_move() {
         v("scylla_column_family_write_latency_count", &[("cf", "u")]),
         10.0
     );
+    // The sstable holding partition 1 confirmed the bloom filter; no flush is pending.
+    assert_eq!(
+        v("scylla_column_family_bloom_filter_true_positives", &t),
+        1.0
+    );
+    assert_eq!(
+        v("scylla_column_family_bloom_filter_false_positives", &t),
+        0.0
+    );
+    assert_eq!(v("scylla_column_family_pending_tasks", &t), 0.0);
 
     node.db.compact("ks", "t").unwrap();
     let (_, compacted) = parse_exposition(&node.scrape());

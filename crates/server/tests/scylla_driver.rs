@@ -94,6 +94,14 @@ async fn connects_and_sees_cluster_and_schema() {
         assert!(nodes[0].datacenter.is_some(), "datacenter: {:?}", nodes[0]);
         assert!(nodes[0].rack.is_some(), "rack: {:?}", nodes[0]);
 
+        // The connections' tasks ran on the runtime's worker threads, which the stall
+        // detector now watches (it refreshes its list every quarter of the threshold).
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while n.node.stalls.stats().threads == 0 {
+            assert!(std::time::Instant::now() < deadline, "no reactor thread watched");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+
         // Schema agreement reads system.local.schema_version (and peers).
         let before = s.await_schema_agreement().await.expect("schema agreement");
         create_ks(&s, "drv_meta").await;

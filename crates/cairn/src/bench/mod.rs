@@ -7,23 +7,36 @@
 //! once a second, prints scylla-bench's line, appends to the HDR log and keeps the series
 //! for `--plot`. The run ends with scylla-bench's "Results" block plus the client's CPU per
 //! operation (getrusage) and, with `-server-pid`, the server's (from /proc).
+//!
+//! The client must stay light (issue 5: ≤ 10 µs of CPU per operation), so that a run
+//! measures the node. What it saves on the driver's path, without changing what is sent
+//! (same statements, consistency and one request per operation): a routing policy that
+//! skips the replica computation for a one-node cluster ([`routing`]), one deadline slot per
+//! worker checked by a reaper task instead of a timer per request ([`deadline`]), driver
+//! futures pinned where they are built rather than moved, values passed as tuples (no vector
+//! per read), and one clock read per operation.
 
+mod deadline;
 mod plot;
+mod routing;
 mod stats;
 mod workload;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{ArgAction, Args, ValueEnum};
+use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::{Compression, PoolSize};
 use scylla::response::PagingState;
+use scylla::serialize::row::SerializeRow;
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 use stats::{Interval, Kind, Point};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -365,6 +378,8 @@ struct Shared {
     epoch: AtomicU64,
     errors_printed: AtomicU64,
     slots: Vec<Mutex<Interval>>,
+    /// Each worker's request deadline (`-timeout`).
+    deadlines: deadline::Deadlines,
     run_start_ns: i64,
     period_ns: i64,
 }
@@ -468,8 +483,24 @@ async fn run_async(args: BenchArgs) -> Result<()> {
             }
         })
         .collect();
+    // Routing: the driver's default policy, without its per-request computation when the
+    // cluster is one node (see `routing`).
+    // Routing: the driver's default policy, without its per-request computation when the
+    // cluster is one node (see `routing`). Set-up statements (DDL, PREPARE) keep the driver's
+    // default timeout; the benchmark's requests get no driver timer, `deadline` enforces
+    // `-timeout` on them.
+    let policy = Arc::new(routing::SingleNodeFastPath::default());
+    let setup = ExecutionProfile::builder()
+        .load_balancing_policy(policy.clone())
+        .build();
+    let requests = ExecutionProfile::builder()
+        .load_balancing_policy(policy)
+        .request_timeout(None)
+        .build()
+        .into_handle();
     let mut builder = SessionBuilder::new()
         .known_nodes(&nodes)
+        .default_execution_profile_handle(setup.into_handle())
         .pool_size(PoolSize::PerHost(
             std::num::NonZeroUsize::new(args.connection_count.max(1)).unwrap(),
         ))
@@ -499,13 +530,15 @@ async fn run_async(args: BenchArgs) -> Result<()> {
 
     let prep = |q: String| {
         let session = &session;
+        let requests = &requests;
         async move {
             let mut p = session
                 .prepare(q.as_str())
                 .await
                 .with_context(|| format!("preparing {q}"))?;
             p.set_consistency(consistency);
-            p.set_request_timeout(Some(timeout));
+            // `-timeout` is enforced per request by `deadline` (no timer per request).
+            p.set_execution_profile_handle(Some(requests.clone()));
             p.set_page_size(args.page_size.max(1));
             anyhow::Ok(p)
         }
@@ -529,7 +562,7 @@ async fn run_async(args: BenchArgs) -> Result<()> {
         batch.append_statement(insert.clone());
     }
     batch.set_consistency(consistency);
-    batch.set_request_timeout(Some(timeout));
+    batch.set_execution_profile_handle(Some(requests.clone()));
 
     let run_start_ns = if args.start_timestamp != 0 {
         args.start_timestamp
@@ -551,6 +584,7 @@ async fn run_async(args: BenchArgs) -> Result<()> {
         slots: (0..args.concurrency)
             .map(|_| Mutex::new(Interval::default()))
             .collect(),
+        deadlines: deadline::Deadlines::new(args.concurrency as usize, timeout),
         args: args.clone(),
         session,
         row_size,
@@ -567,6 +601,10 @@ async fn run_async(args: BenchArgs) -> Result<()> {
         period_ns,
     });
 
+    let reaper = {
+        let sh = Arc::clone(&shared);
+        tokio::spawn(async move { sh.deadlines.reap().await })
+    };
     let start = Instant::now();
     let mut workers = Vec::new();
     for i in 0..args.concurrency {
@@ -582,6 +620,7 @@ async fn run_async(args: BenchArgs) -> Result<()> {
     for w in workers {
         w.await?;
     }
+    reaper.abort();
     done.store(1, Ordering::Release);
     let report = reporter.await??;
     if report.critical {
@@ -702,10 +741,15 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
     let mut due = start;
     let mut epoch = sh.epoch.load(Ordering::Relaxed);
     let mut values: Vec<(i64, i64, Vec<u8>)> = Vec::new();
+    let mut keys: Vec<i64> = Vec::new();
     let mut scan_next = i;
     let mut scan_pass = 0u64;
+    let w = i as usize;
+    // The previous operation's end: nothing between it and the next send waits, so it also
+    // serves as that send's time (one clock read per operation instead of three).
+    let mut now = Instant::now();
     loop {
-        if sh.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+        if sh.stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d) {
             break;
         }
         let kind = if sh.mix.len() == 1 {
@@ -737,23 +781,24 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
         }
         if let Some(p) = period {
             due += p;
-            let now = Instant::now();
-            if due > now {
+            if due > Instant::now() {
                 tokio::time::sleep_until(due.into()).await;
             }
+            now = Instant::now();
         }
-        let sent = Instant::now();
+        let sent = now;
         let res: OpResult = match kind {
-            Kind::Write => write_op(&sh, wl.as_mut(), &mut values).await,
-            Kind::Read => read_op(&sh, wl.as_mut()).await,
-            Kind::Delete => delete_op(&sh, wl.as_mut()).await,
+            Kind::Write => write_op(&sh, w, sent, wl.as_mut(), &mut values).await,
+            Kind::Read => read_op(&sh, w, sent, wl.as_mut(), &mut keys).await,
+            Kind::Delete => delete_op(&sh, w, sent, wl.as_mut()).await,
             Kind::Scan => {
                 let (lo, hi) = token_range(scan_next, a.range_count.max(1));
                 scan_next += a.concurrency;
-                scan_op(&sh, lo, hi).await
+                scan_op(&sh, w, sent, lo, hi).await
             }
         };
         let end = Instant::now();
+        now = end;
         // Recorded straight into this worker's slot: one uncontended lock per operation.
         // (Merging per-worker histograms every few ms cost more CPU than the driver.)
         let mut slot = sh.slots[i as usize].lock().unwrap();
@@ -780,6 +825,8 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
 
 async fn write_op(
     sh: &Shared,
+    worker: usize,
+    sent: Instant,
     wl: &mut dyn Workload,
     values: &mut Vec<(i64, i64, Vec<u8>)>,
 ) -> OpResult {
@@ -803,17 +850,16 @@ async fn write_op(
             break;
         }
     }
+    let dl = &sh.deadlines;
     let r = if n == 1 {
         let (pk, ck, v) = &values[0];
-        sh.session
-            .execute_unpaged(&sh.insert, (pk, ck, v.as_slice()))
-            .await
-            .map(|_| ())
+        let insert = pin!(sh
+            .session
+            .execute_unpaged(&sh.insert, (pk, ck, v.as_slice())));
+        dl.run(worker, sent, insert).await.map(|_| ())
     } else if used == n {
-        sh.session
-            .batch(&sh.batch, &values[..used])
-            .await
-            .map(|_| ())
+        let batch = pin!(sh.session.batch(&sh.batch, &values[..used]));
+        dl.run(worker, sent, batch).await.map(|_| ())
     } else {
         // The partition ended early: a smaller batch.
         let mut b = Batch::new(BatchType::Unlogged);
@@ -821,17 +867,28 @@ async fn write_op(
             b.append_statement(sh.insert.clone());
         }
         b.set_consistency(sh.batch.get_consistency().unwrap_or(Consistency::Quorum));
-        sh.session.batch(&b, &values[..used]).await.map(|_| ())
+        b.set_execution_profile_handle(sh.batch.get_execution_profile_handle().cloned());
+        let batch = pin!(sh.session.batch(&b, &values[..used]));
+        dl.run(worker, sent, batch).await.map(|_| ())
     };
-    r.map(|_| used as u64).map_err(|e| e.to_string())
+    r.map(|_| used as u64)
 }
 
-async fn read_op(sh: &Shared, wl: &mut dyn Workload) -> OpResult {
+/// `keys` is the worker's scratch for `-in-restriction` values (pk, then the clustering keys),
+/// reused so that a read allocates nothing of its own.
+async fn read_op(
+    sh: &Shared,
+    worker: usize,
+    sent: Instant,
+    wl: &mut dyn Workload,
+    keys: &mut Vec<i64>,
+) -> OpResult {
     let a = &sh.args;
     let pk = wl.next_partition_key();
     let ck = wl.next_clustering_key();
+    keys.clear();
+    keys.extend([pk, ck]);
     // Sequential reads advance over the rows the request covers.
-    let mut keys = vec![ck];
     if a.workload == WorkloadKind::Sequential || a.in_restriction {
         for _ in 1..a.rows_per_request {
             if wl.is_partition_done() {
@@ -844,24 +901,23 @@ async fn read_op(sh: &Shared, wl: &mut dyn Workload) -> OpResult {
         }
     }
     let rpr = a.rows_per_request as i64;
-    let result = if a.in_restriction {
-        while keys.len() < rpr as usize {
-            keys.push(*keys.last().unwrap() + 1);
+    if a.in_restriction {
+        // Past the partition's last row: consecutive keys, so there are always rpr markers.
+        while keys.len() < rpr as usize + 1 {
+            let last = keys[keys.len() - 1];
+            keys.push(last + 1);
         }
-        let mut vals: Vec<i64> = vec![pk];
-        vals.extend_from_slice(&keys);
-        paged(sh, &sh.read, vals).await
+        paged(sh, worker, sent, &sh.read, &*keys).await
     } else if a.no_lower_bound {
-        paged(sh, &sh.read, vec![pk]).await
+        paged(sh, worker, sent, &sh.read, (pk,)).await
     } else if a.provide_upper_bound {
-        paged(sh, &sh.read, vec![pk, ck, ck + rpr]).await
+        paged(sh, worker, sent, &sh.read, (pk, ck, ck + rpr)).await
     } else {
-        paged(sh, &sh.read, vec![pk, ck]).await
-    };
-    result
+        paged(sh, worker, sent, &sh.read, (pk, ck)).await
+    }
 }
 
-async fn delete_op(sh: &Shared, wl: &mut dyn Workload) -> OpResult {
+async fn delete_op(sh: &Shared, worker: usize, sent: Instant, wl: &mut dyn Workload) -> OpResult {
     let pk = wl.next_partition_key();
     let ck = wl.next_clustering_key();
     let n = sh.args.rows_per_request;
@@ -872,29 +928,36 @@ async fn delete_op(sh: &Shared, wl: &mut dyn Workload) -> OpResult {
             }
             wl.next_clustering_key();
         }
-        sh.session
-            .execute_unpaged(&sh.delete, (pk, ck, ck + n as i64))
-            .await
+        let delete = pin!(sh
+            .session
+            .execute_unpaged(&sh.delete, (pk, ck, ck + n as i64)));
+        sh.deadlines.run(worker, sent, delete).await
     } else {
-        sh.session.execute_unpaged(&sh.delete, (pk, ck)).await
+        let delete = pin!(sh.session.execute_unpaged(&sh.delete, (pk, ck)));
+        sh.deadlines.run(worker, sent, delete).await
     };
-    r.map(|_| n).map_err(|e| e.to_string())
+    r.map(|_| n)
 }
 
-async fn scan_op(sh: &Shared, lo: i64, hi: i64) -> OpResult {
-    paged(sh, &sh.scan, vec![lo, hi]).await
+async fn scan_op(sh: &Shared, worker: usize, sent: Instant, lo: i64, hi: i64) -> OpResult {
+    paged(sh, worker, sent, &sh.scan, (lo, hi)).await
 }
 
 /// Executes a prepared read page by page; counts (and with -validate-data checks) the rows.
-async fn paged(sh: &Shared, stmt: &PreparedStatement, vals: Vec<i64>) -> OpResult {
+/// Each page is one request, with its own `-timeout`.
+async fn paged(
+    sh: &Shared,
+    worker: usize,
+    sent: Instant,
+    stmt: &PreparedStatement,
+    vals: impl SerializeRow,
+) -> OpResult {
     let mut state = PagingState::start();
     let mut rows = 0u64;
+    let mut page_sent = sent;
     loop {
-        let (res, next) = sh
-            .session
-            .execute_single_page(stmt, &vals, state)
-            .await
-            .map_err(|e| e.to_string())?;
+        let page = pin!(sh.session.execute_single_page(stmt, &vals, state));
+        let (res, next) = sh.deadlines.run(worker, page_sent, page).await?;
         let res = res.into_rows_result().map_err(|e| e.to_string())?;
         rows += res.rows_num() as u64;
         if sh.args.validate_data {
@@ -919,6 +982,7 @@ async fn paged(sh: &Shared, stmt: &PreparedStatement, vals: Vec<i64>) -> OpResul
             ControlFlow::Break(()) => break,
             ControlFlow::Continue(s) => state = s,
         }
+        page_sent = Instant::now();
     }
     Ok(rows)
 }

@@ -362,6 +362,14 @@ impl SSTable {
         }
     }
 
+    /// [`SSTable::find`] for a key [`SSTable::may_contain`] admitted, counting the bloom
+    /// filter's answer as a true or a false positive in the table's counters.
+    pub fn find_admitted(&self, key: &DecoratedKey, kind: ReadKind) -> Result<Option<IndexEntry>> {
+        let entry = self.find(key, kind)?;
+        self.io.add_bloom_outcome(entry.is_some());
+        Ok(entry)
+    }
+
     /// A cursor for point reads: reads exactly the chunks it needs.
     pub fn cursor(&self, kind: ReadKind) -> DataCursor {
         DataCursor {

@@ -583,7 +583,7 @@ impl<H: Handler> Conn<H> {
         let max_frame = self.shared.config.max_frame_size;
         let threshold = self.shared.config.blocking_threshold;
         let stats = self.shared.stats.clone();
-        tokio::spawn(async move {
+        crate::stall::spawn(crate::stall::TaskKind::CqlStatement, async move {
             let reply = async {
                 let header = frame.header;
                 let body = if frame.body.len() > threshold && header.flags & flags::COMPRESSION != 0

@@ -253,7 +253,10 @@ impl Server {
             next_connection_id: AtomicU64::new(1),
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let accept = tokio::spawn(accept_loop(listener, shared, shutdown_rx));
+        let accept = crate::stall::spawn(
+            crate::stall::TaskKind::CqlAccept,
+            accept_loop(listener, shared, shutdown_rx),
+        );
         tracing::info!("CQL native protocol listening on {local_addr}");
         Ok(Server {
             local_addr,
@@ -300,7 +303,7 @@ async fn accept_loop<H: Handler>(
                     shared.stats.connections_accepted.fetch_add(1, Ordering::Relaxed);
                     let shared = shared.clone();
                     let shutdown = shutdown.clone();
-                    tokio::spawn(async move {
+                    crate::stall::spawn(crate::stall::TaskKind::CqlConnection, async move {
                         shared.stats.connections_open.fetch_add(1, Ordering::Relaxed);
                         connection::serve(socket, peer, shared.clone(), shutdown).await;
                         shared.stats.connections_open.fetch_sub(1, Ordering::Relaxed);

@@ -50,10 +50,7 @@ fn figures(
     name: &str,
 ) -> Result<(TableStats, TableCompactionStats), Response> {
     let Some((ks, cf)) = name.split_once(':') else {
-        return Err(Response::error(
-            400,
-            format!("Column family name should be in keyspace:column_family format, not {name}"),
-        ));
+        return Err(bad_name(name));
     };
     let db = backend.database();
     let Some(table) = db.table(ks, cf) else {
@@ -67,6 +64,9 @@ fn figures(
 /// `GET /column_family/metrics/{metric}/{ks}:{cf}` (and the two-segment histogram metrics,
 /// `read_latency/estimated_histogram`, …, passed as `metric` = `read_latency/estimated_histogram`).
 pub fn metric(backend: &dyn AdminBackend, metric: &str, name: &str) -> Response {
+    if metric == "droppable_tombstone_ratio" {
+        return droppable_tombstone_ratio(backend, name);
+    }
     let (s, c) = match figures(backend, name) {
         Ok(f) => f,
         Err(r) => return r,
@@ -75,6 +75,29 @@ pub fn metric(backend: &dyn AdminBackend, metric: &str, name: &str) -> Response 
         Some(v) => Response::ok(v.to_text()),
         None => Response::error(404, format!("Unknown column family metric {metric}")),
     }
+}
+
+/// `GET /column_family/metrics/droppable_tombstone_ratio/{ks}:{cf}` (Cairn; Cassandra's
+/// `DroppableTombstoneRatio`): see [`cairn_engine::table::Table::droppable_tombstone_ratio`].
+fn droppable_tombstone_ratio(backend: &dyn AdminBackend, name: &str) -> Response {
+    let Some((ks, cf)) = name.split_once(':') else {
+        return bad_name(name);
+    };
+    let Some(table) = backend.database().table(ks, cf) else {
+        return super::no_table(ks, cf);
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let now = u32::try_from(now).unwrap_or(u32::MAX);
+    Response::ok(Json::Float(table.droppable_tombstone_ratio(now)).to_text())
+}
+
+fn bad_name(name: &str) -> Response {
+    Response::error(
+        400,
+        format!("Column family name should be in keyspace:column_family format, not {name}"),
+    )
 }
 
 /// `GET /column_family/sstables/per_level/{ks}:{cf}`: live sstables per level.
@@ -121,9 +144,21 @@ fn value(s: &TableStats, c: &TableCompactionStats, metric: &str) -> Option<Json>
         "min_row_size" => n(s.partition_sizes.min()),
         "max_row_size" => n(s.partition_sizes.max()),
         "mean_row_size" => n(s.partition_sizes.mean()),
-        // Bloom filter false positives are not counted yet.
-        "bloom_filter_false_positives" | "recent_bloom_filter_false_positives" => n(0),
-        "bloom_filter_false_ratio" | "recent_bloom_filter_false_ratio" => Some(Json::Float(0.0)),
+        // Counted since the node started; Cassandra's "recent" figures reset at each read,
+        // which a shared endpoint cannot do for every client: they are the same here.
+        "bloom_filter_false_positives" | "recent_bloom_filter_false_positives" => {
+            n(s.bloom_false_positives)
+        }
+        // Cassandra's ratio: false positives over every positive answer.
+        "bloom_filter_false_ratio" | "recent_bloom_filter_false_ratio" => {
+            let positives = s.bloom_false_positives + s.bloom_true_positives;
+            Some(Json::Float(if positives == 0 {
+                0.0
+            } else {
+                s.bloom_false_positives as f64 / positives as f64
+            }))
+        }
+        "pending_flushes" => n(s.pending_flushes),
         "bloom_filter_disk_space_used" | "bloom_filter_off_heap_memory_used" => n(bloom as u64),
         "index_summary_off_heap_memory_used" => n(summary as u64),
         "compression_metadata_off_heap_memory_used" => n(offsets as u64),

@@ -46,6 +46,7 @@ pub mod nodetool;
 pub mod nodetool_reports;
 
 use crate::config::Config;
+use crate::stall::{self, TaskKind};
 use cairn_engine::compaction::job::JobReport;
 use cairn_engine::compaction::manager::RunningJob;
 use cairn_engine::{Database, Error as EngineError};
@@ -270,7 +271,10 @@ pub async fn serve_with(
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let (stop, stop_rx) = watch::channel(false);
-    let task = tokio::spawn(accept_loop(listener, handler, stop_rx));
+    let task = stall::spawn(
+        TaskKind::HttpAccept,
+        accept_loop(listener, handler, stop_rx),
+    );
     tracing::info!("{what} listening on http://{addr}");
     Ok(RestServer { addr, stop, task })
 }
@@ -297,18 +301,18 @@ async fn accept_loop(
             }
         };
         let Ok(permit) = slots.clone().try_acquire_owned() else {
-            conns.spawn(async move {
+            conns.spawn(stall::instrument(TaskKind::HttpConnection, async move {
                 let resp = Response::error(503, "too many connections");
                 let _ = http::write_response(&mut stream, &resp, false).await;
-            });
+            }));
             continue;
         };
         let handler = handler.clone();
         let stop = stop.clone();
-        conns.spawn(async move {
+        conns.spawn(stall::instrument(TaskKind::HttpConnection, async move {
             connection(stream, handler, stop).await;
             drop(permit);
-        });
+        }));
     }
     drop(listener);
     let drained = tokio::time::timeout(Duration::from_secs(5), async {

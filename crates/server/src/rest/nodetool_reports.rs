@@ -1,9 +1,9 @@
 //! The reporting commands of `cairn nodetool`: `status`, `info`, `describering`,
 //! `tablestats` (`cfstats`) and `tablehistograms` (`cfhistograms`), in Cassandra 4.0's
 //! output layout so scripts written for nodetool parse them. Every figure comes from the
-//! REST API (`column_family`, `node_api`); what Cairn does not have yet (caches, repair,
-//! bloom filter false positives, per-slice cell counts) is printed as an idle Cassandra
-//! prints it.
+//! REST API (`column_family`, `node_api`); what Cairn does not have (caches, repair,
+//! snapshots, older sstable formats, per-slice cell and tombstone counts, dropped mutations)
+//! is printed as an idle Cassandra prints it.
 
 use super::client::{Client, ClientError};
 use super::column_family::histogram_from_json;
@@ -310,6 +310,7 @@ fn java_double(v: f64) -> String {
 struct TableReport {
     name: String,
     text: String,
+    pending_flushes: u64,
     reads: u64,
     read_micros: u64,
     writes: u64,
@@ -336,6 +337,7 @@ fn table_report(client: &Client, ks: &str, cf: &str) -> Result<TableReport, Node
     let offsets = m("compression_metadata_off_heap_memory_used")?;
     let ratio = metric_f64(client, "compression_ratio", ks, cf)?;
     let live_sstables = m("live_ss_table_count")?;
+    let pending_flushes = m("pending_flushes")?;
     let mut t = String::new();
     let mut line = |k: &str, v: String| {
         let _ = writeln!(t, "\t\t{k}: {v}");
@@ -396,10 +398,18 @@ fn table_report(client: &Client, ks: &str, cf: &str) -> Result<TableReport, Node
         "Local write latency",
         format!("{} ms", fixed(mean_ms(write_micros, writes), 3)),
     );
-    line("Pending flushes", "0".into());
+    line("Pending flushes", pending_flushes.to_string());
+    // A single node is never repaired: every sstable is unrepaired, counted as Cassandra
+    // does (uncompressed data length).
     line("Percent repaired", "0.0".into());
     line("Bytes repaired", "0.000KiB".into());
-    line("Bytes unrepaired", "0.000KiB".into());
+    line(
+        "Bytes unrepaired",
+        format!(
+            "{:.3}KiB",
+            m("total_disk_space_before_compression")? as f64 / 1024.0
+        ),
+    );
     line("Bytes pending repair", "0.000KiB".into());
     line(
         "Bloom filter false positives",
@@ -448,11 +458,15 @@ fn table_report(client: &Client, ks: &str, cf: &str) -> Result<TableReport, Node
         "0".into(),
     );
     line("Dropped Mutations", "0".into());
-    line("Droppable tombstone ratio", fixed(0.0, 5));
+    line(
+        "Droppable tombstone ratio",
+        fixed(metric_f64(client, "droppable_tombstone_ratio", ks, cf)?, 5),
+    );
     t.push('\n');
     Ok(TableReport {
         name: cf.to_string(),
         text: t,
+        pending_flushes,
         reads,
         read_micros,
         writes,
@@ -519,7 +533,7 @@ pub fn tablestats(client: &Client, args: &[String]) -> Result<String, NodetoolEr
             "\tWrite Latency: {} ms",
             java_double(mean_ms(sum(|r| r.write_micros), writes))
         );
-        out.push_str("\tPending Flushes: 0\n");
+        let _ = writeln!(out, "\tPending Flushes: {}", sum(|r| r.pending_flushes));
         for r in reports.iter() {
             out.push_str(&r.text);
         }
