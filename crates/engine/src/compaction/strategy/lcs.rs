@@ -27,9 +27,25 @@
 //! is still far below its 10ⁿ target.
 //!
 //! Every output is split at sstable_size, and jobs are incremental (inputs released as the
-//! outputs pass them). Jobs run in parallel on disjoint levels — one job per level, so an
-//! L0 → L1 promotion may run beside an L2 → L3 step, never beside another job touching L0 or
-//! L1. Invariant: no job input is in `state.compacting`.
+//! outputs pass them). Jobs run in parallel when their key ranges cannot meet (RocksDB's rule,
+//! where ScyllaDB runs one LCS job per table):
+//! * one L0 job at a time (a promotion or STCS inside L0), and a promotion only when no job
+//!   holds a base-level sstable its L0 inputs overlap — with hashed keys, all of the base level;
+//! * an Ln → Ln+1 step takes an sstable no job holds, with its Ln+1 overlaps, and only when no
+//!   job holds any of those overlaps. Its key span then meets no held sstable of either level
+//!   (the levels do not overlap), so two steps on one level write disjoint ranges, and a step
+//!   may move down the fragments a running promotion has already committed — the second
+//!   compactor's share while the first rewrites the base level. (Before, one job per level
+//!   left the second compactor idle during promotions: under sustained writes LCS then ran
+//!   ~100 % of the time on one thread and L0 swung with the machine's load, docs/benchmarks.md.)
+//! * in-place compaction of an overlapping level and tombstone rewrites wait until no job
+//!   holds an sstable of their level.
+//!
+//! Data newer than a level may sit in the level below for a while (a committed promotion
+//! fragment moved down while the promotion still holds the old base-level sstables); reads and
+//! purging reconcile every live sstable by timestamp, so only the level invariant matters, and
+//! each level's key ranges stay disjoint once the running jobs commit. Invariant: no job input
+//! is in `state.compacting`.
 
 use super::common::{self, candidates, job, overlaps};
 use super::options::{CommonOptions, LcsOptions};
@@ -167,11 +183,16 @@ fn overlapping_in<'a>(
 }
 
 /// A job compacting one sstable of `level` (≥ 1) with what it overlaps in `next`.
+///
+/// `level_ssts` are the level's sstables no job holds; `level_busy` says whether a job holds
+/// any sstable of the level (an in-place compaction then waits: its span is not a single
+/// sstable's and could meet a held one).
 fn level_job(
     set: &[SSTableInfo],
     level_ssts: &[&SSTableInfo],
     level: usize,
     next: usize,
+    level_busy: bool,
     o: &LcsOptions,
     state: &StrategyState,
 ) -> Option<Job> {
@@ -194,6 +215,9 @@ fn level_job(
         }
     }
     if !chain.is_empty() {
+        if level_busy {
+            return None;
+        }
         return Some(leveled(job(
             chain.iter().map(|s| s.generation),
             level as u32,
@@ -218,7 +242,8 @@ fn level_job(
             continue;
         };
         let below = overlapping_in(set, next, &[s]);
-        // A next-level sstable a running job holds cannot be merged: try the next candidate.
+        // A next-level sstable a running job holds cannot be merged, and that job may still
+        // write into this span: try the next candidate (see the module docs).
         if below
             .iter()
             .any(|b| state.compacting.contains(&b.generation))
@@ -310,9 +335,8 @@ pub fn choose(
     // Scores count every sstable, held or not: a level's size does not shrink because a job
     // is reading part of it.
     let bytes = level_bytes(set);
-    // One job per level: a level with an sstable a running job holds (as input or as the
-    // target of a promotion) takes no other job, so two jobs never race for one level's key
-    // range; jobs on disjoint levels (L0 → L1 beside L2 → L3) run in parallel.
+    // Levels with an sstable a running job holds. L0 takes one job at a time; steps between
+    // levels ≥ 1 go by key range instead (`level_job`, module docs).
     let mut busy = [false; MAX_LEVELS];
     for s in set {
         if state.compacting.contains(&s.generation) {
@@ -351,10 +375,8 @@ pub fn choose(
         }
     }
     for &l in &over {
-        if is_busy(l) || is_busy(l + 1) {
-            continue;
-        }
-        if let Some(j) = level_job(set, levels.get(l).unwrap_or(&empty), l, l + 1, o, state) {
+        let level_ssts = levels.get(l).unwrap_or(&empty);
+        if let Some(j) = level_job(set, level_ssts, l, l + 1, is_busy(l), o, state) {
             return Some(j);
         }
     }
@@ -375,11 +397,8 @@ pub fn choose(
             if b == 0 || above == 0 || b >= above.saturating_mul(FAN_OUT) {
                 continue;
             }
-            if is_busy(l) || is_busy(l - 1) {
-                continue;
-            }
             let level_ssts = levels.get(l - 1).unwrap_or(&empty);
-            if let Some(j) = level_job(set, level_ssts, l - 1, l, o, state) {
+            if let Some(j) = level_job(set, level_ssts, l - 1, l, is_busy(l - 1), o, state) {
                 return Some(j);
             }
         }
