@@ -113,9 +113,11 @@ impl Memtable {
         &self.index[(key.token.0 as u64 >> 60) as usize % INDEX_SHARDS]
     }
 
-    /// The partition `key`, if present.
-    fn lookup(&self, key: &DecoratedKey) -> Option<Slot> {
-        self.shard(key).read().get(key).cloned()
+    /// Runs `f` on the partition `key`, if present. The slot is used under the shard's read
+    /// guard instead of cloning its `Arc`: every reference-count change is an atomic write to
+    /// a cache line the other reactor threads touch too.
+    fn with_slot<R>(&self, key: &DecoratedKey, f: impl FnOnce(&Slot) -> R) -> Option<R> {
+        self.shard(key).read().get(key).map(f)
     }
 
     /// Merges an update into the partition; returns the bytes charged.
@@ -126,11 +128,18 @@ impl Memtable {
             min_ts = min_ts.min(t);
             max_ts = max_ts.max(t);
         });
-        let slot = match self.lookup(key) {
-            Some(slot) => slot,
-            None => {
+        // The common case, an existing partition, merges under the shard's read guard; the
+        // update moves into the closure only when it runs.
+        let mut update = Some(update);
+        let merged = self.with_slot(key, |slot| match update.take() {
+            Some(u) => slot.lock().merge_growth(u),
+            None => 0,
+        });
+        match (merged, update) {
+            (Some(grown), _) => charge += grown,
+            (None, Some(update)) => {
                 let mut shard = self.shard(key).write();
-                match shard.get(key) {
+                let slot = match shard.get(key) {
                     Some(slot) => Arc::clone(slot),
                     None => {
                         charge += PARTITION_OVERHEAD + key.key.len();
@@ -139,10 +148,12 @@ impl Memtable {
                         shard.insert(TokenKeyed(key.clone()), Arc::clone(&slot));
                         slot
                     }
-                }
+                };
+                drop(shard);
+                charge += slot.lock().merge_growth(update);
             }
-        };
-        charge += slot.lock().merge_growth(update);
+            (None, None) => {}
+        }
         self.bytes.fetch_add(charge, Ordering::Relaxed);
         self.min_timestamp.fetch_min(min_ts, Ordering::Relaxed);
         self.max_timestamp.fetch_max(max_ts, Ordering::Relaxed);
@@ -152,7 +163,7 @@ impl Memtable {
 
     /// A copy of one partition, if present.
     pub fn get(&self, key: &DecoratedKey) -> Option<Partition> {
-        self.lookup(key).map(|slot| slot.lock().clone())
+        self.with_slot(key, |slot| slot.lock().clone())
     }
 
     /// Runs `f` on one partition under its lock (lets readers copy only a slice).
@@ -161,7 +172,7 @@ impl Memtable {
         key: &DecoratedKey,
         f: impl FnOnce(&Partition) -> R,
     ) -> Option<R> {
-        self.lookup(key).map(|slot| f(&slot.lock()))
+        self.with_slot(key, |slot| f(&slot.lock()))
     }
 
     /// The first partition key at or after `pos`.

@@ -343,7 +343,6 @@ impl PagingState {
     }
 }
 
-/// Runs a SELECT.
 /// The selection of a prepared SELECT, kept with the schema it was planned against. A schema
 /// change gives the table a new `Arc<TableSchema>`, so a plan made for an older schema is
 /// never used (the cache holds that old `Arc`, so its address cannot be reused meanwhile).
