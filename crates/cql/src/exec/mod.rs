@@ -1,7 +1,9 @@
 //! Statement execution: a parsed statement plus bound values in, an [`Outcome`] out.
 //!
-//! The executor is synchronous, like the engine below it; the server runs it off the
-//! reactor. Pieces, one file each:
+//! The executor is synchronous, like the engine below it. The server runs it on a reactor
+//! thread in the engine's non-blocking mode (`cairn_engine::io::nonblocking`): a statement
+//! that would wait for the disk, a flush or a file write returns [`Error::WouldBlock`]
+//! instead, and the server runs it again on a blocking thread. Pieces, one file each:
 //! - [`catalog`]: keyspaces (stored through the engine) and tables;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE;
@@ -9,13 +11,15 @@
 //! - [`restrict`]: WHERE clauses resolved against a table (keys, slices, filters);
 //! - [`select`]: SELECT, paging, aggregates;
 //! - [`system`]: the virtual `system` and `system_schema` tables, built from live metadata;
-//! - [`prepare`]: bind-variable and result metadata of prepared statements.
+//! - [`prepare`]: bind-variable and result metadata of prepared statements;
+//! - [`plan_cache`]: what a prepared SELECT or INSERT works out once about its table.
 
 pub mod auth;
 pub mod catalog;
 pub mod ddl;
 pub mod describe;
 pub mod options;
+pub mod plan_cache;
 pub mod prepare;
 pub mod restrict;
 pub mod select;
@@ -146,7 +150,9 @@ pub struct Prepared {
     /// Result columns of a SELECT (empty otherwise).
     pub result: Vec<ColumnSpec>,
     /// A SELECT's planned selection, made at its first execution.
-    plan: select::PlanCache,
+    select_plan: plan_cache::PlanCache<select::Plan>,
+    /// Where an INSERT's values go, worked out at its first execution.
+    insert_plan: plan_cache::PlanCache<write::InsertPlan>,
 }
 
 /// Bound values as terms see them.
@@ -288,7 +294,8 @@ impl Executor {
             bind_specs: meta.bind_specs,
             pk_indexes: meta.pk_indexes,
             result: meta.result,
-            plan: select::PlanCache::default(),
+            select_plan: Default::default(),
+            insert_plan: Default::default(),
         });
         self.prepared.write().insert(id, Arc::clone(&p));
         Ok(p)
@@ -327,7 +334,8 @@ impl Executor {
             _ => session,
         };
         match &p.parsed.statement {
-            Statement::Select(s) => select::select(self, session, s, params, Some(&p.plan)),
+            Statement::Select(s) => select::select(self, session, s, params, Some(&p.select_plan)),
+            Statement::Insert(i) => write::insert(self, session, i, params, Some(&p.insert_plan)),
             other => self.run(session, other, params),
         }
     }

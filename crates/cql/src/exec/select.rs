@@ -7,6 +7,7 @@
 //! resumes strictly after that position.
 
 use super::catalog::now_secs;
+use super::plan_cache::PlanCache;
 use super::restrict::{self, Restrictions};
 use super::system;
 use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
@@ -343,31 +344,6 @@ impl PagingState {
     }
 }
 
-/// The selection of a prepared SELECT, kept with the schema it was planned against. A schema
-/// change gives the table a new `Arc<TableSchema>`, so a plan made for an older schema is
-/// never used (the cache holds that old `Arc`, so its address cannot be reused meanwhile).
-#[derive(Default)]
-pub struct PlanCache(parking_lot::RwLock<Option<(Arc<TableSchema>, Arc<Plan>)>>);
-
-impl PlanCache {
-    fn get_or_plan(&self, schema: &Arc<TableSchema>, s: &Select) -> Result<Arc<Plan>> {
-        if let Some((planned_for, plan)) = &*self.0.read() {
-            if Arc::ptr_eq(planned_for, schema) {
-                return Ok(Arc::clone(plan));
-            }
-        }
-        let plan = Arc::new(checked_plan(schema, s)?);
-        *self.0.write() = Some((Arc::clone(schema), Arc::clone(&plan)));
-        Ok(plan)
-    }
-}
-
-impl std::fmt::Debug for PlanCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PlanCache")
-    }
-}
-
 /// [`plan`] plus the checks a plan must pass for this statement (DISTINCT's rules).
 fn checked_plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
     let plan = plan(schema, s)?;
@@ -383,7 +359,7 @@ pub fn select(
     session: &Session,
     s: &Select,
     params: &QueryParams,
-    cache: Option<&PlanCache>,
+    cache: Option<&PlanCache<Plan>>,
 ) -> Result<Outcome> {
     let ks = session.resolve(&s.table.keyspace)?;
     if let Some(v) = system::table(ex, session, &ks, &s.table.name)? {
@@ -392,7 +368,7 @@ pub fn select(
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
     let plan = match cache {
-        Some(cache) => cache.get_or_plan(&schema, s)?,
+        Some(cache) => cache.get_or_plan(&schema, || checked_plan(&schema, s))?,
         None => Arc::new(checked_plan(&schema, s)?),
     };
     let ctx = Binds::new(params);
@@ -979,17 +955,20 @@ mod tests {
                 .with_column("a", CqlType::Int, ColumnKind::Regular),
         );
         let cache = PlanCache::default();
-        let first = cache.get_or_plan(&v1, &s)?;
+        let first = cache.get_or_plan(&v1, || checked_plan(&v1, &s))?;
         assert_eq!(names(&first), ["k", "a"]);
         // Same schema: the same plan, not a new one.
-        assert!(Arc::ptr_eq(&first, &cache.get_or_plan(&v1, &s)?));
+        assert!(Arc::ptr_eq(
+            &first,
+            &cache.get_or_plan(&v1, || checked_plan(&v1, &s))?
+        ));
         // ALTER TABLE ADD gives the table a new schema; `SELECT *` must see the new column.
         let v2 = Arc::new(
             (*v1)
                 .clone()
                 .with_column("b", CqlType::Text, ColumnKind::Regular),
         );
-        let replanned = cache.get_or_plan(&v2, &s)?;
+        let replanned = cache.get_or_plan(&v2, || checked_plan(&v2, &s))?;
         assert_eq!(names(&replanned), ["k", "a", "b"]);
         Ok(())
     }

@@ -6,6 +6,7 @@
 //! clock in microseconds; TTL is `USING TTL`, else the table's `default_time_to_live`.
 
 use super::catalog::{now_micros, now_secs};
+use super::plan_cache::PlanCache;
 use super::restrict::{self, Restrictions};
 use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
 use crate::ast::{
@@ -16,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::values::collections::collection_to_cells;
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
+use cairn_engine::model::clustering::ClusteringLayout;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{
     Cell, ClusteringKey, ColumnData, ComplexColumn, DecoratedKey, DeletionTime, LivenessInfo,
@@ -34,12 +36,32 @@ pub fn modify(
     params: &QueryParams,
 ) -> Result<Outcome> {
     let ctx = Binds::new(params);
-    let (muts, condition) = match stmt {
-        Statement::Insert(i) => insert(ex, session, i, &ctx, params.timestamp)?,
+    let planned = match stmt {
+        Statement::Insert(i) => insert_mutation(ex, session, i, &ctx, params.timestamp, None)?,
         Statement::Update(u) => update(ex, session, u, &ctx, params.timestamp)?,
         Statement::Delete(d) => delete(ex, session, d, &ctx, params.timestamp)?,
         _ => return Err(Error::Invalid("not a modification statement".into())),
     };
+    apply(ex, planned)
+}
+
+/// Runs one INSERT; `cache` is the prepared statement's plan cache, if it is one.
+pub fn insert(
+    ex: &Executor,
+    session: &Session,
+    i: &Insert,
+    params: &QueryParams,
+    cache: Option<&PlanCache<InsertPlan>>,
+) -> Result<Outcome> {
+    let ctx = Binds::new(params);
+    apply(
+        ex,
+        insert_mutation(ex, session, i, &ctx, params.timestamp, cache)?,
+    )
+}
+
+/// Applies one statement's mutations (checking its IF clause first, if it has one).
+fn apply(ex: &Executor, (muts, condition): Planned) -> Result<Outcome> {
     if let Some(cond) = condition {
         return conditional(ex, muts, cond);
     }
@@ -97,7 +119,7 @@ pub fn batch(
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
         let (muts, cond) = match stmt {
-            Statement::Insert(i) => insert(ex, session, i, &ctx, Some(ts))?,
+            Statement::Insert(i) => insert_mutation(ex, session, i, &ctx, Some(ts), None)?,
             Statement::Update(u) => update(ex, session, u, &ctx, Some(ts))?,
             Statement::Delete(d) => delete(ex, session, d, &ctx, Some(ts))?,
             _ => {
@@ -594,114 +616,170 @@ fn key_value(col: &ColumnDef, term: &crate::ast::Term, ctx: &dyn TermContext) ->
     }
 }
 
-fn insert(
+/// Where the values of an INSERT go in one table schema: which value gives each key part
+/// and each column. Made (and the column list checked) once per schema for a prepared INSERT.
+pub struct InsertPlan {
+    /// The partition-key parts, in key order.
+    partition_key: SmallVec<[Part; 4]>,
+    /// The clustering-key parts, in key order.
+    clustering_key: SmallVec<[Part; 4]>,
+    /// Whether a row is written: the whole clustering key is given (an INSERT of static
+    /// columns only may leave it out).
+    writes_row: bool,
+    /// The table's clustering layout (built once, not per row).
+    layout: ClusteringLayout,
+    /// Regular columns given, in column-id order (the order a row keeps its cells in).
+    regular: SmallVec<[Part; 8]>,
+    /// Static columns given, in column-id order.
+    statics: SmallVec<[Part; 4]>,
+}
+
+/// One column of an INSERT: its index in the schema's columns and in the INSERT's values.
+#[derive(Clone, Copy)]
+struct Part {
+    column: usize,
+    value: usize,
+}
+
+impl InsertPlan {
+    /// Checks an INSERT's column list against `schema` (Cassandra's messages) and plans it.
+    fn new(schema: &TableSchema, columns: &[String], values: usize) -> Result<InsertPlan> {
+        if columns.len() != values {
+            return Err(Error::Invalid(format!(
+                "Unmatched column names/values (got {} names and {} values)",
+                columns.len(),
+                values
+            )));
+        }
+        let mut given: SmallVec<[Part; 8]> = SmallVec::new();
+        for (value, name) in columns.iter().enumerate() {
+            let named = |p: &Part| schema.columns[p.column].name == *name;
+            if given.iter().any(named) {
+                return Err(Error::Invalid(format!(
+                    "Multiple definitions found for column {name}"
+                )));
+            }
+            let Some(column) = schema.columns.iter().position(|c| c.name == *name) else {
+                return Err(Error::Invalid(format!("Undefined column name {name}")));
+            };
+            given.push(Part { column, value });
+        }
+        let of_kind = |kind: ColumnKind| -> (SmallVec<[Part; 4]>, Vec<&str>) {
+            let mut found = SmallVec::new();
+            let mut missing = Vec::new();
+            for (column, c) in schema.columns.iter().enumerate() {
+                if c.kind != kind {
+                    continue;
+                }
+                match given.iter().find(|p| p.column == column) {
+                    Some(p) => found.push(*p),
+                    None => missing.push(c.name.as_str()),
+                }
+            }
+            (found, missing)
+        };
+        let (partition_key, missing_pk) = of_kind(ColumnKind::PartitionKey);
+        if !missing_pk.is_empty() {
+            return Err(Error::Invalid(format!(
+                "Some partition key parts are missing: {}",
+                missing_pk.join(", ")
+            )));
+        }
+        let (clustering_key, missing_ck) = of_kind(ColumnKind::Clustering);
+        let mut regular: SmallVec<[Part; 8]> = given
+            .iter()
+            .filter(|p| schema.columns[p.column].kind == ColumnKind::Regular)
+            .copied()
+            .collect();
+        // A row needs its whole clustering key, unless the INSERT sets static columns only.
+        let static_only = clustering_key.is_empty() && regular.is_empty();
+        if !missing_ck.is_empty() && !static_only {
+            return Err(Error::Invalid(format!(
+                "Some clustering keys are missing: {}",
+                missing_ck.join(", ")
+            )));
+        }
+        let mut statics: SmallVec<[Part; 4]> = given
+            .iter()
+            .filter(|p| schema.columns[p.column].kind == ColumnKind::Static)
+            .copied()
+            .collect();
+        regular.sort_by_key(|p| schema.columns[p.column].id);
+        statics.sort_by_key(|p| schema.columns[p.column].id);
+        Ok(InsertPlan {
+            partition_key,
+            clustering_key,
+            writes_row: missing_ck.is_empty(),
+            layout: schema.clustering_layout(),
+            regular,
+            statics,
+        })
+    }
+}
+
+/// An INSERT as one mutation; `cache` keeps a prepared INSERT's plan.
+fn insert_mutation(
     ex: &Executor,
     session: &Session,
     i: &Insert,
     ctx: &dyn TermContext,
     default_ts: Option<i64>,
+    cache: Option<&PlanCache<InsertPlan>>,
 ) -> Result<Planned> {
     let schema = table_schema(ex, session, &i.table)?;
     let InsertValues::Columns { columns, values } = &i.values else {
         return Err(Error::Invalid("INSERT JSON is not supported yet".into()));
     };
-    if columns.len() != values.len() {
-        return Err(Error::Invalid(format!(
-            "Unmatched column names/values (got {} names and {} values)",
-            columns.len(),
-            values.len()
-        )));
-    }
+    let make = || InsertPlan::new(&schema, columns, values.len());
+    let plan = match cache {
+        Some(cache) => cache.get_or_plan(&schema, make)?,
+        None => Arc::new(make()?),
+    };
     let (ts, ttl) = using(&i.using, &schema, ctx, default_ts)?;
     let now = now_secs();
-    let mut given = Given::default();
-    for (c, v) in columns.iter().zip(values) {
-        if !given.insert(c.as_str(), v) {
-            return Err(Error::Invalid(format!(
-                "Multiple definitions found for column {c}"
-            )));
+    let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], ctx);
+    let key = partition_key(&plan.partition_key, key_part)?;
+    let cells = |parts: &[Part]| -> Result<Vec<(u32, ColumnData)>> {
+        let mut out = Vec::with_capacity(parts.len());
+        for p in parts {
+            let c = &schema.columns[p.column];
+            if let Some(d) = column_data(c, &values[p.value], ctx, ts, ttl, now)? {
+                out.push((c.id, d));
+            }
         }
-        if schema.column(c).is_none() {
-            return Err(Error::Invalid(format!("Undefined column name {c}")));
-        }
-    }
-    let pk: SmallVec<[&ColumnDef; 4]> = schema.columns_of(ColumnKind::PartitionKey).collect();
-    let ck: SmallVec<[&ColumnDef; 4]> = schema.columns_of(ColumnKind::Clustering).collect();
-    let missing_pk: Vec<&str> = pk
-        .iter()
-        .filter(|c| !given.contains(c.name.as_str()))
-        .map(|c| c.name.as_str())
-        .collect();
-    if !missing_pk.is_empty() {
-        return Err(Error::Invalid(format!(
-            "Some partition key parts are missing: {}",
-            missing_pk.join(", ")
-        )));
-    }
-    let only_static = schema
-        .columns
-        .iter()
-        .filter(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Clustering))
-        .all(|c| !given.contains(c.name.as_str()));
-    let missing_ck: Vec<&str> = ck
-        .iter()
-        .filter(|c| !given.contains(c.name.as_str()))
-        .map(|c| c.name.as_str())
-        .collect();
-    let static_only_insert = only_static && missing_ck.len() == ck.len();
-    if !missing_ck.is_empty() && !static_only_insert {
-        return Err(Error::Invalid(format!(
-            "Some clustering keys are missing: {}",
-            missing_ck.join(", ")
-        )));
-    }
-    let key = partition_key(&schema, &pk, |c| {
-        key_value(c, given.term(c.name.as_str())?, ctx)
-    })?;
-    let mut update = Partition::default();
-    let mut row = Row {
-        marker: Some(if ttl > 0 {
-            LivenessInfo::expiring(ts, ttl, now)
-        } else {
-            LivenessInfo::live(ts)
-        }),
-        ..Row::default()
+        Ok(out)
     };
-    let mut statics = Row::default();
-    for c in &schema.columns {
-        let Some(term) = given.get(c.name.as_str()) else {
-            continue;
+    let mut update = Partition::default();
+    if plan.writes_row {
+        let row = Row {
+            marker: Some(if ttl > 0 {
+                LivenessInfo::expiring(ts, ttl, now)
+            } else {
+                LivenessInfo::live(ts)
+            }),
+            columns: cells(&plan.regular)?,
+            ..Row::default()
         };
-        match c.kind {
-            ColumnKind::Regular => {
-                if let Some(d) = column_data(c, term, ctx, ts, ttl, now)? {
-                    row.columns.push((c.id, d));
-                }
-            }
-            ColumnKind::Static => {
-                if let Some(d) = column_data(c, term, ctx, ts, ttl, now)? {
-                    statics.columns.push((c.id, d));
-                }
-            }
-            _ => {}
-        }
-    }
-    row.columns.sort_by_key(|(id, _)| *id);
-    statics.columns.sort_by_key(|(id, _)| *id);
-    if missing_ck.is_empty() {
-        let vals: SmallVec<[Bytes; 4]> = ck
+        let vals: SmallVec<[Bytes; 4]> = plan
+            .clustering_key
             .iter()
-            .map(|c| key_value(c, given.term(c.name.as_str())?, ctx))
+            .map(key_part)
             .collect::<Result<_>>()?;
         let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
-        let ckey = schema
-            .clustering_layout()
+        let ckey = plan
+            .layout
             .encode_key(&refs)
             .map_err(|e| Error::Invalid(e.to_string()))?;
         update.rows.insert(ckey, row);
     }
-    if !statics.columns.is_empty() {
-        update.static_row = Some(statics);
+    if !plan.statics.is_empty() {
+        let statics = cells(&plan.statics)?;
+        if !statics.is_empty() {
+            update.static_row = Some(Row {
+                columns: statics,
+                ..Row::default()
+            });
+        }
     }
     let cond = match i.if_not_exists {
         true => Some(Condition::NotExists),
@@ -717,49 +795,19 @@ fn insert(
     ))
 }
 
-/// The columns an INSERT names, with their terms (a handful: a linear scan beats a map).
-#[derive(Default)]
-struct Given<'a>(SmallVec<[(&'a str, &'a crate::ast::Term); 8]>);
-
-impl<'a> Given<'a> {
-    /// Adds a column; false if it was already given.
-    fn insert(&mut self, name: &'a str, term: &'a crate::ast::Term) -> bool {
-        if self.contains(name) {
-            return false;
-        }
-        self.0.push((name, term));
-        true
-    }
-
-    fn get(&self, name: &str) -> Option<&'a crate::ast::Term> {
-        self.0.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
-    }
-
-    fn contains(&self, name: &str) -> bool {
-        self.get(name).is_some()
-    }
-
-    /// The term of a column the INSERT was checked to name.
-    fn term(&self, name: &str) -> Result<&'a crate::ast::Term> {
-        self.get(name)
-            .ok_or_else(|| Error::Invalid(format!("Missing value for column {name}")))
-    }
-}
-
-/// The partition key from its columns' values (composite when there are several).
-fn partition_key(
-    _schema: &TableSchema,
-    pk: &[&ColumnDef],
-    mut value: impl FnMut(&ColumnDef) -> Result<Bytes>,
+/// The partition key from its parts' values (composite when there are several).
+fn partition_key<P>(
+    parts: &[P],
+    mut value: impl FnMut(&P) -> Result<Bytes>,
 ) -> Result<DecoratedKey> {
-    if let [only] = pk {
+    if let [only] = parts {
         return Ok(DecoratedKey::new(value(only)?));
     }
-    let vals: SmallVec<[Bytes; 4]> = pk.iter().map(|c| value(c)).collect::<Result<_>>()?;
-    Ok({
-        let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
-        DecoratedKey::new(cairn_engine::model::token::composite_partition_key(&refs))
-    })
+    let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
+    let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
+    Ok(DecoratedKey::new(
+        cairn_engine::model::token::composite_partition_key(&refs),
+    ))
 }
 
 fn keys_of(r: &Restrictions, schema: &TableSchema) -> Result<Vec<DecoratedKey>> {
