@@ -300,8 +300,13 @@ impl FrameDecoder {
             // that actually arrive, so a bare header cannot make us allocate the frame.
             return Ok(None);
         }
-        buf.advance(HEADER_LEN);
-        let body = buf.split_to(length).freeze();
+        // The body is copied out of the read buffer rather than split off it: a request's
+        // values end up in memtables (keys, cells) and would otherwise keep the whole 16 KiB+
+        // read buffer they arrived in alive until the flush, unaccounted, while the
+        // connection allocated a new one. Copied, each frame holds only its own bytes and the
+        // read buffer is reused in place.
+        let body = Bytes::copy_from_slice(&buf[HEADER_LEN..HEADER_LEN + length]);
+        buf.advance(HEADER_LEN + length);
         Ok(Some(Frame { header, body }))
     }
 }
@@ -332,6 +337,30 @@ mod tests {
         assert_eq!(FrameHeader::parse(&h.encode()), h);
         let ev = FrameHeader::response(4, 0, -1, Opcode::Event, 7);
         assert_eq!(ev.encode(), [0x84, 0, 0xff, 0xff, 0x0C, 0, 0, 0, 7]);
+    }
+
+    /// A decoded body owns its bytes: values kept from it (memtable keys and cells) must not
+    /// keep the connection's read buffer alive, and the buffer is reused in place.
+    #[test]
+    fn a_body_does_not_share_the_read_buffer() {
+        let dec = FrameDecoder::default();
+        let mut buf = BytesMut::with_capacity(16 * 1024);
+        buf.extend_from_slice(&request(4, 1, Opcode::Query, b"some request body"));
+        buf.extend_from_slice(&request(4, 2, Opcode::Query, b"another"));
+        let start = buf.as_ptr() as usize;
+        let capacity = buf.capacity();
+        let region = start..start + capacity;
+        let first = dec.decode(&mut buf).unwrap().unwrap();
+        let second = dec.decode(&mut buf).unwrap().unwrap();
+        assert_eq!(&first.body[..], b"some request body");
+        assert_eq!(&second.body[..], b"another");
+        for body in [&first.body, &second.body] {
+            assert!(!region.contains(&(body.as_ptr() as usize)));
+        }
+        // Nothing else holds the buffer, so making room moves back to its start instead of
+        // allocating a new one.
+        buf.reserve(capacity - 1);
+        assert_eq!(buf.as_ptr() as usize, start);
     }
 
     #[test]
