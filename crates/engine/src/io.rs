@@ -110,6 +110,75 @@ fn read_exact_at_nowait(file: &File, mut buf: &mut [u8], mut offset: u64) -> std
     Ok(())
 }
 
+/// How much a [`WritebackFile`] writes before it starts the kernel writing it to disk.
+pub const WRITEBACK_STEP: u64 = 1 << 20;
+
+/// A file written front to back (an sstable component) whose pages go to the disk while it
+/// is still being written: every [`WRITEBACK_STEP`] bytes, `sync_file_range(WRITE)` starts
+/// writeback of what was written since the last step, without waiting for it. The final
+/// `fdatasync` then finds little left to write, so a flush or compaction no longer
+/// compresses first and waits for the whole file's writeback after (on this machine's disk,
+/// ~25 ms per 6 MiB); the disk works while the CPU compresses. Durability is unchanged:
+/// only [`WritebackFile::sync_data`] promises anything.
+pub struct WritebackFile {
+    file: File,
+    written: u64,
+    started: u64,
+}
+
+impl WritebackFile {
+    /// Wraps a file opened for writing at offset 0.
+    pub fn new(file: File) -> Self {
+        WritebackFile {
+            file,
+            written: 0,
+            started: 0,
+        }
+    }
+
+    /// `fdatasync`: everything written is on disk when this returns.
+    pub fn sync_data(&self) -> std::io::Result<()> {
+        self.file.sync_data()
+    }
+
+    fn start_writeback(&mut self) {
+        use std::os::fd::AsRawFd;
+        let (Ok(from), Ok(len)) = (
+            libc::off64_t::try_from(self.started),
+            libc::off64_t::try_from(self.written - self.started),
+        ) else {
+            return;
+        };
+        // SAFETY: a plain syscall on a descriptor `self.file` owns; no memory is passed.
+        // Only a hint: when it fails (a file system without it), the final fdatasync still
+        // writes everything.
+        unsafe {
+            libc::sync_file_range(
+                self.file.as_raw_fd(),
+                from,
+                len,
+                libc::SYNC_FILE_RANGE_WRITE,
+            );
+        }
+        self.started = self.written;
+    }
+}
+
+impl Write for WritebackFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.written += n as u64;
+        if self.written - self.started >= WRITEBACK_STEP {
+            self.start_writeback();
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// fsyncs a directory so renames and creations inside it survive a crash.
 pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir).and_then(|f| f.sync_all()).with_path(dir)
@@ -160,4 +229,37 @@ pub fn check_crc<'a>(buf: &'a [u8], path: &Path) -> Result<&'a [u8]> {
         ));
     }
     Ok(body)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::io::BufWriter;
+
+    /// Writeback is started step by step while writing, and what is read back is exactly
+    /// what was written (the hint never changes the file).
+    #[test]
+    fn writeback_file_starts_writeback_in_steps_and_keeps_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data");
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .unwrap();
+        let mut w = BufWriter::with_capacity(64 * 1024, WritebackFile::new(file));
+        let mut expected = Vec::new();
+        for i in 0..(3 * WRITEBACK_STEP / 1000 + 7) {
+            let chunk: Vec<u8> = (0..1000u32).map(|j| (i as u32 ^ j) as u8).collect();
+            w.write_all(&chunk).unwrap();
+            expected.extend_from_slice(&chunk);
+        }
+        let f = w.into_inner().map_err(|e| e.into_error()).unwrap();
+        assert_eq!(f.written, expected.len() as u64);
+        assert!(f.started >= 2 * WRITEBACK_STEP, "started {}", f.started);
+        assert!(f.written - f.started < WRITEBACK_STEP);
+        f.sync_data().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+    }
 }

@@ -19,13 +19,14 @@ use super::format::*;
 use super::index::PagedIndexWriter;
 use super::stats::{LogPos, SSTableStats};
 use crate::error::{Error, IoResultExt, Result};
+use crate::io::WritebackFile;
 use crate::metrics::{IoCounters, WriteKind};
 use crate::model::codec::{put_bytes, put_deletion, put_range_tombstone, put_row, put_uvarint};
 use crate::model::{
     ClusteringKey, DecoratedKey, DeletionTime, Partition, RangeTombstone, Row, NO_DELETION_TIME,
 };
 use bytes::Bytes;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -117,11 +118,11 @@ pub struct SSTableWriter {
     dir: PathBuf,
     generation: u64,
     opts: WriterOptions,
-    data: Option<ChunkedWriter<BufWriter<File>>>,
-    index_file: Option<BufWriter<File>>,
+    data: Option<ChunkedWriter<BufWriter<WritebackFile>>>,
+    index_file: Option<BufWriter<WritebackFile>>,
     index: Option<PagedIndexWriter>,
     index_bytes: u64,
-    rows_file: Option<BufWriter<File>>,
+    rows_file: Option<BufWriter<WritebackFile>>,
     rows_offset: u64,
     bloom: BloomFilter,
     stats: SSTableStats,
@@ -135,13 +136,13 @@ pub struct SSTableWriter {
     finished: bool,
 }
 
-fn create(path: &Path) -> Result<BufWriter<File>> {
+fn create(path: &Path) -> Result<BufWriter<WritebackFile>> {
     let f = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
         .with_path(path)?;
-    Ok(BufWriter::with_capacity(256 * 1024, f))
+    Ok(BufWriter::with_capacity(256 * 1024, WritebackFile::new(f)))
 }
 
 impl SSTableWriter {
@@ -517,7 +518,7 @@ impl Drop for SSTableWriter {
     }
 }
 
-fn sync_buffered(w: BufWriter<File>, path: &Path) -> Result<()> {
+fn sync_buffered(w: BufWriter<WritebackFile>, path: &Path) -> Result<()> {
     let f = w
         .into_inner()
         .map_err(|e| Error::io(path, e.into_error()))?;
