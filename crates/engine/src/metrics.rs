@@ -43,6 +43,17 @@ pub struct IoCounters {
     bloom_true_positives: AtomicU64,
     /// Point lookups the bloom filter admitted but the partition was absent.
     bloom_false_positives: AtomicU64,
+    /// `bloom_true_positives` when the "recent" figures were last taken.
+    bloom_true_mark: AtomicU64,
+    /// `bloom_false_positives` when the "recent" figures were last taken.
+    bloom_false_mark: AtomicU64,
+}
+
+/// How much `counter` grew since `mark` was last moved, moving `mark` to its value. The mark
+/// only moves forward, so of two concurrent callers each growth is reported by one.
+fn take_since(counter: &AtomicU64, mark: &AtomicU64) -> u64 {
+    let now = counter.load(Ordering::Relaxed);
+    now.saturating_sub(mark.fetch_max(now, Ordering::Relaxed))
 }
 
 impl IoCounters {
@@ -79,6 +90,20 @@ impl IoCounters {
     /// Bloom filter answers the index contradicted.
     pub fn bloom_false_positives(&self) -> u64 {
         self.bloom_false_positives.load(Ordering::Relaxed)
+    }
+    /// Cassandra's "recent" bloom filter false positives: those since the previous call of
+    /// this or of [`IoCounters::take_recent_bloom_outcomes`]. Taking them resets them, as
+    /// Cassandra's `getRecentBloomFilterFalsePositives` does.
+    pub fn take_recent_bloom_false_positives(&self) -> u64 {
+        take_since(&self.bloom_false_positives, &self.bloom_false_mark)
+    }
+    /// `(false, true)` positives since the previous "recent" call (Cassandra's
+    /// `RecentBloomFilterFalseRatio` is `false / (false + true)` of these); resets both.
+    pub fn take_recent_bloom_outcomes(&self) -> (u64, u64) {
+        (
+            take_since(&self.bloom_false_positives, &self.bloom_false_mark),
+            take_since(&self.bloom_true_positives, &self.bloom_true_mark),
+        )
     }
     /// Bytes written for `kind`.
     pub fn written(&self, kind: WriteKind) -> u64 {
@@ -203,6 +228,125 @@ impl AtomicHistogram {
     }
 }
 
+/// Length of one period of a [`WindowedHistogram`].
+pub const WINDOW_PERIOD: std::time::Duration = std::time::Duration::from_secs(30);
+/// Periods in a [`WindowedHistogram`]'s window: the current one and the nine before it, so the
+/// window spans the last 4.5 to 5 minutes (Cassandra's "last five minutes").
+pub const WINDOW_PERIODS: u64 = 10;
+
+/// An [`AtomicHistogram`] that also answers for the last five minutes, as Cassandra's
+/// decaying histograms behind nodetool's "(last five minutes)" figures do.
+///
+/// Time is cut into periods of [`WINDOW_PERIOD`] from the histogram's creation. The first
+/// recording of a period snapshots the cumulative counts (a *mark*) before adding its own
+/// value; a period without recordings gets no mark. The counts recorded since the start of
+/// period `p` are then the cumulative counts minus the first mark at or after `p` — a period
+/// without a mark recorded nothing, so no later mark is wrong for it — and none when there is
+/// no such mark. The window is the current period and the nine before it.
+///
+/// On the recording path this costs one relaxed load and a compare besides the recording;
+/// the mark (a lock and a snapshot) is taken once per period. Invariants: marks are in
+/// increasing period order and `period` is the period of the newest; marks older than the
+/// window are dropped. Recordings racing the first one of a period may land before its mark
+/// and be left out of the windows starting then: a few values, never an invented one.
+pub struct WindowedHistogram {
+    total: AtomicHistogram,
+    origin: std::time::Instant,
+    /// Period of the newest mark, plus one (0: no recording yet).
+    period: AtomicU64,
+    /// `(period + 1, cumulative counts, cumulative sum)` at the start of each period that
+    /// had recordings, oldest first.
+    marks: parking_lot::Mutex<std::collections::VecDeque<(u64, Vec<u64>, u64)>>,
+}
+
+impl std::fmt::Debug for WindowedHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WindowedHistogram")
+            .field("total", &self.total)
+            .finish()
+    }
+}
+
+impl WindowedHistogram {
+    /// An empty histogram over `bounds` (strictly increasing upper bounds).
+    pub fn new(bounds: &'static [u64]) -> Self {
+        Self::starting_at(bounds, std::time::Instant::now())
+    }
+
+    /// An empty histogram whose first period starts at `origin`.
+    fn starting_at(bounds: &'static [u64], origin: std::time::Instant) -> Self {
+        WindowedHistogram {
+            total: AtomicHistogram::new(bounds),
+            origin,
+            period: AtomicU64::new(0),
+            marks: parking_lot::Mutex::new(std::collections::VecDeque::new()),
+        }
+    }
+
+    /// The period `at` falls in, plus one (so that 0 can mean "none").
+    fn period_of(&self, at: std::time::Instant) -> u64 {
+        at.saturating_duration_since(self.origin).as_secs() / WINDOW_PERIOD.as_secs() + 1
+    }
+
+    /// Records `value`, observed at `at` (a clock reading the caller already has).
+    #[inline]
+    pub fn record(&self, value: u64, at: std::time::Instant) {
+        let p = self.period_of(at);
+        if self.period.load(Ordering::Relaxed) < p {
+            self.mark(p);
+        }
+        self.total.record(value);
+    }
+
+    /// Takes period `p`'s mark, unless a recording of `p` or later already did. A recording
+    /// that arrives late for an older period just counts in the current one.
+    #[cold]
+    fn mark(&self, p: u64) {
+        let mut marks = self.marks.lock();
+        if self.period.load(Ordering::Relaxed) >= p {
+            return;
+        }
+        let snap = self.total.snapshot();
+        marks.push_back((p, snap.counts, snap.sum));
+        // Windows start at most WINDOW_PERIODS - 1 periods before the current one.
+        while marks.front().is_some_and(|m| m.0 + WINDOW_PERIODS <= p) {
+            marks.pop_front();
+        }
+        self.period.store(p, Ordering::Relaxed);
+    }
+
+    /// Everything recorded since creation.
+    pub fn total(&self) -> HistogramSnapshot {
+        self.total.snapshot()
+    }
+
+    /// The sum of everything recorded since creation.
+    pub fn total_sum(&self) -> u64 {
+        self.total.sum.load(Ordering::Relaxed)
+    }
+
+    /// What was recorded in the window ending in the period of `now`: the last 4.5 to 5
+    /// minutes.
+    pub fn recent(&self, now: std::time::Instant) -> HistogramSnapshot {
+        let first = self.period_of(now).saturating_sub(WINDOW_PERIODS - 1);
+        let marks = self.marks.lock();
+        let mut s = self.total.snapshot();
+        match marks.iter().find(|m| m.0 >= first) {
+            Some((_, counts, sum)) => {
+                for (c, m) in s.counts.iter_mut().zip(counts) {
+                    *c = c.saturating_sub(*m);
+                }
+                s.sum = s.sum.saturating_sub(*sum);
+            }
+            None => {
+                s.counts.iter_mut().for_each(|c| *c = 0);
+                s.sum = 0;
+            }
+        }
+        s
+    }
+}
+
 /// A histogram's counts at one instant: what Prometheus, the REST API and nodetool show.
 ///
 /// Invariant: `counts.len() == bounds.len() + 1`; `counts[i]` counts values in
@@ -290,6 +434,17 @@ impl HistogramSnapshot {
     }
 }
 
+/// Bounds of the per-read scanned-cells histograms: 0, then the first 60 estimated-histogram
+/// buckets (1, 2, …, 105 778: past Cassandra's default tombstone failure threshold of 100 000).
+pub fn scanned_bounds() -> &'static [u64] {
+    static BOUNDS: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+    BOUNDS.get_or_init(|| {
+        let mut b = vec![0];
+        b.extend(estimated_bounds(60));
+        b
+    })
+}
+
 /// A table's request metrics, recorded at the engine's entry points (`Database::apply` for
 /// writes, `Table::read` for single-partition reads). Each recording is two relaxed atomic
 /// adds; nothing here takes a lock.
@@ -302,6 +457,12 @@ pub struct RequestMetrics {
     /// SSTables a single-partition read consulted (whose key range and bloom filter admit
     /// the key).
     pub sstables_per_read: AtomicHistogram,
+    /// Live cells a single-partition read visited (Cassandra's and ScyllaDB's
+    /// `LiveScannedHistogram`, nodetool's "live cells per slice").
+    pub live_scanned: WindowedHistogram,
+    /// Tombstones a single-partition read visited: partition, range, row and cell deletions
+    /// and expired cells (`TombstoneScannedHistogram`, nodetool's "tombstones per slice").
+    pub tombstone_scanned: WindowedHistogram,
     /// Range scans started.
     pub range_scans: AtomicU64,
 }
@@ -312,6 +473,8 @@ impl Default for RequestMetrics {
             write_latency: AtomicHistogram::new(latency_bounds()),
             read_latency: AtomicHistogram::new(latency_bounds()),
             sstables_per_read: AtomicHistogram::new(sstables_per_read_bounds()),
+            live_scanned: WindowedHistogram::new(scanned_bounds()),
+            tombstone_scanned: WindowedHistogram::new(scanned_bounds()),
             range_scans: AtomicU64::new(0),
         }
     }
@@ -381,6 +544,64 @@ mod tests {
         let empty = AtomicHistogram::new(latency_bounds()).snapshot();
         assert_eq!((empty.percentile(0.5), empty.min(), empty.max()), (0, 0, 0));
         assert_eq!(empty.mean(), 0.0);
+    }
+
+    #[test]
+    fn windowed_histogram_forgets_what_is_older_than_five_minutes() {
+        let t0 = std::time::Instant::now();
+        let at = |secs: u64| t0 + std::time::Duration::from_secs(secs);
+        let h = WindowedHistogram::starting_at(scanned_bounds(), t0);
+        assert_eq!(h.recent(at(0)).count(), 0);
+        h.record(5, at(1));
+        h.record(7, at(40));
+        h.record(9, at(50));
+        let s = h.recent(at(60));
+        assert_eq!((s.count(), s.sum, s.max()), (3, 21, 10));
+        // 4 min 59 s after the first value: the window (periods 1..=10) still holds it.
+        assert_eq!(h.recent(at(299)).count(), 3);
+        // At 310 s (period 11) the window holds periods 2..=11, i.e. from 30 s on: the value
+        // at 1 s is gone, those at 40 and 50 s remain.
+        let s = h.recent(at(310));
+        assert_eq!((s.count(), s.sum), (2, 16));
+        // Long after: nothing recent, everything in the total.
+        assert_eq!(h.recent(at(700)).count(), 0);
+        assert_eq!((h.total().count(), h.total_sum()), (3, 21));
+        // New values after a quiet spell count from their own period on.
+        h.record(0, at(700));
+        h.record(3, at(710));
+        let s = h.recent(at(720));
+        assert_eq!((s.count(), s.sum, s.max()), (2, 3, 3));
+        // A recording late for an older period counts in the current one.
+        h.record(1, at(100));
+        assert_eq!(h.recent(at(720)).count(), 3);
+        assert_eq!(h.total().count(), 6);
+        // Marks older than the window are dropped.
+        assert!(h
+            .marks
+            .lock()
+            .iter()
+            .all(|m| m.0 + WINDOW_PERIODS > h.period_of(at(710))));
+    }
+
+    #[test]
+    fn recent_bloom_outcomes_reset_when_taken() {
+        let io = IoCounters::default();
+        for present in [true, true, false] {
+            io.add_bloom_outcome(present);
+        }
+        assert_eq!(io.take_recent_bloom_outcomes(), (1, 2));
+        assert_eq!(io.take_recent_bloom_outcomes(), (0, 0));
+        io.add_bloom_outcome(false);
+        io.add_bloom_outcome(false);
+        assert_eq!(io.take_recent_bloom_false_positives(), 2);
+        // The false positives were taken; the ratio's span starts there for both.
+        io.add_bloom_outcome(true);
+        assert_eq!(io.take_recent_bloom_outcomes(), (0, 1));
+        // The totals are untouched.
+        assert_eq!(
+            (io.bloom_false_positives(), io.bloom_true_positives()),
+            (3, 3)
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@ use crate::memtable::Memtable;
 use crate::metrics::ReadKind;
 use crate::model::partition::covering_deletion;
 use crate::model::{
-    ClusteringKey, ColumnId, DecoratedKey, DeletionTime, NowSecs, Partition, PartitionPos,
-    RangeTombstone, Row, Slice, Token,
+    CellCounts, ClusteringKey, ColumnId, DecoratedKey, DeletionTime, NowSecs, Partition,
+    PartitionPos, RangeTombstone, Row, Slice, Token,
 };
 use crate::sstable::reader::{DataCursor, IndexEntry, IndexScanner, RowIter, SSTable};
 use std::collections::HashMap;
@@ -59,6 +59,16 @@ pub struct PartitionResult {
     pub static_row: Option<Row>,
     /// Live rows in the requested order.
     pub rows: Vec<(ClusteringKey, Row)>,
+}
+
+/// What one single-partition read did, for the table's metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadCounts {
+    /// SSTables consulted: those whose key range and bloom filter admit the key
+    /// (ScyllaDB's `sstables_per_read`).
+    pub sstables: usize,
+    /// Live cells and tombstones the merge visited (see [`Snapshot::merge`]).
+    pub cells: CellCounts,
 }
 
 /// A consistent view of a table's sources.
@@ -127,13 +137,12 @@ impl Snapshot {
         Ok(self.read_consulting(key, cmd)?.0)
     }
 
-    /// [`Snapshot::read`], also returning how many sstables were consulted: those whose key
-    /// range and bloom filter admit the key (ScyllaDB's `sstables_per_read`).
+    /// [`Snapshot::read`], also returning what the read consulted and visited.
     pub fn read_consulting(
         &self,
         key: &DecoratedKey,
         cmd: &ReadCommand,
-    ) -> Result<(Option<PartitionResult>, usize)> {
+    ) -> Result<(Option<PartitionResult>, ReadCounts)> {
         let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
         let mut sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)> = self
             .sstables
@@ -142,18 +151,29 @@ impl Snapshot {
             .map(|s| (Arc::clone(s), None))
             .collect();
         sstables.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
-        let consulted = sstables.len();
-        Ok((self.merge(key, sstables, cmd, None)?, consulted))
+        let mut counts = ReadCounts {
+            sstables: sstables.len(),
+            cells: CellCounts::default(),
+        };
+        let result = self.merge(key, sstables, cmd, None, &mut counts.cells)?;
+        Ok((result, counts))
     }
 
     /// Merges one partition from the memtables and the given sstables (newest first). Scans
     /// pass `cursors` so each sstable keeps one read-ahead cursor across partitions.
+    ///
+    /// `counts` receives what the merge visited: the partition tombstone, the range
+    /// tombstones intersecting the slice (one each), and each merged row's live cells and
+    /// tombstones ([`Row::into_live_counting`]) — rows up to the one that completed the
+    /// limit, after shadowing by the partition and range tombstones (shadowed data is not
+    /// visited: the covering tombstone stands for it).
     fn merge(
         &self,
         key: &DecoratedKey,
         sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)>,
         cmd: &ReadCommand,
         mut cursors: Option<&mut Cursors>,
+        counts: &mut CellCounts,
     ) -> Result<Option<PartitionResult>> {
         let mut deletion: Option<DeletionTime> = None;
         let mut static_row: Option<Row> = None;
@@ -221,11 +241,12 @@ impl Snapshot {
             ));
         }
 
+        counts.tombstones += u64::from(deletion.is_some()) + rts.len() as u64;
         let static_row = static_row.and_then(|mut s| {
             if let Some(d) = deletion {
                 s.apply_deletion(d);
             }
-            let mut live = s.into_live(cmd.now)?;
+            let mut live = s.into_live_counting(cmd.now, counts)?;
             if let Some(cols) = &cmd.columns {
                 live.retain_columns(cols);
             }
@@ -243,7 +264,7 @@ impl Snapshot {
             if let Some(d) = shadow {
                 row.apply_deletion(d);
             }
-            if let Some(mut live) = row.into_live(cmd.now) {
+            if let Some(mut live) = row.into_live_counting(cmd.now, counts) {
                 if let Some(cols) = &cmd.columns {
                     live.retain_columns(cols);
                 }
@@ -416,10 +437,15 @@ impl ScanIter {
             }
             entries.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
             self.pos = PartitionPos::After(key.clone());
-            if let Some(p) =
-                self.snapshot
-                    .merge(&key, entries, &self.cmd, Some(&mut self.cursors))?
-            {
+            // Scans keep no per-read figures (Cassandra's are for single-partition reads).
+            let mut counts = CellCounts::default();
+            if let Some(p) = self.snapshot.merge(
+                &key,
+                entries,
+                &self.cmd,
+                Some(&mut self.cursors),
+                &mut counts,
+            )? {
                 return Ok(Some(p));
             }
         }

@@ -89,6 +89,15 @@ pub struct TableStats {
     pub read_latency: HistogramSnapshot,
     /// SSTables consulted per single-partition read.
     pub sstables_per_read: HistogramSnapshot,
+    /// Live cells per single-partition read over the last five minutes (see
+    /// [`crate::metrics::WindowedHistogram`]).
+    pub live_scanned_recent: HistogramSnapshot,
+    /// Tombstones per single-partition read over the last five minutes.
+    pub tombstone_scanned_recent: HistogramSnapshot,
+    /// Live cells visited by single-partition reads since the node started.
+    pub live_scanned_total: u64,
+    /// Tombstones visited by single-partition reads since the node started.
+    pub tombstone_scanned_total: u64,
     /// Range scans started.
     pub range_scans: u64,
     /// Memtable flushes completed.
@@ -271,17 +280,20 @@ impl Table {
         }
     }
 
-    /// Reads one partition, recording its latency and the sstables it consulted (failed
-    /// reads are not recorded).
+    /// Reads one partition, recording its latency, the sstables it consulted and the live
+    /// cells and tombstones it visited (failed reads are not recorded).
     pub fn read(
         &self,
         key: &DecoratedKey,
         cmd: &ReadCommand,
     ) -> Result<Option<crate::read::PartitionResult>> {
         let start = std::time::Instant::now();
-        let (result, consulted) = self.snapshot().read_consulting(key, cmd)?;
-        self.requests.read_latency.record(micros_since(start));
-        self.requests.sstables_per_read.record(consulted as u64);
+        let (result, counts) = self.snapshot().read_consulting(key, cmd)?;
+        let req = &self.requests;
+        req.read_latency.record(micros_since(start));
+        req.sstables_per_read.record(counts.sstables as u64);
+        req.live_scanned.record(counts.cells.live, start);
+        req.tombstone_scanned.record(counts.cells.tombstones, start);
         Ok(result)
     }
 
@@ -486,6 +498,7 @@ impl Table {
         partitions += memtables.map(|m| m.partition_count() as u64).sum::<u64>();
         let io = &self.io;
         let req = &self.requests;
+        let now = std::time::Instant::now();
         Ok(TableStats {
             commitlog_bytes_written: io.written(WriteKind::Commitlog),
             flush_bytes_written: io.written(WriteKind::Flush),
@@ -510,6 +523,10 @@ impl Table {
             write_latency: req.write_latency.snapshot(),
             read_latency: req.read_latency.snapshot(),
             sstables_per_read: req.sstables_per_read.snapshot(),
+            live_scanned_recent: req.live_scanned.recent(now),
+            tombstone_scanned_recent: req.tombstone_scanned.recent(now),
+            live_scanned_total: req.live_scanned.total_sum(),
+            tombstone_scanned_total: req.tombstone_scanned.total_sum(),
             range_scans: req.range_scans.load(Ordering::Relaxed),
             flushes: self.flushes.load(Ordering::Relaxed),
             pending_flushes: st.flushing.len() as u64,

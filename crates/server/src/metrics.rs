@@ -472,7 +472,7 @@ fn table_families(w: &mut Writer<'_>, tables: &[TableFigures]) {
             w.histogram(name, &t.labels, &get(t), export);
         }
     }
-    let gauges: [Gauge; 17] = [
+    let gauges: [Gauge; 19] = [
         ("column_family_live_sstable", "gauge", "Live sstables.", |t| t.stats.sstable_count as u64),
         ("column_family_live_disk_space", "gauge", "Bytes on disk of live sstables.", |t| t.stats.live_disk_bytes),
         ("column_family_total_disk_space", "gauge", "Bytes on disk of live sstables and of compacted ones not yet deleted.", |t| t.stats.total_disk_bytes),
@@ -490,6 +490,8 @@ fn table_families(w: &mut Writer<'_>, tables: &[TableFigures]) {
         ("column_family_pending_tasks", "gauge", "Pending flushes: memtables sealed and waiting for, or in, their flush.", |t| t.stats.pending_flushes),
         ("column_family_bloom_filter_false_positives", "counter", "Point lookups a bloom filter admitted whose partition the sstable did not hold.", |t| t.stats.bloom_false_positives),
         ("column_family_bloom_filter_true_positives", "counter", "Point lookups a bloom filter admitted whose partition the sstable held.", |t| t.stats.bloom_true_positives),
+        ("column_family_live_scanned", "counter", "Live cells visited by single-partition reads (per read: divide by read_latency_count).", |t| t.stats.live_scanned_total),
+        ("column_family_tombstone_scanned", "counter", "Tombstones visited by single-partition reads: partition, range, row, column and cell deletions, expired cells.", |t| t.stats.tombstone_scanned_total),
     ];
     for (name, kind, help, get) in gauges {
         w.family(name, kind, help);

@@ -352,6 +352,38 @@ fn tablestats_count_bloom_filter_answers_and_pending_flushes() {
         (ratio - fp as f64 / (fp + 50) as f64).abs() < 1e-5,
         "{ratio}"
     );
+    // The ratio is Cassandra's "recent" one: since the previous call, which this one was.
+    let f = fields(&run(&node, "tablestats ks.t").unwrap());
+    assert_eq!(field(&f, "Bloom filter false ratio"), "0.00000");
+    assert_eq!(field(&f, "Bloom filter false positives"), fp.to_string());
+    let recent = |m: &str| {
+        node.client()
+            .get(&format!("/column_family/metrics/{m}/ks:t"), &[])
+            .unwrap()
+            .as_f64()
+            .unwrap()
+    };
+    assert_eq!(recent("recent_bloom_filter_false_positives"), 0.0);
+    for a in 6000..11000 {
+        assert_eq!(node.read("t", a), 0);
+    }
+    let fp2 = node
+        .db
+        .table_stats("ks", "t")
+        .unwrap()
+        .bloom_false_positives
+        - fp;
+    assert!(fp2 > 0);
+    assert_eq!(recent("recent_bloom_filter_false_positives"), fp2 as f64);
+    assert_eq!(recent("recent_bloom_filter_false_positives"), 0.0);
+    assert_eq!(node.read("t", 1), 1);
+    assert_eq!(recent("recent_bloom_filter_false_ratio"), 0.0);
+    assert_eq!(
+        recent("bloom_filter_false_positives"),
+        (fp + fp2) as f64,
+        "the totals are not reset"
+    );
+    let fp = fp + fp2;
     let page = node.scrape();
     assert!(page.contains(&format!(
         "scylla_column_family_bloom_filter_false_positives{{ks=\"ks\",cf=\"t\",shard=\"0\"}} {fp}\n"
@@ -459,4 +491,82 @@ fn tablehistograms_reflect_partition_sizes() {
         run(&node, "tablehistograms ks nope").unwrap_err().exit_code,
         1
     );
+}
+
+#[test]
+fn tablestats_count_live_cells_and_tombstones_per_slice() {
+    use cairn_engine::model::{Cell, ColumnData, DeletionTime, Partition, Row};
+    let node = Node::start();
+    let per_slice = |node: &Node| {
+        let f = fields(&run(node, "tablestats ks.t").unwrap());
+        [
+            "Average live cells per slice (last five minutes)",
+            "Maximum live cells per slice (last five minutes)",
+            "Average tombstones per slice (last five minutes)",
+            "Maximum tombstones per slice (last five minutes)",
+        ]
+        .map(|k| field(&f, k).to_string())
+    };
+    // No reads yet: as an idle Cassandra prints it.
+    assert_eq!(per_slice(&node), ["NaN", "0", "NaN", "0"]);
+
+    // Ten rows of one cell each.
+    node.write("t", 1, 10);
+    assert_eq!(node.read("t", 1), 10);
+    assert_eq!(per_slice(&node), ["10.0", "10", "0.0", "0"]);
+
+    // Rows 0-3 deleted, and row 4's cell: a read then visits 4 row tombstones, 1 cell
+    // tombstone and the 5 live cells of rows 5..9 (row 4 lives on by its marker).
+    let deleted = DeletionTime {
+        marked_at: 5000,
+        local_deletion_time: 1_000_000,
+    };
+    let mut update = Partition::default();
+    for b in 0..4 {
+        let row = Row {
+            deletion: Some(deleted),
+            ..Row::default()
+        };
+        update.rows.insert(common::ck(b), row);
+    }
+    let row = Row {
+        columns: vec![(2, ColumnData::Simple(Cell::tombstone(5000, 1_000_000)))],
+        ..Row::default()
+    };
+    update.rows.insert(common::ck(4), row);
+    node.apply("t", 1, update);
+    run(&node, "flush ks t").unwrap();
+    assert_eq!(node.read("t", 1), 6);
+    // A deleted partition: one tombstone, nothing live.
+    node.write("t", 2, 3);
+    node.apply(
+        "t",
+        2,
+        Partition {
+            deletion: Some(deleted),
+            ..Partition::default()
+        },
+    );
+    assert_eq!(node.read("t", 2), 0);
+    // Reads (10, 0), (5, 5), (0, 1) live cells and tombstones.
+    assert_eq!(per_slice(&node), ["5.0", "10", "2.0", "5"]);
+
+    let histogram = |m: &str| {
+        let v = node
+            .client()
+            .get(&format!("/column_family/metrics/{m}/ks:t"), &[])
+            .unwrap();
+        cairn_server::rest::column_family::histogram_from_json(&v).unwrap()
+    };
+    let t = histogram("tombstone_scanned_histogram");
+    assert_eq!((t.count(), t.sum, t.max()), (3, 6, 5));
+    let l = histogram("live_scanned_histogram");
+    assert_eq!((l.count(), l.sum), (3, 15));
+    let page = node.scrape();
+    for line in [
+        "scylla_column_family_live_scanned{ks=\"ks\",cf=\"t\",shard=\"0\"} 15\n",
+        "scylla_column_family_tombstone_scanned{ks=\"ks\",cf=\"t\",shard=\"0\"} 6\n",
+    ] {
+        assert!(page.contains(line), "{line}");
+    }
 }

@@ -17,4 +17,4 @@ pub use key::{
 };
 pub use mutation::Mutation;
 pub use partition::{Partition, RangeTombstone};
-pub use row::{ColumnData, ColumnId, ComplexColumn, Row};
+pub use row::{CellCounts, ColumnData, ColumnId, ComplexColumn, Row};

@@ -29,6 +29,17 @@ pub struct ComplexColumn {
     pub cells: Vec<(Bytes, Cell)>,
 }
 
+/// What a read visited: live cells, and tombstones of every kind (partition, range, row,
+/// column and cell deletions, and expired cells). Cassandra's and ScyllaDB's per-read
+/// "live scanned" and "tombstone scanned" figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CellCounts {
+    /// Live cells.
+    pub live: u64,
+    /// Tombstones.
+    pub tombstones: u64,
+}
+
 /// A clustering row (or the static row).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Row {
@@ -203,17 +214,34 @@ impl Row {
 
     /// What a reader sees at `now`: shadowed, deleted and expired data removed, the row's own
     /// deletion applied. Returns `None` when nothing live remains.
-    pub fn into_live(mut self, now: NowSecs) -> Option<Row> {
+    pub fn into_live(self, now: NowSecs) -> Option<Row> {
+        self.into_live_counting(now, &mut CellCounts::default())
+    }
+
+    /// [`Row::into_live`], also counting what the row held into `counts`: its live cells, and
+    /// its tombstones — the row deletion, each column deletion, each deleted or expired cell.
+    /// Cells the row's own deletion shadows are in neither count (a merge has dropped them).
+    pub fn into_live_counting(mut self, now: NowSecs, counts: &mut CellCounts) -> Option<Row> {
         if let Some(d) = self.deletion.take() {
+            counts.tombstones += 1;
             self.apply_deletion(d);
         }
+        let mut count = |live: bool| {
+            if live {
+                counts.live += 1;
+            } else {
+                counts.tombstones += 1;
+            }
+            live
+        };
         self.columns.retain_mut(|(_, data)| match data {
-            ColumnData::Simple(c) => c.is_live(now),
+            ColumnData::Simple(c) => count(c.is_live(now)),
             ColumnData::Complex(cc) => {
                 if let Some(d) = cc.deletion.take() {
+                    count(false);
                     cc.cells.retain(|(_, c)| !d.deletes(c.timestamp));
                 }
-                cc.cells.retain(|(_, c)| c.is_live(now));
+                cc.cells.retain(|(_, c)| count(c.is_live(now)));
                 !cc.cells.is_empty()
             }
         });
@@ -339,5 +367,50 @@ mod tests {
         ));
         assert!(r.clone().into_live(105).is_some());
         assert!(r.into_live(110).is_none());
+    }
+
+    #[test]
+    fn counting_sees_live_cells_and_every_kind_of_tombstone() {
+        // Row deletion at 5: cell 1 (ts 1) is shadowed, counted in neither; cell 2 (ts 9) is
+        // live; cell 3 is a tombstone; cell 4 expired; column 5 is a collection with its own
+        // deletion (at 7, shadowing its element at 6) and one live element (ts 8).
+        let mut r = row(Some(1), &[(1, 1), (2, 9)]);
+        r.deletion = Some(DeletionTime {
+            marked_at: 5,
+            local_deletion_time: 0,
+        });
+        r.columns
+            .push((3, ColumnData::Simple(Cell::tombstone(9, 0))));
+        r.columns.push((
+            4,
+            ColumnData::Simple(Cell::expiring(9, 10, 100, Bytes::from_static(b"x"))),
+        ));
+        r.columns.push((
+            5,
+            ColumnData::Complex(ComplexColumn {
+                deletion: Some(DeletionTime {
+                    marked_at: 7,
+                    local_deletion_time: 0,
+                }),
+                cells: vec![
+                    (Bytes::from_static(b"a"), Cell::live(6, Bytes::new())),
+                    (Bytes::from_static(b"b"), Cell::live(8, Bytes::new())),
+                ],
+            }),
+        ));
+        let mut counts = CellCounts::default();
+        let live = r.clone().into_live_counting(200, &mut counts).unwrap();
+        assert_eq!(
+            counts,
+            CellCounts {
+                live: 2,
+                // row deletion, cell tombstone, expired cell, collection deletion
+                tombstones: 4,
+            }
+        );
+        assert_eq!(Some(live), r.into_live(200));
+        // Counts accumulate over rows.
+        row(None, &[(1, 1)]).into_live_counting(0, &mut counts);
+        assert_eq!(counts.live, 3);
     }
 }

@@ -13,7 +13,8 @@ use super::json::Json;
 use super::{engine_error, AdminBackend};
 use cairn_engine::compaction::manager::TableCompactionStats;
 use cairn_engine::metrics::HistogramSnapshot;
-use cairn_engine::table::TableStats;
+use cairn_engine::table::{Table, TableStats};
+use std::sync::Arc;
 
 /// A histogram as JSON (see module docs).
 pub fn histogram_json(h: &HistogramSnapshot) -> Json {
@@ -49,23 +50,25 @@ fn figures(
     backend: &dyn AdminBackend,
     name: &str,
 ) -> Result<(TableStats, TableCompactionStats), Response> {
-    let Some((ks, cf)) = name.split_once(':') else {
-        return Err(bad_name(name));
-    };
-    let db = backend.database();
-    let Some(table) = db.table(ks, cf) else {
-        return Err(super::no_table(ks, cf));
-    };
+    let table = table(backend, name)?;
     let stats = table.stats().map_err(engine_error)?;
-    let compaction = db.compaction().table_stats(&table).map_err(engine_error)?;
+    let compaction = backend
+        .database()
+        .compaction()
+        .table_stats(&table)
+        .map_err(engine_error)?;
     Ok((stats, compaction))
 }
 
 /// `GET /column_family/metrics/{metric}/{ks}:{cf}` (and the two-segment histogram metrics,
 /// `read_latency/estimated_histogram`, …, passed as `metric` = `read_latency/estimated_histogram`).
 pub fn metric(backend: &dyn AdminBackend, metric: &str, name: &str) -> Response {
-    if metric == "droppable_tombstone_ratio" {
-        return droppable_tombstone_ratio(backend, name);
+    match metric {
+        "droppable_tombstone_ratio" => return droppable_tombstone_ratio(backend, name),
+        "recent_bloom_filter_false_positives" | "recent_bloom_filter_false_ratio" => {
+            return recent_bloom_filter(backend, metric, name)
+        }
+        _ => {}
     }
     let (s, c) = match figures(backend, name) {
         Ok(f) => f,
@@ -77,14 +80,48 @@ pub fn metric(backend: &dyn AdminBackend, metric: &str, name: &str) -> Response 
     }
 }
 
+/// Splits `ks:cf` and finds the table.
+fn table(backend: &dyn AdminBackend, name: &str) -> Result<Arc<Table>, Response> {
+    let Some((ks, cf)) = name.split_once(':') else {
+        return Err(bad_name(name));
+    };
+    backend
+        .database()
+        .table(ks, cf)
+        .ok_or_else(|| super::no_table(ks, cf))
+}
+
+/// `GET /column_family/metrics/recent_bloom_filter_false_{positives,ratio}/{ks}:{cf}`:
+/// as Cassandra and ScyllaDB, "recent" means since the previous call of either, which each
+/// call resets (the ratio is false / (false + true) positives of that span, 0 without any).
+fn recent_bloom_filter(backend: &dyn AdminBackend, metric: &str, name: &str) -> Response {
+    let table = match table(backend, name) {
+        Ok(t) => t,
+        Err(r) => return r,
+    };
+    let v = if metric == "recent_bloom_filter_false_positives" {
+        Json::uint(table.io.take_recent_bloom_false_positives())
+    } else {
+        let (f, t) = table.io.take_recent_bloom_outcomes();
+        Json::Float(false_ratio(f, t))
+    };
+    Response::ok(v.to_text())
+}
+
+/// Cassandra's bloom filter false ratio: false positives over every positive answer.
+fn false_ratio(false_positives: u64, true_positives: u64) -> f64 {
+    match false_positives + true_positives {
+        0 => 0.0,
+        n => false_positives as f64 / n as f64,
+    }
+}
+
 /// `GET /column_family/metrics/droppable_tombstone_ratio/{ks}:{cf}` (Cairn; Cassandra's
 /// `DroppableTombstoneRatio`): see [`cairn_engine::table::Table::droppable_tombstone_ratio`].
 fn droppable_tombstone_ratio(backend: &dyn AdminBackend, name: &str) -> Response {
-    let Some((ks, cf)) = name.split_once(':') else {
-        return bad_name(name);
-    };
-    let Some(table) = backend.database().table(ks, cf) else {
-        return super::no_table(ks, cf);
+    let table = match table(backend, name) {
+        Ok(t) => t,
+        Err(r) => return r,
     };
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -144,20 +181,12 @@ fn value(s: &TableStats, c: &TableCompactionStats, metric: &str) -> Option<Json>
         "min_row_size" => n(s.partition_sizes.min()),
         "max_row_size" => n(s.partition_sizes.max()),
         "mean_row_size" => n(s.partition_sizes.mean()),
-        // Counted since the node started; Cassandra's "recent" figures reset at each read,
-        // which a shared endpoint cannot do for every client: they are the same here.
-        "bloom_filter_false_positives" | "recent_bloom_filter_false_positives" => {
-            n(s.bloom_false_positives)
-        }
-        // Cassandra's ratio: false positives over every positive answer.
-        "bloom_filter_false_ratio" | "recent_bloom_filter_false_ratio" => {
-            let positives = s.bloom_false_positives + s.bloom_true_positives;
-            Some(Json::Float(if positives == 0 {
-                0.0
-            } else {
-                s.bloom_false_positives as f64 / positives as f64
-            }))
-        }
+        // Counted since the node started (the "recent" ones are in `recent_bloom_filter`).
+        "bloom_filter_false_positives" => n(s.bloom_false_positives),
+        "bloom_filter_false_ratio" => Some(Json::Float(false_ratio(
+            s.bloom_false_positives,
+            s.bloom_true_positives,
+        ))),
         "pending_flushes" => n(s.pending_flushes),
         "bloom_filter_disk_space_used" | "bloom_filter_off_heap_memory_used" => n(bloom as u64),
         "index_summary_off_heap_memory_used" => n(summary as u64),
@@ -172,6 +201,9 @@ fn value(s: &TableStats, c: &TableCompactionStats, metric: &str) -> Option<Json>
             Some(histogram_json(&(&s.cells_per_partition).into()))
         }
         "sstables_per_read_histogram" => Some(histogram_json(&s.sstables_per_read)),
+        // Per single-partition read, over the last five minutes (as nodetool prints them).
+        "live_scanned_histogram" => Some(histogram_json(&s.live_scanned_recent)),
+        "tombstone_scanned_histogram" => Some(histogram_json(&s.tombstone_scanned_recent)),
         "read_latency/estimated_histogram" | "read_latency/histogram" => {
             Some(histogram_json(&s.read_latency))
         }

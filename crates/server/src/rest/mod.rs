@@ -28,6 +28,8 @@
 //! | GET | `/column_family/`, `/column_family/name`, `/column_family/name/keyspace` | tables |
 //! | GET | `/column_family/metrics/{metric}/{ks}:{cf}` | per-table figures ([`column_family`]: sstable counts, disk space, memtables, read/write counts and latency totals, partition sizes, bloom filter and metadata memory, compression ratio) |
 //! | GET | `/column_family/metrics/{estimated_row_size_histogram, estimated_column_count_histogram, sstables_per_read_histogram}/{ks}:{cf}`, `/column_family/metrics/{read_latency, write_latency}/estimated_histogram/{ks}:{cf}` | histograms |
+//! | GET | `/column_family/metrics/{live_scanned_histogram, tombstone_scanned_histogram}/{ks}:{cf}` | live cells and tombstones per single-partition read, last five minutes |
+//! | GET | `/column_family/metrics/{recent_bloom_filter_false_positives, recent_bloom_filter_false_ratio}/{ks}:{cf}` | since the previous call of either (each call resets them, as Cassandra's) |
 //! | GET | `/column_family/sstables/per_level/{ks}:{cf}` | live sstables per level |
 //! | GET | `/storage_service/{hostid/local, host_id, release_version, scylla_release_version, cluster_name, partitioner_name, schema_version}` | node info |
 //! | GET | `/storage_service/{load, load_map, gossiping, native_transport, generation_number, operation_mode, tokens, tokens_endpoint, ownership[/{ks}], describe_ring/{ks}}`, `/gossiper/endpoint/{live, down}`, `/snitch/{datacenter, rack}`, `/system/{uptime_ms, memory}` | storage service ([`node_api`]) |

@@ -415,9 +415,13 @@ fn table_report(client: &Client, ks: &str, cf: &str) -> Result<TableReport, Node
         "Bloom filter false positives",
         m("bloom_filter_false_positives")?.to_string(),
     );
+    // As Cassandra's nodetool: the ratio since the previous call (which this call resets).
     line(
         "Bloom filter false ratio",
-        fixed(metric_f64(client, "bloom_filter_false_ratio", ks, cf)?, 5),
+        fixed(
+            metric_f64(client, "recent_bloom_filter_false_ratio", ks, cf)?,
+            5,
+        ),
     );
     line(
         "Bloom filter space used",
@@ -441,22 +445,23 @@ fn table_report(client: &Client, ks: &str, cf: &str) -> Result<TableReport, Node
         "Compacted partition mean bytes",
         m("mean_row_size")?.to_string(),
     );
-    line(
-        "Average live cells per slice (last five minutes)",
-        "NaN".into(),
-    );
-    line(
-        "Maximum live cells per slice (last five minutes)",
-        "0".into(),
-    );
-    line(
-        "Average tombstones per slice (last five minutes)",
-        "NaN".into(),
-    );
-    line(
-        "Maximum tombstones per slice (last five minutes)",
-        "0".into(),
-    );
+    // Per single-partition read over the last five minutes: the mean (NaN without reads,
+    // as Java's) and the largest bucket bound reached, as Cassandra's histogram reports them.
+    for (what, metric) in [
+        ("live cells", "live_scanned_histogram"),
+        ("tombstones", "tombstone_scanned_histogram"),
+    ] {
+        let h = metric_histogram(client, metric, ks, cf)?;
+        let mean = if h.count() == 0 { f64::NAN } else { h.mean() };
+        line(
+            &format!("Average {what} per slice (last five minutes)"),
+            java_double(mean),
+        );
+        line(
+            &format!("Maximum {what} per slice (last five minutes)"),
+            h.max().to_string(),
+        );
+    }
     line("Dropped Mutations", "0".into());
     line(
         "Droppable tombstone ratio",

@@ -98,6 +98,18 @@ impl Node {
         }
     }
 
+    /// Applies `update` to partition `a` of ks.`table`.
+    pub fn apply(&self, table: &str, a: i32, update: Partition) {
+        let id = self.db.table("ks", table).unwrap().schema().id;
+        self.db
+            .apply(vec![Mutation {
+                table: id,
+                key: pk(a),
+                update,
+            }])
+            .unwrap();
+    }
+
     pub fn sstables(&self, table: &str) -> usize {
         self.db.table_stats("ks", table).unwrap().sstable_count
     }
