@@ -5,9 +5,12 @@
 //! through the *write gate* (shared); switching the memtable takes it exclusively, which makes
 //! "every commitlog record before the switch position is in the old memtable" true — the
 //! invariant that lets a flush release commitlog segments. Flushes of one table run one at a
-//! time, oldest memtable first, so the commitlog interval an sstable records is contiguous.
+//! time, oldest memtable first, so the commitlog interval an sstable records is contiguous. A
+//! flush the strategy wants as several key-range fragments (ICS) publishes them in one swap,
+//! and only its last fragment records where the interval ends (`write_memtable`).
 
 use crate::commitlog::CommitlogPosition;
+use crate::compaction::strategy::CompactionOptions;
 use crate::error::{Error, IoResultExt, Result};
 use crate::memtable::Memtable;
 use crate::metrics::{
@@ -334,20 +337,23 @@ impl Table {
             let Some((mem, pos)) = st.flushing.first().cloned() else {
                 break;
             };
+            // Not held while writing: a snapshot keeps every sstable in it alive, and the
+            // inputs a compaction releases meanwhile would stay on disk until the flush ends.
+            drop(st);
             let lower = durable_upto.unwrap_or(self.replay_floor);
             let written = self.write_memtable(&mem, (lower, pos))?;
-            let sst = match written {
-                Some(w) => Some(Arc::new(SSTable::open(
+            let mut ssts = Vec::with_capacity(written.len());
+            for w in written {
+                ssts.push(Arc::new(SSTable::open(
                     &self.dir,
                     w.generation,
                     Arc::clone(&self.io),
-                )?)),
-                None => None,
-            };
+                )?));
+            }
             {
                 let mut state = self.state.write();
                 let mut sstables = state.sstables.clone();
-                sstables.extend(sst);
+                sstables.extend(ssts);
                 let flushing = state
                     .flushing
                     .iter()
@@ -367,12 +373,20 @@ impl Table {
         Ok((durable_upto, freed))
     }
 
-    /// Writes one memtable as a new sstable (not yet published).
+    /// Writes one memtable as new sstables (not yet published): one, or the run of key-range
+    /// fragments the table's compaction strategy asks for
+    /// ([`CompactionOptions::flush_fragments`]: ICS, so that the job merging the flush releases
+    /// it fragment by fragment rather than at its very end).
+    ///
+    /// Only the last fragment records the commitlog interval's upper end: startup replays the
+    /// commitlog from the highest upper end any sstable records, so a crash between two
+    /// fragments leaves that floor where it was and the whole memtable is replayed (the data
+    /// of the fragments already written comes back as harmless duplicates).
     fn write_memtable(
         &self,
         mem: &Memtable,
         interval: (CommitlogPosition, CommitlogPosition),
-    ) -> Result<Option<WrittenSSTable>> {
+    ) -> Result<Vec<WrittenSSTable>> {
         let schema = self.schema();
         let compression = schema
             .options
@@ -381,22 +395,73 @@ impl Table {
             .unwrap_or_else(|| schema.options.compression.clone());
         let mut opts = WriterOptions::new(compression);
         opts.bloom_fp_chance = schema.options.bloom_filter_fp_chance;
-        opts.expected_partitions = mem.partition_count() as u64;
+        let partitions = mem.partition_count();
+        // Options that do not parse cannot have been set on the table; one sstable then.
+        let fragments = CompactionOptions::from_map(&schema.options.compaction)
+            .map_or(1, |o| o.flush_fragments(mem.bytes() as u64))
+            .clamp(1, partitions.max(1));
+        let per_fragment = partitions.div_ceil(fragments).max(1);
+        opts.expected_partitions = per_fragment as u64;
         opts.timestamp_base = if mem.is_empty() {
             0
         } else {
             mem.min_timestamp()
         };
-        opts.commitlog_interval = (
-            (interval.0.segment_id, interval.0.offset),
-            (interval.1.segment_id, interval.1.offset),
-        );
+        let lower = (interval.0.segment_id, interval.0.offset);
+        let upper = (interval.1.segment_id, interval.1.offset);
+        opts.commitlog_interval = (lower, lower);
         opts.run_id = crate::schema::rand_table_id();
         opts.purpose = WriteKind::Flush;
-        let gen = self.next_generation.fetch_add(1, Ordering::Relaxed);
-        let mut w = SSTableWriter::create(&self.dir, gen, opts, Arc::clone(&self.io))?;
-        mem.for_each(|k, p| w.write_partition(k, p))?;
-        w.finish()
+        let mut out = Vec::with_capacity(fragments);
+        // A full fragment is finished once the next one starts, when it is known not to be
+        // the last.
+        let mut full: Option<SSTableWriter> = None;
+        let mut current: Option<(SSTableWriter, usize)> = None;
+        let written = mem.for_each(|k, p| {
+            let (w, n) = match current.as_mut() {
+                Some(c) => c,
+                None => {
+                    if let Some(prev) = full.take() {
+                        out.extend(prev.finish()?);
+                    }
+                    let gen = self.next_generation.fetch_add(1, Ordering::Relaxed);
+                    let w =
+                        SSTableWriter::create(&self.dir, gen, opts.clone(), Arc::clone(&self.io))?;
+                    current.insert((w, 0))
+                }
+            };
+            w.write_partition(k, p)?;
+            *n += 1;
+            if *n >= per_fragment {
+                full = current.take().map(|(w, _)| w);
+            }
+            Ok(())
+        });
+        let written = written.and_then(|()| match current.map(|(w, _)| w).or(full) {
+            Some(mut last) => {
+                last.set_commitlog_interval((lower, upper));
+                last.finish()
+            }
+            None => Ok(None),
+        });
+        match written {
+            Ok(last) => {
+                out.extend(last);
+                Ok(out)
+            }
+            Err(e) => {
+                // The fragments finished so far are complete sstables no one will publish: a
+                // retry writes the memtable again. (Unfinished writers delete their files.)
+                for w in &out {
+                    if let Err(d) =
+                        crate::compaction::txn::delete_sstable_files(&self.dir, w.generation)
+                    {
+                        tracing::warn!("flush fragment {} left behind: {d}", w.generation);
+                    }
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Next sstable generation (for writers outside flush, e.g. compaction and tools).

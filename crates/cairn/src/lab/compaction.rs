@@ -557,6 +557,18 @@ struct Sample {
     live_sstable_bytes: u64,
     /// Jobs running on the table.
     running: usize,
+    /// User bytes written so far (a stall of the writer, and its catch-up, show here).
+    user_bytes: u64,
+    /// Bytes of live level-0 sstables (LCS's L0; every sstable for the other strategies).
+    l0_bytes: u64,
+    /// Bytes of the largest run of live sstables (fragments sharing a run id).
+    largest_run_bytes: u64,
+    /// Bytes of live sstables that running jobs hold as inputs.
+    held_bytes: u64,
+    /// Bytes of every file in the table directory, as `du` sees them: `disk_bytes` plus the
+    /// outputs still being written (which `disk_bytes`, from the engine's counters, leaves
+    /// out) and the transaction logs.
+    dir_bytes: u64,
 }
 
 /// What one run measured.
@@ -606,6 +618,17 @@ impl RunResult {
             .iter()
             .filter(|s| self.live_bytes(s) >= half)
             .map(|s| s.disk_bytes as f64 / self.live_bytes(s))
+            .fold(0.0, f64::max)
+    }
+
+    /// Peak space amplification by the table directory's size (`dir_bytes`: outputs still
+    /// being written included).
+    fn peak_space_amp_du(&self) -> f64 {
+        let half = self.compacted_bytes as f64 * 0.5;
+        self.samples
+            .iter()
+            .filter(|s| self.live_bytes(s) >= half)
+            .map(|s| s.dir_bytes as f64 / self.live_bytes(s))
             .fold(0.0, f64::max)
     }
 
@@ -836,6 +859,7 @@ fn sampler(
             0
         };
         let writing = progress.writing.load(Ordering::Relaxed);
+        let (l0_bytes, largest_run_bytes, held_bytes) = set_shape(&db, &table);
         samples.push(Sample {
             t_s: t,
             disk_bytes: st.total_disk_bytes,
@@ -847,6 +871,11 @@ fn sampler(
             writing,
             live_sstable_bytes: st.live_disk_bytes,
             running: cs.running,
+            user_bytes: progress.user_bytes.load(Ordering::Relaxed),
+            l0_bytes,
+            largest_run_bytes,
+            held_bytes,
+            dir_bytes: dir_bytes(table.dir()),
         });
         if tick.is_multiple_of(2) {
             println!(
@@ -868,6 +897,45 @@ fn sampler(
         }
     }
     Ok(samples)
+}
+
+/// The shape of the live set for the diagnostics: bytes in level 0, in the largest run, and
+/// held by running jobs.
+fn set_shape(db: &Database, table: &Table) -> (u64, u64, u64) {
+    let held: std::collections::HashSet<u64> = db
+        .compaction()
+        .running()
+        .into_iter()
+        .flat_map(|j| j.inputs)
+        .collect();
+    let st = table.state();
+    let mut runs: std::collections::HashMap<u128, u64> = std::collections::HashMap::new();
+    let (mut l0, mut held_bytes) = (0, 0);
+    for s in &st.sstables {
+        let b = s.disk_bytes();
+        if s.stats.level == 0 {
+            l0 += b;
+        }
+        if held.contains(&s.generation) {
+            held_bytes += b;
+        }
+        *runs.entry(s.stats.run_id).or_default() += b;
+    }
+    let largest = runs.values().copied().max().unwrap_or(0);
+    (l0, largest, held_bytes)
+}
+
+/// Bytes of the files in `dir` (0 for what cannot be read: a file deleted between the listing
+/// and its size).
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// Waits until compaction has nothing running, queued or pending (or the timeout).
@@ -1064,10 +1132,11 @@ fn run_one(
         history,
     };
     println!(
-        "[{label}] done: WA {:.2} (without log {:.2}), peak SA {:.2}, final SA {:.2}, compacted {:.1} MB, settle {:.1} s",
+        "[{label}] done: WA {:.2} (without log {:.2}), peak SA {:.2} (by directory size {:.2}), final SA {:.2}, compacted {:.1} MB, settle {:.1} s",
         r.write_amp(),
         r.write_amp_no_log(),
         r.peak_space_amp(),
+        r.peak_space_amp_du(),
         r.final_space_amp(),
         r.compacted_bytes as f64 / MB,
         r.settle_secs
@@ -1156,30 +1225,61 @@ pub fn run(a: CompactionArgs) -> Result<()> {
     write_outputs(&a, &results, &notes, a.sustained.is_some())
 }
 
+/// The simulator on the overwrite shape: jobs applied at once, then timed, with each of the
+/// two compactors processing `speed` bytes of input per byte the workload writes (at
+/// `--rate-mb 10`, speed 4 is 40 MB/s of compaction per thread).
 fn simulate(a: &CompactionArgs, sizes: &Sizes) -> Result<String> {
-    let cfg = SimConfig {
+    let base = SimConfig {
         dataset_mib: (sizes.dataset >> 20).max(1),
         buckets: 1024,
         flush_mib: a.memtable_mb as u64,
         passes: sizes.passes,
         seed: 1,
+        compaction_speed: None,
+        compactors: ManagerConfig::default().concurrent_compactors,
+        flush_as_one: false,
     };
-    let mut reports = Vec::new();
-    for s in Strategy::ALL {
-        if s == Strategy::Twcs {
-            continue;
+    let mut out = String::new();
+    for speed in [None, Some(6.0), Some(4.0), Some(2.5)] {
+        let cfg = SimConfig {
+            compaction_speed: speed,
+            ..base.clone()
+        };
+        let mut reports = Vec::new();
+        for s in Strategy::ALL {
+            if s == Strategy::Twcs {
+                continue;
+            }
+            let opts = CompactionOptions::from_map(&s.options(a))
+                .map_err(|e| anyhow!("{}: {e:?}", s.name()))?;
+            reports.push(sim::simulate(s.name(), &opts, &cfg));
+            if s == Strategy::IcsGoal && speed.is_some() {
+                // What the engine did before ICS flushes became runs of fragments.
+                let whole = SimConfig {
+                    flush_as_one: true,
+                    ..cfg.clone()
+                };
+                let name = format!("{} (whole flushes)", s.name());
+                reports.push(sim::simulate(&name, &opts, &whole));
+            }
         }
-        let opts = CompactionOptions::from_map(&s.options(a))
-            .map_err(|e| anyhow!("{}: {e:?}", s.name()))?;
-        reports.push(sim::simulate(s.name(), &opts, &cfg));
+        let mode = match speed {
+            None => "jobs at once".to_string(),
+            Some(x) => format!(
+                "timed: {} compactors, each {x} bytes of input per byte written",
+                cfg.compactors
+            ),
+        };
+        writeln!(
+            out,
+            "simulator (no I/O; WA without the log): overwrite {} MiB x {} passes, {} MiB flushes; {mode}\n{}",
+            cfg.dataset_mib,
+            cfg.passes,
+            cfg.flush_mib,
+            sim::table(&reports)
+        )?;
     }
-    Ok(format!(
-        "simulator (no I/O; WA without the log): overwrite {} MiB x {} passes, {} MiB flushes\n{}",
-        cfg.dataset_mib,
-        cfg.passes,
-        cfg.flush_mib,
-        sim::table(&reports)
-    ))
+    Ok(out)
 }
 
 fn write_outputs(
@@ -1209,7 +1309,7 @@ fn write_outputs(
         }
     }
     let mut amp = String::from("strategy,workload,user_bytes,commitlog_bytes,flush_bytes,compaction_bytes,write_amp,peak_space_amp,final_space_amp,ops_per_s\n");
-    let mut md = format!("{notes}\n| strategy | workload | user MB | commitlog MB | flush MB | compaction MB | WA | WA w/o log | peak SA | final SA | compacted MB | mean flush MB | ops/s | settle s | pending mean / max | pending slope (2nd half, /min) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let mut md = format!("{notes}\n| strategy | workload | user MB | commitlog MB | flush MB | compaction MB | WA | WA w/o log | peak SA | peak SA (dir) | final SA | compacted MB | mean flush MB | ops/s | settle s | pending mean / max | pending slope (2nd half, /min) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for r in results {
         writeln!(
             amp,
@@ -1228,7 +1328,7 @@ fn write_outputs(
         let (pm, px, ps) = r.pending_trend();
         writeln!(
             md,
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0} | {:.1}{} | {:.1} / {} | {:+.2} |",
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1} | {:.1} | {:.0} | {:.1}{} | {:.1} / {} | {:+.2} |",
             r.strategy.name(),
             r.workload,
             r.user_bytes as f64 / MB,
@@ -1238,6 +1338,7 @@ fn write_outputs(
             r.write_amp(),
             r.write_amp_no_log(),
             r.peak_space_amp(),
+            r.peak_space_amp_du(),
             r.final_space_amp(),
             r.compacted_bytes as f64 / MB,
             r.flush_bytes as f64 / r.flushes.max(1) as f64 / MB,
@@ -1265,18 +1366,23 @@ fn write_outputs(
             )?;
         }
     }
-    let mut diag = String::from("strategy,workload,t_s,disk_bytes,live_sstable_bytes,running\n");
+    let mut diag = String::from("strategy,workload,t_s,disk_bytes,live_sstable_bytes,running,user_bytes,l0_bytes,largest_run_bytes,held_bytes,dir_bytes\n");
     for r in results {
         for s in &r.samples {
             writeln!(
                 diag,
-                "{},{},{:.2},{},{},{}",
+                "{},{},{:.2},{},{},{},{},{},{},{},{}",
                 r.strategy.name(),
                 r.workload,
                 s.t_s,
                 s.disk_bytes,
                 s.live_sstable_bytes,
-                s.running
+                s.running,
+                s.user_bytes,
+                s.l0_bytes,
+                s.largest_run_bytes,
+                s.held_bytes,
+                s.dir_bytes
             )?;
         }
     }

@@ -418,6 +418,12 @@ impl SSTableWriter {
         Ok(())
     }
 
+    /// Sets the commitlog interval the sstable records (read at [`finish`](Self::finish)): a
+    /// flush written as several fragments gives its upper end to the last one only.
+    pub fn set_commitlog_interval(&mut self, interval: (LogPos, LogPos)) {
+        self.opts.commitlog_interval = interval;
+    }
+
     /// Writes the metadata, fsyncs every component and commits the sstable with its TOC.
     /// Returns `None` (and removes the files) when no partition was written.
     pub fn finish(mut self) -> Result<Option<WrittenSSTable>> {

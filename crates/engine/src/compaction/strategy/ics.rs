@@ -25,8 +25,9 @@
 //! * it waits until a same-tier job is due (and replaces it, absorbing that tier) or the table
 //!   has been quiet for `min_sstable_age`, instead of starting as soon as the estimate is over
 //!   the goal — this is what keeps its write amplification low; but it goes at once when all
-//!   runs together exceed the largest run by more than twice the goal's excess
-//!   (`Σ runs / largest run > 2 × goal − 1`), whatever the two-tier estimate says;
+//!   runs together exceed the largest run by more than 1.5 × the goal's excess
+//!   (`Σ runs / largest run > 1 + 1.5 × (goal − 1)`, [`URGENT_EXCESS`]), whatever the two-tier
+//!   estimate says;
 //! * it may run next to jobs on other runs (ScyllaDB waits for an idle table, which lets the
 //!   live set drift far past the goal under sustained writes), but never while the table's
 //!   largest run is held nor beside another cross-tier or major job (whose output run is
@@ -35,6 +36,12 @@
 //!   written meanwhile go into the next cross-tier job directly, instead of being merged
 //!   among themselves first (written twice, their space held twice while the table is
 //!   fullest).
+//!
+//! Flushes are runs too: the engine writes an ICS table's memtable as up to 8 key-range
+//! fragments ([`flush_fragments`]), so the job merging a flush releases it as its output
+//! passes each fragment. A flush written as one whole-ring sstable is held until the job's
+//! very end, which made the cross-tier job's end — its complete output beside every flush it
+//! absorbed and every flush written meanwhile — the peak of the lab's overwrite runs.
 //!
 //! A run with any fragment in `state.compacting` is not a candidate. Invariant: no job input is
 //! in `state.compacting`.
@@ -205,6 +212,15 @@ fn cross_tier_running(state: &StrategyState) -> bool {
         .any(|k| matches!(k, JobKind::SpaceAmplification | JobKind::Major))
 }
 
+/// How far past the goal the wait for a due tier may let the table go, in multiples of the
+/// goal's excess: all runs together may reach `1 + URGENT_EXCESS × (goal − 1)` times the
+/// largest run (1.375 at goal 1.25). The job then starts at that space amplification and holds
+/// a little more while it runs (what it has written beside the fragments not yet released, and
+/// the flushes meanwhile). At 2 (the bound before), the timed simulator's overwrite shape
+/// peaked at 1.61–1.68 with jobs at 4–6 × the write rate; at 1.5 it peaks at 1.46–1.50, for
+/// 0.05–0.3 more bytes written per user byte (docs/benchmarks.md).
+const URGENT_EXCESS: f64 = 1.5;
+
 /// The space-amplification job (see the module docs), or `None` when the estimate is within
 /// the goal or the job should wait.
 fn space_job(
@@ -242,12 +258,12 @@ fn space_job(
     };
     let (b0, b1) = (total(s0), total(s1));
     // What waiting may cost at most: the bytes of every run over the largest run may reach
-    // twice the goal's excess before the job goes regardless. Scylla's two-tier estimate
+    // URGENT_EXCESS × the goal's excess before the job goes regardless. Scylla's two-tier estimate
     // misses runs that fall in the largest tier (a big merge of backlogged flushes) and the
     // smaller tiers, and then the table would stay far above its goal once writes stop.
     let all_bytes: u64 = tiers.iter().flatten().map(|r| r.bytes).sum();
-    let urgent =
-        largest.bytes > 0 && all_bytes as f64 / largest.bytes as f64 > 1.0 + 2.0 * (goal - 1.0);
+    let urgent = largest.bytes > 0
+        && all_bytes as f64 / largest.bytes as f64 > 1.0 + URGENT_EXCESS * (goal - 1.0);
     if b0 == 0 || ((b0 + b1) as f64 / b0 as f64 <= goal && !urgent) {
         return None;
     }
@@ -288,6 +304,30 @@ fn gc_job(
         }
     }
     Some(runs_job(&refs, o, JobKind::Tombstone))
+}
+
+/// At most this many fragments per flush.
+pub const FLUSH_FRAGMENTS: u64 = 8;
+/// No flush fragment smaller than this (unless the whole flush is).
+pub const MIN_FLUSH_FRAGMENT: u64 = 1 << 20;
+
+/// How many fragments a flush of `bytes` is written as: a run of up to [`FLUSH_FRAGMENTS`]
+/// key-range fragments of at least [`MIN_FLUSH_FRAGMENT`] (and more if it exceeds the
+/// fragment size), rather than one sstable over the whole ring.
+///
+/// A whole-ring sstable is exhausted only when a job's output passes the ring's last key, so
+/// the job merging it holds all of it until its very end. The cross-tier job absorbs every
+/// run flushed while the previous one ran, and held them all beside its complete output and
+/// the flushes that came meanwhile: its disk use at the end was about
+/// `dataset + 2 × rate × job time`, the peak of the lab's overwrite runs
+/// (docs/benchmarks.md). As fragments, the flushes are released as the output passes them,
+/// like every other run, and the end of the job holds `dataset + rate × job time`.
+/// A run of fragments is what ICS tiers anyway; reads skip the fragments whose key range
+/// misses, so a point read still consults one sstable per flush.
+pub fn flush_fragments(o: &IcsOptions, bytes: u64) -> usize {
+    let by_fragment_size = bytes.div_ceil(o.fragment_size());
+    let by_count = (bytes / MIN_FLUSH_FRAGMENT).clamp(1, FLUSH_FRAGMENTS);
+    usize::try_from(by_fragment_size.max(by_count)).unwrap_or(usize::MAX)
 }
 
 /// Major compaction: everything no job holds, into fragments of `sstable_size_in_mb`.

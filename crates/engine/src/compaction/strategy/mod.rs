@@ -234,6 +234,16 @@ impl CompactionOptions {
         }
     }
 
+    /// How many fragments (one run, split on partition boundaries in key order) a memtable
+    /// flush of about `bytes` is written as: ICS asks for several ([`ics::flush_fragments`]),
+    /// every other strategy for one sstable.
+    pub fn flush_fragments(&self, bytes: u64) -> usize {
+        match &self.strategy {
+            StrategyOptions::Incremental(i) => ics::flush_fragments(i, bytes),
+            _ => 1,
+        }
+    }
+
     /// Estimated number of jobs still to run (`pending_compactions`).
     pub fn estimated_pending(&self, set: &[SSTableInfo], _state: &StrategyState) -> u64 {
         let c = &self.common;

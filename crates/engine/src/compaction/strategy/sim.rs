@@ -8,11 +8,25 @@
 //! overwritten data), splits its output at the job's `max_output_bytes`, and is applied at
 //! once. After every flush the strategy is asked for jobs until it has none (quiescence).
 //!
+//! A flush is written as the run of fragments the strategy asks for
+//! ([`CompactionOptions::flush_fragments`]), as the engine writes it.
+//!
+//! **Timed mode** (`compaction_speed`): jobs take time. Each of `compactors` jobs processes
+//! `compaction_speed` input bytes per user byte written (compaction throughput over the write
+//! rate) while flushes keep coming; the strategy is asked whenever a flush lands or a job ends
+//! and a compactor is free, and sees what running jobs hold (`state.compacting`). A job works
+//! through the key space at a steady pace, so at a fraction `f` of its input it has written
+//! the first `f` of its output: incremental jobs commit each full output fragment and release
+//! the inputs it covers (every key ≤ the fragment's last key, as `job.rs` does), others swap
+//! everything at the end. Space is sampled four times per flush and counts what a job has
+//! written so far beside what it still holds — the shape of the lab's disk samples, where
+//! instant jobs see only the space *between* jobs.
+//!
 //! Reported:
 //! * write amplification = (bytes flushed + bytes written by compactions) / user bytes;
-//! * space amplification = bytes of all sstables / live bytes, peak (including a running job's
-//!   output beside its inputs — one fragment for incremental jobs) and final. The peak is
-//!   taken from the second pass on, once the dataset exists.
+//! * space amplification = bytes of all sstables / live bytes, peak (instant mode: including a
+//!   job's output beside its inputs — one fragment for incremental jobs; timed mode: every
+//!   sample) and final. The peak is taken from the second pass on, once the dataset exists.
 //!
 //! Invariant: the simulator only applies jobs the strategy returned, and checks that their
 //! inputs exist.
@@ -24,6 +38,8 @@ use bytes::Bytes;
 use super::{CompactionOptions, Job, JobKind, SSTableInfo, StrategyState};
 use crate::model::{DecoratedKey, Token};
 use crate::sstable::histogram::TombstoneHistogram;
+
+const MIB: u64 = 1024 * 1024;
 
 /// Workload parameters.
 #[derive(Debug, Clone)]
@@ -38,6 +54,14 @@ pub struct SimConfig {
     pub passes: u32,
     /// Seed of the write order.
     pub seed: u64,
+    /// Timed mode (module docs): input bytes each compactor processes per user byte written.
+    /// `None`: every job is applied at once, right after the flush that prompted it.
+    pub compaction_speed: Option<f64>,
+    /// Jobs running at once in the timed mode (`concurrent_compactors`).
+    pub compactors: usize,
+    /// Writes every flush as one sstable whatever the strategy asks (how the engine flushed
+    /// before ICS flushes became runs of fragments), to compare the two.
+    pub flush_as_one: bool,
 }
 
 impl Default for SimConfig {
@@ -48,6 +72,9 @@ impl Default for SimConfig {
             flush_mib: 64,
             passes: 6,
             seed: 1,
+            compaction_speed: None,
+            compactors: 2,
+            flush_as_one: false,
         }
     }
 }
@@ -73,7 +100,7 @@ impl SimReport {
     /// One row of [`table`].
     pub fn row(&self) -> String {
         format!(
-            "{:<22} {:>6.2} {:>9.2} {:>9.2} {:>10.2} {:>7} {:>9}{}",
+            "{:<30} {:>6.2} {:>9.2} {:>9.2} {:>10.2} {:>7} {:>9}{}",
             self.name,
             self.write_amp,
             self.peak_space_amp,
@@ -89,7 +116,7 @@ impl SimReport {
 /// A header and one row per report.
 pub fn table(reports: &[SimReport]) -> String {
     let mut out = format!(
-        "{:<22} {:>6} {:>9} {:>9} {:>10} {:>7} {:>9}\n",
+        "{:<30} {:>6} {:>9} {:>9} {:>10} {:>7} {:>9}\n",
         "strategy", "WA", "peak SA", "mean SA", "final SA", "jobs", "sstables"
     );
     for r in reports {
@@ -169,12 +196,43 @@ impl Sim {
         })
     }
 
+    /// Adds a flush of `entries` (sorted by bucket) as the run of fragments the strategy
+    /// asks for; returns its bytes.
+    fn flush(&mut self, entries: Vec<(u32, u64)>, opts: &CompactionOptions, as_one: bool) -> u64 {
+        let bytes = entries.len() as u64 * self.bucket_bytes;
+        let n = if as_one {
+            1
+        } else {
+            opts.flush_fragments(bytes).max(1)
+        };
+        let per = entries.len().div_ceil(n).max(1);
+        self.next_run += 1;
+        let run = self.next_run;
+        let mut written = 0;
+        for chunk in entries.chunks(per) {
+            if let Some(s) = self.make(chunk.to_vec(), 0, run) {
+                written += s.info.data_bytes;
+                self.ssts.push(s);
+            }
+        }
+        written
+    }
+
     fn total_bytes(&self) -> u64 {
         self.ssts.iter().map(|s| s.info.data_bytes).sum()
     }
 
     fn infos(&self) -> Vec<SSTableInfo> {
         self.ssts.iter().map(|s| s.info.clone()).collect()
+    }
+
+    /// Entries per output sstable of `job`, whose merged output holds `len` entries.
+    fn entries_per_output(&self, job: &Job, len: usize) -> usize {
+        if job.max_output_bytes == u64::MAX {
+            len.max(1)
+        } else {
+            ((job.max_output_bytes / self.bucket_bytes.max(1)) as usize).max(1)
+        }
     }
 
     /// Applies `job`; returns the bytes it wrote, or `None` if an input is missing.
@@ -196,11 +254,7 @@ impl Sim {
         // Newest first within a bucket, then keep the first of each bucket.
         all.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         all.dedup_by_key(|e| e.0);
-        let per_output = if job.max_output_bytes == u64::MAX {
-            all.len().max(1)
-        } else {
-            ((job.max_output_bytes / self.bucket_bytes.max(1)) as usize).max(1)
-        };
+        let per_output = self.entries_per_output(job, all.len());
         self.next_run += 1;
         let run = self.next_run;
         let mut written = 0;
@@ -214,9 +268,36 @@ impl Sim {
     }
 }
 
-/// Runs the overwrite workload under `opts`.
+/// The workload's flushes in order: `(pass, entries)`, each `per_flush` buckets of one pass
+/// (a fresh random order per pass) with increasing sequence numbers, sorted by bucket.
+fn flushes(cfg: &SimConfig, per_flush: usize) -> Vec<(u32, Vec<(u32, u64)>)> {
+    let buckets = cfg.buckets.max(1);
+    let mut rng = Rng(cfg.seed.max(1));
+    let mut seq = 0u64;
+    let mut out = Vec::new();
+    for pass in 0..cfg.passes {
+        let mut order: Vec<u32> = (0..buckets).collect();
+        rng.shuffle(&mut order);
+        for chunk in order.chunks(per_flush.max(1)) {
+            let mut entries: Vec<(u32, u64)> = chunk
+                .iter()
+                .map(|&b| {
+                    seq += 1;
+                    (b, seq)
+                })
+                .collect();
+            entries.sort_unstable();
+            out.push((pass, entries));
+        }
+    }
+    out
+}
+
+/// Runs the overwrite workload under `opts` (timed when `cfg.compaction_speed` is set).
 pub fn simulate(name: &str, opts: &CompactionOptions, cfg: &SimConfig) -> SimReport {
-    const MIB: u64 = 1024 * 1024;
+    if let Some(speed) = cfg.compaction_speed {
+        return simulate_timed(name, opts, cfg, speed);
+    }
     let buckets = cfg.buckets.max(1);
     let bucket_bytes = (cfg.dataset_mib * MIB / u64::from(buckets)).max(1);
     let per_flush = ((cfg.flush_mib * MIB / bucket_bytes) as usize).max(1);
@@ -227,73 +308,54 @@ pub fn simulate(name: &str, opts: &CompactionOptions, cfg: &SimConfig) -> SimRep
         next_run: 0,
         now: 1_000_000,
     };
-    let mut rng = Rng(cfg.seed.max(1));
     let mut state = StrategyState::default();
-    let mut seq = 0u64;
     let mut written_buckets: HashSet<u32> = HashSet::new();
     let (mut user, mut compacted, mut jobs) = (0u64, 0u64, 0u64);
     let mut peak: f64 = 0.0;
     let (mut sa_sum, mut sa_n) = (0.0f64, 0u32);
     let mut runaway = false;
-    for pass in 0..cfg.passes {
-        let mut order: Vec<u32> = (0..buckets).collect();
-        rng.shuffle(&mut order);
-        for chunk in order.chunks(per_flush) {
-            let mut entries: Vec<(u32, u64)> = chunk
-                .iter()
-                .map(|&b| {
-                    seq += 1;
-                    (b, seq)
-                })
-                .collect();
-            entries.sort_unstable();
-            written_buckets.extend(chunk.iter().copied());
-            // An hour per flush, so "recently written" rules (min_sstable_age, tombstone
-            // intervals) see sstables as settled.
-            sim.now += 3600;
-            sim.next_run += 1;
-            let run = sim.next_run;
-            if let Some(s) = sim.make(entries, 0, run) {
-                user += s.info.data_bytes;
-                sim.ssts.push(s);
+    for (pass, entries) in flushes(cfg, per_flush) {
+        written_buckets.extend(entries.iter().map(|e| e.0));
+        // An hour per flush, so "recently written" rules (min_sstable_age, tombstone
+        // intervals) see sstables as settled.
+        sim.now += 3600;
+        user += sim.flush(entries, opts, cfg.flush_as_one);
+        let live = (written_buckets.len() as u64 * bucket_bytes) as f64;
+        let mut rounds = 0;
+        loop {
+            state.now = sim.now;
+            let infos = sim.infos();
+            let Some(job) = opts.choose(&infos, &state) else {
+                break;
+            };
+            rounds += 1;
+            if rounds > 10_000 {
+                runaway = true;
+                break;
             }
-            let live = (written_buckets.len() as u64 * bucket_bytes) as f64;
-            let mut rounds = 0;
-            loop {
-                state.now = sim.now;
-                let infos = sim.infos();
-                let Some(job) = opts.choose(&infos, &state) else {
-                    break;
-                };
-                rounds += 1;
-                if rounds > 10_000 {
-                    runaway = true;
-                    break;
-                }
-                let before = sim.total_bytes();
-                let Some(out) = sim.apply(&job, &mut state) else {
-                    runaway = true;
-                    break;
-                };
-                jobs += 1;
-                compacted += out;
-                // While the job runs its inputs are all still there; an incremental job only
-                // holds about one output fragment beside what it has not yet released.
-                let temp = if job.incremental {
-                    out.min(job.max_output_bytes)
-                } else {
-                    out
-                };
-                if pass > 0 {
-                    peak = peak.max((before + temp) as f64 / live);
-                }
-            }
+            let before = sim.total_bytes();
+            let Some(out) = sim.apply(&job, &mut state) else {
+                runaway = true;
+                break;
+            };
+            jobs += 1;
+            compacted += out;
+            // While the job runs its inputs are all still there; an incremental job only
+            // holds about one output fragment beside what it has not yet released.
+            let temp = if job.incremental {
+                out.min(job.max_output_bytes)
+            } else {
+                out
+            };
             if pass > 0 {
-                let sa = sim.total_bytes() as f64 / live;
-                peak = peak.max(sa);
-                sa_sum += sa;
-                sa_n += 1;
+                peak = peak.max((before + temp) as f64 / live);
             }
+        }
+        if pass > 0 {
+            let sa = sim.total_bytes() as f64 / live;
+            peak = peak.max(sa);
+            sa_sum += sa;
+            sa_n += 1;
         }
     }
     let live = (written_buckets.len() as u64 * bucket_bytes).max(1) as f64;
@@ -312,6 +374,292 @@ pub fn simulate(name: &str, opts: &CompactionOptions, cfg: &SimConfig) -> SimRep
         final_space_amp: sim.total_bytes() as f64 / live,
         final_sstables: sim.ssts.len(),
         runaway,
+    }
+}
+
+/// A job in progress (timed mode).
+struct TimedJob {
+    job: Job,
+    /// The inputs as they were when the job started (LCS's round robin records them).
+    described: Vec<SSTableInfo>,
+    /// Inputs not yet released.
+    held: Vec<u64>,
+    /// The merged output in key order (newest entry per bucket).
+    out: Vec<(u32, u64)>,
+    /// Entries per output sstable.
+    per_output: usize,
+    /// Entries already committed as output sstables.
+    committed: usize,
+    run: u128,
+    /// Input bytes to process, and processed so far.
+    in_bytes: f64,
+    done: f64,
+}
+
+impl TimedJob {
+    /// Output entries written so far: the job works through the key space at a steady pace.
+    fn written(&self) -> usize {
+        if self.in_bytes <= 0.0 {
+            return self.out.len();
+        }
+        let f = (self.done / self.in_bytes).clamp(0.0, 1.0);
+        ((f * self.out.len() as f64) as usize).min(self.out.len())
+    }
+
+    fn finished(&self) -> bool {
+        self.done >= self.in_bytes
+    }
+}
+
+impl Sim {
+    /// Starts `job`: merges its inputs, which stay live until released. `None` if an input is
+    /// missing.
+    fn start(&mut self, job: Job) -> Option<TimedJob> {
+        let wanted: HashSet<u64> = job.inputs.iter().copied().collect();
+        let inputs: Vec<&SimSstable> = self
+            .ssts
+            .iter()
+            .filter(|s| wanted.contains(&s.info.generation))
+            .collect();
+        if inputs.len() != wanted.len() {
+            return None;
+        }
+        let described: Vec<SSTableInfo> = inputs.iter().map(|s| s.info.clone()).collect();
+        let in_bytes = inputs.iter().map(|s| s.info.data_bytes).sum::<u64>() as f64;
+        let mut out: Vec<(u32, u64)> = if job.kind == JobKind::DropExpired {
+            Vec::new()
+        } else {
+            inputs
+                .iter()
+                .flat_map(|s| s.entries.iter().copied())
+                .collect()
+        };
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        out.dedup_by_key(|e| e.0);
+        let per_output = self.entries_per_output(&job, out.len());
+        self.next_run += 1;
+        Some(TimedJob {
+            held: job.inputs.clone(),
+            done: if job.kind == JobKind::DropExpired {
+                in_bytes
+            } else {
+                0.0
+            },
+            job,
+            described,
+            out,
+            per_output,
+            committed: 0,
+            run: self.next_run,
+            in_bytes,
+        })
+    }
+
+    /// Commits `r`'s output up to entry `upto` as output sstables, releasing (incremental
+    /// jobs) each input whose last key the committed output covers; returns the bytes written.
+    fn commit(&mut self, r: &mut TimedJob, upto: usize) -> u64 {
+        let mut written = 0;
+        while r.committed < upto {
+            let end = (r.committed + r.per_output).min(upto);
+            let chunk = r.out.get(r.committed..end).unwrap_or_default().to_vec();
+            r.committed = end;
+            let last = chunk.last().map(|e| e.0);
+            if let Some(s) = self.make(chunk, r.job.output_level, r.run) {
+                written += s.info.data_bytes;
+                self.ssts.push(s);
+            }
+            if let (true, Some(last)) = (r.job.incremental, last) {
+                let covered: HashSet<u64> = self
+                    .ssts
+                    .iter()
+                    .filter(|s| {
+                        r.held.contains(&s.info.generation)
+                            && s.entries.last().is_some_and(|e| e.0 <= last)
+                    })
+                    .map(|s| s.info.generation)
+                    .collect();
+                self.ssts.retain(|s| !covered.contains(&s.info.generation));
+                r.held.retain(|g| !covered.contains(g));
+            }
+        }
+        written
+    }
+
+    /// Bytes on disk: live sstables and what running jobs have written but not committed.
+    fn disk_bytes(&self, running: &[TimedJob]) -> u64 {
+        let pending: usize = running.iter().map(|r| r.written() - r.committed).sum();
+        self.total_bytes() + pending as u64 * self.bucket_bytes
+    }
+}
+
+/// What the timed mode counts as it goes.
+#[derive(Default)]
+struct Tally {
+    compacted: u64,
+    jobs: u64,
+    runaway: bool,
+}
+
+/// Starts jobs while a compactor is free and the strategy has one.
+fn schedule(
+    sim: &mut Sim,
+    running: &mut Vec<TimedJob>,
+    opts: &CompactionOptions,
+    state: &mut StrategyState,
+    compactors: usize,
+    tally: &mut Tally,
+) {
+    while running.len() < compactors.max(1) {
+        state.now = sim.now;
+        state.compacting = running
+            .iter()
+            .flat_map(|r| r.held.iter().copied())
+            .collect();
+        state.running_jobs = running.len();
+        state.running_kinds = running.iter().map(|r| r.job.kind).collect();
+        let Some(job) = opts.choose(&sim.infos(), state) else {
+            return;
+        };
+        let Some(r) = sim.start(job) else {
+            tally.runaway = true;
+            return;
+        };
+        running.push(r);
+    }
+}
+
+/// Lets every running job process `bytes` more input; commits what they sealed and finishes
+/// those done. Returns whether any job finished.
+fn advance(
+    sim: &mut Sim,
+    running: &mut Vec<TimedJob>,
+    state: &mut StrategyState,
+    bytes: f64,
+    tally: &mut Tally,
+) -> bool {
+    let mut any = false;
+    let mut i = 0;
+    while i < running.len() {
+        let Some(r) = running.get_mut(i) else { break };
+        r.done += bytes;
+        if r.finished() {
+            let mut r = running.swap_remove(i);
+            let len = r.out.len();
+            tally.compacted += sim.commit(&mut r, len);
+            let held: HashSet<u64> = r.held.iter().copied().collect();
+            sim.ssts.retain(|s| !held.contains(&s.info.generation));
+            state.record_compaction(&r.described);
+            tally.jobs += 1;
+            any = true;
+            continue;
+        }
+        if r.job.incremental {
+            let upto = r.written() / r.per_output * r.per_output;
+            if upto > r.committed {
+                tally.compacted += sim.commit(r, upto);
+            }
+        }
+        i += 1;
+    }
+    any
+}
+
+/// The timed mode (module docs).
+fn simulate_timed(name: &str, opts: &CompactionOptions, cfg: &SimConfig, speed: f64) -> SimReport {
+    /// Samples (and compaction steps) per flush.
+    const STEPS: u64 = 4;
+    let buckets = cfg.buckets.max(1);
+    let bucket_bytes = (cfg.dataset_mib * MIB / u64::from(buckets)).max(1);
+    let per_flush = ((cfg.flush_mib * MIB / bucket_bytes) as usize).max(1);
+    let mut sim = Sim {
+        ssts: Vec::new(),
+        bucket_bytes,
+        next_gen: 0,
+        next_run: 0,
+        now: 1_000_000,
+    };
+    let step_bytes = (per_flush as u64 * bucket_bytes) as f64 / STEPS as f64 * speed.max(0.0);
+    let mut state = StrategyState::default();
+    let mut running: Vec<TimedJob> = Vec::new();
+    let mut tally = Tally::default();
+    let mut written_buckets: HashSet<u32> = HashSet::new();
+    let mut user = 0u64;
+    let mut peak: f64 = 0.0;
+    let (mut sa_sum, mut sa_n) = (0.0f64, 0u32);
+    for (pass, entries) in flushes(cfg, per_flush) {
+        let live = (written_buckets.len() as u64 * bucket_bytes).max(1) as f64;
+        for _ in 0..STEPS {
+            // An hour per flush, as in the instant mode.
+            sim.now += 3600 / STEPS;
+            if advance(&mut sim, &mut running, &mut state, step_bytes, &mut tally) {
+                schedule(
+                    &mut sim,
+                    &mut running,
+                    opts,
+                    &mut state,
+                    cfg.compactors,
+                    &mut tally,
+                );
+            }
+            if pass > 0 {
+                peak = peak.max(sim.disk_bytes(&running) as f64 / live);
+            }
+        }
+        written_buckets.extend(entries.iter().map(|e| e.0));
+        user += sim.flush(entries, opts, cfg.flush_as_one);
+        schedule(
+            &mut sim,
+            &mut running,
+            opts,
+            &mut state,
+            cfg.compactors,
+            &mut tally,
+        );
+        if pass > 0 {
+            let sa = sim.disk_bytes(&running) as f64 / live;
+            peak = peak.max(sa);
+            sa_sum += sa;
+            sa_n += 1;
+        }
+    }
+    // The writes are over: let compaction finish (bounded, in case a strategy never stops).
+    let mut steps = 0u64;
+    loop {
+        schedule(
+            &mut sim,
+            &mut running,
+            opts,
+            &mut state,
+            cfg.compactors,
+            &mut tally,
+        );
+        if running.is_empty() || tally.runaway || step_bytes <= 0.0 {
+            break;
+        }
+        advance(&mut sim, &mut running, &mut state, step_bytes, &mut tally);
+        sim.now += 3600 / STEPS;
+        steps += 1;
+        if steps > 1_000_000 {
+            tally.runaway = true;
+            break;
+        }
+    }
+    let live = (written_buckets.len() as u64 * bucket_bytes).max(1) as f64;
+    SimReport {
+        name: name.to_string(),
+        user_bytes: user,
+        compacted_bytes: tally.compacted,
+        jobs: tally.jobs,
+        write_amp: (user + tally.compacted) as f64 / user.max(1) as f64,
+        peak_space_amp: peak,
+        mean_space_amp: if sa_n == 0 {
+            0.0
+        } else {
+            sa_sum / f64::from(sa_n)
+        },
+        final_space_amp: sim.total_bytes() as f64 / live,
+        final_sstables: sim.ssts.len(),
+        runaway: tally.runaway,
     }
 }
 
@@ -402,7 +750,9 @@ mod lab_shape {
     /// flushes, 10 MiB fragments), where issue 3's bar asks ICS with goal 1.25 for peak SA ≤
     /// 1.6 and WA ≤ 5.5 with the log (≤ ~4.45 without it). Pins the two ICS changes: the
     /// cross-tier job absorbs every smaller run, and waits for a same-tier job to fall due.
-    /// Before them the simulator gave WA 5.06 (without the log) at peak 1.53.
+    /// Before them the simulator gave WA 5.06 (without the log) at peak 1.53; with them 3.70
+    /// at 1.59, and 4.26 at 1.46 once the wait was bounded at 1.5 × the goal's excess
+    /// instead of twice it (`ics::URGENT_EXCESS`, for the peak of jobs that take time).
     #[test]
     fn ics_goal_on_the_lab_overwrite_shape() {
         let cfg = SimConfig {
@@ -411,6 +761,7 @@ mod lab_shape {
             flush_mib: 8,
             passes: 11,
             seed: 3,
+            ..SimConfig::default()
         };
         let base = "sstable_size_in_mb=10 min_sstable_size=1048576";
         let ics = simulate(
@@ -427,15 +778,62 @@ mod lab_shape {
         );
         println!("{}", table(&[ics.clone(), goal.clone()]));
         assert!(!goal.runaway);
-        assert!(goal.write_amp < 4.0, "{}", goal.row());
+        assert!(goal.write_amp < 4.4, "{}", goal.row());
         assert!(goal.peak_space_amp < 1.6, "{}", goal.row());
         // The goal costs some writes over plain ICS, and buys most of the space back.
         assert!(
-            goal.write_amp < ics.write_amp + 0.5,
+            goal.write_amp < ics.write_amp + 1.0,
             "{}\n{}",
             goal.row(),
             ics.row()
         );
         assert!(goal.peak_space_amp < ics.peak_space_amp / 2.0);
+    }
+
+    /// The same shape with jobs that take time (two compactors, each processing 4 bytes of
+    /// input per byte written: 40 MB/s at the lab's 10 MB/s), ICS with goal 1.25. Flushes
+    /// written as one whole-ring sstable are held by the cross-tier job that absorbs them
+    /// until its very end, beside its complete output and the flushes written meanwhile; as
+    /// runs of fragments (what the engine writes for ICS) they go as the output passes them.
+    /// Pins that the fragments lower the peak without costing writes.
+    #[test]
+    fn ics_goal_timed_flush_fragments() {
+        let cfg = SimConfig {
+            dataset_mib: 203,
+            buckets: 4096,
+            flush_mib: 8,
+            passes: 11,
+            seed: 3,
+            compaction_speed: Some(4.0),
+            ..SimConfig::default()
+        };
+        let o = opts(
+            "class=IncrementalCompactionStrategy sstable_size_in_mb=10 \
+             min_sstable_size=1048576 space_amplification_goal=1.25",
+        );
+        let whole = simulate(
+            "whole flushes",
+            &o,
+            &SimConfig {
+                flush_as_one: true,
+                ..cfg.clone()
+            },
+        );
+        let fragments = simulate("flush fragments", &o, &cfg);
+        println!("{}", table(&[whole.clone(), fragments.clone()]));
+        assert!(!whole.runaway && !fragments.runaway);
+        assert!(
+            fragments.peak_space_amp < whole.peak_space_amp - 0.1,
+            "{}\n{}",
+            fragments.row(),
+            whole.row()
+        );
+        assert!(
+            (fragments.write_amp - whole.write_amp).abs() < 0.3,
+            "{}\n{}",
+            fragments.row(),
+            whole.row()
+        );
+        assert!(fragments.final_space_amp < 1.3, "{}", fragments.row());
     }
 }

@@ -10,7 +10,8 @@
 //! state now=1000000 gc_before=500 compacting=1,2 running=1 last_key=1:50
 //! ```
 //!
-//! Commands: `choose`, `major`, `pending`, `backlog`, `targets` (LCS level targets), `map`
+//! Commands: `choose`, `major`, `pending`, `backlog`, `targets` (LCS level targets),
+//! `flush_fragments SIZE` (fragments a flush of SIZE is written as), `map`
 //! (`to_map`, checked to parse back to the same options), `parse k=v ...` (ok or the error).
 //! Set `CAIRN_REWRITE=1` to rewrite the expected outputs from the actual ones.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -267,6 +268,10 @@ fn run_command(env: &mut Env, cmd: &str, args: &str) -> String {
             }
         }
         "pending" => env.opts.estimated_pending(&env.set, &env.state).to_string(),
+        "flush_fragments" => env
+            .opts
+            .flush_fragments(parse_size(args.trim()))
+            .to_string(),
         "backlog" => format!("{:.0}", env.opts.backlog(&env.set, &env.state)),
         "targets" => {
             let StrategyOptions::Leveled(l) = &env.opts.strategy else {
