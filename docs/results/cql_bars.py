@@ -4,6 +4,12 @@ CPU per single-row INSERT and SELECT from `cairn bench` in a separate process.
 
     cargo build --release -p cairn
     python3 docs/results/cql_bars.py [--cairn target/release/cairn] [--duration 30s]
+                                     [--connections 1|4]
+
+`--connections` is the number of connections the bench opens: 1 is the shape of the load
+latte (the bar's tool) puts on a node by default, 4 is scylla-bench's default. Fewer
+connections carry more requests per read and write, so the node makes fewer syscalls per
+request; both shapes are reported in docs/benchmarks.md.
 
 Startup = from spawning `cairn serve` on an empty data dir to the first CQL OPTIONS answered
 with SUPPORTED (polled every millisecond). Idle RSS = VmRSS of the node 5 s after it started,
@@ -104,6 +110,8 @@ def main():
     ap.add_argument("--partitions", default="50000",
                     help="keys written; the default fits in the memtables, so the first "
                          "SELECT run is served from memory")
+    ap.add_argument("--connections", default="1",
+                    help="connections per node: 1 as latte's default, 4 as scylla-bench's")
     ap.add_argument("--out", default="docs/results")
     a = ap.parse_args()
 
@@ -123,26 +131,27 @@ def main():
         load = os.getloadavg()
         common = ["-partition-count", a.partitions, "-clustering-row-count", "1",
                   "-clustering-row-size", "16", "-rows-per-request", "1",
-                  "-consistency-level", "one", "-warmup", a.warmup]
+                  "-consistency-level", "one", "-warmup", a.warmup,
+                  "-connection-count", a.connections]
         # Populate every key once (not measured), then the measured runs: SELECTs while every
         # row is in a memtable (served from memory, the bar's case), INSERTs (which flush), and
         # SELECTs again once the rows live in sstables (read through the page cache).
         bench(a.cairn, port, p.pid, ["-mode", "write", "-workload", "sequential"] + common,
-              f"{a.out}/cql-bars-populate.txt")
+              f"{a.out}/cql-bars-c{a.connections}-populate.txt")
         flushed = sstables(d)
         r = bench(a.cairn, port, p.pid, ["-mode", "read", "-workload", "uniform",
                                          "-duration", a.duration,
-                                         "--plot", "docs/img/cql-bars-select.png"] + common,
-                  f"{a.out}/cql-bars-read.txt")
+                                         "--plot", f"docs/img/cql-bars-c{a.connections}-select.png"] + common,
+                  f"{a.out}/cql-bars-c{a.connections}-read.txt")
         flushed_during_reads = sstables(d) - flushed
         w = bench(a.cairn, port, p.pid, ["-mode", "write", "-workload", "uniform",
                                          "-duration", a.duration,
-                                         "--plot", "docs/img/cql-bars-insert.png"] + common,
-                  f"{a.out}/cql-bars-write.txt")
+                                         "--plot", f"docs/img/cql-bars-c{a.connections}-insert.png"] + common,
+                  f"{a.out}/cql-bars-c{a.connections}-write.txt")
         flush(a.cairn, api)
         r2 = bench(a.cairn, port, p.pid, ["-mode", "read", "-workload", "uniform",
                                           "-duration", a.duration] + common,
-                   f"{a.out}/cql-bars-read-sstables.txt")
+                   f"{a.out}/cql-bars-c{a.connections}-read-sstables.txt")
         print(f"sstables before the memory-served SELECTs: {flushed} "
               f"(flushed during them: {flushed_during_reads}); "
               f"before the sstable SELECTs: {sstables(d)}")
@@ -151,6 +160,7 @@ def main():
         p.wait()
     print(f"load average before the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"{a.connections} connection(s), concurrency 16")
     print("| op | ops/s | server µs CPU/op | client µs CPU/op | p50 | p99 | p99.9 |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, t in (("INSERT", w), ("SELECT (memtable)", r), ("SELECT (sstables, page cache)", r2)):
