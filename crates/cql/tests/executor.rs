@@ -30,6 +30,16 @@ fn int(b: &Option<Bytes>) -> i32 {
     i32::from_be_bytes(b.as_deref().unwrap().try_into().unwrap())
 }
 
+/// A new executor on its own directory, with [`setup`]'s keyspace and table (the directory
+/// lives as long as the returned guard).
+fn fresh() -> (tempfile::TempDir, Executor, Session) {
+    let dir = tempfile::tempdir().unwrap();
+    let ex = open(dir.path());
+    let s = Session::default();
+    setup(&ex, &s);
+    (dir, ex, s)
+}
+
 fn setup(ex: &Executor, s: &Session) {
     run(ex, s, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
     run(ex, s, "USE ks");
@@ -38,10 +48,7 @@ fn setup(ex: &Executor, s: &Session) {
 
 #[test]
 fn paging_resumes_exactly_across_partitions_and_slices() {
-    let dir = tempfile::tempdir().unwrap();
-    let ex = open(dir.path());
-    let s = Session::default();
-    setup(&ex, &s);
+    let (_dir, ex, s) = fresh();
     for a in 0..7 {
         for b in 0..13 {
             run(
@@ -136,10 +143,7 @@ fn schema_and_data_survive_restart_and_errors_match_cassandra() {
 
 #[test]
 fn prepared_statements_bind_by_position_and_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let ex = open(dir.path());
-    let s = Session::default();
-    setup(&ex, &s);
+    let (_dir, ex, s) = fresh();
     let ins = ex
         .prepare(&s, "INSERT INTO t (a, b, c) VALUES (?, ?, ?) USING TTL ?")
         .unwrap();
@@ -195,10 +199,7 @@ fn prepared_statements_bind_by_position_and_name() {
 /// and the column list is checked with Cassandra's messages.
 #[test]
 fn prepared_inserts_write_what_their_text_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let ex = open(dir.path());
-    let s = Session::default();
-    setup(&ex, &s);
+    let (_dir, ex, s) = fresh();
     let v = |x: i32| BoundValue::Value(Bytes::copy_from_slice(&x.to_be_bytes()));
     let text = |x: &'static str| BoundValue::Value(Bytes::from_static(x.as_bytes()));
     let exec = |q: &str, values: Vec<BoundValue>| {
@@ -274,10 +275,7 @@ fn prepared_inserts_write_what_their_text_writes() {
 #[test]
 fn mutated_statements_never_panic() {
     use rand::{Rng, SeedableRng};
-    let dir = tempfile::tempdir().unwrap();
-    let ex = open(dir.path());
-    let s = Session::default();
-    setup(&ex, &s);
+    let (_dir, ex, s) = fresh();
     run(&ex, &s, "CREATE TABLE c (k int PRIMARY KEY, l list<int>, m map<text, int>, st set<text>, f frozen<list<int>>, tu tuple<int, text>)");
     let seeds = [
         "INSERT INTO t (a, b, c, s) VALUES (1, 2, 'x', 3) USING TTL 10",

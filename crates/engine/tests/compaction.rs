@@ -309,6 +309,26 @@ fn incremental_job_splits_outputs_and_releases_inputs_early() {
     assert_eq!(stray_files(&t), Vec::<String>::new());
 }
 
+/// An ICS table with 1 MiB fragments and automatic compaction off, holding about 3 MB of
+/// memtable (300 partitions of ten ~900-byte rows), flushed: at least three fragments.
+fn flushed_ics_table(db: &Database) -> Arc<Table> {
+    let mut schema = kv_schema();
+    schema.options.compaction = vec![
+        ("class".into(), "IncrementalCompactionStrategy".into()),
+        ("sstable_size_in_mb".into(), "1".into()),
+        ("enabled".into(), "false".into()),
+    ];
+    let t = db.create_table(schema).unwrap();
+    let id = t.schema().id;
+    for a in 0..300 {
+        for b in 0..10 {
+            put(db, id, a, b, &format!("{a}-{b}-{}", "x".repeat(900)), 10);
+        }
+    }
+    db.flush("ks", "t").unwrap();
+    t
+}
+
 /// An ICS table's flush is one run of key-range fragments (so the job that merges it can
 /// release it piece by piece); only the last fragment records the end of the commitlog
 /// interval, so a crash between fragments replays the whole memtable. Data survives a restart.
@@ -318,21 +338,7 @@ fn ics_flush_is_a_run_of_fragments() {
     let expected;
     {
         let db = Database::open(cfg(dir.path())).unwrap();
-        let mut schema = kv_schema();
-        schema.options.compaction = vec![
-            ("class".into(), "IncrementalCompactionStrategy".into()),
-            ("sstable_size_in_mb".into(), "1".into()),
-            ("enabled".into(), "false".into()),
-        ];
-        let t = db.create_table(schema).unwrap();
-        let id = t.schema().id;
-        // About 3 MB of memtable: three fragments of at least 1 MiB each.
-        for a in 0..300 {
-            for b in 0..10 {
-                put(&db, id, a, b, &format!("{a}-{b}-{}", "x".repeat(900)), 10);
-            }
-        }
-        db.flush("ks", "t").unwrap();
+        let t = flushed_ics_table(&db);
         expected = contents(&db);
         let st = t.state();
         let mut ssts: Vec<_> = st.sstables.to_vec();
@@ -368,20 +374,7 @@ fn ics_flush_interrupted_before_its_last_fragment_is_replayed() {
     let (expected, last, table_dir);
     {
         let db = Database::open(config.clone()).unwrap();
-        let mut schema = kv_schema();
-        schema.options.compaction = vec![
-            ("class".into(), "IncrementalCompactionStrategy".into()),
-            ("sstable_size_in_mb".into(), "1".into()),
-            ("enabled".into(), "false".into()),
-        ];
-        let t = db.create_table(schema).unwrap();
-        let id = t.schema().id;
-        for a in 0..300 {
-            for b in 0..10 {
-                put(&db, id, a, b, &format!("{a}-{b}-{}", "y".repeat(900)), 10);
-            }
-        }
-        db.flush("ks", "t").unwrap();
+        let t = flushed_ics_table(&db);
         expected = contents(&db);
         let g = gens(&t);
         assert!(g.len() >= 2, "fragments: {g:?}");
