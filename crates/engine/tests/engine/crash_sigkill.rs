@@ -6,7 +6,7 @@
 //! The child is this same test binary, re-run with `CAIRN_CRASH_CHILD` set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_engine::commitlog::SyncMode;
 use cairn_engine::model::Mutation;
@@ -79,7 +79,12 @@ fn acknowledged_writes_survive_sigkill() {
     let mut acked: Vec<(i32, i32)> = Vec::new();
     for round in 0..20 {
         let mut child = Command::new(&exe)
-            .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "crash_sigkill::crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_ENV, format!("{}:{round}", dir.path().display()))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -1,7 +1,7 @@
 //! Write, flush, read back, reopen: the engine end to end on a real directory.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_engine::model::{DeletionTime, Mutation, Partition, Row};
 use cairn_engine::{Database, DatabaseConfig, ReadCommand};

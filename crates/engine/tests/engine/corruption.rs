@@ -1,7 +1,7 @@
 //! Corrupted files: the error names the file and offset; other data stays readable.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_engine::model::Mutation;
 use cairn_engine::sstable::format::Component;

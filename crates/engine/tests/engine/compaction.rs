@@ -2,7 +2,7 @@
 //! release, stopping, restarting.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_engine::compaction::strategy::options::TimestampResolution;
 use cairn_engine::compaction::strategy::{Job, JobKind, TimeWindow};

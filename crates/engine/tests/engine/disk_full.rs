@@ -5,7 +5,7 @@
 //! test says it was skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_engine::model::Mutation;
 use cairn_engine::{Database, DatabaseConfig, ReadCommand};

@@ -2,7 +2,7 @@
 //! listings, errors, and malformed HTTP.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_server::rest::client::ClientError;
 use cairn_server::rest::json::Json;

@@ -2,7 +2,7 @@
 //! with `WouldBlock` before it changes anything, and succeeds once retried where it may wait.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_engine::commitlog::SyncMode;
 use cairn_engine::io::nonblocking;

@@ -3,7 +3,7 @@
 //! Grafana dashboard's queries, every figure checked against what the test did.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_server::rest::client::ClientError;
 use cairn_server::rest::column_family::histogram_from_json;
@@ -616,7 +616,7 @@ fn cpu_seconds(path: &str) -> f64 {
 
 /// The issue-5 bar: a scrape of /metrics with 100 tables costs < 5 ms of server CPU.
 /// A measurement, not a test (timings are not asserted in CI): run with
-/// `cargo test --release -p cairn-server --test operations -- --ignored --nocapture scrape_cost`
+/// `cargo test --release -p cairn-server --test server -- --ignored --nocapture scrape_cost`
 /// and record the figure in docs/benchmarks.md.
 #[test]
 #[ignore]

@@ -1,7 +1,7 @@
 //! `cairn nodetool`'s commands against a live REST API: output layouts and errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_server::rest::nodetool::{self, NodetoolError};
 use common::Node;

@@ -2,7 +2,7 @@
 //! commitlog segments still needed must stay near that bound, and nothing may be lost.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_engine::model::Mutation;
 use cairn_engine::{Database, DatabaseConfig, ReadCommand};

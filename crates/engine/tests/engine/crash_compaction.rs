@@ -11,7 +11,7 @@
 //! The child is this same test binary, re-run with `CAIRN_CRASH_COMPACTION_CHILD` set.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use cairn_engine::commitlog::SyncMode;
 use cairn_engine::model::{DeletionTime, Mutation, Partition};
@@ -123,7 +123,7 @@ fn compaction_survives_sigkill_without_loss_or_resurrection() {
         let mut child = Command::new(&exe)
             .args([
                 "--exact",
-                "crash_compaction_child",
+                "crash_compaction::crash_compaction_child",
                 "--nocapture",
                 "--test-threads=1",
             ])

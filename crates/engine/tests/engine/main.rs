@@ -1,0 +1,20 @@
+//! The engine's integration tests, one test binary: each module is one concern, exercised on
+//! a real directory (and, for the crash tests, a real child process killed with SIGKILL).
+//!
+//! They are modules of a single binary rather than one binary per file because every test
+//! binary links the whole engine again: one binary builds in a fraction of the time, and
+//! `cargo test` runs its tests in parallel just the same. Select a module with its path,
+//! e.g. `cargo test --release -p cairn-engine --test engine compaction::`.
+
+mod common;
+
+mod commitlog_space;
+mod compaction;
+mod corruption;
+mod crash_compaction;
+mod crash_sigkill;
+mod disk_full;
+mod engine_basics;
+mod model_oracle;
+mod nonblocking;
+mod sstable_scan;
