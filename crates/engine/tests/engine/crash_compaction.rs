@@ -22,6 +22,8 @@ use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 const CHILD_ENV: &str = "CAIRN_CRASH_COMPACTION_CHILD";
 const PARTITIONS: i32 = 40;
@@ -51,7 +53,7 @@ fn crash_compaction_child() {
     };
     let (dir, round) = spec.split_once(':').unwrap();
     let round: i64 = round.parse().unwrap();
-    let db = Database::open(config(std::path::Path::new(dir))).unwrap();
+    let db = Arc::new(Database::open(config(std::path::Path::new(dir))).unwrap());
     let table = match db.table("ks", "t") {
         Some(t) => t,
         None => {
@@ -62,6 +64,20 @@ fn crash_compaction_child() {
         }
     };
     let id = table.schema().id;
+    // Tell the parent when a compaction starts, so that some kills land inside one whatever
+    // the machine's speed (each line is one `write` of a locked stdout, so lines never mix).
+    let watched = Arc::clone(&db);
+    std::thread::spawn(move || {
+        let mut seen = HashSet::new();
+        loop {
+            for job in watched.compaction().running() {
+                if seen.insert(job.id) {
+                    println!("compacting {}", job.id);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
     let mut out = std::io::stdout();
     let mut rng = rand::rngs::StdRng::seed_from_u64(round as u64);
     for i in 0i64.. {
@@ -133,16 +149,39 @@ fn compaction_survives_sigkill_without_loss_or_resurrection() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
-        let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(|l| l.ok())
-                .collect::<Vec<String>>()
+        let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
         });
-        std::thread::sleep(std::time::Duration::from_millis(rng.gen_range(300..1200)));
+        // Kill when the child is under way, not at a time since its start: on a loaded
+        // machine starting it and reopening the database can take longer than a round. Odd
+        // rounds kill at a random moment of the writes; even rounds a few milliseconds after
+        // a compaction starts, so that some kills land inside one however slow the machine.
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let wanted = if round % 2 == 0 {
+            "compacting "
+        } else {
+            "ack "
+        };
+        while let Ok(line) = lines.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            let found = line.starts_with(wanted);
+            seen.push(line);
+            if found {
+                break;
+            }
+        }
+        let delay = if round % 2 == 0 { 0..15 } else { 300..1200 };
+        std::thread::sleep(Duration::from_millis(rng.gen_range(delay)));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        for line in reader.join().unwrap() {
+        seen.extend(lines.iter());
+        for line in seen {
             let f: Vec<&str> = line.split(' ').collect();
             match f.as_slice() {
                 ["ack", "w", a, b, ts] => {
