@@ -168,6 +168,12 @@ pub struct BenchArgs {
     /// (Cairn) Tokio worker threads of the client (1 = a single-threaded runtime, lightest).
     #[arg(long, default_value_t = 1)]
     pub client_threads: usize,
+    /// (Cairn) Ask for rows without their result metadata (the EXECUTE's Skip_metadata
+    /// flag), decoding them with the columns the statement was prepared with. scylla-bench's
+    /// gocql does this for every prepared statement that returns rows; `false` makes the node
+    /// send the metadata with every page.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub skip_metadata: bool,
     /// (Cairn) PID of the server, on this machine: report its CPU (utime+stime from
     /// /proc/PID/stat) per operation over the measured window.
     #[arg(long)]
@@ -547,6 +553,7 @@ async fn run_async(args: BenchArgs) -> Result<()> {
             // `-timeout` is enforced per request by `deadline` (no timer per request).
             p.set_execution_profile_handle(Some(requests.clone()));
             p.set_page_size(args.page_size.max(1));
+            p.set_use_cached_result_metadata(args.skip_metadata);
             anyhow::Ok(p)
         }
     };
