@@ -202,8 +202,27 @@ impl SSTableWriter {
 
     /// Writes a whole partition.
     pub fn write_partition(&mut self, key: &DecoratedKey, p: &Partition) -> Result<()> {
-        self.begin_partition(key, p.deletion, p.static_row.as_ref(), &p.range_tombstones)?;
-        for (ck, row) in &p.rows {
+        self.write_parts(
+            key,
+            p.deletion,
+            p.static_row.as_ref(),
+            &p.range_tombstones,
+            &p.rows,
+        )
+    }
+
+    /// Writes a whole partition given as its parts (a memtable's partition is not held as a
+    /// [`Partition`]); `rows` in increasing key order.
+    pub fn write_parts<'a>(
+        &mut self,
+        key: &DecoratedKey,
+        deletion: Option<DeletionTime>,
+        static_row: Option<&Row>,
+        rts: &[RangeTombstone],
+        rows: impl IntoIterator<Item = (&'a ClusteringKey, &'a Row)>,
+    ) -> Result<()> {
+        self.begin_partition(key, deletion, static_row, rts)?;
+        for (ck, row) in rows {
             self.add_row(ck, row)?;
         }
         self.end_partition()
