@@ -1,49 +1,94 @@
 //! The memtable: a table's recent writes in memory, ordered like an sstable.
 //!
-//! Partitions live in a lock-free skip list ordered by [`DecoratedKey`]; each partition's rows
-//! sit in a `BTreeMap` behind a short mutex (writes to one partition rarely contend). Memory is
-//! accounted with atomics as writes arrive: the charge is how much each write grows its
-//! partition, so an overwrite costs only what it adds over the value it replaces (the old
-//! value is dropped; a shrinking write is charged nothing, so the count never falls before
-//! the flush). Readers and a flush may run while writes continue; a flush works on a
-//! memtable that has been switched out and receives no more writes.
+//! Partitions are split into shards by the high bits of their token, so each shard is a
+//! contiguous token range and visiting the shards in token order visits every partition in
+//! key order. A shard holds its partitions twice, behind one lock: in a hash map for point
+//! lookups (a write to an existing partition, a single-partition read: one or two cache
+//! misses, where a search of an ordered structure of 100 000 partitions is a dozen or more),
+//! and in a B-tree in key order for scans and the flush. A new partition is inserted into both
+//! under the shard's write lock, so whatever the hash map finds, ordered scans find too. Each
+//! partition's data sits behind a short mutex (writes to one partition rarely contend).
 //!
-//! Point lookups (a write to an existing partition, a single-partition read) go through a
-//! hash index beside the skip list instead: a skip-list search over 100 000 partitions is
-//! some 30 dependent cache misses, a hash probe one or two. The index is sharded by token,
-//! and a partition enters the skip list before the index, under its shard's write lock, so
-//! whatever the index finds, ordered scans and flushes find too.
+//! Memory is accounted with atomics as writes arrive, and the charge is meant to be what the
+//! memtable really holds — the shard maps' entries and table growth, the partition's slot,
+//! its rows' storage and data — not only the data. An overwrite costs only what it adds over
+//! the value it replaces (the old value is dropped; a shrinking write is charged nothing, so
+//! the count never falls before the flush). Rows live in a [`MemPartition`]: a partition of
+//! one row (the common case of a write workload creating partitions) keeps it inline, a few
+//! rows sit in a sorted vector, and only a partition of more than [`SMALL_ROWS`] rows pays for
+//! a `BTreeMap`, whose 11-slot nodes would otherwise cost ~1.2 KiB per tiny partition.
+//!
+//! Readers and a flush may run while writes continue; a flush works on a memtable that has
+//! been switched out and receives no more writes.
 
-use crate::model::{DecoratedKey, Partition, PartitionPos};
-use crossbeam_skiplist::SkipMap;
+use crate::model::{ClusteringKey, DecoratedKey, DeletionTime, Partition, PartitionPos};
+use crate::model::{RangeTombstone, Row};
 use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
+use smallvec::SmallVec;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::mem::size_of;
+use std::ops::Bound;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// Per-partition overhead charged on top of the data (skip-list node, index entry, mutex,
-/// key).
-const PARTITION_OVERHEAD: usize = 160;
+/// Shards (a power of two; partitions are assigned by the top bits of their token).
+const SHARDS: usize = 16;
 
-/// Shards of the point-lookup index (a power of two).
-const INDEX_SHARDS: usize = 16;
+/// Rows a partition keeps in a sorted vector before it moves them to a `BTreeMap`: inserting
+/// into a sorted vector moves the rows after the new one, cheap for a few, quadratic for a
+/// wide partition.
+pub const SMALL_ROWS: usize = 16;
 
-type Slot = Arc<Mutex<Partition>>;
+type Slot = Arc<Mutex<MemPartition>>;
 
-/// One shard of the point-lookup index.
-type IndexShard = RwLock<HashMap<TokenKeyed, Slot, BuildHasherDefault<TokenHasher>>>;
+type RowEntry = (ClusteringKey, Row);
+
+/// One shard: its partitions by hash and in key order.
+#[derive(Default)]
+struct Shard {
+    index: HashMap<TokenKeyed, Slot, BuildHasherDefault<TokenHasher>>,
+    ordered: BTreeMap<DecoratedKey, Slot>,
+}
 
 /// A table's in-memory write buffer.
 pub struct Memtable {
-    partitions: SkipMap<DecoratedKey, Slot>,
-    index: Box<[IndexShard]>,
+    shards: Box<[RwLock<Shard>]>,
     bytes: AtomicUsize,
+    partitions: AtomicUsize,
     min_timestamp: AtomicI64,
     max_timestamp: AtomicI64,
     writes: AtomicU64,
     /// Id of the memtable within its table (for logs and flush ordering).
     pub id: u64,
+}
+
+/// Heap bytes a new partition costs besides its key bytes and its rows: its slot (the
+/// `Arc`'s counts, the mutex and the [`MemPartition`], a single row inline), its share of the
+/// ordered map's nodes (B-tree nodes are at least half full: two slots per entry, plus the
+/// edges of the inner nodes) and the shared header the two clones of its key allocate. The
+/// hash map is charged as its table grows ([`index_table_bytes`]).
+const PARTITION_OVERHEAD: usize = 2 * size_of::<usize>()
+    + size_of::<Mutex<MemPartition>>()
+    + 2 * size_of::<(DecoratedKey, Slot)>()
+    + size_of::<usize>()
+    + KEY_SHARE_HEADER;
+
+/// What a `Bytes` made from a vector allocates when it is first cloned (its shared header).
+const KEY_SHARE_HEADER: usize = 3 * size_of::<usize>();
+
+/// Heap bytes of a shard's hash table able to hold `capacity` entries: buckets (a power of
+/// two, at most 7/8 full) of one entry and one control byte each.
+fn index_table_bytes(capacity: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = if capacity < 8 {
+        capacity + 1
+    } else {
+        (capacity * 8 / 7).next_power_of_two()
+    };
+    buckets * (size_of::<(TokenKeyed, Slot)>() + 1)
 }
 
 /// A key of the point index. It hashes exactly as the [`DecoratedKey`] it wraps (so the map
@@ -92,15 +137,19 @@ impl Hasher for TokenHasher {
     }
 }
 
+/// The shard of a token: its top bits, with the sign flipped so that shard order is token
+/// order (the hash maps use the low bits).
+fn shard_of(token: i64) -> usize {
+    (((token as u64) ^ (1 << 63)) >> 60) as usize % SHARDS
+}
+
 impl Memtable {
     /// An empty memtable.
     pub fn new(id: u64) -> Self {
         Memtable {
-            partitions: SkipMap::new(),
-            index: (0..INDEX_SHARDS)
-                .map(|_| RwLock::new(HashMap::default()))
-                .collect(),
+            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             bytes: AtomicUsize::new(0),
+            partitions: AtomicUsize::new(0),
             min_timestamp: AtomicI64::new(i64::MAX),
             max_timestamp: AtomicI64::new(i64::MIN),
             writes: AtomicU64::new(0),
@@ -108,16 +157,15 @@ impl Memtable {
         }
     }
 
-    fn shard(&self, key: &DecoratedKey) -> &IndexShard {
-        // High bits: the hash map uses the low ones.
-        &self.index[(key.token.0 as u64 >> 60) as usize % INDEX_SHARDS]
+    fn shard(&self, key: &DecoratedKey) -> &RwLock<Shard> {
+        &self.shards[shard_of(key.token.0)]
     }
 
     /// Runs `f` on the partition `key`, if present. The slot is used under the shard's read
     /// guard instead of cloning its `Arc`: every reference-count change is an atomic write to
     /// a cache line the other reactor threads touch too.
     fn with_slot<R>(&self, key: &DecoratedKey, f: impl FnOnce(&Slot) -> R) -> Option<R> {
-        self.shard(key).read().get(key).map(f)
+        self.shard(key).read().index.get(key).map(f)
     }
 
     /// Merges an update into the partition; returns the bytes charged.
@@ -139,18 +187,21 @@ impl Memtable {
             (Some(grown), _) => charge += grown,
             (None, Some(update)) => {
                 let mut shard = self.shard(key).write();
-                let slot = match shard.get(key) {
-                    Some(slot) => Arc::clone(slot),
+                match shard.index.get(key) {
+                    Some(slot) => charge += slot.lock().merge_growth(update),
                     None => {
-                        charge += PARTITION_OVERHEAD + key.key.len();
-                        let slot: Slot = Arc::default();
-                        self.partitions.insert(key.clone(), Arc::clone(&slot));
-                        shard.insert(TokenKeyed(key.clone()), Arc::clone(&slot));
-                        slot
+                        // A new partition is built before it is shared: no lock to take.
+                        let mut partition = MemPartition::default();
+                        charge +=
+                            PARTITION_OVERHEAD + key.key.len() + partition.merge_growth(update);
+                        let slot: Slot = Arc::new(Mutex::new(partition));
+                        let table_before = index_table_bytes(shard.index.capacity());
+                        shard.ordered.insert(key.clone(), Arc::clone(&slot));
+                        shard.index.insert(TokenKeyed(key.clone()), slot);
+                        charge += index_table_bytes(shard.index.capacity()) - table_before;
+                        self.partitions.fetch_add(1, Ordering::Relaxed);
                     }
-                };
-                drop(shard);
-                charge += slot.lock().merge_growth(update);
+                }
             }
             (None, None) => {}
         }
@@ -163,43 +214,57 @@ impl Memtable {
 
     /// A copy of one partition, if present.
     pub fn get(&self, key: &DecoratedKey) -> Option<Partition> {
-        self.with_slot(key, |slot| slot.lock().clone())
+        self.with_slot(key, |slot| slot.lock().to_partition())
     }
 
     /// Runs `f` on one partition under its lock (lets readers copy only a slice).
     pub fn with_partition<R>(
         &self,
         key: &DecoratedKey,
-        f: impl FnOnce(&Partition) -> R,
+        f: impl FnOnce(&MemPartition) -> R,
     ) -> Option<R> {
         self.with_slot(key, |slot| f(&slot.lock()))
     }
 
     /// The first partition key at or after `pos`.
     pub fn next_key(&self, pos: &PartitionPos) -> Option<DecoratedKey> {
-        use std::ops::Bound;
-        let found = match pos {
+        let probe;
+        let (token, lower) = match pos {
             PartitionPos::TokenStart(t) => {
                 // Smallest key with token >= t: the empty key sorts first within a token.
-                let probe = DecoratedKey {
+                probe = DecoratedKey {
                     token: *t,
                     key: bytes::Bytes::new(),
                 };
-                self.partitions.lower_bound(Bound::Included(&probe))
+                (t.0, Bound::Included(&probe))
             }
-            PartitionPos::After(k) => self.partitions.lower_bound(Bound::Excluded(k)),
-            PartitionPos::At(k) => self.partitions.lower_bound(Bound::Included(k)),
+            PartitionPos::After(k) => (k.token.0, Bound::Excluded(k)),
+            PartitionPos::At(k) => (k.token.0, Bound::Included(k)),
         };
-        found.map(|e| e.key().clone())
+        let first = shard_of(token);
+        if let Some(k) = self.shards[first]
+            .read()
+            .ordered
+            .range((lower, Bound::Unbounded))
+            .next()
+        {
+            return Some(k.0.clone());
+        }
+        // Later shards hold only greater tokens.
+        self.shards[first + 1..]
+            .iter()
+            .find_map(|s| s.read().ordered.keys().next().cloned())
     }
 
     /// Visits every partition in key order (used by flush, on a memtable no longer written).
     pub fn for_each(
         &self,
-        mut f: impl FnMut(&DecoratedKey, &Partition) -> crate::Result<()>,
+        mut f: impl FnMut(&DecoratedKey, &MemPartition) -> crate::Result<()>,
     ) -> crate::Result<()> {
-        for e in self.partitions.iter() {
-            f(e.key(), &e.value().lock())?;
+        for shard in self.shards.iter() {
+            for (key, slot) in &shard.read().ordered {
+                f(key, &slot.lock())?;
+            }
         }
         Ok(())
     }
@@ -211,7 +276,7 @@ impl Memtable {
 
     /// Number of partitions.
     pub fn partition_count(&self) -> usize {
-        self.partitions.len()
+        self.partitions.load(Ordering::Relaxed)
     }
 
     /// Number of writes applied.
@@ -221,7 +286,7 @@ impl Memtable {
 
     /// True when nothing was written.
     pub fn is_empty(&self) -> bool {
-        self.partitions.is_empty()
+        self.partition_count() == 0
     }
 
     /// Smallest timestamp written (i64::MAX when empty).
@@ -235,22 +300,259 @@ impl Memtable {
     }
 }
 
+/// A partition as the memtable holds it: [`Partition`]'s content with the rows in a
+/// representation sized for partitions of one or a few rows.
+#[derive(Default)]
+pub struct MemPartition {
+    /// The partition tombstone, static row and range tombstones; its `rows` stay empty.
+    head: Partition,
+    rows: Rows,
+}
+
+/// A partition's clustering rows, in key order.
+enum Rows {
+    /// Up to [`SMALL_ROWS`] rows, sorted by key; one is kept inline.
+    Small(SmallVec<[RowEntry; 1]>),
+    /// More rows.
+    Large(BTreeMap<ClusteringKey, Row>),
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows::Small(SmallVec::new())
+    }
+}
+
+/// Heap bytes of a row outside the slot holding it: its key's bytes and its columns.
+fn row_heap(key: &ClusteringKey, row: &Row) -> usize {
+    key.0.len() + row.heap_size().saturating_sub(size_of::<Row>())
+}
+
+/// Heap bytes a `BTreeMap` spends on an entry's slot: nodes are at least half full (two
+/// slots per entry), plus the edges of the inner nodes.
+const TREE_ENTRY: usize = 2 * size_of::<RowEntry>() + size_of::<usize>();
+
+/// Heap bytes of a small row vector's slots (none while its one row is inline).
+fn small_slots(v: &SmallVec<[RowEntry; 1]>) -> usize {
+    if v.spilled() {
+        v.capacity() * size_of::<RowEntry>()
+    } else {
+        0
+    }
+}
+
+impl MemPartition {
+    /// The partition tombstone.
+    pub fn deletion(&self) -> Option<DeletionTime> {
+        self.head.deletion
+    }
+
+    /// The static row.
+    pub fn static_row(&self) -> Option<&Row> {
+        self.head.static_row.as_ref()
+    }
+
+    /// The range tombstones, in no particular order.
+    pub fn range_tombstones(&self) -> &[RangeTombstone] {
+        &self.head.range_tombstones
+    }
+
+    /// The rows in key order.
+    pub fn rows(&self) -> RowsIter<'_> {
+        self.rows_in(Bound::Unbounded, Bound::Unbounded)
+    }
+
+    /// The rows with keys within the bounds, in key order.
+    pub fn rows_in(&self, lo: Bound<&ClusteringKey>, hi: Bound<&ClusteringKey>) -> RowsIter<'_> {
+        match &self.rows {
+            Rows::Small(v) => {
+                let start = match lo {
+                    Bound::Included(k) => v.partition_point(|(x, _)| x < k),
+                    Bound::Excluded(k) => v.partition_point(|(x, _)| x <= k),
+                    Bound::Unbounded => 0,
+                };
+                let end = match hi {
+                    Bound::Included(k) => v.partition_point(|(x, _)| x <= k),
+                    Bound::Excluded(k) => v.partition_point(|(x, _)| x < k),
+                    Bound::Unbounded => v.len(),
+                };
+                RowsIter::Small(v.get(start..end.max(start)).unwrap_or_default().iter())
+            }
+            // `BTreeMap::range` panics on an inverted or empty-and-excluded range.
+            Rows::Large(_) if is_empty_range(lo, hi) => RowsIter::Small([].iter()),
+            Rows::Large(t) => RowsIter::Large(t.range((lo, hi))),
+        }
+    }
+
+    /// Visits every timestamp the partition carries.
+    pub fn for_each_timestamp(&self, mut f: impl FnMut(i64)) {
+        self.head.for_each_timestamp(&mut f);
+        for (_, row) in self.rows() {
+            row.for_each_timestamp(&mut f);
+        }
+    }
+
+    /// A copy as a [`Partition`].
+    pub fn to_partition(&self) -> Partition {
+        let mut p = self.head.clone();
+        p.rows = self.rows().map(|(k, r)| (k.clone(), r.clone())).collect();
+        p
+    }
+
+    /// Merges `update` in (reconciliation) and returns how much the heap bytes the partition
+    /// holds grew, or 0 when they shrank: what the memtable charges for the write.
+    fn merge_growth(&mut self, mut update: Partition) -> usize {
+        let size = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        let rows = std::mem::take(&mut update.rows);
+        // The head's own rows are empty, so `Partition` charges only the head's growth.
+        let mut growth = size(self.head.merge_growth(update));
+        for (key, row) in rows {
+            growth += self.rows.merge_row(key, row);
+        }
+        usize::try_from(growth).unwrap_or(0)
+    }
+}
+
+/// True when no key lies within the bounds.
+fn is_empty_range(lo: Bound<&ClusteringKey>, hi: Bound<&ClusteringKey>) -> bool {
+    match (lo, hi) {
+        (Bound::Included(l), Bound::Included(h)) => l > h,
+        (Bound::Included(l) | Bound::Excluded(l), Bound::Excluded(h))
+        | (Bound::Excluded(l), Bound::Included(h)) => l >= h,
+        _ => false,
+    }
+}
+
+impl Rows {
+    /// Merges one row; returns the change of heap bytes held.
+    fn merge_row(&mut self, key: ClusteringKey, row: Row) -> i64 {
+        let size = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        match self {
+            Rows::Small(v) => match v.binary_search_by(|(k, _)| k.cmp(&key)) {
+                Ok(i) => {
+                    let (k, mine) = &mut v[i];
+                    let before = size(row_heap(k, mine));
+                    mine.merge(row);
+                    size(row_heap(k, mine)) - before
+                }
+                Err(i) if v.len() < SMALL_ROWS => {
+                    let slots_before = size(small_slots(v));
+                    let added = size(row_heap(&key, &row));
+                    v.insert(i, (key, row));
+                    added + size(small_slots(v)) - slots_before
+                }
+                Err(_) => {
+                    let freed = size(small_slots(v));
+                    let tree: BTreeMap<_, _> = v.drain(..).collect();
+                    let slots = size(tree.len() * TREE_ENTRY);
+                    *self = Rows::Large(tree);
+                    slots - freed + self.merge_row(key, row)
+                }
+            },
+            Rows::Large(t) => match t.entry(key) {
+                std::collections::btree_map::Entry::Occupied(mut e) => {
+                    let before = size(row_heap(e.key(), e.get()));
+                    e.get_mut().merge(row);
+                    size(row_heap(e.key(), e.get())) - before
+                }
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    let added = size(row_heap(e.key(), &row) + TREE_ENTRY);
+                    e.insert(row);
+                    added
+                }
+            },
+        }
+    }
+}
+
+/// Iterator over a [`MemPartition`]'s rows.
+pub enum RowsIter<'a> {
+    /// Over a small partition's vector.
+    Small(std::slice::Iter<'a, RowEntry>),
+    /// Over a large partition's map.
+    Large(std::collections::btree_map::Range<'a, ClusteringKey, Row>),
+}
+
+impl<'a> Iterator for RowsIter<'a> {
+    type Item = (&'a ClusteringKey, &'a Row);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            RowsIter::Small(it) => it.next().map(|(k, r)| (k, r)),
+            RowsIter::Large(it) => it.next(),
+        }
+    }
+}
+
+impl DoubleEndedIterator for RowsIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            RowsIter::Small(it) => it.next_back().map(|(k, r)| (k, r)),
+            RowsIter::Large(it) => it.next_back(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::{ClusteringKey, LivenessInfo, Row};
     use bytes::Bytes;
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
     use std::sync::Arc;
+
+    /// Counts, per thread, the bytes allocated and not yet freed, so a test can compare the
+    /// memtable's charge with what it really holds (other tests run on other threads).
+    struct CountingAlloc;
+
+    thread_local! {
+        static LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
+    }
+
+    fn count(delta: isize) {
+        // `try_with`: the thread's locals may be gone while it exits.
+        let _ = LIVE_BYTES.try_with(|b| b.set(b.get() + delta));
+    }
+
+    // SAFETY: every call is forwarded to the system allocator unchanged.
+    unsafe impl GlobalAlloc for CountingAlloc {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            count(layout.size() as isize);
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            count(-(layout.size() as isize));
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            count(layout.size() as isize);
+            unsafe { System.alloc_zeroed(layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            count(new_size as isize - layout.size() as isize);
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    #[global_allocator]
+    static ALLOC: CountingAlloc = CountingAlloc;
+
+    fn live_bytes() -> isize {
+        LIVE_BYTES.with(Cell::get)
+    }
+
+    fn marker_row(ts: i64) -> Row {
+        Row {
+            marker: Some(LivenessInfo::live(ts)),
+            ..Row::default()
+        }
+    }
 
     fn update(ck: u8, ts: i64) -> Partition {
         let mut p = Partition::default();
-        p.rows.insert(
-            ClusteringKey(Bytes::from(vec![0x10, ck])),
-            Row {
-                marker: Some(LivenessInfo::live(ts)),
-                ..Row::default()
-            },
-        );
+        p.rows
+            .insert(ClusteringKey(Bytes::from(vec![0x10, ck])), marker_row(ts));
         p
     }
 
@@ -291,13 +593,114 @@ mod tests {
         assert_eq!(m.write_count(), 5);
     }
 
+    /// The charge is what the memtable holds, measured by the allocator, for partitions of
+    /// one row (latte's write workload: a new partition per INSERT), a few rows and enough
+    /// rows to leave the small representation.
     #[test]
-    fn tokens_are_the_index_hash() {
+    fn the_charge_is_what_the_memtable_holds() {
+        for rows in [1u8, 5, 40] {
+            let before = live_bytes();
+            let m = Memtable::new(1);
+            for i in 0..2_000u64 {
+                let key = DecoratedKey::new(Bytes::from(i.to_be_bytes().to_vec()));
+                let mut p = Partition::default();
+                for r in 0..rows {
+                    let ck = if rows == 1 {
+                        ClusteringKey::default()
+                    } else {
+                        ClusteringKey(Bytes::from(vec![0x10, r]))
+                    };
+                    p.rows.insert(ck, marker_row(i as i64));
+                }
+                m.apply(&key, p);
+            }
+            let held = (live_bytes() - before) as f64;
+            let charged = m.bytes() as f64;
+            assert!(
+                (0.85..1.3).contains(&(charged / held)),
+                "{rows} row(s) per partition: charged {charged} bytes, holding {held}"
+            );
+            drop(m);
+        }
+    }
+
+    #[test]
+    fn rows_keep_key_order_and_slice_in_both_representations() {
+        let ck = |i: u8| ClusteringKey(Bytes::from(vec![0x10, i]));
+        let mut p = MemPartition::default();
+        let mut oracle = BTreeMap::new();
+        // Odd keys downwards, then even ones: inserts land in the middle of the vector.
+        let order: Vec<u8> = (0..50)
+            .rev()
+            .map(|i| 2 * i + 1)
+            .chain((0..50).map(|i| 2 * i))
+            .collect();
+        for (n, i) in order.into_iter().enumerate() {
+            let mut u = Partition::default();
+            u.rows.insert(ck(i), marker_row(i64::from(i)));
+            p.merge_growth(u);
+            oracle.insert(ck(i), marker_row(i64::from(i)));
+            let small = matches!(p.rows, Rows::Small(_));
+            assert_eq!(small, n < SMALL_ROWS, "representation after {} rows", n + 1);
+            for (lo, hi) in [
+                (Bound::Included(ck(3)), Bound::Excluded(ck(9))),
+                (Bound::Excluded(ck(3)), Bound::Included(ck(9))),
+                (Bound::Unbounded, Bound::Included(ck(40))),
+                (Bound::Included(ck(60)), Bound::Unbounded),
+                (Bound::Included(ck(9)), Bound::Excluded(ck(9))),
+                (Bound::Included(ck(9)), Bound::Included(ck(3))),
+            ] {
+                let got: Vec<_> = p.rows_in(lo.as_ref(), hi.as_ref()).collect();
+                let want: Vec<_> = if is_empty_range(lo.as_ref(), hi.as_ref()) {
+                    Vec::new()
+                } else {
+                    oracle.range((lo.clone(), hi.clone())).collect()
+                };
+                assert_eq!(got, want);
+                let back: Vec<_> = p.rows_in(lo.as_ref(), hi.as_ref()).rev().collect();
+                assert_eq!(back, want.into_iter().rev().collect::<Vec<_>>());
+            }
+        }
+        assert_eq!(p.to_partition().rows, oracle);
+    }
+
+    #[test]
+    fn tokens_are_the_index_hash_and_shards_are_in_token_order() {
         use std::hash::BuildHasher;
         let key = DecoratedKey::new(Bytes::from_static(b"k"));
         let h = BuildHasherDefault::<TokenHasher>::default();
         assert_eq!(h.hash_one(&key), key.token.0 as u64);
         assert_eq!(h.hash_one(&key), h.hash_one(TokenKeyed(key.clone())));
+        let tokens = [i64::MIN, -(1 << 60) - 1, -1, 0, 1 << 60, i64::MAX];
+        let shards: Vec<_> = tokens.iter().map(|&t| shard_of(t)).collect();
+        assert!(shards.windows(2).all(|w| w[0] < w[1]), "{shards:?}");
+        assert_eq!((shards[0], shards[5]), (0, SHARDS - 1));
+    }
+
+    #[test]
+    fn next_key_crosses_shards() {
+        let m = Memtable::new(1);
+        let keys: Vec<_> = (0..200u32)
+            .map(|i| DecoratedKey::new(Bytes::from(i.to_be_bytes().to_vec())))
+            .collect();
+        for k in &keys {
+            m.apply(k, update(0, 1));
+        }
+        let mut sorted = keys.clone();
+        sorted.sort();
+        let mut walked = Vec::new();
+        let mut pos = PartitionPos::TokenStart(crate::model::Token(i64::MIN));
+        while let Some(k) = m.next_key(&pos) {
+            assert_eq!(m.next_key(&PartitionPos::At(k.clone())), Some(k.clone()));
+            walked.push(k.clone());
+            pos = PartitionPos::After(k);
+        }
+        assert_eq!(walked, sorted);
+        let mid = &sorted[100];
+        assert_eq!(
+            m.next_key(&PartitionPos::TokenStart(mid.token)).as_ref(),
+            Some(mid)
+        );
     }
 
     #[test]
@@ -320,15 +723,18 @@ mod tests {
         assert_eq!(m.partition_count(), 500);
         assert_eq!(m.write_count(), 2000);
         let mut prev: Option<DecoratedKey> = None;
+        let mut seen = 0;
         let r = m.for_each(|k, p| {
-            assert_eq!(p.rows.len(), 4);
+            assert_eq!(p.rows().count(), 4);
             if let Some(prev) = &prev {
                 assert!(prev < k);
             }
             prev = Some(k.clone());
+            seen += 1;
             Ok(())
         });
         assert!(r.is_ok());
+        assert_eq!(seen, 500);
         assert!(m.bytes() > 2000 * 8);
         assert_eq!(m.min_timestamp(), 0);
         assert_eq!(m.max_timestamp(), 499);

@@ -8,7 +8,7 @@
 //! lazily in clustering order (or reversed), so a `LIMIT` stops reading early.
 
 use crate::error::Result;
-use crate::memtable::Memtable;
+use crate::memtable::{MemPartition, Memtable};
 use crate::metrics::ReadKind;
 use crate::model::partition::covering_deletion;
 use crate::model::{
@@ -17,6 +17,7 @@ use crate::model::{
 };
 use crate::sstable::reader::{DataCursor, IndexEntry, IndexScanner, RowIter, SSTable};
 use std::collections::HashMap;
+use std::ops::Bound;
 use std::sync::Arc;
 
 /// What to read from a partition.
@@ -102,16 +103,16 @@ impl Iterator for RowStream {
 /// Scan cursors kept per sstable generation across the partitions of a scan.
 type Cursors = HashMap<u64, DataCursor>;
 
-fn slice_of(p: &Partition, cmd: &ReadCommand) -> Partition {
+fn slice_of(p: &MemPartition, cmd: &ReadCommand) -> Partition {
     let mut out = Partition {
-        deletion: p.deletion,
+        deletion: p.deletion(),
         static_row: if cmd.include_static {
-            p.static_row.clone()
+            p.static_row().cloned()
         } else {
             None
         },
         range_tombstones: p
-            .range_tombstones
+            .range_tombstones()
             .iter()
             .filter(|rt| cmd.slice.intersects(&rt.range))
             .cloned()
@@ -124,7 +125,8 @@ fn slice_of(p: &Partition, cmd: &ReadCommand) -> Partition {
         if lo >= hi {
             continue;
         }
-        for (k, row) in p.rows.range(lo..hi) {
+        let rows = p.rows_in(Bound::Included(&lo), Bound::Excluded(&hi));
+        for (k, row) in rows {
             out.rows.insert(k.clone(), row.clone());
         }
     }

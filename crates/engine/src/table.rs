@@ -430,7 +430,13 @@ impl Table {
                     current.insert((w, 0))
                 }
             };
-            w.write_partition(k, p)?;
+            w.write_parts(
+                k,
+                p.deletion(),
+                p.static_row(),
+                p.range_tombstones(),
+                p.rows(),
+            )?;
             *n += 1;
             if *n >= per_fragment {
                 full = current.take().map(|(w, _)| w);

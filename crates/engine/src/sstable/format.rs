@@ -96,9 +96,14 @@ pub const PART_HAS_RTS: u8 = 0x04;
 /// big-endian with its sign bit flipped, then the key bytes.
 pub fn index_key(key: &crate::model::DecoratedKey) -> Vec<u8> {
     let mut v = Vec::with_capacity(8 + key.key.len());
-    v.extend_from_slice(&((key.token.0 as u64) ^ (1 << 63)).to_be_bytes());
-    v.extend_from_slice(&key.key);
+    put_index_key(&mut v, key);
     v
+}
+
+/// Appends [`index_key`] to `out`.
+pub fn put_index_key(out: &mut Vec<u8>, key: &crate::model::DecoratedKey) {
+    out.extend_from_slice(&((key.token.0 as u64) ^ (1 << 63)).to_be_bytes());
+    out.extend_from_slice(&key.key);
 }
 
 /// Inverse of [`index_key`].

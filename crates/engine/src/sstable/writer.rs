@@ -94,6 +94,16 @@ pub struct WrittenSSTable {
     pub offset_bytes_per_chunk: f64,
 }
 
+/// Reusable per-partition buffers (empty between partitions).
+#[derive(Default)]
+struct Spare {
+    buf: Vec<u8>,
+    blocks: Vec<(Bytes, u64)>,
+    /// The partition's index entry: key, then value.
+    index_key: Vec<u8>,
+    index_value: Vec<u8>,
+}
+
 struct OpenPartition {
     key: DecoratedKey,
     buf: Vec<u8>,
@@ -133,6 +143,9 @@ pub struct SSTableWriter {
     stats: SSTableStats,
     cur: Option<OpenPartition>,
     last_key: Option<DecoratedKey>,
+    /// Buffers of the last partition, reused by the next: a flush of tiny partitions
+    /// otherwise allocates and frees each of them once per partition.
+    spare: Spare,
     io: Arc<IoCounters>,
     /// Bytes already added to `io`: the data, index and rows bytes are counted as partitions
     /// are written, so rates sampled during a long write (compaction throughput) are smooth
@@ -184,6 +197,7 @@ impl SSTableWriter {
             stats,
             cur: None,
             last_key: None,
+            spare: Spare::default(),
             io,
             counted: 0,
             finished: false,
@@ -202,8 +216,27 @@ impl SSTableWriter {
 
     /// Writes a whole partition.
     pub fn write_partition(&mut self, key: &DecoratedKey, p: &Partition) -> Result<()> {
-        self.begin_partition(key, p.deletion, p.static_row.as_ref(), &p.range_tombstones)?;
-        for (ck, row) in &p.rows {
+        self.write_parts(
+            key,
+            p.deletion,
+            p.static_row.as_ref(),
+            &p.range_tombstones,
+            &p.rows,
+        )
+    }
+
+    /// Writes a whole partition given as its parts (a memtable's partition is not held as a
+    /// [`Partition`]); `rows` in increasing key order.
+    pub fn write_parts<'a>(
+        &mut self,
+        key: &DecoratedKey,
+        deletion: Option<DeletionTime>,
+        static_row: Option<&Row>,
+        rts: &[RangeTombstone],
+        rows: impl IntoIterator<Item = (&'a ClusteringKey, &'a Row)>,
+    ) -> Result<()> {
+        self.begin_partition(key, deletion, static_row, rts)?;
+        for (ck, row) in rows {
             self.add_row(ck, row)?;
         }
         self.end_partition()
@@ -228,7 +261,7 @@ impl SSTableWriter {
             ));
         }
         let base = self.opts.timestamp_base;
-        let mut buf = Vec::with_capacity(256);
+        let mut buf = std::mem::take(&mut self.spare.buf);
         buf.push(TAG_PARTITION);
         put_bytes(&mut buf, &key.key);
         let mut flags = 0;
@@ -274,7 +307,7 @@ impl SSTableWriter {
             start: 0,
             written: 0,
             header_len,
-            blocks: Vec::new(),
+            blocks: std::mem::take(&mut self.spare.blocks),
             block_start: header_len,
             cells,
             last_row: None,
@@ -373,17 +406,16 @@ impl SSTableWriter {
             self.append_rows(&enc)?;
         }
 
-        let mut v = Vec::with_capacity(24);
-        put_uvarint(&mut v, cur.start);
-        put_uvarint(&mut v, total_len);
-        put_uvarint(&mut v, cur.header_len);
-        put_uvarint(&mut v, rows_ref.0);
-        put_uvarint(&mut v, u64::from(rows_ref.1));
-        if let Some(page) = self
-            .index
-            .as_mut()
-            .and_then(|ix| ix.add(&index_key(&cur.key), &v))
-        {
+        let (ik, v) = (&mut self.spare.index_key, &mut self.spare.index_value);
+        ik.clear();
+        put_index_key(ik, &cur.key);
+        v.clear();
+        put_uvarint(v, cur.start);
+        put_uvarint(v, total_len);
+        put_uvarint(v, cur.header_len);
+        put_uvarint(v, rows_ref.0);
+        put_uvarint(v, u64::from(rows_ref.1));
+        if let Some(page) = self.index.as_mut().and_then(|ix| ix.add(ik, v)) {
             self.index_file
                 .as_mut()
                 .ok_or(Error::Closed)?
@@ -397,8 +429,11 @@ impl SSTableWriter {
         s.partition_count += 1;
         s.partition_sizes.add(total_len);
         s.cells_per_partition.add(cur.cells);
-        s.last_key = cur.key.clone();
         self.last_key = Some(cur.key);
+        cur.buf.clear();
+        cur.blocks.clear();
+        self.spare.buf = cur.buf;
+        self.spare.blocks = cur.blocks;
         let so_far = self.data.as_ref().map_or(0, |d| d.compressed_len())
             + self.index_bytes
             + self.rows_offset;
@@ -434,6 +469,9 @@ impl SSTableWriter {
         }
         if self.stats.partition_count == 0 {
             return Ok(None);
+        }
+        if let Some(last) = self.last_key.take() {
+            self.stats.last_key = last;
         }
         let dir = self.dir.clone();
         let gen = self.generation;
