@@ -1302,8 +1302,12 @@ fn simulate(a: &CompactionArgs, sizes: &Sizes) -> Result<String> {
                     same_tier_backlog_only: true,
                     ..cfg.clone()
                 };
-                let name = format!("{}, same-tier backlog", s.name());
-                reports.push(sim::simulate(&name, &opts, &same_tier));
+                // The backlog as the engine counted it before (ScyllaDB's formula).
+                reports.push(sim::simulate(
+                    "ICS-goal (same-tier backlog)",
+                    &opts,
+                    &same_tier,
+                ));
             }
         }
         writeln!(

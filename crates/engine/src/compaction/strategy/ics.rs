@@ -37,6 +37,10 @@
 //!   among themselves first (written twice, their space held twice while the table is
 //!   fullest).
 //!
+//! The backlog ([`backlog`]) is ScyllaDB's same-tier formula over runs plus what a running
+//! cross-tier job has still to rewrite ([`cross_tier_remaining`]), so the controller raises
+//! the compaction threads' priority for it.
+//!
 //! Flushes are runs too: the engine writes an ICS table's memtable as up to 8 key-range
 //! fragments ([`flush_fragments`]), so the job merging a flush releases it as its output
 //! passes each fragment. A flush written as one whole-ring sstable is held until the job's

@@ -895,4 +895,52 @@ mod lab_shape {
         );
         assert!(fragments.final_space_amp < 1.3, "{}", fragments.row());
     }
+
+    /// The contended mode only scales the compactors' speed: with no other work on their
+    /// cores they run at `compaction_speed` whatever their nice value, as in the plain timed
+    /// mode; with other work they get less done per flush, and hold more.
+    #[test]
+    fn contention_scales_the_timed_mode() {
+        let cfg = SimConfig {
+            dataset_mib: 64,
+            buckets: 1024,
+            flush_mib: 4,
+            passes: 4,
+            seed: 3,
+            compaction_speed: Some(4.0),
+            ..SimConfig::default()
+        };
+        let o = opts(
+            "class=IncrementalCompactionStrategy sstable_size_in_mb=4 \
+             min_sstable_size=1048576 space_amplification_goal=1.25",
+        );
+        let plain = simulate("plain", &o, &cfg);
+        let idle = simulate(
+            "idle cores",
+            &o,
+            &SimConfig {
+                contention: Some(0.0),
+                ..cfg.clone()
+            },
+        );
+        let busy = simulate(
+            "busy cores",
+            &o,
+            &SimConfig {
+                contention: Some(1.0),
+                ..cfg.clone()
+            },
+        );
+        println!("{}", table(&[plain.clone(), idle.clone(), busy.clone()]));
+        assert_eq!(
+            (plain.compacted_bytes, plain.jobs, plain.peak_space_amp),
+            (idle.compacted_bytes, idle.jobs, idle.peak_space_amp)
+        );
+        assert!(
+            busy.mean_space_amp > plain.mean_space_amp,
+            "{}\n{}",
+            busy.row(),
+            plain.row()
+        );
+    }
 }
