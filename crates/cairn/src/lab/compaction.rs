@@ -1238,6 +1238,8 @@ fn simulate(a: &CompactionArgs, sizes: &Sizes) -> Result<String> {
         compaction_speed: None,
         compactors: ManagerConfig::default().concurrent_compactors,
         flush_as_one: false,
+        contention: None,
+        same_tier_backlog_only: false,
     };
     let mut out = String::new();
     for speed in [None, Some(6.0), Some(4.0), Some(2.5)] {
@@ -1279,8 +1281,49 @@ fn simulate(a: &CompactionArgs, sizes: &Sizes) -> Result<String> {
             sim::table(&reports)
         )?;
     }
+    // A shared machine: the compactors' speed follows the priority the backlog controller
+    // gives them against other runnable work (`SimConfig::contention`).
+    for contention in [0.1, 0.2, 0.4] {
+        let cfg = SimConfig {
+            compaction_speed: Some(CONTENDED_SPEED),
+            contention: Some(contention),
+            ..base.clone()
+        };
+        let mut reports = Vec::new();
+        for s in Strategy::ALL {
+            if s == Strategy::Twcs {
+                continue;
+            }
+            let opts = CompactionOptions::from_map(&s.options(a))
+                .map_err(|e| anyhow!("{}: {e:?}", s.name()))?;
+            reports.push(sim::simulate(s.name(), &opts, &cfg));
+            if s == Strategy::IcsGoal {
+                let same_tier = SimConfig {
+                    same_tier_backlog_only: true,
+                    ..cfg.clone()
+                };
+                // The backlog as the engine counted it before (ScyllaDB's formula).
+                reports.push(sim::simulate(
+                    "ICS-goal (same-tier backlog)",
+                    &opts,
+                    &same_tier,
+                ));
+            }
+        }
+        writeln!(
+            out,
+            "simulator, contended CPU: each compactor {CONTENDED_SPEED} bytes of input per byte written \
+             on an idle core, beside {contention} nice-0 threads' worth of other work, at the nice \
+             value the backlog controller sets\n{}",
+            sim::table(&reports)
+        )?;
+    }
     Ok(out)
 }
+
+/// Compaction speed on an idle core in the simulator's contended runs, in input bytes per
+/// byte written: ~100 MB/s per thread at `--rate-mb 10`.
+const CONTENDED_SPEED: f64 = 10.0;
 
 fn write_outputs(
     a: &CompactionArgs,

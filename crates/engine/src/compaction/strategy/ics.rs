@@ -37,6 +37,10 @@
 //!   among themselves first (written twice, their space held twice while the table is
 //!   fullest).
 //!
+//! The backlog ([`backlog`]) is ScyllaDB's same-tier formula over runs plus what a running
+//! cross-tier job has still to rewrite ([`cross_tier_remaining`]), so the controller raises
+//! the compaction threads' priority for it.
+//!
 //! Flushes are runs too: the engine writes an ICS table's memtable as up to 8 key-range
 //! fragments ([`flush_fragments`]), so the job merging a flush releases it as its output
 //! passes each fragment. A flush written as one whole-ring sstable is held until the job's
@@ -346,9 +350,39 @@ pub fn estimated_pending(set: &[SSTableInfo], common: &CommonOptions, o: &IcsOpt
 }
 
 /// The size-tiered backlog formula over runs (an approximation of Scylla's
-/// `incremental_backlog_tracker`, which applies the same Σ Si·log4(T/Si) to runs).
-pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, o: &IcsOptions) -> f64 {
+/// `incremental_backlog_tracker`, which applies the same Σ Si·log4(T/Si) to runs), plus what
+/// a running cross-tier job still has to rewrite ([`cross_tier_remaining`]).
+pub fn backlog(
+    set: &[SSTableInfo],
+    common: &CommonOptions,
+    o: &IcsOptions,
+    state: &StrategyState,
+) -> f64 {
     let rs = runs(set);
     let t = rs.iter().map(|r| r.bytes).sum();
     common::tiered_backlog(&rs, &o.tiers, common.min_threshold, t)
+        + cross_tier_remaining(set, state) as f64
+}
+
+/// Bytes a running cross-tier job has still to read, each to be written once more: the live
+/// sstables running jobs hold while one of them is a cross-tier job (an incremental job drops
+/// its inputs from the live set as its output passes them, so what is still live and held is
+/// what is left).
+///
+/// Scylla's tracker counts same-tier work only, Σ (Si − Ci)·log4(T/Si), in which the largest
+/// run weighs ~0 (Si ≈ T). A cross-tier job that rewrites the whole table then leaves the
+/// backlog — and so the compaction threads' priority — at what the few small runs beside it
+/// are worth, and on a busy machine it crawls while the table holds its inputs, its output and
+/// every flush written meanwhile: the peak of the space goal's runs (docs/benchmarks.md). Its
+/// remaining input is work the backlog's definition ("what is left to do to compact
+/// everything") includes. Same-tier jobs running beside it are counted here too (their held
+/// runs, once); they are rare, as same-tier jobs wait while a cross-tier job runs.
+pub fn cross_tier_remaining(set: &[SSTableInfo], state: &StrategyState) -> u64 {
+    if !state.running_kinds.contains(&JobKind::SpaceAmplification) {
+        return 0;
+    }
+    set.iter()
+        .filter(|s| state.compacting.contains(&s.generation))
+        .map(|s| s.data_bytes)
+        .sum()
 }

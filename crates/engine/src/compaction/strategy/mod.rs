@@ -257,14 +257,15 @@ impl CompactionOptions {
     }
 
     /// Compaction backlog in bytes-of-work (ScyllaDB's per-strategy formulas, without the
-    /// progress of running jobs); the controller divides it by memory to set shares.
-    pub fn backlog(&self, set: &[SSTableInfo], _state: &StrategyState) -> f64 {
+    /// progress of running jobs; ICS adds a running cross-tier job's remaining input); the
+    /// controller divides it by memory to set shares.
+    pub fn backlog(&self, set: &[SSTableInfo], state: &StrategyState) -> f64 {
         let c = &self.common;
         match &self.strategy {
             StrategyOptions::Null => 0.0,
             StrategyOptions::SizeTiered(t) => stcs::backlog(set, c, t),
             StrategyOptions::Leveled(l) => lcs::backlog(set, c, l),
-            StrategyOptions::Incremental(i) => ics::backlog(set, c, i),
+            StrategyOptions::Incremental(i) => ics::backlog(set, c, i, state),
             StrategyOptions::TimeWindow(t) => twcs::backlog(set, c, t),
         }
     }

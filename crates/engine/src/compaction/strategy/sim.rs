@@ -22,6 +22,13 @@
 //! written so far beside what it still holds — the shape of the lab's disk samples, where
 //! instant jobs see only the space *between* jobs.
 //!
+//! **Contended CPU** (`contention`, timed mode only): the compactors share their cores with
+//! other work, and their speed follows the priority the backlog controller gives them, as in
+//! the engine: the strategy's backlog over the memtable space (taken as 4 flushes, the lab's
+//! setting) → [`controller::shares`] → [`controller::nice_for_shares`]; a thread of nice `n`
+//! (CFS weight 1.25⁻ⁿ of a nice-0 thread's) beside `c` nice-0 threads' worth of runnable work
+//! gets `w / (w + c)` of its core, so `compaction_speed` is then the speed on an idle core.
+//!
 //! Reported:
 //! * write amplification = (bytes flushed + bytes written by compactions) / user bytes;
 //! * space amplification = bytes of all sstables / live bytes, peak (instant mode: including a
@@ -35,7 +42,8 @@ use std::collections::HashSet;
 
 use bytes::Bytes;
 
-use super::{CompactionOptions, Job, JobKind, SSTableInfo, StrategyState};
+use super::{ics, CompactionOptions, Job, JobKind, SSTableInfo, StrategyState};
+use crate::compaction::controller;
 use crate::model::{DecoratedKey, Token};
 use crate::sstable::histogram::TombstoneHistogram;
 
@@ -62,6 +70,12 @@ pub struct SimConfig {
     /// Writes every flush as one sstable whatever the strategy asks (how the engine flushed
     /// before ICS flushes became runs of fragments), to compare the two.
     pub flush_as_one: bool,
+    /// Timed mode on a contended CPU (module docs): nice-0 threads' worth of other runnable
+    /// work on each compactor's core. `None`: every job runs at `compaction_speed`.
+    pub contention: Option<f64>,
+    /// With `contention`: leave a running cross-tier job's remaining input out of the ICS
+    /// backlog (ScyllaDB's same-tier formula; how the engine counted before), to compare.
+    pub same_tier_backlog_only: bool,
 }
 
 impl Default for SimConfig {
@@ -75,6 +89,8 @@ impl Default for SimConfig {
             compaction_speed: None,
             compactors: 2,
             flush_as_one: false,
+            contention: None,
+            same_tier_backlog_only: false,
         }
     }
 }
@@ -500,6 +516,41 @@ struct Tally {
     runaway: bool,
 }
 
+/// Brings what the strategy sees of running jobs up to date.
+fn observe(sim: &Sim, running: &[TimedJob], state: &mut StrategyState) {
+    state.now = sim.now;
+    state.compacting = running
+        .iter()
+        .flat_map(|r| r.held.iter().copied())
+        .collect();
+    state.running_jobs = running.len();
+    state.running_kinds = running.iter().map(|r| r.job.kind).collect();
+}
+
+/// The share of its core a compactor gets on a contended CPU (module docs): 1 without
+/// contention.
+fn core_share(
+    sim: &Sim,
+    running: &[TimedJob],
+    opts: &CompactionOptions,
+    state: &mut StrategyState,
+    cfg: &SimConfig,
+) -> f64 {
+    let Some(c) = cfg.contention else {
+        return 1.0;
+    };
+    observe(sim, running, state);
+    let set = sim.infos();
+    let mut backlog = opts.backlog(&set, state);
+    if cfg.same_tier_backlog_only {
+        backlog -= ics::cross_tier_remaining(&set, state) as f64;
+    }
+    let memory = (4 * cfg.flush_mib * MIB).max(1) as f64;
+    let nice = controller::nice_for_shares(controller::shares(backlog / memory));
+    let w = 1.25f64.powi(-nice);
+    w / (w + c.max(0.0))
+}
+
 /// Starts jobs while a compactor is free and the strategy has one.
 fn schedule(
     sim: &mut Sim,
@@ -510,13 +561,7 @@ fn schedule(
     tally: &mut Tally,
 ) {
     while running.len() < compactors.max(1) {
-        state.now = sim.now;
-        state.compacting = running
-            .iter()
-            .flat_map(|r| r.held.iter().copied())
-            .collect();
-        state.running_jobs = running.len();
-        state.running_kinds = running.iter().map(|r| r.job.kind).collect();
+        observe(sim, running, state);
         let Some(job) = opts.choose(&sim.infos(), state) else {
             return;
         };
@@ -591,7 +636,14 @@ fn simulate_timed(name: &str, opts: &CompactionOptions, cfg: &SimConfig, speed: 
         for _ in 0..STEPS {
             // An hour per flush, as in the instant mode.
             sim.now += 3600 / STEPS;
-            if advance(&mut sim, &mut running, &mut state, step_bytes, &mut tally) {
+            let share = core_share(&sim, &running, opts, &mut state, cfg);
+            if advance(
+                &mut sim,
+                &mut running,
+                &mut state,
+                step_bytes * share,
+                &mut tally,
+            ) {
                 schedule(
                     &mut sim,
                     &mut running,
@@ -636,7 +688,14 @@ fn simulate_timed(name: &str, opts: &CompactionOptions, cfg: &SimConfig, speed: 
         if running.is_empty() || tally.runaway || step_bytes <= 0.0 {
             break;
         }
-        advance(&mut sim, &mut running, &mut state, step_bytes, &mut tally);
+        let share = core_share(&sim, &running, opts, &mut state, cfg);
+        advance(
+            &mut sim,
+            &mut running,
+            &mut state,
+            step_bytes * share,
+            &mut tally,
+        );
         sim.now += 3600 / STEPS;
         steps += 1;
         if steps > 1_000_000 {
@@ -835,5 +894,53 @@ mod lab_shape {
             whole.row()
         );
         assert!(fragments.final_space_amp < 1.3, "{}", fragments.row());
+    }
+
+    /// The contended mode only scales the compactors' speed: with no other work on their
+    /// cores they run at `compaction_speed` whatever their nice value, as in the plain timed
+    /// mode; with other work they get less done per flush, and hold more.
+    #[test]
+    fn contention_scales_the_timed_mode() {
+        let cfg = SimConfig {
+            dataset_mib: 64,
+            buckets: 1024,
+            flush_mib: 4,
+            passes: 4,
+            seed: 3,
+            compaction_speed: Some(4.0),
+            ..SimConfig::default()
+        };
+        let o = opts(
+            "class=IncrementalCompactionStrategy sstable_size_in_mb=4 \
+             min_sstable_size=1048576 space_amplification_goal=1.25",
+        );
+        let plain = simulate("plain", &o, &cfg);
+        let idle = simulate(
+            "idle cores",
+            &o,
+            &SimConfig {
+                contention: Some(0.0),
+                ..cfg.clone()
+            },
+        );
+        let busy = simulate(
+            "busy cores",
+            &o,
+            &SimConfig {
+                contention: Some(1.0),
+                ..cfg.clone()
+            },
+        );
+        println!("{}", table(&[plain.clone(), idle.clone(), busy.clone()]));
+        assert_eq!(
+            (plain.compacted_bytes, plain.jobs, plain.peak_space_amp),
+            (idle.compacted_bytes, idle.jobs, idle.peak_space_amp)
+        );
+        assert!(
+            busy.mean_space_amp > plain.mean_space_amp,
+            "{}\n{}",
+            busy.row(),
+            plain.row()
+        );
     }
 }
