@@ -962,9 +962,11 @@ fn apply_key(c: &mut Config, key: &str, v: &Node) -> Result<Outcome, String> {
             c.map_sequential_reads = match v.string()?.as_str() {
                 "auto" | "mmap" => true,
                 "standard" | "mmap_index_only" => false,
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "`{other}` is not a disk_access_mode (auto, mmap, mmap_index_only or standard)"
-                )),
+                ))
+                }
             }
         }
         "commitlog_sync_period_in_ms" => {
