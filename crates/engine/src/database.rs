@@ -54,6 +54,10 @@ pub struct DatabaseConfig {
     /// `concurrent_compactors`, `compaction_throughput_mb_per_sec` and the rest of the
     /// compaction manager's settings.
     pub compaction: ManagerConfig,
+    /// `disk_access_mode`: whether scans and compactions read data files through a memory map
+    /// (`auto`, `mmap`: true) or with `pread` (`standard`, `mmap_index_only`: false). Applies
+    /// to the whole process ([`crate::sstable::chunked::set_map_sequential_reads`]).
+    pub map_sequential_reads: bool,
 }
 
 impl DatabaseConfig {
@@ -72,6 +76,7 @@ impl DatabaseConfig {
             memtable_total_space: 256 << 20,
             flush_writers: 2,
             compaction: ManagerConfig::default(),
+            map_sequential_reads: true,
         }
     }
 }
@@ -121,6 +126,7 @@ pub struct Database {
 impl Database {
     /// Opens (or creates) a database and recovers it.
     pub fn open(config: DatabaseConfig) -> Result<Database> {
+        crate::sstable::chunked::set_map_sequential_reads(config.map_sequential_reads);
         std::fs::create_dir_all(&config.data_dir).with_path(&config.data_dir)?;
         std::fs::create_dir_all(&config.commitlog_dir).with_path(&config.commitlog_dir)?;
         let mut tables = HashMap::default();

@@ -115,6 +115,9 @@ pub struct Config {
     pub compaction_throughput_mb_per_sec: u64,
     /// `concurrent_compactors`.
     pub concurrent_compactors: usize,
+    /// `disk_access_mode`: `auto` and `mmap` (true, the default) read data files through a
+    /// memory map in scans and compactions; `standard` and `mmap_index_only` use `pread`.
+    pub map_sequential_reads: bool,
     /// `authenticator`.
     pub authenticator: Authenticator,
     /// `authorizer`.
@@ -185,6 +188,7 @@ impl Default for Config {
             memtable_cleanup_threshold: None,
             compaction_throughput_mb_per_sec: 0,
             concurrent_compactors: 2,
+            map_sequential_reads: true,
             authenticator: Authenticator::AllowAll,
             authorizer: Authorizer::AllowAll,
             num_tokens: 16,
@@ -459,6 +463,7 @@ impl Config {
         d.compaction.throughput_bytes_per_sec =
             self.compaction_throughput_mb_per_sec.saturating_mul(MIB);
         d.compaction.backlog_normalization_bytes = self.memtable_heap_space;
+        d.map_sequential_reads = self.map_sequential_reads;
         d
     }
 
@@ -554,6 +559,7 @@ pub const SUPPORTED_KEYS: &[&str] = &[
     "compaction_throughput_mb_per_sec",
     "compaction_throughput",
     "concurrent_compactors",
+    "disk_access_mode",
     "authenticator",
     "authorizer",
     "num_tokens",
@@ -680,7 +686,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "disk_failure_policy",
     "commit_failure_policy",
     "disk_optimization_strategy",
-    "disk_access_mode",
     "cdc_enabled",
     "cdc_total_space_in_mb",
     "cdc_total_space",
@@ -950,6 +955,17 @@ fn apply_key(c: &mut Config, key: &str, v: &Node) -> Result<Outcome, String> {
                     return Err(format!(
                         "`{other}` is not a commitlog_sync mode (periodic, batch or group)"
                     ))
+                }
+            }
+        }
+        "disk_access_mode" => {
+            c.map_sequential_reads = match v.string()?.as_str() {
+                "auto" | "mmap" => true,
+                "standard" | "mmap_index_only" => false,
+                other => {
+                    return Err(format!(
+                    "`{other}` is not a disk_access_mode (auto, mmap, mmap_index_only or standard)"
+                ))
                 }
             }
         }

@@ -1247,24 +1247,18 @@ fn simulate(a: &CompactionArgs, sizes: &Sizes) -> Result<String> {
             compaction_speed: speed,
             ..base.clone()
         };
-        let mut reports = Vec::new();
-        for s in Strategy::ALL {
-            if s == Strategy::Twcs {
-                continue;
-            }
-            let opts = CompactionOptions::from_map(&s.options(a))
-                .map_err(|e| anyhow!("{}: {e:?}", s.name()))?;
-            reports.push(sim::simulate(s.name(), &opts, &cfg));
-            if s == Strategy::IcsGoal && speed.is_some() {
-                // What the engine did before ICS flushes became runs of fragments.
-                let whole = SimConfig {
+        // Beside ICS-goal in the timed modes: what the engine did before ICS flushes became
+        // runs of fragments.
+        let variant = speed.is_some().then(|| {
+            (
+                "ICS-goal-1.25 (whole flushes)",
+                SimConfig {
                     flush_as_one: true,
                     ..cfg.clone()
-                };
-                let name = format!("{} (whole flushes)", s.name());
-                reports.push(sim::simulate(&name, &opts, &whole));
-            }
-        }
+                },
+            )
+        });
+        let reports = simulate_strategies(a, &cfg, variant)?;
         let mode = match speed {
             None => "jobs at once".to_string(),
             Some(x) => format!(
@@ -1289,27 +1283,15 @@ fn simulate(a: &CompactionArgs, sizes: &Sizes) -> Result<String> {
             contention: Some(contention),
             ..base.clone()
         };
-        let mut reports = Vec::new();
-        for s in Strategy::ALL {
-            if s == Strategy::Twcs {
-                continue;
-            }
-            let opts = CompactionOptions::from_map(&s.options(a))
-                .map_err(|e| anyhow!("{}: {e:?}", s.name()))?;
-            reports.push(sim::simulate(s.name(), &opts, &cfg));
-            if s == Strategy::IcsGoal {
-                let same_tier = SimConfig {
-                    same_tier_backlog_only: true,
-                    ..cfg.clone()
-                };
-                // The backlog as the engine counted it before (ScyllaDB's formula).
-                reports.push(sim::simulate(
-                    "ICS-goal (same-tier backlog)",
-                    &opts,
-                    &same_tier,
-                ));
-            }
-        }
+        // Beside ICS-goal: the backlog as the engine counted it before (ScyllaDB's formula).
+        let variant = (
+            "ICS-goal (same-tier backlog)",
+            SimConfig {
+                same_tier_backlog_only: true,
+                ..cfg.clone()
+            },
+        );
+        let reports = simulate_strategies(a, &cfg, Some(variant))?;
         writeln!(
             out,
             "simulator, contended CPU: each compactor {CONTENDED_SPEED} bytes of input per byte written \
@@ -1319,6 +1301,29 @@ fn simulate(a: &CompactionArgs, sizes: &Sizes) -> Result<String> {
         )?;
     }
     Ok(out)
+}
+
+/// Simulates every strategy but TWCS (the overwrite shape has no time windows) under `cfg`;
+/// `ics_goal_variant`, when given, is simulated right after ICS-goal under its own name and
+/// configuration.
+fn simulate_strategies(
+    a: &CompactionArgs,
+    cfg: &SimConfig,
+    ics_goal_variant: Option<(&str, SimConfig)>,
+) -> Result<Vec<sim::SimReport>> {
+    let mut reports = Vec::new();
+    for s in Strategy::ALL {
+        if s == Strategy::Twcs {
+            continue;
+        }
+        let opts = CompactionOptions::from_map(&s.options(a))
+            .map_err(|e| anyhow!("{}: {e:?}", s.name()))?;
+        reports.push(sim::simulate(s.name(), &opts, cfg));
+        if let (Strategy::IcsGoal, Some((name, variant))) = (s, &ics_goal_variant) {
+            reports.push(sim::simulate(name, &opts, variant));
+        }
+    }
+    Ok(reports)
 }
 
 /// Compaction speed on an idle core in the simulator's contended runs, in input bytes per

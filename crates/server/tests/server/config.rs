@@ -95,6 +95,7 @@ memtable_heap_space_in_mb: 1024
 memtable_cleanup_threshold: 0.5
 compaction_throughput_mb_per_sec: 16
 concurrent_compactors: 3
+disk_access_mode: standard
 authenticator: PasswordAuthenticator
 authorizer: org.apache.cassandra.auth.CassandraAuthorizer
 num_tokens: 256
@@ -143,6 +144,7 @@ row_cache_size_in_mb: 128
     assert_eq!(c.memtable_cleanup_threshold, Some(0.5));
     assert_eq!(c.compaction_throughput_mb_per_sec, 16);
     assert_eq!(c.concurrent_compactors, 3);
+    assert!(!c.map_sequential_reads);
     assert_eq!(c.authenticator, Authenticator::Password);
     assert_eq!(c.authorizer, Authorizer::Cassandra);
     assert_eq!(c.num_tokens, 256);
@@ -171,6 +173,7 @@ row_cache_size_in_mb: 128
     assert_eq!(d.flush_writers, 4);
     assert_eq!(d.compaction.concurrent_compactors, 3);
     assert_eq!(d.compaction.throughput_bytes_per_sec, 16 * MIB);
+    assert!(!d.map_sequential_reads);
 }
 
 #[test]
@@ -267,7 +270,8 @@ fn invalid_values_are_errors_with_key_and_line() {
          num_tokens: many\n\
          initial_token: abc\n\
          prometheus_prefix: 'has space'\n\
-         commitlog_segment_size: 1KiB\n",
+         commitlog_segment_size: 1KiB\n\
+         disk_access_mode: direct\n",
     );
     let got: Vec<(usize, &str)> = p.iter().map(|p| (p.line, p.key.as_str())).collect();
     assert_eq!(
@@ -288,6 +292,7 @@ fn invalid_values_are_errors_with_key_and_line() {
             (15, "initial_token"),
             (16, "prometheus_prefix"),
             (17, "commitlog_segment_size"),
+            (18, "disk_access_mode"),
         ]
     );
     assert!(
@@ -298,6 +303,11 @@ fn invalid_values_are_errors_with_key_and_line() {
     assert!(p[1].message.contains("periodic, batch or group"));
     assert!(p[2].message.contains("only supports"));
     assert!(p[3].message.contains("supports one data directory"));
+    assert!(
+        p[15].message.contains("mmap_index_only or standard"),
+        "{}",
+        p[15].message
+    );
     assert!(p[5].message.contains("no unit"), "{}", p[5].message);
     assert!(p[7].message.contains("LdapAuthenticator"));
 }
