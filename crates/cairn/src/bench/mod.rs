@@ -10,9 +10,10 @@
 //! The client must stay light (issue 5: ≤ 10 µs of CPU per operation), so that a run
 //! measures the node. The Rust `scylla` driver only sets the schema up (DDL, TRUNCATE) and is
 //! then closed; the statements are prepared and run by the bench's own pipelined protocol v4
-//! client ([`wire`]), which sends the same frames the driver did (same statements,
-//! consistency, one request per operation, spread over the connections round robin) with
-//! far less work per request. `-timeout` is one deadline slot per worker checked by a reaper
+//! client ([`wire`]), which sends the frames the driver did (same statements, consistency,
+//! values and paging, one request per operation, spread over the connections round robin;
+//! only the driver's default serial consistency is left out) with far less work per
+//! request. `-timeout` is one deadline slot per worker checked by a reaper
 //! task instead of a timer per request ([`deadline`]), and there is one clock read per
 //! operation.
 

@@ -16,8 +16,10 @@
 //! Frames are the ones the driver sent: STARTUP with CQL_VERSION (and COMPRESSION when
 //! `-client-compression`), SASL PLAIN when asked for a password, PREPARE once per
 //! connection, then EXECUTE / BATCH with the prepared id, consistency, values and, for reads,
-//! page size, paging state and Skip_metadata. Frame headers, `[bytes]`/`[string]` notations,
-//! compression and response decoding are `cairn_server::protocol`'s.
+//! page size, paging state and Skip_metadata — but no serial consistency (the driver sent its
+//! default LOCAL_SERIAL; gocql sends none unless asked) and no client-side timestamp (the
+//! driver sent none either). Frame headers, `[bytes]`/`[string]` notations, compression and
+//! response decoding are `cairn_server::protocol`'s.
 //!
 //! Invariants:
 //! * A stream id is reused only after its reply arrived: a request abandoned by its caller
