@@ -1,14 +1,14 @@
 //! `-timeout`: each request's deadline, enforced by one reaper task instead of a timer per
 //! request.
 //!
-//! The driver's own client-side timeout wraps every request in `tokio::time::timeout`: a
-//! timer registered in, and removed from, the runtime's timer wheel per request — about 5 %
-//! of the bench's CPU per operation in a profile of single-row reads. Here each worker owns
-//! a [`Deadline`]: a request arms it (one atomic store), and a reaper task wakes every
-//! `tick` (1/50 of the timeout, between 1 and 20 ms), fails the requests that are overdue,
-//! and sleeps again. A request therefore fails between `timeout` and `timeout + tick` after
-//! it was sent, with an error of its own, as the driver's would; the future is dropped, which
-//! frees its stream as the driver's timeout does.
+//! A timeout per request (`tokio::time::timeout`, as the Rust driver did) registers a timer
+//! in, and removes it from, the runtime's timer wheel per request — about 5 % of the bench's
+//! CPU per operation in a profile of single-row reads. Here each worker owns a [`Deadline`]:
+//! a request arms it (one atomic store), and a reaper task wakes every `tick` (1/50 of the
+//! timeout, between 1 and 20 ms), fails the requests that are overdue, and sleeps again. A
+//! request therefore fails between `timeout` and `timeout + tick` after it was sent, with an
+//! error of its own; its future is dropped, which gives up the request (the `wire` client
+//! keeps its stream id until the node's late reply comes).
 //!
 //! Invariant: a worker has at most one request in flight, so one slot per worker suffices;
 //! only that worker arms and disarms it, only the reaper expires it.
@@ -54,8 +54,7 @@ impl Deadlines {
         u64::try_from(t.saturating_duration_since(self.origin).as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// Runs `request` (pinned by the caller: the driver's futures are large, and moving one
-    /// costs a copy of all of it) for worker `worker`, sent at `sent`: its result, or a
+    /// Runs `request` (pinned by the caller, so that a large future is never moved) for worker `worker`, sent at `sent`: its result, or a
     /// timeout error once `timeout` has passed.
     pub fn run<'a, F>(
         &'a self,

@@ -1,5 +1,4 @@
-//! `cairn bench`: a CQL load generator with scylla-bench's flags, schema and output, on the
-//! Rust `scylla` driver.
+//! `cairn bench`: a CQL load generator with scylla-bench's flags, schema and output.
 //!
 //! Flags are accepted with one dash as scylla-bench (Go) spells them (`-mode write`,
 //! `-validate-data`, `-client-compression=false`) or with two. Every worker is a task that
@@ -9,33 +8,29 @@
 //! operation (getrusage) and, with `-server-pid`, the server's (from /proc).
 //!
 //! The client must stay light (issue 5: ≤ 10 µs of CPU per operation), so that a run
-//! measures the node. What it saves on the driver's path, without changing what is sent
-//! (same statements, consistency and one request per operation): a routing policy that
-//! skips the replica computation for a one-node cluster ([`routing`]), one deadline slot per
-//! worker checked by a reaper task instead of a timer per request ([`deadline`]), driver
-//! futures pinned where they are built rather than moved, values passed as tuples (no vector
-//! per read), one clock read per operation, and no write coalescing in the driver (its
-//! writers flush when their queue is empty instead of yielding once first).
+//! measures the node. The Rust `scylla` driver only sets the schema up (DDL, TRUNCATE) and is
+//! then closed; the statements are prepared and run by the bench's own pipelined protocol v4
+//! client ([`wire`]), which sends the frames the driver did (same statements, consistency,
+//! values and paging, one request per operation, spread over the connections round robin;
+//! only the driver's default serial consistency is left out) with far less work per
+//! request. `-timeout` is one deadline slot per worker checked by a reaper
+//! task instead of a timer per request ([`deadline`]), and there is one clock read per
+//! operation.
 
 mod deadline;
 mod plot;
-mod routing;
 mod stats;
+mod wire;
 mod workload;
 
 use anyhow::{anyhow, bail, Context, Result};
+use bytes::Bytes;
+use cairn_server::protocol::codec::Reader;
+use cairn_server::protocol::{Compression, Consistency, Opcode, ResultBody, Rows};
 use clap::{ArgAction, Args, ValueEnum};
-use scylla::client::execution_profile::ExecutionProfile;
-use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
-use scylla::client::{Compression, PoolSize};
-use scylla::response::PagingState;
-use scylla::serialize::row::SerializeRow;
-use scylla::statement::batch::{Batch, BatchType};
-use scylla::statement::prepared::PreparedStatement;
-use scylla::statement::Consistency;
+use scylla::client::PoolSize;
 use stats::{Interval, Kind, Point};
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -369,16 +364,23 @@ pub fn proc_cpu(pid: u32) -> Result<Duration> {
     Ok(Duration::from_nanos(ticks * 1_000_000_000 / hz))
 }
 
+/// A statement prepared on every connection: its text, to prepare it again if the node
+/// forgets it, and its id.
+struct Statement {
+    query: String,
+    id: Bytes,
+}
+
 /// Everything a worker needs, shared.
 struct Shared {
     args: BenchArgs,
-    session: Session,
+    client: wire::Client,
+    consistency: Consistency,
     row_size: RowSize,
-    insert: PreparedStatement,
-    read: PreparedStatement,
-    delete: PreparedStatement,
-    scan: PreparedStatement,
-    batch: Batch,
+    insert: Statement,
+    read: Statement,
+    delete: Statement,
+    scan: Statement,
     mix: Vec<(Kind, u32)>,
     stop: AtomicBool,
     /// Set when the warm-up is over: workers then discard what they measured so far.
@@ -490,34 +492,11 @@ async fn run_async(args: BenchArgs) -> Result<()> {
             }
         })
         .collect();
-    // Routing: the driver's default policy, without its per-request computation when the
-    // cluster is one node (see `routing`).
-    // Routing: the driver's default policy, without its per-request computation when the
-    // cluster is one node (see `routing`). Set-up statements (DDL, PREPARE) keep the driver's
-    // default timeout; the benchmark's requests get no driver timer, `deadline` enforces
-    // `-timeout` on them.
-    let policy = Arc::new(routing::SingleNodeFastPath::default());
-    let setup = ExecutionProfile::builder()
-        .load_balancing_policy(policy.clone())
-        .build();
-    let requests = ExecutionProfile::builder()
-        .load_balancing_policy(policy)
-        .request_timeout(None)
-        .build()
-        .into_handle();
+    // The driver sets the schema up (DDL waits for schema agreement, as it should) on one
+    // connection, and is closed before the run: the run's requests go through `wire`.
     let mut builder = SessionBuilder::new()
         .known_nodes(&nodes)
-        .default_execution_profile_handle(setup.into_handle())
-        .pool_size(PoolSize::PerHost(
-            std::num::NonZeroUsize::new(args.connection_count.max(1)).unwrap(),
-        ))
-        .compression(args.client_compression.then_some(Compression::Lz4))
-        // No write coalescing: the driver's default makes each connection's writer yield
-        // once (`yield_now`) before it flushes, in case more requests come. On this
-        // single-threaded runtime every worker a batch of replies woke has already queued its
-        // next request by the time a writer runs, so the yield found little more, and cost a
-        // deferred wake-up and an extra `epoll_wait` per round (see docs/benchmarks.md).
-        .write_coalescing(false)
+        .pool_size(PoolSize::PerHost(std::num::NonZeroUsize::MIN))
         .connection_timeout(timeout.max(Duration::from_secs(5)));
     if let Some(u) = &args.username {
         builder = builder.user(u, args.password.clone().unwrap_or_default());
@@ -526,7 +505,6 @@ async fn run_async(args: BenchArgs) -> Result<()> {
         .build()
         .await
         .with_context(|| format!("connecting to {}", nodes.join(",")))?;
-
     let (table, ddl) = schema_and_statements(&args);
     for q in &ddl {
         session
@@ -540,21 +518,29 @@ async fn run_async(args: BenchArgs) -> Result<()> {
             .await
             .context("TRUNCATE")?;
     }
+    drop(session);
 
-    let prep = |q: String| {
-        let session = &session;
-        let requests = &requests;
+    let auth = args.username.as_ref().map(|u| wire::Auth {
+        username: u.clone(),
+        password: args.password.clone().unwrap_or_default(),
+    });
+    let client = wire::Client::connect(
+        &nodes,
+        args.connection_count,
+        args.client_compression.then_some(Compression::Lz4),
+        auth.as_ref(),
+        timeout.max(Duration::from_secs(5)),
+    )
+    .await
+    .map_err(|e| anyhow!(e))?;
+    let prep = |query: String| {
+        let client = &client;
         async move {
-            let mut p = session
-                .prepare(q.as_str())
+            let id = client
+                .prepare(&query)
                 .await
-                .with_context(|| format!("preparing {q}"))?;
-            p.set_consistency(consistency);
-            // `-timeout` is enforced per request by `deadline` (no timer per request).
-            p.set_execution_profile_handle(Some(requests.clone()));
-            p.set_page_size(args.page_size.max(1));
-            p.set_use_cached_result_metadata(args.skip_metadata);
-            anyhow::Ok(p)
+                .map_err(|e| anyhow!("preparing {query}: {e}"))?;
+            anyhow::Ok(Statement { query, id })
         }
     };
     let insert = prep(format!("INSERT INTO {table} (pk, ck, v) VALUES (?, ?, ?)")).await?;
@@ -571,12 +557,6 @@ async fn run_async(args: BenchArgs) -> Result<()> {
         "SELECT pk, ck, v FROM {table} WHERE token(pk) >= ? AND token(pk) <= ?"
     ))
     .await?;
-    let mut batch = Batch::new(BatchType::Unlogged);
-    for _ in 0..args.rows_per_request {
-        batch.append_statement(insert.clone());
-    }
-    batch.set_consistency(consistency);
-    batch.set_execution_profile_handle(Some(requests.clone()));
 
     let run_start_ns = if args.start_timestamp != 0 {
         args.start_timestamp
@@ -600,13 +580,13 @@ async fn run_async(args: BenchArgs) -> Result<()> {
             .collect(),
         deadlines: deadline::Deadlines::new(args.concurrency as usize, timeout),
         args: args.clone(),
-        session,
+        client,
+        consistency,
         row_size,
         insert,
         read,
         delete,
         scan,
-        batch,
         mix,
         stop: AtomicBool::new(false),
         epoch: AtomicU64::new(0),
@@ -837,6 +817,47 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
     }
 }
 
+/// Sends one request (an EXECUTE or BATCH of `stmt`, whose body `encode` writes) on the next
+/// connection and waits for its result, within `-timeout` of `sent`. A node that no longer
+/// knows the statement (UNPREPARED: it restarted, or evicted it) gets it prepared again on
+/// that connection and the request once more, as drivers do.
+async fn request(
+    sh: &Shared,
+    worker: usize,
+    sent: Instant,
+    stmt: &Statement,
+    opcode: Opcode,
+    encode: impl Fn(&mut Vec<u8>),
+) -> std::result::Result<ResultBody, String> {
+    let conn = sh.client.next();
+    let compression = sh.client.compression();
+    let frame = sh
+        .deadlines
+        .run(worker, sent, pin!(conn.send(opcode, &encode)))
+        .await?;
+    match wire::decode_result(frame, compression) {
+        Err(e) if e.is_unprepared() => {
+            let id = sh
+                .deadlines
+                .run(worker, sent, pin!(conn.prepare(&stmt.query)))
+                .await
+                .map_err(|e| format!("{e} (preparing {:?} again)", stmt.query))?;
+            if id != stmt.id {
+                return Err(format!(
+                    "the node prepared {:?} again under another id",
+                    stmt.query
+                ));
+            }
+            let frame = sh
+                .deadlines
+                .run(worker, sent, pin!(conn.send(opcode, &encode)))
+                .await?;
+            wire::decode_result(frame, compression).map_err(|e| e.to_string())
+        }
+        r => r.map_err(|e| e.to_string()),
+    }
+}
+
 async fn write_op(
     sh: &Shared,
     worker: usize,
@@ -864,28 +885,32 @@ async fn write_op(
             break;
         }
     }
-    let dl = &sh.deadlines;
-    let r = if n == 1 {
+    let (id, c) = (&sh.insert.id[..], sh.consistency);
+    if n == 1 {
         let (pk, ck, v) = &values[0];
-        let insert = pin!(sh
-            .session
-            .execute_unpaged(&sh.insert, (pk, ck, v.as_slice())));
-        dl.run(worker, sent, insert).await.map(|_| ())
-    } else if used == n {
-        let batch = pin!(sh.session.batch(&sh.batch, &values[..used]));
-        dl.run(worker, sent, batch).await.map(|_| ())
+        let (pk, ck) = (pk.to_be_bytes(), ck.to_be_bytes());
+        let vals: [&[u8]; 3] = [&pk, &ck, v];
+        request(sh, worker, sent, &sh.insert, Opcode::Execute, |b| {
+            wire::execute_body(b, id, c, &vals, None)
+        })
+        .await?;
     } else {
-        // The partition ended early: a smaller batch.
-        let mut b = Batch::new(BatchType::Unlogged);
-        for _ in 0..used {
-            b.append_statement(sh.insert.clone());
-        }
-        b.set_consistency(sh.batch.get_consistency().unwrap_or(Consistency::Quorum));
-        b.set_execution_profile_handle(sh.batch.get_execution_profile_handle().cloned());
-        let batch = pin!(sh.session.batch(&b, &values[..used]));
-        dl.run(worker, sent, batch).await.map(|_| ())
-    };
-    r.map(|_| used as u64)
+        // An unlogged batch of the rows (fewer when the partition ended early).
+        let keys: Vec<([u8; 8], [u8; 8])> = values[..used]
+            .iter()
+            .map(|(pk, ck, _)| (pk.to_be_bytes(), ck.to_be_bytes()))
+            .collect();
+        let rows: Vec<[&[u8]; 3]> = keys
+            .iter()
+            .zip(&values[..used])
+            .map(|((pk, ck), (_, _, v))| [&pk[..], &ck[..], v.as_slice()])
+            .collect();
+        request(sh, worker, sent, &sh.insert, Opcode::Batch, |b| {
+            wire::batch_body(b, id, c, &rows)
+        })
+        .await?;
+    }
+    Ok(used as u64)
 }
 
 /// `keys` is the worker's scratch for `-in-restriction` values (pk, then the clustering keys),
@@ -915,19 +940,22 @@ async fn read_op(
         }
     }
     let rpr = a.rows_per_request as i64;
+    let (pk, ck, hi) = (pk.to_be_bytes(), ck.to_be_bytes(), (ck + rpr).to_be_bytes());
     if a.in_restriction {
         // Past the partition's last row: consecutive keys, so there are always rpr markers.
         while keys.len() < rpr as usize + 1 {
             let last = keys[keys.len() - 1];
             keys.push(last + 1);
         }
-        paged(sh, worker, sent, &sh.read, &*keys).await
+        let bytes: Vec<[u8; 8]> = keys.iter().map(|k| k.to_be_bytes()).collect();
+        let vals: Vec<&[u8]> = bytes.iter().map(|k| &k[..]).collect();
+        paged(sh, worker, sent, &sh.read, &vals).await
     } else if a.no_lower_bound {
-        paged(sh, worker, sent, &sh.read, (pk,)).await
+        paged(sh, worker, sent, &sh.read, &[&pk]).await
     } else if a.provide_upper_bound {
-        paged(sh, worker, sent, &sh.read, (pk, ck, ck + rpr)).await
+        paged(sh, worker, sent, &sh.read, &[&pk, &ck, &hi]).await
     } else {
-        paged(sh, worker, sent, &sh.read, (pk, ck)).await
+        paged(sh, worker, sent, &sh.read, &[&pk, &ck]).await
     }
 }
 
@@ -935,26 +963,34 @@ async fn delete_op(sh: &Shared, worker: usize, sent: Instant, wl: &mut dyn Workl
     let pk = wl.next_partition_key();
     let ck = wl.next_clustering_key();
     let n = sh.args.rows_per_request;
-    let r = if n > 1 {
+    let (id, c) = (&sh.delete.id[..], sh.consistency);
+    let (pkb, ckb) = (pk.to_be_bytes(), ck.to_be_bytes());
+    if n > 1 {
         for _ in 1..n {
             if wl.is_partition_done() {
                 break;
             }
             wl.next_clustering_key();
         }
-        let delete = pin!(sh
-            .session
-            .execute_unpaged(&sh.delete, (pk, ck, ck + n as i64)));
-        sh.deadlines.run(worker, sent, delete).await
+        let hi = (ck + n as i64).to_be_bytes();
+        let vals: [&[u8]; 3] = [&pkb, &ckb, &hi];
+        request(sh, worker, sent, &sh.delete, Opcode::Execute, |b| {
+            wire::execute_body(b, id, c, &vals, None)
+        })
+        .await?;
     } else {
-        let delete = pin!(sh.session.execute_unpaged(&sh.delete, (pk, ck)));
-        sh.deadlines.run(worker, sent, delete).await
-    };
-    r.map(|_| n)
+        let vals: [&[u8]; 2] = [&pkb, &ckb];
+        request(sh, worker, sent, &sh.delete, Opcode::Execute, |b| {
+            wire::execute_body(b, id, c, &vals, None)
+        })
+        .await?;
+    }
+    Ok(n)
 }
 
 async fn scan_op(sh: &Shared, worker: usize, sent: Instant, lo: i64, hi: i64) -> OpResult {
-    paged(sh, worker, sent, &sh.scan, (lo, hi)).await
+    let (lo, hi) = (lo.to_be_bytes(), hi.to_be_bytes());
+    paged(sh, worker, sent, &sh.scan, &[&lo, &hi]).await
 }
 
 /// Executes a prepared read page by page; counts (and with -validate-data checks) the rows.
@@ -963,42 +999,80 @@ async fn paged(
     sh: &Shared,
     worker: usize,
     sent: Instant,
-    stmt: &PreparedStatement,
-    vals: impl SerializeRow,
+    stmt: &Statement,
+    vals: &[&[u8]],
 ) -> OpResult {
-    let mut state = PagingState::start();
+    let mut state: Option<Bytes> = None;
     let mut rows = 0u64;
     let mut page_sent = sent;
+    let c = sh.consistency;
     loop {
-        let page = pin!(sh.session.execute_single_page(stmt, &vals, state));
-        let (res, next) = sh.deadlines.run(worker, page_sent, page).await?;
-        let res = res.into_rows_result().map_err(|e| e.to_string())?;
-        rows += res.rows_num() as u64;
+        let page = wire::Page {
+            size: sh.args.page_size.max(1),
+            state: state.as_deref(),
+            skip_metadata: sh.args.skip_metadata,
+        };
+        let res = request(sh, worker, page_sent, stmt, Opcode::Execute, |b| {
+            wire::execute_body(b, &stmt.id, c, vals, Some(page))
+        })
+        .await?;
+        let ResultBody::Rows(res) = res else {
+            return Err(format!("{:?} returned no rows result", stmt.query));
+        };
+        rows += res.rows_count as u64;
         if sh.args.validate_data {
-            let mut expected = Vec::new();
-            for row in res.rows::<(i64, i64, &[u8])>().map_err(|e| e.to_string())? {
-                let (pk, ck, v) = row.map_err(|e| e.to_string())?;
-                fill_value(&mut expected, sh.row_size, pk, ck);
-                if v != expected.as_slice() {
-                    return Err(if v.len() == expected.len() {
-                        format!("data corruption in pk({pk}), ck({ck}): content differs")
-                    } else {
-                        format!(
-                            "data corruption in pk({pk}), ck({ck}): {} bytes read, {} expected",
-                            v.len(),
-                            expected.len()
-                        )
-                    });
-                }
-            }
+            validate(sh, &res)?;
         }
-        match next.into_paging_control_flow() {
-            ControlFlow::Break(()) => break,
-            ControlFlow::Continue(s) => state = s,
+        match res.paging_state {
+            None => break,
+            Some(s) => state = Some(s),
         }
         page_sent = Instant::now();
     }
     Ok(rows)
+}
+
+/// Checks each row's value against the one derived from its (pk, ck). The rows are read
+/// with the statement's columns, pk bigint, ck bigint, v blob, whether or not the node sent
+/// their metadata.
+fn validate(sh: &Shared, rows: &Rows) -> std::result::Result<(), String> {
+    if rows.column_count != 3 {
+        return Err(format!(
+            "a row of {} columns, expected 3 (pk, ck, v)",
+            rows.column_count
+        ));
+    }
+    let bad = |e: String| format!("undecodable row: {e}");
+    let bigint = |b: Option<Bytes>| -> std::result::Result<i64, String> {
+        let b = b.ok_or("null key")?;
+        let a: [u8; 8] = b[..]
+            .try_into()
+            .map_err(|_| format!("a bigint of {} bytes", b.len()))?;
+        Ok(i64::from_be_bytes(a))
+    };
+    let mut r = Reader::new(rows.rows_content.clone());
+    let mut expected = Vec::new();
+    for _ in 0..rows.rows_count {
+        let pk = bigint(r.read_bytes().map_err(|e| bad(e.to_string()))?).map_err(bad)?;
+        let ck = bigint(r.read_bytes().map_err(|e| bad(e.to_string()))?).map_err(bad)?;
+        let v = r
+            .read_bytes()
+            .map_err(|e| bad(e.to_string()))?
+            .unwrap_or_default();
+        fill_value(&mut expected, sh.row_size, pk, ck);
+        if v[..] != expected[..] {
+            return Err(if v.len() == expected.len() {
+                format!("data corruption in pk({pk}), ck({ck}): content differs")
+            } else {
+                format!(
+                    "data corruption in pk({pk}), ck({ck}): {} bytes read, {} expected",
+                    v.len(),
+                    expected.len()
+                )
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What the reporter hands back.
