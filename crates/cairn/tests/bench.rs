@@ -220,3 +220,31 @@ fn every_mode_and_workload_runs_and_validate_data_catches_corruption() {
     ));
     assert!(r.ops > 0, "{r:?}");
 }
+
+#[test]
+fn a_run_whose_node_dies_stops_with_an_error() {
+    let mut node = Node::start();
+    let bench = Command::new(BIN)
+        .arg("bench")
+        .args(["-nodes", &format!("127.0.0.1:{}", node.port)])
+        .args(
+            "-mode write -workload uniform -partition-count 1000 -concurrency 4 -duration 60s"
+                .split_whitespace(),
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    node.child.kill().unwrap();
+    node.child.wait().unwrap();
+    let out = bench.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Without the stop, the workers would fail operations in a tight loop until -duration
+    // and the run would end with status 0.
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("every connection to the nodes is closed"),
+        "{err}"
+    );
+}

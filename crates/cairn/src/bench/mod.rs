@@ -383,6 +383,8 @@ struct Shared {
     scan: Statement,
     mix: Vec<(Kind, u32)>,
     stop: AtomicBool,
+    /// Set once every connection is closed (the run then stops and exits with status 1).
+    lost: AtomicBool,
     /// Set when the warm-up is over: workers then discard what they measured so far.
     epoch: AtomicU64,
     errors_printed: AtomicU64,
@@ -589,6 +591,7 @@ async fn run_async(args: BenchArgs) -> Result<()> {
         scan,
         mix,
         stop: AtomicBool::new(false),
+        lost: AtomicBool::new(false),
         epoch: AtomicU64::new(0),
         errors_printed: AtomicU64::new(0),
         run_start_ns,
@@ -813,6 +816,12 @@ async fn worker(sh: Arc<Shared>, i: u64, start: Instant) {
             }
         }
         drop(slot);
+        // There is no reconnection: once every connection is closed nothing can succeed, so
+        // end the run instead of failing operations as fast as the workers can loop.
+        if sh.client.all_closed() && !sh.lost.swap(true, Ordering::Relaxed) {
+            eprintln!("every connection to the nodes is closed: stopping the run");
+            sh.stop.store(true, Ordering::Relaxed);
+        }
         epoch = sh.epoch.load(Ordering::Relaxed);
     }
 }
@@ -1315,7 +1324,7 @@ async fn reporter(
         )?;
         println!("Plot:\t\t {}", p.display());
     }
-    let critical = total.ops == 0 && total.errors > 0;
+    let critical = (total.ops == 0 && total.errors > 0) || sh.lost.load(Ordering::Relaxed);
     Ok(Report { critical })
 }
 

@@ -229,6 +229,8 @@ struct State {
 /// One connection: its shared state; the socket is owned by its task.
 pub struct Conn {
     state: Mutex<State>,
+    /// Set with `State::closed`, readable without the lock (to pick a connection).
+    is_closed: std::sync::atomic::AtomicBool,
     compression: Option<Compression>,
     addr: String,
 }
@@ -344,10 +346,16 @@ impl Conn {
         }
     }
 
+    /// Whether the connection is closed.
+    pub fn is_closed(&self) -> bool {
+        self.is_closed.load(Ordering::Relaxed)
+    }
+
     /// Marks the connection closed and fails every request in flight.
     fn fail_all(&self, why: String) {
         let mut st = self.lock();
         st.closed = Some(why.clone());
+        self.is_closed.store(true, Ordering::Relaxed);
         st.out.clear();
         let mut wakers = Vec::new();
         for slot in st.slots.iter_mut() {
@@ -588,6 +596,7 @@ impl Client {
                 closed: None,
                 scratch: Vec::new(),
             }),
+            is_closed: std::sync::atomic::AtomicBool::new(false),
             compression,
             addr: addr.to_string(),
         });
@@ -636,10 +645,21 @@ impl Client {
         Ok(conn)
     }
 
-    /// The next connection, round robin.
+    /// The next open connection, round robin (a closed one only when every one is closed:
+    /// its requests then fail at once).
     pub fn next(&self) -> &Conn {
-        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.conns.len().max(1);
-        &self.conns[i]
+        let n = self.conns.len().max(1);
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        (0..n)
+            .map(|k| &self.conns[(i + k) % n])
+            .find(|c| !c.is_closed())
+            .unwrap_or(&self.conns[i])
+    }
+
+    /// True when every connection is closed (there is no reconnection): nothing can succeed
+    /// any more.
+    pub fn all_closed(&self) -> bool {
+        self.conns.iter().all(|c| c.is_closed())
     }
 
     /// Prepares `query` on every connection (a node keeps prepared statements per node, but
