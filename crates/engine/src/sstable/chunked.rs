@@ -30,11 +30,10 @@
 //! [`ChunkedReader`]; each thread brings its own [`Compressor`] (codec contexts and read buffer).
 //! Sequential readers (scans, compaction) instead read the file through a read-only memory map
 //! held by their [`ReadWindow`] by default, which spares copying every compressed byte out of
-//! the page cache; point reads
-//! keep `pread`, so a small read never faults in more than it needs. Either way every chunk's
-//! CRC is checked before it is decompressed. See [`set_map_sequential_reads`] for the one
-//! price of the map: a data file truncated by another process while mapped faults the reader
-//! (SIGBUS) instead of returning an error.
+//! the page cache; point reads keep `pread`, so a small read never faults in more than it
+//! needs. Either way every chunk's CRC is checked before it is decompressed. See
+//! [`set_map_sequential_reads`] for the one price of the map: a data file truncated by another
+//! process while mapped faults the reader (SIGBUS) instead of returning an error.
 
 use std::fs::File;
 use std::io::{self, Write};
