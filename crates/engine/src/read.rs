@@ -68,7 +68,7 @@ pub struct ReadCounts {
     /// SSTables consulted: those whose key range and bloom filter admit the key
     /// (ScyllaDB's `sstables_per_read`).
     pub sstables: usize,
-    /// Live cells and tombstones the merge visited (see [`Snapshot::merge`]).
+    /// Live cells and tombstones the merge visited (see `Snapshot::merge`).
     pub cells: CellCounts,
 }
 

@@ -5,7 +5,7 @@
 //! Seastar arms a timer when a task starts and reports when it fires before the task
 //! finished. Tokio has no stable per-poll hooks, so the tasks the server spawns are
 //! *instrumented* instead: [`spawn`] wraps a future so that every poll stamps the thread's
-//! [`Worker`] record — a sequence number made odd on entry and even on exit, the start time
+//! `Worker` record — a sequence number made odd on entry and even on exit, the start time
 //! and the kind of task ([`TaskKind`]). A watchdog thread per detector samples the records
 //! of its runtime's threads every `tick` (a quarter of the threshold, at least 250 µs): a
 //! record that stays odd with the same sequence number is one poll still running. When it

@@ -2,8 +2,8 @@
 //! release ≥ 4.0 and prints the rows it gets back.
 //!
 //! Rows are `keyspace_name, type, name[, create_statement]`. Supported: DESCRIBE
-//! KEYSPACES / TABLES / TYPES / FUNCTIONS / AGGREGATES (names), DESCRIBE [FULL] SCHEMA,
-//! DESCRIBE KEYSPACE [ks], DESCRIBE TABLE t (and COLUMNFAMILY), DESCRIBE CLUSTER, and
+//! KEYSPACES / TABLES / TYPES / FUNCTIONS / AGGREGATES (names), DESCRIBE \[FULL\] SCHEMA,
+//! DESCRIBE KEYSPACE \[ks\], DESCRIBE TABLE t (and COLUMNFAMILY), DESCRIBE CLUSTER, and
 //! DESCRIBE name (a keyspace, else a table of the current keyspace). Statements are built from
 //! live metadata in Cassandra 4's layout, so they can be replayed to recreate the schema.
 

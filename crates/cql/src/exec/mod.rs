@@ -7,7 +7,7 @@
 //! - [`catalog`]: keyspaces (stored through the engine) and tables;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE;
-//! - [`write`]: INSERT / UPDATE / DELETE / BATCH into engine mutations;
+//! - [`write`](mod@write): INSERT / UPDATE / DELETE / BATCH into engine mutations;
 //! - [`restrict`]: WHERE clauses resolved against a table (keys, slices, filters);
 //! - [`select`]: SELECT, paging, aggregates;
 //! - [`system`]: the virtual `system` and `system_schema` tables, built from live metadata;

@@ -17,7 +17,7 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::ColumnKind;
 
 /// Every virtual table with its key structure: (keyspace, name, partition-key column count,
-/// clustering column count); the columns come from [`columns_of`], key columns first.
+/// clustering column count); the columns come from `columns_of`, key columns first.
 pub const VIRTUAL_TABLES: [(&str, &str, usize, usize); 14] = [
     ("system", "local", 1, 0),
     ("system", "peers", 1, 0),

@@ -10,7 +10,8 @@
 //!   count; of `varint` the truncated quotient; of `decimal` Cassandra's running mean
 //!   `avg += (x - avg) / n` rounded half-even at the operands' scale. With no input the
 //!   average is zero.
-//! - `min`/`max` use [`super::compare`] and give null for no input; `count` counts non-null
+//! - `min`/`max` use [`super::compare`](fn@super::compare) and give null for no input; `count`
+//!   counts non-null
 //!   values. Null (absent) inputs are skipped; so are empty values.
 //! - [`cast`] converts between the numeric types (Java narrowing: wrap for integers, saturate
 //!   and NaN→0 from floating point, truncation from `decimal`), to `text`/`ascii` (Java's

@@ -12,7 +12,8 @@
 //! | `list<T>` | 16 bytes, see below | the serialized element |
 //!
 //! **Comparable encoding.** memcmp order of [`comparable_encode`] is the CQL order of the
-//! type ([`super::compare`]), and it decodes back ([`comparable_decode`]). Native types use
+//! type ([`super::compare`](fn@super::compare)), and it decodes back ([`comparable_decode`]).
+//! Native types use
 //! the engine's clustering encoding (`ClusteringLayout` with one ascending column: a
 //! component marker and the byte-comparable body). Frozen collections and tuples (which the
 //! engine's encoding does not cover) are written as a sequence of items, each item being a

@@ -8,10 +8,10 @@
 //!   and error texts;
 //! - [`term`]: whole terms (collections, tuples, bind markers, type hints, term-level
 //!   functions such as `now()` or `blobAsInt()`) to bytes;
-//! - [`compare`]: Cassandra's order for every type, collections and tuples included;
+//! - [`compare`](mod@compare): Cassandra's order for every type, collections and tuples included;
 //! - [`aggregate`]: `sum`, `avg`, `min`, `max`, `count` and `CAST` conversions;
 //! - [`collections`]: the multi-cell layout of non-frozen collections;
-//! - [`format`]: bytes to CQL literal text;
+//! - [`format`](mod@format): bytes to CQL literal text;
 //! - [`error`]: [`ValueError`], whose texts are Cassandra's `InvalidRequest` messages.
 //!
 //! Everything here is a pure function of its inputs (the clock and randomness come through

@@ -7,7 +7,7 @@
 //! disjoint sstables, up to `concurrent_compactors` jobs in all.
 //!
 //! Pacing: every job draws from one [`Throttle`] (`compaction_throughput_mb_per_sec`), and
-//! the [`controller`](super::controller) turns the node's backlog into the workers' CPU
+//! the [`super::controller`] turns the node's backlog into the workers' CPU
 //! priority every 250 ms, so compaction keeps up under sustained writes without starving
 //! foreground work when it is not behind.
 //!

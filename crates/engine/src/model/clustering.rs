@@ -7,7 +7,8 @@
 //!
 //! Layout: for each component, [`COMPONENT_MARKER`] and then the component *body*. For a
 //! `DESC` column every byte of the body is inverted (`!b`); the marker is not, so that a
-//! prefix still sorts before its extensions and [`AFTER_PREFIX`] still sorts after them.
+//! prefix still sorts before its extensions and [`AFTER_PREFIX`](crate::model::key::AFTER_PREFIX)
+//! still sorts after them.
 //!
 //! Invariants (checked by the tests for every native type and for nested collections and
 //! tuples, ASC and DESC):

@@ -1,6 +1,7 @@
 //! SSTables: immutable, sorted, chunk-compressed files of partitions.
 //!
-//! See `docs/sstable-format.md` for the byte layout. Pieces: [`format`] (names and stream
+//! See `docs/sstable-format.md` for the byte layout. Pieces: [`format`](mod@format) (names and
+//! stream
 //! tags), [`compression`] (codecs and options), [`chunked`] (the checksummed chunk layer and
 //! packed chunk offsets), [`index`] (paged partition and clustering-block indexes),
 //! [`bloom`], [`histogram`], [`stats`], [`writer`] and [`reader`].

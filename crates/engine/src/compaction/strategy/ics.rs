@@ -26,7 +26,7 @@
 //!   has been quiet for `min_sstable_age`, instead of starting as soon as the estimate is over
 //!   the goal — this is what keeps its write amplification low; but it goes at once when all
 //!   runs together exceed the largest run by more than 1.5 × the goal's excess
-//!   (`Σ runs / largest run > 1 + 1.5 × (goal − 1)`, [`URGENT_EXCESS`]), whatever the two-tier
+//!   (`Σ runs / largest run > 1 + 1.5 × (goal − 1)`, `URGENT_EXCESS`), whatever the two-tier
 //!   estimate says;
 //! * it may run next to jobs on other runs (ScyllaDB waits for an idle table, which lets the
 //!   live set drift far past the goal under sustained writes), but never while the table's

@@ -93,7 +93,7 @@ pub fn estimated_pending(set: &[SSTableInfo], common: &CommonOptions, t: &TierOp
     common::tiered_pending(&all, t, common)
 }
 
-/// Σ Si·log4(T/Si) over sstables in tiers of ≥ `min_threshold` (see [`common::tiered_backlog`]).
+/// Σ Si·log4(T/Si) over sstables in tiers of ≥ `min_threshold` (see `common::tiered_backlog`).
 pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, t: &TierOptions) -> f64 {
     let all: Vec<&SSTableInfo> = set.iter().collect();
     let total = set.iter().map(|s| s.data_bytes).sum();
