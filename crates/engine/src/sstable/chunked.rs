@@ -941,40 +941,65 @@ mod tests {
         all
     }
 
+    /// Writes 200 KiB of structured data in 4 KiB chunks with `codec`, then reads every chunk
+    /// in order through one 32 KiB window, mapped or not: (the data, what was read back, the
+    /// bytes each read reported, the compressed length, and the reader, window and
+    /// decompressor for more reads).
+    #[allow(clippy::type_complexity)]
+    fn read_sequentially(
+        codec: Codec,
+        mapped: bool,
+    ) -> (
+        Vec<u8>,
+        Vec<u8>,
+        Vec<u64>,
+        u64,
+        (
+            tempfile::NamedTempFile,
+            ChunkedReader,
+            ReadWindow,
+            Compressor,
+        ),
+    ) {
+        let params = CompressionParams {
+            codec,
+            chunk_length: 4 * KIB,
+            crc_check_chance: 1.0,
+        };
+        let data = structured(200 * 1024 + 13, 9);
+        let (tmp, s) = write_file(&data, &params);
+        let r = reader(&tmp, &s, &params)
+            .unwrap()
+            .map_sequential_reads(mapped);
+        let mut window = ReadWindow::new(32 * 1024);
+        let mut dec = Compressor::new(codec);
+        let (mut all, mut out, mut reads) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..r.chunk_count() {
+            reads.push(
+                r.read_chunk_ahead(i, &mut window, &mut dec, &mut out)
+                    .unwrap(),
+            );
+            all.extend_from_slice(&out);
+        }
+        (data, all, reads, s.compressed_len, (tmp, r, window, dec))
+    }
+
     #[test]
     fn read_ahead_matches_single_chunk_reads_and_reads_once_per_window() {
         for codec in codecs() {
-            let params = CompressionParams {
-                codec,
-                chunk_length: 4 * KIB,
-                crc_check_chance: 1.0,
-            };
-            let data = structured(200 * 1024 + 13, 9);
-            let (tmp, s) = write_file(&data, &params);
-            let r = reader(&tmp, &s, &params)
-                .unwrap()
-                .map_sequential_reads(false);
-            let mut window = ReadWindow::new(32 * 1024);
-            let mut dec = Compressor::new(codec);
-            let (mut all, mut out, mut read, mut syscalls) = (Vec::new(), Vec::new(), 0, 0);
-            for i in 0..r.chunk_count() {
-                let n = r
-                    .read_chunk_ahead(i, &mut window, &mut dec, &mut out)
-                    .unwrap();
-                if n > 0 {
-                    syscalls += 1;
-                }
-                read += n;
-                all.extend_from_slice(&out);
-            }
+            let (data, all, reads, compressed_len, (_tmp, r, mut window, mut dec)) =
+                read_sequentially(codec, false);
             assert_eq!(all, data, "{codec:?}");
-            assert!(read >= s.compressed_len, "every byte is read at least once");
-            let windows = s.compressed_len.div_ceil(32 * 1024) as usize;
+            let read: u64 = reads.iter().sum();
+            assert!(read >= compressed_len, "every byte is read at least once");
+            let syscalls = reads.iter().filter(|&&n| n > 0).count();
+            let windows = compressed_len.div_ceil(32 * 1024) as usize;
             assert!(
                 syscalls <= windows + 1,
                 "{syscalls} reads for {windows} windows"
             );
-            // Going back re-reads; a damaged chunk is reported at its offset.
+            // Going back re-reads.
+            let mut out = Vec::new();
             assert!(
                 r.read_chunk_ahead(0, &mut window, &mut dec, &mut out)
                     .unwrap()
@@ -986,29 +1011,17 @@ mod tests {
     #[test]
     fn mapped_sequential_reads_match_and_count_each_chunk_once() {
         for codec in codecs() {
-            let params = CompressionParams {
-                codec,
-                chunk_length: 4 * KIB,
-                crc_check_chance: 1.0,
-            };
-            let data = structured(200 * 1024 + 13, 9);
-            let (tmp, s) = write_file(&data, &params);
-            let r = reader(&tmp, &s, &params)
-                .unwrap()
-                .map_sequential_reads(true);
-            let mut window = ReadWindow::new(32 * 1024);
-            let mut dec = Compressor::new(codec);
-            let (mut all, mut out, mut read) = (Vec::new(), Vec::new(), 0);
-            for i in 0..r.chunk_count() {
-                read += r
-                    .read_chunk_ahead(i, &mut window, &mut dec, &mut out)
-                    .unwrap();
-                all.extend_from_slice(&out);
-            }
+            let (data, all, reads, compressed_len, (_tmp, r, mut window, mut dec)) =
+                read_sequentially(codec, true);
             assert!(window.map.is_some(), "{codec:?}: the file was not mapped");
             assert_eq!(all, data, "{codec:?}");
-            assert_eq!(read, s.compressed_len, "{codec:?}: bytes read");
+            assert_eq!(
+                reads.iter().sum::<u64>(),
+                compressed_len,
+                "{codec:?}: bytes read"
+            );
             // Out of order too (a cursor that goes back).
+            let mut out = Vec::new();
             r.read_chunk_ahead(0, &mut window, &mut dec, &mut out)
                 .unwrap();
             assert_eq!(out, &data[..4 * KIB as usize]);

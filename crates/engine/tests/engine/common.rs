@@ -44,3 +44,24 @@ pub fn insert(b: i32, value: &str, ts: i64) -> Partition {
     );
     p
 }
+
+/// Runs this test binary again as a crash child: only the test `child` (a module path such as
+/// `crash_sigkill::crash_child`), with `env` set to `dir:round` so it knows where to write,
+/// its stdout piped (the child reports progress there) and its stderr dropped.
+pub fn spawn_crash_child(
+    child: &str,
+    env: &str,
+    dir: &std::path::Path,
+    round: u32,
+) -> (std::process::Child, std::process::ChildStdout) {
+    let exe = std::env::current_exe().unwrap();
+    let mut c = std::process::Command::new(exe)
+        .args(["--exact", child, "--nocapture", "--test-threads=1"])
+        .env(env, format!("{}:{round}", dir.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = c.stdout.take().unwrap();
+    (c, stdout)
+}

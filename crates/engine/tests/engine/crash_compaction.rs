@@ -21,7 +21,6 @@ use common::*;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -131,24 +130,16 @@ fn compaction_survives_sigkill_without_loss_or_resurrection() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let mut expect: BTreeMap<i32, Expect> = BTreeMap::new();
     let mut interrupted = 0;
     for round in 0..12 {
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash_compaction::crash_compaction_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, format!("{}:{round}", dir.path().display()))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
+        let (mut child, stdout) = spawn_crash_child(
+            "crash_compaction::crash_compaction_child",
+            CHILD_ENV,
+            dir.path(),
+            round,
+        );
         let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {

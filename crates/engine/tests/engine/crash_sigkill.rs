@@ -14,7 +14,6 @@ use cairn_engine::{Database, DatabaseConfig, ReadCommand};
 use common::*;
 use rand::{Rng, SeedableRng};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 const CHILD_ENV: &str = "CAIRN_CRASH_CHILD";
@@ -74,23 +73,11 @@ fn acknowledged_writes_survive_sigkill() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let mut acked: Vec<(i32, i32)> = Vec::new();
     for round in 0..20 {
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash_sigkill::crash_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, format!("{}:{round}", dir.path().display()))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
+        let (mut child, stdout) =
+            spawn_crash_child("crash_sigkill::crash_child", CHILD_ENV, dir.path(), round);
         let reader = std::thread::spawn(move || {
             let mut got = Vec::new();
             for line in BufReader::new(stdout).lines() {
