@@ -569,6 +569,10 @@ impl Client {
                 conns.push(c);
             }
         }
+        if conns.is_empty() {
+            // `next` indexes the connections: a client without any is refused here.
+            return Err("no node to connect to".into());
+        }
         Ok(Client {
             conns,
             next: AtomicUsize::new(0),
