@@ -116,8 +116,12 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    // The primitives below are forced inline: the row decoder calls them for every field, and
+    // out of line each returns its `Result` through memory, which the caller then reloads
+    // (about 2 % of a full LZ4 scan, `docs/benchmarks.md`).
+
     /// Reads one byte.
-    #[inline]
+    #[inline(always)]
     pub fn u8(&mut self) -> DecodeResult<u8> {
         let b = *self
             .buf
@@ -128,7 +132,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads `n` raw bytes.
-    #[inline]
+    #[inline(always)]
     pub fn raw(&mut self, n: usize) -> DecodeResult<&'a [u8]> {
         let end = self
             .pos
@@ -157,7 +161,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads an unsigned varint.
-    #[inline]
+    #[inline(always)]
     pub fn uvarint(&mut self) -> DecodeResult<u64> {
         // Most varints here (deltas, lengths, flags) fit one byte.
         if let Some(&b) = self.buf.get(self.pos) {
@@ -182,7 +186,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads an unsigned varint that must fit `u32`.
-    #[inline]
+    #[inline(always)]
     pub fn uvarint32(&mut self) -> DecodeResult<u32> {
         let start = self.pos;
         let v = self.uvarint()?;
@@ -193,7 +197,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a length that must fit in the remaining buffer.
-    #[inline]
+    #[inline(always)]
     pub fn len(&mut self) -> DecodeResult<usize> {
         let start = self.pos;
         let v = self.uvarint()?;
@@ -207,14 +211,14 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a zig-zag signed varint.
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self) -> DecodeResult<i64> {
         let u = self.uvarint()?;
         Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
     }
 
     /// Reads a length-prefixed byte string.
-    #[inline]
+    #[inline(always)]
     pub fn bytes(&mut self) -> DecodeResult<Bytes> {
         let n = self.len()?;
         let start = self.pos;
@@ -271,6 +275,8 @@ fn put_cell(out: &mut Vec<u8>, cell: &Cell, base: i64, extra_flags: u8) {
     }
 }
 
+/// Decodes a cell after its flags byte (inlined into the row decoder, as the primitives are).
+#[inline(always)]
 fn get_cell_body(d: &mut Decoder<'_>, flags: u8, base: i64) -> DecodeResult<Cell> {
     let timestamp = d.varint()?.wrapping_add(base);
     if flags & CELL_TOMBSTONE != 0 {
