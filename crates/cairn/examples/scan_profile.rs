@@ -116,6 +116,7 @@ fn main() -> anyhow::Result<()> {
     let (mut raw_cpu, mut raw_wall, mut scan_cpu, mut scan_wall) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut raw2_cpu = Vec::new();
+    let mut raw3_cpu = Vec::new();
     let mut out = Vec::with_capacity(chunk);
     for _ in 0..reps {
         if !scan_only {
@@ -136,6 +137,17 @@ fn main() -> anyhow::Result<()> {
                     .map_err(|e| anyhow::anyhow!("{e:?}"))?;
             }
             raw2_cpu.push(thread_cpu() - c0);
+            // The same with a CRC32 over each compressed chunk first, as every engine read.
+            let c0 = thread_cpu();
+            let mut sum = 0u32;
+            for (piece, comp) in stream.chunks(chunk).zip(&compressed) {
+                sum ^= crc32fast::hash(comp);
+                let d = &mut dst[..piece.len()];
+                c.decompress_into(comp, d)
+                    .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            }
+            std::hint::black_box(sum);
+            raw3_cpu.push(thread_cpu() - c0);
         }
 
         let (t0, c0) = (Instant::now(), thread_cpu());
@@ -194,6 +206,13 @@ fn main() -> anyhow::Result<()> {
             r2m * 1e3,
             100.0 * r2 / sc,
             100.0 * r2m / scm
+        );
+        let (r3, r3m) = stats(raw3_cpu);
+        println!(
+            "raw + crc32: cpu min {:.2} ms ({:.0} MB/s) med {:.2}",
+            r3 * 1e3,
+            mb / r3,
+            r3m * 1e3
         );
         println!(
             "scan/raw: cpu-min {:.1}% cpu-med {:.1}% wall-min {:.1}% wall-med {:.1}%",
