@@ -899,6 +899,15 @@ mod tests {
         v
     }
 
+    /// Every read verifies the CRC (`crc_check_chance` 1), chunks of `kb` KiB.
+    fn params(codec: Codec, kb: u32) -> CompressionParams {
+        CompressionParams {
+            codec,
+            chunk_length: kb * KIB,
+            crc_check_chance: 1.0,
+        }
+    }
+
     fn write_file(
         data: &[u8],
         params: &CompressionParams,
@@ -965,11 +974,7 @@ mod tests {
             Compressor,
         ),
     ) {
-        let params = CompressionParams {
-            codec,
-            chunk_length: 4 * KIB,
-            crc_check_chance: 1.0,
-        };
+        let params = params(codec, 4);
         let data = structured(200 * 1024 + 13, 9);
         let (tmp, s) = write_file(&data, &params);
         let r = reader(&tmp, &s, &params)
@@ -1068,11 +1073,7 @@ mod tests {
     fn round_trip_every_codec_and_chunk_size() {
         for codec in codecs() {
             for kb in [1u32, 4, 16, 64, 128] {
-                let params = CompressionParams {
-                    codec,
-                    chunk_length: kb * KIB,
-                    crc_check_chance: 1.0,
-                };
+                let params = params(codec, kb);
                 // Not a multiple of the chunk length, so the last chunk is short.
                 let len = (kb * KIB) as usize * 5 + 777;
                 for data in [structured(len, 1), random(len, 2)] {
@@ -1136,11 +1137,7 @@ mod tests {
     #[test]
     fn real_files_stay_under_three_bytes_per_chunk() {
         for kb in [1u32, 4, 16, 64, 128] {
-            let params = CompressionParams {
-                codec: Codec::Lz4,
-                chunk_length: kb * KIB,
-                crc_check_chance: 1.0,
-            };
+            let params = params(Codec::Lz4, kb);
             // 256 chunks each.
             let len = (kb * KIB) as usize * 256;
             for data in [structured(len, 5), random(len, 6)] {
@@ -1217,11 +1214,7 @@ mod tests {
     #[test]
     fn flipped_byte_names_the_chunk_and_spares_the_others() {
         for codec in codecs() {
-            let params = CompressionParams {
-                codec,
-                chunk_length: 4 * KIB,
-                crc_check_chance: 1.0,
-            };
+            let params = params(codec, 4);
             let data = structured(4 * 4096 + 100, 8);
             let (tmp, s) = write_file(&data, &params);
             let (off, len) = s.offsets.chunk_range(2).unwrap();
@@ -1254,11 +1247,7 @@ mod tests {
     fn bad_compressed_data_with_good_crc_is_decompress_error() {
         // A chunk whose CRC matches but whose contents do not decompress (a writer bug, or a
         // codec mismatch) must say Decompress at the chunk's offset.
-        let params = CompressionParams {
-            codec: Codec::Lz4,
-            chunk_length: 4 * KIB,
-            crc_check_chance: 1.0,
-        };
+        let params = params(Codec::Lz4, 4);
         let data = random(3 * 4096, 1);
         let (tmp, s) = write_file(&data, &params);
         let (off, _) = s.offsets.chunk_range(1).unwrap();
@@ -1335,11 +1324,7 @@ mod tests {
     fn reader_is_shared_across_threads() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<ChunkedReader>();
-        let params = CompressionParams {
-            codec: Codec::Zstd { level: 1 },
-            chunk_length: 4 * KIB,
-            crc_check_chance: 1.0,
-        };
+        let params = params(Codec::Zstd { level: 1 }, 4);
         let data = structured(64 * 4096, 12);
         let (tmp, s) = write_file(&data, &params);
         let r = Arc::new(reader(&tmp, &s, &params).unwrap());
