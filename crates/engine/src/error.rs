@@ -170,6 +170,17 @@ pub enum Error {
     /// The database is shutting down or a background thread failed; no new work is accepted.
     #[error("the engine is closed")]
     Closed,
+    /// A snapshot with this tag already exists for a table it was asked of (Cassandra's
+    /// text).
+    #[error("Snapshot {tag} already exists.")]
+    SnapshotExists { tag: String },
+    /// A snapshot tag that cannot name a snapshot directory.
+    #[error("invalid snapshot name '{tag}': {reason}")]
+    InvalidSnapshotTag { tag: String, reason: &'static str },
+    /// A file in a table's `upload/` directory that `refresh` will not load; nothing was
+    /// loaded.
+    #[error("cannot load {}: {problem}", path.display())]
+    Unloadable { path: PathBuf, problem: LoadProblem },
     /// Inside [`crate::io::nonblocking`], the operation would have waited (a read missing the
     /// page cache, full memtables, a commitlog sync). Nothing was changed: retry it on a
     /// thread that may block.
@@ -203,6 +214,38 @@ impl Error {
                 Some(libc::ENOSPC) | Some(libc::EDQUOT)
             ),
             _ => false,
+        }
+    }
+}
+
+/// Why `refresh` refuses a file of `upload/` (see [`Error::Unloadable`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LoadProblem {
+    /// Not a component of a Cairn sstable (another database's file, or a stray one).
+    NotCairnSSTable,
+    /// The sstable lacks a component (the missing file's name).
+    MissingComponent(String),
+    /// The sstable has no statistics header recording its columns (written before Cairn
+    /// recorded them), so it cannot be checked against the table.
+    NoHeader,
+    /// The sstable was written for a table whose columns differ (the text says how).
+    Incompatible { table: String, reason: String },
+}
+
+impl std::fmt::Display for LoadProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadProblem::NotCairnSSTable => {
+                f.write_str("not a component of a Cairn sstable (ca-<generation>-<component>)")
+            }
+            LoadProblem::MissingComponent(c) => write!(f, "its sstable has no {c}"),
+            LoadProblem::NoHeader => f.write_str(
+                "the sstable does not record its columns (written by an older Cairn), so it cannot be checked against the table",
+            ),
+            LoadProblem::Incompatible { table, reason } => {
+                write!(f, "the sstable was not written for a table like {table}: {reason}")
+            }
         }
     }
 }

@@ -399,6 +399,182 @@ impl TableSchema {
 /// The schema file's name inside a table directory.
 pub const SCHEMA_FILE: &str = "schema.cairn";
 
+/// Prefix of the [`TableOptions::extra`] entries that record dropped columns:
+/// `dropped_column.<name>` → `<id>|<dropped at, µs>|<type>`. The CQL layer writes them when a
+/// column is dropped; the engine reads them to know which column ids were ever used, since an
+/// id is never reused (a dropped column's old cells would come back under a new column).
+pub const DROPPED_COLUMN_PREFIX: &str = "dropped_column.";
+
+/// A column dropped from a table (`system_schema.dropped_columns`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedColumn {
+    /// Name.
+    pub name: String,
+    /// The id its cells carry.
+    pub id: ColumnId,
+    /// When it was dropped (µs).
+    pub dropped_at: i64,
+    /// Its type.
+    pub ty: String,
+}
+
+impl TableOptions {
+    /// The columns dropped from the table, as recorded in `extra` (malformed entries are
+    /// skipped: they cannot have been written by the CQL layer).
+    pub fn dropped_columns(&self) -> Vec<DroppedColumn> {
+        self.extra
+            .iter()
+            .filter_map(|(k, v)| {
+                let name = k.strip_prefix(DROPPED_COLUMN_PREFIX)?;
+                let mut it = v.splitn(3, '|');
+                Some(DroppedColumn {
+                    name: name.to_string(),
+                    id: it.next()?.parse().ok()?,
+                    dropped_at: it.next()?.parse().ok()?,
+                    ty: it.next()?.to_string(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// What an sstable records of the schema it was written with (Cassandra's
+/// `SerializationHeader`): every column id its cells may carry — the live columns and the
+/// dropped ones — with name, type and role. Loading an sstable into a table (`refresh`)
+/// checks it against the table's schema, so that cells are never read as another column's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SerializationHeader {
+    /// Live columns, then dropped ones.
+    pub columns: Vec<HeaderColumn>,
+}
+
+/// A key column as [`SerializationHeader::check_compatible`] compares them.
+type KeyColumn<'a> = (ColumnKind, &'a str, String, Order);
+
+/// One column of a [`SerializationHeader`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderColumn {
+    /// Column id (what cells carry).
+    pub id: ColumnId,
+    /// Name.
+    pub name: String,
+    /// Type, as [`CqlType::name`] spells it.
+    pub ty: String,
+    /// Role (a dropped column is recorded as `Regular`).
+    pub kind: ColumnKind,
+    /// Clustering order (clustering columns only).
+    pub order: Order,
+    /// True for a column dropped before the sstable was written.
+    pub dropped: bool,
+}
+
+impl SerializationHeader {
+    /// The header of sstables written under `schema`.
+    pub fn of(schema: &TableSchema) -> SerializationHeader {
+        let mut columns: Vec<HeaderColumn> = schema
+            .columns
+            .iter()
+            .map(|c| HeaderColumn {
+                id: c.id,
+                name: c.name.clone(),
+                ty: c.ty.name(),
+                kind: c.kind,
+                order: c.order,
+                dropped: false,
+            })
+            .collect();
+        for d in schema.options.dropped_columns() {
+            if columns.iter().any(|c| c.id == d.id) {
+                continue;
+            }
+            columns.push(HeaderColumn {
+                id: d.id,
+                name: d.name,
+                ty: d.ty,
+                kind: ColumnKind::Regular,
+                order: Order::Asc,
+                dropped: true,
+            });
+        }
+        SerializationHeader { columns }
+    }
+
+    /// Checks that an sstable written with this header can be read as part of a table with
+    /// `schema`: the same key columns (names, types, order), and every other column id the
+    /// sstable may hold is a column of the table — live or dropped — with the same name and
+    /// type, so no cell is ever read as another column's. Columns the table added since are
+    /// fine. `Err` says what differs, for the operator.
+    pub fn check_compatible(&self, schema: &TableSchema) -> std::result::Result<(), String> {
+        let is_key = |k: ColumnKind| matches!(k, ColumnKind::PartitionKey | ColumnKind::Clustering);
+        let ours: Vec<KeyColumn<'_>> = self
+            .columns
+            .iter()
+            .filter(|c| is_key(c.kind))
+            .map(|c| (c.kind, c.name.as_str(), c.ty.clone(), c.order))
+            .collect();
+        let theirs: Vec<KeyColumn<'_>> = schema
+            .columns
+            .iter()
+            .filter(|c| is_key(c.kind))
+            .map(|c| (c.kind, c.name.as_str(), c.ty.name(), c.order))
+            .collect();
+        if ours != theirs {
+            let show = |cols: &[KeyColumn<'_>]| {
+                cols.iter()
+                    .map(|(k, n, t, o)| match k {
+                        ColumnKind::Clustering if *o == Order::Desc => {
+                            format!("{n} {t} (clustering DESC)")
+                        }
+                        ColumnKind::Clustering => format!("{n} {t} (clustering)"),
+                        _ => format!("{n} {t} (partition key)"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return Err(format!(
+                "its primary key is [{}], the table's is [{}]",
+                show(&ours),
+                show(&theirs)
+            ));
+        }
+        let dropped = schema.options.dropped_columns();
+        for c in self
+            .columns
+            .iter()
+            .filter(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Static))
+        {
+            let live = schema.column_by_id(c.id);
+            let matches = match live {
+                Some(l) => {
+                    l.name == c.name && l.ty.name() == c.ty && (c.dropped || l.kind == c.kind)
+                }
+                None => dropped
+                    .iter()
+                    .any(|d| d.id == c.id && d.name == c.name && d.ty == c.ty),
+            };
+            if !matches {
+                let what = match live {
+                    Some(l) => format!(
+                        "the table's column {} is '{}' {}",
+                        c.id,
+                        l.name,
+                        l.ty.name()
+                    ),
+                    None => format!("the table has no column {}", c.id),
+                };
+                return Err(format!(
+                    "its column {} is '{}' {}{}, but {what}",
+                    c.id,
+                    c.name,
+                    c.ty,
+                    if c.dropped { " (dropped)" } else { "" },
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn string(d: &mut Decoder<'_>) -> crate::model::codec::DecodeResult<String> {
     let at = d.position();
     let b = d.bytes()?;

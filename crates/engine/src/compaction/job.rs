@@ -284,6 +284,7 @@ pub fn run(env: &JobEnv<'_>, job: &Job) -> Result<JobReport> {
             .unwrap_or((0, 0)),
     );
     opts.purpose = WriteKind::Compaction;
+    opts.header = Some(crate::schema::SerializationHeader::of(&schema));
 
     let mut out = Outputs {
         env,

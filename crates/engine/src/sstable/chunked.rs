@@ -759,6 +759,56 @@ impl ChunkedReader {
         crate::io::read_exact_at(&self.file, &self.path, buf, offset)
     }
 
+    /// Reads the whole file once, front to back in `buf_size` reads (`pread`, never a map:
+    /// the file may not be a published one), and checks every chunk's CRC; also that the
+    /// file ends where the last chunk does. Returns the bytes read. Nothing is decompressed:
+    /// a chunk whose CRC holds is the chunk the writer wrote.
+    pub fn verify_checksums(&self, buf_size: usize) -> Result<u64> {
+        let total = self.offsets.total_len();
+        let file_len = self.file.metadata().with_path(&self.path)?.len();
+        if file_len != total {
+            return Err(Error::corruption(
+                &self.path,
+                total.min(file_len),
+                CorruptionKind::Invalid("data file length (bytes after the last chunk)"),
+            ));
+        }
+        let mut buf = vec![0u8; buf_size.max(1)];
+        // The file bytes in `buf`: [start, start + len).
+        let (mut start, mut len) = (0u64, 0usize);
+        let mut offset = 0u64;
+        for i in 0..self.offsets.chunk_count() {
+            let disk_len = match self.offsets.length(i) {
+                Some(l) if l >= CRC_LEN => l,
+                _ => {
+                    return Err(Error::corruption(
+                        &self.path,
+                        offset,
+                        CorruptionKind::Invalid("chunk length"),
+                    ))
+                }
+            };
+            let end = offset + u64::from(disk_len);
+            if end > start + len as u64 {
+                // Refill from this chunk on (a chunk bigger than the buffer grows it).
+                let want = ((total - offset) as usize).min(buf.len().max(disk_len as usize));
+                if buf.len() < want {
+                    buf.resize(want, 0);
+                }
+                let slot = buf.get_mut(..want).unwrap_or_default();
+                self.read_exact(slot, offset)?;
+                (start, len) = (offset, want);
+            }
+            let from = (offset - start) as usize;
+            let raw = buf
+                .get(from..from + disk_len as usize)
+                .ok_or_else(|| Error::corruption(&self.path, offset, CorruptionKind::Truncated))?;
+            self.verified_payload(offset, raw)?;
+            offset = end;
+        }
+        Ok(total)
+    }
+
     /// Verifies the CRC of chunk `i`'s on-disk bytes `raw` (read at `offset`) and decompresses
     /// them into `out`.
     fn decode_chunk(

@@ -240,6 +240,60 @@ impl SSTable {
         })
     }
 
+    /// Reads every byte of the streamed components once and checks every checksum the
+    /// format has — each data chunk's, each partition index page's and each clustering-block
+    /// index's (`open` checked the small components) — and that index entries are in key
+    /// order, point inside the data and span the sstable's first to last key. Errors name the
+    /// file and the offset. Returns the bytes read. `buf_size` is the data file's read size.
+    pub fn verify(&self, buf_size: usize) -> Result<u64> {
+        let mut bytes = self.data.verify_checksums(buf_size)?;
+        let mut prev: Option<Bytes> = None;
+        let mut entries = 0u64;
+        for r in &self.summary.pages {
+            let page = Page::read(&self.index_file, &self.index_path, r)?;
+            bytes += u64::from(r.len);
+            for (k, v) in &page.entries {
+                if prev.as_ref().is_some_and(|p| p >= k) {
+                    return Err(Error::corruption(
+                        &self.index_path,
+                        r.offset,
+                        CorruptionKind::Invalid("index keys out of order"),
+                    ));
+                }
+                let entry = self.parse_entry(k, v, r.offset)?;
+                if entries == 0 && entry.key != self.stats.first_key {
+                    return Err(Error::corruption(
+                        &self.index_path,
+                        r.offset,
+                        CorruptionKind::Invalid("first index key differs from the statistics'"),
+                    ));
+                }
+                if let Some(rows) = entry.rows_ref {
+                    let summary = self.read_rows_summary(rows, ReadKind::Other)?;
+                    bytes += u64::from(rows.1);
+                    for p in &summary.pages {
+                        Page::read(&self.rows_file, &self.rows_path, p)?;
+                        bytes += u64::from(p.len);
+                    }
+                }
+                prev = Some(k.clone());
+                entries += 1;
+            }
+        }
+        let last_ok = prev
+            .as_ref()
+            .and_then(decorated_from_index_key)
+            .is_some_and(|k| k == self.stats.last_key);
+        if entries != self.stats.partition_count || !last_ok {
+            return Err(Error::corruption(
+                &self.index_path,
+                0,
+                CorruptionKind::Invalid("index entries differ from the statistics"),
+            ));
+        }
+        Ok(bytes)
+    }
+
     /// Path of one of this sstable's components.
     pub fn path(&self, c: Component) -> PathBuf {
         component_path(&self.dir, self.generation, c)

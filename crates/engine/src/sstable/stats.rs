@@ -8,8 +8,10 @@
 
 use super::histogram::{EstimatedHistogram, TombstoneHistogram};
 use crate::error::{CorruptionKind, Error, Result};
+use crate::model::clustering::Order;
 use crate::model::codec::{put_bytes, put_uvarint, put_varint, DecodeError, Decoder};
 use crate::model::DecoratedKey;
+use crate::schema::{ColumnKind, HeaderColumn, SerializationHeader};
 use bytes::Bytes;
 use std::path::Path;
 
@@ -74,6 +76,9 @@ pub struct SSTableStats {
     pub created_at: u64,
     /// Base of the timestamp deltas in the data stream.
     pub timestamp_base: i64,
+    /// The columns of the schema the sstable was written with (`None` in sstables written
+    /// before Cairn recorded it; `refresh` refuses those, having nothing to check them by).
+    pub header: Option<SerializationHeader>,
 }
 
 impl SSTableStats {
@@ -108,6 +113,7 @@ impl SSTableStats {
             commitlog_upper: (0, 0),
             created_at: 0,
             timestamp_base: 0,
+            header: None,
         }
     }
 
@@ -173,6 +179,22 @@ impl SSTableStats {
         }
         put_uvarint(&mut out, self.created_at);
         put_varint(&mut out, self.timestamp_base);
+        // Added after the first format: absent means no header.
+        if let Some(h) = &self.header {
+            put_uvarint(&mut out, h.columns.len() as u64);
+            for c in &h.columns {
+                put_uvarint(&mut out, u64::from(c.id));
+                put_bytes(&mut out, c.name.as_bytes());
+                put_bytes(&mut out, c.ty.as_bytes());
+                out.push(match c.kind {
+                    ColumnKind::PartitionKey => 0,
+                    ColumnKind::Clustering => 1,
+                    ColumnKind::Static => 2,
+                    ColumnKind::Regular => 3,
+                });
+                out.push(u8::from(c.order == Order::Desc) | (u8::from(c.dropped) << 1));
+            }
+        }
         out
     }
 
@@ -227,8 +249,49 @@ impl SSTableStats {
             s.commitlog_upper = (d.uvarint()?, d.uvarint32()?);
             s.created_at = d.uvarint()?;
             s.timestamp_base = d.varint()?;
+            if !d.is_empty() {
+                s.header = Some(decode_header(&mut d)?);
+            }
             Ok(s)
         })();
         r.map_err(|e| Error::corruption(path, e.offset as u64, e.kind))
     }
+}
+
+fn decode_header(d: &mut Decoder<'_>) -> std::result::Result<SerializationHeader, DecodeError> {
+    let text = |d: &mut Decoder<'_>| {
+        let at = d.position();
+        String::from_utf8(d.bytes()?.to_vec()).map_err(|_| DecodeError {
+            offset: at,
+            kind: CorruptionKind::Invalid("utf-8 column name or type"),
+        })
+    };
+    let n = d.len()?;
+    let mut columns = Vec::with_capacity(n.min(4096));
+    for _ in 0..n {
+        let id = d.uvarint32()?;
+        let name = text(d)?;
+        let ty = text(d)?;
+        let kind = match d.u8()? {
+            0 => ColumnKind::PartitionKey,
+            1 => ColumnKind::Clustering,
+            2 => ColumnKind::Static,
+            3 => ColumnKind::Regular,
+            _ => return Err(d.error(CorruptionKind::Invalid("header column kind"))),
+        };
+        let flags = d.u8()?;
+        columns.push(HeaderColumn {
+            id,
+            name,
+            ty,
+            kind,
+            order: if flags & 1 != 0 {
+                Order::Desc
+            } else {
+                Order::Asc
+            },
+            dropped: flags & 2 != 0,
+        });
+    }
+    Ok(SerializationHeader { columns })
 }

@@ -25,6 +25,7 @@ use crate::model::codec::{put_bytes, put_deletion, put_range_tombstone, put_row,
 use crate::model::{
     ClusteringKey, DecoratedKey, DeletionTime, Partition, RangeTombstone, Row, NO_DELETION_TIME,
 };
+use crate::schema::SerializationHeader;
 use bytes::Bytes;
 use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
@@ -57,6 +58,8 @@ pub struct WriterOptions {
     pub timestamp_base: i64,
     /// What the written bytes are counted as.
     pub purpose: WriteKind,
+    /// The columns recorded in statistics (see [`SerializationHeader`]).
+    pub header: Option<SerializationHeader>,
 }
 
 impl WriterOptions {
@@ -73,6 +76,7 @@ impl WriterOptions {
             commitlog_interval: ((0, 0), (0, 0)),
             timestamp_base: 0,
             purpose: WriteKind::Flush,
+            header: None,
         }
     }
 }
@@ -180,6 +184,7 @@ impl SSTableWriter {
         let bloom = BloomFilter::new(opts.expected_partitions.max(1), opts.bloom_fp_chance)?;
         let mut stats = SSTableStats::new(opts.level, opts.run_id);
         stats.timestamp_base = opts.timestamp_base;
+        stats.header = opts.header.clone();
         Ok(SSTableWriter {
             dir: dir.to_path_buf(),
             generation,
