@@ -20,6 +20,10 @@ use crate::model::mutation::{decode_batch, encode_batch};
 use crate::model::Mutation;
 use crate::read::{PartitionResult, ReadCommand, ScanIter};
 use crate::schema::{TableId, TableSchema};
+use crate::snapshot::{
+    self, RefreshReport, SchemaDescriber, Snapshot, SnapshotDetails, SnapshotOptions,
+    TableSnapshots,
+};
 use crate::table::{unknown, Table, TableStats};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::HashMap;
@@ -58,6 +62,12 @@ pub struct DatabaseConfig {
     /// (`auto`, `mmap`: true) or with `pread` (`standard`, `mmap_index_only`: false). Applies
     /// to the whole process ([`crate::sstable::chunked::set_map_sequential_reads`]).
     pub map_sequential_reads: bool,
+    /// `auto_snapshot`: snapshot a table (`dropped-<ms>-<table>`, `truncated-<ms>-<table>`)
+    /// before DROP TABLE, DROP KEYSPACE and TRUNCATE delete its data.
+    pub auto_snapshot: bool,
+    /// `incremental_backups`: link every flushed or loaded sstable into the table's
+    /// `backups/` (switched at run time with [`Database::set_incremental_backups`]).
+    pub incremental_backups: bool,
 }
 
 impl DatabaseConfig {
@@ -77,6 +87,8 @@ impl DatabaseConfig {
             flush_writers: 2,
             compaction: ManagerConfig::default(),
             map_sequential_reads: true,
+            auto_snapshot: true,
+            incremental_backups: false,
         }
     }
 }
@@ -114,12 +126,21 @@ struct Inner {
     closed: AtomicBool,
     last_flush_error: Mutex<Option<String>>,
     compaction: std::sync::OnceLock<CompactionManager>,
+    /// Every table directory's snapshots, dropped tables' included.
+    snapshots: snapshot::Registry,
+    /// The incremental-backup switch every table shares.
+    incremental_backups: Arc<AtomicBool>,
+    /// Prints `schema.cql` (set by the CQL layer).
+    describer: RwLock<Option<Arc<SchemaDescriber>>>,
+    /// Wakes the snapshot-expiry thread (to stop it).
+    expiry_wake: (Mutex<bool>, Condvar),
 }
 
 /// A Cairn database.
 pub struct Database {
     inner: Arc<Inner>,
     workers: Vec<std::thread::JoinHandle<()>>,
+    expiry: Option<std::thread::JoinHandle<()>>,
     recovery: RecoveryReport,
 }
 
@@ -131,6 +152,8 @@ impl Database {
         std::fs::create_dir_all(&config.commitlog_dir).with_path(&config.commitlog_dir)?;
         let mut tables = HashMap::default();
         let mut names = TableNames::default();
+        let registry = snapshot::Registry::default();
+        let backups = Arc::new(AtomicBool::new(config.incremental_backups));
         for ks in std::fs::read_dir(&config.data_dir).with_path(&config.data_dir)? {
             let ks = ks.with_path(&config.data_dir)?.path();
             if !ks.is_dir() {
@@ -139,9 +162,19 @@ impl Database {
             for t in std::fs::read_dir(&ks).with_path(&ks)? {
                 let t = t.with_path(&ks)?.path();
                 if !t.join(crate::schema::SCHEMA_FILE).exists() {
+                    // A dropped table's directory: finish deleting it, keep its snapshots.
+                    let name = t.file_name().map(|n| n.to_string_lossy().into_owned());
+                    if let Some((table, _)) = name.as_deref().and_then(snapshot::parse_table_dir) {
+                        if t.is_dir() && snapshot::finish_drop(&t)? {
+                            let ks_name = ks.file_name().map(|n| n.to_string_lossy().into_owned());
+                            let s = TableSnapshots::load(&t, &ks_name.unwrap_or_default(), table)?;
+                            registry.insert(Arc::new(s));
+                        }
+                    }
                     continue;
                 }
-                let table = Table::open(&t)?;
+                let table = Table::open(&t, Arc::clone(&backups))?;
+                registry.insert(Arc::clone(table.snapshots()));
                 let s = table.schema();
                 names.insert(&s.keyspace, &s.name, s.id);
                 tables.insert(s.id, Arc::new(table));
@@ -211,6 +244,10 @@ impl Database {
             closed: AtomicBool::new(false),
             last_flush_error: Mutex::new(None),
             compaction: std::sync::OnceLock::new(),
+            snapshots: registry,
+            incremental_backups: backups,
+            describer: RwLock::new(None),
+            expiry_wake: (Mutex::new(false), Condvar::new()),
         });
         let weak = Arc::downgrade(&inner);
         let mut manager_config = inner.config.compaction.clone();
@@ -243,9 +280,15 @@ impl Database {
                     .map_err(|e| Error::io("flush thread", e))
             })
             .collect::<Result<Vec<_>>>()?;
+        let weak = Arc::downgrade(&inner);
+        let expiry = std::thread::Builder::new()
+            .name("snapshot-ttl".into())
+            .spawn(move || expire_snapshots(&weak))
+            .map_err(|e| Error::io("snapshot expiry thread", e))?;
         Ok(Database {
             inner,
             workers,
+            expiry: Some(expiry),
             recovery,
         })
     }
@@ -264,14 +307,14 @@ impl Database {
                 table: schema.name.clone(),
             });
         }
-        let dir = self
-            .inner
-            .config
-            .data_dir
-            .join(&schema.keyspace)
-            .join(format!("{}-{:032x}", schema.name, schema.id));
+        let dir = self.table_dir(&schema);
         let id = schema.id;
-        let table = Arc::new(Table::create(&dir, schema)?);
+        let table = Arc::new(Table::create(
+            &dir,
+            schema,
+            Arc::clone(&self.inner.incremental_backups),
+        )?);
+        self.inner.snapshots.insert(Arc::clone(table.snapshots()));
         names.insert(&table.schema().keyspace, &table.schema().name, id);
         self.inner.tables.write().insert(id, Arc::clone(&table));
         Ok(table)
@@ -288,8 +331,40 @@ impl Database {
         Ok(())
     }
 
-    /// Drops a table: its data is deleted once readers release it.
+    /// Drops a table: its data is deleted once readers release it. With `auto_snapshot`, the
+    /// table is flushed and snapshotted (`dropped-<ms>-<table>`) first; its directory keeps
+    /// its snapshots and backups.
     pub fn drop_table(&self, keyspace: &str, name: &str) -> Result<()> {
+        let prefix = self.inner.config.auto_snapshot.then_some("dropped");
+        self.drop_table_with(keyspace, name, prefix).map(|_| ())
+    }
+
+    /// Drops a table, snapshotting it first as `<prefix>-<ms>-<table>` when `prefix` is
+    /// given. Returns the dropped table's directory and whether it remains (it keeps
+    /// snapshots or backups).
+    fn drop_table_with(
+        &self,
+        keyspace: &str,
+        name: &str,
+        snapshot_prefix: Option<&str>,
+    ) -> Result<(PathBuf, bool)> {
+        let t = self
+            .table(keyspace, name)
+            .ok_or_else(|| unknown(keyspace, name))?;
+        if let Some(prefix) = snapshot_prefix {
+            flush_table(&self.inner, &t)?;
+            let now = snapshot::now_ms();
+            let tag = snapshot::timestamped_tag(prefix, name, now);
+            let describer = self.inner.describer.read().clone();
+            snapshot::take(
+                std::slice::from_ref(&t),
+                &tag,
+                &SnapshotOptions::default(),
+                describer.as_deref(),
+                now,
+            )?;
+        }
+        drop(t);
         let id = self
             .inner
             .names
@@ -297,24 +372,68 @@ impl Database {
             .remove(keyspace, name)
             .ok_or_else(|| unknown(keyspace, name))?;
         let removed = self.inner.tables.write().remove(&id);
-        if let Some(t) = removed {
-            t.mark_all_deleted();
-            self.compaction().stop(Some(&t));
-            let deadline = std::time::Instant::now() + Duration::from_secs(30);
-            while t.compaction.lock().running > 0 && std::time::Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            self.inner.memtable_bytes.fetch_sub(
-                t.memtable_bytes()
-                    .min(self.inner.memtable_bytes.load(Ordering::Relaxed)),
-                Ordering::Relaxed,
-            );
-            self.inner.commitlog.forget_table(id);
-            let dir = t.dir().to_path_buf();
-            drop(t);
-            std::fs::remove_dir_all(&dir).with_path(&dir)?;
+        let Some(t) = removed else {
+            return Err(unknown(keyspace, name));
+        };
+        t.mark_all_deleted();
+        self.compaction().stop(Some(&t));
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while t.compaction.lock().running > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
         }
-        Ok(())
+        self.inner.memtable_bytes.fetch_sub(
+            t.memtable_bytes()
+                .min(self.inner.memtable_bytes.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
+        self.inner.commitlog.forget_table(id);
+        let dir = t.dir().to_path_buf();
+        drop(t);
+        let kept = snapshot::finish_drop(&dir)?;
+        if !kept {
+            self.inner.snapshots.remove(&dir);
+        }
+        Ok((dir, kept))
+    }
+
+    /// TRUNCATE: replaces the table by an empty one of the same schema under a new id (so
+    /// that the commitlog records of the old data, in segments not yet recycled, are never
+    /// replayed into it). With `auto_snapshot`, the data is flushed and snapshotted
+    /// (`truncated-<ms>-<table>`) first. The table's snapshots and backups move to the new
+    /// table's directory, where Cassandra users look for them.
+    pub fn truncate_table(&self, keyspace: &str, name: &str) -> Result<Arc<Table>> {
+        let t = self
+            .table(keyspace, name)
+            .ok_or_else(|| unknown(keyspace, name))?;
+        let mut schema = (*t.schema()).clone();
+        schema.id = crate::schema::rand_table_id();
+        drop(t);
+        let prefix = self.inner.config.auto_snapshot.then_some("truncated");
+        let (old_dir, kept) = self.drop_table_with(keyspace, name, prefix)?;
+        if kept {
+            let new_dir = self.table_dir(&schema);
+            std::fs::create_dir_all(&new_dir).with_path(&new_dir)?;
+            for sub in [snapshot::SNAPSHOTS_DIR, snapshot::BACKUPS_DIR] {
+                let from = old_dir.join(sub);
+                if from.exists() {
+                    let to = new_dir.join(sub);
+                    std::fs::rename(&from, &to).with_path(&to)?;
+                }
+            }
+            crate::io::sync_dir(&new_dir)?;
+            self.inner.snapshots.remove(&old_dir);
+            snapshot::finish_drop(&old_dir)?;
+        }
+        self.create_table(schema)
+    }
+
+    /// The directory of a table: `<data>/<keyspace>/<table>-<id as 32 hex digits>`.
+    fn table_dir(&self, schema: &TableSchema) -> PathBuf {
+        self.inner
+            .config
+            .data_dir
+            .join(&schema.keyspace)
+            .join(format!("{}-{:032x}", schema.name, schema.id))
     }
 
     /// A table by name.
@@ -544,6 +663,174 @@ impl Database {
     pub fn config(&self) -> &DatabaseConfig {
         &self.inner.config
     }
+
+    /// Sets what prints a table's `schema.cql` in its snapshots (the CQL layer does).
+    pub fn set_schema_describer(&self, describer: Arc<SchemaDescriber>) {
+        *self.inner.describer.write() = Some(describer);
+    }
+
+    /// `nodetool snapshot`: takes snapshot `tag` of `tables`, each flushed first unless
+    /// `opts.skip_flush`. Fails, before taking anything, if the tag is invalid or one of
+    /// them already has a snapshot by that name.
+    pub fn snapshot(&self, tables: &[Arc<Table>], tag: &str, opts: &SnapshotOptions) -> Result<()> {
+        snapshot::check_tag(tag)?;
+        if tables.iter().any(|t| t.snapshots().contains(tag)) {
+            return Err(Error::SnapshotExists {
+                tag: tag.to_string(),
+            });
+        }
+        if !opts.skip_flush {
+            for t in tables {
+                flush_table(&self.inner, t)?;
+            }
+        }
+        let describer = self.inner.describer.read().clone();
+        snapshot::take(tables, tag, opts, describer.as_deref(), snapshot::now_ms())?;
+        self.inner.expiry_wake.1.notify_all();
+        Ok(())
+    }
+
+    /// `nodetool listsnapshots`: every snapshot of every table directory — dropped tables'
+    /// included — by keyspace, table and tag, with its sizes.
+    pub fn list_snapshots(&self) -> Vec<SnapshotDetails> {
+        let tables = self.tables();
+        let mut out = Vec::new();
+        for s in self.inner.snapshots.all() {
+            s.forget_missing();
+            let live = tables.iter().find(|t| t.dir() == s.dir());
+            let mut gens: Vec<u64> = live
+                .map(|t| t.state().sstables.iter().map(|x| x.generation).collect())
+                .unwrap_or_default();
+            gens.sort_unstable();
+            let is_live = |g: u64| gens.binary_search(&g).is_ok();
+            for snap in s.list() {
+                out.push(SnapshotDetails {
+                    keyspace: s.keyspace().to_string(),
+                    table: s.table().to_string(),
+                    size_on_disk: snap.size_on_disk(),
+                    true_size: snap.true_size(&is_live),
+                    tag: snap.tag,
+                    created_at_ms: snap.created_at_ms,
+                    expires_at_ms: snap.expires_at_ms,
+                    ephemeral: snap.ephemeral,
+                    table_dropped: live.is_none(),
+                });
+            }
+        }
+        out.sort_by(|a, b| (&a.tag, &a.keyspace, &a.table).cmp(&(&b.tag, &b.keyspace, &b.table)));
+        out
+    }
+
+    /// `nodetool clearsnapshot`: removes the snapshots named `tag` (all of them when `None`)
+    /// of the tables of `keyspaces` (all when empty), only of table `table` when given —
+    /// dropped tables' included. A dropped table's directory goes with its last snapshot
+    /// (unless it holds backups). Returns how many table snapshots were removed.
+    pub fn clear_snapshots(
+        &self,
+        tag: Option<&str>,
+        keyspaces: &[String],
+        table: Option<&str>,
+    ) -> Result<usize> {
+        self.remove_snapshots(|s, snap| {
+            (keyspaces.is_empty() || keyspaces.iter().any(|k| k == s.keyspace()))
+                && table.is_none_or(|t| t == s.table())
+                && tag.is_none_or(|t| t == snap.tag)
+        })
+    }
+
+    /// Removes every snapshot `doomed` picks; see [`Database::clear_snapshots`].
+    fn remove_snapshots(
+        &self,
+        doomed: impl Fn(&TableSnapshots, &Snapshot) -> bool,
+    ) -> Result<usize> {
+        let live: Vec<PathBuf> = self
+            .tables()
+            .iter()
+            .map(|t| t.dir().to_path_buf())
+            .collect();
+        let mut removed = 0;
+        for s in self.inner.snapshots.all() {
+            for snap in s.list() {
+                if doomed(&s, &snap) && s.remove(&snap.tag)? {
+                    removed += 1;
+                }
+            }
+            if s.is_empty() && !live.iter().any(|d| d == s.dir()) && s.dir().exists() {
+                // A dropped table's directory: gone with its last snapshot, unless it holds
+                // backups.
+                if !snapshot::finish_drop(s.dir())? {
+                    self.inner.snapshots.remove(s.dir());
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    /// The true size of every snapshot (`/storage_service/snapshots/size/true`).
+    pub fn snapshots_true_size(&self) -> u64 {
+        self.list_snapshots().iter().map(|d| d.true_size).sum()
+    }
+
+    /// Turns incremental backups on or off (`nodetool enablebackup` / `disablebackup`).
+    pub fn set_incremental_backups(&self, on: bool) {
+        self.inner.incremental_backups.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether incremental backups are on (`nodetool statusbackup`).
+    pub fn incremental_backups(&self) -> bool {
+        self.inner.incremental_backups.load(Ordering::Relaxed)
+    }
+
+    /// `nodetool refresh`: verifies and loads the sstables in the table's `upload/`
+    /// directory (see [`snapshot::refresh`]).
+    pub fn refresh(&self, keyspace: &str, table: &str) -> Result<RefreshReport> {
+        let t = self
+            .table(keyspace, table)
+            .ok_or_else(|| unknown(keyspace, table))?;
+        let report = snapshot::refresh::load_uploaded(&t)?;
+        if !report.generations.is_empty() {
+            self.compaction().submit(&t);
+        }
+        Ok(report)
+    }
+}
+
+/// Removes expired snapshots (`nodetool snapshot --ttl`) until the database closes: wakes
+/// at the next expiry, at most a minute later, or when a snapshot is taken.
+fn expire_snapshots(inner: &std::sync::Weak<Inner>) {
+    loop {
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        if strong.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let now = snapshot::now_ms();
+        let mut next = now + 60_000;
+        for s in strong.snapshots.all() {
+            for snap in s.list() {
+                match snap.expires_at_ms {
+                    Some(at) if at <= now => {
+                        tracing::info!(tag = %snap.tag, dir = %s.dir().display(), "removing an expired snapshot");
+                        if let Err(e) = s.remove(&snap.tag) {
+                            tracing::warn!("could not remove expired snapshot {}: {e}", snap.tag);
+                        }
+                    }
+                    Some(at) => next = next.min(at),
+                    None => {}
+                }
+            }
+        }
+        let (lock, cv) = &strong.expiry_wake;
+        let mut stop = lock.lock();
+        if !*stop {
+            let wait = Duration::from_millis(u64::try_from(next - now).unwrap_or(0).max(10));
+            cv.wait_for(&mut stop, wait);
+        }
+        if *stop {
+            return;
+        }
+    }
 }
 
 /// A quick hash for the maps every request consults (keys are not attacker-chosen floods:
@@ -627,6 +914,14 @@ fn flush_worker(inner: &Arc<Inner>, rx: &Mutex<mpsc::Receiver<FlushJob>>) {
 impl Drop for Database {
     fn drop(&mut self) {
         self.inner.closed.store(true, Ordering::Relaxed);
+        {
+            let (lock, cv) = &self.inner.expiry_wake;
+            *lock.lock() = true;
+            cv.notify_all();
+        }
+        if let Some(t) = self.expiry.take() {
+            let _ = t.join();
+        }
         if let Some(m) = self.inner.compaction.get() {
             m.shutdown();
         }

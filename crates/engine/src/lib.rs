@@ -14,9 +14,10 @@ pub mod metrics;
 pub mod model;
 pub mod read;
 pub mod schema;
+pub mod snapshot;
 pub mod sstable;
 pub mod table;
 
 pub use database::{Database, DatabaseConfig, RecoveryReport};
-pub use error::{CorruptionKind, Error, OptionError, Result};
+pub use error::{CorruptionKind, Error, LoadProblem, OptionError, Result};
 pub use read::{PartitionResult, ReadCommand};

@@ -18,7 +18,8 @@ use crate::metrics::{
 };
 use crate::model::{DecoratedKey, Partition};
 use crate::read::{ReadCommand, Snapshot};
-use crate::schema::TableSchema;
+use crate::schema::{SerializationHeader, TableSchema};
+use crate::snapshot::store::{self as snapshot_store, TableSnapshots};
 use crate::sstable::format::{parse_generation, Component};
 use crate::sstable::histogram::EstimatedHistogram;
 use crate::sstable::reader::SSTable;
@@ -113,6 +114,12 @@ pub struct TableStats {
     pub bloom_false_positives: u64,
     /// In-memory sstable metadata: chunk offsets, index summaries, bloom filters.
     pub metadata_memory: (usize, usize, usize),
+    /// Bytes of every file of the table's snapshots.
+    pub snapshots_size_on_disk: u64,
+    /// Bytes only the table's snapshots keep on disk (Cassandra's "Space used by snapshots
+    /// (total)", its true snapshot size): files of sstables no longer live, and the
+    /// snapshots' own manifests and schemas.
+    pub snapshots_true_size: u64,
 }
 
 /// A table's compaction bookkeeping, owned by the compaction manager.
@@ -156,23 +163,38 @@ pub struct Table {
     pub compaction: Mutex<CompactionState>,
     dropped: AtomicBool,
     recovered_txn_logs: usize,
+    /// The table directory's snapshots (shared with the database's registry).
+    snapshots: Arc<TableSnapshots>,
+    /// Whether flushed and loaded sstables are linked into `backups/` (the database's
+    /// switch, shared by every table).
+    incremental_backups: Arc<AtomicBool>,
+    /// Held while `refresh` loads sstables into the table.
+    refresh_lock: Mutex<()>,
 }
 
 impl Table {
-    /// Creates a new table directory and its schema file.
-    pub fn create(dir: &Path, schema: TableSchema) -> Result<Table> {
-        std::fs::create_dir_all(dir).with_path(dir)?;
+    /// Creates a new table directory (with its `upload/` folder) and its schema file;
+    /// `incremental_backups` is the database's backup switch.
+    pub fn create(
+        dir: &Path,
+        schema: TableSchema,
+        incremental_backups: Arc<AtomicBool>,
+    ) -> Result<Table> {
+        let upload = dir.join(snapshot_store::UPLOAD_DIR);
+        std::fs::create_dir_all(&upload).with_path(&upload)?;
         schema.save(dir)?;
         if let Some(parent) = dir.parent() {
             crate::io::sync_dir(parent)?;
         }
-        Self::open(dir)
+        Self::open(dir, incremental_backups)
     }
 
     /// Opens a table directory: finishes or rolls back interrupted compactions, removes
-    /// uncommitted sstable files, opens committed ones.
-    pub fn open(dir: &Path) -> Result<Table> {
+    /// uncommitted sstable files, opens committed ones, reads its snapshots. New sstables are
+    /// numbered above every generation in the directory, its snapshots and its backups.
+    pub fn open(dir: &Path, incremental_backups: Arc<AtomicBool>) -> Result<Table> {
         let schema = TableSchema::load(dir)?;
+        let snapshots = Arc::new(TableSnapshots::load(dir, &schema.keyspace, &schema.name)?);
         let recovered_txn_logs = crate::compaction::txn::recover(dir)?.len();
         let io = Arc::new(IoCounters::default());
         let mut committed = Vec::new();
@@ -189,7 +211,9 @@ impl Table {
                 std::fs::remove_file(entry.path()).with_path(&entry.path())?;
             }
         }
-        let mut max_gen = 0;
+        let mut max_gen = snapshots
+            .max_generation()
+            .max(snapshot_store::max_backup_generation(dir)?);
         for (gen, path) in &all {
             max_gen = max_gen.max(*gen);
             if !committed.contains(gen) {
@@ -229,7 +253,25 @@ impl Table {
             compaction: Mutex::new(CompactionState::default()),
             dropped: AtomicBool::new(false),
             recovered_txn_logs,
+            snapshots,
+            incremental_backups,
+            refresh_lock: Mutex::new(()),
         })
+    }
+
+    /// The table directory's snapshots.
+    pub fn snapshots(&self) -> &Arc<TableSnapshots> {
+        &self.snapshots
+    }
+
+    /// Whether new sstables are linked into `backups/`.
+    pub fn incremental_backups(&self) -> bool {
+        self.incremental_backups.load(Ordering::Relaxed)
+    }
+
+    /// Serializes loads into the table (`refresh`).
+    pub fn refresh_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.refresh_lock.lock()
     }
 
     /// The table's schema.
@@ -342,6 +384,13 @@ impl Table {
             drop(st);
             let lower = durable_upto.unwrap_or(self.replay_floor);
             let written = self.write_memtable(&mem, (lower, pos))?;
+            if self.incremental_backups() {
+                // Before publishing: a crash in between finds the sstable live at restart
+                // (its TOC commits it) and already backed up.
+                for w in &written {
+                    snapshot_store::backup(&self.dir, w.generation)?;
+                }
+            }
             let mut ssts = Vec::with_capacity(written.len());
             for w in written {
                 ssts.push(Arc::new(SSTable::open(
@@ -412,6 +461,7 @@ impl Table {
         opts.commitlog_interval = (lower, lower);
         opts.run_id = crate::schema::rand_table_id();
         opts.purpose = WriteKind::Flush;
+        opts.header = Some(SerializationHeader::of(&schema));
         let mut out = Vec::with_capacity(fragments);
         // A full fragment is finished once the next one starts, when it is known not to be
         // the last.
@@ -570,6 +620,13 @@ impl Table {
         let io = &self.io;
         let req = &self.requests;
         let now = std::time::Instant::now();
+        let (snapshots_size_on_disk, snapshots_true_size) = if self.snapshots.is_empty() {
+            (0, 0)
+        } else {
+            let mut live: Vec<u64> = st.sstables.iter().map(|s| s.generation).collect();
+            live.sort_unstable();
+            self.snapshots.sizes(&|g| live.binary_search(&g).is_ok())
+        };
         Ok(TableStats {
             commitlog_bytes_written: io.written(WriteKind::Commitlog),
             flush_bytes_written: io.written(WriteKind::Flush),
@@ -604,6 +661,8 @@ impl Table {
             bloom_true_positives: io.bloom_true_positives(),
             bloom_false_positives: io.bloom_false_positives(),
             metadata_memory: mem,
+            snapshots_size_on_disk,
+            snapshots_true_size,
         })
     }
 }

@@ -194,14 +194,9 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         }
         Statement::Truncate(name) => {
             let ks = session.resolve(&name.keyspace)?;
-            let table = cat.require_table(&ks, &name.name)?;
-            // Recreate the table, under a new id so that commitlog records of the old data
-            // (still in segments not yet recycled) are never replayed into it.
-            let mut schema = (*table.schema()).clone();
-            schema.id = cairn_engine::schema::rand_table_id();
-            drop(table);
-            cat.db().drop_table(&ks, &name.name)?;
-            cat.db().create_table(schema)?;
+            cat.require_table(&ks, &name.name)?;
+            // The engine recreates the table under a new id (after `auto_snapshot`).
+            cat.db().truncate_table(&ks, &name.name)?;
             Ok(Outcome::Void)
         }
         Statement::CreateType(_) | Statement::AlterType(_) | Statement::DropType(_) => Err(
@@ -270,36 +265,13 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
 }
 
 /// Prefix of the `extra` options recording dropped columns: `id|dropped at (µs)|type`.
-const DROPPED_PREFIX: &str = "dropped_column.";
+const DROPPED_PREFIX: &str = cairn_engine::schema::DROPPED_COLUMN_PREFIX;
 
-/// A column dropped from a table (`system_schema.dropped_columns`).
-#[derive(Debug, Clone)]
-pub struct DroppedColumn {
-    /// Name.
-    pub name: String,
-    /// The id its cells carry.
-    pub id: u32,
-    /// When it was dropped (µs).
-    pub dropped_at: i64,
-    /// Its type.
-    pub ty: String,
-}
+pub use cairn_engine::schema::DroppedColumn;
 
 /// The columns dropped from a table.
 pub fn dropped_columns(o: &cairn_engine::schema::TableOptions) -> Vec<DroppedColumn> {
-    o.extra
-        .iter()
-        .filter_map(|(k, v)| {
-            let name = k.strip_prefix(DROPPED_PREFIX)?;
-            let mut it = v.splitn(3, '|');
-            Some(DroppedColumn {
-                name: name.to_string(),
-                id: it.next()?.parse().ok()?,
-                dropped_at: it.next()?.parse().ok()?,
-                ty: it.next()?.to_string(),
-            })
-        })
-        .collect()
+    o.dropped_columns()
 }
 
 fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {

@@ -156,6 +156,100 @@ pub fn table_statement(s: &TableSchema) -> String {
     out
 }
 
+/// A snapshot's `schema.cql`: the statements that recreate the table with the same column
+/// ids, so that `nodetool refresh` can load the snapshot's sstables into it. As Cassandra
+/// writes it: `CREATE TABLE IF NOT EXISTS` listing the dropped columns too, then `ALTER TABLE
+/// … DROP … USING TIMESTAMP …` for each; a column re-added after a drop comes back with
+/// `ALTER TABLE … ADD`. Statements run in column-id order, since ids are handed out in
+/// order. Unlike Cassandra's, there is no `WITH ID`: the table is recreated under a new id.
+pub fn schema_cql(s: &TableSchema) -> String {
+    use cairn_engine::schema::ColumnDef;
+    enum Event<'a> {
+        Live(&'a ColumnDef),
+        Dropped(&'a cairn_engine::schema::DroppedColumn, CqlType),
+    }
+    let dropped = s.options.dropped_columns();
+    let mut events: Vec<(u32, Event<'_>)> = s
+        .columns
+        .iter()
+        .filter(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Static))
+        .map(|c| (c.id, Event::Live(c)))
+        .collect();
+    for d in &dropped {
+        if let Some(ty) = CqlType::parse(&d.ty) {
+            if !s.columns.iter().any(|c| c.id == d.id) {
+                events.push((d.id, Event::Dropped(d, ty)));
+            }
+        }
+    }
+    events.sort_by_key(|(id, _)| *id);
+    let name = format!("{}.{}", quote(&s.keyspace), quote(&s.name));
+    let mut created = s.clone();
+    created
+        .columns
+        .retain(|c| matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering));
+    let mut after: Vec<String> = Vec::new();
+    // Names taken in the table as built so far, and the dropped columns still to drop.
+    let mut taken: Vec<&str> = Vec::new();
+    let mut to_drop: Vec<&cairn_engine::schema::DroppedColumn> = Vec::new();
+    for (id, e) in &events {
+        let (col_name, ty, kind) = match e {
+            Event::Live(c) => (c.name.as_str(), c.ty.clone(), c.kind),
+            Event::Dropped(d, ty) => (d.name.as_str(), ty.clone(), ColumnKind::Regular),
+        };
+        if let Some(pos) = to_drop.iter().position(|d| d.name == col_name) {
+            let d = to_drop.remove(pos);
+            after.push(format!(
+                "ALTER TABLE {name} DROP {} USING TIMESTAMP {};",
+                quote(&d.name),
+                d.dropped_at
+            ));
+        }
+        if after.is_empty() && !taken.contains(&col_name) {
+            created.columns.push(ColumnDef {
+                id: *id,
+                name: col_name.to_string(),
+                ty,
+                kind,
+                order: Order::Asc,
+            });
+        } else {
+            after.push(format!(
+                "ALTER TABLE {name} ADD {} {}{};",
+                quote(col_name),
+                ty.name(),
+                if kind == ColumnKind::Static {
+                    " static"
+                } else {
+                    ""
+                }
+            ));
+        }
+        taken.push(col_name);
+        if let Event::Dropped(d, _) = e {
+            to_drop.push(d);
+        }
+    }
+    for d in to_drop {
+        after.push(format!(
+            "ALTER TABLE {name} DROP {} USING TIMESTAMP {};",
+            quote(&d.name),
+            d.dropped_at
+        ));
+    }
+    let create = table_statement(&created);
+    let mut out = match create.strip_prefix("CREATE TABLE ") {
+        Some(rest) => format!("CREATE TABLE IF NOT EXISTS {rest}"),
+        None => create,
+    };
+    for stmt in after {
+        out.push('\n');
+        out.push_str(&stmt);
+    }
+    out.push('\n');
+    out
+}
+
 fn specs(with_statement: bool) -> Vec<ColumnSpec> {
     let mut cols = vec!["keyspace_name", "type", "name"];
     if with_statement {

@@ -107,7 +107,8 @@ fn job(inputs: Vec<u64>, max_output_bytes: u64, incremental: bool) -> Job {
     }
 }
 
-/// Files in the table directory that are neither live sstable components nor the schema.
+/// Files in the table directory that are neither live sstable components, the schema nor
+/// the (empty) `upload/` folder.
 fn stray_files(t: &Table) -> Vec<String> {
     let live = gens(t);
     std::fs::read_dir(t.dir())
@@ -115,6 +116,7 @@ fn stray_files(t: &Table) -> Vec<String> {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| {
             n != "schema.cairn"
+                && !(n == "upload" && std::fs::read_dir(t.dir().join(n)).unwrap().next().is_none())
                 && !live
                     .iter()
                     .any(|g| n.starts_with(&format!("ca-{g}-")) || n == &format!("ca-{g}-TOC.txt"))
