@@ -165,6 +165,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
             ))
         })??;
     let db = Arc::new(db);
+    // Snapshots record the CQL that recreates their table (`schema.cql`).
+    db.set_schema_describer(Arc::new(cairn_cql::exec::describe::schema_cql));
     let info = cairn_cql::exec::system::NodeInfo {
         cluster_name: cfg.cluster_name.clone(),
         listen_address: ip_bytes(native.ip()),

@@ -472,11 +472,13 @@ fn table_families(w: &mut Writer<'_>, tables: &[TableFigures]) {
             w.histogram(name, &t.labels, &get(t), export);
         }
     }
-    let gauges: [Gauge; 19] = [
+    let gauges: [Gauge; 21] = [
         ("column_family_live_sstable", "gauge", "Live sstables.", |t| t.stats.sstable_count as u64),
         ("column_family_live_disk_space", "gauge", "Bytes on disk of live sstables.", |t| t.stats.live_disk_bytes),
         ("column_family_total_disk_space", "gauge", "Bytes on disk of live sstables and of compacted ones not yet deleted.", |t| t.stats.total_disk_bytes),
         ("column_family_total_disk_space_before_compression", "gauge", "Uncompressed bytes of the live sstables' data.", |t| t.stats.uncompressed_data_bytes),
+        ("column_family_snapshots_size", "gauge", "Bytes only the table's snapshots keep on disk (their true size): files of sstables no longer live, and the snapshots' own files.", |t| t.stats.snapshots_true_size),
+        ("column_family_snapshots_size_on_disk", "gauge", "Bytes of every file of the table's snapshots, shared with live sstables or not.", |t| t.stats.snapshots_size_on_disk),
         ("column_family_memtable_live_data_size", "gauge", "Bytes of the memtable taking writes.", |t| t.stats.memtable_live_bytes),
         ("column_family_all_memtables_live_data_size", "gauge", "Bytes of all memtables (taking writes and being flushed).", |t| t.stats.memtable_bytes),
         ("column_family_memtable_switch", "counter", "Memtables flushed.", |t| t.stats.flushes),

@@ -171,7 +171,7 @@ fn value(s: &TableStats, c: &TableCompactionStats, metric: &str) -> Option<Json>
         "memtable_switch_count" => n(s.flushes),
         "estimated_row_count" | "estimated_partition_count" => n(s.partition_count_estimate),
         "pending_compactions" => n(c.pending),
-        "snapshots_size" => n(0),
+        "snapshots_size" => n(s.snapshots_true_size),
         "read" => n(s.read_latency.count()),
         "write" => n(s.write_latency.count()),
         "range_scans" => n(s.range_scans),

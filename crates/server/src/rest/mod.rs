@@ -35,6 +35,7 @@
 //! | GET | `/storage_service/{load, load_map, gossiping, native_transport, generation_number, operation_mode, tokens, tokens_endpoint, ownership[/{ks}], describe_ring/{ks}}`, `/gossiper/endpoint/{live, down}`, `/snitch/{datacenter, rack}`, `/system/{uptime_ms, memory}` | storage service ([`node_api`]) |
 //! | POST | `/cache_service/{invalidate_key_cache, invalidate_row_cache, invalidate_counter_cache}` | no-ops until the row cache exists |
 //! | GET | `/cache_service/metrics/{key, row, counter}/{entries, size, capacity, hits, requests, hit_rate}` | zeros until then |
+//! | GET, POST, DELETE | `/storage_service/snapshots`, `/storage_service/snapshots/size/true`, `/storage_service/sstables/{ks}`, `/storage_service/incremental_backups` | snapshots, refresh, backups ([`snapshots`]) |
 //!
 //! [`serve_with`] runs the same HTTP server with another handler: the Prometheus endpoint
 //! (`crate::metrics`) uses it on the metrics port.
@@ -46,6 +47,8 @@ pub mod json;
 pub mod node_api;
 pub mod nodetool;
 pub mod nodetool_reports;
+pub mod nodetool_snapshots;
+pub mod snapshots;
 
 use crate::config::Config;
 use crate::stall::{self, TaskKind};
@@ -530,6 +533,7 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request) -> Response {
             Response::ok(Json::Str(backend.node().partitioner).to_text())
         }
         _ if let Some(r) = node_api::handle(backend, req, &seg) => r,
+        _ if let Some(r) = snapshots::handle(backend, req, &seg) => r,
         _ if known_path(&seg) => {
             Response::error(405, format!("Method {m} not allowed for {}", req.path))
         }

@@ -8,6 +8,7 @@
 use super::client::{Client, ClientError};
 use super::json::Json;
 use super::nodetool_reports;
+use super::nodetool_snapshots;
 
 /// Default REST host.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -20,14 +21,21 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("compactionhistory", "compactionhistory                    Print history of compaction"),
     ("cfhistograms", "cfhistograms <keyspace> <table>      Print statistic histograms for a given table (tablehistograms)"),
     ("cfstats", "cfstats [<keyspace>[.<table>]...]    Print statistics on tables (tablestats)"),
+    ("clearsnapshot", "clearsnapshot [-t <tag> | --all] [<keyspace>...]  Remove the snapshot with the given name from the given keyspaces"),
     ("compactionstats", "compactionstats                      Print statistics on compactions"),
     ("describering", "describering <keyspace>              Shows the token ranges info of a given keyspace"),
+    ("disablebackup", "disablebackup                        Disable incremental backup"),
+    ("enablebackup", "enablebackup                         Enable incremental backup"),
     ("flush", "flush [<keyspace> [<table>...]]      Flush one or more tables"),
     ("getcompactionthroughput", "getcompactionthroughput              Print the MB/s throughput cap for compaction in the system"),
     ("help", "help                                 Display help information"),
     ("info", "info                                 Print node information (uptime, load, ...)"),
+    ("listsnapshots", "listsnapshots [-nt] [-e]             Lists all the snapshots along with the size on disk and true size"),
+    ("refresh", "refresh <keyspace> <table>           Load newly placed SSTables (in the table's upload/ directory) to the system without restart"),
     ("setcompactionthroughput", "setcompactionthroughput <MB/s>       Set the MB/s throughput cap for compaction in the system, or 0 to disable throttling"),
+    ("snapshot", "snapshot [-t <tag>] [-sf] [--ttl <d>] [-cf <table>] [<keyspace>...] | -kt <ks.table>,...  Take a snapshot of specified keyspaces or tables"),
     ("status", "status                               Print cluster information (state, load, IDs, ...)"),
+    ("statusbackup", "statusbackup                         Status of incremental backup"),
     ("stop", "stop <compaction_type>               Stop compaction (COMPACTION, CLEANUP, SCRUB, …)"),
     ("tablehistograms", "tablehistograms <keyspace> <table>   Print statistic histograms for a given table"),
     ("tablestats", "tablestats [<keyspace>[.<table>]...] Print statistics on tables"),
@@ -124,6 +132,36 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, NodetoolError> {
                 let v = value(name)?;
                 inv.options
                     .push((name.trim_start_matches('-').to_string(), v));
+            }
+            // snapshot, clearsnapshot, listsnapshots, refresh: stored under one name each.
+            "-t" | "--tag" => inv.options.push(("tag".into(), value("tag")?)),
+            "-cf" | "--column-family" | "--table" => {
+                inv.options.push(("table".into(), value("table")?))
+            }
+            "-kt" | "--kt-list" | "-kc" | "--kc.list" => {
+                inv.options.push(("kt-list".into(), value("ktlist")?))
+            }
+            "--ttl" => inv.options.push(("ttl".into(), value("ttl")?)),
+            "-sf"
+            | "--skip-flush"
+            | "--all"
+            | "-nt"
+            | "--no-ttl"
+            | "-e"
+            | "--ephemeral"
+            | "-las"
+            | "--load-and-stream"
+            | "-pro"
+            | "--primary-replica-only" => {
+                let canonical = match name {
+                    "-sf" => "skip-flush",
+                    "-nt" => "no-ttl",
+                    "-e" => "ephemeral",
+                    "-las" => "load-and-stream",
+                    "-pro" => "primary-replica-only",
+                    long => long.trim_start_matches('-'),
+                };
+                inv.options.push((canonical.to_string(), "true".into()));
             }
             // Accepted and ignored, as ScyllaDB's nodetool does.
             // `-T`: Cairn nodes have one token, which `info` always prints.
@@ -291,6 +329,13 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
             nodetool_reports::info(&client)
         }
         "describering" => nodetool_reports::describering(&client, args),
+        "snapshot" => nodetool_snapshots::snapshot(&client, inv),
+        "listsnapshots" => nodetool_snapshots::listsnapshots(&client, inv),
+        "clearsnapshot" => nodetool_snapshots::clearsnapshot(&client, inv),
+        "enablebackup" | "disablebackup" | "statusbackup" => {
+            nodetool_snapshots::backup(&client, inv)
+        }
+        "refresh" => nodetool_snapshots::refresh(&client, inv),
         "tablestats" | "cfstats" => nodetool_reports::tablestats(&client, args),
         "tablehistograms" | "cfhistograms" => nodetool_reports::tablehistograms(&client, args),
         "version" => {
