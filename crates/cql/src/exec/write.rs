@@ -8,7 +8,7 @@
 use super::catalog::{now_micros, now_secs};
 use super::lwt::{self, CasRequest, RowCondition, RowTarget};
 use super::plan_cache::PlanCache;
-use super::restrict::{self, Restrictions};
+use super::restrict::{self, Context, Restrictions, StatementKind};
 use super::{Binds, Executor, Outcome, QueryParams, Session};
 use crate::ast::{
     Assignment, Batch, BatchStatement, Conditions, Delete, Insert, InsertValues, RelationTarget,
@@ -448,18 +448,6 @@ fn column_data(
             TermValue::Value(b) => Some(ColumnData::Simple(cell(ts, ttl, now, b))),
         },
     )
-}
-
-/// UPDATE and DELETE name rows by their primary key only (Cassandra's text otherwise).
-fn only_key_restrictions(r: &Restrictions) -> Result<()> {
-    if r.filters.is_empty() {
-        return Ok(());
-    }
-    let names: Vec<&str> = r.filters.iter().map(|f| f.column.name.as_str()).collect();
-    Err(Error::Invalid(format!(
-        "Non PRIMARY KEY columns found in where clause: {}",
-        names.join(", ")
-    )))
 }
 
 /// The IF clause of an UPDATE or DELETE, resolved (`None` when there is none). A
@@ -1004,24 +992,10 @@ fn partition_key<P>(
     ))
 }
 
-/// The partitions an UPDATE or DELETE writes: its partition key must be given by `=` / `IN`
-/// (an empty `IN` gives none).
-fn keys_of(r: &Restrictions, schema: &TableSchema, statement: &str) -> Result<Vec<DecoratedKey>> {
-    if r.token_start.is_some() || r.token_end.is_some() {
-        return Err(Error::Invalid(format!(
-            "The token function cannot be used in WHERE clauses for {statement} statements"
-        )));
-    }
-    r.keys.clone().ok_or_else(|| {
-        let names: Vec<&str> = schema
-            .columns_of(ColumnKind::PartitionKey)
-            .map(|c| c.name.as_str())
-            .collect();
-        Error::Invalid(format!(
-            "Some partition key parts are missing: {}",
-            names.join(", ")
-        ))
-    })
+/// The partitions an UPDATE or DELETE writes ([`restrict::resolve`] has made sure the whole
+/// partition key is given by `=` / `IN`; an empty `IN` gives none).
+fn keys_of(r: &Restrictions) -> Vec<DecoratedKey> {
+    r.keys.clone().unwrap_or_default()
 }
 
 fn clustering_keys(r: &Restrictions, schema: &TableSchema) -> Result<Vec<ClusteringKey>> {
@@ -1051,9 +1025,15 @@ fn update(
     let schema = table_schema(ex, session, &u.table)?;
     let (ts, ttl) = using(&u.using, &schema, ctx, default_ts)?;
     let now = now_secs();
-    let r = restrict::resolve(&schema, &u.where_clause, ctx)?;
-    only_key_restrictions(&r)?;
-    let keys = keys_of(&r, &schema, "UPDATE")?;
+    let condition = condition_of(&u.conditions, &u.using, &schema, ctx)?;
+    let static_only = static_only(&u.assignments, &schema, condition.as_ref());
+    let r = restrict::resolve(
+        &schema,
+        &u.where_clause,
+        ctx,
+        Context::modification(StatementKind::Update, static_only),
+    )?;
+    let keys = keys_of(&r);
     let mut row = Row::default();
     let mut statics = Row::default();
     let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
@@ -1089,9 +1069,7 @@ fn update(
     }
     row.columns.sort_by_key(|(id, _)| *id);
     statics.columns.sort_by_key(|(id, _)| *id);
-    let condition = condition_of(&u.conditions, &u.using, &schema, ctx)?;
-    let static_only = static_only(&u.assignments, &schema, condition.as_ref());
-    let ckeys = clustering_of(&r, &schema, static_only, "UPDATE")?;
+    let ckeys = clustering_of(&r, &schema)?;
     let mut muts = Vec::new();
     for key in keys {
         let mut update = Partition::default();
@@ -1175,42 +1153,15 @@ fn assignment_column(a: &Assignment) -> &str {
     }
 }
 
-/// The clustering keys an UPDATE (or a DELETE of columns) writes, with Cassandra's checks
-/// (`StatementRestrictions.processClusteringColumnsRestrictions`): every clustering column
-/// by `=` / `IN`, unless the statement touches static columns only, in which case none.
-fn clustering_of(
-    r: &Restrictions,
-    schema: &TableSchema,
-    static_only: bool,
-    statement: &str,
-) -> Result<Vec<ClusteringKey>> {
-    let restricted = r.prefix_len > 0 || r.bound.is_some();
-    if static_only && restricted {
-        return Err(Error::Invalid(format!(
-            "Invalid restrictions on clustering columns since the {statement} statement modifies only static columns"
-        )));
-    }
-    if r.bound.is_some() {
-        return Err(Error::Invalid(format!(
-            "Slice restrictions are not supported on the clustering columns in {statement} statements"
-        )));
-    }
+/// The clustering keys an UPDATE writes ([`restrict::resolve`] has checked that every
+/// clustering column is given by `=` / `IN`, or none when the statement writes static
+/// columns only).
+fn clustering_of(r: &Restrictions, schema: &TableSchema) -> Result<Vec<ClusteringKey>> {
     if r.empty {
         return Ok(Vec::new());
     }
     if r.full_clustering(schema) {
         return clustering_keys(r, schema);
-    }
-    if !static_only {
-        let missing: Vec<&str> = schema
-            .columns_of(ColumnKind::Clustering)
-            .skip(r.prefix_len)
-            .map(|c| c.name.as_str())
-            .collect();
-        return Err(Error::Invalid(format!(
-            "Some clustering keys are missing: {}",
-            missing.join(", ")
-        )));
     }
     Ok(vec![ClusteringKey::empty()])
 }
@@ -1232,9 +1183,6 @@ fn delete(
         marked_at: ts,
         local_deletion_time: now,
     };
-    let r = restrict::resolve(&schema, &d.where_clause, ctx)?;
-    only_key_restrictions(&r)?;
-    let keys = keys_of(&r, &schema, "DELETE")?;
     let condition = condition_of(&d.conditions, &d.using, &schema, ctx)?;
     let target_kinds: Vec<ColumnKind> = d
         .targets
@@ -1251,6 +1199,13 @@ fn delete(
         _ => Vec::new(),
     };
     let static_only = static_kinds(target_kinds.iter().chain(&condition_kinds).copied());
+    let r = restrict::resolve(
+        &schema,
+        &d.where_clause,
+        ctx,
+        Context::modification(StatementKind::Delete, static_only),
+    )?;
+    let keys = keys_of(&r);
     if condition.is_some() && !(r.full_clustering(&schema) && r.keys.is_some()) {
         if target_kinds.contains(&ColumnKind::Regular) {
             return Err(Error::Invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns".into()));
@@ -1259,12 +1214,7 @@ fn delete(
             return Err(Error::Invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF condition on non static columns".into()));
         }
     }
-    let restricted = r.prefix_len > 0 || r.bound.is_some();
-    if static_only && restricted {
-        return Err(Error::Invalid(
-            "Invalid restrictions on clustering columns since the DELETE statement modifies only static columns".into(),
-        ));
-    }
+    let restricted = r.clustering_restricted();
     if r.empty {
         return Ok(Planned::unconditional(Vec::new()));
     }
