@@ -168,7 +168,7 @@ pub fn schema_cql(s: &TableSchema) -> String {
         Live(&'a ColumnDef),
         Dropped(&'a cairn_engine::schema::DroppedColumn, CqlType),
     }
-    let dropped = s.options.dropped_columns();
+    let dropped = s.dropped_columns();
     let mut events: Vec<(u32, Event<'_>)> = s
         .columns
         .iter()
@@ -195,7 +195,15 @@ pub fn schema_cql(s: &TableSchema) -> String {
     for (id, e) in &events {
         let (col_name, ty, kind) = match e {
             Event::Live(c) => (c.name.as_str(), c.ty.clone(), c.kind),
-            Event::Dropped(d, ty) => (d.name.as_str(), ty.clone(), ColumnKind::Regular),
+            Event::Dropped(d, ty) => (
+                d.name.as_str(),
+                ty.clone(),
+                if d.is_static {
+                    ColumnKind::Static
+                } else {
+                    ColumnKind::Regular
+                },
+            ),
         };
         if let Some(pos) = to_drop.iter().position(|d| d.name == col_name) {
             let d = to_drop.remove(pos);
