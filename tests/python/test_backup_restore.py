@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,11 @@ def test_snapshot_under_load_survives_compaction_and_clearing_frees_the_space(bn
     stats = nodetool(bnode, "tablestats", "br_load.t").stdout
     true_size = int(re.search(r"Space used by snapshots \(total\): (\d+)", stats).group(1))
     assert true_size >= sum((snap / n).stat().st_size for n in shared)
+    with urllib.request.urlopen(f"http://{bnode.host}:{bnode.metrics_port}/metrics", timeout=10) as r:
+        page = r.read().decode()
+    metric = re.search(r'^scylla_column_family_snapshots_size\{[^}]*ks="br_load",[^}]*cf="t"[^}]*\} (\d+)$',
+                       page, re.M)
+    assert metric and int(metric.group(1)) == true_size, metric
 
     # The snapshot holds every row acknowledged before it was asked for: load it into a copy.
     s.execute("CREATE TABLE br_load.copy (p int, c int, v text, PRIMARY KEY (p, c))")

@@ -3,6 +3,7 @@
 //! Each lab writes a CSV file, a markdown table and PNG + SVG charts into its output
 //! directory and prints progress lines as it goes.
 
+pub mod backup;
 pub mod chunk_size;
 pub mod compaction;
 pub mod compression;
@@ -23,6 +24,8 @@ pub enum LabCommand {
     Compaction(compaction::CompactionArgs),
     /// Embedded write throughput and CPU per insert, periodic and batch commitlog modes.
     Write(write::WriteArgs),
+    /// Snapshot of a large table and refresh speed against the disk (issue 21).
+    Backup(backup::BackupArgs),
 }
 
 /// Runs one lab.
@@ -32,6 +35,7 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
         LabCommand::ChunkSize(a) => chunk_size::run(a),
         LabCommand::Write(a) => write::run(a),
         LabCommand::Compaction(a) => compaction::run(a),
+        LabCommand::Backup(a) => backup::run(a),
     }
 }
 

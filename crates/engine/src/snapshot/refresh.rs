@@ -48,6 +48,10 @@ pub struct RefreshReport {
     pub bytes_verified: u64,
     /// Partitions they hold.
     pub partitions: u64,
+    /// Time spent checking them (step 1).
+    pub verify_time: std::time::Duration,
+    /// Time spent publishing them (step 2).
+    pub publish_time: std::time::Duration,
 }
 
 /// Loads `table`'s `upload/` sstables (see the module docs). An empty `upload/` loads
@@ -60,13 +64,17 @@ pub fn load_uploaded(table: &Table) -> Result<RefreshReport> {
     if generations.is_empty() {
         return Ok(RefreshReport::default());
     }
+    let start = std::time::Instant::now();
     let (sstables, bytes_verified) = verify_all(table, &upload, &generations)?;
+    let verify_time = start.elapsed();
     let partitions = sstables.iter().map(|s| s.stats.partition_count).sum();
     let loaded = publish(table, &upload, &sstables)?;
     Ok(RefreshReport {
         generations: loaded,
         bytes_verified,
         partitions,
+        verify_time,
+        publish_time: start.elapsed().saturating_sub(verify_time),
     })
 }
 
