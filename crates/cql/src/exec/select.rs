@@ -61,6 +61,25 @@ pub struct Plan {
     pub aggregate: bool,
 }
 
+impl Plan {
+    /// The table columns the selection reads (empty for `SELECT *`-free constant selections).
+    fn columns(&self) -> Vec<&ColumnDef> {
+        let mut out: Vec<&ColumnDef> = Vec::new();
+        for o in &self.outputs {
+            match o {
+                Output::Column(c)
+                | Output::WriteTime(c)
+                | Output::Ttl(c)
+                | Output::Aggregate(c, _)
+                | Output::Cast(c, _) => out.push(c),
+                Output::Function(_, cols) => out.extend(cols.iter()),
+                Output::Token | Output::Count | Output::Constant(_) => {}
+            }
+        }
+        out
+    }
+}
+
 /// `SELECT *` column order: partition key, clustering, static columns by name, then regular
 /// columns by name (Cassandra's `selectOrderIterator`).
 pub fn star_columns(schema: &TableSchema) -> Vec<ColumnDef> {
@@ -376,7 +395,7 @@ pub fn select(
         &schema,
         &s.where_clause,
         &ctx,
-        restrict::Context::select(s.allow_filtering, false),
+        restrict::Context::select(s.allow_filtering, selects_only_statics(&schema, &plan)),
     )?;
     let reversed = ordering(&schema, s, &r)?;
     let limit = int_term(&s.limit, "[limit]", &ctx)?;
@@ -524,6 +543,17 @@ pub fn select(
     }
     let state = out_state(&last, more, remaining);
     Ok(Outcome::Rows(out.finish(state)))
+}
+
+/// Whether a selection names static columns and nothing but them and partition-key columns
+/// (Cassandra's `selectOnlyStaticColumns`): its clustering columns may not be restricted.
+fn selects_only_statics(schema: &TableSchema, plan: &Plan) -> bool {
+    let cols = plan.columns();
+    cols.iter().any(|c| c.kind == ColumnKind::Static)
+        && cols
+            .iter()
+            .all(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::PartitionKey))
+        && schema.columns_of(ColumnKind::Static).next().is_some()
 }
 
 /// Cassandra's rules for SELECT DISTINCT: partition key (all of it) and static columns only.

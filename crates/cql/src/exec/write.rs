@@ -1198,7 +1198,16 @@ fn delete(
         Some(RowCondition::Columns(cs)) => cs.iter().map(|c| c.column.kind).collect(),
         _ => Vec::new(),
     };
-    let static_only = static_kinds(target_kinds.iter().chain(&condition_kinds).copied());
+    // Deleting whole rows (no column list) touches the regular rows (Cassandra's
+    // `Operations.appliesToRegularColumns` for DELETE).
+    let row_kinds = d.targets.is_empty().then_some(ColumnKind::Regular);
+    let static_only = static_kinds(
+        target_kinds
+            .iter()
+            .chain(&condition_kinds)
+            .copied()
+            .chain(row_kinds),
+    );
     let r = restrict::resolve(
         &schema,
         &d.where_clause,
@@ -1207,7 +1216,7 @@ fn delete(
     )?;
     let keys = keys_of(&r);
     if condition.is_some() && !(r.full_clustering(&schema) && r.keys.is_some()) {
-        if target_kinds.contains(&ColumnKind::Regular) {
+        if target_kinds.contains(&ColumnKind::Regular) || row_kinds.is_some() {
             return Err(Error::Invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns".into()));
         }
         if condition_kinds.contains(&ColumnKind::Regular) {

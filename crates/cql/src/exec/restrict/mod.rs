@@ -432,10 +432,13 @@ fn single_restriction(
                     relation_text(rel)
                 )))
             }
-            (Operator::Like, _) => return Err(Error::Invalid(format!(
+            (Operator::Like, _) => {
+                value(v, col, ctx)?;
+                return Err(Error::Invalid(format!(
                 "LIKE restriction is only supported on properly indexed columns. {} is not valid.",
                 relation_text(rel)
-            ))),
+            )));
+            }
         },
         Relation::IsNotNull(_) => {
             return Err(Error::Invalid(format!(
