@@ -13,6 +13,9 @@ use cairn_engine::model::DecoratedKey;
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use std::cmp::Ordering;
 
+/// One side of a token range: the token and whether it is included.
+type TokenBound = Option<(i64, bool)>;
+
 /// Largest serialized partition key (an unsigned short length on disk and on the wire).
 const MAX_KEY_LEN: usize = 65_535;
 
@@ -141,14 +144,14 @@ impl PartitionRestrictions {
             [one] => one.clone(),
             _ => {
                 let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
-                Bytes::from(composite_partition_key(&refs))
+                composite_partition_key(&refs)
             }
         };
         let token = cairn_engine::model::token::token_of(&key);
         Ok(Bytes::copy_from_slice(&token.0.to_be_bytes()))
     }
 
-    fn token_bounds(&self) -> Result<(Option<(i64, bool)>, Option<(i64, bool)>)> {
+    fn token_bounds(&self) -> Result<(TokenBound, TokenBound)> {
         let tok = |b: &[Bytes]| -> Result<i64> {
             let v = b
                 .first()
@@ -297,7 +300,7 @@ impl PartitionRestrictions {
                     }
                     _ => {
                         let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
-                        Bytes::from(composite_partition_key(&refs))
+                        composite_partition_key(&refs)
                     }
                 };
                 if key.len() > MAX_KEY_LEN {
