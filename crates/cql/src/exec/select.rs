@@ -127,7 +127,10 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
                         (Output::Column(c.clone()), c.name.clone(), c.ty.clone())
                     }
                     SelectorExpr::CountAll => (Output::Count, "count".to_string(), CqlType::Bigint),
-                    SelectorExpr::WriteTime(n) => {
+                    SelectorExpr::WriteTime(crate::ast::CellRef {
+                        column: n,
+                        element: None,
+                    }) => {
                         let c = col(n)?;
                         check_cell_column(&c, "writetime")?;
                         (
@@ -136,7 +139,10 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
                             CqlType::Bigint,
                         )
                     }
-                    SelectorExpr::Ttl(n) => {
+                    SelectorExpr::Ttl(crate::ast::CellRef {
+                        column: n,
+                        element: None,
+                    }) => {
                         let c = col(n)?;
                         check_cell_column(&c, "ttl")?;
                         (Output::Ttl(c), format!("ttl({n})"), CqlType::Int)
