@@ -430,9 +430,10 @@ fn opens_a_database_from_the_configuration() {
 /// is supported; the ones that enable nothing, and the defaults, pass.
 #[test]
 fn security_settings_fail_closed() {
+    // One refused value for every security key, in SECURITY_KEYS' order.
     let text = "cluster_name: c\n\
-authorizer: CassandraAuthorizer\n\
 authenticator: org.apache.cassandra.auth.MutualTlsAuthenticator\n\
+authorizer: CassandraAuthorizer\n\
 role_manager:\n  class_name: LDAPRoleManager\n\
 network_authorizer: CassandraNetworkAuthorizer\n\
 cidr_authorizer:\n  class_name: CassandraCIDRAuthorizer\n\
@@ -448,26 +449,8 @@ auth_superuser_name: admin\n\
 auth_superuser_salted_password: x\n";
     let p = problems(text);
     let keys: Vec<&str> = p.iter().map(|p| p.key.as_str()).collect();
-    assert_eq!(
-        keys,
-        [
-            "authorizer",
-            "authenticator",
-            "role_manager",
-            "network_authorizer",
-            "cidr_authorizer",
-            "internode_authenticator",
-            "client_encryption_options",
-            "server_encryption_options",
-            "transparent_data_encryption_options",
-            "jmx_encryption_options",
-            "audit_logging_options",
-            "audit",
-            "native_transport_port_ssl",
-            "auth_superuser_name",
-            "auth_superuser_salted_password",
-        ]
-    );
+    let all: Vec<&str> = SECURITY_KEYS.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, all);
     for pr in &p {
         assert!(pr.line > 0, "{pr:?}");
         assert!(
@@ -475,48 +458,23 @@ auth_superuser_salted_password: x\n";
             "{pr:?}"
         );
     }
-    assert_eq!(p[0].line, 2);
-    assert!(
-        p[0].message.contains("`CassandraAuthorizer`"),
-        "{}",
-        p[0].message
-    );
-    assert!(
-        p[0].message.contains("Supported: AllowAllAuthorizer"),
-        "{}",
-        p[0].message
-    );
-    assert!(
-        p[1].message.contains("PasswordAuthenticator"),
-        "{}",
-        p[1].message
-    );
-    assert!(
-        p[2].message.contains("`LDAPRoleManager`"),
-        "{}",
-        p[2].message
-    );
-    // The nested flag is named with its own line.
-    assert!(
-        p[6].message.contains("`enabled: true` (line 12)"),
-        "{}",
-        p[6].message
-    );
-    assert!(
-        p[7].message.contains("`internode_encryption: all`"),
-        "{}",
-        p[7].message
-    );
-    assert!(
-        p[9].message.contains("`optional: true`"),
-        "{}",
-        p[9].message
-    );
+    let says = |i: usize, what: &str| {
+        assert!(p[i].message.contains(what), "{what} not in {:?}", p[i]);
+    };
+    says(0, "PasswordAuthenticator");
+    assert_eq!(p[1].line, 3);
+    says(1, "`CassandraAuthorizer`");
+    says(1, "Supported: AllowAllAuthorizer");
+    says(2, "`LDAPRoleManager`");
+    // A nested flag is named with its own line.
+    says(6, "`enabled: true` (line 12)");
+    says(7, "`internode_encryption: all`");
+    says(9, "`optional: true`");
     let shown = Config::from_yaml_str(text, "cairn.yaml")
         .unwrap_err()
         .to_string();
     assert!(
-        shown.contains("line 2: authorizer: `CassandraAuthorizer` is a security setting"),
+        shown.contains("line 3: authorizer: `CassandraAuthorizer` is a security setting"),
         "{shown}"
     );
 
