@@ -113,6 +113,8 @@ pub struct Restrictions {
     pub bound: Option<(SliceBound, SliceBound)>,
     /// Conditions on other columns (or on key columns used in unsupported ways).
     pub filters: Vec<Filter>,
+    /// An empty `IN` restricts some key column: nothing is selected.
+    pub empty: bool,
 }
 
 impl Restrictions {
@@ -366,6 +368,12 @@ pub fn resolve(
         }
     }
 
+    r.empty = pk_vals
+        .iter()
+        .chain(ck_eq.iter())
+        .flatten()
+        .any(Vec::is_empty)
+        || ck_multi_in.as_ref().is_some_and(|(_, t)| t.is_empty());
     // Partition key: all or nothing.
     let restricted = pk_vals.iter().filter(|v| v.is_some()).count();
     if restricted == pk.len() && !pk.is_empty() {

@@ -395,6 +395,12 @@ pub fn select(
         Some(p) => p.remaining.max(0) as usize,
         None => limit.unwrap_or(usize::MAX),
     };
+    if r.empty {
+        // An empty IN on a key column selects nothing.
+        return Ok(Outcome::Rows(
+            Rows::new(&schema, &plan, &r, s.distinct).finish(None),
+        ));
+    }
     let slice = r.slice(&schema)?;
     let now = now_secs();
     let mut cmd = ReadCommand::all(now);

@@ -255,13 +255,13 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             for k in cat.keyspaces() {
                 for t in cat.tables(&k.name) {
                     let sc = t.schema();
-                    for d in crate::exec::ddl::dropped_columns(&sc.options) {
+                    for d in sc.dropped_columns() {
                         rows.push(vec![
                             text(&k.name),
                             text(&sc.name),
                             text(&d.name),
                             super::bigint(d.dropped_at / 1000),
-                            text("regular"),
+                            text(if d.is_static { "static" } else { "regular" }),
                             text(&d.ty),
                         ]);
                     }
