@@ -177,3 +177,83 @@ def test_nested_frozen_set_in_a_bound_value_is_canonical(session, ks, tname):
     # The driver serialises a Python list in its own order; the server must sort the sets.
     session.execute(ins, ([[3, 1, 2]], 1))
     assert tuples(session, f"SELECT v FROM {t} WHERE k = [{{1, 2, 3}}]") == [(1,)]
+
+
+# --- restrictions as Cassandra resolves them ------------------------------------------------------
+
+@pytest.fixture
+def m(session, ks, tname):
+    t = f"{ks}.{tname}"
+    session.execute(
+        f"CREATE TABLE {t} (a int, b int, c int, d int, m map<int, int>, PRIMARY KEY (a, b, c, d)) "
+        f"WITH CLUSTERING ORDER BY (b ASC, c DESC, d ASC)")
+    for b, c, d, mk, mv in [(1, 1, 1, 1, 2), (1, 2, 1, 1, 3), (2, 1, 1, 2, 2), (2, 2, 2, 2, 2),
+                            (2, 3, 0, 2, 2)]:
+        session.execute(f"INSERT INTO {t} (a, b, c, d, m) VALUES (0, {b}, {c}, {d}, {{{mk}: {mv}}})")
+    return t
+
+
+def test_contradictory_restrictions_are_refused(session, m):
+    err = expect_error(InvalidRequest, session.execute,
+                       f"SELECT * FROM {m} WHERE a = 0 AND (b, c) = (1, 1) AND b = 2")
+    assert server_message(err) == "b cannot be restricted by more than one relation if it includes an Equal"
+    err = expect_error(InvalidRequest, session.execute,
+                       f"SELECT * FROM {m} WHERE a = 0 AND b > 1 AND b > 2")
+    assert server_message(err) == "More than one restriction was found for the start bound on b"
+
+
+def test_a_short_tuple_is_refused(session, m):
+    err = expect_error(InvalidRequest, session.execute,
+                       f"SELECT * FROM {m} WHERE a = 0 AND (b, c, d) = (1, 2)")
+    assert server_message(err) == "Expected 3 elements in value tuple, but got 2: (1, 2)"
+
+
+def test_multi_column_slices_over_mixed_order(session, m):
+    assert tuples(session, f"SELECT b, c, d FROM {m} WHERE a = 0 AND (b, c) > (1, 1)") == [
+        (1, 2, 1), (2, 3, 0), (2, 2, 2), (2, 1, 1)]
+    assert tuples(session, f"SELECT b, c, d FROM {m} WHERE a = 0 AND (b, c, d) >= (1, 2, 1) "
+                           f"AND (b, c) < (2, 2)") == [(1, 2, 1), (2, 1, 1)]
+    assert tuples(session, f"SELECT b, c, d FROM {m} WHERE a = 0 AND b > 0 AND (b, c) < (2, 2)") == [
+        (1, 2, 1), (1, 1, 1), (2, 1, 1)]
+
+
+def test_filtering_on_clustering_map_entries_and_key_parts(session, m, ks, tname):
+    assert tuples(session, f"SELECT b, c, d FROM {m} WHERE a = 0 AND c = 2 ALLOW FILTERING") == [
+        (1, 2, 1), (2, 2, 2)]
+    err = expect_error(InvalidRequest, session.execute, f"SELECT * FROM {m} WHERE a = 0 AND c = 2")
+    assert server_message(err) == (
+        'PRIMARY KEY column "c" cannot be restricted as preceding column "b" is not restricted')
+    assert tuples(session, f"SELECT b, c, d FROM {m} WHERE a = 0 AND m[1] = 2 ALLOW FILTERING") == [
+        (1, 1, 1)]
+    assert tuples(session, f"SELECT b, c, d FROM {m} WHERE a = 0 AND b > 1 AND c = 2 "
+                           f"ALLOW FILTERING") == [(2, 2, 2)]
+    pk = f"{ks}.{tname}_pk"
+    session.execute(f"CREATE TABLE {pk} (a int, b int, c int, PRIMARY KEY ((a, b), c))")
+    session.execute(f"INSERT INTO {pk} (a, b, c) VALUES (1, 2, 3)")
+    session.execute(f"INSERT INTO {pk} (a, b, c) VALUES (1, 3, 3)")
+    assert sorted(tuples(session, f"SELECT * FROM {pk} WHERE a = 1 ALLOW FILTERING")) == [
+        (1, 2, 3), (1, 3, 3)]
+    assert tuples(session, f"SELECT * FROM {pk} WHERE a = 1 AND b > 2 ALLOW FILTERING") == [(1, 3, 3)]
+
+
+def test_in_on_the_partition_key_reads_in_key_order(session, t):
+    for a in (4, 1, 3, 2):
+        session.execute(f"INSERT INTO {t} (a, b, v) VALUES ({a}, 0, {a})")
+    assert tuples(session, f"SELECT a FROM {t} WHERE a IN (4, 1, 3, 1, 2)") == [(1,), (2,), (3,), (4,)]
+    assert tuples(session, f"SELECT a FROM {t} WHERE a IN (4, 1, 3, 2) LIMIT 3") == [(1,), (2,), (3,)]
+
+
+def test_token_of_literal_values_in_where(session, m):
+    assert len(tuples(session, f"SELECT b FROM {m} WHERE token(a) = token(0)")) == 5
+
+
+def test_partition_delete_with_if_exists_is_refused_on_a_table_with_rows(session, t):
+    err = expect_error(InvalidRequest, session.execute, f"DELETE FROM {t} WHERE a = 1 IF EXISTS")
+    assert server_message(err) == (
+        "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order "
+        "to delete non static columns")
+
+
+def test_selecting_only_statics_refuses_clustering_restrictions(session, t):
+    err = expect_error(InvalidRequest, session.execute, f"SELECT s FROM {t} WHERE a = 4 AND b = 1")
+    assert server_message(err) == "Cannot restrict clustering columns when selecting only static columns"

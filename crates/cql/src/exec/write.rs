@@ -833,7 +833,7 @@ impl InsertPlan {
                 )));
             }
             let Some(column) = schema.columns.iter().position(|c| c.name == *name) else {
-                return Err(Error::Invalid(format!("Undefined column name {name}")));
+                return Err(Error::undefined_column(schema, name));
             };
             given.push(Part { column, value });
         }
@@ -1048,7 +1048,7 @@ fn update(
         };
         let c = schema
             .column(column)
-            .ok_or_else(|| Error::Invalid(format!("Undefined column name {column}")))?;
+            .ok_or_else(|| Error::undefined_column(&schema, column))?;
         if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
             return Err(Error::Invalid(format!(
                 "PRIMARY KEY part {column} found in SET part"
@@ -1198,7 +1198,16 @@ fn delete(
         Some(RowCondition::Columns(cs)) => cs.iter().map(|c| c.column.kind).collect(),
         _ => Vec::new(),
     };
-    let static_only = static_kinds(target_kinds.iter().chain(&condition_kinds).copied());
+    // Deleting whole rows (no column list) touches the regular rows (Cassandra's
+    // `Operations.appliesToRegularColumns` for DELETE).
+    let row_kinds = d.targets.is_empty().then_some(ColumnKind::Regular);
+    let static_only = static_kinds(
+        target_kinds
+            .iter()
+            .chain(&condition_kinds)
+            .copied()
+            .chain(row_kinds),
+    );
     let r = restrict::resolve(
         &schema,
         &d.where_clause,
@@ -1207,7 +1216,7 @@ fn delete(
     )?;
     let keys = keys_of(&r);
     if condition.is_some() && !(r.full_clustering(&schema) && r.keys.is_some()) {
-        if target_kinds.contains(&ColumnKind::Regular) {
+        if target_kinds.contains(&ColumnKind::Regular) || row_kinds.is_some() {
             return Err(Error::Invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns".into()));
         }
         if condition_kinds.contains(&ColumnKind::Regular) {
@@ -1260,7 +1269,7 @@ fn delete(
                 if let RelationTarget::Element(name, elem) = t {
                     let c = schema
                         .column(name)
-                        .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?;
+                        .ok_or_else(|| Error::undefined_column(&schema, name))?;
                     let a = Assignment::SetElement {
                         column: name.clone(),
                         key: elem.clone(),
@@ -1285,7 +1294,7 @@ fn delete(
                 };
                 let c = schema
                     .column(name)
-                    .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?;
+                    .ok_or_else(|| Error::undefined_column(&schema, name))?;
                 let data = if matches!(
                     c.ty,
                     CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)

@@ -13,6 +13,9 @@ use cairn_engine::model::DecoratedKey;
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use std::cmp::Ordering;
 
+/// One side of a token range: the token and whether it is included.
+type TokenBound = Option<(i64, bool)>;
+
 /// Largest serialized partition key (an unsigned short length on disk and on the wire).
 const MAX_KEY_LEN: usize = 65_535;
 
@@ -89,7 +92,15 @@ impl PartitionRestrictions {
                 names.join(", ")
             )));
         }
-        let v = value_for(value, &CqlType::Bigint, "partition key token", ctx)?;
+        let v = match value {
+            Term::Function(call)
+                if call.name.keyspace.as_deref().is_none_or(|k| k == "system")
+                    && call.name.name == "token" =>
+            {
+                self.token_of_values(&call.args, ctx)?
+            }
+            _ => value_for(value, &CqlType::Bigint, "partition key token", ctx)?,
+        };
         let r = match op {
             Operator::Eq => Restriction::Eq(vec![v]),
             Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte => {
@@ -115,7 +126,32 @@ impl PartitionRestrictions {
         Ok(())
     }
 
-    fn token_bounds(&self) -> Result<(Option<(i64, bool)>, Option<(i64, bool)>)> {
+    /// `token(v1, v2, …)` as a term: the token of the partition key made of the values (typed
+    /// as the partition-key columns, as Cassandra's `token` function of the table).
+    fn token_of_values(&self, args: &[Term], ctx: &dyn TermContext) -> Result<Bytes> {
+        if args.len() != self.columns.len() {
+            return Err(Error::Invalid(format!(
+                "Invalid number of arguments in call to function system.token: {} required but {} provided",
+                self.columns.len(),
+                args.len()
+            )));
+        }
+        let mut parts = Vec::with_capacity(args.len());
+        for (a, c) in args.iter().zip(&self.columns) {
+            parts.push(value_for(a, &c.ty, &c.name, ctx)?);
+        }
+        let key = match parts.as_slice() {
+            [one] => one.clone(),
+            _ => {
+                let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
+                composite_partition_key(&refs)
+            }
+        };
+        let token = cairn_engine::model::token::token_of(&key);
+        Ok(Bytes::copy_from_slice(&token.0.to_be_bytes()))
+    }
+
+    fn token_bounds(&self) -> Result<(TokenBound, TokenBound)> {
         let tok = |b: &[Bytes]| -> Result<i64> {
             let v = b
                 .first()
@@ -264,7 +300,7 @@ impl PartitionRestrictions {
                     }
                     _ => {
                         let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
-                        Bytes::from(composite_partition_key(&refs))
+                        composite_partition_key(&refs)
                     }
                 };
                 if key.len() > MAX_KEY_LEN {
