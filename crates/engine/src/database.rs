@@ -673,12 +673,8 @@ impl Database {
     /// `opts.skip_flush`. Fails, before taking anything, if the tag is invalid or one of
     /// them already has a snapshot by that name.
     pub fn snapshot(&self, tables: &[Arc<Table>], tag: &str, opts: &SnapshotOptions) -> Result<()> {
-        snapshot::check_tag(tag)?;
-        if tables.iter().any(|t| t.snapshots().contains(tag)) {
-            return Err(Error::SnapshotExists {
-                tag: tag.to_string(),
-            });
-        }
+        // Before flushing: a refused snapshot changes nothing.
+        snapshot::check_new_tag(tables, tag)?;
         if !opts.skip_flush {
             for t in tables {
                 flush_table(&self.inner, t)?;

@@ -114,6 +114,18 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Checks that `tag` can name a new snapshot of each of `tables`: a valid name none of them
+/// has a snapshot by.
+pub fn check_new_tag(tables: &[Arc<Table>], tag: &str) -> Result<()> {
+    check_tag(tag)?;
+    if tables.iter().any(|t| t.snapshots().contains(tag)) {
+        return Err(Error::SnapshotExists {
+            tag: tag.to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Takes snapshot `tag` of each of `tables` (already flushed, unless the caller chose not
 /// to). Fails before linking anything if one of them already has the tag.
 pub fn take(
@@ -123,12 +135,7 @@ pub fn take(
     describer: Option<&SchemaDescriber>,
     now_ms: i64,
 ) -> Result<()> {
-    check_tag(tag)?;
-    if tables.iter().any(|t| t.snapshots().contains(tag)) {
-        return Err(Error::SnapshotExists {
-            tag: tag.to_string(),
-        });
-    }
+    check_new_tag(tables, tag)?;
     let expires = opts
         .ttl
         .map(|d| now_ms.saturating_add(i64::try_from(d.as_millis()).unwrap_or(i64::MAX)));
