@@ -220,6 +220,28 @@ impl Write for WritebackFile {
     }
 }
 
+/// Tells the kernel `file` will be read front to back (a larger read-ahead). Advice only:
+/// a failure changes nothing and is ignored.
+pub fn advise_sequential(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is owned by `file`, alive across the call; offset and length 0
+    // mean the whole file.
+    let _ = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL) };
+}
+
+/// Asks the kernel to start reading `len` bytes of `file` at `offset` into the page cache
+/// (read-ahead a reader will soon need). Advice only: a failure is ignored.
+pub fn advise_will_need(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return;
+    };
+    // SAFETY: as in `advise_sequential`; the range is only a hint, beyond the end it is
+    // ignored by the kernel.
+    let _ =
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, libc::POSIX_FADV_WILLNEED) };
+}
+
 /// fsyncs a directory so renames and creations inside it survive a crash.
 pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir).and_then(|f| f.sync_all()).with_path(dir)

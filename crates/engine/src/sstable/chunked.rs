@@ -774,6 +774,7 @@ impl ChunkedReader {
             ));
         }
         let mut buf = vec![0u8; buf_size.max(1)];
+        crate::io::advise_sequential(&self.file);
         // The file bytes in `buf`: [start, start + len).
         let (mut start, mut len) = (0u64, 0usize);
         let mut offset = 0u64;
@@ -795,6 +796,9 @@ impl ChunkedReader {
                 if buf.len() < want {
                     buf.resize(want, 0);
                 }
+                // Ask for the window after this one now, so the disk works while this one's
+                // checksums are computed.
+                crate::io::advise_will_need(&self.file, offset + want as u64, want as u64);
                 let slot = buf.get_mut(..want).unwrap_or_default();
                 self.read_exact(slot, offset)?;
                 (start, len) = (offset, want);

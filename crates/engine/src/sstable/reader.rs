@@ -247,6 +247,9 @@ impl SSTable {
     /// file and the offset. Returns the bytes read. `buf_size` is the data file's read size.
     pub fn verify(&self, buf_size: usize) -> Result<u64> {
         let mut bytes = self.data.verify_checksums(buf_size)?;
+        // Index pages are read in order, a few KiB each: have the whole file read ahead.
+        crate::io::advise_sequential(&self.index_file);
+        crate::io::advise_will_need(&self.index_file, 0, 0);
         let mut prev: Option<Bytes> = None;
         let mut entries = 0u64;
         for r in &self.summary.pages {

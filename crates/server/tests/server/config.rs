@@ -521,3 +521,26 @@ fn settings_for_system_views() {
     assert_eq!(get("authorizer"), Some("AllowAllAuthorizer"));
     assert_eq!(get("native_transport_port"), Some("9042"));
 }
+
+#[test]
+fn snapshot_and_backup_keys() {
+    let c = Config::default();
+    assert!(
+        c.auto_snapshot && !c.incremental_backups,
+        "Cassandra's defaults"
+    );
+    let l = load(
+        "auto_snapshot: false\nincremental_backups: true\nsnapshot_before_compaction: false\n",
+    );
+    assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+    let d = l.config.database_config();
+    assert!(!d.auto_snapshot && d.incremental_backups);
+    // A snapshot before every compaction is not implemented: refused, not ignored.
+    let p = problems("snapshot_before_compaction: true\nauto_snapshot: often\n");
+    let got: Vec<(usize, &str)> = p.iter().map(|p| (p.line, p.key.as_str())).collect();
+    assert_eq!(
+        got,
+        [(1, "snapshot_before_compaction"), (2, "auto_snapshot")]
+    );
+    assert!(p[0].message.contains("not supported"), "{}", p[0].message);
+}
