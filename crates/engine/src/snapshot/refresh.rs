@@ -226,7 +226,7 @@ fn publish(table: &Table, upload: &Path, sstables: &[Arc<SSTable>]) -> Result<Ve
                 .entry(src.stats.run_id)
                 .or_insert_with(crate::schema::rand_table_id);
             let path = component_path(dir, g, Component::Statistics);
-            store::write_synced(&path, &crate::io::with_crc(stats.encode()))?;
+            crate::sstable::writer::write_synced(&path, &crate::io::with_crc(stats.encode()))?;
             let toc: String = Component::ALL
                 .iter()
                 .map(|c| format!("{}\n", c.suffix()))

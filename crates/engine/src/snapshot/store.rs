@@ -17,6 +17,7 @@ use super::manifest::Manifest;
 use crate::error::{Error, IoResultExt, Result};
 use crate::sstable::format::{component_path, parse_generation, Component, FORMAT_PREFIX};
 use crate::sstable::reader::SSTable;
+use crate::sstable::writer::write_synced;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -293,19 +294,6 @@ impl TableSnapshots {
             .lock()
             .retain(|tag, _| root.join(tag).is_dir());
     }
-}
-
-/// Writes a new file and fsyncs it (its directory is the caller's to sync).
-pub(super) fn write_synced(path: &Path, data: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_path(path)?;
-    f.write_all(data)
-        .and_then(|()| f.sync_data())
-        .with_path(path)
 }
 
 /// Reads one snapshot directory written by [`TableSnapshots::take`] (or copied in by hand:

@@ -577,7 +577,9 @@ fn sync_buffered(w: BufWriter<WritebackFile>, path: &Path) -> Result<()> {
     f.sync_data().with_path(path)
 }
 
-fn write_synced(path: &Path, data: &[u8]) -> Result<u64> {
+/// Writes a new file (`create_new`) and fsyncs it; returns its length. Its directory is the
+/// caller's to sync.
+pub(crate) fn write_synced(path: &Path, data: &[u8]) -> Result<u64> {
     let mut f = OpenOptions::new()
         .write(true)
         .create_new(true)

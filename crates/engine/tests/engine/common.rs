@@ -17,6 +17,14 @@ pub fn kv_schema() -> TableSchema {
         .with_column("c", CqlType::Text, ColumnKind::Regular)
 }
 
+/// Seconds since the epoch (a read command's "now").
+pub fn now() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as u32
+}
+
 pub fn pk(a: i32) -> DecoratedKey {
     DecoratedKey::new(Bytes::copy_from_slice(&a.to_be_bytes()))
 }

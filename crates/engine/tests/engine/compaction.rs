@@ -21,13 +21,6 @@ fn cfg(dir: &std::path::Path) -> DatabaseConfig {
     c
 }
 
-fn now() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as u32
-}
-
 /// A table whose background strategy never runs, so each test decides the jobs.
 fn manual_schema(gc: TombstoneGcMode) -> TableSchema {
     let mut s = kv_schema();

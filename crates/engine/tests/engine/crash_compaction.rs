@@ -36,13 +36,6 @@ fn config(dir: &std::path::Path) -> DatabaseConfig {
     c
 }
 
-fn now() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as u32
-}
-
 /// Runs in the child: one writer, printing `send …` before and `ack …` after every
 /// operation, so the parent knows the one operation that may be in flight.
 #[test]

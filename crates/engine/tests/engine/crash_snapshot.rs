@@ -34,13 +34,6 @@ fn config(dir: &Path) -> DatabaseConfig {
     c
 }
 
-fn now() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as u32
-}
-
 fn write(db: &Database, table: &str, keys: std::ops::Range<i32>, tag: &str) {
     let id = db.table("ks", table).unwrap().schema().id;
     for a in keys {

@@ -12,13 +12,6 @@ use common::*;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
-fn now() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as u32
-}
-
 fn put(db: &Database, id: u128, a: i32, v: &str) -> Result<(), Error> {
     db.apply(vec![Mutation {
         table: id,

@@ -23,13 +23,6 @@ fn config(dir: &Path) -> DatabaseConfig {
     c
 }
 
-fn now() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as u32
-}
-
 /// Writes rows `(a, b)` for `a` in `keys` and `b` in `0..rows`, then flushes.
 fn write_and_flush(db: &Database, keys: std::ops::Range<i32>, rows: i32) {
     let id = db.table("ks", "t").unwrap().schema().id;

@@ -575,25 +575,11 @@ fn compactionhistory(client: &Client) -> Result<String, NodetoolError> {
 
 /// Milliseconds since the epoch as `yyyy-MM-ddTHH:mm:ss.SSS` (UTC).
 pub fn format_millis(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86400);
-    let tod = secs.rem_euclid(86400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let c = cairn_engine::snapshot::manifest::civil_from_millis(ms);
+    let (h, mi, s) = c.hms;
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}",
-        tod / 3600,
-        (tod % 3600) / 60,
-        tod % 60
+        "{:04}-{:02}-{:02}T{h:02}:{mi:02}:{s:02}.{:03}",
+        c.year, c.month, c.day, c.millis
     )
 }
 
