@@ -115,7 +115,14 @@ fn run_one(
     cache: Option<&PlanCache<InsertPlan>>,
 ) -> Result<Outcome> {
     let ctx = Binds::new(params);
-    let planned = plan(ex, session, stmt, &ctx, params.timestamp, cache)?;
+    // A conditional write takes the node's clock, never the client's default timestamp
+    // (Cassandra gives it the Paxos ballot's time).
+    let default_ts = if is_conditional(stmt) {
+        None
+    } else {
+        params.timestamp
+    };
+    let planned = plan(ex, session, stmt, &ctx, default_ts, cache)?;
     let Some(_) = &planned.condition else {
         ex.catalog().db().apply(planned.mutations)?;
         return Ok(Outcome::Void);
@@ -132,7 +139,7 @@ fn run_one(
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
     // Planned again under the lock when it read the table (a list edit).
     let planned = if planned.read_before_write {
-        plan(ex, session, stmt, &ctx, params.timestamp, cache)?
+        plan(ex, session, stmt, &ctx, default_ts, cache)?
     } else {
         planned
     };
@@ -226,7 +233,7 @@ pub fn batch(
         ));
     }
     if statements.iter().any(|(s, _)| is_conditional(s)) {
-        return conditional_batch(ex, session, statements, timestamp);
+        return conditional_batch(ex, session, statements);
     }
     let ts = timestamp.unwrap_or_else(now_micros);
     let mut all = Vec::new();
@@ -243,7 +250,6 @@ fn conditional_batch(
     ex: &Executor,
     session: &Session,
     statements: &[(Statement, QueryParams)],
-    timestamp: Option<i64>,
 ) -> Result<Outcome> {
     let mut schema: Option<Arc<TableSchema>> = None;
     for (stmt, _) in statements {
@@ -265,7 +271,9 @@ fn conditional_batch(
     let Some(schema) = schema else {
         return Ok(Outcome::Void);
     };
-    let ts = timestamp.unwrap_or_else(now_micros);
+    // The node's clock, as for any conditional write (a BATCH timestamp is refused; the
+    // client's default timestamp is not used).
+    let ts = now_micros();
     let plan_all = || -> Result<(Vec<Planned>, bool)> {
         let mut out = Vec::with_capacity(statements.len());
         let mut reads = false;
@@ -774,10 +782,7 @@ fn list_edit_cell(
 
 fn key_value(col: &ColumnDef, term: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Bytes> {
     match term_to_bytes(term, &col.ty, &col.name, ctx).map_err(|e| Error::Invalid(e.to_string()))? {
-        TermValue::Value(b) if !b.is_empty() || !matches!(col.kind, ColumnKind::PartitionKey) => {
-            Ok(b)
-        }
-        TermValue::Value(_) => Err(Error::Invalid("Key may not be empty".into())),
+        TermValue::Value(b) => Ok(b),
         TermValue::Null => Err(Error::Invalid(format!(
             "Invalid null value in condition for column {}",
             col.name
@@ -982,14 +987,25 @@ fn partition_key<P>(
     parts: &[P],
     mut value: impl FnMut(&P) -> Result<Bytes>,
 ) -> Result<DecoratedKey> {
-    if let [only] = parts {
-        return Ok(DecoratedKey::new(value(only)?));
+    let key = if let [only] = parts {
+        let v = value(only)?;
+        if v.is_empty() {
+            // An empty component of a composite key is allowed; an empty key is not.
+            return Err(Error::Invalid("Key may not be empty".into()));
+        }
+        v
+    } else {
+        let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
+        let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
+        cairn_engine::model::token::composite_partition_key(&refs)
+    };
+    if key.len() > 65_535 {
+        return Err(Error::Invalid(format!(
+            "Key length of {} is longer than maximum of 65535",
+            key.len()
+        )));
     }
-    let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
-    let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
-    Ok(DecoratedKey::new(
-        cairn_engine::model::token::composite_partition_key(&refs),
-    ))
+    Ok(DecoratedKey::new(key))
 }
 
 /// The partitions an UPDATE or DELETE writes ([`restrict::resolve`] has made sure the whole
