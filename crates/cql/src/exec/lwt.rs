@@ -653,7 +653,7 @@ pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
         .filter(|r| {
             r.columns
                 .iter()
-                .any(|(id, _)| read_static(&req, schema, *id))
+                .any(|(id, _)| read_static(req, schema, *id))
         });
     let find = |ck: &ClusteringKey| {
         current
