@@ -326,7 +326,7 @@ def test_bind_marker_names_and_types(session, ks, tname):
     assert markers(f"SELECT * FROM {t} WHERE pk = ? AND (a, b) > (?, ?)") == [
         ("pk", "int"), ("a", "int"), ("b", "int")]
     assert markers(f"SELECT * FROM {t} WHERE pk = ? AND (a, b) IN ?") == [
-        ("pk", "int"), ("in(a,b)", "list<tuple<int, int>>")]
+        ("pk", "int"), ("in(a,b)", "list<frozen<tuple<int, int>>>")]
     assert markers(f"UPDATE {t} SET l[?] = ? WHERE pk = 1 AND a = 1 AND b = 1") == [
         ("idx(l)", "int"), ("value(l)", "int")]
     assert markers(f"UPDATE {t} SET m = m - ? WHERE pk = 1 AND a = 1 AND b = 1") == [
