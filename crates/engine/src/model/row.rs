@@ -252,13 +252,29 @@ impl Row {
         (marker_live || !self.columns.is_empty()).then_some(self)
     }
 
-    /// Removes the listed columns (sorted ids): the cells of dropped columns, which are not
-    /// data any more (they neither show nor keep a row alive).
-    pub fn remove_columns(&mut self, hidden: &[ColumnId]) {
-        if !hidden.is_empty() {
-            self.columns
-                .retain(|(id, _)| hidden.binary_search(id).is_err());
+    /// Removes what dropped columns left behind: for each `(column id, bound)` (sorted by id),
+    /// the column's cells written at or before `bound` (`i64::MAX`: all of them). They are not
+    /// data any more: they neither show nor keep a row alive.
+    pub fn remove_columns(&mut self, hidden: &[(ColumnId, i64)]) {
+        if hidden.is_empty() {
+            return;
         }
+        self.columns.retain_mut(|(id, data)| {
+            let Ok(i) = hidden.binary_search_by_key(id, |(h, _)| *h) else {
+                return true;
+            };
+            let bound = hidden[i].1;
+            match data {
+                ColumnData::Simple(c) => c.timestamp > bound,
+                ColumnData::Complex(cc) => {
+                    cc.cells.retain(|(_, c)| c.timestamp > bound);
+                    if cc.deletion.is_some_and(|d| d.marked_at <= bound) {
+                        cc.deletion = None;
+                    }
+                    !cc.cells.is_empty() || cc.deletion.is_some()
+                }
+            }
+        });
     }
 
     /// Keeps only the listed columns (sorted ids); the marker is kept.
