@@ -92,12 +92,22 @@ fn complete(ex: &Executor, schema: &TableSchema, planned: &mut Planned) -> Resul
     Ok(())
 }
 
-/// Completes and applies unconditional statements' writes.
-fn apply_all(ex: &Executor, planned: Vec<(Arc<TableSchema>, Planned)>) -> Result<()> {
+/// Completes and applies statements' writes; a conditional request's (`ballot`) all get its
+/// one timestamp, deletions just below it, as a Paxos commit does.
+fn apply_all(
+    ex: &Executor,
+    planned: Vec<(Arc<TableSchema>, Planned)>,
+    ballot: Option<i64>,
+) -> Result<()> {
     let mut all = Vec::new();
     for (schema, mut p) in planned {
         complete(ex, &schema, &mut p)?;
         all.extend(p.mutations);
+    }
+    if let Some(ts) = ballot {
+        for m in &mut all {
+            m.update.set_timestamps(ts);
+        }
     }
     ex.catalog().db().apply(all)?;
     Ok(())
@@ -184,7 +194,7 @@ fn run_one(
     let planned = plan(ex, session, stmt, &ctx, default_ts, cache)?;
     let schema = table_schema(ex, session, name)?;
     if planned.conditions.is_empty() {
-        apply_all(ex, vec![(schema, planned)])?;
+        apply_all(ex, vec![(schema, planned)], None)?;
         return Ok(Outcome::Void);
     }
     let key = planned
@@ -206,7 +216,7 @@ fn run_one(
     if let Some(refused) = lwt::check(ex, &req)? {
         return Ok(Outcome::Rows(refused));
     }
-    apply_all(ex, vec![(Arc::clone(&schema), planned)])?;
+    apply_all(ex, vec![(Arc::clone(&schema), planned)], Some(now_micros()))?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
 
@@ -299,7 +309,7 @@ pub fn batch(
         };
         planned.push((table_schema(ex, session, name)?, p));
     }
-    apply_all(ex, planned)?;
+    apply_all(ex, planned, None)?;
     Ok(Outcome::Void)
 }
 
@@ -388,6 +398,7 @@ fn conditional_batch(
             .into_iter()
             .map(|p| (Arc::clone(&schema), p))
             .collect(),
+        Some(ts),
     )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }

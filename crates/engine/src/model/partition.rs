@@ -10,7 +10,7 @@
 
 use super::cell::DeletionTime;
 use super::key::{ClusteringKey, ClusteringRange};
-use super::row::Row;
+use super::row::{ColumnData, Row};
 use std::collections::BTreeMap;
 
 /// A deletion of every row whose clustering key lies in `range`.
@@ -36,6 +36,46 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Sets every write of the update to timestamp `ts` and every deletion to `ts - 1`, so that
+    /// the update's own writes win over its own deletions (Cassandra's `withUpdatedTimestamps`,
+    /// which a Paxos commit applies with the ballot's time).
+    pub fn set_timestamps(&mut self, ts: i64) {
+        let del = |d: &mut DeletionTime| d.marked_at = ts.saturating_sub(1);
+        if let Some(d) = self.deletion.as_mut() {
+            del(d);
+        }
+        for rt in &mut self.range_tombstones {
+            del(&mut rt.deletion);
+        }
+        let row = |r: &mut Row| {
+            if let Some(m) = r.marker.as_mut() {
+                m.timestamp = ts;
+            }
+            if let Some(d) = r.deletion.as_mut() {
+                del(d);
+            }
+            for (_, data) in &mut r.columns {
+                match data {
+                    ColumnData::Simple(c) => c.timestamp = ts,
+                    ColumnData::Complex(cc) => {
+                        if let Some(d) = cc.deletion.as_mut() {
+                            del(d);
+                        }
+                        for (_, c) in &mut cc.cells {
+                            c.timestamp = ts;
+                        }
+                    }
+                }
+            }
+        };
+        if let Some(s) = self.static_row.as_mut() {
+            row(s);
+        }
+        for r in self.rows.values_mut() {
+            row(r);
+        }
+    }
+
     /// True when the partition carries nothing.
     pub fn is_empty(&self) -> bool {
         self.deletion.is_none()
