@@ -213,6 +213,27 @@ mod tests {
     }
 
     #[test]
+    fn set_timestamps_puts_deletions_just_below_the_writes() {
+        let mut p = Partition::default();
+        p.deletion = Some(DeletionTime {
+            marked_at: 100,
+            local_deletion_time: 1,
+        });
+        p.rows.insert(key(1), marker_row(100));
+        p.set_timestamps(50);
+        assert_eq!(p.deletion.map(|d| d.marked_at), Some(49));
+        let row = p
+            .rows
+            .get(&key(1))
+            .and_then(|r| r.marker)
+            .map(|m| m.timestamp);
+        assert_eq!(row, Some(50));
+        // The update's own row survives its own partition deletion.
+        let d = p.deletion.expect("deletion");
+        assert!(!d.deletes(50));
+    }
+
+    #[test]
     fn merge_is_order_independent() {
         let mut a = Partition::default();
         a.rows.insert(key(1), marker_row(1));

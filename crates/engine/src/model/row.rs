@@ -354,6 +354,23 @@ mod tests {
     }
 
     #[test]
+    fn dropped_columns_hide_their_cells_up_to_the_drop() {
+        // Column 1 dropped for good; column 2 re-added after a drop at 5.
+        let mut r = row(None, &[(1, 9), (2, 4), (3, 1)]);
+        r.remove_columns(&[(1, i64::MAX), (2, 5)]);
+        let ids: Vec<_> = r.columns.iter().map(|c| c.0).collect();
+        assert_eq!(ids, vec![3]);
+        let mut r = row(None, &[(1, 9), (2, 6)]);
+        r.remove_columns(&[(1, i64::MAX), (2, 5)]);
+        let ids: Vec<_> = r.columns.iter().map(|c| c.0).collect();
+        assert_eq!(ids, vec![2]);
+        // A row alive only through a dropped column is not live any more.
+        let mut r = row(None, &[(1, 9)]);
+        r.remove_columns(&[(1, i64::MAX)]);
+        assert!(r.into_live(0).is_none());
+    }
+
+    #[test]
     fn merge_interleaves_columns() {
         let mut a = row(Some(1), &[(1, 1), (3, 5)]);
         a.merge(row(None, &[(2, 2), (3, 7)]));
