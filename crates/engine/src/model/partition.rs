@@ -214,11 +214,13 @@ mod tests {
 
     #[test]
     fn set_timestamps_puts_deletions_just_below_the_writes() {
-        let mut p = Partition::default();
-        p.deletion = Some(DeletionTime {
-            marked_at: 100,
-            local_deletion_time: 1,
-        });
+        let mut p = Partition {
+            deletion: Some(DeletionTime {
+                marked_at: 100,
+                local_deletion_time: 1,
+            }),
+            ..Partition::default()
+        };
         p.rows.insert(key(1), marker_row(100));
         p.set_timestamps(50);
         assert_eq!(p.deletion.map(|d| d.marked_at), Some(49));
