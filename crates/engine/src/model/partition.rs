@@ -231,8 +231,7 @@ mod tests {
             .map(|m| m.timestamp);
         assert_eq!(row, Some(50));
         // The update's own row survives its own partition deletion.
-        let d = p.deletion.expect("deletion");
-        assert!(!d.deletes(50));
+        assert!(p.deletion.is_some_and(|d| !d.deletes(50)));
     }
 
     #[test]
