@@ -710,9 +710,48 @@ fn assignment_op(
             if c.ty == CqlType::Counter {
                 return Err(Error::Invalid("Counters are not supported yet".into()));
             }
-            if !is_multi_cell(&c.ty) {
+            if matches!(a, Assignment::Prepend { .. })
+                && matches!(value, crate::ast::Term::List(_))
+                && !matches!(crate::values::term::unfrozen(&c.ty), CqlType::List(_))
+            {
+                // The list literal meets its receiver first (Cassandra's ArrayLiteral).
                 return Err(Error::Invalid(format!(
-                    "Invalid operation ({0} = {0} + ?) for non counter column {0}",
+                    "Unexpected receiver type '{}'; only list and vector are expected",
+                    c.ty.name()
+                )));
+            }
+            let v = crate::values::term::term_display(value);
+            let shown = if matches!(a, Assignment::Prepend { .. }) {
+                // Cassandra prints a prepend with a minus.
+                format!("{0} = {v} - {0}", c.name)
+            } else {
+                format!("{0} = {0} + {v}", c.name)
+            };
+            if matches!(c.ty, CqlType::Frozen(_)) {
+                let what = if matches!(a, Assignment::Prepend { .. }) {
+                    "frozen list"
+                } else {
+                    "frozen collection"
+                };
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for {what} column {}",
+                    c.name
+                )));
+            }
+            if matches!(c.ty, CqlType::Tuple(_)) && matches!(a, Assignment::Add { .. }) {
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for tuple column {}",
+                    c.name
+                )));
+            }
+            if !is_multi_cell(&c.ty) {
+                let what = if matches!(a, Assignment::Prepend { .. }) {
+                    "non list"
+                } else {
+                    "non counter"
+                };
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for {what} column {}",
                     c.name
                 )));
             }
@@ -722,7 +761,7 @@ fn assignment_op(
             let cells = if matches!(a, Assignment::Prepend { .. }) {
                 if !matches!(c.ty, CqlType::List(_)) {
                     return Err(Error::Invalid(format!(
-                        "Invalid operation ({0} = ? + {0}) for non list column {0}",
+                        "Invalid operation ({shown}) for non list column {}",
                         c.name
                     )));
                 }
@@ -786,10 +825,18 @@ fn assignment_op(
                         _ => None,
                     }
                 }
+                CqlType::Frozen(_) => {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({0} = {0} - {1}) for frozen collection column {0}",
+                        c.name,
+                        crate::values::term::term_display(value)
+                    )))
+                }
                 _ => {
                     return Err(Error::Invalid(format!(
-                        "Invalid operation ({0} = {0} - ?) for non counter column {0}",
-                        c.name
+                        "Invalid operation ({0} = {0} - {1}) for non counter column {0}",
+                        c.name,
+                        crate::values::term::term_display(value)
                     )))
                 }
             }
@@ -826,11 +873,29 @@ fn assignment_op(
                 };
                 Some(ColumnOp::List(ListEdit::Index(index, value)))
             }
-            _ => {
+            other => {
+                let shown = format!(
+                    "{}[{}] = {}",
+                    c.name,
+                    crate::values::term::term_display(key),
+                    crate::values::term::term_display(value)
+                );
+                let what = match other {
+                    CqlType::Set(_) => "set",
+                    CqlType::Frozen(inner)
+                        if matches!(
+                            inner.as_ref(),
+                            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)
+                        ) =>
+                    {
+                        "frozen collection"
+                    }
+                    _ => "non collection",
+                };
                 return Err(Error::Invalid(format!(
-                    "Invalid operation ({}[?] = ?) for non list/map column {}",
-                    c.name, c.name
-                )))
+                    "Invalid operation ({shown}) for {what} column {}",
+                    c.name
+                )));
             }
         },
         Assignment::SetField { .. } => {
