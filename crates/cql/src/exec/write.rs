@@ -234,8 +234,9 @@ pub fn batch(
         let ctx = Binds::new(params);
         all.extend(plan(ex, session, stmt, &ctx, Some(ts), None)?.mutations);
     }
+    let warnings = super::batch_limits::check(ex, kind, &all)?;
     ex.catalog().db().apply(all)?;
-    Ok(Outcome::Void)
+    Ok(Outcome::Void.with_warnings(warnings))
 }
 
 /// A BATCH with conditions: one table, one partition, checked and applied as one request.
