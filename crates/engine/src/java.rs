@@ -49,9 +49,32 @@ pub fn double_to_string(d: f64) -> String {
 }
 
 /// Java's `String.hashCode` (over UTF-16 code units).
-fn string_hash(s: &str) -> i32 {
+pub fn string_hash(s: &str) -> i32 {
     s.encode_utf16()
         .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+/// Java's `ByteBuffer.hashCode` of a buffer holding `b`.
+pub fn byte_buffer_hash(b: &[u8]) -> i32 {
+    b.iter().rev().fold(1i32, |h, &x| {
+        h.wrapping_mul(31).wrapping_add(i32::from(x as i8))
+    })
+}
+
+/// The bucket of a hash in a `java.util.HashMap` table of `capacity` (a power of two).
+pub fn bucket(hash: i32, capacity: usize) -> usize {
+    let h = hash as u32;
+    ((h ^ (h >> 16)) as usize) & (capacity.max(1) - 1)
+}
+
+/// The table size of a `java.util.HashMap` created with room for `initial` entries
+/// (a power of two) after `n` insertions (it doubles past 3/4 full).
+pub fn grown_capacity(initial: usize, n: usize) -> usize {
+    let mut cap = initial.max(1);
+    while n > cap * 3 / 4 {
+        cap *= 2;
+    }
+    cap
 }
 
 /// `keys` in the order a `java.util.HashMap` copied from a map of `entries` entries iterates
@@ -59,13 +82,20 @@ fn string_hash(s: &str) -> i32 {
 /// two). Keys sharing a bucket keep their relative order in `keys`.
 pub fn hash_map_order<'a>(keys: &[&'a str], entries: usize) -> Vec<&'a str> {
     let wanted = (entries as f32 / 0.75 + 1.0) as usize;
-    let capacity = wanted.next_power_of_two().clamp(1, 1 << 30);
-    let bucket = |k: &str| {
-        let h = string_hash(k) as u32;
-        ((h ^ (h >> 16)) as usize) & (capacity - 1)
-    };
+    sort_by_bucket(keys, wanted.next_power_of_two().clamp(1, 1 << 30))
+}
+
+/// `keys` (distinct) in the order a `java.util.HashSet` built with the default capacity
+/// iterates them; keys sharing a bucket keep their relative order in `keys` (their insertion
+/// order).
+pub fn hash_set_order<'a>(keys: &[&'a str]) -> Vec<&'a str> {
+    sort_by_bucket(keys, grown_capacity(16, keys.len()))
+}
+
+fn sort_by_bucket<'a>(keys: &[&'a str], capacity: usize) -> Vec<&'a str> {
     let mut out = keys.to_vec();
-    out.sort_by_key(|k| bucket(k));
+    // A stable sort: equal buckets keep their order.
+    out.sort_by_key(|k| bucket(string_hash(k), capacity));
     out
 }
 
@@ -99,5 +129,10 @@ mod tests {
         assert_eq!(hash_map_order(&["foo", "zed"], 4), ["zed", "foo"]);
         // "Invalid caching sub-options [bar, foo]" for {keys, foo, bar}.
         assert_eq!(hash_map_order(&["foo", "bar"], 3), ["bar", "foo"]);
+        // Colliding names keep their insertion order.
+        assert_eq!(
+            hash_set_order(&["hk.bt", "hk.bt2", "hk.bt0"]),
+            ["hk.bt0", "hk.bt", "hk.bt2"]
+        );
     }
 }

@@ -7,7 +7,8 @@
 //! The size is Cassandra's `IMutation.dataSize`, computed from the mutations the batch makes:
 //! per partition 8 bytes of deletion info, 21 for an absent static row, and per row its
 //! clustering values, 8 bytes of liveness (20 when it expires), 13 of row deletion and its
-//! cells (20 bytes each plus value and path; a collection adds 12 for its deletion). Range
+//! cells (20 bytes each plus value and path — a set element or map key serialized, a list's
+//! 16-byte id; a collection adds 12 for its deletion). Range
 //! tombstone bounds count their encoded length, an approximation of Cassandra's value bytes.
 //! As in Cassandra, sizes are checked only for batches spanning more than one partition
 //! (mutations of one keyspace and partition key count once).
@@ -16,6 +17,8 @@ use super::Executor;
 use crate::ast::BatchKind;
 use crate::error::{Error, Result};
 use crate::parser::quote_identifier;
+use cairn_engine::java::{self, hash_set_order};
+use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{ColumnData, Mutation, Row};
 use cairn_engine::schema::TableSchema;
 use std::collections::BTreeSet;
@@ -75,12 +78,13 @@ pub fn check(ex: &Executor, kind: BatchKind, mutations: &[Mutation]) -> Result<V
     };
     let mut warnings = Vec::new();
     if kind == BatchKind::Logged {
-        let zero_gc: BTreeSet<String> = schemas
-            .iter()
-            .flatten()
-            .filter(|s| s.options.gc_grace_seconds == 0)
-            .map(|s| name(s))
-            .collect();
+        let zero_gc = names(
+            schemas
+                .iter()
+                .flatten()
+                .filter(|s| s.options.gc_grace_seconds == 0)
+                .map(|s| name(s)),
+        );
         if !zero_gc.is_empty() {
             warnings.push(format!(
                 "Executing a LOGGED BATCH on table{} {}, configured with a gc_grace_seconds of 0. The gc_grace_seconds is used to TTL batchlog entries, so setting gc_grace_seconds too low on tables involved in an atomic batch might cause batchlog entries to expire before being replayed.",
@@ -103,7 +107,14 @@ pub fn check(ex: &Executor, kind: BatchKind, mutations: &[Mutation]) -> Result<V
     if partitions.len() <= 1 {
         return Ok(warnings);
     }
-    let tables: BTreeSet<String> = schemas.iter().flatten().map(|s| name(s)).collect();
+    // Cassandra lists tables in the order it iterates its mutations.
+    let order = mutation_order(mutations, &schemas);
+    let tables = names(
+        order
+            .iter()
+            .filter_map(|&i| schemas[i].as_deref())
+            .map(name),
+    );
     let size: u64 = mutations
         .iter()
         .zip(&schemas)
@@ -142,10 +153,55 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-/// A set as Java prints it (`[a, b]`); sorted here, where Cassandra's order is its hash set's.
-fn list(names: &BTreeSet<String>) -> String {
+/// The order Cassandra's `BatchUpdatesCollector` yields the batch's mutations in: by
+/// keyspace, then by partition key, each in the order of a `java.util.HashMap` that started
+/// with room for one entry (keys hashed as `ByteBuffer.hashCode` does); the tables of one
+/// partition (ordered by their random ids in Cassandra) in the batch's order.
+fn mutation_order(mutations: &[Mutation], schemas: &[Option<Arc<TableSchema>>]) -> Vec<usize> {
+    let keyspace = |i: usize| schemas[i].as_deref().map_or("", |s| s.keyspace.as_str());
+    let mut keyspaces: Vec<&str> = Vec::new();
+    let mut keys: Vec<(&str, &[u8])> = Vec::new();
+    for (i, m) in mutations.iter().enumerate() {
+        if !keyspaces.contains(&keyspace(i)) {
+            keyspaces.push(keyspace(i));
+        }
+        if !keys.contains(&(keyspace(i), m.key.key.as_ref())) {
+            keys.push((keyspace(i), m.key.key.as_ref()));
+        }
+    }
+    let ks_cap = java::grown_capacity(2, keyspaces.len());
+    let mut order: Vec<usize> = (0..mutations.len()).collect();
+    order.sort_by_key(|&i| {
+        let ks = keyspace(i);
+        let in_ks = keys.iter().filter(|(k, _)| *k == ks).count();
+        let key = mutations[i].key.key.as_ref();
+        (
+            java::bucket(java::string_hash(ks), ks_cap),
+            keyspaces.iter().position(|k| *k == ks),
+            java::bucket(java::byte_buffer_hash(key), java::grown_capacity(2, in_ks)),
+            keys.iter().position(|k| *k == (ks, key)),
+        )
+    });
+    order
+}
+
+/// Distinct table names, in the order they first appear.
+fn names(all: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in all {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// A set of names as Cassandra prints its `HashSet` (`[a, b]`, in the set's order; names
+/// sharing a bucket keep the order of the batch's statements, an approximation of
+/// Cassandra's insertion order).
+fn list(names: &[String]) -> String {
     let v: Vec<&str> = names.iter().map(String::as_str).collect();
-    format!("[{}]", v.join(", "))
+    format!("[{}]", hash_set_order(&v).join(", "))
 }
 
 /// Cassandra's `PartitionUpdate.dataSize` of one mutation.
@@ -159,7 +215,7 @@ fn data_size(m: &Mutation, schema: Option<&TableSchema>) -> u64 {
     size += p
         .static_row
         .as_ref()
-        .map_or(EMPTY_STATIC_ROW, |r| row_size(r, 0));
+        .map_or(EMPTY_STATIC_ROW, |r| row_size(r, 0, schema));
     for (key, row) in &p.rows {
         let clustering: u64 = layout
             .as_ref()
@@ -167,12 +223,23 @@ fn data_size(m: &Mutation, schema: Option<&TableSchema>) -> u64 {
             .map_or(key.as_bytes().len() as u64, |values| {
                 values.iter().map(|v| v.len() as u64).sum()
             });
-        size += row_size(row, clustering);
+        size += row_size(row, clustering, schema);
     }
     size
 }
 
-fn row_size(row: &Row, clustering: u64) -> u64 {
+/// A collection cell's path as Cassandra holds it: the serialized set element or map key
+/// (Cairn keeps them byte-comparable), a list's 16-byte time UUID.
+fn path_size(ty: Option<&CqlType>, path: &[u8]) -> u64 {
+    match ty {
+        Some(t @ (CqlType::Set(_) | CqlType::Map(_, _))) => {
+            crate::values::collections::path_element(t, path).map_or(path.len(), |e| e.len()) as u64
+        }
+        _ => path.len() as u64,
+    }
+}
+
+fn row_size(row: &Row, clustering: u64, schema: Option<&TableSchema>) -> u64 {
     let liveness = match &row.marker {
         Some(m) if m.ttl > 0 => EXPIRING_LIVENESS,
         _ => LIVENESS,
@@ -180,13 +247,14 @@ fn row_size(row: &Row, clustering: u64) -> u64 {
     let cells: u64 = row
         .columns
         .iter()
-        .map(|(_, data)| match data {
+        .map(|(id, data)| match data {
             ColumnData::Simple(c) => CELL + c.value.len() as u64,
             ColumnData::Complex(cc) => {
+                let ty = schema.and_then(|s| s.column_by_id(*id)).map(|c| &c.ty);
                 COMPLEX_DELETION
                     + cc.cells
                         .iter()
-                        .map(|(path, c)| CELL + (path.len() + c.value.len()) as u64)
+                        .map(|(path, c)| CELL + path_size(ty, path) + c.value.len() as u64)
                         .sum::<u64>()
             }
         })

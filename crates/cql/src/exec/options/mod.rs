@@ -32,7 +32,7 @@ use crate::ast::Property;
 use crate::error::{Error, Result};
 use crate::values::format::java_double_string as double_to_string;
 use caching::Caching;
-use cairn_engine::compaction::strategy::CompactionOptions;
+use cairn_engine::compaction::strategy::{CompactionOptions, StrategyOptions};
 use cairn_engine::schema::{TableOptions, TombstoneGcMode};
 use cairn_engine::sstable::compression::CompressionParams;
 use speculative_retry::Policy;
@@ -340,6 +340,15 @@ pub fn apply(o: &mut TableOptions, props: &[Property], target: Target) -> Result
     build(&mut alone, props)?;
     validate(&alone)?;
     build(o, props)?;
+    // A new table's default false-positive chance follows its strategy (Cassandra's
+    // `CompactionParams.defaultBloomFilterFbChance`): 0.1 for LCS. Set once, at creation.
+    if target == Target::Create && !p.has("bloom_filter_fp_chance") {
+        let leveled = CompactionOptions::from_map(&o.compaction)
+            .is_ok_and(|c| matches!(c.strategy, StrategyOptions::Leveled(_)));
+        if leveled {
+            o.bloom_filter_fp_chance = 0.1;
+        }
+    }
     validate(o)?;
     // Only values in range are stored in the typed fields; the text copies are not needed.
     unset_extra(o, "default_time_to_live");
@@ -499,12 +508,10 @@ mod tests {
     #[test]
     fn altered_values_are_checked_against_the_table() {
         let mut o = TableOptions::default();
-        apply(
-            &mut o,
-            &props(&[("min_index_interval", "256")]),
-            Target::Alter,
-        )
-        .unwrap_err();
+        assert_eq!(
+            err(&mut o, &[("min_index_interval", "4096")]),
+            "max_index_interval must be greater than or equal to min_index_interval (4096) (got 2048)"
+        );
         let mut o = TableOptions::default();
         apply(
             &mut o,

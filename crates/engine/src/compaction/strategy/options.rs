@@ -471,8 +471,9 @@ fn parse_common(m: &mut Map<'_>) -> Result<CommonOptions, OptionError> {
         None => d.tombstone_threshold,
         Some(v) => {
             // A Java float, and Cassandra's message says "int".
-            let x = parse_double(v).ok_or_else(|| not_an_int("tombstone_threshold", v))?;
-            let x = f64::from(x as f32);
+            let x = parse_double(v)
+                .filter(|x| !x.is_nan())
+                .ok_or_else(|| not_an_int("tombstone_threshold", v))?;
             if x < 0.0 {
                 return Err(invalid(
                     "tombstone_threshold",
@@ -529,12 +530,14 @@ fn parse_thresholds(m: &mut Map<'_>, c: &mut CommonOptions) -> Result<(), Option
             // not an integer here.
             match v.parse::<i32>() {
                 Ok(n) if numeric => values[slot] = i64::from(n),
-                _ => return Err(invalid(
-                    key,
-                    format!(
+                _ => {
+                    return Err(invalid(
+                        key,
+                        format!(
                         "Invalid value {v} for '{key}' compaction sub-option - must be an integer"
                     ),
-                )),
+                    ))
+                }
             }
         }
     }
