@@ -100,6 +100,7 @@ fn sort_by_bucket<'a>(keys: &[&'a str], capacity: usize) -> Vec<&'a str> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -91,6 +91,7 @@ pub fn parse_boolean(name: &str, value: &str) -> Result<bool> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -110,7 +110,7 @@ fn complete_all(
     ex: &Executor,
     planned: Vec<(Arc<TableSchema>, Planned)>,
     ballot: Option<i64>,
-) -> Result<Vec<cairn_engine::model::Mutation>> {
+) -> Result<Vec<Mutation>> {
     let mut all = Vec::new();
     for (schema, mut p) in planned {
         complete(ex, &schema, &mut p)?;

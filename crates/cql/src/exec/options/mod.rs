@@ -446,6 +446,7 @@ pub fn text_option(o: &TableOptions, key: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::ast::PropertyValue;

@@ -147,6 +147,7 @@ impl std::fmt::Display for Policy {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
