@@ -361,37 +361,14 @@ pub fn table_id(props: &[Property]) -> Result<Option<u128>> {
     let Some(v) = Properties(props).string("id")? else {
         return Ok(None);
     };
-    parse_uuid(v)
-        .map(Some)
+    crate::values::temporal::parse_uuid(v)
+        .map(|b| Some(u128::from_be_bytes(b)))
         .ok_or_else(|| Error::Configuration("Invalid table id".into()))
-}
-
-/// A UUID in its 8-4-4-4-12 text form.
-fn parse_uuid(s: &str) -> Option<u128> {
-    let groups: Vec<&str> = s.split('-').collect();
-    let lengths = [8, 4, 4, 4, 12];
-    if groups.len() != 5
-        || groups
-            .iter()
-            .zip(lengths)
-            .any(|(g, n)| g.len() != n || !g.chars().all(|c| c.is_ascii_hexdigit()))
-    {
-        return None;
-    }
-    u128::from_str_radix(&groups.concat(), 16).ok()
 }
 
 /// A table id in its UUID text form.
 pub fn uuid_string(id: u128) -> String {
-    let h = format!("{id:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    crate::values::temporal::format_uuid(&id.to_be_bytes())
 }
 
 /// The `compaction` map shown back as Cassandra shows it: the class (fully qualified), the
