@@ -39,9 +39,10 @@ def test_keyspace_simple_strategy_lifecycle(cluster, session):
     session.execute("DROP KEYSPACE IF EXISTS ddl_simple")
 
 
-def test_drop_missing_keyspace_is_configuration_error(session):
-    err = expect_error(ConfigurationException, session.execute, "DROP KEYSPACE ddl_never_created")
-    assert "ddl_never_created" in server_message(err)
+def test_drop_missing_keyspace_is_invalid(session):
+    # Cassandra 5.0: an InvalidRequest (Cassandra 3 answered with a configuration error).
+    err = expect_error(InvalidRequest, session.execute, "DROP KEYSPACE ddl_never_created")
+    assert server_message(err) == "Keyspace 'ddl_never_created' doesn't exist"
 
 
 def test_keyspace_network_topology_strategy(cluster, session):

@@ -148,7 +148,8 @@ def test_unknown_compaction_class(session, ks):
     err = expect_error(ConfigurationException, session.execute,
                        f"CREATE TABLE {ks}.badcomp (k int PRIMARY KEY) WITH compaction = {{'class': 'Foo'}}")
     assert server_code(err) == 0x2300
-    assert "Unable to find compaction strategy class 'Foo'" in server_message(err)
+    assert server_message(err) == \
+        "Unable to find compaction strategy class 'org.apache.cassandra.db.compaction.Foo'"
 
 
 def test_unknown_compaction_option(session, ks):
@@ -161,7 +162,8 @@ def test_unknown_compaction_option(session, ks):
 def test_bad_compaction_on_alter(session, t):
     err = expect_error(ConfigurationException, session.execute,
                        f"ALTER TABLE {t} WITH compaction = {{'class': 'NoSuchStrategy'}}")
-    assert "Unable to find compaction strategy class 'NoSuchStrategy'" in server_message(err)
+    assert server_message(err) == \
+        "Unable to find compaction strategy class 'org.apache.cassandra.db.compaction.NoSuchStrategy'"
 
 
 def test_unknown_compression_class(session, ks):
@@ -183,9 +185,10 @@ def test_bad_numeric_table_options(session, ks):
 
 
 def test_bad_replication(session):
+    # Cassandra 5.0 defaults a missing factor to default_keyspace_rf (1).
     err = expect_error(ConfigurationException, session.execute,
-                       "CREATE KEYSPACE bad_repl WITH replication = {'class': 'SimpleStrategy'}")
-    assert "replication_factor" in server_message(err)
+                       "CREATE KEYSPACE bad_repl WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 'x'}")
+    assert server_message(err) == 'For input string: "x"'
     err = expect_error(ConfigurationException, session.execute,
                        "CREATE KEYSPACE bad_repl WITH replication = {'class': 'FooStrategy', 'replication_factor': 1}")
     assert "FooStrategy" in server_message(err)

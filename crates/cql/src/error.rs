@@ -83,6 +83,11 @@ impl Error {
         ))
     }
 
+    /// A syntax error without a position (Cassandra's property validation errors).
+    pub fn syntax(message: impl Into<String>) -> Error {
+        Error::Syntax(SyntaxError::unpositioned(message))
+    }
+
     /// The syntax error inside, if this is one.
     pub fn as_syntax(&self) -> Option<&SyntaxError> {
         match self {
@@ -98,6 +103,10 @@ impl Error {
 /// same convention as Cassandra's `line 1:13` header, so the numbers can be compared with
 /// what Cassandra reports for the same text. (One deliberate difference: for errors at the
 /// end of the input Cassandra prints `line 0:-1`; we print the real position of the end.)
+///
+/// `line == 0` marks an error found after parsing, which Cassandra still reports as a syntax
+/// error but without a position (`Unknown property 'foo'`, `Invalid integer value x for
+/// 'gc_grace_seconds'`): it is shown as the bare message (see [`SyntaxError::unpositioned`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError {
     /// 1-based line of the offending input.
@@ -110,8 +119,24 @@ pub struct SyntaxError {
     pub message: String,
 }
 
+impl SyntaxError {
+    /// A syntax error without a position: Cassandra's `SyntaxException`s thrown while
+    /// validating properties, shown as the bare message.
+    pub fn unpositioned(message: impl Into<String>) -> SyntaxError {
+        SyntaxError {
+            line: 0,
+            column: 0,
+            offset: 0,
+            message: message.into(),
+        }
+    }
+}
+
 impl std::fmt::Display for SyntaxError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            return f.write_str(&self.message);
+        }
         write!(f, "line {}:{} {}", self.line, self.column, self.message)
     }
 }

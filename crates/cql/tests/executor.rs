@@ -122,7 +122,7 @@ fn schema_and_data_survive_restart_and_errors_match_cassandra() {
             &QueryParams::default(),
         );
         assert!(
-            matches!(e, Err(Error::Configuration(ref m)) if m.contains("Unable to find compaction strategy class 'Foo'")),
+            matches!(e, Err(Error::Configuration(ref m)) if m == "Unable to find compaction strategy class 'org.apache.cassandra.db.compaction.Foo'"),
             "{e:?}"
         );
         let e = ex.query(&s, "SELEC * FROM t", &QueryParams::default());

@@ -45,29 +45,26 @@ impl std::fmt::Display for CorruptionKind {
     }
 }
 
-/// A table or compression option was rejected. `Display` gives the text ScyllaDB / Cassandra
-/// give for the same mistake, because drivers and users match on it.
+/// A table or compression option was rejected. `Display` gives the text Cassandra 5.0 gives
+/// for the same mistake (or ScyllaDB, for what only it has), because drivers and users match
+/// on it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum OptionError {
-    /// `Unknown compression option 'X'.`
+    /// A compression option nobody knows.
     UnknownCompressionOption(String),
     /// A compressor class that does not exist.
     UnknownCompressor(String),
-    /// `chunk_length_in_kb` is not a positive integer.
+    /// `chunk_length_in_kb` is not positive.
     ChunkLengthNotPositive(String),
     /// `chunk_length_in_kb` is not a power of two.
     ChunkLengthNotPowerOfTwo(u64),
-    /// `chunk_length_in_kb` is above 128.
-    ChunkLengthTooLarge(u64),
-    /// `crc_check_chance` outside 0.0..=1.0.
+    /// `chunk_length_in_kb` is above Cairn's 128, or its bytes do not fit an int.
+    ChunkLengthTooLarge(i64),
+    /// `crc_check_chance` outside 0.0..=1.0 (the value as Java prints it).
     CrcCheckChance(String),
-    /// `compression_level` not an integer in the codec's range.
+    /// `compression_level` refused by the zstd compressor: what its `create` threw.
     CompressionLevel(String),
-    /// `compression_level` given for a codec that has no levels.
-    CompressionLevelNotSupported(String),
-    /// `enabled` is not `true` / `false`.
-    EnabledNotBoolean(String),
     /// Any other option with a value out of its range; the text is complete.
     Invalid {
         option: &'static str,
@@ -79,39 +76,31 @@ impl std::fmt::Display for OptionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             OptionError::UnknownCompressionOption(k) => {
-                write!(f, "Unknown compression option '{k}'.")
+                write!(f, "Unknown compression options {k}")
             }
             OptionError::UnknownCompressor(c) => {
                 write!(f, "Could not create Compression for type {c}")
             }
-            // The next four texts are ScyllaDB's (sstables/compressor.cc, validate()); they do not
-            // repeat the offending value, so neither do we.
             OptionError::ChunkLengthNotPositive(_) => {
-                f.write_str("Invalid negative or null for chunk_length_in_kb/chunk_length_kb")
+                f.write_str("Invalid negative or null chunk_length_in_kb")
             }
             OptionError::ChunkLengthNotPowerOfTwo(_) => {
-                f.write_str("chunk_length_in_kb/chunk_length_kb must be a power of 2.")
+                f.write_str("chunk_length_in_kb must be a power of 2")
             }
-            OptionError::ChunkLengthTooLarge(_) => {
-                f.write_str("chunk_length_in_kb/chunk_length_kb must be 128 or less.")
+            OptionError::ChunkLengthTooLarge(kb) if *kb > i64::from(i32::MAX / 1024) => {
+                write!(f, "Value of chunk_length_in_kb is too large ({kb})")
             }
-            OptionError::CrcCheckChance(_) => {
-                f.write_str("crc_check_chance must be between 0.0 and 1.0.")
-            }
-            // ScyllaDB's own text for this is garbled (its format arguments are out of order), so
-            // this one states the range Cairn accepts.
-            OptionError::CompressionLevel(v) => write!(
+            // Cassandra accepts up to 2 GiB; bigger chunks only cost memory (ScyllaDB #9933).
+            OptionError::ChunkLengthTooLarge(kb) => write!(
                 f,
-                "compression_level must be an integer between 1 and 22 (got {v})"
+                "chunk_length_in_kb must be at most 128 (got {kb}): larger chunks are not supported"
             ),
-            OptionError::CompressionLevelNotSupported(c) => {
-                write!(f, "compression_level is not supported by {c}")
-            }
-            OptionError::EnabledNotBoolean(v) => {
-                write!(
-                    f,
-                    "Invalid value '{v}' for 'enabled': must be true or false"
-                )
+            OptionError::CrcCheckChance(v) => write!(
+                f,
+                "crc_check_chance must be larger than or equal to 0 and smaller than or equal to 1.0 (got {v})"
+            ),
+            OptionError::CompressionLevel(thrown) => {
+                write!(f, "ZstdCompressor.create() threw an error: {thrown}")
             }
             OptionError::Invalid { message, .. } => f.write_str(message),
         }

@@ -9,6 +9,7 @@ pub mod compaction;
 pub mod database;
 pub mod error;
 pub mod io;
+pub mod java;
 pub mod memtable;
 pub mod metrics;
 pub mod model;

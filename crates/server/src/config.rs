@@ -161,6 +161,8 @@ pub struct Config {
     pub batch_size_warn_threshold: u64,
     /// `batch_size_fail_threshold(_in_kb)`, in bytes.
     pub batch_size_fail_threshold: u64,
+    /// `unlogged_batch_across_partitions_warn_threshold`.
+    pub unlogged_batch_across_partitions_warn_threshold: u64,
     /// `row_cache_size(_in_mb)`, in bytes (0 = no row cache).
     pub row_cache_size: u64,
     /// The file the configuration was read from, if any.
@@ -217,6 +219,7 @@ impl Default for Config {
             tombstone_failure_threshold: 100_000,
             batch_size_warn_threshold: 5 << 10,
             batch_size_fail_threshold: 50 << 10,
+            unlogged_batch_across_partitions_warn_threshold: 10,
             row_cache_size: 0,
             source: None,
         }
@@ -616,6 +619,11 @@ impl Config {
                 "batch_size_fail_threshold",
                 size(self.batch_size_fail_threshold),
             ),
+            (
+                "unlogged_batch_across_partitions_warn_threshold",
+                self.unlogged_batch_across_partitions_warn_threshold
+                    .to_string(),
+            ),
             ("row_cache_size", size(self.row_cache_size)),
         ];
         out.sort_by(|a, b| a.0.cmp(b.0));
@@ -742,6 +750,7 @@ pub const SUPPORTED_KEYS: &[&str] = &[
     "batch_size_warn_threshold",
     "batch_size_fail_threshold_in_kb",
     "batch_size_fail_threshold",
+    "unlogged_batch_across_partitions_warn_threshold",
     "row_cache_size_in_mb",
     "row_cache_size",
     // The security keys (see SECURITY_KEYS).
@@ -970,7 +979,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "cas_contention_timeout",
     "slow_query_log_timeout_in_ms",
     "slow_query_log_timeout",
-    "unlogged_batch_across_partitions_warn_threshold",
     "native_transport_max_threads",
     "native_transport_allow_older_protocols",
     "native_transport_idle_timeout_in_ms",
@@ -1306,6 +1314,9 @@ fn apply_key(c: &mut Config, key: &str, v: &Node) -> Result<Outcome, String> {
             c.batch_size_fail_threshold = v.int_in(0, 1 << 40)? << 10
         }
         "batch_size_fail_threshold" => c.batch_size_fail_threshold = v.size_in(0, u64::MAX)?,
+        "unlogged_batch_across_partitions_warn_threshold" => {
+            c.unlogged_batch_across_partitions_warn_threshold = v.int_in(0, u64::MAX)?
+        }
         "row_cache_size_in_mb" => c.row_cache_size = v.int_in(0, 1 << 30)? * MIB,
         "row_cache_size" => c.row_cache_size = v.size_in(0, u64::MAX)?,
         k if IGNORED_KEYS.contains(&k) => return Ok(Outcome::Ignored),

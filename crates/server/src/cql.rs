@@ -162,8 +162,9 @@ fn rows(rs: ResultSet, skip_metadata: bool) -> Result<ResultBody, CqlError> {
 }
 
 impl CqlHandler {
-    fn outcome(&self, out: Outcome, skip_metadata: bool) -> Result<Response, CqlError> {
-        Ok(Response::Result(match out {
+    fn outcome(&self, out: Outcome, skip_metadata: bool) -> Result<Reply, CqlError> {
+        let (out, warnings) = out.into_parts();
+        let response = Response::Result(match out {
             Outcome::Void => ResultBody::Void,
             Outcome::Rows(rs) => rows(rs, skip_metadata)?,
             Outcome::SetKeyspace(ks) => ResultBody::SetKeyspace(ks),
@@ -173,10 +174,17 @@ impl CqlHandler {
                     .publish(protocol::Event::SchemaChange(sc.clone()));
                 ResultBody::SchemaChange(sc)
             }
-        }))
+            // `into_parts` took the warnings off.
+            Outcome::Warned(..) => ResultBody::Void,
+        });
+        Ok(Reply {
+            response,
+            warnings,
+            tracing_id: None,
+        })
     }
 
-    fn run(&self, request: Request, session: &Session) -> Result<Response, Failed> {
+    fn run(&self, request: Request, session: &Session) -> Result<Reply, Failed> {
         let ex = &self.executor;
         match request {
             Request::Query(q) => {
@@ -195,7 +203,8 @@ impl CqlHandler {
                         columns: bind.columns,
                     },
                     result_metadata: Arc::new(metadata(&prepared.result)),
-                })))
+                }))
+                .into())
             }
             Request::Execute(e) => {
                 let skip = e.params.skip_metadata;
@@ -231,7 +240,7 @@ impl CqlHandler {
             }
             Request::AuthResponse(token) => {
                 ex.authenticate(session, token.as_deref().unwrap_or(&[]))?;
-                Ok(Response::AuthSuccess(None))
+                Ok(Response::AuthSuccess(None).into())
             }
             _ => Err(CqlError::protocol("unexpected request").into()),
         }
@@ -278,7 +287,7 @@ impl Handler for Arc<CqlHandler> {
         }
         let _nonblocking = cairn_engine::io::nonblocking();
         match self.run(request, &ctx.session) {
-            Ok(resp) => Some(resp.into()),
+            Ok(reply) => Some(reply),
             Err(Failed::Error(e)) => Some(e.into()),
             Err(Failed::WouldBlock) => None,
         }
@@ -294,7 +303,7 @@ impl Handler for Arc<CqlHandler> {
             let session = Arc::clone(&ctx.session);
             let r = tokio::task::spawn_blocking(move || me.run(request, &session)).await;
             match r {
-                Ok(Ok(resp)) => resp.into(),
+                Ok(Ok(reply)) => reply,
                 Ok(Err(Failed::Error(e))) => e.into(),
                 // Only non-blocking mode refuses to wait, and this thread may block.
                 Ok(Err(Failed::WouldBlock)) => CqlError::server("request refused to wait").into(),

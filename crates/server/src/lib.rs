@@ -177,8 +177,16 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     };
     let d = Arc::clone(&db);
     let password = cfg.authenticator == config::Authenticator::Password;
+    let batch_limits = cairn_cql::exec::batch_limits::BatchLimits {
+        warn_bytes: cfg.batch_size_warn_threshold,
+        fail_bytes: cfg.batch_size_fail_threshold,
+        unlogged_partitions_warn: cfg.unlogged_batch_across_partitions_warn_threshold,
+    };
     let executor = tokio::task::spawn_blocking(move || {
-        cairn_cql::exec::Executor::open(d, info).map(|e| e.with_authentication(password))
+        cairn_cql::exec::Executor::open(d, info).map(|e| {
+            e.with_authentication(password)
+                .with_batch_limits(batch_limits)
+        })
     })
     .await
     .map_err(|e| StartError::Schema(cairn_cql::Error::Server(e.to_string())))??;

@@ -32,7 +32,7 @@ pub const SYSTEM_KEYSPACES: [&str; 5] = [
 pub struct Keyspace {
     /// Name.
     pub name: String,
-    /// Replication map (`class` first).
+    /// Replication map (`class` and the strategy's options), sorted by key as a CQL map is.
     pub replication: Vec<(String, String)>,
     /// `durable_writes`.
     pub durable_writes: bool,
@@ -97,10 +97,12 @@ impl Catalog {
             let durable = row
                 .cell(COL_DURABLE)
                 .is_none_or(|c| c.value.first() != Some(&0));
-            let replication = row
+            let mut replication = row
                 .cell(COL_REPLICATION)
                 .map(|c| decode_text_map(&c.value))
                 .unwrap_or_default();
+            // Older versions stored `class` first.
+            replication.sort();
             keyspaces.insert(
                 name.clone(),
                 Keyspace {

@@ -1,59 +1,39 @@
-//! Schema statements: keyspaces, tables, TRUNCATE; roles and the rest are refused clearly.
+//! Schema statements: keyspaces, ALTER / DROP TABLE, TRUNCATE, DROP TYPE / INDEX, roles;
+//! CREATE TABLE is [`create_table`](super::create_table). What cannot be done (user types,
+//! indexes, permissions) is refused clearly.
+//!
+//! Each statement checks what Cassandra checks, in Cassandra's order, with its texts:
+//! system keyspaces first ([`authorize`], then [`check_schema_keyspace`]), then the
+//! statement's own properties, then whether its target exists (`IF EXISTS` / `IF NOT EXISTS`
+//! answer there), then the change itself.
 
 use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
-use super::{options, ChangeKind, Executor, Outcome, SchemaChange, Session};
+use super::properties::Properties;
+use super::replication::{self, Replication};
+use super::{create_table, options, ChangeKind, Executor, Outcome, SchemaChange, Session};
 use crate::ast::{
-    AlterTableAction, CreateTable, Order as AstOrder, Property, PropertyValue, RoleOptions,
-    Statement, TypeName,
+    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, Property, RoleOptions, Statement,
 };
 use crate::error::{Error, Result};
+use crate::parser::quote_identifier;
 use cairn_engine::model::clustering::Order;
-use cairn_engine::model::types::CqlType;
-use cairn_engine::schema::{ColumnKind, TableSchema};
+use cairn_engine::schema::ColumnKind;
 
 /// Runs a schema (or otherwise non-data) statement.
 pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome> {
     let cat = ex.catalog();
     match stmt {
-        Statement::CreateKeyspace(c) => {
-            if cat.keyspace(&c.name).is_some() {
-                if c.if_not_exists {
-                    return Ok(Outcome::Void);
-                }
-                return Err(Error::AlreadyExists {
-                    keyspace: c.name.clone(),
-                    table: String::new(),
-                    message: format!("Keyspace '{}' already exists", c.name),
-                });
-            }
-            check_name(&c.name, "Keyspace")?;
-            let ks = keyspace_from(&c.name, &c.properties, None)?;
-            cat.put_keyspace(ks)?;
-            Ok(change(ChangeKind::Created, &c.name, None))
-        }
-        Statement::AlterKeyspace(a) => {
-            refuse_system(&a.name)?;
-            let Some(old) = cat.keyspace(&a.name) else {
-                if a.if_exists {
-                    return Ok(Outcome::Void);
-                }
-                return Err(Error::Invalid(format!(
-                    "Keyspace '{}' does not exist",
-                    a.name
-                )));
-            };
-            let ks = keyspace_from(&a.name, &a.properties, Some(&old))?;
-            cat.put_keyspace(ks)?;
-            Ok(change(ChangeKind::Updated, &a.name, None))
-        }
+        Statement::CreateKeyspace(c) => create_keyspace(ex, c),
+        Statement::AlterKeyspace(a) => alter_keyspace(ex, a),
         Statement::DropKeyspace(d) => {
-            refuse_system(&d.name)?;
+            authorize(&d.name, Permission::Drop, Resource::Keyspace(&d.name))?;
+            check_schema_keyspace(&d.name)?;
             if cat.keyspace(&d.name).is_none() {
                 if d.if_exists {
                     return Ok(Outcome::Void);
                 }
-                return Err(Error::Configuration(format!(
-                    "Cannot drop non existing keyspace '{}'.",
+                return Err(Error::Invalid(format!(
+                    "Keyspace '{}' doesn't exist",
                     d.name
                 )));
             }
@@ -63,145 +43,22 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
             }
             Ok(change(ChangeKind::Dropped, &d.name, None))
         }
-        Statement::CreateTable(c) => create_table(ex, session, c),
-        Statement::AlterTable(a) => {
-            let ks = session.resolve(&a.name.keyspace)?;
-            refuse_system(&ks)?;
-            cat.require_keyspace(&ks)?;
-            let Some(table) = cat.table(&ks, &a.name.name) else {
-                if a.if_exists {
-                    return Ok(Outcome::Void);
-                }
-                return Err(Error::Invalid(format!(
-                    "unconfigured table {}",
-                    a.name.name
-                )));
-            };
-            let mut schema = (*table.schema()).clone();
-            match &a.action {
-                AlterTableAction::Add {
-                    if_not_exists,
-                    columns,
-                } => {
-                    for c in columns {
-                        if schema.column(&c.name).is_some() {
-                            if *if_not_exists {
-                                continue;
-                            }
-                            return Err(Error::Invalid(format!(
-                                "Column with name '{}' already exists",
-                                c.name
-                            )));
-                        }
-                        let ty = engine_type(&c.ty)?;
-                        if c.is_static
-                            && !schema
-                                .columns
-                                .iter()
-                                .any(|c| c.kind == ColumnKind::Clustering)
-                        {
-                            return Err(Error::Invalid(
-                                "Static columns are only useful (and thus allowed) if the table has at least one clustering column".into(),
-                            ));
-                        }
-                        if let Some(d) = schema
-                            .dropped_columns()
-                            .into_iter()
-                            .rfind(|d| d.name == c.name)
-                        {
-                            if d.ty != ty.name() {
-                                return Err(Error::Invalid(format!(
-                                    "Cannot add a column '{0}' of type {1}, incompatible with previously dropped column '{0}' of type {2}",
-                                    c.name,
-                                    ty.name(),
-                                    d.ty
-                                )));
-                            }
-                            if d.is_static != c.is_static {
-                                let kind = |s: bool| if s { "STATIC" } else { "REGULAR" };
-                                return Err(Error::Invalid(format!(
-                                    "Cannot re-add previously dropped column '{}' of kind {}, incompatible with previous kind {}",
-                                    c.name,
-                                    kind(c.is_static),
-                                    kind(d.is_static)
-                                )));
-                            }
-                        }
-                        let kind = if c.is_static {
-                            ColumnKind::Static
-                        } else {
-                            ColumnKind::Regular
-                        };
-                        // A new id, above every dropped one: the old cells stay hidden.
-                        schema.add_column(&c.name, ty, kind, Order::Asc);
-                    }
-                }
-                AlterTableAction::Drop {
-                    if_exists,
-                    columns,
-                    timestamp,
-                } => {
-                    let dropped_at = match timestamp {
-                        Some(t) => drop_timestamp(t)?,
-                        None => super::catalog::now_micros(),
-                    };
-                    for name in columns {
-                        match schema.column(name).map(|c| c.kind) {
-                            None if *if_exists => continue,
-                            None => {
-                                return Err(Error::Invalid(format!(
-                                    "Column {name} was not found in table '{ks}.{}'",
-                                    a.name.name
-                                )))
-                            }
-                            Some(ColumnKind::PartitionKey | ColumnKind::Clustering) => {
-                                return Err(Error::Invalid(format!(
-                                    "Cannot drop PRIMARY KEY column {name}"
-                                )))
-                            }
-                            Some(_) => {
-                                schema.drop_column(name, dropped_at);
-                            }
-                        }
-                    }
-                }
-                AlterTableAction::With(props) => options::apply(&mut schema.options, props)?,
-                AlterTableAction::Rename { .. } => {
-                    return Err(Error::Invalid(
-                        "Renaming columns is not supported yet".into(),
-                    ))
-                }
-                AlterTableAction::AlterType { .. } => {
-                    return Err(Error::Invalid(
-                        "Altering column types is no longer supported".into(),
-                    ))
-                }
-                AlterTableAction::DropCompactStorage => {
-                    return Err(Error::Invalid(
-                        "Table is not defined with COMPACT STORAGE".into(),
-                    ))
-                }
-            }
-            cat.db().alter_table(schema)?;
-            cat.schema_changed();
-            Ok(change(ChangeKind::Updated, &ks, Some(&a.name.name)))
-        }
+        Statement::CreateTable(c) => super::create_table::run(ex, session, c),
+        Statement::AlterTable(a) => alter_table(ex, session, a),
         Statement::DropTable(d) => {
             let ks = session.resolve(&d.name.keyspace)?;
-            refuse_system(&ks)?;
-            cat.require_keyspace(&ks)?;
-            if cat.table(&ks, &d.name.name).is_none() {
+            let name = &d.name.name;
+            authorize(&ks, Permission::Drop, Resource::Table(&ks, name))?;
+            check_schema_keyspace(&ks)?;
+            if cat.table(&ks, name).is_none() {
                 if d.if_exists {
                     return Ok(Outcome::Void);
                 }
-                return Err(Error::Invalid(format!(
-                    "unconfigured table {}",
-                    d.name.name
-                )));
+                return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
             }
-            cat.db().drop_table(&ks, &d.name.name)?;
+            cat.db().drop_table(&ks, name)?;
             cat.schema_changed();
-            Ok(change(ChangeKind::Dropped, &ks, Some(&d.name.name)))
+            Ok(change(ChangeKind::Dropped, &ks, Some(name)))
         }
         Statement::Truncate(name) => {
             let ks = session.resolve(&name.keyspace)?;
@@ -209,15 +66,47 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
             // Cairn's system keyspaces are its own stores (keyspace definitions, roles) and
             // tables built from metadata: never emptied by a user.
             refuse_system(&ks)?;
-            cat.require_table(&ks, &name.name)?;
+            // Cassandra's `Schema.validateTable` texts.
+            if cat.keyspace(&ks).is_none() {
+                return Err(Error::Invalid(format!("keyspace {ks} does not exist")));
+            }
+            if cat.table(&ks, &name.name).is_none() {
+                return Err(Error::Invalid(format!("table {} does not exist", name.name)));
+            }
             // The engine recreates the table under a new id (after `auto_snapshot`).
             cat.db().truncate_table(&ks, &name.name)?;
             Ok(Outcome::Void)
         }
-        Statement::CreateType(_) | Statement::AlterType(_) | Statement::DropType(_) => Err(
-            Error::Invalid("User-defined types are not supported yet".into()),
-        ),
-        Statement::CreateIndex(_) | Statement::DropIndex(_) => Err(Error::Invalid(
+        // User types and secondary indexes cannot be created, so none exists: dropping one
+        // answers as Cassandra does for a missing one.
+        Statement::DropType(d) => {
+            let ks = session.resolve(&d.name.keyspace)?;
+            authorize(&ks, Permission::Drop, Resource::AllTables(&ks))?;
+            check_schema_keyspace(&ks)?;
+            if d.if_exists {
+                return Ok(Outcome::Void);
+            }
+            Err(Error::Invalid(format!(
+                "Type '{ks}.{}' doesn't exist",
+                d.name.name
+            )))
+        }
+        Statement::DropIndex(d) => {
+            let ks = session.resolve(&d.name.keyspace)?;
+            check_schema_keyspace(&ks)?;
+            if d.if_exists {
+                return Ok(Outcome::Void);
+            }
+            // Cassandra's text, stray quote included.
+            Err(Error::Invalid(format!(
+                "Index '{ks}.{}' doesn't exist'",
+                d.name.name
+            )))
+        }
+        Statement::CreateType(_) | Statement::AlterType(_) => Err(Error::Invalid(
+            "User-defined types are not supported yet".into(),
+        )),
+        Statement::CreateIndex(_) => Err(Error::Invalid(
             "Secondary indexes are not supported yet".into(),
         )),
         Statement::CreateRole(r) => {
@@ -300,7 +189,95 @@ fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {
     })
 }
 
-/// Cassandra's error for a schema change in a system keyspace (virtual ones included).
+// --- system keyspaces ----------------------------------------------------------------------
+
+/// Cassandra's local system keyspaces (virtual ones included), case-insensitively: no schema
+/// change at all.
+fn is_local_system(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    matches!(lower.as_str(), "system" | "system_schema")
+        || super::system::is_virtual_keyspace(&lower)
+}
+
+/// Cassandra's replicated system keyspaces: their replication may be altered, nothing else.
+fn is_replicated_system(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "system_auth" | "system_traces" | "system_distributed"
+    )
+}
+
+/// What a schema statement needs (Cassandra's `Permission`).
+#[derive(Clone, Copy)]
+pub(super) enum Permission {
+    Create,
+    Alter,
+    Drop,
+}
+
+/// What it acts on (Cassandra's `DataResource`).
+#[derive(Clone, Copy)]
+pub(super) enum Resource<'a> {
+    Keyspace(&'a str),
+    AllTables(&'a str),
+    Table(&'a str, &'a str),
+}
+
+/// Cassandra's `ClientState.preventSystemKSSchemaModification`: the first check of a schema
+/// statement, before the statement looks at anything.
+pub(super) fn authorize(keyspace: &str, perm: Permission, resource: Resource<'_>) -> Result<()> {
+    if is_local_system(keyspace) {
+        return Err(Error::Unauthorized(format!(
+            "{keyspace} keyspace is not user-modifiable."
+        )));
+    }
+    if is_replicated_system(keyspace) {
+        if matches!((perm, resource), (Permission::Alter, Resource::Keyspace(_))) {
+            return Ok(());
+        }
+        let perm = match perm {
+            Permission::Create => "CREATE",
+            Permission::Alter => "ALTER",
+            Permission::Drop => "DROP",
+        };
+        let resource = match resource {
+            Resource::Keyspace(ks) => format!("<keyspace {ks}>"),
+            Resource::AllTables(ks) => format!("<all tables in {ks}>"),
+            Resource::Table(ks, t) => format!("<table {ks}.{t}>"),
+        };
+        return Err(Error::Unauthorized(format!("Cannot {perm} {resource}")));
+    }
+    Ok(())
+}
+
+/// Cassandra's checks of the keyspace a schema statement changes, after authorization
+/// (`AlterSchemaStatement.execute`): not a system keyspace, a valid name.
+pub(super) fn check_schema_keyspace(name: &str) -> Result<()> {
+    if is_local_system(name) {
+        return Err(Error::Invalid(format!(
+            "System keyspace '{name}' is not user-modifiable"
+        )));
+    }
+    let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(Error::Invalid(format!(
+            "Keyspace name must not be empty and must contain alphanumeric or underscore characters only (got \"{name}\")"
+        )));
+    }
+    if name.chars().count() > MAX_KEYSPACE_NAME {
+        return Err(Error::Invalid(format!(
+            "Keyspace name must not be more than {MAX_KEYSPACE_NAME} characters long (got {} characters for \"{name}\")",
+            name.chars().count()
+        )));
+    }
+    Ok(())
+}
+
+/// Cassandra's `SchemaConstants.NAME_LENGTH`.
+const MAX_KEYSPACE_NAME: usize = 48;
+
+/// Cairn's refusal to write into its own system keyspaces (TRUNCATE), with Cassandra's text
+/// for a schema change there.
 fn refuse_system(name: &str) -> Result<()> {
     if SYSTEM_KEYSPACES.contains(&name) || super::system::is_virtual_keyspace(name) {
         return Err(Error::Unauthorized(format!(
@@ -310,255 +287,234 @@ fn refuse_system(name: &str) -> Result<()> {
     Ok(())
 }
 
-fn check_name(name: &str, what: &str) -> Result<()> {
-    if name.is_empty()
-        || name.len() > 48
-        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    {
-        return Err(Error::Invalid(format!(
-            "{what} name must not be empty, more than 48 characters long, or contain non-alphanumeric-underscore characters (got \"{name}\")"
-        )));
+// --- keyspaces -----------------------------------------------------------------------------
+
+const KEYSPACE_PROPERTIES: [&str; 2] = ["replication", "durable_writes"];
+
+/// Cassandra's `KeyspaceAttributes.validate`: known properties, and a replication map names
+/// its class.
+fn keyspace_properties(props: &[Property]) -> Result<Option<&[(String, String)]>> {
+    let p = Properties(props);
+    p.check_known(&KEYSPACE_PROPERTIES)?;
+    let replication = p.map("replication")?;
+    if replication.is_some_and(|m| !m.is_empty() && !m.iter().any(|(k, _)| k == "class")) {
+        return Err(Error::Configuration(
+            "Missing replication strategy class".into(),
+        ));
     }
-    if what == "Keyspace" && (SYSTEM_KEYSPACES.contains(&name) || name.starts_with("system")) {
-        return Err(Error::Unauthorized(format!(
-            "{name} keyspace is not user-modifiable."
-        )));
-    }
-    Ok(())
+    Ok(replication)
 }
 
-fn keyspace_from(name: &str, props: &[Property], old: Option<&Keyspace>) -> Result<Keyspace> {
-    let mut replication = old.map(|o| o.replication.clone());
-    let mut durable_writes = old.is_none_or(|o| o.durable_writes);
-    for p in props {
-        match (p.name.as_str(), &p.value) {
-            ("replication", PropertyValue::Map(m)) => replication = Some(replication_map(m)?),
-            ("durable_writes", PropertyValue::Simple(v)) => {
-                durable_writes = match v.to_ascii_lowercase().as_str() {
-                    "true" => true,
-                    "false" => false,
-                    _ => {
-                        return Err(Error::Syntax(crate::error::SyntaxError {
-                            line: 0,
-                            column: 0,
-                            offset: 0,
-                            message: format!("Invalid boolean value {v} for 'durable_writes'"),
-                        }))
-                    }
-                }
-            }
-            ("replication", _) => {
-                return Err(Error::Configuration(
-                    "Invalid value for property 'replication'. It should be a map".into(),
-                ))
-            }
-            (other, _) => {
-                return Err(Error::Syntax(crate::error::SyntaxError {
-                    line: 0,
-                    column: 0,
-                    offset: 0,
-                    message: format!("Unknown property '{other}'"),
-                }))
-            }
-        }
-    }
-    let replication = replication
-        .ok_or_else(|| Error::Configuration("Missing mandatory option 'replication'".into()))?;
-    Ok(Keyspace {
-        name: name.to_string(),
-        replication,
-        durable_writes,
-    })
+/// The data centers this node knows (NetworkTopologyStrategy accepts only these).
+fn data_centers(ex: &Executor) -> Vec<String> {
+    vec![ex.node().data_center.clone()]
 }
 
-fn replication_map(m: &[(String, String)]) -> Result<Vec<(String, String)>> {
-    let class = m
-        .iter()
-        .find(|(k, _)| k == "class")
-        .map(|(_, v)| v.clone())
-        .ok_or_else(|| Error::Configuration("Missing replication strategy class".into()))?;
-    let short = class
-        .strip_prefix("org.apache.cassandra.locator.")
-        .unwrap_or(&class);
-    let full = format!("org.apache.cassandra.locator.{short}");
-    let mut out = vec![("class".to_string(), full)];
-    match short {
-        "SimpleStrategy" => {
-            let rf = m
-                .iter()
-                .find(|(k, _)| k == "replication_factor")
-                .map(|(_, v)| v.clone())
-                .ok_or_else(|| {
-                    Error::Configuration(
-                        "SimpleStrategy requires a replication_factor strategy option.".into(),
-                    )
-                })?;
-            check_rf(&rf)?;
-            for (k, _) in m {
-                if k != "class" && k != "replication_factor" {
-                    return Err(Error::Configuration(format!(
-                        "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace"
-                    )));
-                }
-            }
-            out.push(("replication_factor".into(), rf));
-        }
-        "NetworkTopologyStrategy" => {
-            for (k, v) in m {
-                if k == "class" {
-                    continue;
-                }
-                check_rf(v)?;
-                // Cassandra 4 expands `replication_factor` to every known data center.
-                let dc = if k == "replication_factor" {
-                    DATA_CENTER.to_string()
-                } else {
-                    k.clone()
-                };
-                out.retain(|(x, _)| *x != dc);
-                out.push((dc, v.clone()));
-            }
-        }
-        "LocalStrategy" | "EverywhereStrategy" => {}
-        _ => {
-            return Err(Error::Configuration(format!(
-                "Unable to find replication strategy class '{class}'"
-            )))
-        }
-    }
-    Ok(out)
-}
-
-/// This node's data center (NetworkTopologyStrategy's `replication_factor` expands to it).
-const DATA_CENTER: &str = "datacenter1";
-
-fn check_rf(rf: &str) -> Result<()> {
-    match rf.parse::<i64>() {
-        Ok(n) if n >= 0 => Ok(()),
-        _ => Err(Error::Configuration(format!(
-            "Replication factor must be non-negative integer; found {rf}"
-        ))),
-    }
-}
-
-/// The engine type of a column type (user types and custom classes are not supported).
-pub fn engine_type(t: &TypeName) -> Result<CqlType> {
-    t.to_cql_type()
-        .ok_or_else(|| Error::Invalid(format!("Unsupported type {t}")))
-}
-
-fn create_table(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome> {
+fn create_keyspace(ex: &Executor, c: &CreateKeyspace) -> Result<Outcome> {
     let cat = ex.catalog();
-    let ks = session.resolve(&c.name.keyspace)?;
-    refuse_system(&ks)?;
-    cat.require_keyspace(&ks)?;
-    if cat.table(&ks, &c.name.name).is_some() {
+    check_schema_keyspace(&c.name)?;
+    let replication = keyspace_properties(&c.properties)?;
+    let Some(replication) = replication else {
+        return Err(Error::Invalid(
+            "Missing mandatory option 'replication'".into(),
+        ));
+    };
+    if cat.keyspace(&c.name).is_some() {
         if c.if_not_exists {
             return Ok(Outcome::Void);
         }
         return Err(Error::AlreadyExists {
-            keyspace: ks.clone(),
-            table: c.name.name.clone(),
-            message: format!(
-                "Cannot add already existing table \"{}\" to keyspace \"{ks}\"",
-                c.name.name
-            ),
+            keyspace: c.name.clone(),
+            table: String::new(),
+            message: format!("Keyspace '{}' already exists", c.name),
         });
     }
-    check_name(&c.name.name, "Table")?;
-    if c.compact_storage {
-        return Err(Error::Invalid(
-            "COMPACT STORAGE tables are not supported".into(),
-        ));
-    }
-    let key = c.primary_key().map_err(Error::Invalid)?;
-    let col = |name: &str| {
-        c.columns.iter().find(|d| d.name == name).ok_or_else(|| {
-            Error::Invalid(format!(
-                "Unknown definition {name} referenced in PRIMARY KEY"
-            ))
-        })
-    };
-    for (i, d) in c.columns.iter().enumerate() {
-        if c.columns[..i].iter().any(|e| e.name == d.name) {
-            return Err(Error::Invalid(format!(
-                "Duplicate column '{}' declaration for table '{}'",
-                d.name, c.name.name
-            )));
-        }
-    }
-    let mut schema = TableSchema::new(&ks, &c.name.name);
-    for name in &key.partition_key {
-        let d = col(name)?;
-        schema.add_column(
-            name,
-            key_type(&d.ty, name)?,
-            ColumnKind::PartitionKey,
-            Order::Asc,
-        );
-    }
-    for (i, name) in key.clustering.iter().enumerate() {
-        let d = col(name)?;
-        let order = match c.clustering_order.iter().find(|(n, _)| n == name) {
-            Some((_, AstOrder::Desc)) => Order::Desc,
-            _ => Order::Asc,
-        };
-        if let Some((pos, _)) = c
-            .clustering_order
-            .iter()
-            .enumerate()
-            .find(|(_, (n, _))| n == name)
-        {
-            if pos != i {
-                return Err(Error::Invalid(
-                    "The order of columns in the CLUSTERING ORDER directive must match that of the clustering columns".into(),
-                ));
-            }
-        }
-        schema.add_column(name, key_type(&d.ty, name)?, ColumnKind::Clustering, order);
-    }
-    for (n, _) in &c.clustering_order {
-        if !key.clustering.contains(n) {
-            return Err(Error::Invalid(format!(
-                "Only clustering key columns can be defined in CLUSTERING ORDER directive: {n} is not a clustering column"
-            )));
-        }
-    }
-    for d in &c.columns {
-        if key.partition_key.contains(&d.name) || key.clustering.contains(&d.name) {
-            if d.is_static {
-                return Err(Error::Invalid(format!(
-                    "Static column {} cannot be part of the PRIMARY KEY",
-                    d.name
-                )));
-            }
-            continue;
-        }
-        let kind = if d.is_static {
-            if key.clustering.is_empty() {
-                return Err(Error::Invalid(
-                    "Static columns are only useful (and thus allowed) if the table has at least one clustering column".into(),
-                ));
-            }
-            ColumnKind::Static
-        } else {
-            ColumnKind::Regular
-        };
-        schema.add_column(&d.name, engine_type(&d.ty)?, kind, Order::Asc);
-    }
-    options::apply(&mut schema.options, &c.properties)?;
-    cat.db().create_table(schema)?;
-    cat.schema_changed();
-    Ok(change(ChangeKind::Created, &ks, Some(&c.name.name)))
+    let durable_writes = Properties(&c.properties)
+        .boolean("durable_writes")?
+        .unwrap_or(true);
+    let prepared = replication::for_new(&c.name, replication, &data_centers(ex))?;
+    cat.put_keyspace(Keyspace {
+        name: c.name.clone(),
+        replication: prepared.replication.to_map(),
+        durable_writes,
+    })?;
+    Ok(change(ChangeKind::Created, &c.name, None).with_warnings(prepared.warnings))
 }
 
-/// Primary-key columns may not be non-frozen collections.
-fn key_type(t: &TypeName, name: &str) -> Result<CqlType> {
-    let ty = engine_type(t)?;
-    if matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)) {
+fn alter_keyspace(ex: &Executor, a: &AlterKeyspace) -> Result<Outcome> {
+    let cat = ex.catalog();
+    authorize(&a.name, Permission::Alter, Resource::Keyspace(&a.name))?;
+    check_schema_keyspace(&a.name)?;
+    let replication = keyspace_properties(&a.properties)?;
+    let Some(old) = cat.keyspace(&a.name) else {
+        if a.if_exists {
+            return Ok(Outcome::Void);
+        }
         return Err(Error::Invalid(format!(
-            "Invalid non-frozen collection type for PRIMARY KEY component {name}"
+            "Keyspace '{}' doesn't exist",
+            a.name
         )));
+    };
+    let durable_writes = Properties(&a.properties)
+        .boolean("durable_writes")?
+        .unwrap_or(old.durable_writes);
+    let previous = Replication::from_stored(&old.replication);
+    let dcs = data_centers(ex);
+    // Without a class (no map, or an empty one) the replication stays; Cassandra validates it
+    // again all the same, so its warnings come again.
+    let (replication, warnings) = match (replication, &previous) {
+        (Some(m), _) if !m.is_empty() => {
+            let empty = Replication {
+                strategy: replication::Strategy::Simple,
+                options: Vec::new(),
+            };
+            let p =
+                replication::for_altered(&a.name, m, previous.as_ref().unwrap_or(&empty), &dcs)?;
+            (p.replication.to_map(), p.warnings)
+        }
+        (_, Some(prev)) if prev.strategy != replication::Strategy::Local => {
+            let warnings = replication::revalidate(&a.name, prev, &dcs).unwrap_or_default();
+            (old.replication.clone(), warnings)
+        }
+        _ => (old.replication.clone(), Vec::new()),
+    };
+    cat.put_keyspace(Keyspace {
+        name: a.name.clone(),
+        replication,
+        durable_writes,
+    })?;
+    Ok(change(ChangeKind::Updated, &a.name, None).with_warnings(warnings))
+}
+
+// --- ALTER TABLE ---------------------------------------------------------------------------
+
+fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outcome> {
+    let cat = ex.catalog();
+    let ks = session.resolve(&a.name.keyspace)?;
+    let name = &a.name.name;
+    if let AlterTableAction::With(props) = &a.action {
+        // Cassandra reads the values before it looks for the table.
+        options::check_values(props)?;
     }
-    Ok(ty)
+    authorize(&ks, Permission::Alter, Resource::Table(&ks, name))?;
+    check_schema_keyspace(&ks)?;
+    let Some(table) = cat.table(&ks, name) else {
+        if a.if_exists {
+            return Ok(Outcome::Void);
+        }
+        return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
+    };
+    let mut schema = (*table.schema()).clone();
+    let was_counter = create_table::has_counters(&schema);
+    match &a.action {
+        AlterTableAction::Add {
+            if_not_exists,
+            columns,
+        } => {
+            for c in columns {
+                let ty = create_table::column_type(&c.ty)?;
+                if schema.column(&c.name).is_some() {
+                    if *if_not_exists {
+                        continue;
+                    }
+                    return Err(Error::Invalid(format!(
+                        "Column with name '{}' already exists",
+                        c.name
+                    )));
+                }
+                if c.is_static && schema.columns_of(ColumnKind::Clustering).next().is_none() {
+                    return Err(Error::Invalid(
+                        "Static columns are only useful (and thus allowed) if the table has at least one clustering column".into(),
+                    ));
+                }
+                if let Some(d) = schema
+                    .dropped_columns()
+                    .into_iter()
+                    .rfind(|d| d.name == c.name)
+                {
+                    if d.ty != ty.name() {
+                        return Err(Error::Invalid(format!(
+                            "Cannot add a column '{0}' of type {1}, incompatible with previously dropped column '{0}' of type {2}",
+                            c.name,
+                            ty.name(),
+                            d.ty
+                        )));
+                    }
+                    if d.is_static != c.is_static {
+                        let kind = |s: bool| if s { "STATIC" } else { "REGULAR" };
+                        return Err(Error::Invalid(format!(
+                            "Cannot re-add previously dropped column '{}' of kind {}, incompatible with previous kind {}",
+                            c.name,
+                            kind(c.is_static),
+                            kind(d.is_static)
+                        )));
+                    }
+                }
+                let kind = if c.is_static {
+                    ColumnKind::Static
+                } else {
+                    ColumnKind::Regular
+                };
+                // A new id, above every dropped one: the old cells stay hidden.
+                schema.add_column(&c.name, ty, kind, Order::Asc);
+            }
+            create_table::check_counter_columns(&schema, was_counter)?;
+        }
+        AlterTableAction::Drop {
+            if_exists,
+            columns,
+            timestamp,
+        } => {
+            let dropped_at = match timestamp {
+                Some(t) => drop_timestamp(t)?,
+                None => super::catalog::now_micros(),
+            };
+            for column in columns {
+                match schema.column(column).map(|c| c.kind) {
+                    None if *if_exists => continue,
+                    None => {
+                        return Err(Error::Invalid(format!(
+                            "Column {column} was not found in table '{}.{}'",
+                            quote_identifier(&ks),
+                            quote_identifier(name)
+                        )))
+                    }
+                    Some(ColumnKind::PartitionKey | ColumnKind::Clustering) => {
+                        return Err(Error::Invalid(format!(
+                            "Cannot drop PRIMARY KEY column {column}"
+                        )))
+                    }
+                    Some(_) => {
+                        schema.drop_column(column, dropped_at);
+                    }
+                }
+            }
+        }
+        AlterTableAction::With(props) => {
+            options::apply(&mut schema.options, props, options::Target::Alter)?;
+            if create_table::has_counters(&schema) && schema.options.default_time_to_live > 0 {
+                return Err(Error::Invalid(
+                    "Cannot set default_time_to_live on a table with counters".into(),
+                ));
+            }
+        }
+        AlterTableAction::Rename { .. } => {
+            return Err(Error::Invalid(
+                "Renaming columns is not supported yet".into(),
+            ))
+        }
+        AlterTableAction::AlterType { .. } => {
+            return Err(Error::Invalid(
+                "Altering column types is no longer supported".into(),
+            ))
+        }
+        AlterTableAction::DropCompactStorage => {
+            return Err(Error::Invalid(
+                "Table is not defined with COMPACT STORAGE".into(),
+            ))
+        }
+    }
+    cat.db().alter_table(schema)?;
+    cat.schema_changed();
+    Ok(change(ChangeKind::Updated, &ks, Some(name)))
 }

@@ -5,12 +5,13 @@
 //! KEYSPACES / TABLES / TYPES / FUNCTIONS / AGGREGATES (names), DESCRIBE \[FULL\] SCHEMA,
 //! DESCRIBE KEYSPACE \[ks\], DESCRIBE TABLE t (and COLUMNFAMILY), DESCRIBE CLUSTER, and
 //! DESCRIBE name (a keyspace, else a table of the current keyspace). Statements are built from
-//! live metadata in Cassandra 4's layout, so they can be replayed to recreate the schema.
+//! live metadata in Cassandra 5.0's layout, so they can be replayed to recreate the schema.
 
 use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
 use super::options;
 use super::{ColumnSpec, Executor, ResultSet, Session};
 use crate::error::{Error, Result};
+use crate::values::format::java_double_string as double_to_string;
 use bytes::Bytes;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::model::types::CqlType;
@@ -36,17 +37,30 @@ fn map_literal(m: &[(String, String)]) -> String {
     format!("{{{}}}", body.join(", "))
 }
 
-/// `CREATE KEYSPACE …;`
+/// `CREATE KEYSPACE …;`, the replication map as Cassandra prints it: `class` first, by its
+/// simple name for Cassandra's own strategies.
 pub fn keyspace_statement(k: &Keyspace) -> String {
+    let mut replication: Vec<(String, String)> = Vec::with_capacity(k.replication.len());
+    for (key, v) in &k.replication {
+        if key == "class" {
+            let short = v
+                .strip_prefix("org.apache.cassandra.locator.")
+                .filter(|s| !s.contains('.'))
+                .unwrap_or(v);
+            replication.insert(0, (key.clone(), short.to_string()));
+        } else {
+            replication.push((key.clone(), v.clone()));
+        }
+    }
     format!(
         "CREATE KEYSPACE {} WITH replication = {}  AND durable_writes = {};",
         quote(&k.name),
-        map_literal(&k.replication),
+        map_literal(&replication),
         k.durable_writes
     )
 }
 
-/// `CREATE TABLE …;` with every option, as Cassandra 4 prints it.
+/// `CREATE TABLE …;` with every option, as Cassandra 5.0 prints it.
 pub fn table_statement(s: &TableSchema) -> String {
     let pk: Vec<&str> = s
         .columns_of(ColumnKind::PartitionKey)
@@ -102,14 +116,24 @@ pub fn table_statement(s: &TableSchema) -> String {
             .collect();
         props.push(format!("CLUSTERING ORDER BY ({})", order.join(", ")));
     }
+    let text = |k: &str| string_literal(&options::text_option(o, k));
+    props.push(format!(
+        "additional_write_policy = {}",
+        text("additional_write_policy")
+    ));
+    props.push(format!(
+        "allow_auto_snapshot = {}",
+        options::flag_value(o, "allow_auto_snapshot")
+    ));
     props.push(format!(
         "bloom_filter_fp_chance = {}",
-        o.bloom_filter_fp_chance
+        double_to_string(o.bloom_filter_fp_chance)
     ));
     props.push(format!(
         "caching = {}",
         map_literal(&options::caching_map(o))
     ));
+    props.push(format!("cdc = {}", options::flag_value(o, "cdc")));
     props.push(format!("comment = {}", string_literal(&o.comment)));
     props.push(format!(
         "compaction = {}",
@@ -122,12 +146,18 @@ pub fn table_statement(s: &TableSchema) -> String {
         .filter(|(k, _)| k != "crc_check_chance")
         .collect();
     props.push(format!("compression = {}", map_literal(&compression)));
+    props.push("memtable = 'default'".into());
     props.push(format!(
-        "crc_check_chance = {:?}",
-        o.compression.crc_check_chance
+        "crc_check_chance = {}",
+        double_to_string(o.compression.crc_check_chance)
     ));
     props.push(format!("default_time_to_live = {}", o.default_time_to_live));
+    props.push("extensions = {}".into());
     props.push(format!("gc_grace_seconds = {}", o.gc_grace_seconds));
+    props.push(format!(
+        "incremental_backups = {}",
+        options::flag_value(o, "incremental_backups")
+    ));
     for k in [
         "max_index_interval",
         "memtable_flush_period_in_ms",
@@ -135,10 +165,8 @@ pub fn table_statement(s: &TableSchema) -> String {
     ] {
         props.push(format!("{k} = {}", options::text_option(o, k)));
     }
-    props.push(format!(
-        "speculative_retry = {}",
-        string_literal(&options::text_option(o, "speculative_retry"))
-    ));
+    props.push(format!("read_repair = {}", text("read_repair")));
+    props.push(format!("speculative_retry = {}", text("speculative_retry")));
     out.push_str(&props.join("\n    AND "));
     out.push(';');
     out

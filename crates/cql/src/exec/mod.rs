@@ -6,7 +6,8 @@
 //! instead, and the server runs it again on a blocking thread. Pieces, one file each:
 //! - [`catalog`]: keyspaces (stored through the engine) and tables;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
-//! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE;
+//! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE, with [`create_table`] for CREATE TABLE,
+//!   [`replication`] for keyspace replication and [`properties`] for reading `WITH` values;
 //! - [`write`](mod@write): INSERT / UPDATE / DELETE / BATCH into engine mutations;
 //! - [`restrict`]: WHERE clauses resolved against a table (keys, slices, filters);
 //! - [`select`]: SELECT, paging, aggregates;
@@ -16,13 +17,17 @@
 //! - [`plan_cache`]: what a prepared SELECT or INSERT works out once about its table.
 
 pub mod auth;
+pub mod batch_limits;
 pub mod catalog;
+pub mod create_table;
 pub mod ddl;
 pub mod describe;
 pub mod lwt;
 pub mod options;
 pub mod plan_cache;
 pub mod prepare;
+pub mod properties;
+pub mod replication;
 pub mod restrict;
 pub mod select;
 pub mod system;
@@ -94,6 +99,44 @@ pub enum Outcome {
     SetKeyspace(String),
     /// A DDL statement succeeded.
     SchemaChange(SchemaChange),
+    /// Another outcome with warnings for the client, sent in the native protocol's warnings
+    /// (as Cassandra's `ClientWarn`): a replication factor above the number of nodes, a batch
+    /// over `batch_size_warn_threshold`, …. Never nested and never with empty warnings (see
+    /// [`Outcome::with_warnings`]).
+    Warned(Box<Outcome>, Vec<String>),
+}
+
+impl Outcome {
+    /// This outcome with `warnings` for the client (itself when there are none).
+    pub fn with_warnings(self, mut warnings: Vec<String>) -> Outcome {
+        if warnings.is_empty() {
+            return self;
+        }
+        match self {
+            Outcome::Warned(inner, mut before) => {
+                before.append(&mut warnings);
+                Outcome::Warned(inner, before)
+            }
+            other => Outcome::Warned(Box::new(other), warnings),
+        }
+    }
+
+    /// The outcome without its warnings, and the warnings.
+    pub fn into_parts(self) -> (Outcome, Vec<String>) {
+        match self {
+            Outcome::Warned(inner, warnings) => (*inner, warnings),
+            other => (other, Vec::new()),
+        }
+    }
+
+    /// Whether a schema change happened (warnings or not).
+    pub fn is_schema_change(&self) -> bool {
+        match self {
+            Outcome::SchemaChange(_) => true,
+            Outcome::Warned(inner, _) => inner.is_schema_change(),
+            _ => false,
+        }
+    }
 }
 
 /// Per-request parameters (from QUERY / EXECUTE / BATCH).
@@ -200,6 +243,8 @@ pub struct Executor {
     ddl: Mutex<()>,
     /// Serialises conditional writes per partition.
     partition_locks: lwt::PartitionLocks,
+    /// Batch size and partition-count thresholds.
+    batch_limits: batch_limits::BatchLimits,
 }
 
 impl Executor {
@@ -215,7 +260,20 @@ impl Executor {
             prepared: RwLock::new(HashMap::default()),
             ddl: Mutex::new(()),
             partition_locks: lwt::PartitionLocks::default(),
+            batch_limits: batch_limits::BatchLimits::default(),
         })
+    }
+
+    /// Sets the batch thresholds (`batch_size_warn_threshold`, …; Cassandra's defaults
+    /// otherwise).
+    pub fn with_batch_limits(mut self, limits: batch_limits::BatchLimits) -> Self {
+        self.batch_limits = limits;
+        self
+    }
+
+    /// The batch thresholds.
+    pub fn batch_limits(&self) -> batch_limits::BatchLimits {
+        self.batch_limits
     }
 
     /// The locks conditional writes take on their partition.
@@ -404,7 +462,7 @@ impl Executor {
                 }
                 let _serial = self.ddl.lock();
                 let out = ddl::run(self, session, other)?;
-                if matches!(out, Outcome::SchemaChange(_)) {
+                if out.is_schema_change() {
                     // Prepared statements may describe columns that changed.
                     self.prepared.write().clear();
                 }

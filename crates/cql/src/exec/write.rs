@@ -99,6 +99,18 @@ fn apply_all(
     planned: Vec<(Arc<TableSchema>, Planned)>,
     ballot: Option<i64>,
 ) -> Result<()> {
+    let all = complete_all(ex, planned, ballot)?;
+    ex.catalog().db().apply(all)?;
+    Ok(())
+}
+
+/// The mutations of planned statements, completed (and stamped with the ballot), ready to
+/// apply.
+fn complete_all(
+    ex: &Executor,
+    planned: Vec<(Arc<TableSchema>, Planned)>,
+    ballot: Option<i64>,
+) -> Result<Vec<Mutation>> {
     let mut all = Vec::new();
     for (schema, mut p) in planned {
         complete(ex, &schema, &mut p)?;
@@ -109,8 +121,7 @@ fn apply_all(
             m.update.set_timestamps(ts);
         }
     }
-    ex.catalog().db().apply(all)?;
-    Ok(())
+    Ok(all)
 }
 
 /// Plans one INSERT / UPDATE / DELETE.
@@ -309,8 +320,10 @@ pub fn batch(
         };
         planned.push((table_schema(ex, session, name)?, p));
     }
-    apply_all(ex, planned, None)?;
-    Ok(Outcome::Void)
+    let all = complete_all(ex, planned, None)?;
+    let warnings = super::batch_limits::check(ex, kind, &all)?;
+    ex.catalog().db().apply(all)?;
+    Ok(Outcome::Void.with_warnings(warnings))
 }
 
 /// A BATCH with conditions: one table, one partition, checked and applied as one request.

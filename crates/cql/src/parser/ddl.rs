@@ -15,7 +15,7 @@ impl Parser<'_> {
         self.expect_kw("create")?;
         if self.eat_kw("keyspace") || self.eat_kw("schema") {
             let if_not_exists = self.if_not_exists()?;
-            let name = self.ident()?;
+            let name = self.keyspace_name()?;
             self.expect_kw("with")?;
             let properties = self.properties()?;
             return Ok(Statement::CreateKeyspace(CreateKeyspace {
@@ -60,7 +60,7 @@ impl Parser<'_> {
         self.expect_kw("alter")?;
         if self.eat_kw("keyspace") || self.eat_kw("schema") {
             let if_exists = self.if_exists()?;
-            let name = self.ident()?;
+            let name = self.keyspace_name()?;
             self.expect_kw("with")?;
             let properties = self.properties()?;
             return Ok(Statement::AlterKeyspace(AlterKeyspace {
@@ -100,12 +100,12 @@ impl Parser<'_> {
         self.expect_kw("drop")?;
         if self.eat_kw("keyspace") || self.eat_kw("schema") {
             let if_exists = self.if_exists()?;
-            let name = self.ident()?;
+            let name = self.keyspace_name()?;
             return Ok(Statement::DropKeyspace(DropKeyspace { name, if_exists }));
         }
         if self.eat_kw("table") || self.eat_kw("columnfamily") {
             let if_exists = self.if_exists()?;
-            let name = self.qualified_name()?;
+            let name = self.table_name()?;
             return Ok(Statement::DropTable(DropTable { name, if_exists }));
         }
         if self.eat_kw("type") {
@@ -130,7 +130,7 @@ impl Parser<'_> {
     /// After `CREATE TABLE`.
     fn create_table(&mut self) -> Result<CreateTable> {
         let if_not_exists = self.if_not_exists()?;
-        let name = self.qualified_name()?;
+        let name = self.table_name()?;
         self.expect(&T::LParen)?;
         let mut columns = Vec::new();
         let mut key_clauses = Vec::new();
@@ -240,7 +240,7 @@ impl Parser<'_> {
     /// After `ALTER TABLE`.
     fn alter_table(&mut self) -> Result<AlterTable> {
         let if_exists = self.if_exists()?;
-        let name = self.qualified_name()?;
+        let name = self.table_name()?;
         let action = if self.eat_kw("add") {
             let if_not_exists = self.if_not_exists()?;
             let columns = if self.eat(&T::LParen) {
@@ -336,7 +336,7 @@ impl Parser<'_> {
             Some(self.ident()?)
         };
         self.expect_kw("on")?;
-        let table = self.qualified_name()?;
+        let table = self.table_name()?;
         self.expect(&T::LParen)?;
         let targets = self.comma_list(&T::RParen, |p| {
             for (kw, make) in [

@@ -34,7 +34,7 @@ impl Parser<'_> {
             Some(list)
         };
         self.expect_kw("from")?;
-        let table = self.qualified_name()?;
+        let table = self.table_name()?;
         let where_clause = if self.eat_kw("where") {
             self.relations(RelationContext::Where)?
         } else {
@@ -194,7 +194,7 @@ impl Parser<'_> {
     pub(crate) fn insert(&mut self) -> Result<Insert> {
         self.expect_kw("insert")?;
         self.expect_kw("into")?;
-        let table = self.qualified_name()?;
+        let table = self.table_name()?;
         let values = if self.eat_kw("json") {
             let json = match self.tok().kind {
                 T::Str(_) => self.term()?,
@@ -241,7 +241,7 @@ impl Parser<'_> {
 
     pub(crate) fn update(&mut self) -> Result<Update> {
         self.expect_kw("update")?;
-        let table = self.qualified_name()?;
+        let table = self.table_name()?;
         let using = self.using(true)?;
         self.expect_kw("set")?;
         let mut assignments = vec![self.assignment()?];
@@ -361,7 +361,7 @@ impl Parser<'_> {
             }
         }
         self.expect_kw("from")?;
-        let table = self.qualified_name()?;
+        let table = self.table_name()?;
         let using = self.using(false)?;
         self.expect_kw("where")?;
         let where_clause = self.relations(RelationContext::Where)?;

@@ -421,6 +421,38 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A keyspace name; a `?` there is Cassandra's error.
+    pub(crate) fn keyspace_name(&mut self) -> Result<String> {
+        if self.is(&TokenKind::Question) {
+            return Err(crate::error::Error::syntax(
+                "Bind variables cannot be used for keyspace names",
+            ));
+        }
+        self.ident()
+    }
+
+    /// A `[keyspace.]table` name; a `?` in it is Cassandra's error.
+    pub(crate) fn table_name(&mut self) -> Result<QualifiedName> {
+        let no_tables = || {
+            Err(crate::error::Error::syntax(
+                "Bind variables cannot be used for table names",
+            ))
+        };
+        if self.is(&TokenKind::Question) && !self.is_at(1, &TokenKind::Dot) {
+            return no_tables();
+        }
+        let first = self.keyspace_name()?;
+        if self.eat(&TokenKind::Dot) {
+            if self.is(&TokenKind::Question) {
+                return no_tables();
+            }
+            let second = self.ident()?;
+            Ok(QualifiedName::qualified(first, second))
+        } else {
+            Ok(QualifiedName::new(first))
+        }
+    }
+
     /// Records a bind marker (`?` or `:name`) at the current token, if there is one.
     pub(crate) fn bind_marker(&mut self) -> Result<Option<BindMarker>> {
         let t = self.tok().clone();
@@ -482,14 +514,14 @@ impl<'a> Parser<'a> {
             "begin" => Ok(Statement::Batch(self.batch()?)),
             "use" => {
                 self.advance();
-                Ok(Statement::Use(self.ident()?))
+                Ok(Statement::Use(self.keyspace_name()?))
             }
             "truncate" => {
                 self.advance();
                 if !self.eat_kw("table") {
                     self.eat_kw("columnfamily");
                 }
-                Ok(Statement::Truncate(self.qualified_name()?))
+                Ok(Statement::Truncate(self.table_name()?))
             }
             "create" => self.create(),
             "alter" => self.alter(),

@@ -493,10 +493,12 @@ impl Parser<'_> {
     /// `name = value` (or a map). The caller handles `AND` because table options mix
     /// properties with `CLUSTERING ORDER BY` and `COMPACT STORAGE`.
     pub(crate) fn property(&mut self, seen: &[Property]) -> Result<Property> {
-        let name_tok = self.pos;
         let name = self.ident()?;
         if seen.iter().any(|p| p.name == name) {
-            return Err(self.error_at(name_tok, format!("Multiple definition for property {name}")));
+            // Cassandra's `PropertyDefinitions.addProperty`: no position.
+            return Err(crate::error::Error::syntax(format!(
+                "Multiple definitions for property '{name}'"
+            )));
         }
         self.expect(&T::Eq)?;
         let value = if self.is(&T::LBrace) {
@@ -536,10 +538,19 @@ impl Parser<'_> {
     /// `{ 'k': 'v', ... }` with constant keys and values, as text.
     pub(crate) fn property_map(&mut self) -> Result<Vec<(String, String)>> {
         self.expect(&T::LBrace)?;
-        self.comma_list(&T::RBrace, |p| {
+        let map: Vec<(String, String)> = self.comma_list(&T::RBrace, |p| {
             let k = p.property_constant()?;
             p.expect(&T::Colon)?;
             Ok((k, p.property_constant()?))
-        })
+        })?;
+        for (i, (k, _)) in map.iter().enumerate() {
+            if map[..i].iter().any(|(j, _)| j == k) {
+                // Cassandra's text for a key given twice in a property map.
+                return Err(crate::error::Error::syntax(format!(
+                    "Multiple definition for property {k}"
+                )));
+            }
+        }
+        Ok(map)
     }
 }

@@ -109,7 +109,7 @@ fn messages_and_positions() {
         ),
         (
             "CREATE TABLE t (a int PRIMARY KEY) WITH comment = 'a' AND comment = 'b'",
-            "line 1:58 Multiple definition for property comment (...a int PRIMARY KEY) WITH comment = 'a' AND [comment] = 'b')",
+            "Multiple definitions for property 'comment'",
         ),
         (
             "CREATE TYPE t (a int, b enum)",

@@ -2,11 +2,10 @@
 //!
 //! Two halves:
 //!
-//! * [`CompressionParams`] / [`from_options`] parse the CQL `compression` map the way ScyllaDB and
-//!   Cassandra do, accepting both projects' spellings (`sstable_compression` or `class`, short or
-//!   `org.apache.cassandra.io.compress.`-qualified class names, `chunk_length_in_kb` or the legacy
-//!   `chunk_length_kb`, `enabled`), and reject mistakes with the texts those servers give
-//!   (see [`OptionError`]). [`CompressionParams::to_options`] gives back what
+//! * [`CompressionParams`] / [`from_options`] parse the CQL `compression` map the way Cassandra
+//!   5.0 does, also accepting ScyllaDB's and Cassandra 3's spellings (`sstable_compression` for
+//!   `class`, the legacy `chunk_length_kb`; short or `org.apache.cassandra.io.compress.`-qualified
+//!   class names), and reject mistakes with Cassandra's texts (see [`OptionError`]). [`CompressionParams::to_options`] gives back what
 //!   `system_schema.tables.compression` shows.
 //! * [`Compressor`] compresses / decompresses one chunk at a time, reusing codec contexts between
 //!   calls. It is not `Sync`: every writer or reader thread owns one.
@@ -121,21 +120,29 @@ fn parse_class(name: &str) -> Result<Codec, OptionError> {
     }
 }
 
-fn parse_chunk_length_kb(v: &str) -> Result<u32, OptionError> {
-    let kb: i64 = v.trim().parse().map_err(|_| OptionError::Invalid {
+/// `chunk_length_in_kb` as Cassandra reads it (a Java int whose bytes fit an int).
+fn parse_chunk_length_kb(v: &str) -> Result<i64, OptionError> {
+    let kb: i32 = v.parse().map_err(|_| OptionError::Invalid {
         option: "chunk_length_in_kb",
-        // ScyllaDB's text.
-        message: format!("Invalid integer value {v} for chunk_length_in_kb"),
+        message: "Invalid value for chunk_length_in_kb".to_string(),
     })?;
-    if kb <= 0 {
-        return Err(OptionError::ChunkLengthNotPositive(v.to_string()));
+    if kb > i32::MAX / 1024 {
+        return Err(OptionError::ChunkLengthTooLarge(i64::from(kb)));
     }
-    let kb = kb as u64;
+    Ok(i64::from(kb))
+}
+
+/// Cassandra's checks of the chunk length (positive, a power of two), then Cairn's bound.
+fn check_chunk_length_kb(kb: i64) -> Result<u32, OptionError> {
+    if kb <= 0 {
+        return Err(OptionError::ChunkLengthNotPositive(kb.to_string()));
+    }
+    let kb = kb.unsigned_abs();
     if !kb.is_power_of_two() {
         return Err(OptionError::ChunkLengthNotPowerOfTwo(kb));
     }
     if kb > u64::from(MAX_CHUNK_LENGTH / 1024) {
-        return Err(OptionError::ChunkLengthTooLarge(kb));
+        return Err(OptionError::ChunkLengthTooLarge(kb as i64));
     }
     // kb <= 128 here, so the product fits.
     Ok((kb as u32) * 1024)
@@ -150,51 +157,39 @@ impl CompressionParams {
         }
     }
 
-    /// Parses a CQL `compression` map (values are the strings CQL gives).
+    /// Parses a CQL `compression` map (values are the strings CQL gives), checked in
+    /// Cassandra's order (`CompressionParams.fromMap`, the compressor's `create`, `validate`)
+    /// with its texts. Accepted besides Cassandra's keys, for ScyllaDB's and Cassandra 3's
+    /// scripts: `sstable_compression` for `class`, `chunk_length_kb`, `crc_check_chance`, and
+    /// an empty class (no compression, chunks kept).
     pub fn from_options(opts: &[(String, String)]) -> Result<CompressionParams, OptionError> {
-        let mut class: Option<&str> = None;
-        let mut chunk_in_kb: Option<&str> = None;
-        let mut chunk_kb_legacy: Option<&str> = None;
-        let mut crc: Option<&str> = None;
-        let mut level: Option<&str> = None;
-        let mut enabled: Option<bool> = None;
-        let mut others = 0usize;
-        for (k, v) in opts {
-            match k.as_str() {
-                "sstable_compression" | "class" => {
-                    if let Some(prev) = class {
-                        // Both spellings given: harmless only if they name the same codec.
-                        if parse_class(prev)? != parse_class(v)? {
-                            return Err(OptionError::Invalid {
-                                option: "class",
-                                message: format!(
-                                    "Conflicting compression classes '{prev}' and '{v}'"
-                                ),
-                            });
-                        }
-                    }
-                    class = Some(v);
-                }
-                "chunk_length_in_kb" => chunk_in_kb = Some(v),
-                "chunk_length_kb" => chunk_kb_legacy = Some(v),
-                "crc_check_chance" => crc = Some(v),
-                "compression_level" => level = Some(v),
-                "enabled" => {
-                    enabled = Some(match v.trim().to_ascii_lowercase().as_str() {
-                        "true" => true,
-                        "false" => false,
-                        _ => return Err(OptionError::EnabledNotBoolean(v.clone())),
-                    });
-                    continue;
-                }
-                _ => return Err(OptionError::UnknownCompressionOption(k.clone())),
+        let get = |key: &str| {
+            opts.iter()
+                .rfind(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        // Java's `Boolean.parseBoolean`: anything but `true` disables.
+        let enabled = get("enabled").is_none_or(|v| v.eq_ignore_ascii_case("true"));
+        let class = get("class");
+        let legacy_class = get("sstable_compression");
+        if let (Some(a), Some(b)) = (class, legacy_class) {
+            // Both spellings given: harmless only if they name the same codec.
+            if parse_class(a)? != parse_class(b)? {
+                return Err(OptionError::Invalid {
+                    option: "class",
+                    message: format!("Conflicting compression classes '{a}' and '{b}'"),
+                });
             }
-            others += 1;
         }
-
-        if enabled == Some(false) {
-            // Cassandra's rule: a disabled map carries nothing else.
-            if others > 0 {
+        let class = class.or(legacy_class);
+        if !opts.is_empty() && enabled && class.is_none() {
+            return Err(OptionError::Invalid {
+                option: "class",
+                message: "Missing sub-option 'class' for the 'compression' option.".to_string(),
+            });
+        }
+        if !enabled {
+            if opts.iter().any(|(k, _)| k != "enabled") {
                 return Err(OptionError::Invalid {
                     option: "enabled",
                     message:
@@ -204,71 +199,75 @@ impl CompressionParams {
             }
             return Ok(CompressionParams::uncompressed());
         }
-        if class.is_none() && others > 0 {
-            return Err(OptionError::Invalid {
-                option: "sstable_compression",
-                message: "Missing sub-option 'sstable_compression' for the 'compression' option."
-                    .to_string(),
-            });
-        }
-
+        // The current spelling wins over the legacy one.
+        let chunk_kb = match get("chunk_length_in_kb").or(get("chunk_length_kb")) {
+            Some(v) => Some(parse_chunk_length_kb(v)?),
+            None => None,
+        };
         let mut codec = match class {
             Some(c) => parse_class(c)?,
-            // `{}` (or only `enabled: true`, which Cassandra also rejects, but an empty
-            // effective map is what ScyllaDB treats as "no compression").
-            None if enabled == Some(true) => {
-                return Err(OptionError::Invalid {
-                    option: "sstable_compression",
-                    message:
-                        "Missing sub-option 'sstable_compression' for the 'compression' option."
-                            .to_string(),
-                })
-            }
             None => Codec::None,
         };
-
-        // ScyllaDB lets chunk_length_in_kb win over the legacy spelling.
-        let chunk_length = match chunk_in_kb.or(chunk_kb_legacy) {
-            Some(v) => parse_chunk_length_kb(v)?,
+        if let Some(v) = get("compression_level") {
+            if let Codec::Zstd { level } = &mut codec {
+                // Cassandra reports what its compressor's `create` threw.
+                let l: i32 = v.parse().map_err(|_| {
+                    OptionError::CompressionLevel(format!(
+                        "java.lang.NumberFormatException For input string: \"{v}\""
+                    ))
+                })?;
+                if !zstd::compression_level_range().contains(&l) {
+                    return Err(OptionError::CompressionLevel(format!(
+                        "java.lang.IllegalArgumentException compression_level={l} is invalid"
+                    )));
+                }
+                *level = l;
+            }
+        }
+        let known = |k: &str| {
+            matches!(
+                k,
+                "enabled"
+                    | "class"
+                    | "sstable_compression"
+                    | "chunk_length_in_kb"
+                    | "chunk_length_kb"
+                    | "crc_check_chance"
+            ) || (k == "compression_level" && matches!(codec, Codec::Zstd { .. }))
+        };
+        if let Some((k, _)) = opts.iter().find(|(k, _)| !known(k)) {
+            // Cassandra's options Cairn's sstables have no use for yet: refused by name
+            // rather than called unknown.
+            if matches!(
+                k.as_str(),
+                "min_compress_ratio" | "lz4_compressor_type" | "lz4_high_compressor_level"
+            ) {
+                return Err(OptionError::Invalid {
+                    option: "compression",
+                    message: format!("The compression option {k} is not supported"),
+                });
+            }
+            return Err(OptionError::UnknownCompressionOption(k.clone()));
+        }
+        let chunk_length = match chunk_kb {
+            Some(kb) => check_chunk_length_kb(kb)?,
             None => DEFAULT_CHUNK_LENGTH,
         };
-
-        let crc_check_chance = match crc {
+        let crc_check_chance = match get("crc_check_chance") {
             Some(v) => {
-                let x: f64 = v.trim().parse().map_err(|_| OptionError::Invalid {
+                let x = crate::java::parse_double(v).ok_or_else(|| OptionError::Invalid {
                     option: "crc_check_chance",
-                    message: format!("Invalid double value {v} for crc_check_chance"),
+                    message: format!("Invalid double value {v} for 'crc_check_chance'"),
                 })?;
                 if !(0.0..=1.0).contains(&x) {
-                    return Err(OptionError::CrcCheckChance(v.to_string()));
+                    return Err(OptionError::CrcCheckChance(crate::java::double_to_string(
+                        x,
+                    )));
                 }
                 x
             }
             None => 1.0,
         };
-
-        if let Some(v) = level {
-            match &mut codec {
-                Codec::Zstd { level } => {
-                    let l: i32 = v
-                        .trim()
-                        .parse()
-                        .map_err(|_| OptionError::CompressionLevel(v.to_string()))?;
-                    if !(1..=22).contains(&l) {
-                        return Err(OptionError::CompressionLevel(v.to_string()));
-                    }
-                    *level = l;
-                }
-                // ScyllaDB only consumes compression_level for zstd, so for any other class the
-                // key is left over and reported as unknown.
-                _ => {
-                    return Err(OptionError::UnknownCompressionOption(
-                        "compression_level".to_string(),
-                    ))
-                }
-            }
-        }
-
         Ok(CompressionParams {
             codec,
             chunk_length,
@@ -616,24 +615,28 @@ mod tests {
             for v in ["0", "-4"] {
                 assert_eq!(
                     err_text(&[("class", "LZ4Compressor"), (key, v)]),
-                    "Invalid negative or null for chunk_length_in_kb/chunk_length_kb"
+                    "Invalid negative or null chunk_length_in_kb"
                 );
             }
             for v in ["3", "12", "100"] {
                 assert_eq!(
                     err_text(&[("class", "LZ4Compressor"), (key, v)]),
-                    "chunk_length_in_kb/chunk_length_kb must be a power of 2."
+                    "chunk_length_in_kb must be a power of 2"
                 );
             }
             for v in ["256", "1024"] {
                 assert_eq!(
                     err_text(&[("class", "LZ4Compressor"), (key, v)]),
-                    "chunk_length_in_kb/chunk_length_kb must be 128 or less."
+                    format!("chunk_length_in_kb must be at most 128 (got {v}): larger chunks are not supported")
                 );
             }
             assert_eq!(
+                err_text(&[("class", "LZ4Compressor"), (key, "2097152")]),
+                "Value of chunk_length_in_kb is too large (2097152)"
+            );
+            assert_eq!(
                 err_text(&[("class", "LZ4Compressor"), (key, "abc")]),
-                "Invalid integer value abc for chunk_length_in_kb"
+                "Invalid value for chunk_length_in_kb"
             );
         }
     }
@@ -642,14 +645,14 @@ mod tests {
     fn unknown_option_and_class() {
         assert_eq!(
             err_text(&[("class", "LZ4Compressor"), ("foo", "1")]),
-            "Unknown compression option 'foo'."
+            "Unknown compression options foo"
         );
         assert_eq!(
             err_text(&[
                 ("sstable_compression", "LZ4Compressor"),
                 ("min_compress_ratio", "1")
             ]),
-            "Unknown compression option 'min_compress_ratio'."
+            "The compression option min_compress_ratio is not supported"
         );
         assert_eq!(
             err_text(&[("class", "BogusCompressor")]),
@@ -685,19 +688,29 @@ mod tests {
     fn missing_class_and_enabled_errors() {
         assert_eq!(
             err_text(&[("chunk_length_in_kb", "16")]),
-            "Missing sub-option 'sstable_compression' for the 'compression' option."
+            "Missing sub-option 'class' for the 'compression' option."
         );
         assert_eq!(
             err_text(&[("enabled", "true")]),
-            "Missing sub-option 'sstable_compression' for the 'compression' option."
+            "Missing sub-option 'class' for the 'compression' option."
+        );
+        // Cassandra checks the class before anything else.
+        assert_eq!(
+            err_text(&[("foo", "1")]),
+            "Missing sub-option 'class' for the 'compression' option."
         );
         assert_eq!(
             err_text(&[("enabled", "false"), ("class", "LZ4Compressor")]),
             "If the 'enabled' option is set to false no other options must be specified"
         );
+        // Anything but `true` disables, as Java's `Boolean.parseBoolean` reads it.
         assert_eq!(
-            err_text(&[("enabled", "maybe")]),
-            "Invalid value 'maybe' for 'enabled': must be true or false"
+            parse(&[("enabled", "maybe")]).unwrap(),
+            CompressionParams::uncompressed()
+        );
+        assert_eq!(
+            err_text(&[("enabled", "maybe"), ("class", "LZ4Compressor")]),
+            "If the 'enabled' option is set to false no other options must be specified"
         );
         assert_eq!(
             parse(&[("enabled", "true"), ("class", "SnappyCompressor")])
@@ -714,12 +727,12 @@ mod tests {
         for v in ["1.5", "-0.1"] {
             assert_eq!(
                 err_text(&[("class", "LZ4Compressor"), ("crc_check_chance", v)]),
-                "crc_check_chance must be between 0.0 and 1.0."
+                format!("crc_check_chance must be larger than or equal to 0 and smaller than or equal to 1.0 (got {v})")
             );
         }
         assert_eq!(
             err_text(&[("class", "LZ4Compressor"), ("crc_check_chance", "x")]),
-            "Invalid double value x for crc_check_chance"
+            "Invalid double value x for 'crc_check_chance'"
         );
     }
 
@@ -727,19 +740,22 @@ mod tests {
     fn compression_level() {
         let p = parse(&[("class", "ZstdCompressor"), ("compression_level", "7")]).unwrap();
         assert_eq!(p.codec, Codec::Zstd { level: 7 });
-        for l in ["1", "22"] {
+        // zstd's own range, negative (fast) levels included, as Cassandra accepts.
+        for l in ["1", "22", "0", "-5"] {
             assert!(parse(&[("class", "ZstdCompressor"), ("compression_level", l)]).is_ok());
         }
-        for l in ["0", "23", "-5", "x"] {
-            assert_eq!(
-                err_text(&[("class", "ZstdCompressor"), ("compression_level", l)]),
-                format!("compression_level must be an integer between 1 and 22 (got {l})")
-            );
-        }
+        assert_eq!(
+            err_text(&[("class", "ZstdCompressor"), ("compression_level", "23")]),
+            "ZstdCompressor.create() threw an error: java.lang.IllegalArgumentException compression_level=23 is invalid"
+        );
+        assert_eq!(
+            err_text(&[("class", "ZstdCompressor"), ("compression_level", "x")]),
+            "ZstdCompressor.create() threw an error: java.lang.NumberFormatException For input string: \"x\""
+        );
         for c in ["LZ4Compressor", "DeflateCompressor", "SnappyCompressor"] {
             assert_eq!(
                 err_text(&[("class", c), ("compression_level", "3")]),
-                "Unknown compression option 'compression_level'."
+                "Unknown compression options compression_level"
             );
         }
     }
@@ -787,13 +803,15 @@ mod tests {
         );
     }
 
-    fn all_codecs() -> [Codec; 5] {
+    fn all_codecs() -> [Codec; 6] {
         [
             Codec::None,
             Codec::Lz4,
             Codec::Snappy,
             Codec::Deflate,
             Codec::Zstd { level: 3 },
+            // A negative (fast) level, which Cassandra accepts too.
+            Codec::Zstd { level: -5 },
         ]
     }
 

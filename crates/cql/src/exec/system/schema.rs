@@ -13,12 +13,15 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use std::sync::Arc;
 
-/// The table-option columns `system_schema.tables` and `.views` share (`flags` only for
-/// tables), in the order tables list them.
+/// The regular columns of `system_schema.tables` (`with_flags`) or `.views` (with the view's
+/// own), in the order `SELECT *` lists them: by name, as Cassandra sorts regular columns.
 fn table_option_columns(with_flags: bool) -> Vec<(&'static str, CqlType)> {
     let mut cols = vec![
+        ("additional_write_policy", CqlType::Text),
+        ("allow_auto_snapshot", CqlType::Boolean),
         ("bloom_filter_fp_chance", CqlType::Double),
         ("caching", map_tt()),
+        ("cdc", CqlType::Boolean),
         ("comment", CqlType::Text),
         ("compaction", map_tt()),
         ("compression", map_tt()),
@@ -32,19 +35,28 @@ fn table_option_columns(with_flags: bool) -> Vec<(&'static str, CqlType)> {
                 Box::new(CqlType::Blob),
             )),
         ),
+        ("gc_grace_seconds", CqlType::Int),
+        ("id", CqlType::Uuid),
+        ("incremental_backups", CqlType::Boolean),
+        ("max_index_interval", CqlType::Int),
+        ("memtable", CqlType::Text),
+        ("memtable_flush_period_in_ms", CqlType::Int),
+        ("min_index_interval", CqlType::Int),
+        ("read_repair", CqlType::Text),
+        ("read_repair_chance", CqlType::Double),
+        ("speculative_retry", CqlType::Text),
     ];
     if with_flags {
         cols.push(("flags", frozen(CqlType::Set(Box::new(CqlType::Text)))));
+    } else {
+        cols.extend([
+            ("base_table_id", CqlType::Uuid),
+            ("base_table_name", CqlType::Text),
+            ("include_all_columns", CqlType::Boolean),
+            ("where_clause", CqlType::Text),
+        ]);
     }
-    cols.extend([
-        ("gc_grace_seconds", CqlType::Int),
-        ("id", CqlType::Uuid),
-        ("max_index_interval", CqlType::Int),
-        ("memtable_flush_period_in_ms", CqlType::Int),
-        ("min_index_interval", CqlType::Int),
-        ("read_repair_chance", CqlType::Double),
-        ("speculative_retry", CqlType::Text),
-    ]);
+    cols.sort_by_key(|(n, _)| *n);
     cols
 }
 
@@ -119,16 +131,11 @@ pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
             ("kind", CqlType::Text),
             ("options", map_tt()),
         ],
-        // Cassandra 4's columns: drivers (gocql) select the view's table options too.
+        // Cassandra 5.0's columns: drivers (gocql) select the view's table options too.
         "views" => {
             let mut cols = vec![
                 ("keyspace_name", CqlType::Text),
                 ("view_name", CqlType::Text),
-                ("base_table_id", CqlType::Uuid),
-                ("base_table_name", CqlType::Text),
-                ("cdc", CqlType::Boolean),
-                ("include_all_columns", CqlType::Boolean),
-                ("where_clause", CqlType::Text),
             ];
             cols.extend(table_option_columns(false));
             cols
@@ -195,36 +202,64 @@ pub(super) fn column_rows(keyspace: &str, sc: &TableSchema) -> Vec<Row> {
     rows
 }
 
+/// A `system_schema.tables` row, as Cassandra 5.0 writes it: `allow_auto_snapshot` and
+/// `incremental_backups` only when false, `memtable` only when not the default (never here),
+/// `cdc` never (a node with `cdc_enabled: false` does not write it).
 fn table_row(k: &Keyspace, sc: &TableSchema) -> Row {
     let o = &sc.options;
     let opt_int = |key: &str| int(options::text_option(o, key).parse::<i32>().unwrap_or(0));
-    vec![
-        text(&k.name),
-        text(&sc.name),
-        double(o.bloom_filter_fp_chance),
-        text_map(&options::caching_map(o)),
-        text(&o.comment),
-        text_map(&options::compaction_map(o)),
-        text_map(
-            &o.compression
-                .to_options()
-                .into_iter()
-                .filter(|(k, _)| k != "crc_check_chance")
-                .collect::<Vec<_>>(),
+    let false_only = |key: &str| {
+        (!options::flag_value(o, key))
+            .then(|| boolean(false))
+            .flatten()
+    };
+    let mut named: Vec<(&str, Option<Bytes>)> = vec![
+        (
+            "additional_write_policy",
+            text(&options::text_option(o, "additional_write_policy")),
         ),
-        double(o.compression.crc_check_chance),
-        double(0.0),
-        int(o.default_time_to_live as i32),
-        Some(Bytes::from(vec![0, 0, 0, 0])),
-        text_set(&["compound".to_string()]),
-        int(o.gc_grace_seconds as i32),
-        uuid(&sc.id.to_be_bytes()),
-        opt_int("max_index_interval"),
-        opt_int("memtable_flush_period_in_ms"),
-        opt_int("min_index_interval"),
-        double(0.0),
-        text(&options::text_option(o, "speculative_retry")),
-    ]
+        ("allow_auto_snapshot", false_only("allow_auto_snapshot")),
+        ("bloom_filter_fp_chance", double(o.bloom_filter_fp_chance)),
+        ("caching", text_map(&options::caching_map(o))),
+        ("cdc", None),
+        ("comment", text(&o.comment)),
+        ("compaction", text_map(&options::compaction_map(o))),
+        (
+            "compression",
+            text_map(
+                &o.compression
+                    .to_options()
+                    .into_iter()
+                    .filter(|(k, _)| k != "crc_check_chance")
+                    .collect::<Vec<_>>(),
+            ),
+        ),
+        ("crc_check_chance", double(o.compression.crc_check_chance)),
+        ("dclocal_read_repair_chance", double(0.0)),
+        ("default_time_to_live", int(o.default_time_to_live as i32)),
+        ("extensions", Some(Bytes::from(vec![0, 0, 0, 0]))),
+        ("flags", text_set(&["compound".to_string()])),
+        ("gc_grace_seconds", int(o.gc_grace_seconds as i32)),
+        ("id", uuid(&sc.id.to_be_bytes())),
+        ("incremental_backups", false_only("incremental_backups")),
+        ("max_index_interval", opt_int("max_index_interval")),
+        ("memtable", None),
+        (
+            "memtable_flush_period_in_ms",
+            opt_int("memtable_flush_period_in_ms"),
+        ),
+        ("min_index_interval", opt_int("min_index_interval")),
+        ("read_repair", text(&options::text_option(o, "read_repair"))),
+        ("read_repair_chance", double(0.0)),
+        (
+            "speculative_retry",
+            text(&options::text_option(o, "speculative_retry")),
+        ),
+    ];
+    named.sort_by_key(|(n, _)| *n);
+    let mut row = vec![text(&k.name), text(&sc.name)];
+    row.extend(named.into_iter().map(|(_, v)| v));
+    row
 }
 
 /// The rows of `system_schema.name` (`None` for an unknown table).

@@ -2,7 +2,8 @@
 //!
 //! Levels ≥ 1 are runs: sstables of one level never overlap in key range. L0 holds flushes.
 //!
-//! **Static targets** (`leveled_manifest.hh`): L0 = 4 × sstable_size, Ln = 10ⁿ × sstable_size.
+//! **Static targets** (`leveled_manifest.hh`): L0 = 4 × sstable_size, Ln = Fⁿ × sstable_size,
+//! F being Cassandra's `fanout_size` (10 by default).
 //! [`choose`] then follows `get_compaction_candidates`:
 //! 1. fully expired sstables are dropped (Cairn, every strategy);
 //! 2. if a level ≥ 1 is over target and L0 holds more than 32 sstables, STCS inside L0 ("L0 is
@@ -12,14 +13,14 @@
 //!    the next level its range overlaps, into the next level;
 //! 4. L0: when L0 holds at least one sstable_size of data, its (up to 32) oldest sstables with
 //!    the overlapping L1 sstables are promoted to L1; otherwise STCS inside L0 (output L0);
-//! 5. pushing data down while a level is less than 10 × the one above it;
+//! 5. pushing data down while a level is less than F × the one above it;
 //! 6. a tombstone compaction of the sstable with the highest droppable ratio, highest level first.
 //!
 //! A level ≥ 1 whose sstables overlap (after a reshard or a load) is first compacted in place.
 //!
 //! **Dynamic targets** (`dynamic_level_bytes`, RocksDB's `level_compaction_dynamic_level_bytes`):
 //! the last level is the deepest non-empty one (L8 for an empty table) and its target is its
-//! actual size; each level above targets a tenth of the one below. The *base level* is the
+//! actual size; each level above targets 1/F of the one below. The *base level* is the
 //! first level whose target reaches one sstable_size: L0 is promoted straight into it, and the
 //! levels above it are kept empty. So the levels above the last hold about 1/9 of what it
 //! holds: the last level carries ~90 % of the data, and the worst-case space amplification of
@@ -63,8 +64,6 @@ fn leveled(mut j: Job) -> Job {
 pub const MAX_LEVELS: usize = 9;
 /// At most this many L0 sstables are promoted at once; above it, L0 gets STCS first.
 pub const MAX_COMPACTING_L0: usize = 32;
-/// Size ratio between adjacent levels.
-pub const FAN_OUT: u64 = 10;
 /// A level is compacted when `bytes / target` exceeds this.
 pub const TARGET_SCORE: f64 = 1.001;
 
@@ -83,12 +82,13 @@ fn level_bytes<'a>(set: impl IntoIterator<Item = &'a SSTableInfo>) -> [u64; MAX_
     out
 }
 
-/// Static capacity of a level: L0 = 4 × sstable_size, Ln = 10ⁿ × sstable_size.
-pub fn max_bytes_for_level(level: usize, sstable_size: u64) -> u64 {
+/// Static capacity of a level: L0 = 4 × sstable_size, Ln = fanoutⁿ × sstable_size
+/// (`fanout_size`, 10 by default).
+pub fn max_bytes_for_level(level: usize, sstable_size: u64, fanout: u64) -> u64 {
     if level == 0 {
         return sstable_size.saturating_mul(4);
     }
-    FAN_OUT
+    fanout
         .checked_pow(level as u32)
         .map_or(u64::MAX, |f| f.saturating_mul(sstable_size))
 }
@@ -110,7 +110,7 @@ pub fn level_targets(set: &[SSTableInfo], o: &LcsOptions) -> LevelTargets {
     let size = o.sstable_size();
     let mut targets = [0u64; MAX_LEVELS];
     for (l, t) in targets.iter_mut().enumerate() {
-        *t = max_bytes_for_level(l, size);
+        *t = max_bytes_for_level(l, size, o.fanout());
     }
     if !o.dynamic_level_bytes {
         return LevelTargets {
@@ -129,7 +129,7 @@ pub fn level_targets(set: &[SSTableInfo], o: &LcsOptions) -> LevelTargets {
         if let Some(slot) = targets.get_mut(l) {
             *slot = t;
         }
-        t /= FAN_OUT;
+        t /= o.fanout();
     }
     for slot in targets.iter_mut().skip(last + 1) {
         *slot = 0;
@@ -388,13 +388,13 @@ pub fn choose(
     }
 
     if !o.dynamic_level_bytes {
-        // Push data down while a level holds less than 10× the level above it.
+        // Push data down while a level holds less than fanout × the level above it.
         for l in (2..MAX_LEVELS).rev() {
             let (b, above) = (
                 bytes.get(l).copied().unwrap_or(0),
                 bytes.get(l - 1).copied().unwrap_or(0),
             );
-            if b == 0 || above == 0 || b >= above.saturating_mul(FAN_OUT) {
+            if b == 0 || above == 0 || b >= above.saturating_mul(o.fanout()) {
                 continue;
             }
             let level_ssts = levels.get(l - 1).unwrap_or(&empty);
@@ -448,13 +448,13 @@ fn tombstone_job(
 
 /// The level a major compaction of `total` bytes goes to: the smallest level whose static
 /// capacity holds it, at least 1 (Scylla's `ideal_level_for_input`).
-pub fn ideal_level(total: u64, sstable_size: u64) -> u32 {
+pub fn ideal_level(total: u64, sstable_size: u64, fanout: u64) -> u32 {
     let files = total.max(1).div_ceil(sstable_size.max(1));
     let mut level = 1u32;
-    let mut cap = FAN_OUT;
+    let mut cap = fanout;
     while cap < files && (level as usize) < MAX_LEVELS - 1 {
         level += 1;
-        cap = cap.saturating_mul(FAN_OUT);
+        cap = cap.saturating_mul(fanout);
     }
     level
 }
@@ -469,7 +469,11 @@ pub fn major(set: &[SSTableInfo], o: &LcsOptions, state: &StrategyState) -> Vec<
     let level = if o.dynamic_level_bytes {
         level_targets(set, o).last_level as u32
     } else {
-        ideal_level(cands.iter().map(|s| s.data_bytes).sum(), o.sstable_size())
+        ideal_level(
+            cands.iter().map(|s| s.data_bytes).sum(),
+            o.sstable_size(),
+            o.fanout(),
+        )
     };
     vec![leveled(job(
         cands.iter().map(|s| s.generation),
@@ -500,7 +504,7 @@ pub fn estimated_pending(set: &[SSTableInfo], o: &LcsOptions) -> u64 {
 }
 
 /// Scylla's leveled backlog: the STCS backlog of L0, plus for each level L below the deepest
-/// populated one, `(bytes(L) − target(L)) × min(10, est. sstables in L+1)`, where targets come
+/// populated one, `(bytes(L) − target(L)) × min(fanout, est. sstables in L+1)`, where targets come
 /// down from `total / 1.111` at the deepest level (never below one sstable_size) and the excess
 /// is carried into L+1.
 pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, o: &LcsOptions) -> f64 {
@@ -523,7 +527,7 @@ pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, o: &LcsOptions) -> f
     let target_max = (total as f64 / 1.111).ceil();
     for l in 0..max_level {
         let lsize = sizes.get(l).copied().unwrap_or(0);
-        let target = (target_max / (FAN_OUT as f64).powi((max_level - l) as i32))
+        let target = (target_max / (o.fanout() as f64).powi((max_level - l) as i32))
             .ceil()
             .max(size as f64) as u64;
         if lsize <= target {
@@ -531,7 +535,7 @@ pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, o: &LcsOptions) -> f
         }
         let excess = lsize - target;
         let next = sizes.get(l + 1).copied().unwrap_or(0);
-        let fan = next.div_ceil(size).min(FAN_OUT);
+        let fan = next.div_ceil(size).min(o.fanout());
         b += excess as f64 * fan as f64;
         if let Some(n) = sizes.get_mut(l + 1) {
             *n = n.saturating_add(excess);
