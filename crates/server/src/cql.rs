@@ -105,6 +105,16 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
         E::Unprepared(id) => ErrorKind::Unprepared {
             id: Bytes::from(id),
         },
+        E::FunctionFailure {
+            keyspace,
+            function,
+            arg_types,
+            ..
+        } => ErrorKind::FunctionFailure {
+            keyspace,
+            function,
+            arg_types,
+        },
         _ => ErrorKind::Server,
     };
     CqlError { kind, message }

@@ -10,6 +10,10 @@
 //!   `Unable to make int from '3000000000'` (the `MarshalException` text Cassandra forwards).
 //! - [`ValueError::Invalid`]: every other request error (collection and tuple shapes, nulls
 //!   inside collections, function calls, bound values that do not validate…).
+//!
+//! [`ValueError::FunctionFailure`] is the one error that is not an `InvalidRequest`: a
+//! function or operator that fails while running (division by zero), Cassandra's
+//! Function_failure (0x1400).
 
 /// Result alias for the value layer.
 pub type ValueResult<T> = std::result::Result<T, ValueError>;
@@ -36,6 +40,20 @@ pub enum ValueError {
     /// Any other invalid request.
     #[error("{0}")]
     Invalid(String),
+    /// A function or operator failed while running, e.g. `the operation 'int / int'
+    /// failed: / by zero`: Cassandra's `FunctionExecutionException`, sent as the protocol's
+    /// Function_failure error (0x1400) with the function's keyspace, name and argument types.
+    #[error("{message}")]
+    FunctionFailure {
+        /// The function's keyspace (`system` for the native ones).
+        keyspace: String,
+        /// The function's name (`_add`, `_divide`… for the operators).
+        function: String,
+        /// The CQL names of the argument types.
+        arg_types: Vec<String>,
+        /// The message.
+        message: String,
+    },
 }
 
 impl ValueError {

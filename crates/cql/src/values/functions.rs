@@ -20,7 +20,9 @@
 
 use super::error::{ValueError, ValueResult};
 use super::temporal::{self, GREGORIAN_OFFSET, MILLIS_PER_DAY};
-use super::term::{assignment, term_display, term_to_bytes, Assignment, TermContext, TermValue};
+use super::term::{
+    assignment_in, term_display, term_to_bytes, Assignment, FitMemo, TermContext, TermValue,
+};
 use crate::ast::{FunctionCall, Term};
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
@@ -135,6 +137,11 @@ fn describe(name: &str, sig: &Signature) -> String {
 
 /// Picks the signature for a call, with Cassandra's resolution errors.
 fn resolve(call: &FunctionCall<Term>) -> ValueResult<(String, Signature)> {
+    resolve_in(call, &FitMemo::default())
+}
+
+fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String, Signature)> {
+    let assignment = |t: &Term, ty: &CqlType| assignment_in(t, ty, memo);
     let unknown = || ValueError::invalid(format!("Unknown function {} called", display_name(call)));
     let name = system_name(call).ok_or_else(unknown)?;
     let sigs = signatures(name).ok_or_else(unknown)?;
@@ -203,6 +210,11 @@ fn resolve(call: &FunctionCall<Term>) -> ValueResult<(String, Signature)> {
 /// The return type of a call, if it resolves.
 pub fn return_type(call: &FunctionCall<Term>) -> Option<CqlType> {
     resolve(call).ok().map(|(_, s)| s.ret)
+}
+
+/// [`return_type`] sharing the memo of the resolution it is part of.
+pub(crate) fn return_type_in(call: &FunctionCall<Term>, memo: &FitMemo) -> Option<CqlType> {
+    resolve_in(call, memo).ok().map(|(_, s)| s.ret)
 }
 
 fn i64_arg(v: &[u8]) -> Option<i64> {

@@ -10,6 +10,8 @@
 //!   functions such as `now()` or `blobAsInt()`) to bytes;
 //! - [`compare`](mod@compare): Cassandra's order for every type, collections and tuples included;
 //! - [`aggregate`]: `sum`, `avg`, `min`, `max`, `count` and `CAST` conversions;
+//! - [`arithmetic`]: the operators `+ - * / %` and unary `-`, overload resolution included;
+//! - [`number`]: numbers read from values and converted as Java's `Number` does;
 //! - [`collections`]: the multi-cell layout of non-frozen collections;
 //! - [`format`](mod@format): bytes to CQL literal text;
 //! - [`error`]: [`ValueError`], whose texts are Cassandra's `InvalidRequest` messages.
@@ -18,6 +20,7 @@
 //! [`term::TermContext`]).
 
 pub mod aggregate;
+pub mod arithmetic;
 pub mod bigint;
 pub mod codec;
 pub mod collections;
@@ -26,6 +29,7 @@ pub mod error;
 pub mod format;
 pub mod functions;
 pub mod literal;
+pub mod number;
 pub mod temporal;
 pub mod term;
 
