@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project. Installs nothing by hand: cargo fetches the Rust crates, the
-# Python driver tests set up their own virtualenv (.venv) from tests/python/requirements.txt and
-# the Go driver test fetches gocql from the Go module proxy as pinned in tests/go/go.sum.
+# Python driver tests set up their own virtualenv (.venv) from tests/python/requirements.txt, the
+# Go driver tests fetch gocql and ScyllaDB's fork from the Go module proxy as pinned in
+# tests/go/go.sum and go.scylla.sum, and Maven fetches the Java driver from Maven Central.
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo fmt --all -- --check
@@ -32,6 +33,12 @@ if [ ! -f "$stamp" ] || ! cmp -s "$req" "$stamp"; then
 fi
 .venv/bin/python -m pytest -q tests/python
 
-# --- Go driver (gocql); tests/go starts the node itself.
+# --- Go drivers: upstream gocql, then ScyllaDB's fork of it (what scylla-bench runs; it reads
+# system.peers_v2 with no fallback) on the same test source; tests/go starts the node itself.
 command -v go >/dev/null || { echo "test.sh: go is required for tests/go (gocql)" >&2; exit 1; }
-(cd tests/go && go test -count=1 ./...)
+(cd tests/go && go test -count=1 ./... && go test -count=1 -modfile=go.scylla.mod ./...)
+
+# --- Java driver 4.x (org.apache.cassandra:java-driver-core from Maven Central); tests/java
+# starts its nodes itself.
+command -v mvn >/dev/null || { echo "test.sh: mvn (and Java 17) is required for tests/java" >&2; exit 1; }
+(cd tests/java && mvn -B -q test)

@@ -129,7 +129,7 @@ pub fn column_conditions(
             RelationTarget::Field(n, _) => {
                 let c = schema
                     .column(n)
-                    .ok_or_else(|| Error::Invalid(format!("Undefined column name {n}")))?;
+                    .ok_or_else(|| Error::undefined_column(schema, n))?;
                 return Err(Error::Invalid(format!(
                     "Invalid field selection: {n} of type {} is not a user type",
                     c.ty.name()
@@ -141,7 +141,7 @@ pub fn column_conditions(
         };
         let column = schema
             .column(name)
-            .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?
+            .ok_or_else(|| Error::undefined_column(schema, name))?
             .clone();
         if column.ty == CqlType::Counter {
             return Err(Error::Invalid(

@@ -833,7 +833,7 @@ impl InsertPlan {
                 )));
             }
             let Some(column) = schema.columns.iter().position(|c| c.name == *name) else {
-                return Err(Error::Invalid(format!("Undefined column name {name}")));
+                return Err(Error::undefined_column(schema, name));
             };
             given.push(Part { column, value });
         }
@@ -1048,7 +1048,7 @@ fn update(
         };
         let c = schema
             .column(column)
-            .ok_or_else(|| Error::Invalid(format!("Undefined column name {column}")))?;
+            .ok_or_else(|| Error::undefined_column(&schema, column))?;
         if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
             return Err(Error::Invalid(format!(
                 "PRIMARY KEY part {column} found in SET part"
@@ -1269,7 +1269,7 @@ fn delete(
                 if let RelationTarget::Element(name, elem) = t {
                     let c = schema
                         .column(name)
-                        .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?;
+                        .ok_or_else(|| Error::undefined_column(&schema, name))?;
                     let a = Assignment::SetElement {
                         column: name.clone(),
                         key: elem.clone(),
@@ -1294,7 +1294,7 @@ fn delete(
                 };
                 let c = schema
                     .column(name)
-                    .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?;
+                    .ok_or_else(|| Error::undefined_column(&schema, name))?;
                 let data = if matches!(
                     c.ty,
                     CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)

@@ -254,6 +254,22 @@ pub fn to_cast_text(ty: &CqlType, v: &[u8]) -> Option<String> {
     })
 }
 
+/// Whether `CAST(x AS to)` exists for values of type `from` (Cassandra's `CastFcts`).
+pub fn can_cast(from: &CqlType, to: &CqlType) -> bool {
+    use CqlType as T;
+    let (from, to) = (unfrozen(from), unfrozen(to));
+    from == to
+        || (is_numeric(from) && is_numeric(to) && *to != T::Counter)
+        || (*to == T::Text && !from.is_composite())
+        || (*to == T::Ascii && !from.is_composite() && *from != T::Text)
+        || matches!(
+            (from, to),
+            (T::Timestamp, T::Date)
+                | (T::Date, T::Timestamp)
+                | (T::Timeuuid, T::Timestamp | T::Date)
+        )
+}
+
 /// `CAST(value AS to)` for a value of type `from`. An empty value stays empty.
 pub fn cast(value: &[u8], from: &CqlType, to: &CqlType) -> ValueResult<Bytes> {
     use CqlType as T;
