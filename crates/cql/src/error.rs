@@ -46,13 +46,8 @@ pub enum Error {
     /// A function or operator failed while running (Function_failure, 0x1400), e.g. a
     /// division by zero; the protocol error carries the function's keyspace, name and
     /// argument types.
-    #[error("{message}")]
-    FunctionFailure {
-        keyspace: String,
-        function: String,
-        arg_types: Vec<String>,
-        message: String,
-    },
+    #[error("{0}")]
+    FunctionFailure(crate::values::error::FunctionFailure),
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),
@@ -86,17 +81,7 @@ impl From<crate::values::ValueError> for Error {
     /// operator, Invalid for everything else.
     fn from(e: crate::values::ValueError) -> Self {
         match e {
-            crate::values::ValueError::FunctionFailure {
-                keyspace,
-                function,
-                arg_types,
-                message,
-            } => Error::FunctionFailure {
-                keyspace,
-                function,
-                arg_types,
-                message,
-            },
+            crate::values::ValueError::FunctionFailure(f) => Error::FunctionFailure(f),
             other => Error::Invalid(other.to_string()),
         }
     }

@@ -105,15 +105,10 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
         E::Unprepared(id) => ErrorKind::Unprepared {
             id: Bytes::from(id),
         },
-        E::FunctionFailure {
-            keyspace,
-            function,
-            arg_types,
-            ..
-        } => ErrorKind::FunctionFailure {
-            keyspace,
-            function,
-            arg_types,
+        E::FunctionFailure(f) => ErrorKind::FunctionFailure {
+            keyspace: f.keyspace,
+            function: f.function,
+            arg_types: f.arg_types,
         },
         _ => ErrorKind::Server,
     };

@@ -1,6 +1,6 @@
 //! Data statements: SELECT, INSERT, UPDATE, DELETE and BATCH.
 
-use super::terms::RelationContext;
+use super::terms::{multiplicative, RelationContext};
 use super::Parser;
 use crate::ast::{
     ArithmeticOp, Assignment, Batch, BatchKind, BatchStatement, CellRef, Delete, ElementRef,
@@ -8,6 +8,10 @@ use crate::ast::{
 };
 use crate::error::{Error, Result};
 use crate::lexer::TokenKind as T;
+
+fn arithmetic_selector(op: ArithmeticOp, l: SelectorExpr, r: SelectorExpr) -> SelectorExpr {
+    SelectorExpr::Arithmetic(op, Box::new(l), Box::new(r))
+}
 
 impl Parser<'_> {
     // --- SELECT -----------------------------------------------------------------------
@@ -128,40 +132,22 @@ impl Parser<'_> {
     }
 
     fn selection_addition(&mut self) -> Result<SelectorExpr> {
-        self.chain(|p| {
-            let mut left = p.selection_multiplication()?;
-            loop {
-                let op = match p.tok().kind {
-                    T::Plus => ArithmeticOp::Add,
-                    // `a -1` is a column and a negative literal in Cassandra's lexer, and an
-                    // error; only a minus apart from a number is an operator.
-                    T::Minus if !p.minus_glued_to_number() => ArithmeticOp::Sub,
-                    _ => return Ok(left),
-                };
-                p.deepen()?;
-                p.advance();
-                let right = p.nested(Self::selection_multiplication)?;
-                left = SelectorExpr::Arithmetic(op, Box::new(left), Box::new(right));
-            }
-        })
+        let operator = |p: &Self| match p.tok().kind {
+            T::Plus => Some(ArithmeticOp::Add),
+            // `a -1` is a column and a negative literal in Cassandra's lexer, and an error;
+            // only a minus apart from a number is an operator.
+            T::Minus if !p.minus_glued_to_number() => Some(ArithmeticOp::Sub),
+            _ => None,
+        };
+        self.operator_chain(
+            operator,
+            Self::selection_multiplication,
+            arithmetic_selector,
+        )
     }
 
     fn selection_multiplication(&mut self) -> Result<SelectorExpr> {
-        self.chain(|p| {
-            let mut left = p.selection_group()?;
-            loop {
-                let op = match p.tok().kind {
-                    T::Star => ArithmeticOp::Mul,
-                    T::Slash => ArithmeticOp::Div,
-                    T::Percent => ArithmeticOp::Mod,
-                    _ => return Ok(left),
-                };
-                p.deepen()?;
-                p.advance();
-                let right = p.nested(Self::selection_group)?;
-                left = SelectorExpr::Arithmetic(op, Box::new(left), Box::new(right));
-            }
-        })
+        self.operator_chain(multiplicative, Self::selection_group, arithmetic_selector)
     }
 
     /// `'-' selectionGroup | selectionGroupWithoutField selectorModifier*`.

@@ -19,7 +19,7 @@ mod ddl;
 mod dml;
 mod terms;
 
-use crate::ast::{BindMarker, ParsedStatement, QualifiedName, Statement};
+use crate::ast::{ArithmeticOp, BindMarker, ParsedStatement, QualifiedName, Statement};
 use crate::error::{Error, Result, SyntaxError};
 use crate::lexer::{tokenize, Token, TokenKind};
 
@@ -273,22 +273,15 @@ impl<'a> Parser<'a> {
 
     /// Runs `f` one nesting level deeper, failing past [`MAX_DEPTH`].
     pub(crate) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        if self.depth >= MAX_DEPTH {
-            let msg = format!(
-                "nesting deeper than {MAX_DEPTH} levels at input {}",
-                self.display(self.pos)
-            );
-            return Err(self.error_at(self.pos, msg));
-        }
-        self.depth += 1;
+        self.deepen()?;
         let r = f(self);
         self.depth -= 1;
         r
     }
 
-    /// Runs `f`, which may call [`Self::deepen`] any number of times (once per operator of
-    /// a left-associative chain such as `a + b + c`, whose tree nests one level per
-    /// operator), and restores the depth afterwards.
+    /// Runs `f`, which may call [`Self::deepen`] any number of times (once per link of a
+    /// chain whose tree nests one level per link, such as `a + b + c` or `m[1][2]`), and
+    /// restores the depth afterwards.
     pub(crate) fn chain<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         let saved = self.depth;
         let r = f(self);
@@ -296,7 +289,29 @@ impl<'a> Parser<'a> {
         r
     }
 
-    /// One more nesting level inside [`Self::chain`], failing past [`MAX_DEPTH`].
+    /// A left-associative chain `operand (op operand)*` of binary operators, as Cassandra's
+    /// `termAddition`, `termMultiplication`, `selectionAddition` and
+    /// `selectionMultiplication` read them: `operator` says whether the current token is an
+    /// operator that continues the chain (and which), `combine` builds the tree.
+    pub(crate) fn operator_chain<X>(
+        &mut self,
+        operator: impl Fn(&Self) -> Option<ArithmeticOp>,
+        operand: impl Fn(&mut Self) -> Result<X>,
+        combine: impl Fn(ArithmeticOp, X, X) -> X,
+    ) -> Result<X> {
+        self.chain(|p| {
+            let mut left = operand(p)?;
+            while let Some(op) = operator(p) {
+                p.deepen()?;
+                p.advance();
+                let right = p.nested(&operand)?;
+                left = combine(op, left, right);
+            }
+            Ok(left)
+        })
+    }
+
+    /// One more nesting level, failing past [`MAX_DEPTH`].
     pub(crate) fn deepen(&mut self) -> Result<()> {
         if self.depth >= MAX_DEPTH {
             let msg = format!(

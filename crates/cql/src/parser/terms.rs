@@ -46,6 +46,20 @@ const RESERVED_TYPE_NAMES: &[&str] = &[
     "bitstring",
 ];
 
+/// `*`, `/` or `%` at the current token.
+pub(crate) fn multiplicative(p: &Parser) -> Option<ArithmeticOp> {
+    match p.tok().kind {
+        T::Star => Some(ArithmeticOp::Mul),
+        T::Slash => Some(ArithmeticOp::Div),
+        T::Percent => Some(ArithmeticOp::Mod),
+        _ => None,
+    }
+}
+
+fn arithmetic_term(op: ArithmeticOp, l: Term, r: Term) -> Term {
+    Term::Arithmetic(op, Box::new(l), Box::new(r))
+}
+
 /// Which clause a relation is parsed for: WHERE allows tuples and `token(...)`
 /// targets, `IF` conditions allow `col.field`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -65,50 +79,23 @@ impl Parser<'_> {
     }
 
     fn term_addition(&mut self) -> Result<Term> {
-        self.chain(Self::term_addition_chain)
-    }
-
-    fn term_addition_chain(&mut self) -> Result<Term> {
-        let mut left = self.term_multiplication()?;
-        loop {
-            let op = match self.tok().kind {
+        let operator = |p: &Self| {
+            let op = match p.tok().kind {
                 T::Plus => ArithmeticOp::Add,
                 T::Minus => ArithmeticOp::Sub,
-                _ => return Ok(left),
+                _ => return None,
             };
             // `[1] + l` (a list prepend) and `c = 5 - c` end the term at the operator: a
             // bare column name cannot start a term. A minus glued to a number is a negative
             // literal in Cassandra's lexer, so `1 -1` is two terms there (and an error).
-            if (self.is_ident_at(1) && !self.is_function_call_start_at(1))
-                || self.minus_glued_to_number()
-            {
-                return Ok(left);
-            }
-            self.deepen()?;
-            self.advance();
-            let right = self.nested(Self::term_multiplication)?;
-            left = Term::Arithmetic(op, Box::new(left), Box::new(right));
-        }
+            let column_next = p.is_ident_at(1) && !p.is_function_call_start_at(1);
+            (!column_next && !p.minus_glued_to_number()).then_some(op)
+        };
+        self.operator_chain(operator, Self::term_multiplication, arithmetic_term)
     }
 
     fn term_multiplication(&mut self) -> Result<Term> {
-        self.chain(Self::term_multiplication_chain)
-    }
-
-    fn term_multiplication_chain(&mut self) -> Result<Term> {
-        let mut left = self.term_group()?;
-        loop {
-            let op = match self.tok().kind {
-                T::Star => ArithmeticOp::Mul,
-                T::Slash => ArithmeticOp::Div,
-                T::Percent => ArithmeticOp::Mod,
-                _ => return Ok(left),
-            };
-            self.deepen()?;
-            self.advance();
-            let right = self.nested(Self::term_group)?;
-            left = Term::Arithmetic(op, Box::new(left), Box::new(right));
-        }
+        self.operator_chain(multiplicative, Self::term_group, arithmetic_term)
     }
 
     /// `simpleTerm | '-' simpleTerm`: a minus apart from its operand negates it (`- 1`, `-now()`),

@@ -37,7 +37,7 @@
 //! than computed.
 
 use super::bigint::{BigDecimal, BigInt};
-use super::error::{ValueError, ValueResult};
+use super::error::{FunctionFailure, ValueError, ValueResult};
 use super::literal::{decode_duration, duration_to_string};
 use super::number::{decimal_of_f64, narrow, read_num, signed, Num};
 use super::temporal::{add_duration_millis, MILLIS_PER_DAY};
@@ -325,12 +325,12 @@ fn failure(op: &str, symbol: &str, types: &[&CqlType], detail: &str) -> ValueErr
             names.join(", ")
         ),
     };
-    ValueError::FunctionFailure {
+    ValueError::FunctionFailure(FunctionFailure {
         keyspace: "system".into(),
         function: op.into(),
         arg_types: names,
         message,
-    }
+    })
 }
 
 /// `left op right` on values of the overload's parameter types `left_ty` and `right_ty`
@@ -664,190 +664,172 @@ mod tests {
 
     #[test]
     fn result_types() {
-        let rt = |op, l: &str, r: &str| {
-            result_type(op, &ty(l), &ty(r))
+        let ambiguous = "ERR Ambiguous '+' operation with args timestamp and int: use type hint to disambiguate, example '(int) ?'";
+        for (op, l, r, expected) in [
+            (Add, "tinyint", "tinyint", "tinyint"),
+            (Add, "tinyint", "smallint", "smallint"),
+            (Add, "int", "tinyint", "int"),
+            (Add, "int", "bigint", "bigint"),
+            (Mul, "counter", "counter", "bigint"),
+            (Mul, "counter", "int", "bigint"),
+            (Add, "int", "float", "float"),
+            (Add, "bigint", "float", "double"),
+            (Add, "float", "double", "double"),
+            (Div, "varint", "int", "varint"),
+            (Div, "varint", "float", "decimal"),
+            (Div, "decimal", "tinyint", "decimal"),
+            (Sub, "timestamp", "duration", "timestamp"),
+            (Add, "date", "duration", "date"),
+            (Add, "text", "ascii", "text"),
+            (Add, "ascii", "ascii", "ascii"),
+            (Add, "timestamp", "int", ambiguous),
+            (
+                Add,
+                "int",
+                "text",
+                "ERR the '+' operation is not supported between int and text",
+            ),
+            (
+                Mul,
+                "timestamp",
+                "duration",
+                "ERR the '*' operation is not supported between timestamp and duration",
+            ),
+            (
+                Add,
+                "duration",
+                "duration",
+                "ERR the '+' operation is not supported between duration and duration",
+            ),
+            (
+                Sub,
+                "text",
+                "text",
+                "ERR the '-' operation is not supported between text and text",
+            ),
+        ] {
+            let got = result_type(op, &ty(l), &ty(r))
                 .map(|t| t.name())
-                .unwrap_or_else(|e| format!("ERR {e}"))
-        };
-        assert_eq!(rt(Add, "tinyint", "tinyint"), "tinyint");
-        assert_eq!(rt(Add, "tinyint", "smallint"), "smallint");
-        assert_eq!(rt(Add, "int", "tinyint"), "int");
-        assert_eq!(rt(Add, "int", "bigint"), "bigint");
-        assert_eq!(rt(Mul, "counter", "counter"), "bigint");
-        assert_eq!(rt(Mul, "counter", "int"), "bigint");
-        assert_eq!(rt(Add, "int", "float"), "float");
-        assert_eq!(rt(Add, "bigint", "float"), "double");
-        assert_eq!(rt(Add, "float", "double"), "double");
-        assert_eq!(rt(Div, "varint", "int"), "varint");
-        assert_eq!(rt(Div, "varint", "float"), "decimal");
-        assert_eq!(rt(Div, "decimal", "tinyint"), "decimal");
-        assert_eq!(rt(Sub, "timestamp", "duration"), "timestamp");
-        assert_eq!(rt(Add, "date", "duration"), "date");
-        assert_eq!(rt(Add, "text", "ascii"), "text");
-        assert_eq!(rt(Add, "ascii", "ascii"), "ascii");
-        assert_eq!(
-            rt(Add, "timestamp", "int"),
-            "ERR Ambiguous '+' operation with args timestamp and int: use type hint to disambiguate, example '(int) ?'"
-        );
-        assert_eq!(
-            rt(Add, "int", "text"),
-            "ERR the '+' operation is not supported between int and text"
-        );
-        assert_eq!(
-            rt(Mul, "timestamp", "duration"),
-            "ERR the '*' operation is not supported between timestamp and duration"
-        );
-        assert_eq!(
-            rt(Add, "duration", "duration"),
-            "ERR the '+' operation is not supported between duration and duration"
-        );
-        assert_eq!(
-            rt(Sub, "text", "text"),
-            "ERR the '-' operation is not supported between text and text"
-        );
+                .unwrap_or_else(|e| format!("ERR {e}"));
+            assert_eq!(got, expected, "{l} {} {r}", op.symbol());
+        }
     }
 
     #[test]
-    fn integers_wrap_like_java() {
-        assert_eq!(run(Add, "int", "2147483647", "int", "1"), "int:-2147483648");
-        assert_eq!(
-            run(Mul, "smallint", "-32768", "smallint", "-32768"),
-            "smallint:0"
-        );
-        assert_eq!(run(Div, "tinyint", "-128", "int", "-1"), "int:128");
-        assert_eq!(run(Div, "tinyint", "-128", "tinyint", "-1"), "tinyint:-128");
-        assert_eq!(
-            run(Div, "int", "-2147483648", "int", "-1"),
-            "int:-2147483648"
-        );
-        assert_eq!(run(Mod, "int", "-2147483648", "int", "-1"), "int:0");
-        assert_eq!(run(Div, "int", "-7", "int", "2"), "int:-3");
-        assert_eq!(run(Mod, "int", "-7", "int", "3"), "int:-1");
-        assert_eq!(run(Mod, "int", "7", "int", "-3"), "int:1");
-        assert_eq!(
-            run(Mul, "bigint", "9223372036854775807", "int", "2"),
-            "bigint:-2"
-        );
-        assert_eq!(run(Add, "counter", "5", "counter", "6"), "bigint:11");
-        assert_eq!(
-            run(Div, "int", "7", "int", "0"),
-            "ERR the operation 'int / int' failed: / by zero"
-        );
-        assert_eq!(
-            run(Mod, "bigint", "7", "int", "0"),
-            "ERR the operation 'bigint % int' failed: / by zero"
-        );
-        assert_eq!(
-            run(Div, "tinyint", "7", "tinyint", "0"),
-            "ERR the operation 'tinyint / tinyint' failed: / by zero"
-        );
-    }
-
-    #[test]
-    fn floating_point_like_java() {
-        // Checked against Cassandra 5.0.9.
-        assert_eq!(run(Add, "int", "7", "float", "0.1"), "float:7.1");
-        assert_eq!(run(Div, "float", "0.1", "int", "3"), "float:0.033333335");
-        assert_eq!(
-            run(Add, "bigint", "10000000000", "float", "0.1"),
-            "double:1.00000000001E10"
-        );
-        assert_eq!(
-            run(Mod, "float", "0.1", "double", "0.03"),
-            "double:0.010000001490116123"
-        );
-        assert_eq!(run(Div, "double", "1.5", "int", "0"), "double:Infinity");
-        assert_eq!(run(Div, "float", "0", "float", "0"), "float:NaN");
-        assert_eq!(run(Mod, "double", "0", "double", "0"), "double:NaN");
-        assert_eq!(run(Add, "counter", "5", "double", "1.5"), "double:6.5");
+    fn integers_and_floats_like_java() {
+        // The floating point cases were checked against Cassandra 5.0.9.
+        for (op, lt, a, rt, b, expected) in [
+            (Add, "int", "2147483647", "int", "1", "int:-2147483648"),
+            (
+                Mul,
+                "smallint",
+                "-32768",
+                "smallint",
+                "-32768",
+                "smallint:0",
+            ),
+            (Div, "tinyint", "-128", "int", "-1", "int:128"),
+            (Div, "tinyint", "-128", "tinyint", "-1", "tinyint:-128"),
+            (Div, "int", "-2147483648", "int", "-1", "int:-2147483648"),
+            (Mod, "int", "-2147483648", "int", "-1", "int:0"),
+            (Div, "int", "-7", "int", "2", "int:-3"),
+            (Mod, "int", "-7", "int", "3", "int:-1"),
+            (Mod, "int", "7", "int", "-3", "int:1"),
+            (
+                Mul,
+                "bigint",
+                "9223372036854775807",
+                "int",
+                "2",
+                "bigint:-2",
+            ),
+            (Add, "counter", "5", "counter", "6", "bigint:11"),
+            (
+                Div,
+                "int",
+                "7",
+                "int",
+                "0",
+                "ERR the operation 'int / int' failed: / by zero",
+            ),
+            (
+                Mod,
+                "bigint",
+                "7",
+                "int",
+                "0",
+                "ERR the operation 'bigint % int' failed: / by zero",
+            ),
+            (
+                Div,
+                "tinyint",
+                "7",
+                "tinyint",
+                "0",
+                "ERR the operation 'tinyint / tinyint' failed: / by zero",
+            ),
+            (Add, "int", "7", "float", "0.1", "float:7.1"),
+            (Div, "float", "0.1", "int", "3", "float:0.033333335"),
+            (
+                Add,
+                "bigint",
+                "10000000000",
+                "float",
+                "0.1",
+                "double:1.00000000001E10",
+            ),
+            (
+                Mod,
+                "float",
+                "0.1",
+                "double",
+                "0.03",
+                "double:0.010000001490116123",
+            ),
+            (Div, "double", "1.5", "int", "0", "double:Infinity"),
+            (Div, "float", "0", "float", "0", "float:NaN"),
+            (Mod, "double", "0", "double", "0", "double:NaN"),
+            (Add, "counter", "5", "double", "1.5", "double:6.5"),
+        ] {
+            assert_eq!(
+                run(op, lt, a, rt, b),
+                expected,
+                "{lt} {a} {} {rt} {b}",
+                op.symbol()
+            );
+        }
     }
 
     #[test]
     fn decimals_and_varints_like_java() {
         // Each checked against Cassandra 5.0.9.
-        assert_eq!(run(Add, "decimal", "10.25", "int", "7"), "decimal:17.25");
-        assert_eq!(run(Mul, "decimal", "10.25", "int", "7"), "decimal:71.750");
-        assert_eq!(
-            run(Mul, "decimal", "10.25", "bigint", "10000000000"),
-            "decimal:1.0250E+11"
-        );
-        assert_eq!(
-            run(Add, "decimal", "10.25", "bigint", "10000000000"),
-            "decimal:10000000010.25"
-        );
-        assert_eq!(
-            run(Mul, "decimal", "10.25", "float", "0.1"),
-            "decimal:1.0250000152736902300"
-        );
-        assert_eq!(
-            run(Add, "decimal", "10.25", "double", "0.1"),
-            "decimal:10.35"
-        );
-        assert_eq!(
-            run(Add, "varint", "5", "float", "0.1"),
-            "decimal:5.10000000149011612"
-        );
-        assert_eq!(run(Mul, "varint", "5", "double", "0.1"), "decimal:0.5");
-        assert_eq!(
-            run(Div, "varint", "5", "float", "0.1"),
-            "decimal:49.99999925494195110223008998315175"
-        );
-        assert_eq!(
-            run(Div, "decimal", "10.25", "int", "3"),
-            "decimal:3.41666666666666666666666666666667"
-        );
-        assert_eq!(run(Mod, "decimal", "10.25", "int", "3"), "decimal:1.25");
-        assert_eq!(
-            run(Mod, "decimal", "10.25", "double", "0.7"),
-            "decimal:0.45"
-        );
-        assert_eq!(
-            run(Div, "decimal", "10.25", "double", "0.5"),
-            "decimal:20.5"
-        );
-        assert_eq!(run(Mul, "decimal", "1.5", "int", "2"), "decimal:3.00");
-        assert_eq!(
-            run(Div, "decimal", "10.25", "int", "0"),
-            "ERR the operation 'decimal / int' failed: BigInteger divide by zero"
-        );
-        assert_eq!(
-            run(Mod, "decimal", "10.25", "int", "0"),
-            "ERR the operation 'decimal % int' failed: Division by zero"
-        );
-        assert_eq!(
-            run(Mod, "decimal", "0", "decimal", "0"),
-            "ERR the operation 'decimal % decimal' failed: Division undefined"
-        );
-        assert_eq!(
-            run(Add, "decimal", "1", "double", "NaN"),
-            "ERR the operation 'decimal + double' failed: A NaN cannot be converted into a decimal"
-        );
-        assert_eq!(
-            run(Add, "decimal", "1", "float", "-Infinity"),
-            "ERR the operation 'decimal + float' failed: An infinite number cannot be converted into a decimal"
-        );
-        assert_eq!(
-            run(
-                Mul,
-                "varint",
-                "12345678901234567890",
-                "varint",
-                "98765432109876543210"
-            ),
-            "varint:1219326311370217952237463801111263526900"
-        );
-        assert_eq!(
-            run(Div, "varint", "-12345678901234567890", "int", "7"),
-            "varint:-1763668414462081127"
-        );
-        assert_eq!(
-            run(Mod, "varint", "-12345678901234567890", "int", "7"),
-            "varint:-1"
-        );
-        assert_eq!(
-            run(Div, "varint", "5", "int", "0"),
-            "ERR the operation 'varint / int' failed: BigInteger divide by zero"
-        );
+        for (op, lt, a, rt, b, expected) in [
+            (Add, "decimal", "10.25", "int", "7", "decimal:17.25"),
+            (Mul, "decimal", "10.25", "int", "7", "decimal:71.750"),
+            (Mul, "decimal", "10.25", "bigint", "10000000000", "decimal:1.0250E+11"),
+            (Add, "decimal", "10.25", "bigint", "10000000000", "decimal:10000000010.25"),
+            (Mul, "decimal", "10.25", "float", "0.1", "decimal:1.0250000152736902300"),
+            (Add, "decimal", "10.25", "double", "0.1", "decimal:10.35"),
+            (Add, "varint", "5", "float", "0.1", "decimal:5.10000000149011612"),
+            (Mul, "varint", "5", "double", "0.1", "decimal:0.5"),
+            (Div, "varint", "5", "float", "0.1", "decimal:49.99999925494195110223008998315175"),
+            (Div, "decimal", "10.25", "int", "3", "decimal:3.41666666666666666666666666666667"),
+            (Mod, "decimal", "10.25", "int", "3", "decimal:1.25"),
+            (Mod, "decimal", "10.25", "double", "0.7", "decimal:0.45"),
+            (Div, "decimal", "10.25", "double", "0.5", "decimal:20.5"),
+            (Mul, "decimal", "1.5", "int", "2", "decimal:3.00"),
+            (Div, "decimal", "10.25", "int", "0", "ERR the operation 'decimal / int' failed: BigInteger divide by zero"),
+            (Mod, "decimal", "10.25", "int", "0", "ERR the operation 'decimal % int' failed: Division by zero"),
+            (Mod, "decimal", "0", "decimal", "0", "ERR the operation 'decimal % decimal' failed: Division undefined"),
+            (Add, "decimal", "1", "double", "NaN", "ERR the operation 'decimal + double' failed: A NaN cannot be converted into a decimal"),
+            (Add, "decimal", "1", "float", "-Infinity", "ERR the operation 'decimal + float' failed: An infinite number cannot be converted into a decimal"),
+            (Mul, "varint", "12345678901234567890", "varint", "98765432109876543210", "varint:1219326311370217952237463801111263526900"),
+            (Div, "varint", "-12345678901234567890", "int", "7", "varint:-1763668414462081127"),
+            (Mod, "varint", "-12345678901234567890", "int", "7", "varint:-1"),
+            (Div, "varint", "5", "int", "0", "ERR the operation 'varint / int' failed: BigInteger divide by zero"),
+        ] {
+            assert_eq!(run(op, lt, a, rt, b), expected, "{lt} {a} {} {rt} {b}", op.symbol());
+        }
         assert!(run(Add, "decimal", "1E+1000000", "decimal", "1").contains("too large"));
     }
 

@@ -246,12 +246,12 @@ fn term_arithmetic_as_cassandra() {
     let e = term_to_bytes(&term("1 / 0"), &ty("int"), "a", &Ctx::new()).unwrap_err();
     assert_eq!(
         e,
-        ValueError::FunctionFailure {
+        ValueError::FunctionFailure(error::FunctionFailure {
             keyspace: "system".into(),
             function: "_divide".into(),
             arg_types: vec!["int".into(), "int".into()],
             message: "the operation 'int / int' failed: / by zero".into(),
-        }
+        })
     );
 }
 
