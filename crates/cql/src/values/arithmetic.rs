@@ -525,25 +525,11 @@ fn numeric(op: ArithmeticOp, ret: &CqlType, a: Num, b: Num) -> Result<Bytes, Str
         }
         CqlType::Float => {
             // Operands of a float result are at most 4 bytes wide: ints and floats.
-            let (x, y) = (double_value(&a) as f32, double_value(&b) as f32);
-            let v = match op {
-                O::Add => x + y,
-                O::Sub => x - y,
-                O::Mul => x * y,
-                O::Div => x / y,
-                O::Mod => x % y,
-            };
+            let v = ieee(op, double_value(&a) as f32, double_value(&b) as f32);
             Ok(Bytes::copy_from_slice(&v.to_be_bytes()))
         }
         CqlType::Double => {
-            let (x, y) = (double_value(&a), double_value(&b));
-            let v = match op {
-                O::Add => x + y,
-                O::Sub => x - y,
-                O::Mul => x * y,
-                O::Div => x / y,
-                O::Mod => x % y,
-            };
+            let v = ieee(op, double_value(&a), double_value(&b));
             Ok(Bytes::copy_from_slice(&v.to_be_bytes()))
         }
         CqlType::Varint => {
@@ -573,6 +559,25 @@ fn numeric(op: ArithmeticOp, ret: &CqlType, a: Num, b: Num) -> Result<Bytes, Str
             Ok(Bytes::from(v.to_bytes()))
         }
         _ => Err("invalid value".into()),
+    }
+}
+
+/// An IEEE operation in `f32` or `f64` (`%` is Java's: the remainder of the truncated
+/// quotient, as Rust's).
+fn ieee<F>(op: ArithmeticOp, x: F, y: F) -> F
+where
+    F: std::ops::Add<Output = F>
+        + std::ops::Sub<Output = F>
+        + std::ops::Mul<Output = F>
+        + std::ops::Div<Output = F>
+        + std::ops::Rem<Output = F>,
+{
+    match op {
+        ArithmeticOp::Add => x + y,
+        ArithmeticOp::Sub => x - y,
+        ArithmeticOp::Mul => x * y,
+        ArithmeticOp::Div => x / y,
+        ArithmeticOp::Mod => x % y,
     }
 }
 
