@@ -36,13 +36,13 @@
 //! than [`MAX_DIGITS`] digits (e.g. `1E+1000000 + 1`, which Java rounds) are refused rather
 //! than computed.
 
+use super::assign::{unfrozen, value_compatible, Assignment};
 use super::bigint::{BigDecimal, BigInt};
 use super::error::{FunctionFailure, ValueError, ValueResult};
 use super::literal::{decode_duration, duration_to_string};
 use super::number::{decimal_of_f64, narrow, read_num, signed, Num};
 use super::temporal::{add_duration_millis, MILLIS_PER_DAY};
-use super::term::{assignment_in, term_display, unfrozen, value_compatible, Assignment, FitMemo};
-use crate::ast::{ArithmeticOp, Term};
+use crate::ast::ArithmeticOp;
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
 
@@ -148,43 +148,66 @@ pub fn function_name(op: ArithmeticOp) -> &'static str {
 /// The native function behind unary minus.
 pub const NEGATE_FUNCTION: &str = "_negate";
 
-/// An operand, as overload resolution sees it.
-#[derive(Debug, Clone)]
-pub enum Operand<'a> {
-    /// A selector of known type (a column, a function result, an element…), with the text
-    /// Cassandra shows for it in messages (its result column name).
-    Typed { ty: CqlType, text: String },
-    /// A term: a literal, marker, collection, type hint, function call or nested operation.
-    Term(&'a Term),
+/// An operand, as overload resolution sees it: how well it fits each parameter type, and
+/// the text Cassandra shows for it in messages. [`Operand::typed`] is a selector of known
+/// type (a column, a function result, an element…); `term::operand` makes one of a term.
+pub struct Operand<'a> {
+    text: Box<dyn Fn() -> String + 'a>,
+    fit: Box<dyn Fn(&CqlType) -> Assignment + 'a>,
+    marker: bool,
+    list_literal: bool,
 }
 
-impl Operand<'_> {
-    /// The text Cassandra shows for the operand in messages.
-    pub fn text(&self) -> String {
-        match self {
-            Operand::Typed { text, .. } => text.clone(),
-            Operand::Term(t) => term_display(t),
+impl<'a> Operand<'a> {
+    /// An operand that fits a parameter type as `fit` says and shows as `text()`.
+    pub fn new(text: impl Fn() -> String + 'a, fit: impl Fn(&CqlType) -> Assignment + 'a) -> Self {
+        Operand {
+            text: Box::new(text),
+            fit: Box::new(fit),
+            marker: false,
+            list_literal: false,
         }
     }
 
-    fn is_marker(&self) -> bool {
-        matches!(self, Operand::Term(Term::Bind(_)))
-    }
-
-    /// How well the operand fits a parameter of type `ty`.
-    fn fit(&self, ty: &CqlType, memo: &FitMemo) -> Assignment {
-        match self {
-            Operand::Typed { ty: own, .. } => {
-                if unfrozen(own) == unfrozen(ty) {
+    /// A selector of type `ty` shown as `text`: exact for its own type, weak for the types
+    /// that can take its values.
+    pub fn typed(ty: &CqlType, text: impl Into<String>) -> Operand<'static> {
+        let (ty, text) = (unfrozen(ty).clone(), text.into());
+        Operand::new(
+            move || text.clone(),
+            move |param| {
+                if ty == *unfrozen(param) {
                     Assignment::Exact
-                } else if value_compatible(ty, own) {
+                } else if value_compatible(param, &ty) {
                     Assignment::Weak
                 } else {
                     Assignment::No
                 }
-            }
-            Operand::Term(t) => assignment_in(t, ty, memo),
-        }
+            },
+        )
+    }
+
+    /// Marks the operand as a bind marker (Cassandra then never settles an ambiguity by the
+    /// receiver's type).
+    pub fn bind_marker(mut self) -> Self {
+        self.marker = true;
+        self
+    }
+
+    /// Marks the operand as a list literal, which Cassandra 5 refuses to test against
+    /// anything but a list (its `ArrayLiteral` throws, ending the resolution).
+    pub fn list_literal(mut self) -> Self {
+        self.list_literal = true;
+        self
+    }
+
+    /// The text Cassandra shows for the operand in messages.
+    pub fn text(&self) -> String {
+        (self.text)()
+    }
+
+    fn fit(&self, ty: &CqlType) -> Assignment {
+        (self.fit)(ty)
     }
 }
 
@@ -197,35 +220,23 @@ pub fn resolve(
     right: &Operand,
     receiver: Option<&CqlType>,
 ) -> ValueResult<OpSignature> {
-    resolve_in(op, left, right, receiver, &FitMemo::default())
-}
-
-pub(crate) fn resolve_in(
-    op: ArithmeticOp,
-    left: &Operand,
-    right: &Operand,
-    receiver: Option<&CqlType>,
-    memo: &FitMemo,
-) -> ValueResult<OpSignature> {
     let candidates: Vec<OpSignature> = signatures(op)
         .into_iter()
         .filter(|sig| receiver.is_none_or(|r| value_compatible(r, &sig.ret)))
         .collect();
     // Cassandra 5's list literal throws when tested against anything but a list, which ends
     // the resolution (it names the type it was tested against).
-    for operand in [left, right] {
-        if let (Operand::Term(Term::List(_)), Some(first)) = (operand, candidates.first()) {
-            let tested = receiver.unwrap_or(&first.left);
-            return Err(ValueError::invalid(format!(
-                "Unexpected receiver type '{}'; only list and vector are expected",
-                unfrozen(tested).name()
-            )));
-        }
+    if let (true, Some(first)) = (left.list_literal || right.list_literal, candidates.first()) {
+        let tested = receiver.unwrap_or(&first.left);
+        return Err(ValueError::invalid(format!(
+            "Unexpected receiver type '{}'; only list and vector are expected",
+            unfrozen(tested).name()
+        )));
     }
     let mut exact: Vec<OpSignature> = Vec::new();
     let mut compatible: Vec<OpSignature> = Vec::new();
     for sig in candidates {
-        match (left.fit(&sig.left, memo), right.fit(&sig.right, memo)) {
+        match (left.fit(&sig.left), right.fit(&sig.right)) {
             (Assignment::No, _) | (_, Assignment::No) => {}
             (Assignment::Exact, Assignment::Exact) => exact.push(sig),
             _ => compatible.push(sig),
@@ -250,7 +261,7 @@ pub(crate) fn resolve_in(
         ))),
         1 => Ok(compatible.remove(0)),
         _ => {
-            if !left.is_marker() && !right.is_marker() {
+            if !left.marker && !right.marker {
                 if let Some(sig) = receiver_typed(&compatible) {
                     return Ok(sig);
                 }
@@ -267,20 +278,12 @@ pub(crate) fn resolve_in(
 /// Picks the overload of unary minus (the operand's numeric type), as Cassandra's resolver
 /// does for `_negate`.
 pub fn resolve_negation(operand: &Operand, receiver: Option<&CqlType>) -> ValueResult<CqlType> {
-    resolve_negation_in(operand, receiver, &FitMemo::default())
-}
-
-pub(crate) fn resolve_negation_in(
-    operand: &Operand,
-    receiver: Option<&CqlType>,
-    memo: &FitMemo,
-) -> ValueResult<CqlType> {
     let mut compatible = Vec::new();
     for ty in numeric_types() {
         if receiver.is_some_and(|r| !value_compatible(r, &ty)) {
             continue;
         }
-        match operand.fit(&ty, memo) {
+        match operand.fit(&ty) {
             Assignment::Exact => return Ok(ty),
             Assignment::Weak => compatible.push(ty),
             Assignment::No => {}
@@ -308,10 +311,7 @@ pub(crate) fn resolve_negation_in(
 /// `timestamp - duration`), with Cassandra's errors when there is none or several
 /// (`timestamp + int`: a timestamp is also a `bigint` and a `varint`).
 pub fn result_type(op: ArithmeticOp, left: &CqlType, right: &CqlType) -> ValueResult<CqlType> {
-    let typed = |ty: &CqlType| Operand::Typed {
-        ty: ty.clone(),
-        text: ty.name(),
-    };
+    let typed = |ty: &CqlType| Operand::typed(ty, ty.name());
     Ok(resolve(op, &typed(left), &typed(right), None)?.ret)
 }
 
@@ -645,18 +645,7 @@ mod tests {
     /// `a op b` on literals of the given types, formatted as CQL, or the error text.
     fn run(op: ArithmeticOp, lt: &str, a: &str, rt: &str, b: &str) -> String {
         let (l, r) = (ty(lt), ty(rt));
-        let sig = match resolve(
-            op,
-            &Operand::Typed {
-                ty: l.clone(),
-                text: "a".into(),
-            },
-            &Operand::Typed {
-                ty: r.clone(),
-                text: "b".into(),
-            },
-            None,
-        ) {
+        let sig = match resolve(op, &Operand::typed(&l, "a"), &Operand::typed(&r, "b"), None) {
             Ok(s) => s,
             Err(e) => return format!("ERR {e}"),
         };

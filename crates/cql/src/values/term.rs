@@ -26,6 +26,7 @@
 //! check elements before evaluating them.
 
 use super::arithmetic::{self, Operand};
+pub use super::assign::{unfrozen, value_compatible, Assignment};
 use super::codec::{build_collection, build_map, build_tuple, split_collection, split_map};
 use super::compare::compare;
 use super::error::{ValueError, ValueResult};
@@ -72,32 +73,6 @@ pub trait TermContext {
     }
 }
 
-/// How well a term fits a type (Cassandra's `AssignmentTestable.TestResult`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Assignment {
-    /// The term's own type is the receiver's.
-    Exact,
-    /// The term can be converted to the receiver's type.
-    Weak,
-    /// It cannot.
-    No,
-}
-
-impl Assignment {
-    /// Exact or weak.
-    pub fn is_assignable(self) -> bool {
-        self != Assignment::No
-    }
-}
-
-/// The type without `frozen<…>`.
-pub fn unfrozen(ty: &CqlType) -> &CqlType {
-    match ty {
-        CqlType::Frozen(inner) => unfrozen(inner),
-        other => other,
-    }
-}
-
 /// The type Cassandra infers for a literal by itself (`getPreferedTypeFor`).
 pub fn literal_preferred_type(lit: &Literal) -> Option<CqlType> {
     Some(match lit {
@@ -131,25 +106,32 @@ pub fn literal_preferred_type(lit: &Literal) -> Option<CqlType> {
     })
 }
 
-/// Whether a value of type `from` can be stored as `to` without conversion (Cassandra's
-/// `isValueCompatibleWith`, for the cases that matter to terms).
-pub fn value_compatible(to: &CqlType, from: &CqlType) -> bool {
-    use CqlType as T;
-    let (to, from) = (unfrozen(to), unfrozen(from));
-    if to == from {
-        return true;
-    }
-    matches!(
-        (to, from),
-        (T::Blob, _)
-            | (T::Text, T::Ascii)
-            | (T::Uuid, T::Timeuuid)
-            | (T::Varint, T::Int | T::Bigint | T::Timestamp)
-            | (T::Bigint, T::Timestamp)
-            | (T::Timestamp, T::Bigint)
-            | (T::Date, T::Int)
-            | (T::Time, T::Bigint)
+/// A term as an operator's operand (see [`arithmetic::resolve`]): it fits a type as
+/// [`assignment`] says, and shows as [`term_display`] in messages.
+pub fn operand(term: &Term) -> Operand<'_> {
+    operand_flags(
+        term,
+        Operand::new(move || term_display(term), move |ty| assignment(term, ty)),
     )
+}
+
+/// [`operand`] sharing `memo` with the resolution it is part of.
+fn operand_in<'a>(term: &'a Term, memo: &'a FitMemo) -> Operand<'a> {
+    operand_flags(
+        term,
+        Operand::new(
+            move || term_display(term),
+            move |ty| assignment_in(term, ty, memo),
+        ),
+    )
+}
+
+fn operand_flags<'a>(term: &Term, op: Operand<'a>) -> Operand<'a> {
+    match term {
+        Term::Bind(_) => op.bind_marker(),
+        Term::List(_) => op.list_literal(),
+        _ => op,
+    }
 }
 
 /// Remembered assignment tests of operations and function calls during one resolution.
@@ -247,6 +229,8 @@ pub(crate) fn assignment_in(term: &Term, ty: &CqlType, memo: &FitMemo) -> Assign
             _ => Assignment::No,
         },
         Term::UserType(_) => Assignment::No,
+        // Its return type is the receiver's (a function factory: always weak, as Cassandra).
+        Term::Function(call) if functions::is_from_json(call) => Assignment::Weak,
         Term::Function(call) => memo.get_or(term, base, || {
             returning(functions::return_type_in(call, memo))
         }),
@@ -256,15 +240,15 @@ pub(crate) fn assignment_in(term: &Term, ty: &CqlType, memo: &FitMemo) -> Assign
             _ => Assignment::No,
         },
         Term::Arithmetic(op, l, r) => memo.get_or(term, base, || {
-            let (l, r) = (Operand::Term(l), Operand::Term(r));
+            let (l, r) = (operand_in(l, memo), operand_in(r, memo));
             returning(
-                arithmetic::resolve_in(*op, &l, &r, Some(base), memo)
+                arithmetic::resolve(*op, &l, &r, Some(base))
                     .ok()
                     .map(|s| s.ret),
             )
         }),
         Term::Negate(x) => memo.get_or(term, base, || {
-            returning(arithmetic::resolve_negation_in(&Operand::Term(x), Some(base), memo).ok())
+            returning(arithmetic::resolve_negation(&operand_in(x, memo), Some(base)).ok())
         }),
     }
 }
@@ -514,6 +498,9 @@ pub fn term_to_bytes(
             "Invalid user type literal for {receiver} of type {}",
             ty.name()
         ))),
+        Term::Function(call) if functions::is_from_json(call) => {
+            functions::from_json_call(call, ty, receiver, ctx)
+        }
         Term::Function(call) => {
             let (ret, value) = functions::call(call, ctx)?;
             if !value_compatible(base, &ret) {
@@ -549,7 +536,8 @@ pub fn term_to_bytes(
             term_to_bytes(inner, &hinted, &text, ctx)
         }
         Term::Arithmetic(op, l, r) => {
-            let (lo, ro) = (Operand::Term(l), Operand::Term(r));
+            let memo = FitMemo::default();
+            let (lo, ro) = (operand_in(l, &memo), operand_in(r, &memo));
             let sig = arithmetic::resolve(*op, &lo, &ro, Some(base))?;
             let name = format!("system.{}", arithmetic::function_name(*op));
             // Both arguments are bound (an unset one is an error) before a null one makes
@@ -567,7 +555,7 @@ pub fn term_to_bytes(
             )
         }
         Term::Negate(x) => {
-            let arg_ty = arithmetic::resolve_negation(&Operand::Term(x), Some(base))?;
+            let arg_ty = arithmetic::resolve_negation(&operand(x), Some(base))?;
             let name = format!("system.{}", arithmetic::NEGATE_FUNCTION);
             let Some(v) = operation_arg(x, &arg_ty, 0, &name, ctx)? else {
                 return Ok(TermValue::Null);
