@@ -11,11 +11,12 @@ use super::plan_cache::PlanCache;
 use super::restrict::{self, Context, Restrictions, StatementKind};
 use super::{Binds, Executor, Outcome, QueryParams, Session};
 use crate::ast::{
-    Assignment, Batch, BatchStatement, Conditions, Delete, Insert, InsertValues, RelationTarget,
-    Statement, Update, Using,
+    Assignment, Batch, BatchStatement, BindMarker, Conditions, Delete, Insert, InsertValues,
+    RelationTarget, Statement, Term, Update, Using,
 };
 use crate::error::{Error, Result};
 use crate::values::collections::collection_to_cells;
+use crate::values::json;
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::ClusteringLayout;
@@ -900,8 +901,18 @@ fn insert_mutation(
     cache: Option<&PlanCache<InsertPlan>>,
 ) -> Result<Planned> {
     let schema = table_schema(ex, session, &i.table)?;
-    let InsertValues::Columns { columns, values } = &i.values else {
-        return Err(Error::Invalid("INSERT JSON is not supported yet".into()));
+    // INSERT JSON gives every column a value (null or unset when the document has none):
+    // they are bound to stand-in markers, so the rest is the INSERT … VALUES path.
+    let json: JsonInsert;
+    let (columns, values, ctx): (&[String], &[Term], &dyn TermContext) = match &i.values {
+        InsertValues::Columns { columns, values } => (columns, values, ctx),
+        InsertValues::Json {
+            json: text,
+            default_unset,
+        } => {
+            json = JsonInsert::new(&schema, text, *default_unset, ctx)?;
+            (&json.columns, &json.markers, &json)
+        }
     };
     let make = || InsertPlan::new(&schema, columns, values.len());
     let plan = match cache {
@@ -975,6 +986,70 @@ fn insert_mutation(
         condition,
         read_before_write: false,
     })
+}
+
+/// The values of an `INSERT … JSON`: every column of the table with a marker bound to its
+/// value from the document (Cassandra's `Json.parseJson`).
+struct JsonInsert<'a> {
+    columns: Vec<String>,
+    markers: Vec<Term>,
+    values: Vec<TermValue>,
+    /// The statement's context, for the clock and randomness.
+    inner: &'a dyn TermContext,
+}
+
+impl<'a> JsonInsert<'a> {
+    fn new(
+        schema: &TableSchema,
+        json: &Term,
+        default_unset: bool,
+        ctx: &'a dyn TermContext,
+    ) -> Result<Self> {
+        let text = match term_to_bytes(json, &CqlType::Text, json::JSON_COLUMN, ctx)? {
+            TermValue::Value(b) => String::from_utf8(b.to_vec())
+                .map_err(|_| Error::Invalid("String didn't validate.".into()))?,
+            _ => return Err(Error::Invalid("Got null for INSERT JSON values".into())),
+        };
+        let table: Vec<(String, CqlType)> = schema
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.ty.clone()))
+            .collect();
+        let (columns, values): (Vec<String>, Vec<TermValue>) =
+            json::insert_json_values(&table, &text, default_unset)?
+                .into_iter()
+                .unzip();
+        let markers = (0..columns.len())
+            .map(|index| {
+                Term::Bind(BindMarker {
+                    index,
+                    name: None,
+                    line: 0,
+                    column: 0,
+                })
+            })
+            .collect();
+        Ok(JsonInsert {
+            columns,
+            markers,
+            values,
+            inner: ctx,
+        })
+    }
+}
+
+impl TermContext for JsonInsert<'_> {
+    fn bind(&self, marker: &BindMarker) -> Option<crate::values::BoundValue> {
+        self.values.get(marker.index).cloned()
+    }
+
+    fn now_micros(&self) -> i64 {
+        self.inner.now_micros()
+    }
+
+    fn random_u64(&self) -> u64 {
+        self.inner.random_u64()
+    }
 }
 
 /// The partition key from its parts' values (composite when there are several).
