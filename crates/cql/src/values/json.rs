@@ -438,7 +438,7 @@ fn string_value(ty: &CqlType, s: &str) -> Result<Vec<u8>, String> {
 /// Cassandra's `Hex.hexToBytes`: an even number of hex digits (no padding, unlike a CQL
 /// blob literal).
 fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 || !hex.is_ascii() {
+    if !hex.len().is_multiple_of(2) || !hex.is_ascii() {
         return None;
     }
     (0..hex.len())
