@@ -328,9 +328,7 @@ fn table_schema(
 /// `USING TIMESTAMP t`: the value, `None` when the marker is unset (the request's timestamp
 /// then applies, as Cassandra's `Attributes.getTimestamp`).
 fn timestamp_of(t: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Option<i64>> {
-    match term_to_bytes(t, &CqlType::Bigint, "[timestamp]", ctx)
-        .map_err(|e| Error::Invalid(e.to_string()))?
-    {
+    match term_to_bytes(t, &CqlType::Bigint, "[timestamp]", ctx)? {
         TermValue::Value(b) => {
             let ts =
                 i64::from_be_bytes(b.as_ref().try_into().map_err(|_| {
@@ -366,9 +364,7 @@ fn using(
     .or(default_ts)
     .unwrap_or_else(now_micros);
     let ttl = match &u.ttl {
-        Some(t) => match term_to_bytes(t, &CqlType::Int, "[ttl]", ctx)
-            .map_err(|e| Error::Invalid(e.to_string()))?
-        {
+        Some(t) => match term_to_bytes(t, &CqlType::Int, "[ttl]", ctx)? {
             TermValue::Value(b) if b.is_empty() => 0,
             TermValue::Value(b) => {
                 let v = i32::from_be_bytes(
@@ -416,7 +412,7 @@ fn column_data(
     if is_multi_cell(&col.ty) {
         // Overwriting a collection: delete what was there (just before this write), then
         // write the new elements.
-        let value = term_to_bytes(term, &col.ty, &col.name, ctx).map_err(invalid)?;
+        let value = term_to_bytes(term, &col.ty, &col.name, ctx)?;
         let deletion = DeletionTime {
             marked_at: ts - 1,
             local_deletion_time: now,
@@ -440,15 +436,11 @@ fn column_data(
             col.name
         )));
     }
-    Ok(
-        match term_to_bytes(term, &col.ty, &col.name, ctx)
-            .map_err(|e| Error::Invalid(e.to_string()))?
-        {
-            TermValue::Unset => None,
-            TermValue::Null => Some(ColumnData::Simple(Cell::tombstone(ts, now))),
-            TermValue::Value(b) => Some(ColumnData::Simple(cell(ts, ttl, now, b))),
-        },
-    )
+    Ok(match term_to_bytes(term, &col.ty, &col.name, ctx)? {
+        TermValue::Unset => None,
+        TermValue::Null => Some(ColumnData::Simple(Cell::tombstone(ts, now))),
+        TermValue::Value(b) => Some(ColumnData::Simple(cell(ts, ttl, now, b))),
+    })
 }
 
 /// The IF clause of an UPDATE or DELETE, resolved (`None` when there is none). A
@@ -558,7 +550,7 @@ fn assignment_op(
     now: u32,
 ) -> Result<Option<ColumnOp>> {
     let elem_cells = |term: &crate::ast::Term| -> Result<Option<Vec<(Bytes, Bytes)>>> {
-        match term_to_bytes(term, &c.ty, &c.name, ctx).map_err(invalid)? {
+        match term_to_bytes(term, &c.ty, &c.name, ctx)? {
             TermValue::Unset => Ok(None),
             TermValue::Null => Ok(Some(Vec::new())),
             TermValue::Value(b) => Ok(Some(collection_to_cells(&c.ty, &b, ctx).map_err(invalid)?)),
@@ -632,7 +624,7 @@ fn assignment_op(
                 CqlType::Map(k, _) => {
                     // `m = m - {k1, k2}`: a set of keys.
                     let keys_ty = CqlType::Set(k.clone());
-                    match term_to_bytes(value, &keys_ty, &c.name, ctx).map_err(invalid)? {
+                    match term_to_bytes(value, &keys_ty, &c.name, ctx)? {
                         TermValue::Value(b) => {
                             let keys = restrict::decode_collection(&b);
                             let mut cells = Vec::new();
@@ -646,14 +638,12 @@ fn assignment_op(
                         _ => None,
                     }
                 }
-                CqlType::List(_) => {
-                    match term_to_bytes(value, &c.ty, &c.name, ctx).map_err(invalid)? {
-                        TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
-                            restrict::decode_collection(&b),
-                        ))),
-                        _ => None,
-                    }
-                }
+                CqlType::List(_) => match term_to_bytes(value, &c.ty, &c.name, ctx)? {
+                    TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
+                        restrict::decode_collection(&b),
+                    ))),
+                    _ => None,
+                },
                 _ => {
                     return Err(Error::Invalid(format!(
                         "Invalid operation ({0} = {0} - ?) for non counter column {0}",
@@ -664,12 +654,12 @@ fn assignment_op(
         }
         Assignment::SetElement { key, value, .. } => match &c.ty {
             CqlType::Map(kt, vt) => {
-                let k = match term_to_bytes(key, kt, &c.name, ctx).map_err(invalid)? {
+                let k = match term_to_bytes(key, kt, &c.name, ctx)? {
                     TermValue::Value(b) => b,
                     _ => return Err(Error::Invalid("Invalid null map key".into())),
                 };
                 let path = crate::values::collections::element_path(&c.ty, &k).map_err(invalid)?;
-                let cell = match term_to_bytes(value, vt, &c.name, ctx).map_err(invalid)? {
+                let cell = match term_to_bytes(value, vt, &c.name, ctx)? {
                     TermValue::Value(v) => cell(ts, ttl, now, v),
                     TermValue::Null => Cell::tombstone(ts, now),
                     TermValue::Unset => return Ok(None),
@@ -677,9 +667,7 @@ fn assignment_op(
                 Some(complex(vec![(path, cell)]))
             }
             CqlType::List(et) => {
-                let index = match term_to_bytes(key, &CqlType::Int, &c.name, ctx)
-                    .map_err(invalid)?
-                {
+                let index = match term_to_bytes(key, &CqlType::Int, &c.name, ctx)? {
                     TermValue::Value(b) => i32::from_be_bytes(
                         b.as_ref()
                             .try_into()
@@ -687,7 +675,7 @@ fn assignment_op(
                     ),
                     _ => return Err(Error::Invalid("Invalid null value for list index".into())),
                 };
-                let value = match term_to_bytes(value, et, &c.name, ctx).map_err(invalid)? {
+                let value = match term_to_bytes(value, et, &c.name, ctx)? {
                     TermValue::Value(v) => Some(v),
                     TermValue::Null => None,
                     TermValue::Unset => return Ok(None),
@@ -774,7 +762,7 @@ fn list_edit_cell(
 }
 
 fn key_value(col: &ColumnDef, term: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Bytes> {
-    match term_to_bytes(term, &col.ty, &col.name, ctx).map_err(|e| Error::Invalid(e.to_string()))? {
+    match term_to_bytes(term, &col.ty, &col.name, ctx)? {
         TermValue::Value(b) if !b.is_empty() || !matches!(col.kind, ColumnKind::PartitionKey) => {
             Ok(b)
         }
