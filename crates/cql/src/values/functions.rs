@@ -247,6 +247,25 @@ pub fn is_from_json(call: &FunctionCall<Term>) -> bool {
     matches!(system_name(call), Some("fromjson" | "from_json"))
 }
 
+/// The receivers of a call's arguments as Cassandra names them when it prepares the call
+/// (`arg0(system.blobasint)`) with their types; `None` if the call does not resolve.
+/// `fromJson` takes `text`.
+pub fn argument_specs(call: &FunctionCall<Term>) -> Option<Vec<(String, CqlType)>> {
+    let types = if is_from_json(call) {
+        vec![CqlType::Text]
+    } else {
+        resolve(call).ok()?.1.args
+    };
+    let name = call.name.name.to_lowercase();
+    Some(
+        types
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (format!("arg{i}(system.{name})"), t))
+            .collect(),
+    )
+}
+
 /// The return type of a call, if it resolves.
 pub fn return_type(call: &FunctionCall<Term>) -> Option<CqlType> {
     resolve(call).ok().map(|(_, s)| s.ret)

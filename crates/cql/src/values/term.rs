@@ -253,6 +253,85 @@ pub(crate) fn assignment_in(term: &Term, ty: &CqlType, memo: &FitMemo) -> Assign
     }
 }
 
+/// The bind markers inside `term`, evaluated for a receiver named `receiver` of type `ty`,
+/// with the name and type Cassandra gives each in a PREPARE result: a marker is its
+/// receiver (its own name when it has one); the arguments of a function or operator are
+/// received by `arg0(system.blobasint)`, `arg1(system._add)`… of the resolved overload's
+/// parameter types; elements of collections and tuples by the element types; a type hint's
+/// marker by the hint's receiver. Markers in a call that does not resolve are left out (the
+/// statement fails when it runs).
+pub fn marker_types(term: &Term, receiver: &str, ty: &CqlType) -> Vec<(usize, String, CqlType)> {
+    let mut out = Vec::new();
+    collect_markers(term, receiver, ty, &mut out);
+    out
+}
+
+fn collect_markers(
+    term: &Term,
+    receiver: &str,
+    ty: &CqlType,
+    out: &mut Vec<(usize, String, CqlType)>,
+) {
+    let base = unfrozen(ty);
+    match term {
+        Term::Bind(m) => out.push((
+            m.index,
+            m.name.clone().unwrap_or_else(|| receiver.to_string()),
+            ty.clone(),
+        )),
+        Term::List(ts) | Term::Set(ts) => {
+            if let CqlType::List(e) | CqlType::Set(e) = base {
+                for t in ts {
+                    collect_markers(t, receiver, e, out);
+                }
+            }
+        }
+        Term::Map(entries) => {
+            if let CqlType::Map(k, v) = base {
+                for (a, b) in entries {
+                    collect_markers(a, receiver, k, out);
+                    collect_markers(b, receiver, v, out);
+                }
+            }
+        }
+        Term::Tuple(ts) if ts.len() == 1 && !matches!(base, CqlType::Tuple(_)) => {
+            for t in ts {
+                collect_markers(t, receiver, ty, out);
+            }
+        }
+        Term::Tuple(ts) => {
+            if let CqlType::Tuple(types) = base {
+                for (t, ty) in ts.iter().zip(types) {
+                    collect_markers(t, receiver, ty, out);
+                }
+            }
+        }
+        Term::TypeHint(_, t) => collect_markers(t, receiver, ty, out),
+        Term::Function(call) => {
+            if let Some(specs) = functions::argument_specs(call) {
+                for (arg, (name, t)) in call.args.iter().zip(&specs) {
+                    collect_markers(arg, name, t, out);
+                }
+            }
+        }
+        Term::Arithmetic(op, l, r) => {
+            let (lo, ro) = (operand(l), operand(r));
+            if let Ok(sig) = arithmetic::resolve(*op, &lo, &ro, Some(base)) {
+                let name = arithmetic::function_name(*op);
+                collect_markers(l, &format!("arg0(system.{name})"), &sig.left, out);
+                collect_markers(r, &format!("arg1(system.{name})"), &sig.right, out);
+            }
+        }
+        Term::Negate(x) => {
+            if let Ok(t) = arithmetic::resolve_negation(&operand(x), Some(base)) {
+                let name = format!("arg0(system.{})", arithmetic::NEGATE_FUNCTION);
+                collect_markers(x, &name, &t, out);
+            }
+        }
+        Term::Literal(_) | Term::Null | Term::EmptyBraces | Term::UserType(_) => {}
+    }
+}
+
 /// The text Cassandra shows for a term in messages (`getText`).
 pub fn term_display(term: &Term) -> String {
     let join = |ts: &[Term]| ts.iter().map(term_display).collect::<Vec<_>>().join(", ");

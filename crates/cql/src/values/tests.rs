@@ -769,3 +769,40 @@ mod fuzz {
         }
     }
 }
+
+/// Checked against the PREPARE results of Cassandra 5.0.9.
+#[test]
+fn marker_types_as_cassandra() {
+    let types = |text: &str, t: &str| -> Vec<(usize, String, String)> {
+        term::marker_types(&term(text), "c", &ty(t))
+            .into_iter()
+            .map(|(i, n, t)| (i, n, t.name()))
+            .collect()
+    };
+    let one = |i: usize, n: &str, t: &str| (i, n.to_string(), t.to_string());
+    assert_eq!(types("?", "int"), [one(0, "c", "int")]);
+    assert_eq!(
+        types("(int) ? * 2", "int"),
+        [one(0, "arg0(system._multiply)", "int")]
+    );
+    assert_eq!(
+        types("2 - (bigint) ?", "bigint"),
+        [one(0, "arg1(system._substract)", "bigint")]
+    );
+    assert_eq!(types("- ?", "int"), [one(0, "arg0(system._negate)", "int")]);
+    assert_eq!(
+        types("blobAsInt(?)", "int"),
+        [one(0, "arg0(system.blobasint)", "blob")]
+    );
+    assert_eq!(types("fromJson(:j)", "text"), [one(0, "j", "text")]);
+    assert_eq!(
+        types("fromJson(?)", "int"),
+        [one(0, "arg0(system.fromjson)", "text")]
+    );
+    assert_eq!(
+        types("[?, (int) ? + 1]", "list<int>"),
+        [one(0, "c", "int"), one(1, "arg0(system._add)", "int")]
+    );
+    // An ambiguous operation leaves its markers out (it fails when the statement runs).
+    assert_eq!(types("? * 2", "int"), []);
+}
