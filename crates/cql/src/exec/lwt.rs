@@ -19,7 +19,7 @@
 //! the same data gives no isolation either.
 
 use super::select::{cell_value, partition_values, star_columns};
-use super::{ColumnSpec, Executor, Outcome, ResultSet};
+use super::{ColumnSpec, Executor, ResultSet};
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
 use crate::values::codec::{split_collection, split_map};
@@ -448,8 +448,6 @@ pub struct CasRequest {
     schema: Arc<TableSchema>,
     key: DecoratedKey,
     conditions: BTreeMap<RowTarget, RowCondition>,
-    /// Every write of the request (the same partition).
-    pub writes: Vec<Mutation>,
     /// Columns shown when refused: `None` for every column (an `IF [NOT] EXISTS` is part of
     /// the request).
     result_columns: Option<Vec<ColumnDef>>,
@@ -468,7 +466,6 @@ impl CasRequest {
             schema,
             key,
             conditions: BTreeMap::new(),
-            writes: Vec::new(),
             result_columns: Some(Vec::new()),
             batch,
             writes_static: false,
@@ -481,8 +478,9 @@ impl CasRequest {
         &self.key
     }
 
-    /// Adds a statement's writes (a mutation of this partition).
-    pub fn add_write(&mut self, m: Mutation) {
+    /// Notes what a statement's write (a mutation of this partition) touches: the check then
+    /// reads every static / regular column.
+    pub fn add_write(&mut self, m: &Mutation) {
         if m.update.static_row.is_some() {
             self.writes_static = true;
         }
@@ -492,7 +490,15 @@ impl CasRequest {
         {
             self.writes_rows = true;
         }
-        self.writes.push(m);
+    }
+
+    /// Notes a write of the static row (`true`) or of a clustering row.
+    pub fn writes_to(&mut self, static_row: bool) {
+        if static_row {
+            self.writes_static = true;
+        } else {
+            self.writes_rows = true;
+        }
     }
 
     /// Adds the IF clause of one row, with Cassandra's rules for two statements of a BATCH
@@ -610,9 +616,10 @@ impl PartitionLocks {
     }
 }
 
-/// Checks a request's conditions against the partition's current state and, if they all
-/// hold, applies its writes. The caller holds the partition's lock.
-pub fn execute(ex: &Executor, req: CasRequest) -> Result<Outcome> {
+/// Checks a request's conditions against the partition's current state: `None` when they all
+/// hold (the caller then makes the writes), else the refusal's result. The caller holds the
+/// partition's lock until its writes are applied.
+pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
     let schema = &req.schema;
     let db = ex.catalog().db();
     let table = db
@@ -646,13 +653,18 @@ pub fn execute(ex: &Executor, req: CasRequest) -> Result<Outcome> {
         .filter(|r| {
             r.columns
                 .iter()
-                .any(|(id, _)| read_static(&req, schema, *id))
+                .any(|(id, _)| read_static(req, schema, *id))
         });
     let find = |ck: &ClusteringKey| {
-        current
-            .as_ref()
-            .and_then(|p| p.rows.iter().find(|(k, _)| k == ck).map(|(_, r)| r))
+        current.as_ref().and_then(|p| {
+            p.rows
+                .iter()
+                .find(|(k, r)| k == ck && shown(req, schema, r))
+                .map(|(_, r)| r)
+        })
     };
+    // Every condition is evaluated, so that one that cannot be (a null compared with `<`)
+    // fails the request whatever the others say.
     let mut applied = true;
     for (target, condition) in &req.conditions {
         let row = match target {
@@ -665,28 +677,32 @@ pub fn execute(ex: &Executor, req: CasRequest) -> Result<Outcome> {
             RowCondition::Columns(conds) => {
                 let mut all = true;
                 for c in conds {
-                    if !c.applies_to(row)? {
-                        all = false;
-                        break;
-                    }
+                    all &= c.applies_to(row)?;
                 }
                 all
             }
         };
-        if !holds {
-            applied = false;
-            break;
-        }
+        applied &= holds;
     }
     if applied {
-        db.apply(req.writes)?;
-        return Ok(Outcome::Rows(applied_only(schema, true)));
+        return Ok(None);
     }
-    Ok(Outcome::Rows(refused(&req, current.as_ref(), static_row)))
+    Ok(Some(refused(req, current.as_ref(), static_row)))
 }
 
 fn read_static(req: &CasRequest, schema: &TableSchema, id: u32) -> bool {
     schema.column_by_id(id).is_some_and(|c| req.reads(c))
+}
+
+/// Whether a clustering row exists as far as the check is concerned: its primary key is live
+/// (an INSERT), or a column the check read is (Cassandra reads only those columns, so a row
+/// alive through others alone is not seen).
+fn shown(req: &CasRequest, schema: &TableSchema, row: &Row) -> bool {
+    row.marker.is_some()
+        || row
+            .columns
+            .iter()
+            .any(|(id, _)| schema.column_by_id(*id).is_some_and(|c| req.reads(c)))
 }
 
 fn applied_spec(schema: &TableSchema) -> ColumnSpec {
@@ -765,6 +781,9 @@ fn refused(
     let mut rows = Vec::new();
     let no = Some(Bytes::from_static(&[0]));
     for (ck, row) in current.map(|p| p.rows.as_slice()).unwrap_or_default() {
+        if !shown(req, schema, row) {
+            continue;
+        }
         let ckv = layout.decode(&ck.0).unwrap_or_default();
         let mut out = vec![no.clone()];
         out.extend(columns.iter().map(|c| value(c, Some(&ckv), Some(row))));

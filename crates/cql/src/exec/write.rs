@@ -34,21 +34,84 @@ use std::sync::Arc;
 pub(super) struct Planned {
     /// The writes (one per partition).
     mutations: Vec<Mutation>,
-    /// The IF clause of a conditional statement, with the row it is about.
-    condition: Option<(RowTarget, RowCondition)>,
-    /// Whether planning read the table (list edits read the current list): under a
-    /// partition lock such a statement is planned again.
-    read_before_write: bool,
+    /// The IF clause of a conditional statement, each part with the row it is about (a
+    /// condition on a static column is about the static row).
+    conditions: Vec<(RowTarget, RowCondition)>,
+    /// Clustering rows the statement names (more than one is an IN, refused in a
+    /// conditional BATCH).
+    rows: usize,
+    /// List edits that need the list's current elements, made by [`complete`] when the write
+    /// is made (after a conditional statement's check, as Cassandra does).
+    list_edits: Vec<ListWrite>,
+    /// An error Cassandra reports only when the write is made (a conditional statement's bad
+    /// TTL): it does not stop the check.
+    deferred: Option<Error>,
 }
 
 impl Planned {
     fn unconditional(mutations: Vec<Mutation>) -> Self {
         Planned {
             mutations,
-            condition: None,
-            read_before_write: false,
+            conditions: Vec::new(),
+            rows: 0,
+            list_edits: Vec::new(),
+            deferred: None,
         }
     }
+}
+
+/// A list edit of one row, waiting for the list's current elements.
+struct ListWrite {
+    /// Index of the mutation (partition) it belongs to.
+    mutation: usize,
+    /// The row (`None`: the static row).
+    ck: Option<ClusteringKey>,
+    column: ColumnDef,
+    edit: ListEdit,
+    ts: i64,
+    ttl: u32,
+    now: u32,
+}
+
+/// Makes a statement's pending list edits (reading the lists), ready to apply.
+fn complete(ex: &Executor, schema: &TableSchema, planned: &mut Planned) -> Result<()> {
+    if let Some(e) = planned.deferred.take() {
+        return Err(e);
+    }
+    for lw in std::mem::take(&mut planned.list_edits) {
+        let Some(m) = planned.mutations.get_mut(lw.mutation) else {
+            continue;
+        };
+        let data = list_edit_cell(ex, schema, &m.key, &lw)?;
+        let row = match &lw.ck {
+            Some(ck) => m.update.rows.entry(ck.clone()).or_default(),
+            None => m.update.static_row.get_or_insert_with(Row::default),
+        };
+        put_column(row, lw.column.id, data);
+        row.columns.sort_by_key(|(id, _)| *id);
+    }
+    Ok(())
+}
+
+/// Completes and applies statements' writes; a conditional request's (`ballot`) all get its
+/// one timestamp, deletions just below it, as a Paxos commit does.
+fn apply_all(
+    ex: &Executor,
+    planned: Vec<(Arc<TableSchema>, Planned)>,
+    ballot: Option<i64>,
+) -> Result<()> {
+    let mut all = Vec::new();
+    for (schema, mut p) in planned {
+        complete(ex, &schema, &mut p)?;
+        all.extend(p.mutations);
+    }
+    if let Some(ts) = ballot {
+        for m in &mut all {
+            m.update.set_timestamps(ts);
+        }
+    }
+    ex.catalog().db().apply(all)?;
+    Ok(())
 }
 
 /// Plans one INSERT / UPDATE / DELETE.
@@ -103,6 +166,9 @@ pub fn insert(
     }
     let ctx = Binds::new(params);
     let planned = insert_mutation(ex, session, i, &ctx, params.timestamp, cache)?;
+    if let Some(e) = planned.deferred {
+        return Err(e);
+    }
     ex.catalog().db().apply(planned.mutations)?;
     Ok(Outcome::Void)
 }
@@ -116,38 +182,43 @@ fn run_one(
     cache: Option<&PlanCache<InsertPlan>>,
 ) -> Result<Outcome> {
     let ctx = Binds::new(params);
-    let planned = plan(ex, session, stmt, &ctx, params.timestamp, cache)?;
-    let Some(_) = &planned.condition else {
-        ex.catalog().db().apply(planned.mutations)?;
-        return Ok(Outcome::Void);
-    };
     let Some(name) = target_table(stmt) else {
         return Err(Error::Invalid("not a modification statement".into()));
     };
+    // A conditional write takes the node's clock, never the client's default timestamp
+    // (Cassandra gives it the Paxos ballot's time).
+    let default_ts = if is_conditional(stmt) {
+        None
+    } else {
+        params.timestamp
+    };
+    let planned = plan(ex, session, stmt, &ctx, default_ts, cache)?;
     let schema = table_schema(ex, session, name)?;
+    if planned.conditions.is_empty() {
+        apply_all(ex, vec![(schema, planned)], None)?;
+        return Ok(Outcome::Void);
+    }
     let key = planned
         .mutations
         .first()
         .map(|m| m.key.clone())
         .ok_or_else(|| Error::Invalid("A conditional statement must name one row".into()))?;
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
-    // Planned again under the lock when it read the table (a list edit).
-    let planned = if planned.read_before_write {
-        plan(ex, session, stmt, &ctx, params.timestamp, cache)?
-    } else {
-        planned
-    };
-    let mut req = CasRequest::new(schema, key, false);
-    let Some((target, condition)) = planned.condition else {
-        return Err(Error::Invalid(
-            "A conditional statement must have a condition".into(),
-        ));
-    };
-    req.add_condition(target, condition)?;
-    for m in planned.mutations {
+    let mut req = CasRequest::new(Arc::clone(&schema), key, false);
+    for (target, condition) in planned.conditions.clone() {
+        req.add_condition(target, condition)?;
+    }
+    for m in &planned.mutations {
         req.add_write(m);
     }
-    lwt::execute(ex, req)
+    for lw in &planned.list_edits {
+        req.writes_to(lw.ck.is_none());
+    }
+    if let Some(refused) = lwt::check(ex, &req)? {
+        return Ok(Outcome::Rows(refused));
+    }
+    apply_all(ex, vec![(Arc::clone(&schema), planned)], Some(now_micros()))?;
+    Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
 
 /// A BATCH statement given as CQL text.
@@ -227,15 +298,19 @@ pub fn batch(
         ));
     }
     if statements.iter().any(|(s, _)| is_conditional(s)) {
-        return conditional_batch(ex, session, statements, timestamp);
+        return conditional_batch(ex, session, statements);
     }
     let ts = timestamp.unwrap_or_else(now_micros);
-    let mut all = Vec::new();
+    let mut planned = Vec::with_capacity(statements.len());
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
-        all.extend(plan(ex, session, stmt, &ctx, Some(ts), None)?.mutations);
+        let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
+        let Some(name) = target_table(stmt) else {
+            continue;
+        };
+        planned.push((table_schema(ex, session, name)?, p));
     }
-    ex.catalog().db().apply(all)?;
+    apply_all(ex, planned, None)?;
     Ok(Outcome::Void)
 }
 
@@ -244,7 +319,6 @@ fn conditional_batch(
     ex: &Executor,
     session: &Session,
     statements: &[(Statement, QueryParams)],
-    timestamp: Option<i64>,
 ) -> Result<Outcome> {
     let mut schema: Option<Arc<TableSchema>> = None;
     for (stmt, _) in statements {
@@ -266,24 +340,30 @@ fn conditional_batch(
     let Some(schema) = schema else {
         return Ok(Outcome::Void);
     };
-    let ts = timestamp.unwrap_or_else(now_micros);
-    let plan_all = || -> Result<(Vec<Planned>, bool)> {
-        let mut out = Vec::with_capacity(statements.len());
-        let mut reads = false;
-        for (stmt, params) in statements {
-            let ctx = Binds::new(params);
-            let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
-            if p.mutations.len() > 1 {
-                return Err(Error::Invalid(
-                    "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
-                ));
-            }
-            reads |= p.read_before_write;
-            out.push(p);
+    // The node's clock, as for any conditional write (a BATCH timestamp is refused; the
+    // client's default timestamp is not used).
+    let ts = now_micros();
+    let mut planned = Vec::with_capacity(statements.len());
+    for (stmt, params) in statements {
+        let ctx = Binds::new(params);
+        let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
+        if p.mutations.len() > 1 {
+            return Err(Error::Invalid(
+                "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
+            ));
         }
-        Ok((out, reads))
-    };
-    let (planned, reads) = plan_all()?;
+        if p.rows > 1 {
+            let what = if matches!(stmt, Statement::Delete(_)) {
+                "deletions"
+            } else {
+                "updates"
+            };
+            return Err(Error::Invalid(format!(
+                "IN on the clustering key columns is not supported with conditional {what}"
+            )));
+        }
+        planned.push(p);
+    }
     let Some(key) = planned
         .iter()
         .flat_map(|p| p.mutations.first())
@@ -293,10 +373,9 @@ fn conditional_batch(
         return Ok(Outcome::Rows(lwt::applied_only(&schema, true)));
     };
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
-    let planned = if reads { plan_all()?.0 } else { planned };
     let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
-    for p in planned {
-        for m in p.mutations {
+    for p in &planned {
+        for m in &p.mutations {
             if m.key != key {
                 return Err(Error::Invalid(
                     "Batch with conditions cannot span multiple partitions".into(),
@@ -304,11 +383,25 @@ fn conditional_batch(
             }
             req.add_write(m);
         }
-        if let Some((target, condition)) = p.condition {
+        for lw in &p.list_edits {
+            req.writes_to(lw.ck.is_none());
+        }
+        for (target, condition) in p.conditions.clone() {
             req.add_condition(target, condition)?;
         }
     }
-    lwt::execute(ex, req)
+    if let Some(refused) = lwt::check(ex, &req)? {
+        return Ok(Outcome::Rows(refused));
+    }
+    apply_all(
+        ex,
+        planned
+            .into_iter()
+            .map(|p| (Arc::clone(&schema), p))
+            .collect(),
+        Some(ts),
+    )?;
+    Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
 
 fn table_schema(
@@ -390,6 +483,31 @@ fn using(
         None => schema.options.default_time_to_live,
     };
     Ok((ts, ttl))
+}
+
+/// [`using`] for a statement that may be conditional: a conditional statement's TTL error is
+/// returned as deferred (Cassandra reports it only when the condition holds and the write is
+/// made); its TTL is then 0 for the planning.
+fn using_deferring(
+    u: &Using,
+    schema: &TableSchema,
+    ctx: &dyn TermContext,
+    default_ts: Option<i64>,
+    conditional: bool,
+) -> Result<(i64, u32, Option<Error>)> {
+    if !conditional {
+        let (ts, ttl) = using(u, schema, ctx, default_ts)?;
+        return Ok((ts, ttl, None));
+    }
+    let without_ttl = Using {
+        ttl: None,
+        timestamp: u.timestamp.clone(),
+    };
+    let (ts, _) = using(&without_ttl, schema, ctx, default_ts)?;
+    match using(u, schema, ctx, default_ts) {
+        Ok((_, ttl)) => Ok((ts, ttl, None)),
+        Err(e) => Ok((ts, 0, Some(e))),
+    }
 }
 
 fn cell(ts: i64, ttl: u32, now: u32, v: Bytes) -> Cell {
@@ -479,13 +597,14 @@ fn condition_of(
 }
 
 /// Where a conditional statement's IF clause points: its one row (or the static row), with
-/// Cassandra's refusals of IN.
-fn condition_target(
+/// Cassandra's refusals of IN; conditions on static columns are about the static row.
+fn conditions_for(
+    condition: RowCondition,
     keys: usize,
     ckeys: &[ClusteringKey],
     static_only: bool,
     deletion: bool,
-) -> Result<RowTarget> {
+) -> Result<Vec<(RowTarget, RowCondition)>> {
     let what = if deletion { "deletions" } else { "updates" };
     if keys > 1 {
         return Err(Error::Invalid(format!(
@@ -497,10 +616,24 @@ fn condition_target(
             "IN on the clustering key columns is not supported with conditional {what}"
         )));
     }
-    Ok(match ckeys.first() {
+    let target = match ckeys.first() {
         Some(ck) if !static_only => RowTarget::Row(ck.clone()),
         _ => RowTarget::Static,
-    })
+    };
+    let RowCondition::Columns(conds) = condition else {
+        return Ok(vec![(target, condition)]);
+    };
+    let (statics, regular): (Vec<_>, Vec<_>) = conds
+        .into_iter()
+        .partition(|c| c.column.kind == ColumnKind::Static);
+    let mut out = Vec::with_capacity(2);
+    if !regular.is_empty() {
+        out.push((target, RowCondition::Columns(regular)));
+    }
+    if !statics.is_empty() {
+        out.push((RowTarget::Static, RowCondition::Columns(statics)));
+    }
+    Ok(out)
 }
 
 fn invalid(e: impl std::fmt::Display) -> Error {
@@ -570,9 +703,48 @@ fn assignment_op(
             if c.ty == CqlType::Counter {
                 return Err(Error::Invalid("Counters are not supported yet".into()));
             }
-            if !is_multi_cell(&c.ty) {
+            if matches!(a, Assignment::Prepend { .. })
+                && matches!(value, crate::ast::Term::List(_))
+                && !matches!(crate::values::term::unfrozen(&c.ty), CqlType::List(_))
+            {
+                // The list literal meets its receiver first (Cassandra's ArrayLiteral).
                 return Err(Error::Invalid(format!(
-                    "Invalid operation ({0} = {0} + ?) for non counter column {0}",
+                    "Unexpected receiver type '{}'; only list and vector are expected",
+                    c.ty.name()
+                )));
+            }
+            let v = crate::values::term::term_display(value);
+            let shown = if matches!(a, Assignment::Prepend { .. }) {
+                // Cassandra prints a prepend with a minus.
+                format!("{0} = {v} - {0}", c.name)
+            } else {
+                format!("{0} = {0} + {v}", c.name)
+            };
+            if matches!(c.ty, CqlType::Frozen(_)) {
+                let what = if matches!(a, Assignment::Prepend { .. }) {
+                    "frozen list"
+                } else {
+                    "frozen collection"
+                };
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for {what} column {}",
+                    c.name
+                )));
+            }
+            if matches!(c.ty, CqlType::Tuple(_)) && matches!(a, Assignment::Add { .. }) {
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for tuple column {}",
+                    c.name
+                )));
+            }
+            if !is_multi_cell(&c.ty) {
+                let what = if matches!(a, Assignment::Prepend { .. }) {
+                    "non list"
+                } else {
+                    "non counter"
+                };
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for {what} column {}",
                     c.name
                 )));
             }
@@ -582,7 +754,7 @@ fn assignment_op(
             let cells = if matches!(a, Assignment::Prepend { .. }) {
                 if !matches!(c.ty, CqlType::List(_)) {
                     return Err(Error::Invalid(format!(
-                        "Invalid operation ({0} = ? + {0}) for non list column {0}",
+                        "Invalid operation ({shown}) for non list column {}",
                         c.name
                     )));
                 }
@@ -644,10 +816,18 @@ fn assignment_op(
                     ))),
                     _ => None,
                 },
+                CqlType::Frozen(_) => {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({0} = {0} - {1}) for frozen collection column {0}",
+                        c.name,
+                        crate::values::term::term_display(value)
+                    )))
+                }
                 _ => {
                     return Err(Error::Invalid(format!(
-                        "Invalid operation ({0} = {0} - ?) for non counter column {0}",
-                        c.name
+                        "Invalid operation ({0} = {0} - {1}) for non counter column {0}",
+                        c.name,
+                        crate::values::term::term_display(value)
                     )))
                 }
             }
@@ -682,11 +862,29 @@ fn assignment_op(
                 };
                 Some(ColumnOp::List(ListEdit::Index(index, value)))
             }
-            _ => {
+            other => {
+                let shown = format!(
+                    "{}[{}] = {}",
+                    c.name,
+                    crate::values::term::term_display(key),
+                    crate::values::term::term_display(value)
+                );
+                let what = match other {
+                    CqlType::Set(_) => "set",
+                    CqlType::Frozen(inner)
+                        if matches!(
+                            inner.as_ref(),
+                            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)
+                        ) =>
+                    {
+                        "frozen collection"
+                    }
+                    _ => "non collection",
+                };
                 return Err(Error::Invalid(format!(
-                    "Invalid operation ({}[?] = ?) for non list/map column {}",
-                    c.name, c.name
-                )))
+                    "Invalid operation ({shown}) for {what} column {}",
+                    c.name
+                )));
             }
         },
         Assignment::SetField { .. } => {
@@ -698,17 +896,17 @@ fn assignment_op(
 }
 
 /// The cells a list edit writes, computed from the row's current list (read before write,
-/// as Cassandra does).
+/// as Cassandra does), with Cassandra's texts for a null list and an index out of bounds.
 fn list_edit_cell(
     ex: &Executor,
     schema: &TableSchema,
     key: &DecoratedKey,
-    ck: &ClusteringKey,
-    (col, edit): (&ColumnDef, &ListEdit),
-    (ts, ttl, now): (i64, u32, u32),
+    lw: &ListWrite,
 ) -> Result<ColumnData> {
+    let (col, ts, ttl, now) = (&lw.column, lw.ts, lw.ttl, lw.now);
     let table = ex.catalog().require_table(&schema.keyspace, &schema.name)?;
     let mut cmd = ReadCommand::all(now);
+    let ck = lw.ck.clone().unwrap_or_else(ClusteringKey::empty);
     cmd.slice =
         cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(&ck.0)]);
     cmd.include_static = col.kind == ColumnKind::Static;
@@ -731,8 +929,18 @@ fn list_edit_cell(
             ColumnData::Simple(_) => Vec::new(),
         })
         .unwrap_or_default();
-    let cells = match edit {
+    let cells = match &lw.edit {
         ListEdit::Index(index, value) => {
+            if elements.is_empty() {
+                return Err(Error::Invalid(
+                    if value.is_some() {
+                        "Attempted to set an element on a list which is null"
+                    } else {
+                        "Attempted to delete an element from a list which is null"
+                    }
+                    .into(),
+                ));
+            }
             let path = usize::try_from(*index)
                 .ok()
                 .and_then(|i| elements.get(i))
@@ -763,10 +971,7 @@ fn list_edit_cell(
 
 fn key_value(col: &ColumnDef, term: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Bytes> {
     match term_to_bytes(term, &col.ty, &col.name, ctx)? {
-        TermValue::Value(b) if !b.is_empty() || !matches!(col.kind, ColumnKind::PartitionKey) => {
-            Ok(b)
-        }
-        TermValue::Value(_) => Err(Error::Invalid("Key may not be empty".into())),
+        TermValue::Value(b) => Ok(b),
         TermValue::Null => Err(Error::Invalid(format!(
             "Invalid null value in condition for column {}",
             col.name
@@ -854,7 +1059,11 @@ impl InsertPlan {
             .copied()
             .collect();
         // A row needs its whole clustering key, unless the INSERT sets static columns only.
-        let static_only = clustering_key.is_empty() && regular.is_empty();
+        let static_only = clustering_key.is_empty()
+            && regular.is_empty()
+            && given
+                .iter()
+                .any(|p| schema.columns[p.column].kind == ColumnKind::Static);
         if !missing_ck.is_empty() && !static_only {
             return Err(Error::Invalid(format!(
                 "Some clustering keys are missing: {}",
@@ -907,7 +1116,7 @@ fn insert_mutation(
         Some(cache) => cache.get_or_plan(&schema, make)?,
         None => Arc::new(make()?),
     };
-    let (ts, ttl) = using(&i.using, &schema, ctx, default_ts)?;
+    let (ts, ttl, deferred) = using_deferring(&i.using, &schema, ctx, default_ts, i.if_not_exists)?;
     let now = now_secs();
     let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], ctx);
     let key = partition_key(&plan.partition_key, key_part)?;
@@ -961,9 +1170,9 @@ fn insert_mutation(
                 "Cannot provide custom timestamp for conditional updates".into(),
             ));
         }
-        Some((target, RowCondition::NotExists))
+        vec![(target, RowCondition::NotExists)]
     } else {
-        None
+        Vec::new()
     };
     Ok(Planned {
         mutations: vec![Mutation {
@@ -971,8 +1180,10 @@ fn insert_mutation(
             key,
             update,
         }],
-        condition,
-        read_before_write: false,
+        conditions: condition,
+        rows: 1,
+        list_edits: Vec::new(),
+        deferred,
     })
 }
 
@@ -1045,14 +1256,25 @@ fn partition_key<P>(
     parts: &[P],
     mut value: impl FnMut(&P) -> Result<Bytes>,
 ) -> Result<DecoratedKey> {
-    if let [only] = parts {
-        return Ok(DecoratedKey::new(value(only)?));
+    let key = if let [only] = parts {
+        let v = value(only)?;
+        if v.is_empty() {
+            // An empty component of a composite key is allowed; an empty key is not.
+            return Err(Error::Invalid("Key may not be empty".into()));
+        }
+        v
+    } else {
+        let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
+        let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
+        cairn_engine::model::token::composite_partition_key(&refs)
+    };
+    if key.len() > 65_535 {
+        return Err(Error::Invalid(format!(
+            "Key length of {} is longer than maximum of 65535",
+            key.len()
+        )));
     }
-    let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
-    let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
-    Ok(DecoratedKey::new(
-        cairn_engine::model::token::composite_partition_key(&refs),
-    ))
+    Ok(DecoratedKey::new(key))
 }
 
 /// The partitions an UPDATE or DELETE writes ([`restrict::resolve`] has made sure the whole
@@ -1086,8 +1308,7 @@ fn update(
     default_ts: Option<i64>,
 ) -> Result<Planned> {
     let schema = table_schema(ex, session, &u.table)?;
-    let (ts, ttl) = using(&u.using, &schema, ctx, default_ts)?;
-    let now = now_secs();
+    let conditional = !matches!(u.conditions, Conditions::None);
     let condition = condition_of(&u.conditions, &u.using, &schema, ctx)?;
     let static_only = static_only(&u.assignments, &schema, condition.as_ref());
     let r = restrict::resolve(
@@ -1096,6 +1317,9 @@ fn update(
         ctx,
         Context::modification(StatementKind::Update, static_only),
     )?;
+    // USING is bound after the statement is validated, as in Cassandra.
+    let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
+    let now = now_secs();
     let keys = keys_of(&r);
     let mut row = Row::default();
     let mut statics = Row::default();
@@ -1134,27 +1358,26 @@ fn update(
     statics.columns.sort_by_key(|(id, _)| *id);
     let ckeys = clustering_of(&r, &schema)?;
     let mut muts = Vec::new();
+    let mut list_edits = Vec::new();
     for key in keys {
         let mut update = Partition::default();
         for ck in &ckeys {
-            let mut r = row.clone();
-            let mut st = statics.clone();
             for (c, edit) in &indexed {
-                let d = list_edit_cell(ex, &schema, &key, ck, (c, edit), (ts, ttl, now))?;
-                let target = if c.kind == ColumnKind::Static {
-                    &mut st
-                } else {
-                    &mut r
-                };
-                put_column(target, c.id, d);
+                list_edits.push(ListWrite {
+                    mutation: muts.len(),
+                    ck: (c.kind != ColumnKind::Static).then(|| ck.clone()),
+                    column: c.clone(),
+                    edit: edit.clone(),
+                    ts,
+                    ttl,
+                    now,
+                });
             }
-            r.columns.sort_by_key(|(id, _)| *id);
-            st.columns.sort_by_key(|(id, _)| *id);
-            if !r.columns.is_empty() {
-                update.rows.insert(ck.clone(), r);
+            if !row.columns.is_empty() {
+                update.rows.insert(ck.clone(), row.clone());
             }
-            if !st.columns.is_empty() {
-                update.static_row = Some(st);
+            if !statics.columns.is_empty() {
+                update.static_row = Some(statics.clone());
             }
         }
         muts.push(Mutation {
@@ -1163,14 +1386,16 @@ fn update(
             update,
         });
     }
-    let condition = match condition {
-        Some(c) => Some((condition_target(muts.len(), &ckeys, static_only, false)?, c)),
-        None => None,
+    let conditions = match condition {
+        Some(c) => conditions_for(c, muts.len(), &ckeys, static_only, false)?,
+        None => Vec::new(),
     };
     Ok(Planned {
         mutations: muts,
-        condition,
-        read_before_write: !indexed.is_empty(),
+        conditions,
+        rows: ckeys.len(),
+        list_edits,
+        deferred,
     })
 }
 
@@ -1292,7 +1517,7 @@ fn delete(
     }
     let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
     let mut muts = Vec::new();
-    let mut reads = false;
+    let mut list_edits = Vec::new();
     let mut ckeys: Vec<ClusteringKey> = Vec::new();
     for key in keys {
         let mut update = Partition::default();
@@ -1396,7 +1621,6 @@ fn delete(
                 vec![ClusteringKey::empty()]
             };
             if !element_deletes.is_empty() {
-                reads = true;
                 let targets: Vec<ClusteringKey> = if ckeys.is_empty() {
                     vec![ClusteringKey::empty()]
                 } else {
@@ -1404,16 +1628,15 @@ fn delete(
                 };
                 for ck in &targets {
                     for (c, edit) in &element_deletes {
-                        let d = list_edit_cell(ex, &schema, &key, ck, (c, edit), (ts, 0, now))?;
-                        put_column(
-                            if c.kind == ColumnKind::Static {
-                                &mut statics
-                            } else {
-                                &mut row
-                            },
-                            c.id,
-                            d,
-                        );
+                        list_edits.push(ListWrite {
+                            mutation: muts.len(),
+                            ck: (c.kind != ColumnKind::Static).then(|| ck.clone()),
+                            column: c.clone(),
+                            edit: edit.clone(),
+                            ts,
+                            ttl: 0,
+                            now,
+                        });
                     }
                 }
             }
@@ -1434,13 +1657,15 @@ fn delete(
             update,
         });
     }
-    let condition = match condition {
-        Some(c) => Some((condition_target(muts.len(), &ckeys, static_only, true)?, c)),
-        None => None,
+    let conditions = match condition {
+        Some(c) => conditions_for(c, muts.len(), &ckeys, static_only, true)?,
+        None => Vec::new(),
     };
     Ok(Planned {
         mutations: muts,
-        condition,
-        read_before_write: reads,
+        conditions,
+        rows: ckeys.len(),
+        list_edits,
+        deferred: None,
     })
 }

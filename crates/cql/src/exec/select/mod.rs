@@ -236,7 +236,8 @@ impl<'a> Query<'a> {
                         None => PartitionPos::TokenStart(Token::MIN),
                     },
                 };
-                let end = match self.r.token_end {
+                // The minimum token as an end bound stands for the end of the ring.
+                let end = match self.r.token_end.filter(|(t, _)| *t != i64::MIN) {
                     Some((t, true)) => Some(Token(t)),
                     Some((t, false)) if t > i64::MIN => Some(Token(t - 1)),
                     Some(_) => return Ok(run.finish()),

@@ -59,6 +59,23 @@ impl RowView<'_> {
         }
     }
 
+    /// The live cells of a non-frozen collection, in element order.
+    fn cells(&self, c: &ColumnDef) -> impl Iterator<Item = &Cell> {
+        let row = if c.kind == ColumnKind::Static {
+            self.static_row
+        } else {
+            self.row
+        };
+        let now = self.now;
+        row.and_then(|r| r.columns.iter().find(|(id, _)| *id == c.id))
+            .into_iter()
+            .flat_map(|(_, d)| match d {
+                ColumnData::Complex(cc) => cc.cells.iter().map(|(_, cell)| cell).collect(),
+                ColumnData::Simple(_) => Vec::new(),
+            })
+            .filter(move |cell| cell.is_live(now))
+    }
+
     fn cell(&self, c: &ColumnDef) -> Option<&Cell> {
         let row = if c.kind == ColumnKind::Static {
             self.static_row
@@ -142,17 +159,38 @@ impl Selector {
     ) -> Result<Option<Bytes>> {
         Ok(match self {
             Selector::Column(c) => r.value(schema, c),
+            Selector::WriteTime(c, max) if is_multi_cell(&c.ty) => {
+                let stamps: Vec<i64> = r.cells(c).map(|cell| cell.timestamp).collect();
+                match (max, stamps.is_empty()) {
+                    (_, true) => None,
+                    (true, false) => stamps
+                        .iter()
+                        .max()
+                        .map(|t| Bytes::copy_from_slice(&t.to_be_bytes())),
+                    (false, false) => Some(list_of(
+                        stamps.iter().map(|t| Some(t.to_be_bytes().to_vec())),
+                    )),
+                }
+            }
+            Selector::Ttl(c) if is_multi_cell(&c.ty) => {
+                let cells: Vec<&Cell> = r.cells(c).collect();
+                (!cells.is_empty()).then(|| {
+                    list_of(
+                        cells
+                            .iter()
+                            .map(|cell| ttl_left(cell, r.now).map(|t| t.to_be_bytes().to_vec())),
+                    )
+                })
+            }
             Selector::WriteTime(c, _) => r
                 .cell(c)
                 .filter(|cell| cell.is_live(r.now))
                 .map(|cell| Bytes::copy_from_slice(&cell.timestamp.to_be_bytes())),
             Selector::Ttl(c) => r
                 .cell(c)
-                .filter(|cell| cell.is_live(r.now) && cell.is_expiring())
-                .map(|cell| {
-                    let left = cell.local_deletion_time.saturating_sub(r.now) as i32;
-                    Bytes::copy_from_slice(&left.to_be_bytes())
-                }),
+                .filter(|cell| cell.is_live(r.now))
+                .and_then(|cell| ttl_left(cell, r.now))
+                .map(|left| Bytes::copy_from_slice(&left.to_be_bytes())),
             Selector::Token => Some(Bytes::copy_from_slice(&r.key.token.0.to_be_bytes())),
             Selector::CountAll | Selector::Aggregate(..) => None,
             Selector::Function(call, args) => {
@@ -174,6 +212,33 @@ impl Selector {
             }
         })
     }
+}
+
+fn is_multi_cell(ty: &CqlType) -> bool {
+    matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..))
+}
+
+/// Seconds a live cell has left (`None`: it does not expire).
+fn ttl_left(cell: &Cell, now: u32) -> Option<i32> {
+    cell.is_expiring()
+        .then(|| cell.local_deletion_time.saturating_sub(now) as i32)
+}
+
+/// A serialized list whose elements may be null.
+fn list_of(elems: impl Iterator<Item = Option<Vec<u8>>>) -> Bytes {
+    let elems: Vec<Option<Vec<u8>>> = elems.collect();
+    let mut out = Vec::with_capacity(4 + elems.len() * 12);
+    out.extend_from_slice(&(elems.len() as i32).to_be_bytes());
+    for e in elems {
+        match e {
+            Some(b) => {
+                out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                out.extend_from_slice(&b);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    Bytes::from(out)
 }
 
 fn invalid(e: impl std::fmt::Display) -> Error {
@@ -350,7 +415,14 @@ impl Planner<'_> {
                 let c = self.column(&cr.column)?;
                 check_cell_column(&c, f)?;
                 let name = format!("{f}({})", cr.column);
-                Ok((Selector::WriteTime(c, max), name, CqlType::Bigint))
+                // Of a non-frozen collection: one timestamp per element (the greatest for
+                // maxwritetime).
+                let ty = if is_multi_cell(&c.ty) && !max {
+                    CqlType::List(Box::new(CqlType::Bigint))
+                } else {
+                    CqlType::Bigint
+                };
+                Ok((Selector::WriteTime(c, max), name, ty))
             }
             SelectorExpr::Ttl(cr) => {
                 if cr.element.is_some() {
@@ -361,7 +433,12 @@ impl Planner<'_> {
                 let c = self.column(&cr.column)?;
                 check_cell_column(&c, "ttl")?;
                 let name = format!("ttl({})", cr.column);
-                Ok((Selector::Ttl(c), name, CqlType::Int))
+                let ty = if is_multi_cell(&c.ty) {
+                    CqlType::List(Box::new(CqlType::Int))
+                } else {
+                    CqlType::Int
+                };
+                Ok((Selector::Ttl(c), name, ty))
             }
             SelectorExpr::Function(f) => self.function(f),
             SelectorExpr::Cast(inner, to) => {
@@ -369,6 +446,10 @@ impl Planner<'_> {
                 let to_ty = to
                     .to_cql_type()
                     .ok_or_else(|| Error::Invalid(format!("Unsupported type {to}")))?;
+                if crate::values::term::unfrozen(&from) == crate::values::term::unfrozen(&to_ty) {
+                    // A cast to the value's own type is dropped (name and type stay).
+                    return Ok((s, name, from));
+                }
                 if !crate::values::aggregate::can_cast(&from, &to_ty) {
                     return Err(Error::Invalid(format!(
                         "{name} cannot be cast to {}",
@@ -525,15 +606,6 @@ fn term_type(t: &Term) -> Option<CqlType> {
 }
 
 fn check_cell_column(c: &ColumnDef, f: &str) -> Result<()> {
-    if matches!(
-        c.ty,
-        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
-    ) {
-        return Err(Error::Invalid(format!(
-            "Cannot use selection function {f} on non-frozen collection {}",
-            c.name
-        )));
-    }
     if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
         return Err(Error::Invalid(format!(
             "Cannot use selection function {f} on PRIMARY KEY part {}",
