@@ -263,7 +263,8 @@ pub enum Term {
     TypeHint(TypeName, Box<Term>),
     /// `a + b`, `a - b`, `a * b`, `a / b`, `a % b` (Cassandra 4's arithmetic on terms).
     Arithmetic(ArithmeticOp, Box<Term>, Box<Term>),
-    /// `-a` when `a` is not a numeric literal (`-1` is a literal).
+    /// `- a`: a minus apart from its operand (`-1`, written together, is a literal, as
+    /// Cassandra's lexer reads it; `- 1` negates the literal `1`).
     Negate(Box<Term>),
 }
 
@@ -415,8 +416,14 @@ pub enum SelectorExpr {
     ElementSlice(Box<SelectorExpr>, Option<Term>, Option<Term>),
     /// `a + b`, `a - b`, `a * b`, `a / b`, `a % b` between selectors.
     Arithmetic(ArithmeticOp, Box<SelectorExpr>, Box<SelectorExpr>),
-    /// `-a`.
+    /// `-a` (`-1`, a minus written right before a number, is the literal `-1`).
     Negate(Box<SelectorExpr>),
+    /// `(a)`: a selector in parentheses. Kept because the parentheses are part of the result
+    /// column's name (`(a + b) * 2`), and because Cassandra refuses a top-level `(a)` ("Cannot
+    /// infer type for term (a) in selection clause"). Parentheses around constants and
+    /// markers only are a [`Term::Tuple`] instead, as a one-element tuple stands for its
+    /// element wherever the receiver is not a tuple.
+    Parenthesized(Box<SelectorExpr>),
     /// A constant (or other term) selected as is.
     Term(Term),
 }

@@ -43,6 +43,11 @@ pub enum Error {
     /// An EXECUTE for a statement id this node does not know (Unprepared, 0x2500).
     #[error("Prepared query with ID {} not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", hex(.0))]
     Unprepared(Vec<u8>),
+    /// A function or operator failed while running (Function_failure, 0x1400), e.g. a
+    /// division by zero; the protocol error carries the function's keyspace, name and
+    /// argument types.
+    #[error("{0}")]
+    FunctionFailure(crate::values::error::FunctionFailure),
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),
@@ -67,6 +72,17 @@ impl From<cairn_engine::Error> for Error {
                 Error::Invalid(e.to_string())
             }
             other => Error::Server(other.to_string()),
+        }
+    }
+}
+
+impl From<crate::values::ValueError> for Error {
+    /// A value error as the request's error: Function_failure for a failed function or
+    /// operator, Invalid for everything else.
+    fn from(e: crate::values::ValueError) -> Self {
+        match e {
+            crate::values::ValueError::FunctionFailure(f) => Error::FunctionFailure(f),
+            other => Error::Invalid(other.to_string()),
         }
     }
 }

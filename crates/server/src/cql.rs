@@ -105,6 +105,11 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
         E::Unprepared(id) => ErrorKind::Unprepared {
             id: Bytes::from(id),
         },
+        E::FunctionFailure(f) => ErrorKind::FunctionFailure {
+            keyspace: f.keyspace,
+            function: f.function,
+            arg_types: f.arg_types,
+        },
         _ => ErrorKind::Server,
     };
     CqlError { kind, message }

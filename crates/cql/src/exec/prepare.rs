@@ -80,6 +80,13 @@ impl Collector<'_> {
                 }
             }
             Term::TypeHint(_, t) => self.term(t, name, ty),
+            // Arguments of functions and operators: the overload's parameters.
+            Term::Function(_) | Term::Arithmetic(..) | Term::Negate(_) => {
+                for (index, marker, t) in crate::values::term::marker_types(term, name, ty) {
+                    let s = self.spec(&marker, t);
+                    self.set(index, s);
+                }
+            }
             _ => {}
         }
     }

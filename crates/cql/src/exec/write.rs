@@ -11,11 +11,12 @@ use super::plan_cache::PlanCache;
 use super::restrict::{self, Context, Restrictions, StatementKind};
 use super::{Binds, Executor, Outcome, QueryParams, Session};
 use crate::ast::{
-    Assignment, Batch, BatchStatement, Conditions, Delete, Insert, InsertValues, RelationTarget,
-    Statement, Update, Using,
+    Assignment, Batch, BatchStatement, BindMarker, Conditions, Delete, Insert, InsertValues,
+    RelationTarget, Statement, Term, Update, Using,
 };
 use crate::error::{Error, Result};
 use crate::values::collections::collection_to_cells;
+use crate::values::json;
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::ClusteringLayout;
@@ -433,9 +434,7 @@ fn table_schema(
 /// `USING TIMESTAMP t`: the value, `None` when the marker is unset (the request's timestamp
 /// then applies, as Cassandra's `Attributes.getTimestamp`).
 fn timestamp_of(t: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Option<i64>> {
-    match term_to_bytes(t, &CqlType::Bigint, "[timestamp]", ctx)
-        .map_err(|e| Error::Invalid(e.to_string()))?
-    {
+    match term_to_bytes(t, &CqlType::Bigint, "[timestamp]", ctx)? {
         TermValue::Value(b) => {
             let ts =
                 i64::from_be_bytes(b.as_ref().try_into().map_err(|_| {
@@ -471,9 +470,7 @@ fn using(
     .or(default_ts)
     .unwrap_or_else(now_micros);
     let ttl = match &u.ttl {
-        Some(t) => match term_to_bytes(t, &CqlType::Int, "[ttl]", ctx)
-            .map_err(|e| Error::Invalid(e.to_string()))?
-        {
+        Some(t) => match term_to_bytes(t, &CqlType::Int, "[ttl]", ctx)? {
             TermValue::Value(b) if b.is_empty() => 0,
             TermValue::Value(b) => {
                 let v = i32::from_be_bytes(
@@ -546,7 +543,7 @@ fn column_data(
     if is_multi_cell(&col.ty) {
         // Overwriting a collection: delete what was there (just before this write), then
         // write the new elements.
-        let value = term_to_bytes(term, &col.ty, &col.name, ctx).map_err(invalid)?;
+        let value = term_to_bytes(term, &col.ty, &col.name, ctx)?;
         let deletion = DeletionTime {
             marked_at: ts - 1,
             local_deletion_time: now,
@@ -570,15 +567,11 @@ fn column_data(
             col.name
         )));
     }
-    Ok(
-        match term_to_bytes(term, &col.ty, &col.name, ctx)
-            .map_err(|e| Error::Invalid(e.to_string()))?
-        {
-            TermValue::Unset => None,
-            TermValue::Null => Some(ColumnData::Simple(Cell::tombstone(ts, now))),
-            TermValue::Value(b) => Some(ColumnData::Simple(cell(ts, ttl, now, b))),
-        },
-    )
+    Ok(match term_to_bytes(term, &col.ty, &col.name, ctx)? {
+        TermValue::Unset => None,
+        TermValue::Null => Some(ColumnData::Simple(Cell::tombstone(ts, now))),
+        TermValue::Value(b) => Some(ColumnData::Simple(cell(ts, ttl, now, b))),
+    })
 }
 
 /// The IF clause of an UPDATE or DELETE, resolved (`None` when there is none). A
@@ -703,7 +696,7 @@ fn assignment_op(
     now: u32,
 ) -> Result<Option<ColumnOp>> {
     let elem_cells = |term: &crate::ast::Term| -> Result<Option<Vec<(Bytes, Bytes)>>> {
-        match term_to_bytes(term, &c.ty, &c.name, ctx).map_err(invalid)? {
+        match term_to_bytes(term, &c.ty, &c.name, ctx)? {
             TermValue::Unset => Ok(None),
             TermValue::Null => Ok(Some(Vec::new())),
             TermValue::Value(b) => Ok(Some(collection_to_cells(&c.ty, &b, ctx).map_err(invalid)?)),
@@ -816,7 +809,7 @@ fn assignment_op(
                 CqlType::Map(k, _) => {
                     // `m = m - {k1, k2}`: a set of keys.
                     let keys_ty = CqlType::Set(k.clone());
-                    match term_to_bytes(value, &keys_ty, &c.name, ctx).map_err(invalid)? {
+                    match term_to_bytes(value, &keys_ty, &c.name, ctx)? {
                         TermValue::Value(b) => {
                             let keys = restrict::decode_collection(&b);
                             let mut cells = Vec::new();
@@ -830,14 +823,12 @@ fn assignment_op(
                         _ => None,
                     }
                 }
-                CqlType::List(_) => {
-                    match term_to_bytes(value, &c.ty, &c.name, ctx).map_err(invalid)? {
-                        TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
-                            restrict::decode_collection(&b),
-                        ))),
-                        _ => None,
-                    }
-                }
+                CqlType::List(_) => match term_to_bytes(value, &c.ty, &c.name, ctx)? {
+                    TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
+                        restrict::decode_collection(&b),
+                    ))),
+                    _ => None,
+                },
                 CqlType::Frozen(_) => {
                     return Err(Error::Invalid(format!(
                         "Invalid operation ({0} = {0} - {1}) for frozen collection column {0}",
@@ -856,12 +847,12 @@ fn assignment_op(
         }
         Assignment::SetElement { key, value, .. } => match &c.ty {
             CqlType::Map(kt, vt) => {
-                let k = match term_to_bytes(key, kt, &c.name, ctx).map_err(invalid)? {
+                let k = match term_to_bytes(key, kt, &c.name, ctx)? {
                     TermValue::Value(b) => b,
                     _ => return Err(Error::Invalid("Invalid null map key".into())),
                 };
                 let path = crate::values::collections::element_path(&c.ty, &k).map_err(invalid)?;
-                let cell = match term_to_bytes(value, vt, &c.name, ctx).map_err(invalid)? {
+                let cell = match term_to_bytes(value, vt, &c.name, ctx)? {
                     TermValue::Value(v) => cell(ts, ttl, now, v),
                     TermValue::Null => Cell::tombstone(ts, now),
                     TermValue::Unset => return Ok(None),
@@ -869,9 +860,7 @@ fn assignment_op(
                 Some(complex(vec![(path, cell)]))
             }
             CqlType::List(et) => {
-                let index = match term_to_bytes(key, &CqlType::Int, &c.name, ctx)
-                    .map_err(invalid)?
-                {
+                let index = match term_to_bytes(key, &CqlType::Int, &c.name, ctx)? {
                     TermValue::Value(b) => i32::from_be_bytes(
                         b.as_ref()
                             .try_into()
@@ -879,7 +868,7 @@ fn assignment_op(
                     ),
                     _ => return Err(Error::Invalid("Invalid null value for list index".into())),
                 };
-                let value = match term_to_bytes(value, et, &c.name, ctx).map_err(invalid)? {
+                let value = match term_to_bytes(value, et, &c.name, ctx)? {
                     TermValue::Value(v) => Some(v),
                     TermValue::Null => None,
                     TermValue::Unset => return Ok(None),
@@ -994,7 +983,7 @@ fn list_edit_cell(
 }
 
 fn key_value(col: &ColumnDef, term: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Bytes> {
-    match term_to_bytes(term, &col.ty, &col.name, ctx).map_err(|e| Error::Invalid(e.to_string()))? {
+    match term_to_bytes(term, &col.ty, &col.name, ctx)? {
         TermValue::Value(b) => Ok(b),
         TermValue::Null => Err(Error::Invalid(format!(
             "Invalid null value in condition for column {}",
@@ -1122,8 +1111,18 @@ fn insert_mutation(
     cache: Option<&PlanCache<InsertPlan>>,
 ) -> Result<Planned> {
     let schema = table_schema(ex, session, &i.table)?;
-    let InsertValues::Columns { columns, values } = &i.values else {
-        return Err(Error::Invalid("INSERT JSON is not supported yet".into()));
+    // INSERT JSON gives every column a value (null or unset when the document has none):
+    // they are bound to stand-in markers, so the rest is the INSERT … VALUES path.
+    let json: JsonInsert;
+    let (columns, values, ctx): (&[String], &[Term], &dyn TermContext) = match &i.values {
+        InsertValues::Columns { columns, values } => (columns, values, ctx),
+        InsertValues::Json {
+            json: text,
+            default_unset,
+        } => {
+            json = JsonInsert::new(&schema, text, *default_unset, ctx)?;
+            (&json.columns, &json.markers, &json)
+        }
     };
     let make = || InsertPlan::new(&schema, columns, values.len());
     let plan = match cache {
@@ -1199,6 +1198,70 @@ fn insert_mutation(
         list_edits: Vec::new(),
         deferred,
     })
+}
+
+/// The values of an `INSERT … JSON`: every column of the table with a marker bound to its
+/// value from the document (Cassandra's `Json.parseJson`).
+struct JsonInsert<'a> {
+    columns: Vec<String>,
+    markers: Vec<Term>,
+    values: Vec<TermValue>,
+    /// The statement's context, for the clock and randomness.
+    inner: &'a dyn TermContext,
+}
+
+impl<'a> JsonInsert<'a> {
+    fn new(
+        schema: &TableSchema,
+        json: &Term,
+        default_unset: bool,
+        ctx: &'a dyn TermContext,
+    ) -> Result<Self> {
+        let text = match term_to_bytes(json, &CqlType::Text, json::JSON_COLUMN, ctx)? {
+            TermValue::Value(b) => String::from_utf8(b.to_vec())
+                .map_err(|_| Error::Invalid("String didn't validate.".into()))?,
+            _ => return Err(Error::Invalid("Got null for INSERT JSON values".into())),
+        };
+        let table: Vec<(String, CqlType)> = schema
+            .columns
+            .iter()
+            .map(|c| (c.name.clone(), c.ty.clone()))
+            .collect();
+        let (columns, values): (Vec<String>, Vec<TermValue>) =
+            json::insert_json_values(&table, &text, default_unset)?
+                .into_iter()
+                .unzip();
+        let markers = (0..columns.len())
+            .map(|index| {
+                Term::Bind(BindMarker {
+                    index,
+                    name: None,
+                    line: 0,
+                    column: 0,
+                })
+            })
+            .collect();
+        Ok(JsonInsert {
+            columns,
+            markers,
+            values,
+            inner: ctx,
+        })
+    }
+}
+
+impl TermContext for JsonInsert<'_> {
+    fn bind(&self, marker: &BindMarker) -> Option<crate::values::BoundValue> {
+        self.values.get(marker.index).cloned()
+    }
+
+    fn now_micros(&self) -> i64 {
+        self.inner.now_micros()
+    }
+
+    fn random_u64(&self) -> u64 {
+        self.inner.random_u64()
+    }
 }
 
 /// The partition key from its parts' values (composite when there are several).

@@ -1,13 +1,17 @@
 //! Data statements: SELECT, INSERT, UPDATE, DELETE and BATCH.
 
-use super::terms::RelationContext;
+use super::terms::{multiplicative, RelationContext};
 use super::Parser;
 use crate::ast::{
-    Assignment, Batch, BatchKind, BatchStatement, CellRef, Delete, Insert, InsertValues, Order,
-    RelationTarget, Select, Selector, SelectorExpr, Term, Update,
+    ArithmeticOp, Assignment, Batch, BatchKind, BatchStatement, CellRef, Delete, ElementRef,
+    Insert, InsertValues, Order, RelationTarget, Select, Selector, SelectorExpr, Term, Update,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::lexer::TokenKind as T;
+
+fn arithmetic_selector(op: ArithmeticOp, l: SelectorExpr, r: SelectorExpr) -> SelectorExpr {
+    SelectorExpr::Arithmetic(op, Box::new(l), Box::new(r))
+}
 
 impl Parser<'_> {
     // --- SELECT -----------------------------------------------------------------------
@@ -100,9 +104,13 @@ impl Parser<'_> {
 
     /// After `json`/`distinct`: does a selector list follow (so the word is a flag)?
     fn flag_keyword_follows(&self) -> bool {
+        // Cassandra tries to read a selector list after the word: `-` and `*` can start one
+        // (`SELECT json - 1`, `SELECT json *`), the other operators cannot.
         let next = &self.peek_tok(1).kind;
-        !(matches!(next, T::Comma | T::LParen | T::Dot | T::LBracket | T::Eof)
-            || self.is_kw_at(1, "from")
+        !(matches!(
+            next,
+            T::Comma | T::LParen | T::Dot | T::LBracket | T::Eof | T::Plus | T::Slash | T::Percent
+        ) || self.is_kw_at(1, "from")
             || self.is_kw_at(1, "as"))
     }
 
@@ -116,24 +124,163 @@ impl Parser<'_> {
         Ok(Selector { expr, alias })
     }
 
-    /// A selector expression, one nesting level deeper.
+    /// A selector expression, one nesting level deeper: Cassandra's `selectionAddition`, i.e.
+    /// selector groups joined by `+ - * / %` (the multiplicative ones binding tighter, all
+    /// left-associative).
     fn selector_expr(&mut self) -> Result<SelectorExpr> {
-        self.nested(Self::selector_inner)
+        self.nested(Self::selection_addition)
     }
 
-    fn selector_inner(&mut self) -> Result<SelectorExpr> {
-        let mut expr = self.selector_primary()?;
-        // Postfix field and element access: `udt.field`, `m['k']`.
-        loop {
-            if self.eat(&T::Dot) {
-                expr = SelectorExpr::Field(Box::new(expr), self.ident()?);
-            } else if self.eat(&T::LBracket) {
-                let key = self.term()?;
-                self.expect(&T::RBracket)?;
-                expr = SelectorExpr::Element(Box::new(expr), key);
-            } else {
-                return Ok(expr);
+    fn selection_addition(&mut self) -> Result<SelectorExpr> {
+        let operator = |p: &Self| match p.tok().kind {
+            T::Plus => Some(ArithmeticOp::Add),
+            // `a -1` is a column and a negative literal in Cassandra's lexer, and an error;
+            // only a minus apart from a number is an operator.
+            T::Minus if !p.minus_glued_to_number() => Some(ArithmeticOp::Sub),
+            _ => None,
+        };
+        self.operator_chain(
+            operator,
+            Self::selection_multiplication,
+            arithmetic_selector,
+        )
+    }
+
+    fn selection_multiplication(&mut self) -> Result<SelectorExpr> {
+        self.operator_chain(multiplicative, Self::selection_group, arithmetic_selector)
+    }
+
+    /// `'-' selectionGroup | selectionGroupWithoutField selectorModifier*`.
+    fn selection_group(&mut self) -> Result<SelectorExpr> {
+        if self.is(&T::Minus) && !self.minus_glued_to_number() {
+            self.advance();
+            let inner = self.nested(Self::selection_group)?;
+            return Ok(SelectorExpr::Negate(Box::new(inner)));
+        }
+        let base = self.selection_without_field()?;
+        self.selector_modifiers(base)
+    }
+
+    /// Postfix field and element access: `udt.field`, `m['k']`, `m[1..3]`, chained.
+    fn selector_modifiers(&mut self, base: SelectorExpr) -> Result<SelectorExpr> {
+        self.chain(|p| {
+            let mut expr = base;
+            loop {
+                if p.is(&T::Dot) {
+                    p.deepen()?;
+                    p.advance();
+                    expr = SelectorExpr::Field(Box::new(expr), p.ident()?);
+                } else if p.is(&T::LBracket) {
+                    p.deepen()?;
+                    expr = match p.collection_sub_selection()? {
+                        ElementRef::Key(key) => SelectorExpr::Element(Box::new(expr), key),
+                        ElementRef::Slice(from, to) => {
+                            SelectorExpr::ElementSlice(Box::new(expr), from, to)
+                        }
+                    };
+                } else {
+                    return Ok(expr);
+                }
             }
+        })
+    }
+
+    /// Whether the current token starts Cassandra's `..` (two dots written together; spaces
+    /// around them are fine, as in `m[1 .. 3]`).
+    fn is_range(&self) -> bool {
+        self.is(&T::Dot) && self.is_at(1, &T::Dot) && self.peek_tok(0).end == self.peek_tok(1).start
+    }
+
+    /// `[term]`, `[term..]`, `[term..term]` or `[..term]`.
+    fn collection_sub_selection(&mut self) -> Result<ElementRef> {
+        self.expect(&T::LBracket)?;
+        let sub = if self.is_range() {
+            self.advance();
+            self.advance();
+            ElementRef::Slice(None, Some(self.term()?))
+        } else {
+            let from = self.term()?;
+            if self.is_range() {
+                self.advance();
+                self.advance();
+                let to = if self.is(&T::RBracket) {
+                    None
+                } else {
+                    Some(self.term()?)
+                };
+                ElementRef::Slice(Some(from), to)
+            } else {
+                ElementRef::Key(from)
+            }
+        };
+        self.expect(&T::RBracket)?;
+        Ok(sub)
+    }
+
+    /// Cassandra's `selectionGroupWithoutField`: a column, constant, marker or function call,
+    /// a type hint, a parenthesised selector, or a collection literal.
+    fn selection_without_field(&mut self) -> Result<SelectorExpr> {
+        match self.tok().kind {
+            T::LParen => self.paren_selector(),
+            T::LBracket | T::LBrace => Ok(SelectorExpr::Term(self.simple_term()?)),
+            _ => self.selector_primary(),
+        }
+    }
+
+    /// `(type) selector`, `(selector)` or a tuple `(a, b, ...)`.
+    ///
+    /// The type hint is tried first and kept only when a type, `)` and a selector follow
+    /// (Cassandra's syntactic predicate), so `(a) + 1` is the column `a` in parentheses. A
+    /// hinted constant or marker is a [`Term::TypeHint`]. A parenthesised selector keeps its
+    /// parentheses (they are part of the result column's name, `(a + b) * 2`); a tuple of
+    /// constants is a [`Term::Tuple`].
+    fn paren_selector(&mut self) -> Result<SelectorExpr> {
+        let (save, markers) = (self.pos, self.marker_count());
+        self.expect(&T::LParen)?;
+        if self.is_ident() {
+            if let Ok(ty) = self.type_name() {
+                if self.eat(&T::RParen) {
+                    let inner_at = self.pos;
+                    match self.selection_without_field() {
+                        Ok(SelectorExpr::Term(t)) => {
+                            return Ok(SelectorExpr::Term(Term::TypeHint(ty, Box::new(t))))
+                        }
+                        Ok(_) => {
+                            return Err(self.error_at(
+                                inner_at,
+                                format!(
+                                    "type hints are only supported on constants and bind markers in selectors, not at input {}",
+                                    self.display(inner_at)
+                                ),
+                            ))
+                        }
+                        Err(_) => {}
+                    }
+                }
+            }
+            self.pos = save;
+            self.truncate_markers(markers);
+            self.expect(&T::LParen)?;
+        }
+        let mut items = self.comma_list(&T::RParen, Self::selector_expr)?;
+        if items.iter().all(|s| matches!(s, SelectorExpr::Term(_))) && !items.is_empty() {
+            let terms = items
+                .into_iter()
+                .filter_map(|s| match s {
+                    SelectorExpr::Term(t) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            return Ok(SelectorExpr::Term(Term::Tuple(terms)));
+        }
+        match items.len() {
+            1 => Ok(SelectorExpr::Parenthesized(Box::new(items.remove(0)))),
+            0 => Err(self.no_viable()),
+            _ => Err(self.error_at(
+                save,
+                "tuples of selectors other than constants and bind markers are not supported"
+                    .into(),
+            )),
         }
     }
 
@@ -162,9 +309,9 @@ impl Parser<'_> {
                 if self.is_kw(kw) {
                     self.advance();
                     self.advance();
-                    let col = self.ident()?;
+                    let cell = self.cell_ref(kw)?;
                     self.expect(&T::RParen)?;
-                    return Ok(make(CellRef::column(col)));
+                    return Ok(make(cell));
                 }
             }
             if self.is_kw("cast") {
@@ -185,8 +332,28 @@ impl Parser<'_> {
         if self.is_ident() {
             return Ok(SelectorExpr::Column(self.ident()?));
         }
-        // Anything else must be a term (a constant, marker or collection literal).
-        Ok(SelectorExpr::Term(self.term()?))
+        // Anything else must be a constant or marker (collection literals and parentheses
+        // are handled by the caller).
+        Ok(SelectorExpr::Term(self.simple_term()?))
+    }
+
+    /// The argument of `WRITETIME`, `MAXWRITETIME` and `TTL`: a column, optionally with one
+    /// element or slice (`c[k]`, `c[a..b]`). Cassandra's grammar allows any chain of field and
+    /// element selections here; longer chains and user-type fields are refused by name.
+    fn cell_ref(&mut self, function: &str) -> Result<CellRef> {
+        let column = self.ident()?;
+        let element = if self.is(&T::LBracket) {
+            Some(self.collection_sub_selection()?)
+        } else {
+            None
+        };
+        if self.is(&T::Dot) || self.is(&T::LBracket) {
+            return Err(Error::Invalid(format!(
+                "{}() of a user type field or of a nested element is not supported",
+                function.to_ascii_uppercase()
+            )));
+        }
+        Ok(CellRef { column, element })
     }
 
     // --- INSERT -----------------------------------------------------------------------
@@ -196,8 +363,12 @@ impl Parser<'_> {
         self.expect_kw("into")?;
         let table = self.table_name()?;
         let values = if self.eat_kw("json") {
+            // `jsonValue`: a string or a marker, never an expression.
             let json = match self.tok().kind {
-                T::Str(_) => self.term()?,
+                T::Str(_) => match self.literal()? {
+                    Some(lit) => Term::Literal(lit),
+                    None => return Err(self.no_viable()),
+                },
                 _ => match self.bind_marker()? {
                     Some(m) => Term::Bind(m),
                     None => return Err(self.no_viable()),

@@ -19,7 +19,7 @@ mod ddl;
 mod dml;
 mod terms;
 
-use crate::ast::{BindMarker, ParsedStatement, QualifiedName, Statement};
+use crate::ast::{ArithmeticOp, BindMarker, ParsedStatement, QualifiedName, Statement};
 use crate::error::{Error, Result, SyntaxError};
 use crate::lexer::{tokenize, Token, TokenKind};
 
@@ -273,6 +273,46 @@ impl<'a> Parser<'a> {
 
     /// Runs `f` one nesting level deeper, failing past [`MAX_DEPTH`].
     pub(crate) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.deepen()?;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    /// Runs `f`, which may call [`Self::deepen`] any number of times (once per link of a
+    /// chain whose tree nests one level per link, such as `a + b + c` or `m[1][2]`), and
+    /// restores the depth afterwards.
+    pub(crate) fn chain<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let saved = self.depth;
+        let r = f(self);
+        self.depth = saved;
+        r
+    }
+
+    /// A left-associative chain `operand (op operand)*` of binary operators, as Cassandra's
+    /// `termAddition`, `termMultiplication`, `selectionAddition` and
+    /// `selectionMultiplication` read them: `operator` says whether the current token is an
+    /// operator that continues the chain (and which), `combine` builds the tree.
+    pub(crate) fn operator_chain<X>(
+        &mut self,
+        operator: impl Fn(&Self) -> Option<ArithmeticOp>,
+        operand: impl Fn(&mut Self) -> Result<X>,
+        combine: impl Fn(ArithmeticOp, X, X) -> X,
+    ) -> Result<X> {
+        self.chain(|p| {
+            let mut left = operand(p)?;
+            while let Some(op) = operator(p) {
+                p.deepen()?;
+                p.advance();
+                let right = p.nested(&operand)?;
+                left = combine(op, left, right);
+            }
+            Ok(left)
+        })
+    }
+
+    /// One more nesting level, failing past [`MAX_DEPTH`].
+    pub(crate) fn deepen(&mut self) -> Result<()> {
         if self.depth >= MAX_DEPTH {
             let msg = format!(
                 "nesting deeper than {MAX_DEPTH} levels at input {}",
@@ -281,24 +321,32 @@ impl<'a> Parser<'a> {
             return Err(self.error_at(self.pos, msg));
         }
         self.depth += 1;
-        let r = f(self);
-        self.depth -= 1;
-        r
+        Ok(())
     }
 
     // --- errors -----------------------------------------------------------------------
 
     /// `'text'` of token `idx`, the way ANTLR prints a token in messages.
-    fn display(&self, idx: usize) -> String {
+    pub(crate) fn display(&self, idx: usize) -> String {
         let t = self.tokens.get(idx).unwrap_or(&self.eof);
         if t.kind == TokenKind::Eof {
             return "'<EOF>'".into();
         }
         // Cassandra's lexer replaces the text of string and quoted-name tokens by their
         // unescaped content, so that is what its messages show.
-        let text = match &t.kind {
-            TokenKind::Str(s) | TokenKind::QuotedName(s) => s.as_str(),
-            _ => self.text_of(t),
+        let glued_number = self.tokens.get(idx + 1).filter(|n| {
+            t.kind == TokenKind::Minus
+                && n.start == t.end
+                && matches!(
+                    n.kind,
+                    TokenKind::Integer | TokenKind::Float | TokenKind::Duration
+                )
+        });
+        let text = match (&t.kind, glued_number) {
+            (TokenKind::Str(s) | TokenKind::QuotedName(s), _) => s.clone(),
+            // Cassandra's lexer reads `-1` as one token, so its messages show both.
+            (_, Some(n)) => format!("-{}", self.text_of(n)),
+            _ => self.text_of(t).to_string(),
         };
         let text = text
             .replace('\n', "\\n")
@@ -475,6 +523,16 @@ impl<'a> Parser<'a> {
         };
         self.markers.push(marker.clone());
         Ok(Some(marker))
+    }
+
+    /// How many bind markers have been recorded so far (to undo them when backtracking).
+    pub(crate) fn marker_count(&self) -> usize {
+        self.markers.len()
+    }
+
+    /// Forgets the markers recorded after the first `n` (backtracking).
+    pub(crate) fn truncate_markers(&mut self, n: usize) {
+        self.markers.truncate(n);
     }
 
     pub(crate) fn is_bind_marker(&self) -> bool {

@@ -3,8 +3,8 @@
 
 use super::Parser;
 use crate::ast::{
-    Conditions, FunctionCall, InValues, Literal, Operator, Property, PropertyValue, QualifiedName,
-    Relation, RelationTarget, Term, TypeName, Using,
+    ArithmeticOp, Conditions, FunctionCall, InValues, Literal, Operator, Property, PropertyValue,
+    QualifiedName, Relation, RelationTarget, Term, TypeName, Using,
 };
 use crate::error::Result;
 use crate::lexer::TokenKind as T;
@@ -46,6 +46,20 @@ const RESERVED_TYPE_NAMES: &[&str] = &[
     "bitstring",
 ];
 
+/// `*`, `/` or `%` at the current token.
+pub(crate) fn multiplicative(p: &Parser) -> Option<ArithmeticOp> {
+    match p.tok().kind {
+        T::Star => Some(ArithmeticOp::Mul),
+        T::Slash => Some(ArithmeticOp::Div),
+        T::Percent => Some(ArithmeticOp::Mod),
+        _ => None,
+    }
+}
+
+fn arithmetic_term(op: ArithmeticOp, l: Term, r: Term) -> Term {
+    Term::Arithmetic(op, Box::new(l), Box::new(r))
+}
+
 /// Which clause a relation is parsed for: WHERE allows tuples and `token(...)`
 /// targets, `IF` conditions allow `col.field`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -57,12 +71,69 @@ pub(crate) enum RelationContext {
 impl Parser<'_> {
     // --- terms ------------------------------------------------------------------------
 
-    /// A term, one nesting level deeper.
+    /// A term, one nesting level deeper: Cassandra's `termAddition`, i.e. simple terms joined
+    /// by `+ - * / %` (the multiplicative ones binding tighter, all left-associative) and
+    /// prefixed by a unary `-`.
     pub(crate) fn term(&mut self) -> Result<Term> {
-        self.nested(Self::term_inner)
+        self.nested(Self::term_addition)
     }
 
-    fn term_inner(&mut self) -> Result<Term> {
+    fn term_addition(&mut self) -> Result<Term> {
+        let operator = |p: &Self| {
+            let op = match p.tok().kind {
+                T::Plus => ArithmeticOp::Add,
+                T::Minus => ArithmeticOp::Sub,
+                _ => return None,
+            };
+            // `[1] + l` (a list prepend) and `c = 5 - c` end the term at the operator: a
+            // bare column name cannot start a term. A minus glued to a number is a negative
+            // literal in Cassandra's lexer, so `1 -1` is two terms there (and an error).
+            let column_next = p.is_ident_at(1) && !p.is_function_call_start_at(1);
+            (!column_next && !p.minus_glued_to_number()).then_some(op)
+        };
+        self.operator_chain(operator, Self::term_multiplication, arithmetic_term)
+    }
+
+    fn term_multiplication(&mut self) -> Result<Term> {
+        self.operator_chain(multiplicative, Self::term_group, arithmetic_term)
+    }
+
+    /// `simpleTerm | '-' simpleTerm`: a minus apart from its operand negates it (`- 1`, `-now()`),
+    /// one glued to a number is part of the literal (`-1`).
+    fn term_group(&mut self) -> Result<Term> {
+        if self.is(&T::Minus) && !self.minus_glued_to_number() {
+            self.advance();
+            return Ok(Term::Negate(Box::new(self.simple_term()?)));
+        }
+        // Already one level deeper than the enclosing term.
+        self.simple_term_inner()
+    }
+
+    /// Whether the current token is a `-` written right before a number, `NaN` or `Infinity`
+    /// (Cassandra's lexer reads the two as one negative literal).
+    pub(crate) fn minus_glued_to_number(&self) -> bool {
+        if !self.is(&T::Minus) {
+            return false;
+        }
+        let (minus, next) = (self.peek_tok(0), self.peek_tok(1));
+        let numeric = match next.kind {
+            T::Integer | T::Float | T::Duration => true,
+            T::Ident => {
+                let text = self.text_of(next);
+                text.eq_ignore_ascii_case("nan") || text.eq_ignore_ascii_case("infinity")
+            }
+            _ => false,
+        };
+        numeric && minus.end == next.start
+    }
+
+    /// Cassandra's `simpleTerm`, one nesting level deeper: a value (constant, collection,
+    /// user-type or tuple literal, `NULL`, bind marker), a function call, or `(type) simpleTerm`.
+    pub(crate) fn simple_term(&mut self) -> Result<Term> {
+        self.nested(Self::simple_term_inner)
+    }
+
+    fn simple_term_inner(&mut self) -> Result<Term> {
         if let Some(lit) = self.literal()? {
             return Ok(Term::Literal(lit));
         }
@@ -91,8 +162,9 @@ impl Parser<'_> {
         }
     }
 
-    /// A constant at the current token, if there is one: numbers (with a leading
-    /// minus), strings, booleans, uuids, blobs, durations, `NaN` and `Infinity`.
+    /// A constant at the current token, if there is one: numbers (with a leading minus
+    /// written right before them), strings, booleans, uuids, blobs, durations, `NaN` and
+    /// `Infinity`.
     pub(crate) fn literal(&mut self) -> Result<Option<Literal>> {
         let t = self.tok().clone();
         let text = self.text_of(&t).to_string();
@@ -110,23 +182,17 @@ impl Parser<'_> {
                 "infinity" => Literal::Float("Infinity".into()),
                 _ => return Ok(None),
             },
-            T::Minus => {
-                // The lexer leaves `-` separate; a minus glued to a number is a negative
-                // literal, anything else after it is an error.
+            // The lexer leaves `-` separate; glued to a number it is a negative literal (as
+            // Cassandra's lexer reads it), apart from it an operator the caller handles.
+            T::Minus if self.minus_glued_to_number() => {
                 let next = self.peek_tok(1).clone();
                 let ntext = self.text_of(&next).to_string();
                 let lit = match next.kind {
                     T::Integer => Literal::Integer(format!("-{ntext}")),
                     T::Float => Literal::Float(format!("-{ntext}")),
                     T::Duration => Literal::Duration(format!("-{ntext}")),
-                    T::Ident if ntext.eq_ignore_ascii_case("nan") => Literal::Float("NaN".into()),
-                    T::Ident if ntext.eq_ignore_ascii_case("infinity") => {
-                        Literal::Float("-Infinity".into())
-                    }
-                    _ => {
-                        self.advance();
-                        return Err(self.no_viable());
-                    }
+                    _ if ntext.eq_ignore_ascii_case("nan") => Literal::Float("NaN".into()),
+                    _ => Literal::Float("-Infinity".into()),
                 };
                 self.advance();
                 self.advance();
@@ -141,12 +207,17 @@ impl Parser<'_> {
     /// Whether the tokens ahead are `name (` or `ks . name (`; `token` (reserved) is
     /// allowed as a function name.
     pub(crate) fn is_function_call_start(&self) -> bool {
-        let name_at = |n: usize| self.is_ident_at(n) || self.is_kw_at(n, "token");
-        (name_at(0) && self.is_at(1, &T::LParen))
-            || (self.is_ident_at(0)
-                && self.is_at(1, &T::Dot)
-                && name_at(2)
-                && self.is_at(3, &T::LParen))
+        self.is_function_call_start_at(0)
+    }
+
+    /// [`Self::is_function_call_start`] for the tokens from `n` ahead.
+    pub(crate) fn is_function_call_start_at(&self, n: usize) -> bool {
+        let name_at = |k: usize| self.is_ident_at(k) || self.is_kw_at(k, "token");
+        (name_at(n) && self.is_at(n + 1, &T::LParen))
+            || (self.is_ident_at(n)
+                && self.is_at(n + 1, &T::Dot)
+                && name_at(n + 2)
+                && self.is_at(n + 3, &T::LParen))
     }
 
     /// `[ks.]name(arg, ...)` with arguments parsed by `arg`.
@@ -233,16 +304,18 @@ impl Parser<'_> {
         }
     }
 
-    /// `(type) term` or a tuple `(a, b, ...)`. A type hint is tried first and abandoned
-    /// (backtracking) unless it is a type followed by `)`; types never record bind
-    /// markers, so nothing needs undoing.
-    fn paren_term(&mut self) -> Result<Term> {
+    /// `(type) simpleTerm` or a tuple `(a, b, ...)`. A type hint is tried first and
+    /// abandoned (backtracking) unless it is a type followed by `)`; types never record bind
+    /// markers, so nothing needs undoing. A hint binds to the simple term after it:
+    /// `(int) 1 + 2` adds 2 to `(int) 1`. (`(a + b)` is a one-element tuple, which stands for
+    /// its element wherever the receiver is not a tuple.)
+    pub(crate) fn paren_term(&mut self) -> Result<Term> {
         self.expect(&T::LParen)?;
         if self.is_ident() {
             let save = self.pos;
             if let Ok(ty) = self.type_name() {
                 if self.eat(&T::RParen) {
-                    let inner = self.term()?;
+                    let inner = self.simple_term()?;
                     return Ok(Term::TypeHint(ty, Box::new(inner)));
                 }
             }

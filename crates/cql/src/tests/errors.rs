@@ -116,8 +116,8 @@ fn messages_and_positions() {
             "line 1:24 Invalid (reserved) user type name enum (CREATE TYPE t (a int, b [enum]))",
         ),
         (
-            "INSERT INTO t (a) VALUES (- 'x')",
-            "line 1:28 no viable alternative at input 'x' (INSERT INTO t (a) VALUES (- ['x']))",
+            "INSERT INTO t (a) VALUES (- - 1)",
+            "line 1:28 no viable alternative at input '-' (INSERT INTO t (a) VALUES (- [-] 1))",
         ),
         (
             "SELECT * FROM t LIMIT 'x'",
@@ -228,6 +228,14 @@ fn deepest_accepted_nesting_fits_a_small_stack() {
             " as int)".repeat(n - 1)
         ),
         format!("SELECT {}a{} FROM t", "f(".repeat(n), ")".repeat(n)),
+        format!("SELECT {}a{} FROM t", "(".repeat(n - 1), ")".repeat(n - 1)),
+        format!("SELECT {}a FROM t", "- ".repeat(n - 1)),
+        format!("SELECT m{} FROM t", "[1]".repeat(n - 1)),
+        format!("SELECT {} FROM t", vec!["a"; n - 1].join(" * ")),
+        format!(
+            "INSERT INTO t (a) VALUES ({})",
+            vec!["1"; n - 1].join(" - ")
+        ),
         format!(
             "CREATE TABLE t (a {}int{} PRIMARY KEY)",
             "list<".repeat(n),

@@ -2,6 +2,7 @@
 //! and positions, and fuzz-style robustness.
 
 mod errors;
+mod expressions;
 mod fuzz;
 mod lexing;
 mod statements;

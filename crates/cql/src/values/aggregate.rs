@@ -24,6 +24,7 @@ use super::compare::compare;
 use super::error::{ValueError, ValueResult};
 use super::format::{java_double_string, java_float_string};
 use super::literal::{decode_duration, duration_to_string};
+use super::number::{float_of, is_integer, is_numeric, narrow, num_to, read_num, signed};
 use super::temporal::{self, MILLIS_PER_DAY};
 use super::term::unfrozen;
 use bytes::Bytes;
@@ -53,51 +54,6 @@ pub struct Accumulator {
     f_comp: f64,
     f_simple: f64,
     best: Option<Bytes>,
-}
-
-fn is_integer(ty: &CqlType) -> bool {
-    matches!(
-        ty,
-        CqlType::Tinyint | CqlType::Smallint | CqlType::Int | CqlType::Bigint | CqlType::Counter
-    )
-}
-
-fn is_numeric(ty: &CqlType) -> bool {
-    is_integer(ty)
-        || matches!(
-            ty,
-            CqlType::Float | CqlType::Double | CqlType::Varint | CqlType::Decimal
-        )
-}
-
-fn signed(v: &[u8]) -> Option<i64> {
-    let (&first, rest) = v.split_first()?;
-    if v.len() > 8 {
-        return None;
-    }
-    Some(
-        rest.iter()
-            .fold(i64::from(first as i8), |acc, &b| (acc << 8) | i64::from(b)),
-    )
-}
-
-fn float_of(ty: &CqlType, v: &[u8]) -> Option<f64> {
-    match ty {
-        CqlType::Float => Some(f64::from(f32::from_be_bytes(v.try_into().ok()?))),
-        CqlType::Double => Some(f64::from_be_bytes(v.try_into().ok()?)),
-        _ => None,
-    }
-}
-
-/// Narrows an integer to the byte width of `ty`, wrapping (Java's casts).
-fn narrow(ty: &CqlType, v: i128) -> Bytes {
-    let b = match ty {
-        CqlType::Tinyint => (v as i8).to_be_bytes().to_vec(),
-        CqlType::Smallint => (v as i16).to_be_bytes().to_vec(),
-        CqlType::Int => (v as i32).to_be_bytes().to_vec(),
-        _ => (v as i64).to_be_bytes().to_vec(),
-    };
-    Bytes::from(b)
 }
 
 impl Accumulator {
@@ -270,89 +226,6 @@ pub fn min<'a>(ty: &CqlType, values: impl IntoIterator<Item = &'a [u8]>) -> Opti
 /// `max` (null without input).
 pub fn max<'a>(ty: &CqlType, values: impl IntoIterator<Item = &'a [u8]>) -> Option<Bytes> {
     run(AggregateKind::Max, ty, values).ok().flatten()
-}
-
-/// A number read from a value, in the widest form needed.
-enum Num {
-    Int(i64),
-    Float(f64),
-    Big(BigInt),
-    Dec(BigDecimal),
-}
-
-fn read_num(ty: &CqlType, v: &[u8]) -> Option<Num> {
-    Some(match ty {
-        t if is_integer(t) => Num::Int(signed(v)?),
-        CqlType::Float | CqlType::Double => Num::Float(float_of(ty, v)?),
-        CqlType::Varint => Num::Big(BigInt::from_bytes(v)),
-        CqlType::Decimal => Num::Dec(BigDecimal::from_bytes(v)?),
-        _ => return None,
-    })
-}
-
-/// `BigDecimal.valueOf(double)` (via Java's `Double.toString`).
-fn decimal_of_f64(x: f64) -> Option<BigDecimal> {
-    if !x.is_finite() {
-        return None;
-    }
-    BigDecimal::parse(&java_double_string(x))
-}
-
-fn num_to(to: &CqlType, n: Num) -> ValueResult<Bytes> {
-    let as_i128 = |n: &Num| -> i128 {
-        match n {
-            Num::Int(i) => i128::from(*i),
-            // Java's (long) of a double: saturating, NaN -> 0 (Rust's `as` does the same).
-            Num::Float(f) => i128::from(*f as i64),
-            Num::Big(b) => i128::from(b.low_i64()),
-            Num::Dec(d) => i128::from(d.to_bigint().low_i64()),
-        }
-    };
-    Ok(match to {
-        CqlType::Tinyint | CqlType::Smallint | CqlType::Int => {
-            // Java narrows int-sized results from the int value of floating point inputs.
-            let v = match &n {
-                Num::Float(f) => i128::from(*f as i32),
-                other => as_i128(other),
-            };
-            narrow(to, v)
-        }
-        CqlType::Bigint | CqlType::Counter => narrow(to, as_i128(&n)),
-        CqlType::Float | CqlType::Double => {
-            let f = match &n {
-                Num::Int(i) => *i as f64,
-                Num::Float(f) => *f,
-                Num::Big(b) => b.to_f64(),
-                Num::Dec(d) => d.to_f64(),
-            };
-            if *to == CqlType::Float {
-                Bytes::copy_from_slice(&(f as f32).to_be_bytes())
-            } else {
-                Bytes::copy_from_slice(&f.to_be_bytes())
-            }
-        }
-        CqlType::Varint => Bytes::from(
-            match n {
-                Num::Int(i) => BigInt::from_i128(i.into()),
-                Num::Float(f) => BigInt::from_i128(f as i128),
-                Num::Big(b) => b,
-                Num::Dec(d) => d.to_bigint(),
-            }
-            .to_bytes(),
-        ),
-        CqlType::Decimal => Bytes::from(
-            match n {
-                Num::Int(i) => BigDecimal::from_int(BigInt::from_i128(i.into())),
-                Num::Float(f) => decimal_of_f64(f).ok_or_else(|| {
-                    ValueError::invalid(format!("Cannot convert {f} to a decimal"))
-                })?,
-                Num::Big(b) => BigDecimal::from_int(b),
-                Num::Dec(d) => d,
-            }
-            .to_bytes(),
-        ),
-        _ => return Err(ValueError::invalid("not a numeric type")),
-    })
 }
 
 /// Java's `toString` of a value, as `CAST(x AS text)` returns it.

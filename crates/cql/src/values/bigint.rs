@@ -242,6 +242,157 @@ impl BigInt {
         self.add(&other.neg())
     }
 
+    /// How many 32-bit limbs the magnitude has (a measure of the cost of operations).
+    pub fn limbs(&self) -> usize {
+        self.mag.len()
+    }
+
+    /// Product (schoolbook; callers bound the operand sizes).
+    pub fn mul(&self, other: &BigInt) -> BigInt {
+        if self.is_zero() || other.is_zero() {
+            return BigInt::zero();
+        }
+        let mut out = vec![0u32; self.mag.len() + other.mag.len()];
+        for (i, &a) in self.mag.iter().enumerate() {
+            let mut carry = 0u64;
+            for (j, &b) in other.mag.iter().enumerate() {
+                let cur = u64::from(out[i + j]) + u64::from(a) * u64::from(b) + carry;
+                out[i + j] = cur as u32;
+                carry = cur >> 32;
+            }
+            let mut k = i + other.mag.len();
+            while carry > 0 {
+                let cur = u64::from(out[k]) + carry;
+                out[k] = cur as u32;
+                carry = cur >> 32;
+                k += 1;
+            }
+        }
+        BigInt {
+            neg: self.neg != other.neg,
+            mag: out,
+        }
+        .normalize()
+    }
+
+    /// Truncating division (Java's `BigInteger.divideAndRemainder`): the quotient rounded
+    /// toward zero and the remainder with the dividend's sign; `None` for a zero divisor.
+    pub fn divrem(&self, other: &BigInt) -> Option<(BigInt, BigInt)> {
+        if other.is_zero() {
+            return None;
+        }
+        let (q, r) = Self::divrem_mag(&self.mag, &other.mag);
+        Some((
+            BigInt {
+                neg: self.neg != other.neg,
+                mag: q,
+            }
+            .normalize(),
+            BigInt {
+                neg: self.neg,
+                mag: r,
+            }
+            .normalize(),
+        ))
+    }
+
+    /// Magnitude division (Knuth's algorithm D) of `u` by a non-zero normalised `v`.
+    fn divrem_mag(u: &[u32], v: &[u32]) -> (Vec<u32>, Vec<u32>) {
+        if Self::cmp_mag(u, v) == Ordering::Less {
+            return (Vec::new(), u.to_vec());
+        }
+        let n = v.len();
+        if n == 1 {
+            let d = u64::from(v[0]);
+            let mut q = vec![0u32; u.len()];
+            let mut rem = 0u64;
+            for i in (0..u.len()).rev() {
+                let cur = (rem << 32) | u64::from(u[i]);
+                q[i] = (cur / d) as u32;
+                rem = cur % d;
+            }
+            return (q, vec![rem as u32]);
+        }
+        let m = u.len() - n;
+        let shift = v[n - 1].leading_zeros();
+        let shl = |x: &[u32], extra: bool| -> Vec<u32> {
+            let mut out = Vec::with_capacity(x.len() + 1);
+            let mut carry = 0u32;
+            for &limb in x {
+                out.push(if shift == 0 {
+                    limb
+                } else {
+                    (limb << shift) | carry
+                });
+                carry = if shift == 0 { 0 } else { limb >> (32 - shift) };
+            }
+            if extra {
+                out.push(carry);
+            }
+            out
+        };
+        let vn = shl(v, false);
+        let mut un = shl(u, true);
+        let mut q = vec![0u32; m + 1];
+        let base = 1u64 << 32;
+        let (v_hi, v_next) = (u64::from(vn[n - 1]), u64::from(vn[n - 2]));
+        for j in (0..=m).rev() {
+            let num = (u64::from(un[j + n]) << 32) | u64::from(un[j + n - 1]);
+            let mut qhat = num / v_hi;
+            let mut rhat = num % v_hi;
+            while qhat >= base || qhat * v_next > ((rhat << 32) | u64::from(un[j + n - 2])) {
+                qhat -= 1;
+                rhat += v_hi;
+                if rhat >= base {
+                    break;
+                }
+            }
+            // un[j..=j+n] -= qhat * vn
+            let mut borrow = 0i64;
+            let mut carry = 0u64;
+            for i in 0..n {
+                let p = qhat * u64::from(vn[i]) + carry;
+                carry = p >> 32;
+                let t = i64::from(un[i + j]) - borrow - (p & 0xFFFF_FFFF) as i64;
+                un[i + j] = t as u32;
+                borrow = i64::from(t < 0);
+            }
+            let t = i64::from(un[j + n]) - borrow - carry as i64;
+            un[j + n] = t as u32;
+            if t < 0 {
+                // qhat was one too large: add the divisor back.
+                qhat -= 1;
+                let mut c = 0u64;
+                for i in 0..n {
+                    let sum = u64::from(un[i + j]) + u64::from(vn[i]) + c;
+                    un[i + j] = sum as u32;
+                    c = sum >> 32;
+                }
+                un[j + n] = un[j + n].wrapping_add(c as u32);
+            }
+            q[j] = qhat as u32;
+        }
+        let mut r = Vec::with_capacity(n);
+        for i in 0..n {
+            r.push(if shift == 0 {
+                un[i]
+            } else {
+                (un[i] >> shift) | (un[i + 1] << (32 - shift))
+            });
+        }
+        (q, r)
+    }
+
+    /// `10^k`.
+    pub fn pow10(k: u32) -> BigInt {
+        BigInt::from_i128(1).mul_pow10(k)
+    }
+
+    /// How many decimal digits the magnitude has (1 for zero).
+    pub fn digit_count(&self) -> u64 {
+        self.magnitude_digits().len() as u64
+    }
+
     /// Decimal digits of the magnitude (`"0"` for zero).
     pub fn magnitude_digits(&self) -> String {
         if self.is_zero() {
@@ -496,6 +647,170 @@ impl BigDecimal {
         }
     }
 
+    /// Java's `precision()`: the number of digits of the unscaled value (1 for zero).
+    pub fn precision(&self) -> u64 {
+        self.unscaled.digit_count()
+    }
+
+    /// Exact product (Java's `multiply`: the scales add up); `None` if the scale overflows.
+    pub fn mul(&self, other: &BigDecimal) -> Option<BigDecimal> {
+        Some(BigDecimal {
+            unscaled: self.unscaled.mul(&other.unscaled),
+            scale: self.scale.checked_add(other.scale)?,
+        })
+    }
+
+    /// Negation (scale kept).
+    pub fn neg(&self) -> BigDecimal {
+        BigDecimal {
+            unscaled: self.unscaled.neg(),
+            scale: self.scale,
+        }
+    }
+
+    /// Java's `stripTrailingZeros`: trailing zeros of the unscaled value removed (the scale
+    /// lowered to match); zero becomes `0` at scale 0.
+    pub fn strip_trailing_zeros(&self) -> BigDecimal {
+        if self.unscaled.is_zero() {
+            return BigDecimal::default();
+        }
+        let mut unscaled = self.unscaled.clone();
+        let mut scale = i64::from(self.scale);
+        loop {
+            let (q, r) = unscaled.divrem_small(10);
+            if r != 0 || scale <= i64::from(i32::MIN) {
+                break;
+            }
+            unscaled = q;
+            scale -= 1;
+        }
+        BigDecimal {
+            unscaled,
+            scale: scale as i32,
+        }
+    }
+
+    /// `self / 10^k`, rounded half up (away from zero on a tie), at `scale - k`.
+    fn drop_digits_half_up(&self, k: u32) -> Option<BigDecimal> {
+        let divisor = BigInt::pow10(k);
+        let (q, r) = self.unscaled.divrem(&divisor)?;
+        let twice = r.add(&r);
+        let up = !r.is_zero() && Self::cmp_abs(&twice, &divisor) != Ordering::Less;
+        let q = if up {
+            q.add(&BigInt::from_i128(if self.unscaled.is_negative() {
+                -1
+            } else {
+                1
+            }))
+        } else {
+            q
+        };
+        Some(BigDecimal {
+            unscaled: q,
+            scale: i32::try_from(i64::from(self.scale) - i64::from(k)).ok()?,
+        })
+    }
+
+    fn cmp_abs(a: &BigInt, b: &BigInt) -> Ordering {
+        let abs = |x: &BigInt| if x.is_negative() { x.neg() } else { x.clone() };
+        abs(a).cmp(&abs(b))
+    }
+
+    /// Java's rounding to a `MathContext(precision, HALF_UP)`: at most `precision` digits,
+    /// the dropped ones rounded half away from zero. `None` if the scale overflows.
+    pub fn round_half_up(&self, precision: u64) -> Option<BigDecimal> {
+        let mut out = self.clone();
+        loop {
+            let p = out.precision();
+            if p <= precision {
+                return Some(out);
+            }
+            out = out.drop_digits_half_up(u32::try_from(p - precision).ok()?)?;
+        }
+    }
+
+    /// Java's `divide(divisor, scale, RoundingMode.HALF_UP)`: the quotient at `scale`, rounded
+    /// half away from zero. `None` for a zero divisor or a result too large to compute
+    /// (`max_digits` bounds the power of ten the operands are scaled by).
+    pub fn div_half_up(
+        &self,
+        divisor: &BigDecimal,
+        scale: i32,
+        max_digits: u64,
+    ) -> Option<BigDecimal> {
+        if divisor.unscaled.is_zero() {
+            return None;
+        }
+        // q = self.unscaled * 10^e / divisor.unscaled with e = scale + divisor.scale - self.scale.
+        let e = i64::from(scale) + i64::from(divisor.scale) - i64::from(self.scale);
+        if e.unsigned_abs() > max_digits {
+            return None;
+        }
+        let (num, den) = if e >= 0 {
+            (self.unscaled.mul_pow10(e as u32), divisor.unscaled.clone())
+        } else {
+            (
+                self.unscaled.clone(),
+                divisor.unscaled.mul_pow10((-e) as u32),
+            )
+        };
+        let (q, r) = num.divrem(&den)?;
+        let up = !r.is_zero() && Self::cmp_abs(&r.add(&r), &den) != Ordering::Less;
+        let q = if up {
+            let negative = num.is_negative() != den.is_negative();
+            q.add(&BigInt::from_i128(if negative { -1 } else { 1 }))
+        } else {
+            q
+        };
+        Some(BigDecimal { unscaled: q, scale })
+    }
+
+    /// Java's `remainder(divisor)`: `self - q * divisor` with `q` the quotient truncated
+    /// toward zero, at the scale Java's `divideAndRemainder` gives it. `None` for a zero
+    /// divisor or operands too far apart to compute (`max_digits`).
+    pub fn java_remainder(&self, divisor: &BigDecimal, max_digits: u64) -> Option<BigDecimal> {
+        if divisor.unscaled.is_zero() {
+            return None;
+        }
+        let (ls, rs) = (i64::from(self.scale), i64::from(divisor.scale));
+        if (ls - rs).unsigned_abs() > max_digits {
+            return None;
+        }
+        let common = ls.max(rs);
+        let x = self.rescaled(common as i32);
+        let y = divisor.rescaled(common as i32);
+        let (q, r) = x.divrem(&y)?;
+        // Java's integral quotient keeps the preferred scale `ls - rs` when that is not
+        // negative, otherwise it strips trailing zeros down to it; the remainder's scale is
+        // then max(ls, q.scale + rs).
+        let scale = if ls >= rs || q.is_zero() {
+            ls
+        } else {
+            let mut tz = 0i64;
+            let mut v = q.clone();
+            while tz < rs - ls {
+                let (next, rem) = v.divrem_small(10);
+                if rem != 0 {
+                    break;
+                }
+                v = next;
+                tz += 1;
+            }
+            ls.max(rs - tz)
+        };
+        // `r` is at scale `common >= scale`, and divisible by 10^(common - scale).
+        let down = u32::try_from(common - scale).ok()?;
+        let unscaled = if down == 0 {
+            r
+        } else {
+            r.divrem(&BigInt::pow10(down))?.0
+        };
+        Some(BigDecimal {
+            unscaled,
+            scale: i32::try_from(scale).ok()?,
+        })
+    }
+
     /// The integer part (truncated toward zero), as Java's `toBigInteger`.
     pub fn to_bigint(&self) -> BigInt {
         if self.scale <= 0 {
@@ -657,7 +972,109 @@ mod tests {
         assert_eq!(d("1.25").to_f64(), 1.25);
     }
 
+    #[test]
+    fn decimal_java_operations() {
+        let d = |s: &str| BigDecimal::parse(s).unwrap();
+        // Java's results, checked against Cassandra 5.0.9 (`SELECT x % y`, `x / y`).
+        let rem = |a: &str, b: &str| d(a).java_remainder(&d(b), 10_000).unwrap().to_java_string();
+        assert_eq!(rem("10.25", "3.0"), "1.25");
+        assert_eq!(rem("10.25", "0.7"), "0.45");
+        assert_eq!(rem("100", "0.5"), "0");
+        assert_eq!(rem("1", "5.00"), "1");
+        assert_eq!(rem("10", "0.3"), "0.1");
+        assert_eq!(rem("0", "0.5"), "0");
+        assert_eq!(rem("7.50", "2"), "1.50");
+        assert_eq!(rem("7", "2.50"), "2.00");
+        assert_eq!(rem("-7", "2"), "-1");
+        assert!(d("1").java_remainder(&d("0"), 10).is_none());
+        let div = |a: &str, b: &str, s: i32| {
+            d(a).div_half_up(&d(b), s, 10_000)
+                .unwrap()
+                .strip_trailing_zeros()
+                .to_java_string()
+        };
+        assert_eq!(
+            div("10.25", "3.0", 32),
+            "3.41666666666666666666666666666667"
+        );
+        assert_eq!(div("10.25", "0.5", 32), "20.5");
+        assert_eq!(div("-1", "3", 2), "-0.33");
+        assert_eq!(div("2", "3", 2), "0.67");
+        assert_eq!(div("-2", "3", 2), "-0.67");
+        assert_eq!(div("1", "8", 2), "0.13");
+        assert_eq!(div("100", "1", 0), "1E+2");
+        assert!(d("1").div_half_up(&d("0"), 2, 10).is_none());
+        assert_eq!(d("1.2300").strip_trailing_zeros().to_java_string(), "1.23");
+        assert_eq!(d("0.000").strip_trailing_zeros().to_java_string(), "0");
+        assert_eq!(
+            d("12.345").round_half_up(4).unwrap().to_java_string(),
+            "12.35"
+        );
+        assert_eq!(
+            d("-12.345").round_half_up(4).unwrap().to_java_string(),
+            "-12.35"
+        );
+        assert_eq!(
+            d("9.9999").round_half_up(3).unwrap().to_java_string(),
+            "10.0"
+        );
+        assert_eq!(
+            d("12.344").round_half_up(4).unwrap().to_java_string(),
+            "12.34"
+        );
+        assert_eq!(
+            d("10.25").mul(&d("7.0")).unwrap().to_java_string(),
+            "71.750"
+        );
+        assert_eq!(
+            d("10.25").mul(&d("1.0E10")).unwrap().to_java_string(),
+            "1.0250E+11"
+        );
+        assert_eq!(d("10.25").precision(), 4);
+        assert_eq!(d("0.00").precision(), 1);
+    }
+
+    #[test]
+    fn bigint_division_of_large_values() {
+        let p = |s: &str| BigInt::parse(s).unwrap();
+        let a = p("123456789012345678901234567890123456789012345678901234567890");
+        let b = p("98765432109876543210987");
+        let (q, r) = a.divrem(&b).unwrap();
+        assert_eq!(q.mul(&b).add(&r), a);
+        assert_eq!(q.to_java_string(), "1249999988609375000142391093749550070");
+        assert_eq!(a.neg().divrem(&b).unwrap().1, r.neg());
+        assert!(a.divrem(&BigInt::zero()).is_none());
+        assert_eq!(BigInt::pow10(20).to_java_string(), "100000000000000000000");
+        assert_eq!(p("-999").digit_count(), 3);
+    }
+
     proptest! {
+        #[test]
+        fn bigint_mul_div_match_i128(a in any::<i64>(), b in any::<i64>()) {
+            let (x, y) = (BigInt::from_i128(a.into()), BigInt::from_i128(b.into()));
+            prop_assert_eq!(x.mul(&y).to_i128(), Some(i128::from(a) * i128::from(b)));
+            if b != 0 {
+                let (q, r) = x.divrem(&y).unwrap();
+                prop_assert_eq!(q.to_i128(), Some(i128::from(a) / i128::from(b)));
+                prop_assert_eq!(r.to_i128(), Some(i128::from(a) % i128::from(b)));
+            }
+        }
+
+        #[test]
+        fn bigint_divrem_identity(
+            a in proptest::collection::vec(any::<u8>(), 1..60),
+            b in proptest::collection::vec(any::<u8>(), 1..30),
+        ) {
+            let (x, y) = (BigInt::from_bytes(&a), BigInt::from_bytes(&b));
+            if let Some((q, r)) = x.divrem(&y) {
+                prop_assert_eq!(q.mul(&y).add(&r), x.clone());
+                prop_assert!(BigDecimal::cmp_abs(&r, &y) == Ordering::Less);
+                prop_assert!(r.is_zero() || r.is_negative() == x.is_negative());
+            } else {
+                prop_assert!(y.is_zero());
+            }
+        }
+
         #[test]
         fn bigint_matches_i128(a in any::<i64>(), b in any::<i64>(), d in 1u32..1000) {
             let (x, y) = (BigInt::from_i128(a.into()), BigInt::from_i128(b.into()));

@@ -44,13 +44,19 @@
 //!
 //! Setting `l[i] = v` overwrites the value of the `i`-th live cell; deleting `l[i]` deletes
 //! that cell; both keep the path.
+//!
+//! **Element and slice selection.** [`select_element`] and [`select_slice`] are the selectors
+//! `c[k]` and `c[a..b]` on a serialized set or map (Cassandra's `ElementsSelector`), with
+//! [`element_selection`] / [`slice_selection`] for their types and Cassandra's refusals.
 
 use super::codec::{build_collection, build_map, split_collection, split_map, split_tuple};
+use super::compare::compare;
 use super::error::{ValueError, ValueResult};
-use super::term::{sorted_map, sorted_set, unfrozen, TermContext};
+use super::term::{sorted_map, sorted_set, unfrozen, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::types::CqlType;
+use std::cmp::Ordering;
 
 /// Length of a list cell path.
 pub const LIST_PATH_LEN: usize = 16;
@@ -362,6 +368,186 @@ pub fn cells_to_collection(ty: &CqlType, cells: &[(Bytes, Bytes)]) -> ValueResul
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Element and slice selection (`c[k]`, `c[a..b]`), Cassandra's `ElementsSelector`
+
+/// What an element or slice selection on a selector of type `ty` works with: the type of
+/// the key (or bounds), the receiver name the key terms are evaluated for (`key(m)` for a
+/// map, `value(s)` for a set, as Cassandra names them in messages), and the result type:
+/// the map's value type or the set's element type for `c[k]`, the collection's own type for
+/// `c[a..b]`. `name` is the selector's text (`m`, `mm[1]`), for the errors: element
+/// selection on something that is not a collection, or on a list, is refused with
+/// Cassandra's texts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// The type of `k` in `c[k]` (and of the bounds of a slice).
+    pub key_type: CqlType,
+    /// The receiver name for the key's term.
+    pub key_receiver: String,
+    /// The type of the selection's result.
+    pub result_type: CqlType,
+}
+
+/// Checks `name[k]` on a selector of type `ty` and gives its types.
+pub fn element_selection(ty: &CqlType, name: &str) -> ValueResult<Selection> {
+    selection(ty, name, false)
+}
+
+/// Checks `name[a..b]` on a selector of type `ty` and gives its types.
+pub fn slice_selection(ty: &CqlType, name: &str) -> ValueResult<Selection> {
+    selection(ty, name, true)
+}
+
+fn selection(ty: &CqlType, name: &str, slice: bool) -> ValueResult<Selection> {
+    let what = if slice { "Slice" } else { "Element" };
+    let (key_type, key_receiver, value) = match unfrozen(ty) {
+        CqlType::Map(k, v) => ((**k).clone(), format!("key({name})"), (**v).clone()),
+        CqlType::Set(e) => ((**e).clone(), format!("value({name})"), (**e).clone()),
+        CqlType::List(_) => {
+            return Err(ValueError::invalid(format!(
+                "{what} selection is only allowed on sets and maps, but {name} is a list"
+            )))
+        }
+        _ if slice => {
+            return Err(ValueError::invalid(format!(
+                "Invalid slice selection: {name} of type {} is not a collection",
+                cql3_name(ty)
+            )))
+        }
+        _ => {
+            return Err(ValueError::invalid(format!(
+                "Invalid element selection: {name} is of type {} is not a collection",
+                cql3_name(ty)
+            )))
+        }
+    };
+    Ok(Selection {
+        key_type,
+        key_receiver,
+        result_type: if slice { ty.clone() } else { value },
+    })
+}
+
+/// The key of `name[k]` once bound: null and unset are refused as Cassandra refuses them.
+pub fn element_key(key: TermValue, name: &str) -> ValueResult<Bytes> {
+    match key {
+        TermValue::Value(b) => Ok(b),
+        TermValue::Null => Err(ValueError::invalid(format!(
+            "Invalid null value for element selection on {name}"
+        ))),
+        TermValue::Unset => Err(ValueError::invalid(format!(
+            "Invalid unset value for element selection on {name}"
+        ))),
+    }
+}
+
+/// A bound of `name[a..b]` once bound: unset means no bound, null is refused.
+pub fn slice_bound(bound: TermValue, name: &str) -> ValueResult<Option<Bytes>> {
+    match bound {
+        TermValue::Value(b) => Ok(Some(b)),
+        TermValue::Unset => Ok(None),
+        TermValue::Null => Err(ValueError::invalid(format!(
+            "Invalid null value for slice selection on {name}"
+        ))),
+    }
+}
+
+fn not_a_set_or_map(ty: &CqlType) -> ValueError {
+    ValueError::invalid(format!(
+        "Element selection is only allowed on sets and maps, not on {}",
+        ty.name()
+    ))
+}
+
+/// `c[key]`: a map's value for a key, a set's element if present (else null). Lists are
+/// refused, as Cassandra refuses them ([`element_selection`] gives its text). `collection`
+/// is the serialized (frozen or assembled) collection; keys compare in the key type's CQL
+/// order, so `{1.5: …}[1.50]` finds the entry.
+pub fn select_element(ty: &CqlType, collection: &[u8], key: &[u8]) -> ValueResult<Option<Bytes>> {
+    let corrupt = || ValueError::marshal(format!("Not enough bytes to read a {}", kind_name(ty)));
+    match unfrozen(ty) {
+        CqlType::Map(k, _) => {
+            for (kb, vb) in split_map(collection).ok_or_else(corrupt)? {
+                match compare(k, kb, key) {
+                    Ordering::Equal => return Ok(Some(Bytes::copy_from_slice(vb))),
+                    // Sorted: past the key, it is not there.
+                    Ordering::Greater => return Ok(None),
+                    Ordering::Less => {}
+                }
+            }
+            Ok(None)
+        }
+        CqlType::Set(e) => {
+            for eb in split_collection(collection).ok_or_else(corrupt)? {
+                match compare(e, eb, key) {
+                    Ordering::Equal => return Ok(Some(Bytes::copy_from_slice(eb))),
+                    Ordering::Greater => return Ok(None),
+                    Ordering::Less => {}
+                }
+            }
+            Ok(None)
+        }
+        other => Err(not_a_set_or_map(other)),
+    }
+}
+
+/// `c[from..to]`: the elements (entries) of a set (map) between the bounds, both inclusive
+/// and either open, serialized as a collection of the same type. No element is null for a
+/// non-frozen collection and an empty collection for a frozen one (Cassandra's
+/// `getSliceFromSerialized`); with neither bound the collection is returned as is.
+pub fn select_slice(
+    ty: &CqlType,
+    collection: &[u8],
+    from: Option<&[u8]>,
+    to: Option<&[u8]>,
+) -> ValueResult<Option<Bytes>> {
+    if from.is_none() && to.is_none() {
+        return Ok(Some(Bytes::copy_from_slice(collection)));
+    }
+    let frozen = matches!(ty, CqlType::Frozen(_));
+    let corrupt = || ValueError::marshal(format!("Not enough bytes to read a {}", kind_name(ty)));
+    let within = |key_ty: &CqlType, k: &[u8]| {
+        from.is_none_or(|f| compare(key_ty, f, k) != Ordering::Greater)
+            && to.is_none_or(|t| compare(key_ty, k, t) != Ordering::Greater)
+    };
+    let out = match unfrozen(ty) {
+        CqlType::Map(k, _) => {
+            let entries: Vec<(&[u8], &[u8])> = split_map(collection)
+                .ok_or_else(corrupt)?
+                .into_iter()
+                .filter(|(kb, _)| within(k, kb))
+                .collect();
+            (!entries.is_empty() || frozen).then(|| build_map(&entries))
+        }
+        CqlType::Set(e) => {
+            let elems: Vec<&[u8]> = split_collection(collection)
+                .ok_or_else(corrupt)?
+                .into_iter()
+                .filter(|eb| within(e, eb))
+                .collect();
+            (!elems.is_empty() || frozen).then(|| build_collection(&elems))
+        }
+        other => return Err(not_a_set_or_map(other)),
+    };
+    Ok(out.map(Bytes::from))
+}
+
+/// The type's name as Cassandra prints it in these messages: tuples are always frozen.
+fn cql3_name(ty: &CqlType) -> String {
+    match ty {
+        CqlType::Tuple(_) => format!("frozen<{}>", ty.name()),
+        other => other.name(),
+    }
+}
+
+fn kind_name(ty: &CqlType) -> &'static str {
+    match unfrozen(ty) {
+        CqlType::Map(..) => "map",
+        CqlType::Set(_) => "set",
+        _ => "collection",
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -538,5 +724,128 @@ mod tests {
             if c == Ordering::Equal { prop_assert_eq!(va.clone(), vb.clone()); }
             prop_assert_eq!(comparable_decode(&t, &ea).unwrap().to_vec(), va);
         }
+    }
+
+    /// Each case checked against Cassandra 5.0.9 (`SELECT m[1], m[2..3], … FROM t`).
+    #[test]
+    fn element_and_slice_selection() {
+        use super::super::format::format_value;
+        use super::super::tests::{ty, value};
+        let m = value("{1: 'a', 2: 'b', 3: 'c', 5: 'e'}", "map<int, text>");
+        let s = value("{'x', 'y', 'z'}", "set<text>");
+        let fm = value("{'a': 1, 'b': 2}", "frozen<map<text, int>>");
+        let fs = value("{4, 5, 6}", "frozen<set<int>>");
+        let elem = |t: &str, c: &Bytes, k: &str| {
+            let (typ, sel) = (ty(t), element_selection(&ty(t), "c").unwrap());
+            let key = value(k, &sel.key_type.name());
+            select_element(&typ, c, &key)
+                .unwrap()
+                .map(|v| format_value(&sel.result_type, &v))
+        };
+        assert_eq!(elem("map<int, text>", &m, "1").as_deref(), Some("'a'"));
+        assert_eq!(elem("map<int, text>", &m, "4"), None);
+        assert_eq!(elem("set<text>", &s, "'x'").as_deref(), Some("'x'"));
+        assert_eq!(elem("set<text>", &s, "'w'"), None);
+        assert_eq!(
+            elem("frozen<map<text, int>>", &fm, "'b'").as_deref(),
+            Some("2")
+        );
+        assert_eq!(elem("frozen<set<int>>", &fs, "5").as_deref(), Some("5"));
+        assert_eq!(elem("frozen<set<int>>", &fs, "7"), None);
+        let dm = value("{1.5: 1}", "map<decimal, int>");
+        assert_eq!(elem("map<decimal, int>", &dm, "1.50").as_deref(), Some("1"));
+
+        let slice = |t: &str, c: &Bytes, from: Option<&str>, to: Option<&str>| {
+            let (typ, sel) = (ty(t), slice_selection(&ty(t), "c").unwrap());
+            let key_ty = sel.key_type.name();
+            let (f, l) = (
+                from.map(|x| value(x, &key_ty)),
+                to.map(|x| value(x, &key_ty)),
+            );
+            select_slice(&typ, c, f.as_deref(), l.as_deref())
+                .unwrap()
+                .map(|v| format_value(&sel.result_type, &v))
+        };
+        let mt = "map<int, text>";
+        assert_eq!(
+            slice(mt, &m, Some("2"), Some("3")).as_deref(),
+            Some("{2: 'b', 3: 'c'}")
+        );
+        assert_eq!(
+            slice(mt, &m, None, Some("2")).as_deref(),
+            Some("{1: 'a', 2: 'b'}")
+        );
+        assert_eq!(
+            slice(mt, &m, Some("3"), None).as_deref(),
+            Some("{3: 'c', 5: 'e'}")
+        );
+        assert_eq!(slice(mt, &m, Some("4"), Some("1")), None);
+        assert_eq!(
+            slice(mt, &m, None, None).as_deref(),
+            Some("{1: 'a', 2: 'b', 3: 'c', 5: 'e'}")
+        );
+        assert_eq!(
+            slice("set<text>", &s, Some("'y'"), None).as_deref(),
+            Some("{'y', 'z'}")
+        );
+        assert_eq!(
+            slice("frozen<set<int>>", &fs, None, Some("5")).as_deref(),
+            Some("{4, 5}")
+        );
+        // An empty slice of a frozen collection is an empty collection, not null.
+        assert_eq!(
+            slice("frozen<set<int>>", &fs, Some("7"), None).as_deref(),
+            Some("{}")
+        );
+        assert_eq!(
+            slice("frozen<map<text, int>>", &fm, Some("'a'"), Some("'a'")).as_deref(),
+            Some("{'a': 1}")
+        );
+
+        let err = |r: ValueResult<Selection>| r.unwrap_err().to_string();
+        assert_eq!(
+            err(element_selection(&ty("list<int>"), "l")),
+            "Element selection is only allowed on sets and maps, but l is a list"
+        );
+        assert_eq!(
+            err(slice_selection(&ty("frozen<list<text>>"), "fl")),
+            "Slice selection is only allowed on sets and maps, but fl is a list"
+        );
+        assert_eq!(
+            err(element_selection(&ty("int"), "i")),
+            "Invalid element selection: i is of type int is not a collection"
+        );
+        assert_eq!(
+            err(element_selection(&ty("tuple<int, text>"), "t")),
+            "Invalid element selection: t is of type frozen<tuple<int, text>> is not a collection"
+        );
+        assert_eq!(
+            err(slice_selection(&ty("int"), "m[1]")),
+            "Invalid slice selection: m[1] of type int is not a collection"
+        );
+        let sel = element_selection(&ty("map<int, frozen<map<int, int>>>"), "mm").unwrap();
+        assert_eq!(sel.key_receiver, "key(mm)");
+        assert_eq!(sel.result_type, ty("frozen<map<int, int>>"));
+        assert_eq!(
+            element_selection(&ty("set<int>"), "s")
+                .unwrap()
+                .key_receiver,
+            "value(s)"
+        );
+        assert_eq!(
+            element_key(TermValue::Null, "m").unwrap_err().to_string(),
+            "Invalid null value for element selection on m"
+        );
+        assert_eq!(
+            element_key(TermValue::Unset, "m").unwrap_err().to_string(),
+            "Invalid unset value for element selection on m"
+        );
+        assert_eq!(slice_bound(TermValue::Unset, "m").unwrap(), None);
+        assert_eq!(
+            slice_bound(TermValue::Null, "m").unwrap_err().to_string(),
+            "Invalid null value for slice selection on m"
+        );
+        assert!(select_element(&ty("map<int, int>"), &[0, 0, 0, 1], &[0, 0, 0, 1]).is_err());
+        assert!(select_element(&ty("list<int>"), &m, &[0, 0, 0, 1]).is_err());
     }
 }

@@ -10,6 +10,10 @@
 //!   `Unable to make int from '3000000000'` (the `MarshalException` text Cassandra forwards).
 //! - [`ValueError::Invalid`]: every other request error (collection and tuple shapes, nulls
 //!   inside collections, function calls, bound values that do not validate…).
+//!
+//! [`ValueError::FunctionFailure`] is the one error that is not an `InvalidRequest`: a
+//! function or operator that fails while running (division by zero), Cassandra's
+//! Function_failure (0x1400).
 
 /// Result alias for the value layer.
 pub type ValueResult<T> = std::result::Result<T, ValueError>;
@@ -36,6 +40,31 @@ pub enum ValueError {
     /// Any other invalid request.
     #[error("{0}")]
     Invalid(String),
+    /// A function or operator failed while running: Cassandra's
+    /// `FunctionExecutionException`, the one error here that is not an `InvalidRequest`.
+    #[error("{0}")]
+    FunctionFailure(FunctionFailure),
+}
+
+/// A function or operator that failed while running, e.g. `the operation 'int / int'
+/// failed: / by zero`. Sent as the protocol's Function_failure error (0x1400), which carries
+/// the function's keyspace, name and argument types besides the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionFailure {
+    /// The function's keyspace (`system` for the native ones).
+    pub keyspace: String,
+    /// The function's name (`_add`, `_divide`… for the operators).
+    pub function: String,
+    /// The CQL names of the argument types.
+    pub arg_types: Vec<String>,
+    /// The message.
+    pub message: String,
+}
+
+impl std::fmt::Display for FunctionFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 impl ValueError {

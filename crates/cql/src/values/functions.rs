@@ -12,6 +12,8 @@
 //! | `tounixtimestamp` | `(timeuuid)`, `(timestamp)`, `(date) -> bigint` |
 //! | `dateof`, `unixtimestampof` | `(timeuuid) -> timestamp / bigint` (deprecated forms) |
 //! | `<type>asblob`, `blobas<type>` | for every native type but `blob` (`varchar` included) |
+//! | `tojson`, `to_json` | `(any) -> text`: the argument's JSON form (see [`super::json`]) |
+//! | `fromjson`, `from_json` | `(text) -> <receiver's type>`: evaluated in [`super::term`], which knows the receiver |
 //!
 //! Overloads are chosen as Cassandra's `FunctionResolver` does: the signatures whose
 //! parameter types every argument can be assigned to; if several remain, those matched
@@ -19,8 +21,12 @@
 //! Names arrive lowercased; a keyspace other than `system` is an unknown function.
 
 use super::error::{ValueError, ValueResult};
+use super::json;
 use super::temporal::{self, GREGORIAN_OFFSET, MILLIS_PER_DAY};
-use super::term::{assignment, term_display, term_to_bytes, Assignment, TermContext, TermValue};
+use super::term::{
+    assignment_in, literal_preferred_type, term_display, term_to_bytes, Assignment, FitMemo,
+    TermContext, TermValue,
+};
 use crate::ast::{FunctionCall, Term};
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
@@ -135,6 +141,14 @@ fn describe(name: &str, sig: &Signature) -> String {
 
 /// Picks the signature for a call, with Cassandra's resolution errors.
 fn resolve(call: &FunctionCall<Term>) -> ValueResult<(String, Signature)> {
+    resolve_in(call, &FitMemo::default())
+}
+
+fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String, Signature)> {
+    let assignment = |t: &Term, ty: &CqlType| assignment_in(t, ty, memo);
+    if let Some(name @ ("tojson" | "to_json")) = system_name(call) {
+        return to_json_signature(name, call, memo).map(|sig| (name.to_string(), sig));
+    }
     let unknown = || ValueError::invalid(format!("Unknown function {} called", display_name(call)));
     let name = system_name(call).ok_or_else(unknown)?;
     let sigs = signatures(name).ok_or_else(unknown)?;
@@ -200,9 +214,66 @@ fn resolve(call: &FunctionCall<Term>) -> ValueResult<(String, Signature)> {
     }
 }
 
+/// `toJson(x)` takes any type: the argument's own type (a type hint, a function's return
+/// type, a literal's preferred type), returning `text` (Cassandra's `ToJsonFct` factory).
+fn to_json_signature(
+    name: &str,
+    call: &FunctionCall<Term>,
+    memo: &FitMemo,
+) -> ValueResult<Signature> {
+    let [arg] = call.args.as_slice() else {
+        return Err(ValueError::invalid(format!(
+            "Invalid number of arguments for function system.{name}(any)"
+        )));
+    };
+    let ty = match arg {
+        Term::TypeHint(hint, _) => hint.to_cql_type(),
+        Term::Function(inner) => return_type_in(inner, memo),
+        Term::Literal(lit) => literal_preferred_type(lit),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        ValueError::invalid(format!(
+            "Cannot infer type of argument {} in call to function system.{name}(any): use type casts to disambiguate",
+            term_display(arg)
+        ))
+    })?;
+    Ok(Signature::new(&[ty], CqlType::Text))
+}
+
+/// Whether a call is `fromJson(…)` / `from_json(…)`, which takes its return type from the
+/// receiver (see [`super::term::term_to_bytes`]).
+pub fn is_from_json(call: &FunctionCall<Term>) -> bool {
+    matches!(system_name(call), Some("fromjson" | "from_json"))
+}
+
+/// The receivers of a call's arguments as Cassandra names them when it prepares the call
+/// (`arg0(system.blobasint)`) with their types; `None` if the call does not resolve.
+/// `fromJson` takes `text`.
+pub fn argument_specs(call: &FunctionCall<Term>) -> Option<Vec<(String, CqlType)>> {
+    let types = if is_from_json(call) {
+        vec![CqlType::Text]
+    } else {
+        resolve(call).ok()?.1.args
+    };
+    let name = call.name.name.to_lowercase();
+    Some(
+        types
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (format!("arg{i}(system.{name})"), t))
+            .collect(),
+    )
+}
+
 /// The return type of a call, if it resolves.
 pub fn return_type(call: &FunctionCall<Term>) -> Option<CqlType> {
     resolve(call).ok().map(|(_, s)| s.ret)
+}
+
+/// [`return_type`] sharing the memo of the resolution it is part of.
+pub(crate) fn return_type_in(call: &FunctionCall<Term>, memo: &FitMemo) -> Option<CqlType> {
+    resolve_in(call, memo).ok().map(|(_, s)| s.ret)
 }
 
 fn i64_arg(v: &[u8]) -> Option<i64> {
@@ -243,6 +314,10 @@ pub fn call(call: &FunctionCall<Term>, ctx: &dyn TermContext) -> ValueResult<(Cq
         let spec = format!("arg{i}({qualified})");
         match term_to_bytes(arg, t, &spec, ctx)? {
             TermValue::Value(b) => args.push(b),
+            // `toJson(null)` is the text `null`; every other function returns null.
+            TermValue::Null if matches!(name.as_str(), "tojson" | "to_json") => {
+                return Ok((sig.ret, TermValue::Value(Bytes::from_static(b"null"))))
+            }
             TermValue::Null => return Ok((sig.ret, TermValue::Null)),
             TermValue::Unset => {
                 return Err(ValueError::invalid(format!(
@@ -321,6 +396,10 @@ fn apply(
             Some(ms) => date_bytes(ms),
             None => return Ok(None),
         },
+        "tojson" | "to_json" => {
+            let ty = arg_ty.cloned().unwrap_or(T::Blob);
+            Bytes::from(json::to_json_function(&ty, Some(first))?)
+        }
         _ if name.ends_with("asblob") => args.first().cloned().unwrap_or_default(),
         _ if name.starts_with("blobas") => {
             let bytes = args.first().cloned().unwrap_or_default();
@@ -339,4 +418,37 @@ fn apply(
             )))
         }
     }))
+}
+
+/// `fromJson(text)` for a receiver of type `ty` (Cassandra's `FromJsonFct`, whose return
+/// type is the receiver's), called by [`term_to_bytes`] for the calls [`is_from_json`] finds.
+pub fn from_json_call(
+    call: &FunctionCall<Term>,
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let name = call.name.name.as_str();
+    let [arg] = call.args.as_slice() else {
+        return Err(ValueError::invalid(format!(
+            "Invalid number of arguments for function system.{name}(text)"
+        )));
+    };
+    if !assignment_in(arg, &CqlType::Text, &FitMemo::default()).is_assignable() {
+        return Err(ValueError::invalid(format!(
+            "Type error: {} cannot be passed as argument 0 of function system.{name} of type text",
+            term_display(arg)
+        )));
+    }
+    match term_to_bytes(arg, &CqlType::Text, &format!("arg0(system.{name})"), ctx)? {
+        TermValue::Value(b) => {
+            let text = std::str::from_utf8(&b)
+                .map_err(|_| ValueError::marshal("String didn't validate."))?;
+            json::from_json_function(ty, text, name, receiver)
+        }
+        TermValue::Null => Ok(TermValue::Null),
+        TermValue::Unset => Err(ValueError::invalid(format!(
+            "Invalid unset value for argument in call to function {name}"
+        ))),
+    }
 }

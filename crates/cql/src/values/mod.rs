@@ -10,7 +10,11 @@
 //!   functions such as `now()` or `blobAsInt()`) to bytes;
 //! - [`compare`](mod@compare): Cassandra's order for every type, collections and tuples included;
 //! - [`aggregate`]: `sum`, `avg`, `min`, `max`, `count` and `CAST` conversions;
-//! - [`collections`]: the multi-cell layout of non-frozen collections;
+//! - [`arithmetic`]: the operators `+ - * / %` and unary `-`, overload resolution included;
+//! - [`number`]: numbers read from values and converted as Java's `Number` does;
+//! - [`collections`]: the multi-cell layout of non-frozen collections, and element and slice
+//!   selection (`c[k]`, `c[a..b]`);
+//! - [`json`]: the JSON forms of `SELECT JSON`, `INSERT … JSON`, `toJson` and `fromJson`;
 //! - [`format`](mod@format): bytes to CQL literal text;
 //! - [`error`]: [`ValueError`], whose texts are Cassandra's `InvalidRequest` messages.
 //!
@@ -18,6 +22,8 @@
 //! [`term::TermContext`]).
 
 pub mod aggregate;
+pub mod arithmetic;
+pub mod assign;
 pub mod bigint;
 pub mod codec;
 pub mod collections;
@@ -25,7 +31,9 @@ pub mod compare;
 pub mod error;
 pub mod format;
 pub mod functions;
+pub mod json;
 pub mod literal;
+pub mod number;
 pub mod temporal;
 pub mod term;
 

@@ -403,10 +403,130 @@ pub fn max_timeuuid(millis: i64) -> [u8; 16] {
     )
 }
 
+// ---------------------------------------------------------------------------------------
+// Durations added to instants (Cassandra's `Duration.addTo`)
+
+/// The first day of the Gregorian calendar in `java.util.GregorianCalendar`, 1582-10-15,
+/// in days since the epoch; earlier instants are Julian dates there.
+const GREGORIAN_CUTOVER_DAY: i64 = -141_427;
+
+/// Days since 1970-01-01 of a proleptic Julian date (astronomical years).
+fn days_from_julian(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let mp = i64::from(if m > 2 { m - 3 } else { m + 9 });
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    // Julian 0000-03-01 is day -719470; four-year cycles of 1461 days from there.
+    365 * y + y.div_euclid(4) + doy - 719_470
+}
+
+/// The proleptic Julian date of a day number (inverse of [`days_from_julian`]).
+fn julian_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_470;
+    let cycle = z.div_euclid(1461);
+    let r = z.rem_euclid(1461);
+    let yoc = (r - r / 1460) / 365;
+    let doy = r - 365 * yoc;
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = cycle * 4 + yoc;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// The date of a day in `GregorianCalendar`'s hybrid calendar: Julian before the cutover.
+fn hybrid_from_days(days: i64) -> (i64, u32, u32) {
+    if days >= GREGORIAN_CUTOVER_DAY {
+        civil_from_days(days)
+    } else {
+        julian_from_days(days)
+    }
+}
+
+/// The day of a hybrid-calendar date: a Gregorian date from the cutover on, Julian before
+/// (so the ten days skipped in October 1582 read as the Julian dates they were).
+fn hybrid_to_days(y: i64, m: u32, d: u32) -> i64 {
+    let g = days_from_civil(y, m, d);
+    if g >= GREGORIAN_CUTOVER_DAY {
+        g
+    } else {
+        days_from_julian(y, m, d)
+    }
+}
+
+/// Month length in the hybrid calendar (Julian leap years before 1582).
+fn hybrid_days_in_month(y: i64, m: u32) -> u32 {
+    if m == 2 && (y < 1582) {
+        if y.rem_euclid(4) == 0 {
+            29
+        } else {
+            28
+        }
+    } else {
+        days_in_month(y, m)
+    }
+}
+
+/// Cassandra's `Duration.addTo(millis)` (and `substractFrom` with negated parts): without
+/// months, days and whole milliseconds are added to the instant; with months, UTC
+/// `GregorianCalendar` arithmetic — months first (the day pinned to the new month's length,
+/// Julian rules before 1582-10-15), then days, then the milliseconds of `nanos` as a Java
+/// `int` (which wraps past 24.8 days, as Cassandra's does). Java's `long` overflow wraps.
+pub fn add_duration_millis(millis: i64, months: i32, days: i32, nanos: i64) -> i64 {
+    if months == 0 {
+        let shift = i64::from(days)
+            .wrapping_mul(MILLIS_PER_DAY)
+            .wrapping_add(nanos / 1_000_000);
+        return millis.wrapping_add(shift);
+    }
+    let day = millis.div_euclid(MILLIS_PER_DAY);
+    let time_of_day = millis.rem_euclid(MILLIS_PER_DAY);
+    let (y, m, d) = hybrid_from_days(day);
+    let month_index = i64::from(m) - 1 + i64::from(months);
+    let y = y + month_index.div_euclid(12);
+    let m = (month_index.rem_euclid(12) + 1) as u32;
+    let d = d.min(hybrid_days_in_month(y, m));
+    let base = i128::from(hybrid_to_days(y, m, d)) * i128::from(MILLIS_PER_DAY)
+        + i128::from(time_of_day)
+        + i128::from(days) * i128::from(MILLIS_PER_DAY)
+        + i128::from((nanos / 1_000_000) as i32);
+    base as i64
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_added_like_gregorian_calendar() {
+        let ts = |s: &str| parse_timestamp(s).unwrap();
+        let add = |s: &str, m: i32, d: i32, n: i64| {
+            format_timestamp_iso(add_duration_millis(ts(s), m, d, n))
+        };
+        const H: i64 = 3_600_000_000_000;
+        // Checked against Cassandra 5.0.9 (`SELECT ts + 1mo1d1h`, …).
+        assert_eq!(add("2024-01-01", 1, 1, H), "2024-02-02T01:00:00.000Z");
+        assert_eq!(add("2024-01-01", -13, 0, 0), "2022-12-01T00:00:00.000Z");
+        assert_eq!(add("2024-01-31", 1, 0, 0), "2024-02-29T00:00:00.000Z");
+        assert_eq!(
+            add("2024-01-01", 0, 0, 2000 * H),
+            "2024-03-24T08:00:00.000Z"
+        );
+        // With months, the milliseconds are a Java int: 600h wraps.
+        assert_eq!(add("2024-01-01", 1, 0, 600 * H), "2024-01-07T06:57:12.704Z");
+        assert_eq!(add("2024-01-01", 0, 0, 600 * H), "2024-01-26T00:00:00.000Z");
+        // Julian months before the cutover; dates in the skipped days read as Julian.
+        assert_eq!(add("1500-03-31", -1, 0, 0), "1500-03-02T00:00:00.000Z");
+        assert_eq!(add("1582-11-14", -1, 0, 0), "1582-10-24T00:00:00.000Z");
+        assert_eq!(add("1582-10-15", 0, -1, 0), "1582-10-14T00:00:00.000Z");
+        for days in [-800_000i64, -141_428, -141_427, 0, 50_000] {
+            let (y, m, d) = julian_from_days(days);
+            assert_eq!(days_from_julian(y, m, d), days);
+        }
+        // Extreme values wrap instead of panicking.
+        add_duration_millis(i64::MAX, i32::MAX, i32::MAX, i64::MAX);
+        add_duration_millis(i64::MIN, i32::MIN, i32::MIN, i64::MIN);
+    }
 
     #[test]
     fn civil_round_trip() {

@@ -17,11 +17,16 @@
 //!   collection unset (an unset map key is an error);
 //! - `(type) term` checks that the hinted type can be assigned to the receiver and evaluates
 //!   the term for the hinted type;
-//! - function calls run Cassandra's term-level native functions (see [`super::functions`]).
+//! - function calls run Cassandra's term-level native functions (see [`super::functions`]);
+//! - `a + b`, `-a` and the other operators pick Cassandra's overload for the receiver's type
+//!   and run it (see [`super::arithmetic`]); a one-element tuple `(x)` stands for `x`
+//!   wherever the receiver is not a tuple, which is how parentheses group terms.
 //!
 //! [`assignment`] is Cassandra's `testAssignment`, used to pick function overloads and to
 //! check elements before evaluating them.
 
+use super::arithmetic::{self, Operand};
+pub use super::assign::{unfrozen, value_compatible, Assignment};
 use super::codec::{build_collection, build_map, build_tuple, split_collection, split_map};
 use super::compare::compare;
 use super::error::{ValueError, ValueResult};
@@ -30,7 +35,9 @@ use super::literal::{literal_accepts, literal_display, literal_to_bytes_at};
 use crate::ast::{BindMarker, Literal, Term};
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
+use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 /// The value of a term: null, unset (leave the column alone), or bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,32 +70,6 @@ pub trait TermContext {
     /// Randomness for `uuid()` and the node half of `now()`.
     fn random_u64(&self) -> u64 {
         rand::random()
-    }
-}
-
-/// How well a term fits a type (Cassandra's `AssignmentTestable.TestResult`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Assignment {
-    /// The term's own type is the receiver's.
-    Exact,
-    /// The term can be converted to the receiver's type.
-    Weak,
-    /// It cannot.
-    No,
-}
-
-impl Assignment {
-    /// Exact or weak.
-    pub fn is_assignable(self) -> bool {
-        self != Assignment::No
-    }
-}
-
-/// The type without `frozen<…>`.
-pub fn unfrozen(ty: &CqlType) -> &CqlType {
-    match ty {
-        CqlType::Frozen(inner) => unfrozen(inner),
-        other => other,
     }
 }
 
@@ -125,35 +106,81 @@ pub fn literal_preferred_type(lit: &Literal) -> Option<CqlType> {
     })
 }
 
-/// Whether a value of type `from` can be stored as `to` without conversion (Cassandra's
-/// `isValueCompatibleWith`, for the cases that matter to terms).
-pub fn value_compatible(to: &CqlType, from: &CqlType) -> bool {
-    use CqlType as T;
-    let (to, from) = (unfrozen(to), unfrozen(from));
-    if to == from {
-        return true;
-    }
-    matches!(
-        (to, from),
-        (T::Blob, _)
-            | (T::Text, T::Ascii)
-            | (T::Uuid, T::Timeuuid)
-            | (T::Varint, T::Int | T::Bigint | T::Timestamp)
-            | (T::Bigint, T::Timestamp)
-            | (T::Timestamp, T::Bigint)
+/// A term as an operator's operand (see [`arithmetic::resolve`]): it fits a type as
+/// [`assignment`] says, and shows as [`term_display`] in messages.
+pub fn operand(term: &Term) -> Operand<'_> {
+    operand_flags(
+        term,
+        Operand::new(move || term_display(term), move |ty| assignment(term, ty)),
     )
+}
+
+/// [`operand`] sharing `memo` with the resolution it is part of.
+fn operand_in<'a>(term: &'a Term, memo: &'a FitMemo) -> Operand<'a> {
+    operand_flags(
+        term,
+        Operand::new(
+            move || term_display(term),
+            move |ty| assignment_in(term, ty, memo),
+        ),
+    )
+}
+
+fn operand_flags<'a>(term: &Term, op: Operand<'a>) -> Operand<'a> {
+    match term {
+        Term::Bind(_) => op.bind_marker(),
+        Term::List(_) => op.list_literal(),
+        _ => op,
+    }
+}
+
+/// Remembered assignment tests of operations and function calls during one resolution.
+///
+/// Overload resolution tests each operand against every candidate's parameter type, and a
+/// nested operation or call resolves its own operands for each of those tests; without the
+/// memo, `1 + (1 + (1 + …))` would cost exponential time. Keys are the term's address (the
+/// tree does not move while it is being resolved) and the tested type.
+#[derive(Default)]
+pub(crate) struct FitMemo {
+    seen: RefCell<HashMap<(usize, CqlType), Assignment>>,
+}
+
+impl FitMemo {
+    fn get_or(&self, term: &Term, ty: &CqlType, f: impl FnOnce() -> Assignment) -> Assignment {
+        let key = (term as *const Term as usize, ty.clone());
+        if let Some(a) = self.seen.borrow().get(&key) {
+            return *a;
+        }
+        let a = f();
+        self.seen.borrow_mut().insert(key, a);
+        a
+    }
 }
 
 /// Cassandra's `testAssignment` of a term to a type.
 pub fn assignment(term: &Term, ty: &CqlType) -> Assignment {
+    assignment_in(term, ty, &FitMemo::default())
+}
+
+/// [`assignment`] sharing `memo` with the resolution it is part of.
+pub(crate) fn assignment_in(term: &Term, ty: &CqlType, memo: &FitMemo) -> Assignment {
     let base = unfrozen(ty);
     let all = |terms: &mut dyn Iterator<Item = (&Term, &CqlType)>| {
         for (t, ty) in terms {
-            if !assignment(t, ty).is_assignable() {
+            if !assignment_in(t, ty, memo).is_assignable() {
                 return Assignment::No;
             }
         }
         Assignment::Weak
+    };
+    // A resolved function or operation: exact for its own return type, weak for types that
+    // can take its values; one that does not resolve is weak, so the caller reports the
+    // real error later (`FunctionCall.Raw.testAssignment`).
+    let returning = |ret: Option<CqlType>| match ret {
+        Some(ret) if unfrozen(&ret) == base => Assignment::Exact,
+        Some(ret) if value_compatible(base, &ret) => Assignment::Weak,
+        Some(_) => Assignment::No,
+        None => Assignment::Weak,
     };
     match term {
         Term::Literal(lit) => {
@@ -191,6 +218,10 @@ pub fn assignment(term: &Term, ty: &CqlType) -> Assignment {
             CqlType::Set(_) | CqlType::Map(_, _) => Assignment::Weak,
             _ => Assignment::No,
         },
+        // `(x)` for a receiver that is not a tuple is `x` (Cassandra's `Tuples.Literal`).
+        Term::Tuple(elems) if elems.len() == 1 && !matches!(base, CqlType::Tuple(_)) => elems
+            .first()
+            .map_or(Assignment::No, |e| assignment_in(e, ty, memo)),
         Term::Tuple(elems) => match base {
             CqlType::Tuple(types) if elems.len() <= types.len() => {
                 all(&mut elems.iter().zip(types.iter()))
@@ -198,18 +229,106 @@ pub fn assignment(term: &Term, ty: &CqlType) -> Assignment {
             _ => Assignment::No,
         },
         Term::UserType(_) => Assignment::No,
-        Term::Function(call) => match functions::return_type(call) {
-            Some(ret) if unfrozen(&ret) == base => Assignment::Exact,
-            Some(ret) if value_compatible(base, &ret) => Assignment::Weak,
-            Some(_) => Assignment::No,
-            None => Assignment::Weak,
-        },
+        // Its return type is the receiver's (a function factory: always weak, as Cassandra).
+        Term::Function(call) if functions::is_from_json(call) => Assignment::Weak,
+        Term::Function(call) => memo.get_or(term, base, || {
+            returning(functions::return_type_in(call, memo))
+        }),
         Term::TypeHint(hint, _) => match hint.to_cql_type() {
             Some(h) if unfrozen(&h) == base => Assignment::Exact,
             Some(h) if value_compatible(base, &h) => Assignment::Weak,
             _ => Assignment::No,
         },
-        Term::Arithmetic(..) | Term::Negate(_) => Assignment::Weak,
+        Term::Arithmetic(op, l, r) => memo.get_or(term, base, || {
+            let (l, r) = (operand_in(l, memo), operand_in(r, memo));
+            returning(
+                arithmetic::resolve(*op, &l, &r, Some(base))
+                    .ok()
+                    .map(|s| s.ret),
+            )
+        }),
+        Term::Negate(x) => memo.get_or(term, base, || {
+            returning(arithmetic::resolve_negation(&operand_in(x, memo), Some(base)).ok())
+        }),
+    }
+}
+
+/// The bind markers inside `term`, evaluated for a receiver named `receiver` of type `ty`,
+/// with the name and type Cassandra gives each in a PREPARE result: a marker is its
+/// receiver (its own name when it has one); the arguments of a function or operator are
+/// received by `arg0(system.blobasint)`, `arg1(system._add)`… of the resolved overload's
+/// parameter types; elements of collections and tuples by the element types; a type hint's
+/// marker by the hint's receiver. Markers in a call that does not resolve are left out (the
+/// statement fails when it runs).
+pub fn marker_types(term: &Term, receiver: &str, ty: &CqlType) -> Vec<(usize, String, CqlType)> {
+    let mut out = Vec::new();
+    collect_markers(term, receiver, ty, &mut out);
+    out
+}
+
+fn collect_markers(
+    term: &Term,
+    receiver: &str,
+    ty: &CqlType,
+    out: &mut Vec<(usize, String, CqlType)>,
+) {
+    let base = unfrozen(ty);
+    match term {
+        Term::Bind(m) => out.push((
+            m.index,
+            m.name.clone().unwrap_or_else(|| receiver.to_string()),
+            ty.clone(),
+        )),
+        Term::List(ts) | Term::Set(ts) => {
+            if let CqlType::List(e) | CqlType::Set(e) = base {
+                for t in ts {
+                    collect_markers(t, receiver, e, out);
+                }
+            }
+        }
+        Term::Map(entries) => {
+            if let CqlType::Map(k, v) = base {
+                for (a, b) in entries {
+                    collect_markers(a, receiver, k, out);
+                    collect_markers(b, receiver, v, out);
+                }
+            }
+        }
+        Term::Tuple(ts) if ts.len() == 1 && !matches!(base, CqlType::Tuple(_)) => {
+            for t in ts {
+                collect_markers(t, receiver, ty, out);
+            }
+        }
+        Term::Tuple(ts) => {
+            if let CqlType::Tuple(types) = base {
+                for (t, ty) in ts.iter().zip(types) {
+                    collect_markers(t, receiver, ty, out);
+                }
+            }
+        }
+        Term::TypeHint(_, t) => collect_markers(t, receiver, ty, out),
+        Term::Function(call) => {
+            if let Some(specs) = functions::argument_specs(call) {
+                for (arg, (name, t)) in call.args.iter().zip(&specs) {
+                    collect_markers(arg, name, t, out);
+                }
+            }
+        }
+        Term::Arithmetic(op, l, r) => {
+            let (lo, ro) = (operand(l), operand(r));
+            if let Ok(sig) = arithmetic::resolve(*op, &lo, &ro, Some(base)) {
+                let name = arithmetic::function_name(*op);
+                collect_markers(l, &format!("arg0(system.{name})"), &sig.left, out);
+                collect_markers(r, &format!("arg1(system.{name})"), &sig.right, out);
+            }
+        }
+        Term::Negate(x) => {
+            if let Ok(t) = arithmetic::resolve_negation(&operand(x), Some(base)) {
+                let name = format!("arg0(system.{})", arithmetic::NEGATE_FUNCTION);
+                collect_markers(x, &name, &t, out);
+            }
+        }
+        Term::Literal(_) | Term::Null | Term::EmptyBraces | Term::UserType(_) => {}
     }
 }
 
@@ -245,10 +364,18 @@ pub fn term_display(term: &Term) -> String {
         ),
         Term::Function(call) => format!("{}({})", functions::display_name(call), join(&call.args)),
         Term::TypeHint(t, inner) => format!("({t}){}", term_display(inner)),
-        Term::Arithmetic(op, l, r) => {
-            format!("{} {} {}", term_display(l), op.symbol(), term_display(r))
-        }
-        Term::Negate(inner) => format!("-{}", term_display(inner)),
+        // Operations are function calls to Cassandra, and show as such.
+        Term::Arithmetic(op, l, r) => format!(
+            "system.\"{}\"({}, {})",
+            arithmetic::function_name(*op),
+            term_display(l),
+            term_display(r)
+        ),
+        Term::Negate(inner) => format!(
+            "system.\"{}\"({})",
+            arithmetic::NEGATE_FUNCTION,
+            term_display(inner)
+        ),
     }
 }
 
@@ -402,6 +529,13 @@ pub fn term_to_bytes(
                 key_ty, out,
             )))))
         }
+        // `(x)` for a receiver that is not a tuple is `x`: that is how `(1 + 2) * 3` reads.
+        Term::Tuple(elems) if elems.len() == 1 && !matches!(base, CqlType::Tuple(_)) => {
+            match elems.first() {
+                Some(e) => term_to_bytes(e, ty, receiver, ctx),
+                None => Err(kind_error("tuple")),
+            }
+        }
         Term::Tuple(elems) => {
             let CqlType::Tuple(types) = base else {
                 return Err(ValueError::invalid(format!(
@@ -443,6 +577,9 @@ pub fn term_to_bytes(
             "Invalid user type literal for {receiver} of type {}",
             ty.name()
         ))),
+        Term::Function(call) if functions::is_from_json(call) => {
+            functions::from_json_call(call, ty, receiver, ctx)
+        }
         Term::Function(call) => {
             let (ret, value) = functions::call(call, ctx)?;
             if !value_compatible(base, &ret) {
@@ -477,9 +614,54 @@ pub fn term_to_bytes(
             }
             term_to_bytes(inner, &hinted, &text, ctx)
         }
-        Term::Arithmetic(..) | Term::Negate(_) => Err(ValueError::invalid(format!(
-            "Arithmetic operations are not supported yet: {}",
-            term_display(term)
+        Term::Arithmetic(op, l, r) => {
+            let memo = FitMemo::default();
+            let (lo, ro) = (operand_in(l, &memo), operand_in(r, &memo));
+            let sig = arithmetic::resolve(*op, &lo, &ro, Some(base))?;
+            let name = format!("system.{}", arithmetic::function_name(*op));
+            // Both arguments are bound (an unset one is an error) before a null one makes
+            // the result null, as Cassandra's `FunctionCall` does.
+            let lv = operation_arg(l, &sig.left, 0, &name, ctx)?;
+            let rv = operation_arg(r, &sig.right, 1, &name, ctx)?;
+            let (Some(lv), Some(rv)) = (lv, rv) else {
+                return Ok(TermValue::Null);
+            };
+            Ok(
+                match arithmetic::apply(*op, &sig.left, &lv, &sig.right, &rv)? {
+                    Some(b) => TermValue::Value(b),
+                    None => TermValue::Null,
+                },
+            )
+        }
+        Term::Negate(x) => {
+            let arg_ty = arithmetic::resolve_negation(&operand(x), Some(base))?;
+            let name = format!("system.{}", arithmetic::NEGATE_FUNCTION);
+            let Some(v) = operation_arg(x, &arg_ty, 0, &name, ctx)? else {
+                return Ok(TermValue::Null);
+            };
+            Ok(match arithmetic::negate(&arg_ty, &v)? {
+                Some(b) => TermValue::Value(b),
+                None => TermValue::Null,
+            })
+        }
+    }
+}
+
+/// Argument `index` of an operator's function, evaluated for the parameter type (receiver
+/// `arg0(system._add)`, as Cassandra names it): `None` for null, an error for unset.
+fn operation_arg(
+    term: &Term,
+    ty: &CqlType,
+    index: usize,
+    function: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<Option<Bytes>> {
+    match term_to_bytes(term, ty, &format!("arg{index}({function})"), ctx)? {
+        TermValue::Value(b) => Ok(Some(b)),
+        TermValue::Null => Ok(None),
+        TermValue::Unset => Err(ValueError::invalid(format!(
+            "Invalid unset value for argument in call to function {}",
+            function.trim_start_matches("system.")
         ))),
     }
 }

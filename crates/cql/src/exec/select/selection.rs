@@ -478,7 +478,8 @@ impl Planner<'_> {
             SelectorExpr::Element(..)
             | SelectorExpr::ElementSlice(..)
             | SelectorExpr::Arithmetic(..)
-            | SelectorExpr::Negate(_) => Err(Error::Invalid(
+            | SelectorExpr::Negate(_)
+            | SelectorExpr::Parenthesized(_) => Err(Error::Invalid(
                 "Collection element selection and arithmetic in the selection are not supported yet"
                     .into(),
             )),

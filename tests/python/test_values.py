@@ -1,0 +1,107 @@
+"""Arithmetic in terms, INSERT JSON, fromJson and toJson through the Python driver, each result
+and error checked against Apache Cassandra 5.0.9 running the same statements."""
+
+import datetime
+import decimal
+
+import pytest
+from cassandra import FunctionFailure, InvalidRequest
+
+from helpers import expect_error, server_code, server_message, tuples
+
+
+@pytest.fixture
+def t(session, ks, tname):
+    session.execute(
+        f"CREATE TABLE {ks}.{tname} (k int PRIMARY KEY, i int, b bigint, t tinyint, f float, "
+        f"d double, dec decimal, v varint, ts timestamp, dt date, tx text, a ascii)")
+    return f"{ks}.{tname}"
+
+
+def test_arithmetic_in_terms(session, t):
+    session.execute(
+        f"UPDATE {t} SET i = (1 + 2) * 3, b = 3000000000 * 4, t = 100 + 100, f = 1 / 3, "
+        f"d = 1 / 3, dec = 1 / 3, v = 10 - 3 WHERE k = 1")
+    assert tuples(session, f"SELECT i, b, t, f, d, dec, v FROM {t} WHERE k = 1") == [
+        (9, 12000000000, -56, pytest.approx(0.3333333432674408), 0.3333333333333333,
+         decimal.Decimal("0.33333333333333333333333333333333"), 7)]
+    session.execute(
+        f"UPDATE {t} SET i = 2147483647 + 1, ts = '2024-01-01' + 1mo1d1h, "
+        f"dt = '2024-01-31' - 1mo, tx = 'a' + 'b', dec = 1.5 * 2 WHERE k = 2")
+    row = session.execute(f"SELECT i, ts, dt, tx, dec FROM {t} WHERE k = 2").one()
+    assert row.i == -2147483648
+    assert row.ts == datetime.datetime(2024, 2, 2, 1, 0)
+    assert str(row.dt) == "2023-12-31"
+    assert (row.tx, row.dec) == ("ab", decimal.Decimal("3.0"))
+    # In WHERE, IN and IF too; `- 1` (apart) negates, `-1` is a literal.
+    session.execute(f"INSERT INTO {t} (k, i) VALUES (3, 1 + 2 * 3)")
+    assert session.execute(f"UPDATE {t} SET i = - -1 WHERE k = 3 IF i = 3 + 4").one()[0] is True
+    assert tuples(session, f"SELECT k, i FROM {t} WHERE k IN (1 + 2, 2 * 2)") == [(3, 1)]
+
+
+def test_arithmetic_with_bound_values(session, t):
+    ps = session.prepare(f"UPDATE {t} SET i = (int) ? * 2, b = (bigint) ? - 1 WHERE k = ?")
+    session.execute(ps, (21, 5, 4))
+    assert tuples(session, f"SELECT i, b FROM {t} WHERE k = 4") == [(42, 4)]
+    session.execute(ps, (None, 5, 4))
+    assert tuples(session, f"SELECT i, b FROM {t} WHERE k = 4") == [(None, 4)]
+
+
+def test_arithmetic_errors(session, t):
+    e = expect_error(FunctionFailure, session.execute, f"UPDATE {t} SET i = 1 / 0 WHERE k = 1")
+    assert server_code(e) == 0x1400
+    assert e.keyspace == "system" and e.function == "_divide" and e.arg_types == ["int", "int"]
+    assert server_message(e) == "the operation 'int / int' failed: / by zero"
+    e = expect_error(FunctionFailure, session.execute,
+                     f"UPDATE {t} SET dt = '2020-01-01' + 1h WHERE k = 1")
+    assert server_message(e) == (
+        "the operation 'date + duration' failed: The duration must have a day precision. Was: 1h")
+    for stmt, message in [
+        (f"UPDATE {t} SET i = 1 + 1.5 WHERE k = 1",
+         "the '+' operation is not supported between 1 and 1.5"),
+        (f"UPDATE {t} SET ts = 5 + 5 WHERE k = 1",
+         "Ambiguous '+' operation with args 5 and 5: use type hint to disambiguate, "
+         "example '(int) ?'"),
+        (f"UPDATE {t} SET i = 3000000000 - 1 WHERE k = 1", "Unable to make int from '3000000000'"),
+    ]:
+        e = expect_error(InvalidRequest, session.execute, stmt)
+        assert server_message(e) == message
+
+
+def test_insert_json(session, t):
+    session.execute(
+        f"""INSERT INTO {t} JSON '{{"k": 1, "i": 5, "b": 3000000000, "t": "1", "f": 0.1, """
+        f""""dec": "1.50", "v": 123456789012345678901234567890, "ts": "2024-01-01 10:00:00+0000", """
+        f""""dt": "2024-02-29", "tx": "x", "A": "y"}}'""")
+    assert tuples(session, f"SELECT k, i, b, t, dec, v, ts, tx, a FROM {t} WHERE k = 1") == [
+        (1, 5, 3000000000, 1, decimal.Decimal("1.50"), 123456789012345678901234567890,
+         datetime.datetime(2024, 1, 1, 10, 0), "x", "y")]
+    # Columns the document leaves out are set to null, or left alone with DEFAULT UNSET.
+    session.execute(f"""INSERT INTO {t} JSON '{{"k": 1, "i": 6}}' DEFAULT UNSET""")
+    assert tuples(session, f"SELECT i, b FROM {t} WHERE k = 1") == [(6, 3000000000)]
+    ps = session.prepare(f"INSERT INTO {t} JSON ?")
+    session.execute(ps, ('{"k": 1, "i": 7}',))
+    assert tuples(session, f"SELECT i, b FROM {t} WHERE k = 1") == [(7, None)]
+    for doc, message in [
+        ('{"k": 2, "i": 1.5}', "Error decoding JSON value for i: Expected an int value, but got a "
+                               "Double: 1.5"),
+        ('{"k": 2, "zz": 5, "aa": 1}', "JSON values map contains unrecognized column: zz"),
+        ('{"i": 2}', "Invalid null value in condition for column k"),
+        ('null', "Got null for INSERT JSON values"),
+    ]:
+        e = expect_error(InvalidRequest, session.execute, ps, (doc,))
+        assert server_message(e) == message
+
+
+def test_from_json_and_to_json(session, t):
+    session.execute(
+        f"""UPDATE {t} SET i = fromJson('"7"'), tx = fromJson('"x"'), b = fromJson('null') """
+        f"WHERE k = 1")
+    assert tuples(session, f"SELECT i, tx, b FROM {t} WHERE k = 1") == [(7, "x", None)]
+    e = expect_error(FunctionFailure, session.execute,
+                     f"""UPDATE {t} SET i = fromJson('"abc"') WHERE k = 1""")
+    assert server_message(e) == (
+        "org.apache.cassandra.serializers.MarshalException: Unable to make int from 'abc'")
+    session.execute(f"UPDATE {t} SET ts = '2024-01-02 03:04:05.678+0000', d = NaN WHERE k = 1")
+    assert tuples(session, f"SELECT toJson(i), toJson(tx), toJson(ts), toJson(d) FROM {t} "
+                           f"WHERE k = 1") == [('7', '"x"', '"2024-01-02 03:04:05.678Z"', 'null')]
