@@ -105,3 +105,95 @@ def test_from_json_and_to_json(session, t):
     session.execute(f"UPDATE {t} SET ts = '2024-01-02 03:04:05.678+0000', d = NaN WHERE k = 1")
     assert tuples(session, f"SELECT toJson(i), toJson(tx), toJson(ts), toJson(d) FROM {t} "
                            f"WHERE k = 1") == [('7', '"x"', '"2024-01-02 03:04:05.678Z"', 'null')]
+
+
+@pytest.fixture
+def c(session, ks, tname):
+    session.execute(
+        f'CREATE TABLE {ks}.{tname} (k int, c int, v int, "Up" text, s set<int>, '
+        f'm map<int, text>, fm frozen<map<int, text>>, l list<int>, ts timestamp, '
+        f'PRIMARY KEY (k, c))')
+    t = f"{ks}.{tname}"
+    session.execute(
+        f"""INSERT INTO {t} (k, c, v, "Up", s, m, fm, l, ts) VALUES (1, 1, 10, 'x"y', {{1, 2, 3}}, """
+        f"""{{1: 'a', 2: 'b', 3: 'c'}}, {{1: 'a', 5: 'e'}}, [1, 2], '2024-01-02 03:04:05.678Z') """
+        f"USING TIMESTAMP 1000")
+    session.execute(f"UPDATE {t} USING TIMESTAMP 2000 AND TTL 1000 SET m[2] = 'bb', s = s + {{7}} "
+                    f"WHERE k = 1 AND c = 1")
+    session.execute(f"INSERT INTO {t} (k, c) VALUES (1, 2)")
+    return t
+
+
+def test_select_json(session, c):
+    rs = session.execute(f"SELECT JSON * FROM {c}")
+    assert rs.column_names == ["[json]"]
+    assert [r[0] for r in rs] == [
+        '{"k": 1, "c": 1, "\\"Up\\"": "x\\"y", "fm": {"1": "a", "5": "e"}, "l": [1, 2], '
+        '"m": {"1": "a", "2": "bb", "3": "c"}, "s": [1, 2, 3, 7], '
+        '"ts": "2024-01-02 03:04:05.678Z", "v": 10}',
+        '{"k": 1, "c": 2, "\\"Up\\"": null, "fm": null, "l": null, "m": null, "s": null, '
+        '"ts": null, "v": null}']
+    # Keys are the result column names: aliases, functions, aggregates.
+    assert tuples(session, f'SELECT JSON k, v AS "Vv", writetime(v), m[2] FROM {c} '
+                           f'WHERE k = 1 AND c = 1') == [
+        ('{"k": 1, "\\"Vv\\"": 10, "writetime(v)": 1000, "m[2]": "bb"}',)]
+    assert tuples(session, f"SELECT JSON count(*) FROM {c}") == [('{"count": 2}',)]
+    ps = session.prepare(f"SELECT JSON k, v FROM {c} WHERE k = ?")
+    assert [col[2] for col in ps.result_metadata] == ["[json]"]
+    assert tuples(session, ps, (1,))[0] == ('{"k": 1, "v": 10}',)
+    # Paging carries on over JSON rows.
+    from cassandra.query import SimpleStatement
+    assert len(list(session.execute(SimpleStatement(f"SELECT JSON * FROM {c}", fetch_size=1)))) == 2
+
+
+def test_element_and_slice_selection(session, c):
+    rs = session.execute(f"SELECT m[2], m[9], s[2], m[1..2], m[..1], s[3..], fm[5], fm[2..9] "
+                         f"FROM {c} WHERE k = 1 AND c = 1")
+    assert rs.column_names == ["m[2]", "m[9]", "s[2]", "m[1..2]", "m[..1]", "s[3..]", "fm[5]",
+                               "fm[2..9]"]
+    row = rs.one()
+    assert (row[0], row[1], row[2], dict(row[3]), dict(row[4]), set(row[5]), row[6],
+            dict(row[7])) == ("bb", None, 2, {1: "a", 2: "bb"}, {1: "a"}, {3, 7}, "e", {5: "e"})
+    # Write times follow the cells read: the element's, one per element of a slice, the frozen
+    # collection's one cell when the element is in it.
+    assert tuples(session, f"SELECT writetime(m[2]), writetime(m[1]), writetime(m[9]), "
+                           f"writetime(s[1..7]), maxwritetime(s[1..7]), writetime(fm[5]), "
+                           f"writetime(fm[6]), writetime(fm[6..9]), ttl(s[1]) "
+                           f"FROM {c} WHERE k = 1 AND c = 1") == [
+        (2000, 1000, None, [1000, 1000, 1000, 2000], 2000, 1000, None, None, None)]
+    assert 0 < session.execute(f"SELECT ttl(s[7]) FROM {c} WHERE k = 1 AND c = 1").one()[0] <= 1000
+    ps = session.prepare(f"SELECT m[?] FROM {c} WHERE k = 1 AND c = 1")
+    assert [(col[2], col[3].typename) for col in ps.column_metadata] == [("key(m)", "int")]
+    assert tuples(session, ps, (3,)) == [("c",)]
+    for stmt, message in [
+        (f"SELECT l[0] FROM {c}", "Element selection is only allowed on sets and maps, but l is "
+                                  "a list"),
+        (f"SELECT v[0] FROM {c}", "Invalid element selection: v is of type int is not a "
+                                  "collection"),
+        (f"SELECT m['a'] FROM {c}", 'Invalid STRING constant (a) for "key(m)" of type int'),
+        (f"SELECT writetime(m[1]) + 1 FROM {c}",
+         "the '+' operation is not supported between writetime(m[1]) and 1"),
+    ]:
+        e = expect_error(InvalidRequest, session.execute, stmt)
+        assert server_message(e) == message
+
+
+def test_arithmetic_in_selection(session, c):
+    rs = session.execute(f"SELECT v + 1, v - c, v * 2.5, -v, v % 3, ts + 1d, \"Up\" + 'z', "
+                         f"(v + 1) * 2, sum(v) + 1 FROM {c} WHERE k = 1 AND c = 1")
+    assert rs.column_names == ["v + 1", "v - c", "v * 2.5", "-v", "v % 3", "ts + 1d",
+                               "Up + 'z'", "(v + 1) * 2", "system.sum(v) + 1"]
+    assert list(rs.one()) == [11, 9, 25.0, -10, 1, datetime.datetime(2024, 1, 3, 3, 4, 5, 678000),
+                              'x"yz', 22, 11]
+    # A null operand gives null.
+    assert tuples(session, f"SELECT v + 1 FROM {c} WHERE k = 1 AND c = 2") == [(None,)]
+    e = expect_error(FunctionFailure, session.execute, f"SELECT v / 0 FROM {c}")
+    assert server_message(e) == "the operation 'int / int' failed: / by zero"
+    for stmt, message in [
+        (f"SELECT (v) FROM {c}", "Cannot infer type for term (v) in selection clause (try using "
+                                 "a cast to force a type)"),
+        (f"SELECT ts + 1 FROM {c}", "Ambiguous '+' operation with args ts and 1: use type hint to "
+                                    "disambiguate, example '(int) ?'"),
+    ]:
+        e = expect_error(InvalidRequest, session.execute, stmt)
+        assert server_message(e) == message

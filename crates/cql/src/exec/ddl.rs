@@ -71,7 +71,10 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
                 return Err(Error::Invalid(format!("keyspace {ks} does not exist")));
             }
             if cat.table(&ks, &name.name).is_none() {
-                return Err(Error::Invalid(format!("table {} does not exist", name.name)));
+                return Err(Error::Invalid(format!(
+                    "table {} does not exist",
+                    name.name
+                )));
             }
             // The engine recreates the table under a new id (after `auto_snapshot`).
             cat.db().truncate_table(&ks, &name.name)?;

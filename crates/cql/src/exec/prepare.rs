@@ -411,6 +411,9 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
                 result = system::select(v, s, &QueryParams::default())?
                     .columns
                     .to_vec();
+                if s.json {
+                    result = select::json_columns(&result, &ks, &table.name).to_vec();
+                }
             }
         }
         let schema = match system::virtual_schema(&ks, &table.name) {
@@ -430,7 +433,26 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         }
         if let Statement::Select(s) = stmt {
             if system::virtual_schema(&ks, &table.name).is_none() {
-                result = select::plan(&schema, s)?.specs.to_vec();
+                let plan = select::plan(&schema, s)?;
+                // Markers in element keys and slice bounds of the selection.
+                let mut markers = Vec::new();
+                plan.selectors
+                    .iter()
+                    .for_each(|sel| sel.markers(&mut markers));
+                for (i, name, ty) in markers {
+                    if let Some(slot) = specs.get_mut(i) {
+                        *slot = Some(ColumnSpec {
+                            keyspace: ks.clone(),
+                            table: table.name.clone(),
+                            name,
+                            ty,
+                        });
+                    }
+                }
+                result = plan.specs.to_vec();
+                if s.json {
+                    result = select::json_columns(&result, &ks, &table.name).to_vec();
+                }
             }
         }
     }

@@ -83,7 +83,7 @@ pub struct SnapshotDetails {
 
 /// Refuses tags that cannot name a snapshot directory. Cassandra refuses the path
 /// separator; Cairn also refuses the names `.` and `..`, and a leading dot, which marks its
-/// own staging directories.
+/// own staging directories, and names longer than a file name can be.
 pub fn check_tag(tag: &str) -> Result<()> {
     let reason = if tag.is_empty() {
         "it is empty"
@@ -91,8 +91,10 @@ pub fn check_tag(tag: &str) -> Result<()> {
         "it contains a path separator"
     } else if tag.starts_with('.') {
         "it starts with a dot"
-    } else if tag.len() > 200 {
-        "it is longer than 200 bytes"
+    } else if tag.len() > 255 {
+        // A tag is one directory name; `dropped-<ms>-<table>` of the longest table name
+        // (222 bytes) still fits.
+        "it is longer than 255 bytes"
     } else {
         return Ok(());
     };

@@ -22,6 +22,7 @@
 //! A page stops after `page_size` rows (groups, partitions); its [`paging::PagingState`]
 //! resumes strictly after the last row read.
 
+mod elements;
 mod paging;
 mod selection;
 
@@ -32,7 +33,7 @@ use super::system;
 use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
 use crate::ast::{InValues, Operator, Order as AstOrder, Relation, RelationTarget, Select, Term};
 use crate::error::{Error, Result};
-use crate::values::{compare, term_to_bytes, TermValue};
+use crate::values::{compare, json, term_to_bytes, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::token::split_composite_partition_key;
@@ -57,7 +58,8 @@ pub fn select(
 ) -> Result<Outcome> {
     let ks = session.resolve(&s.table.keyspace)?;
     if let Some(v) = system::table(ex, session, &ks, &s.table.name)? {
-        return system::select(v, s, params).map(Outcome::Rows);
+        let rows = system::select(v, s, params)?;
+        return Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }));
     }
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
@@ -74,10 +76,48 @@ pub fn select(
     )?;
     let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
     let rows = q.run(ex, &table, params)?;
-    if s.json {
-        return Err(Error::Invalid("SELECT JSON is not supported yet".into()));
-    }
-    Ok(Outcome::Rows(rows))
+    Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
+}
+
+/// The one result column of `SELECT JSON` on `columns`' table.
+pub fn json_columns(columns: &[ColumnSpec], keyspace: &str, table: &str) -> Arc<[ColumnSpec]> {
+    let (keyspace, table) = match columns.first() {
+        Some(c) => (c.keyspace.clone(), c.table.clone()),
+        None => (keyspace.to_string(), table.to_string()),
+    };
+    Arc::from(vec![ColumnSpec {
+        keyspace,
+        table,
+        name: json::JSON_COLUMN.to_string(),
+        ty: CqlType::Text,
+    }])
+}
+
+/// `SELECT JSON`: each result row becomes one JSON object of its columns, keyed by the
+/// result column names (Cassandra's `Selection.rowToJson`); paging is unchanged.
+fn json_rows(rs: ResultSet) -> Result<ResultSet> {
+    let rows = rs
+        .rows
+        .iter()
+        .map(|row| {
+            let mut out = String::from("{");
+            for (i, (spec, v)) in rs.columns.iter().zip(row).enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&json::json_key(&spec.name));
+                out.push_str(": ");
+                out.push_str(&json::to_json(&spec.ty, v.as_deref())?);
+            }
+            out.push('}');
+            Ok(vec![Some(Bytes::from(out))])
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ResultSet {
+        columns: json_columns(&rs.columns, "", ""),
+        rows,
+        paging_state: rs.paging_state,
+    })
 }
 
 /// How rows become result rows.

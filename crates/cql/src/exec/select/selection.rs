@@ -10,8 +10,13 @@
 //! selectors show the group's first row (Cassandra's behaviour for non-aggregated columns).
 
 use super::super::{ColumnSpec, TermContext};
-use crate::ast::{BindMarker, FunctionCall, QualifiedName, Select, SelectorExpr, Term, TypeName};
+use super::elements::{is_empty_collection, ElementSel};
+use crate::ast::{
+    ArithmeticOp, BindMarker, CellRef, ElementRef, FunctionCall, QualifiedName, Select,
+    SelectorExpr, Term, TypeName,
+};
 use crate::error::{Error, Result};
+use crate::values::arithmetic;
 use crate::values::functions;
 use crate::values::term::term_display;
 use crate::values::{term_to_bytes, Accumulator, AggregateKind, BoundValue, TermValue};
@@ -59,8 +64,43 @@ impl RowView<'_> {
         }
     }
 
-    /// The live cells of a non-frozen collection, in element order.
-    fn cells(&self, c: &ColumnDef) -> impl Iterator<Item = &Cell> {
+    /// The cells whose write times and TTLs `writetime(…)` / `ttl(…)` of column `c`
+    /// (or of an element or slice of it) show.
+    fn times(
+        &self,
+        c: &ColumnDef,
+        elem: Option<&ElementSel>,
+        ctx: &dyn TermContext,
+    ) -> Result<Times<'_>> {
+        let live_cell = || self.cell(c).filter(|cell| cell.is_live(self.now));
+        Ok(match elem {
+            None if is_multi_cell(&c.ty) => Times::Each(self.cells(c).map(|(_, c)| c).collect()),
+            None => Times::One(live_cell()),
+            Some(sel) => {
+                let bound = sel.bind(ctx)?;
+                if is_multi_cell(&c.ty) {
+                    let cells = sel.cells(&c.ty, self.cells(c), &bound)?;
+                    match sel.is_slice() {
+                        true => Times::Each(cells),
+                        false => Times::One(cells.first().copied()),
+                    }
+                } else {
+                    // A frozen collection is one cell: it is the element's when the element
+                    // (or any of the slice) is there.
+                    let present = match live_cell() {
+                        Some(cell) => sel
+                            .select(&c.ty, &cell.value, &bound)?
+                            .is_some_and(|v| !sel.is_slice() || !is_empty_collection(&v)),
+                        None => false,
+                    };
+                    Times::One(live_cell().filter(|_| present))
+                }
+            }
+        })
+    }
+
+    /// The live cells of a non-frozen collection with their paths, in element order.
+    fn cells(&self, c: &ColumnDef) -> impl Iterator<Item = (&Bytes, &Cell)> {
         let row = if c.kind == ColumnKind::Static {
             self.static_row
         } else {
@@ -70,10 +110,10 @@ impl RowView<'_> {
         row.and_then(|r| r.columns.iter().find(|(id, _)| *id == c.id))
             .into_iter()
             .flat_map(|(_, d)| match d {
-                ColumnData::Complex(cc) => cc.cells.iter().map(|(_, cell)| cell).collect(),
+                ColumnData::Complex(cc) => cc.cells.iter().map(|(p, cell)| (p, cell)).collect(),
                 ColumnData::Simple(_) => Vec::new(),
             })
-            .filter(move |cell| cell.is_live(now))
+            .filter(move |(_, cell)| cell.is_live(now))
     }
 
     fn cell(&self, c: &ColumnDef) -> Option<&Cell> {
@@ -84,6 +124,14 @@ impl RowView<'_> {
         }?;
         row.cell(c.id)
     }
+}
+
+/// The cells a `writetime(…)` / `ttl(…)` shows the times of.
+enum Times<'a> {
+    /// One cell's (none: null).
+    One(Option<&'a Cell>),
+    /// One per element of a non-frozen collection (a list; none: null).
+    Each(Vec<&'a Cell>),
 }
 
 /// A column's serialized value in a (live) row.
@@ -110,10 +158,10 @@ pub fn cell_value(row: &Row, c: &ColumnDef) -> Option<Bytes> {
 pub enum Selector {
     /// A column's value.
     Column(ColumnDef),
-    /// `writetime(c)` (`max`: `maxwritetime(c)`).
-    WriteTime(ColumnDef, bool),
-    /// `ttl(c)`.
-    Ttl(ColumnDef),
+    /// `writetime(c)`, `writetime(c[k])`… (`max`: `maxwritetime`).
+    WriteTime(ColumnDef, Option<ElementSel>, bool),
+    /// `ttl(c)`, `ttl(c[k])`….
+    Ttl(ColumnDef, Option<ElementSel>),
     /// `token(pk…)`.
     Token,
     /// `count(*)`.
@@ -127,6 +175,12 @@ pub enum Selector {
     Cast(Box<Selector>, CqlType, CqlType),
     /// A constant term of a known type (bind markers allowed, bound per execution).
     Constant(Term, CqlType),
+    /// `a op b` on values of the operator's parameter types (left, right).
+    Arithmetic(ArithmeticOp, Box<Selector>, Box<Selector>, CqlType, CqlType),
+    /// `-a` on a value of this numeric type.
+    Negate(Box<Selector>, CqlType),
+    /// `c[k]` or `c[a..b]` on a collection of this type.
+    Element(Box<Selector>, CqlType, ElementSel),
 }
 
 impl Selector {
@@ -134,19 +188,75 @@ impl Selector {
     pub fn is_aggregate(&self) -> bool {
         match self {
             Selector::CountAll | Selector::Aggregate(..) => true,
-            Selector::Function(_, args) => args.iter().any(Selector::is_aggregate),
-            Selector::Cast(inner, ..) => inner.is_aggregate(),
-            _ => false,
+            _ => self.operands().iter().any(|s| s.is_aggregate()),
         }
+    }
+
+    /// The selectors a computed selector (function, cast, operator, element) is computed
+    /// from, in order; none for the others.
+    fn operands(&self) -> Vec<&Selector> {
+        match self {
+            Selector::Function(_, args) => args.iter().collect(),
+            Selector::Cast(inner, ..)
+            | Selector::Negate(inner, _)
+            | Selector::Element(inner, ..) => {
+                vec![inner]
+            }
+            Selector::Arithmetic(_, l, r, ..) => vec![l, r],
+            _ => Vec::new(),
+        }
+    }
+
+    /// A computed selector's value from its operands' values ([`Selector::operands`]).
+    fn combine(&self, values: Vec<Option<Bytes>>, ctx: &dyn TermContext) -> Result<Option<Bytes>> {
+        if let Selector::Function(call, _) = self {
+            return call_with(call, values, ctx);
+        }
+        // Null operands give null (Cassandra's operators and casts return null on nulls).
+        let mut values = values.into_iter();
+        let mut next = || values.next().flatten();
+        Ok(match self {
+            Selector::Cast(_, from, to) => match next() {
+                Some(v) => Some(crate::values::cast(&v, from, to).map_err(invalid)?),
+                None => None,
+            },
+            Selector::Arithmetic(op, _, _, lt, rt) => match (next(), next()) {
+                (Some(l), Some(r)) => arithmetic::apply(*op, lt, &l, rt, &r)?,
+                _ => None,
+            },
+            Selector::Negate(_, ty) => match next() {
+                Some(v) => arithmetic::negate(ty, &v)?,
+                None => None,
+            },
+            Selector::Element(_, ty, sel) => match next() {
+                Some(v) => sel.select(ty, &v, &sel.bind(ctx)?)?,
+                None => None,
+            },
+            _ => None,
+        })
     }
 
     /// The table columns the selector reads.
     pub fn columns<'a>(&'a self, out: &mut Vec<&'a ColumnDef>) {
         match self {
-            Selector::Column(c) | Selector::WriteTime(c, _) | Selector::Ttl(c) => out.push(c),
-            Selector::Aggregate(_, inner, _) | Selector::Cast(inner, ..) => inner.columns(out),
-            Selector::Function(_, args) => args.iter().for_each(|a| a.columns(out)),
-            Selector::Token | Selector::CountAll | Selector::Constant(..) => {}
+            Selector::Column(c) | Selector::WriteTime(c, ..) | Selector::Ttl(c, _) => out.push(c),
+            Selector::Aggregate(_, inner, _) => inner.columns(out),
+            _ => self.operands().into_iter().for_each(|a| a.columns(out)),
+        }
+    }
+
+    /// The bind markers inside element keys and slice bounds: index, name and type.
+    pub fn markers(&self, out: &mut Vec<(usize, String, CqlType)>) {
+        match self {
+            Selector::WriteTime(_, Some(sel), _) | Selector::Ttl(_, Some(sel)) => {
+                out.extend(sel.markers())
+            }
+            Selector::Element(inner, _, sel) => {
+                inner.markers(out);
+                out.extend(sel.markers());
+            }
+            Selector::Aggregate(_, inner, _) => inner.markers(out),
+            _ => self.operands().into_iter().for_each(|a| a.markers(out)),
         }
     }
 
@@ -159,59 +269,50 @@ impl Selector {
     ) -> Result<Option<Bytes>> {
         Ok(match self {
             Selector::Column(c) => r.value(schema, c),
-            Selector::WriteTime(c, max) if is_multi_cell(&c.ty) => {
-                let stamps: Vec<i64> = r.cells(c).map(|cell| cell.timestamp).collect();
-                match (max, stamps.is_empty()) {
-                    (_, true) => None,
-                    (true, false) => stamps
+            Selector::WriteTime(c, elem, max) => match r.times(c, elem.as_ref(), ctx)? {
+                Times::One(cell) => cell.map(|cell| be(cell.timestamp)),
+                Times::Each(cells) if cells.is_empty() => None,
+                Times::Each(cells) if *max => cells.iter().map(|c| c.timestamp).max().map(be),
+                Times::Each(cells) => Some(list_of(
+                    cells
                         .iter()
-                        .max()
-                        .map(|t| Bytes::copy_from_slice(&t.to_be_bytes())),
-                    (false, false) => Some(list_of(
-                        stamps.iter().map(|t| Some(t.to_be_bytes().to_vec())),
-                    )),
+                        .map(|c| Some(c.timestamp.to_be_bytes().to_vec())),
+                )),
+            },
+            Selector::Ttl(c, elem) => match r.times(c, elem.as_ref(), ctx)? {
+                Times::One(cell) => cell
+                    .and_then(|cell| ttl_left(cell, r.now))
+                    .map(|left| Bytes::copy_from_slice(&left.to_be_bytes())),
+                Times::Each(cells) if cells.is_empty() => None,
+                Times::Each(cells) => {
+                    Some(list_of(cells.iter().map(|cell| {
+                        ttl_left(cell, r.now).map(|t| t.to_be_bytes().to_vec())
+                    })))
                 }
-            }
-            Selector::Ttl(c) if is_multi_cell(&c.ty) => {
-                let cells: Vec<&Cell> = r.cells(c).collect();
-                (!cells.is_empty()).then(|| {
-                    list_of(
-                        cells
-                            .iter()
-                            .map(|cell| ttl_left(cell, r.now).map(|t| t.to_be_bytes().to_vec())),
-                    )
-                })
-            }
-            Selector::WriteTime(c, _) => r
-                .cell(c)
-                .filter(|cell| cell.is_live(r.now))
-                .map(|cell| Bytes::copy_from_slice(&cell.timestamp.to_be_bytes())),
-            Selector::Ttl(c) => r
-                .cell(c)
-                .filter(|cell| cell.is_live(r.now))
-                .and_then(|cell| ttl_left(cell, r.now))
-                .map(|left| Bytes::copy_from_slice(&left.to_be_bytes())),
+            },
             Selector::Token => Some(Bytes::copy_from_slice(&r.key.token.0.to_be_bytes())),
             Selector::CountAll | Selector::Aggregate(..) => None,
-            Selector::Function(call, args) => {
-                let values = args
-                    .iter()
-                    .map(|a| a.eval(schema, r, ctx))
-                    .collect::<Result<Vec<_>>>()?;
-                call_with(call, values, ctx)?
-            }
-            Selector::Cast(inner, from, to) => match inner.eval(schema, r, ctx)? {
-                Some(v) => Some(crate::values::cast(&v, from, to).map_err(invalid)?),
-                None => None,
-            },
             Selector::Constant(t, ty) => {
                 match term_to_bytes(t, ty, "selection", ctx).map_err(invalid)? {
                     TermValue::Value(b) => Some(b),
                     _ => None,
                 }
             }
+            _ => {
+                let values = self
+                    .operands()
+                    .into_iter()
+                    .map(|a| a.eval(schema, r, ctx))
+                    .collect::<Result<Vec<_>>>()?;
+                self.combine(values, ctx)?
+            }
         })
     }
+}
+
+/// A timestamp as a `bigint` value.
+fn be(t: i64) -> Bytes {
+    Bytes::copy_from_slice(&t.to_be_bytes())
 }
 
 fn is_multi_cell(ty: &CqlType) -> bool {
@@ -354,6 +455,13 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
         Some(sels) => {
             for sel in sels {
                 let (selector, name, ty) = planner(schema).selector(&sel.expr)?;
+                if matches!(sel.expr, SelectorExpr::Parenthesized(_)) {
+                    // One selector in parentheses could be a one-element tuple: Cassandra
+                    // wants a cast to tell.
+                    return Err(Error::Invalid(format!(
+                        "Cannot infer type for term {name} in selection clause (try using a cast to force a type)"
+                    )));
+                }
                 specs.push(spec(sel.alias.clone().unwrap_or(name), ty));
                 selectors.push(selector);
             }
@@ -363,7 +471,7 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
     if aggregate
         && selectors
             .iter()
-            .any(|s| matches!(s, Selector::WriteTime(..) | Selector::Ttl(_)))
+            .any(|s| matches!(s, Selector::WriteTime(..) | Selector::Ttl(..)))
     {
         return Err(Error::Invalid(
             "Cannot include writetime() or ttl() with aggregates".into(),
@@ -407,38 +515,28 @@ impl Planner<'_> {
             SelectorExpr::WriteTime(cr) | SelectorExpr::MaxWriteTime(cr) => {
                 let max = matches!(e, SelectorExpr::MaxWriteTime(_));
                 let f = if max { "maxwritetime" } else { "writetime" };
-                if cr.element.is_some() {
-                    return Err(Error::Invalid(format!(
-                        "Selecting the {f} of a collection element is not supported yet"
-                    )));
-                }
-                let c = self.column(&cr.column)?;
-                check_cell_column(&c, f)?;
-                let name = format!("{f}({})", cr.column);
-                // Of a non-frozen collection: one timestamp per element (the greatest for
-                // maxwritetime).
-                let ty = if is_multi_cell(&c.ty) && !max {
+                let (c, elem, selected) = self.cell_ref(cr, f)?;
+                // Of a non-frozen collection or a slice of one: one timestamp per element
+                // (the greatest for maxwritetime).
+                let ty = if per_element(&c, elem.as_ref()) && !max {
                     CqlType::List(Box::new(CqlType::Bigint))
                 } else {
                     CqlType::Bigint
                 };
-                Ok((Selector::WriteTime(c, max), name, ty))
+                Ok((
+                    Selector::WriteTime(c, elem, max),
+                    format!("{f}({selected})"),
+                    ty,
+                ))
             }
             SelectorExpr::Ttl(cr) => {
-                if cr.element.is_some() {
-                    return Err(Error::Invalid(
-                        "Selecting the ttl of a collection element is not supported yet".into(),
-                    ));
-                }
-                let c = self.column(&cr.column)?;
-                check_cell_column(&c, "ttl")?;
-                let name = format!("ttl({})", cr.column);
-                let ty = if is_multi_cell(&c.ty) {
+                let (c, elem, selected) = self.cell_ref(cr, "ttl")?;
+                let ty = if per_element(&c, elem.as_ref()) {
                     CqlType::List(Box::new(CqlType::Int))
                 } else {
                     CqlType::Int
                 };
-                Ok((Selector::Ttl(c), name, ty))
+                Ok((Selector::Ttl(c, elem), format!("ttl({selected})"), ty))
             }
             SelectorExpr::Function(f) => self.function(f),
             SelectorExpr::Cast(inner, to) => {
@@ -457,7 +555,11 @@ impl Planner<'_> {
                     )));
                 }
                 let label = format!("cast({name} as {})", to_ty.name());
-                Ok((Selector::Cast(Box::new(s), from, to_ty.clone()), label, to_ty))
+                Ok((
+                    Selector::Cast(Box::new(s), from, to_ty.clone()),
+                    label,
+                    to_ty,
+                ))
             }
             SelectorExpr::Term(t) => {
                 let ty = term_type(t).ok_or_else(|| {
@@ -466,7 +568,11 @@ impl Planner<'_> {
                         term_display(t)
                     ))
                 })?;
-                Ok((Selector::Constant(t.clone(), ty.clone()), term_display(t), ty))
+                Ok((
+                    Selector::Constant(t.clone(), ty.clone()),
+                    term_display(t),
+                    ty,
+                ))
             }
             SelectorExpr::Field(inner, _) => {
                 let (_, name, ty) = self.selector(inner)?;
@@ -475,15 +581,80 @@ impl Planner<'_> {
                     ty.name()
                 )))
             }
-            SelectorExpr::Element(..)
-            | SelectorExpr::ElementSlice(..)
-            | SelectorExpr::Arithmetic(..)
-            | SelectorExpr::Negate(_)
-            | SelectorExpr::Parenthesized(_) => Err(Error::Invalid(
-                "Collection element selection and arithmetic in the selection are not supported yet"
-                    .into(),
-            )),
+            SelectorExpr::Element(inner, key) => self.element(inner, &ElementRef::Key(key.clone())),
+            SelectorExpr::ElementSlice(inner, from, to) => {
+                self.element(inner, &ElementRef::Slice(from.clone(), to.clone()))
+            }
+            SelectorExpr::Arithmetic(op, l, r) => {
+                let (l, r) = (self.operand(l)?, self.operand(r)?);
+                let sig = arithmetic::resolve(*op, &l.operand(), &r.operand(), None)?;
+                let name = format!("{} {} {}", l.name(), op.symbol(), r.name());
+                let selector = Selector::Arithmetic(
+                    *op,
+                    Box::new(l.into_selector(&sig.left)),
+                    Box::new(r.into_selector(&sig.right)),
+                    sig.left,
+                    sig.right,
+                );
+                Ok((selector, name, sig.ret))
+            }
+            SelectorExpr::Negate(x) => {
+                let x = self.operand(x)?;
+                let ty = arithmetic::resolve_negation(&x.operand(), None)?;
+                let name = format!("-{}", x.name());
+                Ok((
+                    Selector::Negate(Box::new(x.into_selector(&ty)), ty.clone()),
+                    name,
+                    ty,
+                ))
+            }
+            // Inside an expression; at the top of a selection it is refused by [`plan`].
+            SelectorExpr::Parenthesized(inner) => {
+                let (s, name, ty) = self.selector(inner)?;
+                Ok((s, format!("({name})"), ty))
+            }
         }
+    }
+
+    /// `inner[k]` or `inner[a..b]`.
+    fn element(&self, inner: &SelectorExpr, part: &ElementRef) -> Result<Planned> {
+        let (s, name, ty) = self.selector(inner)?;
+        let (sel, label, out) = ElementSel::plan(&ty, &name, part)?;
+        Ok((Selector::Element(Box::new(s), ty, sel), label, out))
+    }
+
+    /// The column (and element) of `writetime(…)`, `ttl(…)`, with its text.
+    fn cell_ref(&self, cr: &CellRef, f: &str) -> Result<(ColumnDef, Option<ElementSel>, String)> {
+        let c = self.column(&cr.column)?;
+        check_cell_column(&c, f)?;
+        Ok(match &cr.element {
+            None => {
+                let name = c.name.clone();
+                (c, None, name)
+            }
+            Some(part) => {
+                let (sel, label, _) = ElementSel::plan(&c.ty, &c.name, part)?;
+                (c, Some(sel), label)
+            }
+        })
+    }
+
+    /// An operand of an operator: a selector, or a constant typed by the operator.
+    fn operand<'e>(&self, e: &'e SelectorExpr) -> Result<Operand<'e>> {
+        Ok(match e {
+            SelectorExpr::Term(t) if term_type(t).is_none() => Operand::Term(t),
+            SelectorExpr::WriteTime(cr) | SelectorExpr::Ttl(cr) if cr.element.is_some() => {
+                // Cassandra types `writetime(m[k])` by its column when matching operators:
+                // a list for a non-frozen collection, so `writetime(m[k]) + 1` is refused.
+                let (s, name, ty) = self.selector(e)?;
+                let listed = match self.column(&cr.column) {
+                    Ok(c) if is_multi_cell(&c.ty) => CqlType::List(Box::new(ty.clone())),
+                    _ => ty.clone(),
+                };
+                Operand::Selector((s, name, listed))
+            }
+            _ => Operand::Selector(self.selector(e)?),
+        })
     }
 
     fn function(&self, f: &FunctionCall<SelectorExpr>) -> Result<Planned> {
@@ -588,6 +759,44 @@ impl Planner<'_> {
     }
 }
 
+/// An operand of an operator in a selection.
+enum Operand<'e> {
+    /// A selector of known type.
+    Selector(Planned),
+    /// A constant typed by the operator's overload (`v + 1`).
+    Term(&'e Term),
+}
+
+impl Operand<'_> {
+    fn operand(&self) -> arithmetic::Operand<'_> {
+        match self {
+            Operand::Selector((_, name, ty)) => arithmetic::Operand::typed(ty, name.clone()),
+            Operand::Term(t) => crate::values::term::operand(t),
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Operand::Selector((_, name, _)) => name.clone(),
+            Operand::Term(t) => term_display(t),
+        }
+    }
+
+    /// The selector, a constant taking the overload's parameter type `ty`.
+    fn into_selector(self, ty: &CqlType) -> Selector {
+        match self {
+            Operand::Selector((s, ..)) => s,
+            Operand::Term(t) => Selector::Constant(t.clone(), ty.clone()),
+        }
+    }
+}
+
+/// Whether `writetime` / `ttl` of column `c` (or of this element of it) has one value per
+/// element: a non-frozen collection or a slice of one.
+fn per_element(c: &ColumnDef, elem: Option<&ElementSel>) -> bool {
+    is_multi_cell(&c.ty) && elem.is_none_or(ElementSel::is_slice)
+}
+
 fn qualified(n: &QualifiedName) -> String {
     match &n.keyspace {
         Some(k) => format!("{k}.{}", n.name),
@@ -636,10 +845,9 @@ impl State {
                 Ok(acc) => State::Acc(Box::new(acc)),
                 Err(_) => State::First(None),
             },
-            Selector::Function(_, args) if s.is_aggregate() => {
-                State::Node(args.iter().map(State::new).collect())
+            _ if s.is_aggregate() => {
+                State::Node(s.operands().into_iter().map(State::new).collect())
             }
-            Selector::Cast(inner, ..) if s.is_aggregate() => State::Node(vec![State::new(inner)]),
             _ => State::First(None),
         }
     }
@@ -657,14 +865,9 @@ impl State {
                 let v = inner.eval(schema, r, ctx)?;
                 acc.add(v.as_deref());
             }
-            (State::Node(children), Selector::Function(_, args)) => {
-                for (c, a) in children.iter_mut().zip(args) {
+            (State::Node(children), s) => {
+                for (c, a) in children.iter_mut().zip(s.operands()) {
                     c.add(a, schema, r, ctx)?;
-                }
-            }
-            (State::Node(children), Selector::Cast(inner, ..)) => {
-                if let Some(c) = children.first_mut() {
-                    c.add(inner, schema, r, ctx)?;
                 }
             }
             (State::First(first), s) if first.is_none() => {
@@ -679,27 +882,15 @@ impl State {
         Ok(match (self, s) {
             (State::Count(n), _) => Some(Bytes::copy_from_slice(&n.to_be_bytes())),
             (State::Acc(acc), _) => acc.result(),
-            (State::Node(children), Selector::Function(call, args)) => {
+            (State::Node(children), s) => {
                 let values = children
                     .iter()
-                    .zip(args)
+                    .zip(s.operands())
                     .map(|(c, a)| c.result(a, ctx))
                     .collect::<Result<Vec<_>>>()?;
-                call_with(call, values, ctx)?
-            }
-            (State::Node(children), Selector::Cast(inner, from, to)) => {
-                match children
-                    .first()
-                    .map(|c| c.result(inner, ctx))
-                    .transpose()?
-                    .flatten()
-                {
-                    Some(v) => Some(crate::values::cast(&v, from, to).map_err(invalid)?),
-                    None => None,
-                }
+                s.combine(values, ctx)?
             }
             (State::First(v), _) => v.clone().flatten(),
-            _ => None,
         })
     }
 }
