@@ -651,9 +651,9 @@ impl Planner<'_> {
                     Ok(c) if is_multi_cell(&c.ty) => CqlType::List(Box::new(ty.clone())),
                     _ => ty.clone(),
                 };
-                Operand::Selector((s, name, listed))
+                Operand::Selector(Box::new((s, name, listed)))
             }
-            _ => Operand::Selector(self.selector(e)?),
+            _ => Operand::Selector(Box::new(self.selector(e)?)),
         })
     }
 
@@ -762,7 +762,7 @@ impl Planner<'_> {
 /// An operand of an operator in a selection.
 enum Operand<'e> {
     /// A selector of known type.
-    Selector(Planned),
+    Selector(Box<Planned>),
     /// A constant typed by the operator's overload (`v + 1`).
     Term(&'e Term),
 }
@@ -770,14 +770,14 @@ enum Operand<'e> {
 impl Operand<'_> {
     fn operand(&self) -> arithmetic::Operand<'_> {
         match self {
-            Operand::Selector((_, name, ty)) => arithmetic::Operand::typed(ty, name.clone()),
+            Operand::Selector(p) => arithmetic::Operand::typed(&p.2, p.1.clone()),
             Operand::Term(t) => crate::values::term::operand(t),
         }
     }
 
     fn name(&self) -> String {
         match self {
-            Operand::Selector((_, name, _)) => name.clone(),
+            Operand::Selector(p) => p.1.clone(),
             Operand::Term(t) => term_display(t),
         }
     }
@@ -785,7 +785,7 @@ impl Operand<'_> {
     /// The selector, a constant taking the overload's parameter type `ty`.
     fn into_selector(self, ty: &CqlType) -> Selector {
         match self {
-            Operand::Selector((s, ..)) => s,
+            Operand::Selector(p) => p.0,
             Operand::Term(t) => Selector::Constant(t.clone(), ty.clone()),
         }
     }
