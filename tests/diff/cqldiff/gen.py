@@ -28,6 +28,7 @@ from .types import CqlType
 INT = CqlType.native("int")
 BIGINT = CqlType.native("bigint")
 TEXT = CqlType.native("text")
+EMPTIABLE = {"text", "ascii", "blob"}  # types whose generated values include the empty value
 NUMERIC = {"tinyint", "smallint", "int", "bigint", "varint", "float", "double", "decimal"}
 # Timestamps above any real clock (2033): a conditional write (server clock) never shadows
 # a generated write that came before it.
@@ -106,6 +107,9 @@ class Generator:
         self.next_col = len(self.table.columns)
         self._bind = False
         self._bind_mixed = False
+        self.value_opts = ty.ValueOptions(rng, {
+            "decimal_scale": features("decimal_scale"),
+            "duplicate_map_keys": features("duplicate_map_keys")})
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -120,7 +124,13 @@ class Generator:
             bound = self._bind
         if multi and bound and not self.chance("bind_multi_column"):
             bound = False
+        if bound and ctype.nested_unordered() and not self.chance("bind_nested_collections"):
+            bound = False
         return Arg(ctype, value, style=self.rng.randrange(4), bound=bound, in_list=in_list)
+
+    def rv(self, ctype, small=False):
+        """A random value of ctype, in the shapes the features allow."""
+        return ty.random_value(self.rng, ctype, small, self.value_opts)
 
     def element_arg(self, ctype, value):
         """The key or index of a collection element in SET/DELETE."""
@@ -132,7 +142,7 @@ class Generator:
     def value(self, col, small=False):
         if col.type.kind == "native" and col.type.name == "counter":
             return self.rng.randint(-5, 5)
-        v = ty.random_value(self.rng, col.type, small)
+        v = self.rv(col.type, small)
         self.recent.setdefault(col.name, []).append(v)
         if len(self.recent[col.name]) > 8:
             self.recent[col.name].pop(0)
@@ -143,13 +153,13 @@ class Generator:
         pool = self.recent.get(col.name)
         if pool and self.rng.random() < 0.7:
             return self.rng.choice(pool)
-        return ty.random_value(self.rng, col.type, True)
+        return self.rv(col.type, True)
 
     def partition(self):
         """A partition key (values of the pk columns), mostly one used before."""
         pk = self.table.pk
         if not self.partitions or (len(self.partitions) < 12 and self.rng.random() < 0.15):
-            key = [ty.random_value(self.rng, c.type, True) for c in pk]
+            key = [self.rv(c.type, True) for c in pk]
             if not self.chance("empty_partition_key"):
                 key = [_nonempty(c.type) if _empty(v) else v for c, v in zip(pk, key)]
             self.partitions.append(key)
@@ -168,12 +178,7 @@ class Generator:
         return self.new_ck_value(self.table.ck[i])
 
     def new_ck_value(self, c):
-        v = ty.random_value(self.rng, c.type, True)
-        # Cassandra 5.0 fails on `{}` for a DESC map clustering column (docs/cql.md).
-        while (v == [] and c.type.kind == "map" and c.order == "DESC"
-               and not self.chance("empty_map_literal_desc_clustering")):
-            v = ty.random_value(self.rng, c.type, True)
-        return v
+        return self.rv(c.type, True)
 
     def eq(self, col, value, parts, cols):
         parts += [f"{col.name} = ", self.arg(col.type, value)]
@@ -235,8 +240,9 @@ class Generator:
                 clauses.append(p)
         return ["WHERE "] + self.join(clauses), cols
 
-    def using(self, lwt, allow_ttl=True, ts=None):
-        """(parts, has_ttl, timestamp_in_text) of a USING clause."""
+    def using(self, lwt, allow_ttl=True):
+        """(parts, timestamp) of a write's USING clause. The TTL is chosen first: a write
+        with a TTL never ties with another's timestamp (see Clock)."""
         clauses = []
         has_ttl = False
         if allow_ttl and self.chance("using_ttl"):
@@ -245,15 +251,14 @@ class Generator:
                 ttl = self.rng.choice([-1, 2 ** 31 - 1, 630_720_001])
             has_ttl = ttl != 0
             clauses.append(["TTL ", self.arg(INT, ttl)])
-        in_text = False
-        if ts is not None and (self.chance("using_timestamp") or (lwt and self.chance("bad_values"))):
+        ts = self.write_timestamp(has_ttl)
+        if self.chance("using_timestamp") if not lwt else self.chance("lwt_using_timestamp"):
             clauses.append(["TIMESTAMP ", self.arg(BIGINT, ts)])
-            in_text = True
         if self.rng.random() < 0.5:
             clauses.reverse()
         if not clauses:
-            return [], has_ttl, False
-        return [" USING "] + self.join(clauses), has_ttl, in_text
+            return [], ts
+        return [" USING "] + self.join(clauses), ts
 
     def lwt_timestamp(self, ts):
         """The protocol's default timestamp of a conditional write: drivers send one, and
@@ -330,11 +335,9 @@ class Generator:
         parts.append(")")
         if lwt:
             parts.append(" IF NOT EXISTS")
-        has_ttl = False
         ts = None
         if not in_batch:
-            ts = self.write_timestamp(False)
-            using, has_ttl, _ = self.using(lwt, ts=None if lwt else ts)
+            using, ts = self.using(lwt)
             parts += using
         return Stmt("insert_lwt" if lwt else "insert", parts, "lwt" if lwt else "write",
                     cols={c.name for c in names}, timestamp=self.lwt_timestamp(ts) if lwt else ts)
@@ -362,8 +365,7 @@ class Generator:
             parts.append(" DEFAULT UNSET")
         elif r < 0.45:
             parts.append(" DEFAULT NULL")
-        ts = self.write_timestamp(False)
-        using, _, _ = self.using(False, ts=ts)
+        using, ts = self.using(False)
         return Stmt("insert_json", parts + using, "write", cols=cols, timestamp=ts)
 
     def assignment(self, c, lwt=False):
@@ -376,10 +378,10 @@ class Generator:
                 op = self.rng.choice(["append", "prepend", "remove", "index", "plus_eq"])
                 if op == "index" and lwt and not self.chance("lwt_list_index"):
                     op = "append"
-                items = [ty.random_value(self.rng, elem, True) for _ in range(self.rng.randint(0, 3))]
+                items = [self.rv(elem, True) for _ in range(self.rng.randint(0, 3))]
                 if op == "index":
                     return [f"{c.name}[", self.element_arg(INT, self.rng.randint(-1, 3)), "] = ",
-                            self.arg(elem, ty.random_value(self.rng, elem, True))]
+                            self.arg(elem, self.rv(elem, True))]
                 if op == "append":
                     return [f"{c.name} = {c.name} + ", self.arg(ct, items)]
                 if op == "prepend":
@@ -388,7 +390,7 @@ class Generator:
                     return [f"{c.name} = {c.name} - ", self.arg(ct, items)]
                 return [f"{c.name} += ", self.arg(ct, items)]
             if ct.kind == "set":
-                items = [ty.random_value(self.rng, elem, True) for _ in range(self.rng.randint(0, 3))]
+                items = [self.rv(elem, True) for _ in range(self.rng.randint(0, 3))]
                 op = self.rng.choice(["+", "-", "+=", "-="])
                 if op in ("+", "-"):
                     return [f"{c.name} = {c.name} {op} ", self.arg(ct, items)]
@@ -397,15 +399,16 @@ class Generator:
             op = self.rng.choice(["put", "remove", "element", "plus_eq", "minus_eq"])
             key_t, val_t = ct.params
             if op == "element":
-                return [f"{c.name}[", self.element_arg(key_t, ty.random_value(self.rng, key_t, True)),
+                return [f"{c.name}[", self.element_arg(key_t, self.rv(key_t, True)),
                         "] = ", self.arg(val_t, None if self.rng.random() < 0.1
-                                         else ty.random_value(self.rng, val_t, True))]
+                                         else self.rv(val_t, True))]
             if op in ("remove", "minus_eq"):
-                keys = [ty.random_value(self.rng, key_t, True) for _ in range(self.rng.randint(0, 2))]
+                keys = [self.rv(key_t, True) for _ in range(self.rng.randint(0, 2))]
                 st = CqlType("set", params=[key_t])
-                return [f"{c.name} = {c.name} - " if op == "remove" else f"{c.name} -= ",
-                        self.arg(st, keys)]
-            items = ty.random_value(self.rng, CqlType("map", params=[key_t, val_t]), True)
+                a = self.arg(st, keys)
+                a.bound = a.bound and self.chance("bind_map_key_removal")
+                return [f"{c.name} = {c.name} - " if op == "remove" else f"{c.name} -= ", a]
+            items = self.rv(CqlType("map", params=[key_t, val_t]), True)
             return [f"{c.name} = {c.name} + " if op == "put" else f"{c.name} += ",
                     self.arg(CqlType("map", params=[key_t, val_t]), items)]
         return [f"{c.name} = ", self.arg(ct, None if self.rng.random() < 0.08 else self.value(c))]
@@ -427,12 +430,11 @@ class Generator:
         if not static and all(c.kind == "static" for c in chosen) and not self.chance(
                 "static_only_update_with_clustering"):
             static = True
-        where, cols = self.key_where(full_key=not static, allow_in=not lwt or self.chance("bad_values"))
+        where, cols = self.key_where(full_key=not static, allow_in=not lwt or self.chance("lwt_with_in"))
         ts = None
         parts = ["UPDATE ", TABLE]
         if not in_batch:
-            ts = self.write_timestamp(False)
-            using, _, _ = self.using(lwt, ts=None if lwt else ts)
+            using, ts = self.using(lwt)
             parts += using
         sets = [self.assignment(c, lwt) for c in chosen]
         parts += [" SET "] + self.join(sets, ", ") + [" "] + where
@@ -482,9 +484,9 @@ class Generator:
             r = self.rng.random()
             ct = c.type
             if ct.kind == "map" and r < 0.25:
-                k = ty.random_value(self.rng, ct.params[0], True)
+                k = self.rv(ct.params[0], True)
                 conds.append([f"{c.name}[", self.arg(ct.params[0], k), "] = ",
-                              self.arg(ct.params[1], ty.random_value(self.rng, ct.params[1], True))])
+                              self.arg(ct.params[1], self.rv(ct.params[1], True))])
             elif r < 0.15:
                 conds.append([f"{c.name} = null"])
             elif r < 0.3:
@@ -515,7 +517,7 @@ class Generator:
                 return None
             for c in self.rng.sample(pool, self.rng.randint(1, min(2, len(pool)))):
                 key_t = c.type.params[0] if c.type.kind == "map" else INT
-                key = ty.random_value(self.rng, key_t, True) if c.type.kind == "map" else \
+                key = self.rv(key_t, True) if c.type.kind == "map" else \
                     self.rng.randint(-1, 3)
                 targets.append([f"{c.name}[", self.element_arg(key_t, key), "]"])
                 cols.add(c.name)
@@ -532,8 +534,7 @@ class Generator:
         parts = ["DELETE "] + (self.join(targets, ", ") + [" "] if targets else []) + ["FROM ", TABLE]
         ts = None
         if not in_batch:
-            ts = self.write_timestamp(False)
-            using, _, _ = self.using(lwt, allow_ttl=self.chance("bad_values"), ts=None if lwt else ts)
+            using, ts = self.using(lwt, allow_ttl=self.chance("bad_values"))
             parts += using
         parts += [" "] + where
         if lwt:
@@ -759,6 +760,8 @@ class Generator:
             for op in self.rng.choice([[">"], [">="], ["<"], ["<="], [">", "<="], [">=", "<"]]):
                 token = self.rng.choice([-(2 ** 63), 2 ** 63 - 1, 0,
                                          self.rng.randint(-(2 ** 63), 2 ** 63 - 1)])
+                if token == -(2 ** 63) and op[0] == "<" and not self.chance("token_min_upper_bound"):
+                    token += 1
                 clauses.append([f"token({names}) {op} ", self.arg(BIGINT, token)])
             cols |= {c.name for c in t.pk}
         elif mode == "partial":
@@ -805,17 +808,20 @@ class Generator:
                     asc = not asc
                 order.append(f"{c.name} {'ASC' if asc else 'DESC'}" if self.rng.random() < 0.8
                              or not asc else c.name)
-            if f("bad_values") and n > 1:
+            if f("bad_values") and n > 1 and f("order_by_out_of_order"):
                 order.reverse()
             parts.append(" ORDER BY " + ", ".join(order))
         if f("select_per_partition_limit") and (
-                not (aggregate or distinct) or f("per_partition_limit_aggregate")):
+                not (aggregate or distinct) or f("per_partition_limit_aggregate")) and (
+                not needs_filtering or f("per_partition_limit_filtering")):
             parts += [" PER PARTITION LIMIT ", self.arg(INT, self.rng.randint(1, 3))]
-        if f("select_limit"):
+        if f("select_limit") and (not aggregate or f("aggregate_limit")):
             parts += [" LIMIT ", self.arg(INT, self.rng.choice([1, 2, 3, 5, 10]))]
         if needs_filtering and self.rng.random() < 0.9 or self.rng.random() < 0.05:
             parts.append(" ALLOW FILTERING")
-        fetch = self.rng.choice([1, 2, 3, 5]) if f("paging") else None
+        fetch = None
+        if f("paging") and (not t.statics or f("paging_static")):
+            fetch = self.rng.choice([1, 2, 3, 5])
         return Stmt("select", parts, "read", cols=cols, fetch_size=fetch, loose=loose,
                     timestamp=self.clock.now)
 
@@ -871,10 +877,9 @@ class Generator:
                 ct.is_collection and self.rng.random() < 0.6):
             elem = ct.params[0] if ct.kind != "map" else ct.params[self.rng.randint(0, 1)]
             if ct.kind == "map" and self.rng.random() < 0.3 and self.chance("filter_map_entry"):
-                return [f"{c.name}[", self.element_arg(ct.params[0], ty.random_value(
-                    self.rng, ct.params[0], True)), "] = ", self.arg(ct.params[1], ty.random_value(
-                        self.rng, ct.params[1], True))]
-            value = self.element_arg(elem, ty.random_value(self.rng, elem, True))
+                return [f"{c.name}[", self.element_arg(ct.params[0], self.rv(ct.params[0], True)),
+                        "] = ", self.arg(ct.params[1], self.rv(ct.params[1], True))]
+            value = self.element_arg(elem, self.rv(elem, True))
             if ct.kind == "map" and elem is ct.params[0]:
                 return [f"{c.name} CONTAINS KEY ", value]
             return [f"{c.name} CONTAINS ", value]
@@ -905,17 +910,24 @@ class Generator:
             return [", ".join(names)], loose, set(names)
         if aggregate:
             items = []
+            counted = False
             for _ in range(self.rng.randint(1, 3)):
                 r = self.rng.random()
                 numeric = [c for c in t.columns if c.type.kind == "native" and c.type.name in NUMERIC
                            | {"counter"}]
+                emptiable_ok = self.chance("aggregate_emptiable")
                 comparable = [c for c in t.columns if c.type.kind == "native"
                               and c.type.name != "duration" and (
-                                  c.type.name != "timeuuid" or self.chance("minmax_timeuuid"))]
+                                  c.type.name != "timeuuid" or self.chance("minmax_timeuuid"))
+                              and (emptiable_ok or c.type.name not in EMPTIABLE)]
                 if r < 0.3:
+                    if counted and not self.chance("repeated_count"):
+                        continue
+                    counted = True
                     items.append(self.rng.choice(["count(*)", "COUNT(1)"]))
                 elif r < 0.45:
-                    c = self.rng.choice(t.columns)
+                    c = self.rng.choice([c for c in t.columns if emptiable_ok or not (
+                        c.type.kind == "native" and c.type.name in EMPTIABLE)] or t.key)
                     items.append(f"count({c.name})")
                     cols.add(c.name)
                 elif r < 0.75 and comparable:

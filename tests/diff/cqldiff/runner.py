@@ -15,17 +15,19 @@ Invariants:
 
 import copy
 import random
+import re
 import sys
 import time
 import tomllib
 from pathlib import Path
 
 from . import peer
-from .case import Replayer, save
+from .case import Replayer, difference_signature, save
 from .compare import compare
 from .gen import Features, Generator
 from .servers import CairnNode, Endpoint, run_both
 from .shrink import Budget, create_stmt, shrink
+from .stmt import Stmt
 
 DIFF_DIR = Path(__file__).resolve().parents[1]
 KEYSPACE = "cqldiff"
@@ -131,6 +133,35 @@ class Run:
         print(f"compared {done} statements: {self.differences} differences", flush=True)
         return 1 if self.differences else 0
 
+    def try_statements(self, text):
+        """--try: runs each statement of text on both servers and prints both answers."""
+        self.setup()
+        ran = []
+        try:
+            statements = [s.strip() for s in re.split(r";\s*\n", text + "\n")]
+            for line in statements:
+                line = "\n".join(x for x in line.splitlines() if not x.strip().startswith("--"))
+                if not line.strip():
+                    continue
+                stmt = Stmt("try", [line.strip().rstrip(";")], "write")
+                cairn, cassandra = run_both(self.endpoints, stmt, "t")
+                diff = compare(stmt, cairn, cassandra)
+                ran.append((stmt, [cairn, cassandra], diff))
+                print(f"> {line.strip()}")
+                print(f"  Cassandra: {cassandra.describe()}")
+                print(f"  Cairn:     {cairn.describe()}" + (f"\n  DIFFERENT: {diff}" if diff else ""))
+        finally:
+            self.teardown()
+        if self.args.save:
+            diffs = [d for _, _, d in ran if d]
+            save(self.args.save, ran, {
+                "found_by": f"scripts/cql-diff --try {self.args.try_file}",
+                "difference": diffs[0] if diffs else None,
+                "open": self.args.open,
+            })
+            print(f"saved {self.args.save}")
+        return 0
+
     def episode(self, k, limit):
         """Runs episode k (at most `limit` statements); returns the number compared."""
         rng = random.Random(f"{self.seed}:{k}")
@@ -179,7 +210,8 @@ class Run:
             return
         replayer = Replayer(self.endpoints, prefix=f"s{k}_")
         budget = Budget(self.args.shrink_seconds, self.args.shrink_replays)
-        small_table, stmts = shrink(replayer, table, history[1:], budget)
+        small_table, stmts = shrink(replayer, table, history[1:], budget,
+                                    difference_signature(diff))
         final = replayer.run(create_stmt(small_table), stmts)
         if final[-1][2] is None or len(final) != len(stmts) + 1:
             print("  (the shrunk case no longer differs on a final replay; saving the "
@@ -192,7 +224,7 @@ class Run:
         print(f"      Cassandra: {final[-1][1][1].describe()}")
         print(f"      Cairn:     {final[-1][1][0].describe()}")
         path = Path(self.args.save_dir) / f"{last.feature}-{self.seed}-{k}.json"
-        save(path, create_stmt(small_table), final, {
+        save(path, final, {
             "found_by": f"scripts/cql-diff --seed {self.seed} --first-episode {k}",
             "difference": final[-1][2],
             "open": None,
@@ -203,7 +235,10 @@ class Run:
 def main(argv):
     import argparse
     p = argparse.ArgumentParser(prog="cql-diff", description=__doc__.split("\n\n")[0])
-    p.add_argument("--statements", type=int, required=True, help="how many statements to compare")
+    p.add_argument("--statements", type=int, help="how many statements to compare")
+    p.add_argument("--try", dest="try_file", metavar="FILE",
+                   help="instead: run the statements in FILE ('-': stdin; `;` at a line's end "
+                        "separates them) on both servers and print both answers")
     p.add_argument("--seed", type=int, help="random seed (default: a random one, printed)")
     p.add_argument("--features", default=str(DIFF_DIR / "features.toml"),
                    help="feature weights (default tests/diff/features.toml)")
@@ -211,6 +246,10 @@ def main(argv):
                    help="also generate the [known_open] shapes")
     p.add_argument("--set", action="append", default=[], metavar="NAME=WEIGHT",
                    help="override one feature's weight (and take it off [known_open])")
+    p.add_argument("--save", metavar="FILE",
+                   help="with --try: save the statements and Cassandra's answers as a regression file")
+    p.add_argument("--open", metavar="FINDING",
+                   help="with --save: the FINDINGS.md section the case belongs to while it differs")
     p.add_argument("--first-episode", type=int, default=0,
                    help="start at this episode (to rerun one found by a longer run)")
     p.add_argument("--max-differences", type=int, default=25)
@@ -228,7 +267,12 @@ def main(argv):
     p.add_argument("--verbose", action="store_true", help="print every statement")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
+    if (args.statements is None) == (args.try_file is None):
+        p.error("give --statements N or --try FILE")
     try:
+        if args.try_file:
+            text = sys.stdin.read() if args.try_file == "-" else Path(args.try_file).read_text()
+            return Run(args).try_statements(text)
         return Run(args).run()
     except (peer.PeerError, RuntimeError) as e:
         print(f"cql-diff: {e}", file=sys.stderr)

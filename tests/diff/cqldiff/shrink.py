@@ -32,15 +32,16 @@ def create_stmt(table):
     return Stmt("create_table", [head, TABLE, tail], "ddl")
 
 
-def shrink(replayer, table, history, budget):
-    """Returns (table, history) no larger than the input, still differing at the end."""
+def shrink(replayer, table, history, budget, signature):
+    """Returns (table, history) no larger than the input, still differing at the end in
+    the same way (signature: case.difference_signature of the difference)."""
     last = history[-1]
     prefix = list(history[:-1])
 
     def test(tbl, pre):
         if not budget.spend():
             return False
-        return replayer.last_differs(create_stmt(tbl), pre + [last])
+        return replayer.last_differs(create_stmt(tbl), pre + [last], signature)
 
     prefix = _ddmin(prefix, lambda p: test(table, p))
     # Columns: drop one with every statement that names it.
@@ -64,7 +65,7 @@ def shrink(replayer, table, history, budget):
                 trial = stmts[:i] + [stmts[i].replace_arg(k, candidate)] + stmts[i + 1:]
                 if not budget.spend():
                     return table, stmts
-                if replayer.last_differs(create_stmt(table), trial):
+                if replayer.last_differs(create_stmt(table), trial, signature):
                     stmts = trial
                     break
     return table, stmts

@@ -20,6 +20,7 @@ timestamp -> int (ms since epoch); uuid/timeuuid -> uuid.UUID; inet -> str; dura
 """
 
 import datetime
+import decimal
 import json
 import math
 import struct
@@ -93,6 +94,10 @@ class CqlType:
     def contains(self, name):
         return self.name == name if self.kind == "native" else any(
             p.contains(name) for p in self.params)
+
+    def nested_unordered(self):
+        """A set or map inside a collection or tuple (whose order the server must fix)."""
+        return any(p.kind in ("set", "map") or p.nested_unordered() for p in self.params)
 
     def comparable(self):
         """Usable in a primary key, a set element or a map key."""
@@ -212,18 +217,55 @@ def _random_string(rng, pool, small):
     return "".join(rng.choice(pool) for _ in range(n))
 
 
-def random_value(rng, t, small=False):
+class ValueOptions:
+    """Which value shapes random_value may produce, as probabilities read through
+    `allow(name)`: "decimal_scale" (a decimal with trailing zeros or a positive exponent,
+    e.g. 0.10 or 5E+3, rather than its shortest form) and "duplicate_map_keys" (a map
+    literal naming a key twice)."""
+
+    def __init__(self, rng, probabilities):
+        self.rng = rng
+        self.probabilities = probabilities
+
+    def allow(self, name):
+        return self.rng.random() < self.probabilities.get(name, 1.0)
+
+
+ALL_SHAPES = None
+
+
+def random_value(rng, t, small=False, opts=ALL_SHAPES):
     """A random value of type t in the model form. small: from a tiny domain, so that keys
-    collide and reads find what writes wrote."""
+    collide and reads find what writes wrote. opts: a ValueOptions (None: every shape)."""
     if t.kind == "native":
-        return _random_native(rng, t.name, small)
+        v = _random_native(rng, t.name, small)
+        if t.name == "decimal" and opts is not None and not opts.allow("decimal_scale"):
+            v = _shortest_decimal(v)
+        return v
     if t.kind == "tuple":
-        return [None if rng.random() < 0.15 else random_value(rng, p, small) for p in t.params]
+        return [None if rng.random() < 0.15 else random_value(rng, p, small, opts)
+                for p in t.params]
     n = rng.choice([0, 1, 2, 3] if small else [0, 1, 2, 3, 5])
     if t.kind in ("list", "set"):
-        return [random_value(rng, t.params[0], True) for _ in range(n)]
-    return [[random_value(rng, t.params[0], True), random_value(rng, t.params[1], small)]
-            for _ in range(n)]
+        return [random_value(rng, t.params[0], True, opts) for _ in range(n)]
+    pairs = [[random_value(rng, t.params[0], True, opts), random_value(rng, t.params[1], small, opts)]
+             for _ in range(n)]
+    if opts is not None and not opts.allow("duplicate_map_keys"):
+        seen, unique = set(), []
+        for k, x in pairs:
+            key = json.dumps(to_saved(t.params[0], k))
+            if key not in seen:
+                seen.add(key)
+                unique.append([k, x])
+        pairs = unique
+    return pairs
+
+
+def _shortest_decimal(v):
+    """v without trailing fractional zeros and with a scale of at least 0 (5E+3 -> 5000)."""
+    wide = decimal.Context(prec=200)
+    v = v.normalize(wide)
+    return v.quantize(Decimal(1), context=wide) if v.as_tuple().exponent > 0 else v
 
 
 def _random_native(rng, name, small):
