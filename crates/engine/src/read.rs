@@ -79,6 +79,8 @@ pub struct Snapshot {
     pub memtables: Vec<Arc<Memtable>>,
     /// SSTables.
     pub sstables: Vec<Arc<SSTable>>,
+    /// Ids of dropped columns (sorted): their cells are removed before liveness is decided.
+    pub hidden_columns: Arc<[ColumnId]>,
 }
 
 /// Where a partition's rows come from during a merge.
@@ -248,6 +250,7 @@ impl Snapshot {
             if let Some(d) = deletion {
                 s.apply_deletion(d);
             }
+            s.remove_columns(&self.hidden_columns);
             let mut live = s.into_live_counting(cmd.now, counts)?;
             if let Some(cols) = &cmd.columns {
                 live.retain_columns(cols);
@@ -266,6 +269,7 @@ impl Snapshot {
             if let Some(d) = shadow {
                 row.apply_deletion(d);
             }
+            row.remove_columns(&self.hidden_columns);
             if let Some(mut live) = row.into_live_counting(cmd.now, counts) {
                 if let Some(cols) = &cmd.columns {
                     live.retain_columns(cols);

@@ -134,6 +134,25 @@ impl Default for TableOptions {
     }
 }
 
+/// Prefix of the `extra` options recording dropped columns: `id|dropped at (µs)|type`, then
+/// `|static` for a static column.
+const DROPPED_PREFIX: &str = "dropped_column.";
+
+/// A column dropped from a table (`system_schema.dropped_columns`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedColumn {
+    /// Name.
+    pub name: String,
+    /// The id its cells carry.
+    pub id: ColumnId,
+    /// When it was dropped (µs).
+    pub dropped_at: i64,
+    /// Its type, as CQL text.
+    pub ty: String,
+    /// Whether it was a static column.
+    pub is_static: bool,
+}
+
 /// A table definition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TableSchema {
@@ -174,7 +193,8 @@ impl TableSchema {
         self
     }
 
-    /// Adds a column and returns its id.
+    /// Adds a column and returns its id: above every id in use or ever dropped, so that a
+    /// re-added column never sees the cells of the dropped one.
     pub fn add_column(
         &mut self,
         name: &str,
@@ -182,7 +202,13 @@ impl TableSchema {
         kind: ColumnKind,
         order: Order,
     ) -> ColumnId {
-        let id = self.columns.iter().map(|c| c.id + 1).max().unwrap_or(0);
+        let id = self
+            .columns
+            .iter()
+            .map(|c| c.id + 1)
+            .chain(self.dropped_columns().iter().map(|d| d.id + 1))
+            .max()
+            .unwrap_or(0);
         self.columns.push(ColumnDef {
             id,
             name: name.to_string(),
@@ -206,6 +232,68 @@ impl TableSchema {
     /// The column with this id.
     pub fn column_by_id(&self, id: ColumnId) -> Option<&ColumnDef> {
         self.columns.iter().find(|c| c.id == id)
+    }
+
+    /// The columns dropped from the table (`ALTER TABLE … DROP`), oldest first. Their ids
+    /// are never reused, and reads ignore the cells they left behind.
+    pub fn dropped_columns(&self) -> Vec<DroppedColumn> {
+        self.options
+            .extra
+            .iter()
+            .filter_map(|(k, v)| {
+                let name = k.strip_prefix(DROPPED_PREFIX)?;
+                let mut it = v.splitn(4, '|');
+                Some(DroppedColumn {
+                    name: name.to_string(),
+                    id: it.next()?.parse().ok()?,
+                    dropped_at: it.next()?.parse().ok()?,
+                    ty: it.next()?.to_string(),
+                    is_static: it.next() == Some("static"),
+                })
+            })
+            .collect()
+    }
+
+    /// Drops a column, recording it so that its old cells stay hidden (and its id unused);
+    /// `dropped_at` is in microseconds. Returns false if there is no such column.
+    pub fn drop_column(&mut self, name: &str, dropped_at: i64) -> bool {
+        let Some(pos) = self.columns.iter().position(|c| c.name == name) else {
+            return false;
+        };
+        let c = self.columns.remove(pos);
+        // A later drop of a column of the same name replaces the earlier record, keeping
+        // the highest id ever used (ids are allocated above every dropped one).
+        self.options
+            .extra
+            .retain(|(k, _)| k.strip_prefix(DROPPED_PREFIX) != Some(c.name.as_str()));
+        self.options.extra.push((
+            format!("{DROPPED_PREFIX}{}", c.name),
+            format!(
+                "{}|{}|{}{}",
+                c.id,
+                dropped_at,
+                c.ty.name(),
+                if c.kind == ColumnKind::Static {
+                    "|static"
+                } else {
+                    ""
+                }
+            ),
+        ));
+        true
+    }
+
+    /// Ids of columns that are no longer in the schema (cells with these ids are not data).
+    pub fn hidden_column_ids(&self) -> Vec<ColumnId> {
+        let mut ids: Vec<ColumnId> = self
+            .dropped_columns()
+            .into_iter()
+            .map(|d| d.id)
+            .filter(|id| self.column_by_id(*id).is_none())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     /// The clustering key layout.

@@ -138,6 +138,8 @@ pub struct CompactionState {
 /// One table.
 pub struct Table {
     schema: RwLock<Arc<TableSchema>>,
+    /// The schema's dropped column ids, for reads (see [`TableSchema::hidden_column_ids`]).
+    hidden_columns: RwLock<Arc<[crate::model::ColumnId]>>,
     dir: PathBuf,
     state: RwLock<Arc<TableState>>,
     write_gate: RwLock<()>,
@@ -210,6 +212,7 @@ impl Table {
             sstables.push(Arc::new(s));
         }
         Ok(Table {
+            hidden_columns: RwLock::new(schema.hidden_column_ids().into()),
             schema: RwLock::new(Arc::new(schema)),
             dir: dir.to_path_buf(),
             state: RwLock::new(Arc::new(TableState {
@@ -240,6 +243,7 @@ impl Table {
     /// Replaces the schema (new options apply to sstables written from now on).
     pub fn set_schema(&self, schema: TableSchema) -> Result<()> {
         schema.save(&self.dir)?;
+        *self.hidden_columns.write() = schema.hidden_column_ids().into();
         *self.schema.write() = Arc::new(schema);
         Ok(())
     }
@@ -280,6 +284,7 @@ impl Table {
         Snapshot {
             memtables,
             sstables: st.sstables.clone(),
+            hidden_columns: Arc::clone(&self.hidden_columns.read()),
         }
     }
 

@@ -93,64 +93,73 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
                             )));
                         }
                         let ty = engine_type(&c.ty)?;
-                        let kind = if c.is_static {
-                            if !schema
+                        if c.is_static
+                            && !schema
                                 .columns
                                 .iter()
                                 .any(|c| c.kind == ColumnKind::Clustering)
-                            {
-                                return Err(Error::Invalid(
-                                    "Static columns are only useful (and thus allowed) if the table has at least one clustering column".into(),
-                                ));
+                        {
+                            return Err(Error::Invalid(
+                                "Static columns are only useful (and thus allowed) if the table has at least one clustering column".into(),
+                            ));
+                        }
+                        if let Some(d) = schema
+                            .dropped_columns()
+                            .into_iter()
+                            .rfind(|d| d.name == c.name)
+                        {
+                            if d.ty != ty.name() {
+                                return Err(Error::Invalid(format!(
+                                    "Cannot add a column '{0}' of type {1}, incompatible with previously dropped column '{0}' of type {2}",
+                                    c.name,
+                                    ty.name(),
+                                    d.ty
+                                )));
                             }
+                            if d.is_static != c.is_static {
+                                let kind = |s: bool| if s { "STATIC" } else { "REGULAR" };
+                                return Err(Error::Invalid(format!(
+                                    "Cannot re-add previously dropped column '{}' of kind {}, incompatible with previous kind {}",
+                                    c.name,
+                                    kind(c.is_static),
+                                    kind(d.is_static)
+                                )));
+                            }
+                        }
+                        let kind = if c.is_static {
                             ColumnKind::Static
                         } else {
                             ColumnKind::Regular
                         };
-                        let id = schema.add_column(&c.name, ty, kind, Order::Asc);
-                        // Never reuse the id of a dropped column: its old cells would return.
-                        let floor = dropped_columns(&schema.options)
-                            .iter()
-                            .map(|d| d.id + 1)
-                            .max()
-                            .unwrap_or(0);
-                        if id < floor {
-                            if let Some(col) = schema.columns.iter_mut().find(|x| x.id == id) {
-                                col.id = floor;
-                            }
-                        }
+                        // A new id, above every dropped one: the old cells stay hidden.
+                        schema.add_column(&c.name, ty, kind, Order::Asc);
                     }
                 }
                 AlterTableAction::Drop {
-                    if_exists, columns, ..
+                    if_exists,
+                    columns,
+                    timestamp,
                 } => {
+                    let dropped_at = match timestamp {
+                        Some(t) => drop_timestamp(t)?,
+                        None => super::catalog::now_micros(),
+                    };
                     for name in columns {
                         match schema.column(name).map(|c| c.kind) {
                             None if *if_exists => continue,
                             None => {
                                 return Err(Error::Invalid(format!(
-                                    "Column {name} was not found in table {}",
+                                    "Column {name} was not found in table '{ks}.{}'",
                                     a.name.name
                                 )))
                             }
                             Some(ColumnKind::PartitionKey | ColumnKind::Clustering) => {
                                 return Err(Error::Invalid(format!(
-                                    "Cannot drop PRIMARY KEY part {name}"
+                                    "Cannot drop PRIMARY KEY column {name}"
                                 )))
                             }
                             Some(_) => {
-                                if let Some(c) = schema.column(name).cloned() {
-                                    schema.options.extra.push((
-                                        format!("{DROPPED_PREFIX}{}", c.name),
-                                        format!(
-                                            "{}|{}|{}",
-                                            c.id,
-                                            super::catalog::now_micros(),
-                                            c.ty.name()
-                                        ),
-                                    ));
-                                }
-                                schema.columns.retain(|c| &c.name != name);
+                                schema.drop_column(name, dropped_at);
                             }
                         }
                     }
@@ -269,37 +278,17 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
     }
 }
 
-/// Prefix of the `extra` options recording dropped columns: `id|dropped at (µs)|type`.
-const DROPPED_PREFIX: &str = "dropped_column.";
-
-/// A column dropped from a table (`system_schema.dropped_columns`).
-#[derive(Debug, Clone)]
-pub struct DroppedColumn {
-    /// Name.
-    pub name: String,
-    /// The id its cells carry.
-    pub id: u32,
-    /// When it was dropped (µs).
-    pub dropped_at: i64,
-    /// Its type.
-    pub ty: String,
-}
-
-/// The columns dropped from a table.
-pub fn dropped_columns(o: &cairn_engine::schema::TableOptions) -> Vec<DroppedColumn> {
-    o.extra
-        .iter()
-        .filter_map(|(k, v)| {
-            let name = k.strip_prefix(DROPPED_PREFIX)?;
-            let mut it = v.splitn(3, '|');
-            Some(DroppedColumn {
-                name: name.to_string(),
-                id: it.next()?.parse().ok()?,
-                dropped_at: it.next()?.parse().ok()?,
-                ty: it.next()?.to_string(),
-            })
-        })
-        .collect()
+/// `ALTER TABLE … DROP … USING TIMESTAMP t`: a literal bigint (microseconds).
+fn drop_timestamp(t: &crate::ast::Term) -> Result<i64> {
+    match t {
+        crate::ast::Term::Literal(crate::ast::Literal::Integer(s)) => s
+            .parse()
+            .map_err(|_| Error::Invalid(format!("Invalid timestamp {s}"))),
+        other => Err(Error::Invalid(format!(
+            "Invalid timestamp {}",
+            crate::values::term::term_display(other)
+        ))),
+    }
 }
 
 fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {

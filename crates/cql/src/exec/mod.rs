@@ -18,6 +18,7 @@ pub mod auth;
 pub mod catalog;
 pub mod ddl;
 pub mod describe;
+pub mod lwt;
 pub mod options;
 pub mod plan_cache;
 pub mod prepare;
@@ -196,6 +197,8 @@ pub struct Executor {
     prepared: RwLock<HashMap<[u8; 16], Arc<Prepared>, foldhash::fast::RandomState>>,
     /// Serialises DDL, as Cassandra's schema changes are serialised.
     ddl: Mutex<()>,
+    /// Serialises conditional writes per partition.
+    partition_locks: lwt::PartitionLocks,
 }
 
 impl Executor {
@@ -210,7 +213,13 @@ impl Executor {
             node,
             prepared: RwLock::new(HashMap::default()),
             ddl: Mutex::new(()),
+            partition_locks: lwt::PartitionLocks::default(),
         })
+    }
+
+    /// The locks conditional writes take on their partition.
+    pub fn partition_locks(&self) -> &lwt::PartitionLocks {
+        &self.partition_locks
     }
 
     /// The catalog.

@@ -61,6 +61,25 @@ pub struct Plan {
     pub aggregate: bool,
 }
 
+impl Plan {
+    /// The table columns the selection reads (empty for `SELECT *`-free constant selections).
+    fn columns(&self) -> Vec<&ColumnDef> {
+        let mut out: Vec<&ColumnDef> = Vec::new();
+        for o in &self.outputs {
+            match o {
+                Output::Column(c)
+                | Output::WriteTime(c)
+                | Output::Ttl(c)
+                | Output::Aggregate(c, _)
+                | Output::Cast(c, _) => out.push(c),
+                Output::Function(_, cols) => out.extend(cols.iter()),
+                Output::Token | Output::Count | Output::Constant(_) => {}
+            }
+        }
+        out
+    }
+}
+
 /// `SELECT *` column order: partition key, clustering, static columns by name, then regular
 /// columns by name (Cassandra's `selectOrderIterator`).
 pub fn star_columns(schema: &TableSchema) -> Vec<ColumnDef> {
@@ -372,12 +391,12 @@ pub fn select(
         None => Arc::new(checked_plan(&schema, s)?),
     };
     let ctx = Binds::new(params);
-    let r = restrict::resolve(&schema, &s.where_clause, &ctx)?;
-    if !s.allow_filtering
-        && (!r.filters.is_empty() || (r.keys.is_none() && (r.prefix_len > 0 || r.bound.is_some())))
-    {
-        return Err(Error::Invalid("Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING".into()));
-    }
+    let r = restrict::resolve(
+        &schema,
+        &s.where_clause,
+        &ctx,
+        restrict::Context::select(s.allow_filtering, selects_only_statics(&schema, &plan)),
+    )?;
     let reversed = ordering(&schema, s, &r)?;
     let limit = int_term(&s.limit, "[limit]", &ctx)?;
     let per_partition = int_term(&s.per_partition_limit, "[per_partition_limit]", &ctx)?;
@@ -395,6 +414,12 @@ pub fn select(
         Some(p) => p.remaining.max(0) as usize,
         None => limit.unwrap_or(usize::MAX),
     };
+    if r.empty {
+        // An empty IN on a key column selects nothing.
+        return Ok(Outcome::Rows(
+            Rows::new(&schema, &plan, &r, s.distinct).finish(None),
+        ));
+    }
     let slice = r.slice(&schema)?;
     let now = now_secs();
     let mut cmd = ReadCommand::all(now);
@@ -451,13 +476,17 @@ pub fn select(
     let carried = resume.as_ref().map_or(0, |p| p.partition_rows as usize);
     match &r.keys {
         Some(keys) => {
-            for key in keys {
+            // Keys come in value order: a page resumes at the key it stopped in.
+            let from = resume_key
+                .as_ref()
+                .and_then(|rk| keys.iter().position(|k| k == rk))
+                .unwrap_or(0);
+            for key in keys.iter().skip(from) {
                 let c = match (&resume, &resume_key) {
                     (Some(p), Some(rk)) if key == rk => match resumed_cmd(p) {
                         Some(c) => c,
                         None => continue,
                     },
-                    (Some(_), Some(rk)) if key < rk => continue,
                     _ => cmd.clone(),
                 };
                 let prior = if resume_key.as_ref() == Some(key) {
@@ -514,6 +543,17 @@ pub fn select(
     }
     let state = out_state(&last, more, remaining);
     Ok(Outcome::Rows(out.finish(state)))
+}
+
+/// Whether a selection names static columns and nothing but them and partition-key columns
+/// (Cassandra's `selectOnlyStaticColumns`): its clustering columns may not be restricted.
+fn selects_only_statics(schema: &TableSchema, plan: &Plan) -> bool {
+    let cols = plan.columns();
+    cols.iter().any(|c| c.kind == ColumnKind::Static)
+        && cols
+            .iter()
+            .all(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::PartitionKey))
+        && schema.columns_of(ColumnKind::Static).next().is_some()
 }
 
 /// Cassandra's rules for SELECT DISTINCT: partition key (all of it) and static columns only.
@@ -663,7 +703,7 @@ impl<'a> Rows<'a> {
         let selects_only_static = self.distinct
             || (p.rows.is_empty()
                 && self.r.prefixes.is_empty()
-                && self.r.bound.is_none()
+                && self.r.slice_bounds.is_none()
                 && static_row.is_some());
         if selects_only_static {
             if budget == 0 {

@@ -525,13 +525,13 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
             for k in cat.keyspaces() {
                 for t in cat.tables(&k.name) {
                     let sc = t.schema();
-                    for d in super::ddl::dropped_columns(&sc.options) {
+                    for d in sc.dropped_columns() {
                         v.rows.push(vec![
                             text(&k.name),
                             text(&sc.name),
                             text(&d.name),
                             bigint(d.dropped_at / 1000),
-                            text("regular"),
+                            text(if d.is_static { "static" } else { "regular" }),
                             text(&d.ty),
                         ]);
                     }

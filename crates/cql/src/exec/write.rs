@@ -6,9 +6,10 @@
 //! clock in microseconds; TTL is `USING TTL`, else the table's `default_time_to_live`.
 
 use super::catalog::{now_micros, now_secs};
+use super::lwt::{self, CasRequest, RowCondition, RowTarget};
 use super::plan_cache::PlanCache;
-use super::restrict::{self, Restrictions};
-use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
+use super::restrict::{self, Context, Restrictions, StatementKind};
+use super::{Binds, Executor, Outcome, QueryParams, Session};
 use crate::ast::{
     Assignment, Batch, BatchStatement, Conditions, Delete, Insert, InsertValues, RelationTarget,
     Statement, Update, Using,
@@ -28,6 +29,56 @@ use cairn_engine::ReadCommand;
 use smallvec::SmallVec;
 use std::sync::Arc;
 
+/// A statement turned into writes.
+pub(super) struct Planned {
+    /// The writes (one per partition).
+    mutations: Vec<Mutation>,
+    /// The IF clause of a conditional statement, with the row it is about.
+    condition: Option<(RowTarget, RowCondition)>,
+    /// Whether planning read the table (list edits read the current list): under a
+    /// partition lock such a statement is planned again.
+    read_before_write: bool,
+}
+
+impl Planned {
+    fn unconditional(mutations: Vec<Mutation>) -> Self {
+        Planned {
+            mutations,
+            condition: None,
+            read_before_write: false,
+        }
+    }
+}
+
+/// Plans one INSERT / UPDATE / DELETE.
+fn plan(
+    ex: &Executor,
+    session: &Session,
+    stmt: &Statement,
+    ctx: &dyn TermContext,
+    default_ts: Option<i64>,
+    cache: Option<&PlanCache<InsertPlan>>,
+) -> Result<Planned> {
+    match stmt {
+        Statement::Insert(i) => insert_mutation(ex, session, i, ctx, default_ts, cache),
+        Statement::Update(u) => update(ex, session, u, ctx, default_ts),
+        Statement::Delete(d) => delete(ex, session, d, ctx, default_ts),
+        _ => Err(Error::Invalid(
+            "Only INSERT, UPDATE and DELETE statements are allowed in a BATCH".into(),
+        )),
+    }
+}
+
+/// The table a modification statement writes to.
+fn target_table(stmt: &Statement) -> Option<&crate::ast::QualifiedName> {
+    match stmt {
+        Statement::Insert(i) => Some(&i.table),
+        Statement::Update(u) => Some(&u.table),
+        Statement::Delete(d) => Some(&d.table),
+        _ => None,
+    }
+}
+
 /// Runs one INSERT / UPDATE / DELETE.
 pub fn modify(
     ex: &Executor,
@@ -35,14 +86,7 @@ pub fn modify(
     stmt: &Statement,
     params: &QueryParams,
 ) -> Result<Outcome> {
-    let ctx = Binds::new(params);
-    let planned = match stmt {
-        Statement::Insert(i) => insert_mutation(ex, session, i, &ctx, params.timestamp, None)?,
-        Statement::Update(u) => update(ex, session, u, &ctx, params.timestamp)?,
-        Statement::Delete(d) => delete(ex, session, d, &ctx, params.timestamp)?,
-        _ => return Err(Error::Invalid("not a modification statement".into())),
-    };
-    apply(ex, planned)
+    run_one(ex, session, stmt, params, None)
 }
 
 /// Runs one INSERT; `cache` is the prepared statement's plan cache, if it is one.
@@ -53,20 +97,56 @@ pub fn insert(
     params: &QueryParams,
     cache: Option<&PlanCache<InsertPlan>>,
 ) -> Result<Outcome> {
+    if i.if_not_exists {
+        return modify(ex, session, &Statement::Insert(i.clone()), params);
+    }
     let ctx = Binds::new(params);
-    apply(
-        ex,
-        insert_mutation(ex, session, i, &ctx, params.timestamp, cache)?,
-    )
+    let planned = insert_mutation(ex, session, i, &ctx, params.timestamp, cache)?;
+    ex.catalog().db().apply(planned.mutations)?;
+    Ok(Outcome::Void)
 }
 
-/// Applies one statement's mutations (checking its IF clause first, if it has one).
-fn apply(ex: &Executor, (muts, condition): Planned) -> Result<Outcome> {
-    if let Some(cond) = condition {
-        return conditional(ex, muts, cond);
+/// Plans and applies one statement; a conditional one goes through [`lwt`].
+fn run_one(
+    ex: &Executor,
+    session: &Session,
+    stmt: &Statement,
+    params: &QueryParams,
+    cache: Option<&PlanCache<InsertPlan>>,
+) -> Result<Outcome> {
+    let ctx = Binds::new(params);
+    let planned = plan(ex, session, stmt, &ctx, params.timestamp, cache)?;
+    let Some(_) = &planned.condition else {
+        ex.catalog().db().apply(planned.mutations)?;
+        return Ok(Outcome::Void);
+    };
+    let Some(name) = target_table(stmt) else {
+        return Err(Error::Invalid("not a modification statement".into()));
+    };
+    let schema = table_schema(ex, session, name)?;
+    let key = planned
+        .mutations
+        .first()
+        .map(|m| m.key.clone())
+        .ok_or_else(|| Error::Invalid("A conditional statement must name one row".into()))?;
+    let _lock = ex.partition_locks().lock(schema.id, &key)?;
+    // Planned again under the lock when it read the table (a list edit).
+    let planned = if planned.read_before_write {
+        plan(ex, session, stmt, &ctx, params.timestamp, cache)?
+    } else {
+        planned
+    };
+    let mut req = CasRequest::new(schema, key, false);
+    let Some((target, condition)) = planned.condition else {
+        return Err(Error::Invalid(
+            "A conditional statement must have a condition".into(),
+        ));
+    };
+    req.add_condition(target, condition)?;
+    for m in planned.mutations {
+        req.add_write(m);
     }
-    ex.catalog().db().apply(muts)?;
-    Ok(Outcome::Void)
+    lwt::execute(ex, req)
 }
 
 /// A BATCH statement given as CQL text.
@@ -94,13 +174,44 @@ pub fn batch_statement(
         ));
     }
     let ts = match &b.using.timestamp {
-        Some(t) => Some(timestamp_of(t, &Binds::new(params))?),
+        Some(t) => {
+            if statements.iter().any(|(s, _)| is_conditional(s)) {
+                return Err(Error::Invalid(
+                    "Cannot provide custom timestamp for conditional BATCH".into(),
+                ));
+            }
+            if statements.iter().any(|(s, _)| has_timestamp(s)) {
+                return Err(Error::Invalid(
+                    "Timestamp must be set either on BATCH or individual statements".into(),
+                ));
+            }
+            timestamp_of(t, &Binds::new(params))?.or(params.timestamp)
+        }
         None => params.timestamp,
     };
     batch(ex, session, b.kind, &statements, ts)
 }
 
-/// Statements (each with its own bound values) applied as one atomic write.
+fn is_conditional(s: &Statement) -> bool {
+    match s {
+        Statement::Insert(i) => i.if_not_exists,
+        Statement::Update(u) => !matches!(u.conditions, Conditions::None),
+        Statement::Delete(d) => !matches!(d.conditions, Conditions::None),
+        _ => false,
+    }
+}
+
+fn has_timestamp(s: &Statement) -> bool {
+    match s {
+        Statement::Insert(i) => i.using.timestamp.is_some(),
+        Statement::Update(u) => u.using.timestamp.is_some(),
+        Statement::Delete(d) => d.using.timestamp.is_some(),
+        _ => false,
+    }
+}
+
+/// Statements (each with its own bound values) applied as one atomic write; with
+/// conditions, as one conditional request on a single partition.
 pub fn batch(
     ex: &Executor,
     session: &Session,
@@ -114,82 +225,89 @@ pub fn batch(
             "Cannot include non-counter statement in a counter batch".into(),
         ));
     }
+    if statements.iter().any(|(s, _)| is_conditional(s)) {
+        return conditional_batch(ex, session, statements, timestamp);
+    }
     let ts = timestamp.unwrap_or_else(now_micros);
     let mut all = Vec::new();
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
-        let (muts, cond) = match stmt {
-            Statement::Insert(i) => insert_mutation(ex, session, i, &ctx, Some(ts), None)?,
-            Statement::Update(u) => update(ex, session, u, &ctx, Some(ts))?,
-            Statement::Delete(d) => delete(ex, session, d, &ctx, Some(ts))?,
-            _ => {
-                return Err(Error::Invalid(
-                    "Only INSERT, UPDATE and DELETE statements are allowed in a BATCH".into(),
-                ))
-            }
-        };
-        if cond.is_some() {
-            return Err(Error::Invalid(
-                "Conditional statements in batches are not supported yet".into(),
-            ));
-        }
-        all.extend(muts);
+        all.extend(plan(ex, session, stmt, &ctx, Some(ts), None)?.mutations);
     }
     ex.catalog().db().apply(all)?;
     Ok(Outcome::Void)
 }
 
-/// What an IF clause asks.
-enum Condition {
-    NotExists,
-    Exists,
-}
-
-type Planned = (Vec<Mutation>, Option<Condition>);
-
-/// Applies a lightweight transaction on one node: check, then write, under the DDL-free
-/// write lock of the executor (one node has no Paxos to run).
-fn conditional(ex: &Executor, muts: Vec<Mutation>, cond: Condition) -> Result<Outcome> {
-    static LWT: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
-    let _one_at_a_time = if cairn_engine::io::is_nonblocking() {
-        // Another transaction may be reading from disk under the lock: do not wait here.
-        LWT.try_lock().ok_or(Error::WouldBlock)?
-    } else {
-        LWT.lock()
-    };
-    let db = ex.catalog().db();
-    let Some(m) = muts.first() else {
+/// A BATCH with conditions: one table, one partition, checked and applied as one request.
+fn conditional_batch(
+    ex: &Executor,
+    session: &Session,
+    statements: &[(Statement, QueryParams)],
+    timestamp: Option<i64>,
+) -> Result<Outcome> {
+    let mut schema: Option<Arc<TableSchema>> = None;
+    for (stmt, _) in statements {
+        let Some(name) = target_table(stmt) else {
+            return Err(Error::Invalid(
+                "Only INSERT, UPDATE and DELETE statements are allowed in a BATCH".into(),
+            ));
+        };
+        let s = table_schema(ex, session, name)?;
+        match &schema {
+            Some(prev) if prev.id != s.id => {
+                return Err(Error::Invalid(
+                    "Batch with conditions cannot span multiple tables".into(),
+                ))
+            }
+            _ => schema = Some(s),
+        }
+    }
+    let Some(schema) = schema else {
         return Ok(Outcome::Void);
     };
-    let table = db
-        .table_by_id(m.table)
-        .ok_or_else(|| Error::Invalid("unconfigured table".into()))?;
-    let mut cmd = ReadCommand::all(now_secs());
-    if let Some((ck, _)) = m.update.rows.iter().next() {
-        cmd.slice =
-            cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(
-                &ck.0,
-            )]);
-    }
-    let exists = table.read(&m.key, &cmd)?.is_some();
-    let applied = match cond {
-        Condition::NotExists => !exists,
-        Condition::Exists => exists,
+    let ts = timestamp.unwrap_or_else(now_micros);
+    let plan_all = || -> Result<(Vec<Planned>, bool)> {
+        let mut out = Vec::with_capacity(statements.len());
+        let mut reads = false;
+        for (stmt, params) in statements {
+            let ctx = Binds::new(params);
+            let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
+            if p.mutations.len() > 1 {
+                return Err(Error::Invalid(
+                    "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
+                ));
+            }
+            reads |= p.read_before_write;
+            out.push(p);
+        }
+        Ok((out, reads))
     };
-    if applied {
-        db.apply(muts)?;
+    let (planned, reads) = plan_all()?;
+    let Some(key) = planned
+        .iter()
+        .flat_map(|p| p.mutations.first())
+        .map(|m| m.key.clone())
+        .next()
+    else {
+        return Ok(Outcome::Rows(lwt::applied_only(&schema, true)));
+    };
+    let _lock = ex.partition_locks().lock(schema.id, &key)?;
+    let planned = if reads { plan_all()?.0 } else { planned };
+    let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
+    for p in planned {
+        for m in p.mutations {
+            if m.key != key {
+                return Err(Error::Invalid(
+                    "Batch with conditions cannot span multiple partitions".into(),
+                ));
+            }
+            req.add_write(m);
+        }
+        if let Some((target, condition)) = p.condition {
+            req.add_condition(target, condition)?;
+        }
     }
-    let s = table.schema();
-    Ok(Outcome::Rows(ResultSet {
-        columns: Arc::from(vec![ColumnSpec {
-            keyspace: s.keyspace.clone(),
-            table: s.name.clone(),
-            name: "[applied]".into(),
-            ty: CqlType::Boolean,
-        }]),
-        rows: vec![vec![Some(Bytes::from(vec![u8::from(applied)]))]],
-        paging_state: None,
-    }))
+    lwt::execute(ex, req)
 }
 
 fn table_schema(
@@ -206,20 +324,34 @@ fn table_schema(
     Ok(ex.catalog().require_table(&ks, &name.name)?.schema())
 }
 
-fn timestamp_of(t: &crate::ast::Term, ctx: &dyn TermContext) -> Result<i64> {
+/// `USING TIMESTAMP t`: the value, `None` when the marker is unset (the request's timestamp
+/// then applies, as Cassandra's `Attributes.getTimestamp`).
+fn timestamp_of(t: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Option<i64>> {
     match term_to_bytes(t, &CqlType::Bigint, "[timestamp]", ctx)
         .map_err(|e| Error::Invalid(e.to_string()))?
     {
-        TermValue::Value(b) => Ok(i64::from_be_bytes(
-            b.as_ref()
-                .try_into()
-                .map_err(|_| Error::Invalid("Invalid timestamp".into()))?,
-        )),
-        _ => Err(Error::Invalid("Invalid null value of timestamp".into())),
+        TermValue::Value(b) => {
+            let ts =
+                i64::from_be_bytes(b.as_ref().try_into().map_err(|_| {
+                    Error::Invalid(format!("Invalid timestamp value: {}", b.len()))
+                })?);
+            if ts == i64::MIN {
+                // Reserved internally for "no timestamp".
+                return Err(Error::Invalid(format!(
+                    "Out of bound timestamp, must be in [{}, {}]",
+                    i64::MIN + 1,
+                    i64::MAX
+                )));
+            }
+            Ok(Some(ts))
+        }
+        TermValue::Unset => Ok(None),
+        TermValue::Null => Err(Error::Invalid("Invalid null value of timestamp".into())),
     }
 }
 
-/// (timestamp, ttl seconds) of a statement.
+/// (timestamp, ttl seconds) of a statement. A null TTL means no TTL; an unset one means the
+/// table's `default_time_to_live` (Cassandra's `Attributes.getTimeToLive`).
 fn using(
     u: &Using,
     schema: &TableSchema,
@@ -228,17 +360,20 @@ fn using(
 ) -> Result<(i64, u32)> {
     let ts = match &u.timestamp {
         Some(t) => timestamp_of(t, ctx)?,
-        None => default_ts.unwrap_or_else(now_micros),
-    };
+        None => None,
+    }
+    .or(default_ts)
+    .unwrap_or_else(now_micros);
     let ttl = match &u.ttl {
         Some(t) => match term_to_bytes(t, &CqlType::Int, "[ttl]", ctx)
             .map_err(|e| Error::Invalid(e.to_string()))?
         {
+            TermValue::Value(b) if b.is_empty() => 0,
             TermValue::Value(b) => {
                 let v = i32::from_be_bytes(
                     b.as_ref()
                         .try_into()
-                        .map_err(|_| Error::Invalid("Invalid TTL".into()))?,
+                        .map_err(|_| Error::Invalid("Invalid TTL value".into()))?,
                 );
                 if v < 0 {
                     return Err(Error::Invalid(format!(
@@ -252,7 +387,8 @@ fn using(
                 }
                 v as u32
             }
-            TermValue::Null | TermValue::Unset => schema.options.default_time_to_live,
+            TermValue::Null => 0,
+            TermValue::Unset => schema.options.default_time_to_live,
         },
         None => schema.options.default_time_to_live,
     };
@@ -314,27 +450,64 @@ fn column_data(
     )
 }
 
-/// UPDATE and DELETE name rows by their primary key only (Cassandra's text otherwise).
-fn only_key_restrictions(r: &Restrictions) -> Result<()> {
-    if r.filters.is_empty() {
-        return Ok(());
+/// The IF clause of an UPDATE or DELETE, resolved (`None` when there is none). A
+/// conditional statement may not carry its own timestamp.
+fn condition_of(
+    c: &Conditions,
+    using: &Using,
+    schema: &TableSchema,
+    ctx: &dyn TermContext,
+) -> Result<Option<RowCondition>> {
+    if !matches!(c, Conditions::None) && using.timestamp.is_some() {
+        return Err(Error::Invalid(
+            "Cannot provide custom timestamp for conditional updates".into(),
+        ));
     }
-    let names: Vec<&str> = r.filters.iter().map(|f| f.column.name.as_str()).collect();
-    Err(Error::Invalid(format!(
-        "Non PRIMARY KEY columns found in where clause: {}",
-        names.join(", ")
-    )))
+    Ok(match c {
+        Conditions::None => None,
+        Conditions::Exists => Some(RowCondition::Exists),
+        Conditions::NotExists => Some(RowCondition::NotExists),
+        Conditions::Columns(rels) => {
+            let conds = lwt::column_conditions(schema, rels, ctx)?;
+            if let Some(c) = conds.iter().find(|c| {
+                matches!(
+                    c.column.kind,
+                    ColumnKind::PartitionKey | ColumnKind::Clustering
+                )
+            }) {
+                return Err(Error::Invalid(format!(
+                    "PRIMARY KEY column '{}' cannot have IF conditions",
+                    c.column.name
+                )));
+            }
+            Some(RowCondition::Columns(conds))
+        }
+    })
 }
 
-/// The IF clause of an UPDATE or DELETE.
-fn condition_of(c: &Conditions) -> Result<Option<Condition>> {
-    match c {
-        Conditions::None => Ok(None),
-        Conditions::Exists => Ok(Some(Condition::Exists)),
-        _ => Err(Error::Invalid(
-            "Conditions on columns are not supported yet".into(),
-        )),
+/// Where a conditional statement's IF clause points: its one row (or the static row), with
+/// Cassandra's refusals of IN.
+fn condition_target(
+    keys: usize,
+    ckeys: &[ClusteringKey],
+    static_only: bool,
+    deletion: bool,
+) -> Result<RowTarget> {
+    let what = if deletion { "deletions" } else { "updates" };
+    if keys > 1 {
+        return Err(Error::Invalid(format!(
+            "IN on the partition key is not supported with conditional {what}"
+        )));
     }
+    if ckeys.len() > 1 {
+        return Err(Error::Invalid(format!(
+            "IN on the clustering key columns is not supported with conditional {what}"
+        )));
+    }
+    Ok(match ckeys.first() {
+        Some(ck) if !static_only => RowTarget::Row(ck.clone()),
+        _ => RowTarget::Static,
+    })
 }
 
 fn invalid(e: impl std::fmt::Display) -> Error {
@@ -750,6 +923,7 @@ fn insert_mutation(
         Ok(out)
     };
     let mut update = Partition::default();
+    let mut target = RowTarget::Static;
     if plan.writes_row {
         let row = Row {
             marker: Some(if ttl > 0 {
@@ -770,6 +944,7 @@ fn insert_mutation(
             .layout
             .encode_key(&refs)
             .map_err(|e| Error::Invalid(e.to_string()))?;
+        target = RowTarget::Row(ckey.clone());
         update.rows.insert(ckey, row);
     }
     if !plan.statics.is_empty() {
@@ -781,18 +956,25 @@ fn insert_mutation(
             });
         }
     }
-    let cond = match i.if_not_exists {
-        true => Some(Condition::NotExists),
-        false => None,
+    let condition = if i.if_not_exists {
+        if i.using.timestamp.is_some() {
+            return Err(Error::Invalid(
+                "Cannot provide custom timestamp for conditional updates".into(),
+            ));
+        }
+        Some((target, RowCondition::NotExists))
+    } else {
+        None
     };
-    Ok((
-        vec![Mutation {
+    Ok(Planned {
+        mutations: vec![Mutation {
             table: schema.id,
             key,
             update,
         }],
-        cond,
-    ))
+        condition,
+        read_before_write: false,
+    })
 }
 
 /// The partition key from its parts' values (composite when there are several).
@@ -810,11 +992,10 @@ fn partition_key<P>(
     ))
 }
 
-fn keys_of(r: &Restrictions, schema: &TableSchema) -> Result<Vec<DecoratedKey>> {
-    let _ = schema;
-    r.keys
-        .clone()
-        .ok_or_else(|| Error::Invalid("Some partition key parts are missing".into()))
+/// The partitions an UPDATE or DELETE writes ([`restrict::resolve`] has made sure the whole
+/// partition key is given by `=` / `IN`; an empty `IN` gives none).
+fn keys_of(r: &Restrictions) -> Vec<DecoratedKey> {
+    r.keys.clone().unwrap_or_default()
 }
 
 fn clustering_keys(r: &Restrictions, schema: &TableSchema) -> Result<Vec<ClusteringKey>> {
@@ -844,9 +1025,15 @@ fn update(
     let schema = table_schema(ex, session, &u.table)?;
     let (ts, ttl) = using(&u.using, &schema, ctx, default_ts)?;
     let now = now_secs();
-    let r = restrict::resolve(&schema, &u.where_clause, ctx)?;
-    only_key_restrictions(&r)?;
-    let keys = keys_of(&r, &schema)?;
+    let condition = condition_of(&u.conditions, &u.using, &schema, ctx)?;
+    let static_only = static_only(&u.assignments, &schema, condition.as_ref());
+    let r = restrict::resolve(
+        &schema,
+        &u.where_clause,
+        ctx,
+        Context::modification(StatementKind::Update, static_only),
+    )?;
+    let keys = keys_of(&r);
     let mut row = Row::default();
     let mut statics = Row::default();
     let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
@@ -882,24 +1069,7 @@ fn update(
     }
     row.columns.sort_by_key(|(id, _)| *id);
     statics.columns.sort_by_key(|(id, _)| *id);
-    let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
-    let regular_touched =
-        !row.columns.is_empty() || indexed.iter().any(|(c, _)| c.kind == ColumnKind::Regular);
-    let ckeys = if r.full_clustering(&schema) {
-        clustering_keys(&r, &schema)?
-    } else if has_ck && (regular_touched || r.prefix_len > 0 || r.bound.is_some()) {
-        let missing: Vec<&str> = schema
-            .columns_of(ColumnKind::Clustering)
-            .skip(r.prefix_len)
-            .map(|c| c.name.as_str())
-            .collect();
-        return Err(Error::Invalid(format!(
-            "Missing mandatory PRIMARY KEY part {}",
-            missing.first().copied().unwrap_or("")
-        )));
-    } else {
-        vec![ClusteringKey::empty()]
-    };
+    let ckeys = clustering_of(&r, &schema)?;
     let mut muts = Vec::new();
     for key in keys {
         let mut update = Partition::default();
@@ -930,8 +1100,70 @@ fn update(
             update,
         });
     }
-    let cond = condition_of(&u.conditions)?;
-    Ok((muts, cond))
+    let condition = match condition {
+        Some(c) => Some((condition_target(muts.len(), &ckeys, static_only, false)?, c)),
+        None => None,
+    };
+    Ok(Planned {
+        mutations: muts,
+        condition,
+        read_before_write: !indexed.is_empty(),
+    })
+}
+
+/// Whether a statement's operations and IF conditions touch static columns only
+/// (Cassandra's `appliesOnlyToStaticColumns`): its clustering columns must then be left
+/// unrestricted, and it writes (and tests) the static row.
+fn static_only(
+    assignments: &[Assignment],
+    schema: &TableSchema,
+    condition: Option<&RowCondition>,
+) -> bool {
+    let kinds = assignments
+        .iter()
+        .filter_map(|a| schema.column(assignment_column(a)).map(|c| c.kind))
+        .chain(match condition {
+            Some(RowCondition::Columns(cs)) => cs.iter().map(|c| c.column.kind).collect(),
+            _ => Vec::new(),
+        });
+    static_kinds(kinds)
+}
+
+/// [`static_only`] from the kinds of the columns a statement touches.
+fn static_kinds(kinds: impl Iterator<Item = ColumnKind>) -> bool {
+    let mut any_static = false;
+    for k in kinds {
+        match k {
+            ColumnKind::Static => any_static = true,
+            ColumnKind::Regular => return false,
+            _ => {}
+        }
+    }
+    any_static
+}
+
+fn assignment_column(a: &Assignment) -> &str {
+    match a {
+        Assignment::Set { column, .. }
+        | Assignment::SetElement { column, .. }
+        | Assignment::SetField { column, .. }
+        | Assignment::Add { column, .. }
+        | Assignment::Prepend { column, .. }
+        | Assignment::Subtract { column, .. } => column,
+    }
+}
+
+/// The clustering keys an UPDATE writes ([`restrict::resolve`] has checked that every
+/// clustering column is given by `=` / `IN`, or none when the statement writes static
+/// columns only).
+fn clustering_of(r: &Restrictions, schema: &TableSchema) -> Result<Vec<ClusteringKey>> {
+    if r.empty {
+        return Ok(Vec::new());
+    }
+    if r.full_clustering(schema) {
+        return clustering_keys(r, schema);
+    }
+    Ok(vec![ClusteringKey::empty()])
 }
 
 fn delete(
@@ -951,19 +1183,65 @@ fn delete(
         marked_at: ts,
         local_deletion_time: now,
     };
-    let r = restrict::resolve(&schema, &d.where_clause, ctx)?;
-    only_key_restrictions(&r)?;
-    let keys = keys_of(&r, &schema)?;
+    let condition = condition_of(&d.conditions, &d.using, &schema, ctx)?;
+    let target_kinds: Vec<ColumnKind> = d
+        .targets
+        .iter()
+        .filter_map(|t| match t {
+            RelationTarget::Column(n) | RelationTarget::Element(n, _) => {
+                schema.column(n).map(|c| c.kind)
+            }
+            _ => None,
+        })
+        .collect();
+    let condition_kinds: Vec<ColumnKind> = match &condition {
+        Some(RowCondition::Columns(cs)) => cs.iter().map(|c| c.column.kind).collect(),
+        _ => Vec::new(),
+    };
+    // Deleting whole rows (no column list) touches the regular rows (Cassandra's
+    // `Operations.appliesToRegularColumns` for DELETE).
+    let row_kinds = d.targets.is_empty().then_some(ColumnKind::Regular);
+    let static_only = static_kinds(
+        target_kinds
+            .iter()
+            .chain(&condition_kinds)
+            .copied()
+            .chain(row_kinds),
+    );
+    let r = restrict::resolve(
+        &schema,
+        &d.where_clause,
+        ctx,
+        Context::modification(StatementKind::Delete, static_only),
+    )?;
+    let keys = keys_of(&r);
+    if condition.is_some() && !(r.full_clustering(&schema) && r.keys.is_some()) {
+        if target_kinds.contains(&ColumnKind::Regular) || row_kinds.is_some() {
+            return Err(Error::Invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns".into()));
+        }
+        if condition_kinds.contains(&ColumnKind::Regular) {
+            return Err(Error::Invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF condition on non static columns".into()));
+        }
+    }
+    let restricted = r.clustering_restricted();
+    if r.empty {
+        return Ok(Planned::unconditional(Vec::new()));
+    }
+    let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
     let mut muts = Vec::new();
+    let mut reads = false;
+    let mut ckeys: Vec<ClusteringKey> = Vec::new();
     for key in keys {
         let mut update = Partition::default();
         if d.targets.is_empty() {
-            if r.prefixes.is_empty() && r.bound.is_none() {
+            if !restricted {
                 update.deletion = Some(deletion);
+                ckeys = vec![ClusteringKey::empty()];
             } else if r.full_clustering(&schema) {
-                for ck in clustering_keys(&r, &schema)? {
+                ckeys = clustering_keys(&r, &schema)?;
+                for ck in &ckeys {
                     update.rows.insert(
-                        ck,
+                        ck.clone(),
                         Row {
                             deletion: Some(deletion),
                             ..Row::default()
@@ -971,6 +1249,11 @@ fn delete(
                     );
                 }
             } else {
+                if condition.is_some() {
+                    return Err(Error::Invalid(
+                        "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions".into(),
+                    ));
+                }
                 for range in r.slice(&schema)?.ranges() {
                     update.range_tombstones.push(RangeTombstone {
                         range: range.clone(),
@@ -1033,15 +1316,32 @@ fn delete(
                     }
                 }
             }
+            let regular = !row.columns.is_empty()
+                || element_deletes
+                    .iter()
+                    .any(|(c, _)| c.kind == ColumnKind::Regular);
+            if regular && has_ck && !r.full_clustering(&schema) {
+                return Err(Error::Invalid(
+                    "Range deletions are not supported for specific columns".into(),
+                ));
+            }
+            ckeys = if has_ck && !static_only {
+                clustering_keys(&r, &schema)?
+            } else if has_ck {
+                Vec::new()
+            } else {
+                vec![ClusteringKey::empty()]
+            };
             if !element_deletes.is_empty() {
-                if !r.full_clustering(&schema) {
-                    return Err(Error::Invalid(
-                        "Range deletions are not supported for specific columns".into(),
-                    ));
-                }
-                for ck in clustering_keys(&r, &schema)? {
+                reads = true;
+                let targets: Vec<ClusteringKey> = if ckeys.is_empty() {
+                    vec![ClusteringKey::empty()]
+                } else {
+                    ckeys.clone()
+                };
+                for ck in &targets {
                     for (c, edit) in &element_deletes {
-                        let d = list_edit_cell(ex, &schema, &key, &ck, (c, edit), (ts, 0, now))?;
+                        let d = list_edit_cell(ex, &schema, &key, ck, (c, edit), (ts, 0, now))?;
                         put_column(
                             if c.kind == ColumnKind::Static {
                                 &mut statics
@@ -1057,13 +1357,8 @@ fn delete(
             row.columns.sort_by_key(|(id, _)| *id);
             statics.columns.sort_by_key(|(id, _)| *id);
             if !row.columns.is_empty() {
-                if !r.full_clustering(&schema) {
-                    return Err(Error::Invalid(
-                        "Range deletions are not supported for specific columns".into(),
-                    ));
-                }
-                for ck in clustering_keys(&r, &schema)? {
-                    update.rows.insert(ck, row.clone());
+                for ck in &ckeys {
+                    update.rows.insert(ck.clone(), row.clone());
                 }
             }
             if !statics.columns.is_empty() {
@@ -1076,6 +1371,13 @@ fn delete(
             update,
         });
     }
-    let cond = condition_of(&d.conditions)?;
-    Ok((muts, cond))
+    let condition = match condition {
+        Some(c) => Some((condition_target(muts.len(), &ckeys, static_only, true)?, c)),
+        None => None,
+    };
+    Ok(Planned {
+        mutations: muts,
+        condition,
+        read_before_write: reads,
+    })
 }

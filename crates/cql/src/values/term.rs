@@ -522,28 +522,55 @@ pub fn sorted_map(key_ty: &CqlType, entries: Vec<(Bytes, Bytes)>) -> Vec<(Bytes,
     indexed.into_iter().map(|(_, e)| e).collect()
 }
 
-/// Re-sorts and deduplicates a serialized set or map (as Cassandra does with bound values);
-/// anything else, or anything malformed, is returned unchanged.
+/// The canonical form of a serialized value, as Cassandra's deserialization of a bound value
+/// gives it: sets and maps re-sorted and deduplicated at every depth (inside lists, tuples,
+/// map values and other sets), so that equal values have equal bytes and lookups of frozen
+/// collections match. Anything malformed is returned unchanged (validation reports it).
 pub fn normalize_collection(ty: &CqlType, bytes: Bytes) -> Bytes {
+    canonical(ty, &bytes).map_or(bytes, Bytes::from)
+}
+
+fn canonical(ty: &CqlType, bytes: &[u8]) -> Option<Vec<u8>> {
+    let canon = |t: &CqlType, b: &[u8]| {
+        canonical(t, b).map_or_else(|| Bytes::copy_from_slice(b), Bytes::from)
+    };
     match unfrozen(ty) {
-        CqlType::Set(e) => match split_collection(&bytes) {
-            Some(elems) => {
-                let owned = elems.into_iter().map(Bytes::copy_from_slice).collect();
-                Bytes::from(build_collection(&sorted_set(e, owned)))
-            }
-            None => bytes,
-        },
-        CqlType::Map(k, _) => match split_map(&bytes) {
-            Some(entries) => {
-                let owned = entries
-                    .into_iter()
-                    .map(|(k, v)| (Bytes::copy_from_slice(k), Bytes::copy_from_slice(v)))
-                    .collect();
-                Bytes::from(build_map(&sorted_map(k, owned)))
-            }
-            None => bytes,
-        },
-        _ => bytes,
+        CqlType::Set(e) => {
+            let elems = split_collection(bytes)?
+                .into_iter()
+                .map(|x| canon(e, x))
+                .collect();
+            Some(build_collection(&sorted_set(e, elems)))
+        }
+        CqlType::List(e) => {
+            let elems: Vec<Bytes> = split_collection(bytes)?
+                .into_iter()
+                .map(|x| canon(e, x))
+                .collect();
+            Some(build_collection(&elems))
+        }
+        CqlType::Map(k, v) => {
+            let entries = split_map(bytes)?
+                .into_iter()
+                .map(|(kb, vb)| (canon(k, kb), canon(v, vb)))
+                .collect();
+            Some(build_map(&sorted_map(k, entries)))
+        }
+        CqlType::Tuple(types) => {
+            let parts = super::codec::split_tuple(bytes)?;
+            let out: Vec<Option<Bytes>> = parts
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    p.map(|b| match types.get(i) {
+                        Some(t) => canon(t, b),
+                        None => Bytes::copy_from_slice(b),
+                    })
+                })
+                .collect();
+            Some(build_tuple(&out))
+        }
+        _ => None,
     }
 }
 

@@ -252,6 +252,15 @@ impl Row {
         (marker_live || !self.columns.is_empty()).then_some(self)
     }
 
+    /// Removes the listed columns (sorted ids): the cells of dropped columns, which are not
+    /// data any more (they neither show nor keep a row alive).
+    pub fn remove_columns(&mut self, hidden: &[ColumnId]) {
+        if !hidden.is_empty() {
+            self.columns
+                .retain(|(id, _)| hidden.binary_search(id).is_err());
+        }
+    }
+
     /// Keeps only the listed columns (sorted ids); the marker is kept.
     pub fn retain_columns(&mut self, wanted: &[ColumnId]) {
         self.columns

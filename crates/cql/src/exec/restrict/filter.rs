@@ -1,0 +1,91 @@
+//! Row filters: the restrictions a read cannot turn into partitions or clustering slices,
+//! checked row by row (Cassandra's `RowFilter`, which needs ALLOW FILTERING).
+//!
+//! A filter names a column of any kind — a partition-key part, a clustering column, a static
+//! or a regular column — and one condition on its value. A missing (null) value satisfies no
+//! condition.
+
+use crate::ast::Operator;
+use crate::values::codec::{split_collection, split_map};
+use crate::values::compare;
+use crate::values::term::unfrozen;
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::schema::ColumnDef;
+use std::cmp::Ordering;
+
+/// One condition of a row filter.
+#[derive(Debug, Clone)]
+pub enum FilterKind {
+    /// `c = v`, `c < v`, `c <= v`, `c > v`, `c >= v`.
+    Compare(Operator, Bytes),
+    /// `c IN (v, …)`.
+    In(Vec<Bytes>),
+    /// `c CONTAINS v` (an element of a list or set, a value of a map).
+    Contains(Bytes),
+    /// `c CONTAINS KEY k`.
+    ContainsKey(Bytes),
+    /// `c[k] = v` on a map.
+    MapEntry(Bytes, Bytes),
+}
+
+/// A condition on one column, checked on each row.
+#[derive(Debug, Clone)]
+pub struct Filter {
+    /// The column.
+    pub column: ColumnDef,
+    /// The condition.
+    pub kind: FilterKind,
+}
+
+impl Filter {
+    /// Whether a value of the column satisfies the condition (`None`: the column is null).
+    pub fn matches(&self, value: Option<&[u8]>) -> bool {
+        let Some(v) = value else {
+            return false;
+        };
+        let ty = &self.column.ty;
+        match &self.kind {
+            FilterKind::Compare(op, x) => {
+                let ord = compare(ty, v, x);
+                match op {
+                    Operator::Eq => ord == Ordering::Equal,
+                    Operator::Lt => ord == Ordering::Less,
+                    Operator::Lte => ord != Ordering::Greater,
+                    Operator::Gt => ord == Ordering::Greater,
+                    Operator::Gte => ord != Ordering::Less,
+                    _ => false,
+                }
+            }
+            FilterKind::In(xs) => xs.iter().any(|x| compare(ty, v, x) == Ordering::Equal),
+            FilterKind::Contains(x) => contains(ty, v, x, false),
+            FilterKind::ContainsKey(x) => contains(ty, v, x, true),
+            FilterKind::MapEntry(k, x) => match unfrozen(ty) {
+                CqlType::Map(kt, vt) => split_map(v).is_some_and(|entries| {
+                    entries.iter().any(|(mk, mv)| {
+                        compare(kt, mk, k) == Ordering::Equal
+                            && compare(vt, mv, x) == Ordering::Equal
+                    })
+                }),
+                _ => false,
+            },
+        }
+    }
+}
+
+/// Whether a serialized collection holds `needle`: as an element of a list or set, as a value
+/// of a map, or (`key`) as a key of a map.
+fn contains(ty: &CqlType, collection: &[u8], needle: &[u8], key: bool) -> bool {
+    let eq = |t: &CqlType, x: &[u8]| compare(t, x, needle) == Ordering::Equal;
+    match unfrozen(ty) {
+        CqlType::List(e) | CqlType::Set(e) => {
+            !key && split_collection(collection).is_some_and(|elems| elems.iter().any(|x| eq(e, x)))
+        }
+        CqlType::Map(k, v) => split_map(collection).is_some_and(|entries| {
+            entries
+                .iter()
+                .any(|(mk, mv)| if key { eq(k, mk) } else { eq(v, mv) })
+        }),
+        _ => false,
+    }
+}
