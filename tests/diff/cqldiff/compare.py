@@ -64,7 +64,9 @@ def compare(stmt, cairn, cassandra, replay=False):
     """None when the answers match, else a one-line description of the difference.
     replay: Cassandra's answer was recorded earlier, so server-clock write times are only
     checked to be server-clock write times."""
-    if cassandra.prepared and cairn.prepared:
+    # Where one server refused at PREPARE what the other refused when executing, the error
+    # is compared, not the phase (and there is no complete PREPARE answer to compare).
+    if cassandra.prepared and cairn.prepared and not (cassandra.at_prepare or cairn.at_prepare):
         diff = _prepared_difference(cairn.prepared, cassandra.prepared)
         if diff:
             return diff

@@ -107,6 +107,8 @@ class Generator:
         self.next_col = len(self.table.columns)
         self._bind = False
         self._bind_mixed = False
+        self._conditional_batch = False
+        self._missing_key = False  # the statement being generated leaves out a key column
         self.value_opts = ty.ValueOptions(rng, {
             "decimal_scale": features("decimal_scale"),
             "duplicate_map_keys": features("duplicate_map_keys")})
@@ -125,6 +127,8 @@ class Generator:
         if multi and bound and not self.chance("bind_multi_column"):
             bound = False
         if bound and ctype.nested_unordered() and not self.chance("bind_nested_collections"):
+            bound = False
+        if bound and ctype.unordered_in_tuple() and not self.chance("bind_unordered_in_tuple"):
             bound = False
         return Arg(ctype, value, style=self.rng.randrange(4), bound=bound, in_list=in_list)
 
@@ -207,10 +211,11 @@ class Generator:
             out += c
         return out
 
-    def key_where(self, full_key, allow_in=True):
+    def key_where(self, full_key, allow_in=True, allow_empty_in=True):
         """WHERE parts for the partition key and (full_key) every clustering column, with IN
         sometimes; returns (parts, cols)."""
         t = self.table
+        allow_in = allow_in and not self._conditional_batch
         cols = set()
         clauses = []
         pk = self.partition()
@@ -218,7 +223,7 @@ class Generator:
             p = []
             if allow_in and self.chance("where_pk_in"):
                 values = [pk[i]] + [self.partition()[i] for _ in range(self.rng.randint(0, 2))]
-                if self.chance("empty_in"):
+                if self.chance("empty_in") and allow_empty_in:
                     values = []
                 self.in_list(c, values, p, cols)
             else:
@@ -228,11 +233,12 @@ class Generator:
             ck = self.clustering()
             for i, c in enumerate(t.ck):
                 if self.chance("missing_key_column"):
+                    self._missing_key = True
                     continue
                 p = []
                 if allow_in and self.chance("where_ck_in"):
                     values = [ck[i]] + [self.ck_value(i) for _ in range(self.rng.randint(0, 2))]
-                    if self.chance("empty_in"):
+                    if self.chance("empty_in") and allow_empty_in:
                         values = []
                     self.in_list(c, values, p, cols)
                 else:
@@ -247,7 +253,8 @@ class Generator:
         has_ttl = False
         if allow_ttl and self.chance("using_ttl"):
             ttl = self.rng.choice([0, 100_000, 2_000_000, 31_536_000, 5_000_000])
-            if self.chance("bad_values") and (not lwt or self.chance("lwt_bad_ttl")):
+            if self.chance("bad_values") and (not lwt or self.chance("lwt_bad_ttl")) and (
+                    not self._missing_key or self.chance("validation_order")):
                 ttl = self.rng.choice([-1, 2 ** 31 - 1, 630_720_001])
             has_ttl = ttl != 0
             clauses.append(["TTL ", self.arg(INT, ttl)])
@@ -276,6 +283,7 @@ class Generator:
 
     def next(self):
         """The next statement."""
+        self._missing_key = False
         self._bind = self.chance("bind")
         self._bind_mixed = self._bind and self.chance("bind_mixed")
         counter = self.table.counter
@@ -307,7 +315,8 @@ class Generator:
         for c, v in zip(t.pk, pk):
             names.append(c)
             values.append(v)
-        static_only = t.statics and self.rng.random() < 0.15
+        static_only = t.statics and self.rng.random() < 0.15 and (
+            not lwt or self.chance("lwt_static_insert"))
         if not static_only:
             for c, v in zip(t.ck, ck):
                 if not self.chance("missing_key_column"):
@@ -321,6 +330,9 @@ class Generator:
         for c in chosen:
             names.append(c)
             values.append(None if self.rng.random() < 0.08 else self.value(c))
+        if t.ck and all(c.kind == "pk" for c in names) and not self.chance(
+                "insert_without_clustering"):
+            return None
         order = list(range(len(names)))
         if self.rng.random() < 0.3:
             self.rng.shuffle(order)
@@ -476,7 +488,10 @@ class Generator:
         t = self.table
         if not self.chance("lwt_column_conditions"):
             return [" IF EXISTS"]
-        pool = t.statics if static_only else t.values
+        if static_only:
+            pool = t.statics
+        else:
+            pool = [c for c in t.values if c.kind == "regular" or self.chance("lwt_static_condition")]
         if not pool:
             return [" IF EXISTS"]
         conds = []
@@ -485,20 +500,30 @@ class Generator:
             ct = c.type
             if ct.kind == "map" and r < 0.25:
                 k = self.rv(ct.params[0], True)
-                conds.append([f"{c.name}[", self.arg(ct.params[0], k), "] = ",
-                              self.arg(ct.params[1], self.rv(ct.params[1], True))])
+                conds.append([f"{c.name}[", self.cond_arg(ct.params[0], k), "] = ",
+                              self.cond_arg(ct.params[1], self.rv(ct.params[1], True))])
             elif r < 0.15:
                 conds.append([f"{c.name} = null"])
             elif r < 0.3:
                 values = [self.seen_value(c) for _ in range(self.rng.randint(1, 3))]
                 p = [f"{c.name} IN ("]
                 for i, v in enumerate(values):
-                    p += ([", "] if i else []) + [self.arg(ct, v)]
+                    p += ([", "] if i else []) + [self.cond_arg(ct, v)]
                 conds.append(p + [")"])
             else:
-                op = self.rng.choice(["=", "=", "=", "!=", "<", ">=", ">", "<="])
-                conds.append([f"{c.name} {op} ", self.arg(ct, self.seen_value(c))])
+                ops = ["=", "=", "=", "!="]
+                if (ct.kind == "native" and ct.name != "duration") or self.chance(
+                        "lwt_slice_condition_collection"):
+                    ops += ["<", ">=", ">", "<="]
+                op = self.rng.choice(ops)
+                conds.append([f"{c.name} {op} ", self.cond_arg(ct, self.seen_value(c))])
         return [" IF "] + self.join(conds)
+
+    def cond_arg(self, ctype, value):
+        """A value in an IF condition."""
+        a = self.arg(ctype, value)
+        a.bound = a.bound and self.chance("bind_lwt_conditions")
+        return a
 
     def g_delete(self, kind, lwt=False, in_batch=False):
         t = self.table
@@ -522,15 +547,18 @@ class Generator:
                 targets.append([f"{c.name}[", self.element_arg(key_t, key), "]"])
                 cols.add(c.name)
         static_only = targets and all(t.column(n).kind == "static" for n in cols)
+        empty_in_ok = kind != "elements" or self.chance("empty_in_element_delete")
         if kind == "partition" or (static_only and not self.chance(
                 "static_only_update_with_clustering")):
-            where, wcols = self.key_where(full_key=False, allow_in=not lwt)
+            where, wcols = self.key_where(full_key=False, allow_in=not lwt,
+                                          allow_empty_in=empty_in_ok)
         elif kind == "range":
             where, wcols = self.range_where()
             if where is None:
                 return None
         else:
-            where, wcols = self.key_where(full_key=True, allow_in=not lwt)
+            where, wcols = self.key_where(full_key=True, allow_in=not lwt,
+                                          allow_empty_in=empty_in_ok)
         parts = ["DELETE "] + (self.join(targets, ", ") + [" "] if targets else []) + ["FROM ", TABLE]
         ts = None
         if not in_batch:
@@ -619,16 +647,19 @@ class Generator:
         if t.counter:
             return [self.g_update_counter(in_batch=True) for _ in range(n)]
         makers = [lambda: self.g_insert(in_batch=True),
-                  lambda: self.g_update(in_batch=True),
-                  lambda: self.g_delete("row" if t.ck else "partition", in_batch=True),
-                  lambda: self.g_delete("cells", in_batch=True)]
+                  lambda: self.g_update(in_batch=True)]
+        if not conditional or self.chance("lwt_batch_delete"):
+            makers += [lambda: self.g_delete("row" if t.ck else "partition", in_batch=True),
+                       lambda: self.g_delete("cells", in_batch=True)]
         if conditional:
             makers += [lambda: self.g_insert(lwt=True, in_batch=True),
                        lambda: self.g_update(lwt=True, in_batch=True)]
+        self._conditional_batch = conditional and not self.chance("lwt_with_in")
         while len(out) < n:
             s = self.rng.choice(makers)()
             if s is not None:
                 out.append(s)
+        self._conditional_batch = False
         return out
 
     def g_batch(self):
@@ -675,7 +706,7 @@ class Generator:
         if t.counter:
             return None
         static = bool(t.ck) and self.rng.random() < 0.2
-        if t.dropped and self.rng.random() < 0.4:
+        if t.dropped and self.rng.random() < 0.4 and self.chance("readd_dropped"):
             name, (old, kind) = self.rng.choice(sorted(t.dropped.items(), key=lambda x: x[0]))
             ctype = old if self.rng.random() < 0.8 else ty.random_type(self.rng, self.f.types)
             if not self.chance("readd_dropped_other_kind"):
@@ -864,9 +895,11 @@ class Generator:
             else:
                 self.eq(c, self.ck_value(i), p, cols)
             clauses.append(p)
+        gap = len(clauses) < n_eq
         if n_eq < len(t.ck) and self.rng.random() < 0.6:
-            clauses += self.slice(n_eq, cols, multi_ok)
-        if len(clauses) < n_eq:
+            clauses += self.slice(n_eq, cols, multi_ok and (
+                not gap or self.chance("multi_column_filtering")))
+        if gap:
             filtering = True
         return clauses, filtering
 
@@ -878,7 +911,7 @@ class Generator:
             elem = ct.params[0] if ct.kind != "map" else ct.params[self.rng.randint(0, 1)]
             if ct.kind == "map" and self.rng.random() < 0.3 and self.chance("filter_map_entry"):
                 return [f"{c.name}[", self.element_arg(ct.params[0], self.rv(ct.params[0], True)),
-                        "] = ", self.arg(ct.params[1], self.rv(ct.params[1], True))]
+                        "] = ", self.element_arg(ct.params[1], self.rv(ct.params[1], True))]
             value = self.element_arg(elem, self.rv(elem, True))
             if ct.kind == "map" and elem is ct.params[0]:
                 return [f"{c.name} CONTAINS KEY ", value]

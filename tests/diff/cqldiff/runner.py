@@ -47,6 +47,10 @@ def load_features(path, include_open=False, overrides=()):
     return Features(table, include_open=include_open), table.get("run", {})
 
 
+class NodeExited(Exception):
+    """The Cairn node died during a run (reported as a difference; the run stops)."""
+
+
 class Progress:
     def __init__(self, total, quiet):
         self.total = total
@@ -77,6 +81,7 @@ class Run:
         self.started_peer = False
         self.endpoints = []
         self.differences = 0
+        self.compared = 0
 
     def setup(self):
         if self.args.cairn_port:
@@ -112,25 +117,28 @@ class Run:
 
     def run(self):
         n = self.args.statements
-        done = 0
         episode = self.args.first_episode
         progress = Progress(n, self.args.quiet)
         try:
             self.setup()
-            while done < n:
-                done += self.episode(episode, n - done)
-                progress.tick(done, self.differences, episode)
+            while self.compared < n:
+                try:
+                    self.episode(episode, n - self.compared)
+                except NodeExited:
+                    print("cql-diff: stopping: the Cairn node exited", file=sys.stderr)
+                    break
+                progress.tick(self.compared, self.differences, episode)
                 episode += 1
                 if self.differences >= self.args.max_differences:
                     print(f"cql-diff: stopping after {self.differences} differences "
                           "(--max-differences)", file=sys.stderr)
                     break
-            progress.tick(done, self.differences, episode, force=True)
+            progress.tick(self.compared, self.differences, episode, force=True)
         finally:
             self.teardown()
-        print(f"cql-diff: {progress.rate(done):.0f} statements/s over "
+        print(f"cql-diff: {progress.rate(self.compared):.0f} statements/s over "
               f"{time.monotonic() - progress.start:.0f} s", file=sys.stderr)
-        print(f"compared {done} statements: {self.differences} differences", flush=True)
+        print(f"compared {self.compared} statements: {self.differences} differences", flush=True)
         return 1 if self.differences else 0
 
     def try_statements(self, text):
@@ -163,7 +171,7 @@ class Run:
         return 0
 
     def episode(self, k, limit):
-        """Runs episode k (at most `limit` statements); returns the number compared."""
+        """Runs episode k (at most `limit` statements), counting them in self.compared."""
         rng = random.Random(f"{self.seed}:{k}")
         table = f"t{k}"
         gen = Generator(rng, self.features, table)
@@ -176,7 +184,15 @@ class Run:
             while True:
                 outcomes = run_both(self.endpoints, stmt, table)
                 count += 1
+                self.compared += 1
                 history.append(stmt)
+                if self.cairn is not None and not self.cairn.alive():
+                    self.differences += 1
+                    print(f"\n=== difference {self.differences} (seed {self.seed}, episode {k}, "
+                          f"statement {count}): the Cairn node exited (code "
+                          f"{self.cairn.proc.returncode})\n    {stmt.describe(table)}\n"
+                          f"--- end of its log ---\n{self.cairn.log_tail()}", flush=True)
+                    raise NodeExited()
                 gen.observe(stmt, outcomes[1])
                 if self.args.verbose:
                     print(f"[{k}:{count}] {stmt.describe(table)}\n    -> "
@@ -185,8 +201,6 @@ class Run:
                 if diff:
                     self.report(k, initial, history, outcomes, diff)
                     break
-                if self.cairn is not None and not self.cairn.alive():
-                    raise RuntimeError(f"cairn exited:\n{self.cairn.log_tail()}")
                 if count >= length:
                     break
                 stmt = gen.next()
@@ -196,7 +210,6 @@ class Run:
                     ep.execute_text(f"DROP TABLE IF EXISTS {table}")
                 except Exception:  # noqa: BLE001 - a dead node shows up in the next statement
                     pass
-        return count
 
     def report(self, k, table, history, outcomes, diff):
         self.differences += 1

@@ -84,7 +84,7 @@ class Outcome:
     """What a server answered: an error, or a result (columns and raw rows; `columns` is
     None for a result without rows, e.g. a write)."""
 
-    __slots__ = ("error", "columns", "rows", "driver_types", "pages", "prepared")
+    __slots__ = ("error", "columns", "rows", "driver_types", "pages", "prepared", "at_prepare")
 
     def __init__(self, error=None, columns=None, rows=(), driver_types=None, pages=0,
                  prepared=None):
@@ -96,6 +96,8 @@ class Outcome:
         # For prepared statements: per statement prepared, [bind markers as [name, type],
         # partition key indexes, result columns as [name, type] or None].
         self.prepared = prepared
+        # The error came from PREPARE (so `prepared` covers only what was prepared before).
+        self.at_prepare = False
 
     def decoded_rows(self):
         """Rows as the driver would decode them (for reports)."""
@@ -200,59 +202,81 @@ class Endpoint:
 
     # -- running one statement ------------------------------------------------------------
 
-    def _statement(self, stmt, table, meta):
-        """The driver statement for stmt, or an Outcome when preparing it failed. Appends
-        what PREPARE answered to meta."""
+    def _prepare(self, stmt, table, meta):
+        """Prepares stmt (each prepared child of a batch), appending each PREPARE answer to
+        meta; returns an Outcome when a PREPARE failed, else None."""
+        for s in stmt.children or [stmt]:
+            if not s.prepared:
+                continue
+            text = s.text(table)
+            prepared = self.prepared.get(text)
+            if prepared is None:
+                try:
+                    prepared = self.session.prepare(text)
+                except Exception as e:  # noqa: BLE001 - compared like any answer
+                    out = error_outcome(e)
+                    out.at_prepare = True
+                    return out
+                self.prepared[text] = prepared
+            meta.append(prepared_metadata(prepared))
+        return None
+
+    def _request(self, stmt, table):
+        """The driver statement for stmt (prepared ones already are), or an Outcome when
+        the driver could not bind the values."""
         if stmt.children:
             batch = BatchStatement(batch_type={0: BatchType.LOGGED, 1: BatchType.UNLOGGED,
                                                2: BatchType.COUNTER}[stmt.batch_type])
             for child in stmt.children:
-                inner = self._statement(child, table, meta)
+                inner = self._request(child, table)
                 if isinstance(inner, Outcome):
                     return inner
-                if isinstance(inner, tuple):
-                    batch.add(*inner)
-                else:
-                    batch.add(inner)
+                batch.add(inner)
             return batch
         text = stmt.text(table)
         if not stmt.prepared:
             return SimpleStatement(text, fetch_size=stmt.fetch_size)
-        prepared = self.prepared.get(text)
-        if prepared is None:
-            try:
-                prepared = self.session.prepare(text)
-            except Exception as e:  # noqa: BLE001 - compared like any answer
-                return error_outcome(e)
-            self.prepared[text] = prepared
-        meta.append(prepared_metadata(prepared))
         values = [UNSET_VALUE if a.unset else ty.bind_value(a.type, a.value)
                   for a in stmt.bound_args()]
         try:
-            bound = prepared.bind(values)
+            bound = self.prepared[text].bind(values)
         except Exception as e:  # noqa: BLE001
             return Outcome(error=("bind", f"{type(e).__name__}: {e}"))
         bound.fetch_size = stmt.fetch_size
         return bound
 
-    def start(self, stmt, table):
-        """Sends stmt; returns a handle for finish()."""
+    def start(self, stmt, table, reference=None):
+        """Sends stmt; returns a handle for finish(). reference: the reference server's
+        handle. When this server prepared the statement differently, its values are not even
+        bound: they would be serialized by the wrong types (an int bound as a blob becomes
+        that many zero bytes). When the reference refused it at PREPARE, the bind markers'
+        types must be those of the values the generator meant."""
         if stmt.kind == "ddl":
             self.prepared.clear()
         meta = []
-        request = self._statement(stmt, table, meta)
+        request = self._prepare(stmt, table, meta)
+        if request is None and reference is not None and meta:
+            ref_request, ref_meta = reference
+            if isinstance(ref_request, Outcome):
+                same = _marker_types(meta) == _arg_types(stmt)
+            else:
+                same = meta == ref_meta
+            if not same:
+                request = Outcome(error=("not sent", "its PREPARE answer differs"))
+        if request is None:
+            request = self._request(stmt, table)
         if not isinstance(request, Outcome):
             self.timestamps.value = stmt.timestamp
             try:
                 request = self.session.execute_async(request)
             except Exception as e:  # noqa: BLE001
                 request = error_outcome(e)
-        return request, meta or None
+        return request, meta
 
     def finish(self, handle):
         request, meta = handle
         out = request if isinstance(request, Outcome) else self._collect(request)
-        out.prepared = meta
+        out.prepared = meta or None
         return out
 
     def _collect(self, handle):
@@ -275,6 +299,15 @@ class Endpoint:
 
 
 _SERVER_ERROR = re.compile(r'code=([0-9a-fA-F]{4}) \[[^\]]*\] message="(.*)"', re.S)
+
+
+def _marker_types(meta):
+    return [t for bind, _, _ in meta for _, t in bind]
+
+
+def _arg_types(stmt):
+    args = [a for c in (stmt.children or [stmt]) for a in c.bound_args()]
+    return [a.type.wire_name() for a in args]
 
 
 def prepared_metadata(prepared):
@@ -306,8 +339,10 @@ def error_outcome(e):
 
 
 def run_both(endpoints, stmt, table):
-    """Runs stmt on every endpoint at once; returns their outcomes in order."""
-    handles = [ep.start(stmt, table) for ep in endpoints]
+    """Runs stmt on every endpoint at once; returns their outcomes in order. The last
+    endpoint is the reference (Cassandra): the others get its PREPARE answers to check."""
+    reference = endpoints[-1].start(stmt, table)
+    handles = [ep.start(stmt, table, reference) for ep in endpoints[:-1]] + [reference]
     return [ep.finish(h) for ep, h in zip(endpoints, handles)]
 
 

@@ -68,10 +68,12 @@ class CqlType:
         return f"frozen<{text}>" if self.frozen else text
 
     def wire_name(self):
-        """The type as result metadata (and the Python driver) spell it: no frozen<>."""
+        """The type as the Python driver names a type from protocol metadata: `varchar` for
+        text, tuples as `frozen<tuple<...>>`, collections without frozen<>."""
         if self.kind == "native":
-            return {"varchar": "text"}.get(self.name, self.name)
-        return f"{self.kind}<{', '.join(p.wire_name() for p in self.params)}>"
+            return {"text": "varchar"}.get(self.name, self.name)
+        inner = f"{self.kind}<{', '.join(p.wire_name() for p in self.params)}>"
+        return f"frozen<{inner}>" if self.kind == "tuple" else inner
 
     def __repr__(self):
         return self.cql()
@@ -98,6 +100,13 @@ class CqlType:
     def nested_unordered(self):
         """A set or map inside a collection or tuple (whose order the server must fix)."""
         return any(p.kind in ("set", "map") or p.nested_unordered() for p in self.params)
+
+    def unordered_in_tuple(self):
+        """A set or map somewhere inside a tuple (Cassandra keeps those as bound)."""
+        if self.kind == "tuple" and any(p.kind in ("set", "map") or p.nested_unordered()
+                                        for p in self.params):
+            return True
+        return any(p.unordered_in_tuple() for p in self.params)
 
     def comparable(self):
         """Usable in a primary key, a set element or a map key."""
