@@ -109,6 +109,7 @@ class Generator:
         self._bind_mixed = False
         self._conditional_batch = False
         self._missing_key = False  # the statement being generated leaves out a key column
+        self._list_read = False  # ... has a list operation that reads the list first
         self.value_opts = ty.ValueOptions(rng, {
             "decimal_scale": features("decimal_scale"),
             "duplicate_map_keys": features("duplicate_map_keys")})
@@ -199,7 +200,10 @@ class Generator:
         for i, v in enumerate(values):
             if i:
                 parts.append(", ")
-            parts.append(self.arg(col.type, v))
+            a = self.arg(col.type, v)
+            if col.kind == "pk" and a.bound and not self.chance("bind_partition_in_values"):
+                a.bound = False
+            parts.append(a)
         parts.append(")")
 
     def join(self, clauses, sep=" AND "):
@@ -259,7 +263,8 @@ class Generator:
             has_ttl = ttl != 0
             clauses.append(["TTL ", self.arg(INT, ttl)])
         ts = self.write_timestamp(has_ttl)
-        if self.chance("using_timestamp") if not lwt else self.chance("lwt_using_timestamp"):
+        if self.chance("using_timestamp") if not lwt else (self.chance("lwt_using_timestamp") and (
+                not self._missing_key or self.chance("validation_order"))):
             clauses.append(["TIMESTAMP ", self.arg(BIGINT, ts)])
         if self.rng.random() < 0.5:
             clauses.reverse()
@@ -391,6 +396,8 @@ class Generator:
                 if op == "index" and lwt and not self.chance("lwt_list_index"):
                     op = "append"
                 items = [self.rv(elem, True) for _ in range(self.rng.randint(0, 3))]
+                if op in ("index", "remove"):
+                    self._list_read = True  # Cassandra reads the list before writing
                 if op == "index":
                     return [f"{c.name}[", self.element_arg(INT, self.rng.randint(-1, 3)), "] = ",
                             self.arg(elem, self.rv(elem, True))]
@@ -442,13 +449,16 @@ class Generator:
         if not static and all(c.kind == "static" for c in chosen) and not self.chance(
                 "static_only_update_with_clustering"):
             static = True
-        where, cols = self.key_where(full_key=not static, allow_in=not lwt or self.chance("lwt_with_in"))
+        self._list_read = False
+        sets = [self.assignment(c, lwt) for c in chosen]
+        where, cols = self.key_where(
+            full_key=not static, allow_in=not lwt or self.chance("lwt_with_in"),
+            allow_empty_in=not self._list_read or self.chance("empty_in_list_read"))
         ts = None
         parts = ["UPDATE ", TABLE]
         if not in_batch:
             using, ts = self.using(lwt)
             parts += using
-        sets = [self.assignment(c, lwt) for c in chosen]
         parts += [" SET "] + self.join(sets, ", ") + [" "] + where
         cols |= {c.name for c in chosen}
         if lwt:
@@ -547,7 +557,7 @@ class Generator:
                 targets.append([f"{c.name}[", self.element_arg(key_t, key), "]"])
                 cols.add(c.name)
         static_only = targets and all(t.column(n).kind == "static" for n in cols)
-        empty_in_ok = kind != "elements" or self.chance("empty_in_element_delete")
+        empty_in_ok = kind != "elements" or self.chance("empty_in_list_read")
         if kind == "partition" or (static_only and not self.chance(
                 "static_only_update_with_clustering")):
             where, wcols = self.key_where(full_key=False, allow_in=not lwt,
@@ -812,10 +822,13 @@ class Generator:
             clauses += ck_clauses
             needs_filtering |= ck_filter or not single
         # Filters on other columns.
-        if t.values and not distinct and f("select_filter"):
-            columns = [self.rng.choice(t.values)]
+        # CONTAINS on a static non-frozen collection: a deliberate difference (features.toml).
+        filterable = [c for c in t.values if not (c.kind == "static" and c.type.multicell)
+                      or f("filter_static_collection")]
+        if filterable and not distinct and f("select_filter"):
+            columns = [self.rng.choice(filterable)]
             if self.rng.random() < 0.4:
-                other = self.rng.choice(t.values)
+                other = self.rng.choice(filterable)
                 if other is not columns[0] or f("filter_same_column_twice"):
                     columns.append(other)
             for c in columns:
@@ -829,7 +842,8 @@ class Generator:
             if f("bad_values") and t.values:
                 gb.append(self.rng.choice(t.values).name)
             parts.append(" GROUP BY " + ", ".join(gb))
-        if t.ck and f("select_order_by") and (mode != "in" or f("order_by_with_pk_in")):
+        if t.ck and f("select_order_by") and (mode != "in" or f("order_by_with_pk_in")) and (
+                not distinct or f("distinct_order_by")):
             n = self.rng.randint(1, len(t.ck))
             flip = self.rng.random() < 0.5
             order = []

@@ -142,13 +142,17 @@ class Outcome:
                  "rows": [[None if v is None else v.hex() for v in r] for r in self.rows]}
         if self.prepared is not None:
             j["prepared"] = self.prepared
+        if self.at_prepare:
+            j["at_prepare"] = True
         return j
 
     @staticmethod
     def from_json(j):
         prepared = j.get("prepared")
         if "error" in j:
-            return Outcome(error=tuple(j["error"]), prepared=prepared)
+            out = Outcome(error=tuple(j["error"]), prepared=prepared)
+            out.at_prepare = bool(j.get("at_prepare"))
+            return out
         if j.get("void"):
             return Outcome(prepared=prepared)
         return Outcome(columns=[tuple(c) for c in j["columns"]],
