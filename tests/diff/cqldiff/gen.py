@@ -108,8 +108,11 @@ class Generator:
         self._bind = False
         self._bind_mixed = False
         self._conditional_batch = False
+        self._in_conditional_batch = False
         self._missing_key = False  # the statement being generated leaves out a key column
         self._list_read = False  # ... has a list operation that reads the list first
+        self._static_list_add = False  # ... appends or prepends to a static list
+        self._empty_in = False  # ... has an IN ()
         self.value_opts = ty.ValueOptions(rng, {
             "decimal_scale": features("decimal_scale"),
             "duplicate_map_keys": features("duplicate_map_keys")})
@@ -229,21 +232,25 @@ class Generator:
                 values = [pk[i]] + [self.partition()[i] for _ in range(self.rng.randint(0, 2))]
                 if self.chance("empty_in") and allow_empty_in:
                     values = []
+                    self._empty_in = True
                 self.in_list(c, values, p, cols)
             else:
                 self.eq(c, pk[i], p, cols)
             clauses.append(p)
         if full_key:
             ck = self.clustering()
+            ck_in_ok = allow_in and (not self._static_list_add or self.chance(
+                "static_list_add_rows"))
             for i, c in enumerate(t.ck):
                 if self.chance("missing_key_column"):
                     self._missing_key = True
                     continue
                 p = []
-                if allow_in and self.chance("where_ck_in"):
+                if ck_in_ok and self.chance("where_ck_in"):
                     values = [ck[i]] + [self.ck_value(i) for _ in range(self.rng.randint(0, 2))]
                     if self.chance("empty_in") and allow_empty_in:
                         values = []
+                        self._empty_in = True
                     self.in_list(c, values, p, cols)
                 else:
                     self.eq(c, ck[i], p, cols)
@@ -258,7 +265,7 @@ class Generator:
         if allow_ttl and self.chance("using_ttl"):
             ttl = self.rng.choice([0, 100_000, 2_000_000, 31_536_000, 5_000_000])
             if self.chance("bad_values") and (not lwt or self.chance("lwt_bad_ttl")) and (
-                    not self._missing_key or self.chance("validation_order")):
+                    not (self._missing_key or self._empty_in) or self.chance("validation_order")):
                 ttl = self.rng.choice([-1, 2 ** 31 - 1, 630_720_001])
             has_ttl = ttl != 0
             clauses.append(["TTL ", self.arg(INT, ttl)])
@@ -289,6 +296,7 @@ class Generator:
     def next(self):
         """The next statement."""
         self._missing_key = False
+        self._empty_in = False
         self._bind = self.chance("bind")
         self._bind_mixed = self._bind and self.chance("bind_mixed")
         counter = self.table.counter
@@ -393,11 +401,14 @@ class Generator:
             elem = ct.params[0]
             if ct.kind == "list":
                 op = self.rng.choice(["append", "prepend", "remove", "index", "plus_eq"])
-                if op == "index" and lwt and not self.chance("lwt_list_index"):
+                if op == "index" and (lwt or self._in_conditional_batch) and not self.chance(
+                        "lwt_list_index"):
                     op = "append"
                 items = [self.rv(elem, True) for _ in range(self.rng.randint(0, 3))]
                 if op in ("index", "remove"):
                     self._list_read = True  # Cassandra reads the list before writing
+                elif c.kind == "static":
+                    self._static_list_add = True
                 if op == "index":
                     return [f"{c.name}[", self.element_arg(INT, self.rng.randint(-1, 3)), "] = ",
                             self.arg(elem, self.rv(elem, True))]
@@ -450,6 +461,7 @@ class Generator:
                 "static_only_update_with_clustering"):
             static = True
         self._list_read = False
+        self._static_list_add = False
         sets = [self.assignment(c, lwt) for c in chosen]
         where, cols = self.key_where(
             full_key=not static, allow_in=not lwt or self.chance("lwt_with_in"),
@@ -665,11 +677,13 @@ class Generator:
             makers += [lambda: self.g_insert(lwt=True, in_batch=True),
                        lambda: self.g_update(lwt=True, in_batch=True)]
         self._conditional_batch = conditional and not self.chance("lwt_with_in")
+        self._in_conditional_batch = conditional
         while len(out) < n:
             s = self.rng.choice(makers)()
             if s is not None:
                 out.append(s)
         self._conditional_batch = False
+        self._in_conditional_batch = False
         return out
 
     def g_batch(self):
