@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project. Installs nothing by hand: cargo fetches the Rust crates, the
-# Python driver tests set up their own virtualenv (.venv) from tests/python/requirements.txt and
-# the Go driver test fetches gocql from the Go module proxy as pinned in tests/go/go.sum.
+# Python driver tests set up their own virtualenv (.venv, scripts/venv) from
+# tests/python/requirements.txt, the Go driver test fetches gocql from the Go module proxy as
+# pinned in tests/go/go.sum, and the differential run installs Apache Cassandra 5.0.9 from
+# Maven Central into .cache/cassandra/ (scripts/cassandra-peer).
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo fmt --all -- --check
@@ -21,17 +23,17 @@ case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 export CAIRN_BIN="${CAIRN_BIN:-$target_dir/release/cairn}"
 
 # --- Python driver tests (cassandra-driver, cqlsh); tests/python/conftest.py starts the node.
-req=tests/python/requirements.txt
-stamp=.venv/.requirements.stamp
-if [ ! -x .venv/bin/python ]; then
-    python3 -m venv .venv
-fi
-if [ ! -f "$stamp" ] || ! cmp -s "$req" "$stamp"; then
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$req"
-    cp "$req" "$stamp"
-fi
+scripts/venv
 .venv/bin/python -m pytest -q tests/python
 
 # --- Go driver (gocql); tests/go starts the node itself.
 command -v go >/dev/null || { echo "test.sh: go is required for tests/go (gocql)" >&2; exit 1; }
 (cd tests/go && go test -count=1 ./...)
+
+# --- Differential run against Apache Cassandra 5.0 (tests/diff/, docs/cql.md): a short seeded
+# run of random statements on Cairn and on Cassandra, every answer compared. It starts the
+# Cassandra peer (and stops it) unless one is running (scripts/cassandra-peer start).
+for tool in java mvn; do
+    command -v "$tool" >/dev/null || { echo "test.sh: $tool is required for the differential run (Java 17, Maven)" >&2; exit 1; }
+done
+scripts/cql-diff --statements 5000 --seed 1 --max-differences 3 --shrink-seconds 60

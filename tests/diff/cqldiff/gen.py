@@ -109,6 +109,7 @@ class Generator:
         self._bind_mixed = False
         self._conditional_batch = False
         self._in_conditional_batch = False
+        self._in_batch = False
         self._missing_key = False  # the statement being generated leaves out a key column
         self._list_read = False  # ... has a list operation that reads the list first
         self._static_list_add = False  # ... appends or prepends to a static list
@@ -242,7 +243,8 @@ class Generator:
             ck_in_ok = allow_in and (not self._static_list_add or self.chance(
                 "static_list_add_rows"))
             for i, c in enumerate(t.ck):
-                if self.chance("missing_key_column"):
+                if self.chance("missing_key_column") and not (
+                        self._in_batch and not self.chance("validation_order")):
                     self._missing_key = True
                     continue
                 p = []
@@ -678,12 +680,15 @@ class Generator:
                        lambda: self.g_update(lwt=True, in_batch=True)]
         self._conditional_batch = conditional and not self.chance("lwt_with_in")
         self._in_conditional_batch = conditional
+        # Which of several invalid statements a batch reports first is F41's question.
+        self._in_batch = True
         while len(out) < n:
             s = self.rng.choice(makers)()
             if s is not None:
                 out.append(s)
         self._conditional_batch = False
         self._in_conditional_batch = False
+        self._in_batch = False
         return out
 
     def g_batch(self):
