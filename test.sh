@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the project. Installs nothing by hand: cargo fetches the Rust crates, the
 # Python driver tests set up their own virtualenv (.venv, scripts/venv) from
-# tests/python/requirements.txt, the Go driver test fetches gocql from the Go module proxy as
-# pinned in tests/go/go.sum, and the differential run installs Apache Cassandra 5.0.9 from
-# Maven Central into .cache/cassandra/ (scripts/cassandra-peer).
+# tests/python/requirements.txt, the Go driver tests fetch gocql and ScyllaDB's fork from the Go
+# module proxy as pinned in tests/go/go.sum and go.scylla.sum, Maven fetches the Java driver from
+# Maven Central, and the differential run installs Apache Cassandra 5.0.9 from Maven Central
+# into .cache/cassandra/ (scripts/cassandra-peer).
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo fmt --all -- --check
@@ -26,14 +27,18 @@ export CAIRN_BIN="${CAIRN_BIN:-$target_dir/release/cairn}"
 scripts/venv
 .venv/bin/python -m pytest -q tests/python
 
-# --- Go driver (gocql); tests/go starts the node itself.
+# --- Go drivers: upstream gocql, then ScyllaDB's fork of it (what scylla-bench runs; it reads
+# system.peers_v2 with no fallback) on the same test source; tests/go starts the node itself.
 command -v go >/dev/null || { echo "test.sh: go is required for tests/go (gocql)" >&2; exit 1; }
-(cd tests/go && go test -count=1 ./...)
+(cd tests/go && go test -count=1 ./... && go test -count=1 -modfile=go.scylla.mod ./...)
+
+# --- Java driver 4.x (org.apache.cassandra:java-driver-core from Maven Central); tests/java
+# starts its nodes itself.
+command -v mvn >/dev/null || { echo "test.sh: mvn (and Java 17) is required for tests/java" >&2; exit 1; }
+(cd tests/java && mvn -B -q test)
 
 # --- Differential run against Apache Cassandra 5.0 (tests/diff/, docs/cql.md): a short seeded
 # run of random statements on Cairn and on Cassandra, every answer compared. It starts the
-# Cassandra peer (and stops it) unless one is running (scripts/cassandra-peer start).
-for tool in java mvn; do
-    command -v "$tool" >/dev/null || { echo "test.sh: $tool is required for the differential run (Java 17, Maven)" >&2; exit 1; }
-done
+# Cassandra peer (and stops it) unless one is running (scripts/cassandra-peer start). Java 17
+# and Maven were checked just above.
 scripts/cql-diff --statements 5000 --seed 1 --max-differences 3 --shrink-seconds 60

@@ -1,6 +1,8 @@
 // End-to-end test of Cairn through the gocql driver: starts the `cairn serve` binary
 // (CAIRN_BIN, default ../../target/release/cairn) with a temporary data directory on a free
-// loopback port, then prepares, writes, pages and reads through the real driver.
+// loopback port, then prepares, writes, pages and reads through the real driver. The same
+// source runs with upstream gocql (go.mod) and ScyllaDB's fork (`-modfile=go.scylla.mod`),
+// which reads system.peers_v2 at connect with no fallback.
 package cairntest
 
 import (
@@ -142,6 +144,15 @@ func requestCode(err error) (int, string) {
 	var re gocql.RequestError
 	if errors.As(err, &re) {
 		return re.Code(), re.Message()
+	}
+	// ScyllaDB's fork returns most server errors as its bare error frame, whose accessors
+	// are GetCode and GetMessage.
+	var frame interface {
+		GetCode() int
+		GetMessage() string
+	}
+	if errors.As(err, &frame) {
+		return frame.GetCode(), frame.GetMessage()
 	}
 	return -1, fmt.Sprintf("%T %v", err, err)
 }

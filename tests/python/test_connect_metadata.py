@@ -144,3 +144,109 @@ def test_system_schema_tables_readable(session):
     for t in ("keyspaces", "tables", "columns", "dropped_columns", "types", "functions",
               "aggregates", "indexes", "views", "triggers"):
         session.execute(f"SELECT * FROM system_schema.{t}")
+
+
+def test_peers_v2_has_cassandra4_columns_and_no_rows(session):
+    rs = session.execute("SELECT * FROM system.peers_v2")
+    assert list(rs) == []
+    assert rs.column_names == [
+        "peer", "peer_port", "data_center", "host_id", "native_address", "native_port",
+        "preferred_ip", "preferred_port", "rack", "release_version", "schema_version", "tokens"]
+    # Listed in system_schema like Cassandra's: keyed by (peer), peer_port.
+    cols = {r.column_name: (r.kind, r.position, r.type) for r in session.execute(
+        "SELECT column_name, kind, position, type FROM system_schema.columns "
+        "WHERE keyspace_name = 'system' AND table_name = 'peers_v2'")}
+    assert cols["peer"] == ("partition_key", 0, "inet")
+    assert cols["peer_port"] == ("clustering", 0, "int")
+    assert cols["tokens"] == ("regular", -1, "set<text>")
+
+
+def test_virtual_keyspaces_in_driver_metadata(cluster):
+    # The driver's SchemaParserV4 (release_version >= 4) builds these from
+    # system_virtual_schema; Cassandra lists both virtual keyspaces there, itself included.
+    for name in ("system_virtual_schema", "system_views"):
+        km = cluster.metadata.keyspaces[name]
+        assert km.virtual, name
+    cols = cluster.metadata.keyspaces["system_virtual_schema"].tables["columns"]
+    assert cols.virtual
+    assert [c.name for c in cols.partition_key] == ["keyspace_name"]
+    assert [c.name for c in cols.clustering_key] == ["table_name", "column_name"]
+    settings = cluster.metadata.keyspaces["system_views"].tables["settings"]
+    assert [c.name for c in settings.partition_key] == ["name"]
+    assert "VIRTUAL TABLE system_views.settings" in settings.export_as_string()
+
+
+def test_virtual_schema_rows(session):
+    assert sorted(r.keyspace_name for r in session.execute(
+        "SELECT keyspace_name FROM system_virtual_schema.keyspaces")) == [
+        "system_views", "system_virtual_schema"]
+    tables = {(r.keyspace_name, r.table_name): r.comment for r in session.execute(
+        "SELECT * FROM system_virtual_schema.tables")}
+    assert ("system_virtual_schema", "tables") in tables
+    assert ("system_views", "settings") in tables
+    assert all(ks in ("system_views", "system_virtual_schema") for ks, _ in tables)
+    pos = {r.column_name: (r.kind, r.position) for r in session.execute(
+        "SELECT column_name, kind, position FROM system_virtual_schema.columns "
+        "WHERE keyspace_name = 'system_views' AND table_name = 'sstable_tasks'")}
+    assert pos["keyspace_name"] == ("partition_key", 0)
+    assert pos["task_id"] == ("clustering", 1)
+    assert pos["kind"] == ("regular", -1)
+    # Virtual keyspaces stay out of system_schema, as in Cassandra.
+    assert rows(session, "SELECT * FROM system_schema.keyspaces WHERE keyspace_name = 'system_views'") == []
+
+
+def test_system_views_show_live_figures(session, ks):
+    settings = {r.name: r.value for r in session.execute("SELECT * FROM system_views.settings")}
+    assert settings["authorizer"] == "AllowAllAuthorizer"
+    assert settings["partitioner"] == "org.apache.cassandra.dht.Murmur3Partitioner"
+    assert settings["compaction_throughput"].endswith("MiB/s")
+    session.execute(f"CREATE TABLE {ks}.du (k int PRIMARY KEY, v text)")
+    for i in range(50):
+        session.execute(f"INSERT INTO {ks}.du (k, v) VALUES ({i}, '{'x' * 100}')")
+    du = session.execute(
+        "SELECT mebibytes FROM system_views.disk_usage WHERE keyspace_name = %s AND table_name = 'du'",
+        (ks,)).one()
+    assert du is not None and du.mebibytes >= 0
+    session.execute("SELECT * FROM system_views.sstable_tasks")
+    session.execute("SELECT * FROM system_views.max_partition_size")
+
+
+def test_virtual_tables_are_read_only(session):
+    from cassandra import InvalidRequest, Unauthorized
+    import pytest
+    with pytest.raises(InvalidRequest, match="Modification is not supported by table system_views.settings"):
+        session.execute("INSERT INTO system_views.settings (name, value) VALUES ('a', 'b')")
+    with pytest.raises(InvalidRequest, match="Modification is not supported by table system_virtual_schema.keyspaces"):
+        session.execute("DELETE FROM system_virtual_schema.keyspaces WHERE keyspace_name = 'x'")
+    with pytest.raises(InvalidRequest, match="Modification is not supported by table system_views.settings"):
+        session.execute("BEGIN BATCH UPDATE system_views.settings SET value = 'b' WHERE name = 'a' APPLY BATCH")
+    prepared = session.prepare("INSERT INTO system_views.settings (name, value) VALUES (?, ?)")
+    with pytest.raises(InvalidRequest, match="Modification is not supported"):
+        session.execute(prepared, ("a", "b"))
+    with pytest.raises(InvalidRequest, match="Truncation is not supported by table system_views.settings"):
+        session.execute("TRUNCATE system_views.settings")
+    with pytest.raises(InvalidRequest, match="unconfigured table nope"):
+        session.execute("SELECT * FROM system_views.nope")
+    for ddl in ("CREATE TABLE system_views.t (k int PRIMARY KEY)",
+                "DROP TABLE system_views.settings",
+                "ALTER TABLE system_virtual_schema.tables ADD x int",
+                "DROP KEYSPACE system_views",
+                # Cairn's own system tables: stores and views, not emptied or dropped by users
+                # (TRUNCATE and DROP TABLE of system_auth.roles used to wipe the roles).
+                "DROP TABLE system_schema.keyspaces",
+                "TRUNCATE system_auth.roles",
+                "DROP TABLE system_auth.roles",
+                "ALTER TABLE system.local ADD x int"):
+        with pytest.raises(Unauthorized, match="keyspace is not user-modifiable"):
+            session.execute(ddl)
+    # The catalog and the roles are intact.
+    assert rows(session, "SELECT * FROM system_schema.keyspaces WHERE keyspace_name = 'system'")
+    assert rows(session, "SELECT role FROM system_auth.roles WHERE role = 'cassandra'")
+
+
+def test_use_a_virtual_keyspace(cluster):
+    s = cluster.connect("system_views")
+    try:
+        assert s.execute("SELECT value FROM settings WHERE name = 'authorizer'").one().value == "AllowAllAuthorizer"
+    finally:
+        s.shutdown()

@@ -108,3 +108,20 @@ def test_same_query_prepared_twice_same_id(session, t):
     a = session.prepare(f"SELECT * FROM {t} WHERE p = ?")
     b = session.prepare(f"SELECT * FROM {t} WHERE p = ?")
     assert a.query_id == b.query_id
+
+
+def test_condition_markers_have_their_columns_types(session, ks, tname):
+    """A marker in an IF clause is described by the column it compares with (drivers encode
+    the value with that type), a collection element's as key(m) / value(m)."""
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v int, w text, m map<text, bigint>)")
+    session.execute(f"INSERT INTO {t} (k, v, w, m) VALUES (1, 10, 'x', {{'a': 5}})")
+    upd = session.prepare(f"UPDATE {t} SET v = ? WHERE k = ? IF v = ? AND w IN (?, ?) AND m[?] = ?")
+    assert [(c.name, c.type.typename) for c in upd.column_metadata] == [
+        ("v", "int"), ("k", "int"), ("v", "int"), ("w", "varchar"), ("w", "varchar"),
+        ("key(m)", "varchar"), ("value(m)", "bigint")]
+    assert not session.execute(upd, (20, 1, 99, "x", "y", "a", 5)).one()[0]
+    assert session.execute(upd, (20, 1, 10, "x", "y", "a", 5)).one()[0]
+    dele = session.prepare(f"DELETE FROM {t} WHERE k = ? IF v = ?")
+    assert [c.type.typename for c in dele.column_metadata] == ["int", "int"]
+    assert session.execute(dele, (1, 20)).one()[0]

@@ -257,3 +257,57 @@ def test_partition_delete_with_if_exists_is_refused_on_a_table_with_rows(session
 def test_selecting_only_statics_refuses_clustering_restrictions(session, t):
     err = expect_error(InvalidRequest, session.execute, f"SELECT s FROM {t} WHERE a = 4 AND b = 1")
     assert server_message(err) == "Cannot restrict clustering columns when selecting only static columns"
+
+
+# --- SELECT: filtering before limits, GROUP BY, ORDER BY across partitions ----------------------
+
+@pytest.fixture
+def g(session, ks, tname):
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (k int, c int, d int, s int static, v int, PRIMARY KEY (k, c, d))")
+    for k, c, d, v in [(0, 0, 0, 1), (0, 0, 1, 2), (0, 1, 0, 3), (1, 0, 0, 4), (1, 2, 0, 5)]:
+        session.execute(f"INSERT INTO {t} (k, c, d, v) VALUES ({k}, {c}, {d}, {v})")
+    session.execute(f"INSERT INTO {t} (k, s) VALUES (2, 9)")
+    return t
+
+
+def test_per_partition_limit_counts_rows_that_pass_the_filter(session, g):
+    assert sorted(tuples(session, f"SELECT k, c, v FROM {g} WHERE v > 1 PER PARTITION LIMIT 1 "
+                                  f"ALLOW FILTERING")) == [(0, 0, 2), (1, 0, 4)]
+
+
+def test_group_by_is_executed(session, g):
+    assert sorted(tuples(session, f"SELECT k, c, count(*), max(v) FROM {g} GROUP BY k, c")) == [
+        (0, 0, 2, 2), (0, 1, 1, 3), (1, 0, 1, 4), (1, 2, 1, 5), (2, None, 1, None)]
+    assert tuples(session, f"SELECT k, c, sum(v) FROM {g} WHERE k = 0 GROUP BY c") == [
+        (0, 0, 3), (0, 1, 3)]
+    assert tuples(session, f"SELECT k, c, sum(v) FROM {g} WHERE k = 0 GROUP BY k, c LIMIT 1") == [
+        (0, 0, 3)]
+    err = expect_error(InvalidRequest, session.execute, f"SELECT k FROM {g} GROUP BY nope")
+    assert server_message(err).startswith("Undefined column name nope")
+    err = expect_error(InvalidRequest, session.execute, f"SELECT k FROM {g} GROUP BY k, d")
+    assert server_message(err) == ("Group by currently only support groups of columns following "
+                                   "their declared order in the PRIMARY KEY")
+
+
+def test_group_by_pages_by_groups(session, g):
+    from cassandra.query import SimpleStatement
+    rs = session.execute(SimpleStatement(f"SELECT k, c, count(*) FROM {g} GROUP BY k, c",
+                                         fetch_size=2))
+    assert sorted(tuple(r) for r in rs) == [(0, 0, 2), (0, 1, 1), (1, 0, 1), (1, 2, 1), (2, None, 1)]
+
+
+def test_in_with_order_by_sorts_across_partitions(session, g):
+    from cassandra.query import SimpleStatement
+    q = f"SELECT k, c, d FROM {g} WHERE k IN (1, 0) ORDER BY c DESC"
+    assert tuples(session, SimpleStatement(q, fetch_size=None)) == [
+        (1, 2, 0), (0, 1, 0), (0, 0, 1), (0, 0, 0), (1, 0, 0)]
+    assert tuples(session, SimpleStatement(q + " LIMIT 2", fetch_size=None)) == [(1, 2, 0), (0, 1, 0)]
+    err = expect_error(InvalidRequest, session.execute, SimpleStatement(q, fetch_size=100))
+    assert server_message(err).startswith("Cannot page queries with both ORDER BY and a IN restriction")
+
+
+def test_distinct_of_static_columns(session, g):
+    session.execute(f"INSERT INTO {g} (k, s) VALUES (0, 7)")
+    assert sorted(tuples(session, f"SELECT DISTINCT k, s FROM {g}")) == [(0, 7), (1, None), (2, 9)]
+    assert tuples(session, f"SELECT DISTINCT k, s FROM {g} WHERE s = 7 ALLOW FILTERING") == [(0, 7)]

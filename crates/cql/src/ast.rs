@@ -261,6 +261,33 @@ pub enum Term {
     Function(FunctionCall<Term>),
     /// `(type) term`: a type hint on a literal or bind marker.
     TypeHint(TypeName, Box<Term>),
+    /// `a + b`, `a - b`, `a * b`, `a / b`, `a % b` (Cassandra 4's arithmetic on terms).
+    Arithmetic(ArithmeticOp, Box<Term>, Box<Term>),
+    /// `-a` when `a` is not a numeric literal (`-1` is a literal).
+    Negate(Box<Term>),
+}
+
+/// An arithmetic operator of terms and selectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithmeticOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+impl ArithmeticOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ArithmeticOp::Add => "+",
+            ArithmeticOp::Sub => "-",
+            ArithmeticOp::Mul => "*",
+            ArithmeticOp::Div => "/",
+            ArithmeticOp::Mod => "%",
+        }
+    }
 }
 
 /// A function call: the name (`token` included) and arguments.
@@ -370,9 +397,12 @@ pub enum SelectorExpr {
     Column(String),
     /// `COUNT(*)` or `COUNT(1)`.
     CountAll,
-    WriteTime(String),
-    MaxWriteTime(String),
-    Ttl(String),
+    /// `WRITETIME(c)`, `WRITETIME(c[k])`, `WRITETIME(c[a..b])`.
+    WriteTime(CellRef),
+    /// `MAXWRITETIME(c)` (and of an element or slice).
+    MaxWriteTime(CellRef),
+    /// `TTL(c)` (and of an element or slice).
+    Ttl(CellRef),
     /// `f(args)`, including `token(a, b)`, `min(x)`, `count(col)`.
     Function(FunctionCall<SelectorExpr>),
     /// `CAST(expr AS type)`
@@ -381,8 +411,43 @@ pub enum SelectorExpr {
     Field(Box<SelectorExpr>, String),
     /// `expr[term]`
     Element(Box<SelectorExpr>, Term),
+    /// `expr[from..to]` on a collection (either bound may be left out).
+    ElementSlice(Box<SelectorExpr>, Option<Term>, Option<Term>),
+    /// `a + b`, `a - b`, `a * b`, `a / b`, `a % b` between selectors.
+    Arithmetic(ArithmeticOp, Box<SelectorExpr>, Box<SelectorExpr>),
+    /// `-a`.
+    Negate(Box<SelectorExpr>),
     /// A constant (or other term) selected as is.
     Term(Term),
+}
+
+/// The cells `WRITETIME`, `MAXWRITETIME` and `TTL` look at: a column, or one element or a
+/// slice of elements of a non-frozen collection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellRef {
+    /// The column.
+    pub column: String,
+    /// The element or slice, if any.
+    pub element: Option<ElementRef>,
+}
+
+impl CellRef {
+    /// A whole column.
+    pub fn column(name: impl Into<String>) -> Self {
+        CellRef {
+            column: name.into(),
+            element: None,
+        }
+    }
+}
+
+/// `[key]` or `[from..to]` after a collection column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElementRef {
+    /// One element (a map key, a set element, a list index).
+    Key(Term),
+    /// A range of elements (either bound may be left out).
+    Slice(Option<Term>, Option<Term>),
 }
 
 // ---------------------------------------------------------------------------------------

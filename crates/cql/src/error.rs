@@ -72,6 +72,17 @@ impl From<cairn_engine::Error> for Error {
 }
 
 impl Error {
+    /// Cassandra 5's text for a column the table does not have.
+    pub fn undefined_column(schema: &cairn_engine::schema::TableSchema, name: &str) -> Error {
+        use crate::parser::quote_identifier as q;
+        Error::Invalid(format!(
+            "Undefined column name {} in table {}.{}",
+            q(name),
+            q(&schema.keyspace),
+            q(&schema.name)
+        ))
+    }
+
     /// The syntax error inside, if this is one.
     pub fn as_syntax(&self) -> Option<&SyntaxError> {
         match self {

@@ -36,7 +36,7 @@ pub mod values;
 
 pub use ast::{ParsedStatement, Statement};
 pub use error::{Error, Result, SyntaxError};
-pub use parser::{is_reserved, parse_statement, parse_statements, MAX_DEPTH};
+pub use parser::{is_reserved, parse_statement, parse_statements, quote_identifier, MAX_DEPTH};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

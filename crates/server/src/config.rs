@@ -8,6 +8,10 @@
 //! - a key of Cassandra's or ScyllaDB's that Cairn does not use (`hinted_handoff_enabled`,
 //!   `seed_provider`, …, see [`IGNORED_KEYS`]) is accepted and listed in one warning, so an
 //!   existing `cassandra.yaml` starts a node;
+//! - security settings fail closed: an authenticator, authorizer, role manager, encryption
+//!   or audit setting that Cairn does not implement is an error naming the key, its line and
+//!   what is supported — never accepted and ignored, which would run the node with less
+//!   protection than the operator asked for (see [`SECURITY_KEYS`]);
 //! - every problem of the file is reported at once.
 //!
 //! Defaults listen on loopback only and keep data under `./data` (`data/data` and
@@ -48,10 +52,9 @@ pub enum Authenticator {
 /// `authorizer`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Authorizer {
-    /// Every user may do everything (the default).
+    /// Every user may do everything (the default, as in Cassandra). `CassandraAuthorizer`
+    /// is refused until permissions are enforced.
     AllowAll,
-    /// Permissions granted with GRANT / REVOKE.
-    Cassandra,
 }
 
 /// A node's configuration. Field names follow the YAML keys; sizes are in bytes and
@@ -467,6 +470,148 @@ impl Config {
         d
     }
 
+    /// The configuration as `system_views.settings` shows it: (name, value) sorted by name,
+    /// with Cassandra 4.1's unit-carrying names and values (`commitlog_sync_period:
+    /// 10000ms`, `compaction_throughput: 64MiB/s`) and ScyllaDB's names for its own keys.
+    pub fn settings(&self) -> Vec<(String, String)> {
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+        let path = |p: &Path| p.display().to_string();
+        let mut out: Vec<(&str, String)> = vec![
+            ("cluster_name", self.cluster_name.clone()),
+            ("listen_address", self.listen_address.clone()),
+            ("broadcast_address", opt(&self.broadcast_address)),
+            ("rpc_address", self.rpc_address.clone()),
+            ("broadcast_rpc_address", opt(&self.broadcast_rpc_address)),
+            (
+                "native_transport_port",
+                self.native_transport_port.to_string(),
+            ),
+            (
+                "start_native_transport",
+                self.start_native_transport.to_string(),
+            ),
+            (
+                "native_transport_max_frame_size",
+                size(self.native_transport_max_frame_size),
+            ),
+            (
+                "native_transport_max_concurrent_connections",
+                self.native_transport_max_concurrent_connections.to_string(),
+            ),
+            (
+                "native_transport_max_concurrent_requests_in_bytes",
+                self.native_transport_max_concurrent_requests_in_bytes
+                    .to_string(),
+            ),
+            ("api_address", self.api_address.clone()),
+            ("api_port", self.api_port.to_string()),
+            ("prometheus_address", self.prometheus_address.clone()),
+            ("prometheus_port", self.prometheus_port.to_string()),
+            ("prometheus_prefix", self.prometheus_prefix.clone()),
+            ("workdir", path(&self.workdir)),
+            (
+                "data_file_directories",
+                format!("[{}]", path(&self.data_dir())),
+            ),
+            ("commitlog_directory", path(&self.commitlog_dir())),
+            (
+                "commitlog_sync",
+                match self.commitlog_sync {
+                    CommitlogSync::Periodic => "periodic",
+                    CommitlogSync::Batch => "batch",
+                }
+                .into(),
+            ),
+            ("commitlog_sync_period", ms(self.commitlog_sync_period)),
+            ("commitlog_segment_size", size(self.commitlog_segment_size)),
+            ("commitlog_total_space", size(self.commitlog_total_space)),
+            (
+                "memtable_flush_writers",
+                self.memtable_flush_writers.to_string(),
+            ),
+            ("memtable_heap_space", size(self.memtable_heap_space)),
+            (
+                "memtable_cleanup_threshold",
+                self.memtable_cleanup_threshold
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+            ),
+            (
+                "compaction_throughput",
+                format!("{}MiB/s", self.compaction_throughput_mb_per_sec),
+            ),
+            (
+                "concurrent_compactors",
+                self.concurrent_compactors.to_string(),
+            ),
+            (
+                "disk_access_mode",
+                if self.map_sequential_reads {
+                    "mmap"
+                } else {
+                    "standard"
+                }
+                .into(),
+            ),
+            (
+                "authenticator",
+                match self.authenticator {
+                    Authenticator::AllowAll => "AllowAllAuthenticator",
+                    Authenticator::Password => "PasswordAuthenticator",
+                }
+                .into(),
+            ),
+            (
+                "authorizer",
+                match self.authorizer {
+                    Authorizer::AllowAll => "AllowAllAuthorizer",
+                }
+                .into(),
+            ),
+            ("role_manager", "CassandraRoleManager".into()),
+            ("num_tokens", self.num_tokens.to_string()),
+            ("initial_token", opt(&self.initial_token)),
+            ("endpoint_snitch", self.endpoint_snitch.clone()),
+            ("partitioner", self.partitioner.clone()),
+            (
+                "blocked_reactor_notify_ms",
+                self.blocked_reactor_notify.as_millis().to_string(),
+            ),
+            (
+                "blocked_reactor_reports_per_minute",
+                self.blocked_reactor_reports_per_minute.to_string(),
+            ),
+            ("read_request_timeout", ms(self.read_request_timeout)),
+            ("write_request_timeout", ms(self.write_request_timeout)),
+            ("range_request_timeout", ms(self.range_request_timeout)),
+            ("request_timeout", ms(self.request_timeout)),
+            (
+                "truncate_request_timeout",
+                ms(self.truncate_request_timeout),
+            ),
+            (
+                "tombstone_warn_threshold",
+                self.tombstone_warn_threshold.to_string(),
+            ),
+            (
+                "tombstone_failure_threshold",
+                self.tombstone_failure_threshold.to_string(),
+            ),
+            (
+                "batch_size_warn_threshold",
+                size(self.batch_size_warn_threshold),
+            ),
+            (
+                "batch_size_fail_threshold",
+                size(self.batch_size_fail_threshold),
+            ),
+            ("row_cache_size", size(self.row_cache_size)),
+        ];
+        out.sort_by(|a, b| a.0.cmp(b.0));
+        out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
     /// The CQL listener's address.
     pub fn native_addr(&self) -> std::io::Result<SocketAddr> {
         socket_addr(&self.rpc_address, self.native_transport_port)
@@ -586,6 +731,61 @@ pub const SUPPORTED_KEYS: &[&str] = &[
     "batch_size_fail_threshold",
     "row_cache_size_in_mb",
     "row_cache_size",
+    // The security keys (see SECURITY_KEYS).
+    "role_manager",
+    "network_authorizer",
+    "cidr_authorizer",
+    "internode_authenticator",
+    "client_encryption_options",
+    "server_encryption_options",
+    "transparent_data_encryption_options",
+    "jmx_encryption_options",
+    "audit_logging_options",
+    "audit",
+    "native_transport_port_ssl",
+    "auth_superuser_name",
+    "auth_superuser_salted_password",
+];
+
+/// The security-relevant keys and what Cairn supports of each; anything else is refused at
+/// start (fail closed). README's "Security settings" lists the same.
+pub const SECURITY_KEYS: &[(&str, &str)] = &[
+    (
+        "authenticator",
+        "AllowAllAuthenticator (default) or PasswordAuthenticator",
+    ),
+    ("authorizer", "AllowAllAuthorizer (default)"),
+    ("role_manager", "CassandraRoleManager (default)"),
+    ("network_authorizer", "AllowAllNetworkAuthorizer (default)"),
+    ("cidr_authorizer", "AllowAllCIDRAuthorizer (default)"),
+    (
+        "internode_authenticator",
+        "AllowAllInternodeAuthenticator (default)",
+    ),
+    (
+        "client_encryption_options",
+        "enabled: false and optional: false (no TLS yet)",
+    ),
+    (
+        "server_encryption_options",
+        "internode_encryption: none, enabled: false and optional: false (no TLS yet)",
+    ),
+    ("transparent_data_encryption_options", "enabled: false"),
+    (
+        "jmx_encryption_options",
+        "enabled: false (Cairn has no JMX)",
+    ),
+    ("audit_logging_options", "enabled: false"),
+    ("audit", "none (ScyllaDB's key)"),
+    ("native_transport_port_ssl", "not set (no TLS port yet)"),
+    (
+        "auth_superuser_name",
+        "not set (the default superuser is cassandra; change its password with ALTER ROLE)",
+    ),
+    (
+        "auth_superuser_salted_password",
+        "not set (the default superuser is cassandra; change its password with ALTER ROLE)",
+    ),
 ];
 
 /// Cassandra and ScyllaDB keys that Cairn accepts and does not use (a single node, no
@@ -608,7 +808,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "start_rpc",
     "rpc_server_type",
     "internode_compression",
-    "internode_authenticator",
     "inter_dc_tcp_nodelay",
     "phi_convict_threshold",
     "dynamic_snitch",
@@ -656,9 +855,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "batchlog_replay_throttle",
     "batchlog_endpoint_strategy",
     // Auth details we do not model.
-    "role_manager",
-    "network_authorizer",
-    "cidr_authorizer",
     "traverse_auth_from_root",
     "roles_validity_in_ms",
     "roles_validity",
@@ -675,8 +871,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "credentials_update_interval_in_ms",
     "credentials_update_interval",
     "credentials_cache_active_update",
-    "auth_superuser_name",
-    "auth_superuser_salted_password",
     // Directories and files of features we do not have.
     "saved_caches_directory",
     "cdc_raw_directory",
@@ -768,7 +962,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "slow_query_log_timeout",
     "unlogged_batch_across_partitions_warn_threshold",
     "native_transport_max_threads",
-    "native_transport_port_ssl",
     "native_transport_allow_older_protocols",
     "native_transport_idle_timeout_in_ms",
     "native_transport_idle_timeout",
@@ -783,7 +976,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "ideal_consistency_level",
     "automatic_sstable_upgrade",
     "max_concurrent_automatic_sstable_upgrades",
-    "audit_logging_options",
     "full_query_logging_options",
     "diagnostic_events_enabled",
     "repaired_data_tracking_for_range_reads_enabled",
@@ -827,11 +1019,6 @@ pub const IGNORED_KEYS: &[&str] = &[
     "startup_checks",
     "read_thresholds_enabled",
     "client_error_reporting_exclusions",
-    // TLS (not supported yet; a node with TLS configured runs without it: warned).
-    "server_encryption_options",
-    "client_encryption_options",
-    "transparent_data_encryption_options",
-    "jmx_encryption_options",
     // ScyllaDB-specific.
     "api_ui_dir",
     "api_doc_dir",
@@ -996,25 +1183,47 @@ fn apply_key(c: &mut Config, key: &str, v: &Node) -> Result<Outcome, String> {
             c.authenticator = match class_name(v)?.as_str() {
                 "AllowAllAuthenticator" => Authenticator::AllowAll,
                 "PasswordAuthenticator" => Authenticator::Password,
-                other => {
-                    return Err(format!(
-                        "unsupported authenticator `{other}` (AllowAllAuthenticator or \
-                         PasswordAuthenticator)"
-                    ))
-                }
+                other => return Err(refused(key, &format!("`{other}`"))),
             }
         }
         "authorizer" => {
             c.authorizer = match class_name(v)?.as_str() {
                 "AllowAllAuthorizer" => Authorizer::AllowAll,
-                "CassandraAuthorizer" => Authorizer::Cassandra,
-                other => {
-                    return Err(format!(
-                        "unsupported authorizer `{other}` (AllowAllAuthorizer or \
-                         CassandraAuthorizer)"
-                    ))
+                other => return Err(refused(key, &format!("`{other}`"))),
+            }
+        }
+        "role_manager" => require_class(key, v, "CassandraRoleManager")?,
+        "network_authorizer" => require_class(key, v, "AllowAllNetworkAuthorizer")?,
+        "cidr_authorizer" => require_class(key, v, "AllowAllCIDRAuthorizer")?,
+        "internode_authenticator" => require_class(key, v, "AllowAllInternodeAuthenticator")?,
+        "client_encryption_options"
+        | "transparent_data_encryption_options"
+        | "jmx_encryption_options"
+        | "audit_logging_options" => require_disabled(key, v)?,
+        "server_encryption_options" => {
+            require_disabled(key, v)?;
+            if let Value::Map(entries) = &v.value {
+                for (k, line, n) in entries {
+                    if k == "internode_encryption" {
+                        match n.string()?.as_str() {
+                            "none" => {}
+                            other => {
+                                return Err(refused(
+                                    key,
+                                    &format!("`internode_encryption: {other}` (line {line})"),
+                                ))
+                            }
+                        }
+                    }
                 }
             }
+        }
+        "audit" => match v.string()?.as_str() {
+            "none" => {}
+            other => return Err(refused(key, &format!("`{other}`"))),
+        },
+        "native_transport_port_ssl" | "auth_superuser_name" | "auth_superuser_salted_password" => {
+            return Err(refused(key, "a value"))
         }
         "num_tokens" => c.num_tokens = v.int_in(1, 16384)? as u32,
         "initial_token" => {
@@ -1081,6 +1290,43 @@ fn apply_key(c: &mut Config, key: &str, v: &Node) -> Result<Outcome, String> {
         _ => return Ok(Outcome::Unknown),
     }
     Ok(Outcome::Used)
+}
+
+/// The error for a security setting Cairn does not implement: what was asked, that the node
+/// refuses to start rather than run without it, and what is supported.
+fn refused(key: &str, what: &str) -> String {
+    let supported = SECURITY_KEYS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map_or("", |(_, s)| s);
+    format!(
+        "{what} is a security setting Cairn does not implement yet; rather than run without \
+         it, Cairn refuses to start. Supported: {supported}"
+    )
+}
+
+/// A security class setting (`role_manager`, …) that must name `supported`.
+fn require_class(key: &str, v: &Node, supported: &str) -> Result<(), String> {
+    let name = class_name(v)?;
+    if name == supported {
+        return Ok(());
+    }
+    Err(refused(key, &format!("`{name}`")))
+}
+
+/// An options mapping (`client_encryption_options`, …) that must enable nothing: its
+/// `enabled` and `optional` flags, when present, are false. Its other entries (keystores,
+/// ciphers, …) only matter once enabled.
+fn require_disabled(key: &str, v: &Node) -> Result<(), String> {
+    let Value::Map(entries) = &v.value else {
+        return Err("expected a mapping (e.g. `enabled: false`)".into());
+    };
+    for (k, line, n) in entries {
+        if matches!(k.as_str(), "enabled" | "optional") && n.boolean()? {
+            return Err(refused(key, &format!("`{k}: true` (line {line})")));
+        }
+    }
+    Ok(())
 }
 
 /// `authenticator: PasswordAuthenticator`, `org.apache.cassandra.auth.PasswordAuthenticator`
@@ -1385,6 +1631,16 @@ impl Node {
         let mult = size_unit(unit)
             .ok_or_else(|| format!("unknown rate unit in `{s}` (B/s, KiB/s, MiB/s, GiB/s)"))?;
         Ok(n.saturating_mul(mult).div_ceil(MIB))
+    }
+}
+
+/// A byte count in Cassandra 4.1's notation, in the largest unit that divides it.
+fn size(bytes: u64) -> String {
+    match bytes {
+        0 => "0MiB".into(),
+        b if b % MIB == 0 => format!("{}MiB", b / MIB),
+        b if b % 1024 == 0 => format!("{}KiB", b / 1024),
+        b => format!("{b}B"),
     }
 }
 

@@ -170,6 +170,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         listen_address: ip_bytes(native.ip()),
         rpc_address: ip_bytes(native.ip()),
         native_port: native.port(),
+        settings: cfg.settings(),
         ..Default::default()
     };
     let d = Arc::clone(&db);

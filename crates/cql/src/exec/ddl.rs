@@ -32,6 +32,7 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
             Ok(change(ChangeKind::Created, &c.name, None))
         }
         Statement::AlterKeyspace(a) => {
+            refuse_system(&a.name)?;
             let Some(old) = cat.keyspace(&a.name) else {
                 if a.if_exists {
                     return Ok(Outcome::Void);
@@ -41,12 +42,12 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
                     a.name
                 )));
             };
-            refuse_system(&a.name)?;
             let ks = keyspace_from(&a.name, &a.properties, Some(&old))?;
             cat.put_keyspace(ks)?;
             Ok(change(ChangeKind::Updated, &a.name, None))
         }
         Statement::DropKeyspace(d) => {
+            refuse_system(&d.name)?;
             if cat.keyspace(&d.name).is_none() {
                 if d.if_exists {
                     return Ok(Outcome::Void);
@@ -56,7 +57,6 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
                     d.name
                 )));
             }
-            refuse_system(&d.name)?;
             cat.drop_keyspace(&d.name)?;
             if session.keyspace.read().as_deref() == Some(d.name.as_str()) {
                 *session.keyspace.write() = None;
@@ -66,6 +66,7 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         Statement::CreateTable(c) => create_table(ex, session, c),
         Statement::AlterTable(a) => {
             let ks = session.resolve(&a.name.keyspace)?;
+            refuse_system(&ks)?;
             cat.require_keyspace(&ks)?;
             let Some(table) = cat.table(&ks, &a.name.name) else {
                 if a.if_exists {
@@ -187,6 +188,7 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         }
         Statement::DropTable(d) => {
             let ks = session.resolve(&d.name.keyspace)?;
+            refuse_system(&ks)?;
             cat.require_keyspace(&ks)?;
             if cat.table(&ks, &d.name.name).is_none() {
                 if d.if_exists {
@@ -203,6 +205,10 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         }
         Statement::Truncate(name) => {
             let ks = session.resolve(&name.keyspace)?;
+            super::system::refuse_truncate(&ks, &name.name)?;
+            // Cairn's system keyspaces are its own stores (keyspace definitions, roles) and
+            // tables built from metadata: never emptied by a user.
+            refuse_system(&ks)?;
             let table = cat.require_table(&ks, &name.name)?;
             // Recreate the table, under a new id so that commitlog records of the old data
             // (still in segments not yet recycled) are never replayed into it.
@@ -299,8 +305,9 @@ fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {
     })
 }
 
+/// Cassandra's error for a schema change in a system keyspace (virtual ones included).
 fn refuse_system(name: &str) -> Result<()> {
-    if SYSTEM_KEYSPACES.contains(&name) {
+    if SYSTEM_KEYSPACES.contains(&name) || super::system::is_virtual_keyspace(name) {
         return Err(Error::Unauthorized(format!(
             "{name} keyspace is not user-modifiable."
         )));
@@ -448,8 +455,8 @@ pub fn engine_type(t: &TypeName) -> Result<CqlType> {
 fn create_table(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome> {
     let cat = ex.catalog();
     let ks = session.resolve(&c.name.keyspace)?;
-    cat.require_keyspace(&ks)?;
     refuse_system(&ks)?;
+    cat.require_keyspace(&ks)?;
     if cat.table(&ks, &c.name.name).is_some() {
         if c.if_not_exists {
             return Ok(Outcome::Void);

@@ -22,19 +22,7 @@ pub fn is_describe(text: &str) -> bool {
     first.eq_ignore_ascii_case("describe") || first.eq_ignore_ascii_case("desc")
 }
 
-/// A name as CQL must spell it (quoted when it is not a plain lower-case identifier).
-pub fn quote(name: &str) -> String {
-    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !crate::is_reserved(name);
-    if plain {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
-}
+use crate::parser::quote_identifier as quote;
 
 fn string_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

@@ -19,7 +19,7 @@
 //! the same data gives no isolation either.
 
 use super::select::{cell_value, partition_values, star_columns};
-use super::{ColumnSpec, Executor, Outcome, ResultSet};
+use super::{ColumnSpec, Executor, ResultSet};
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
 use crate::values::codec::{split_collection, split_map};
@@ -129,7 +129,7 @@ pub fn column_conditions(
             RelationTarget::Field(n, _) => {
                 let c = schema
                     .column(n)
-                    .ok_or_else(|| Error::Invalid(format!("Undefined column name {n}")))?;
+                    .ok_or_else(|| Error::undefined_column(schema, n))?;
                 return Err(Error::Invalid(format!(
                     "Invalid field selection: {n} of type {} is not a user type",
                     c.ty.name()
@@ -141,7 +141,7 @@ pub fn column_conditions(
         };
         let column = schema
             .column(name)
-            .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?
+            .ok_or_else(|| Error::undefined_column(schema, name))?
             .clone();
         if column.ty == CqlType::Counter {
             return Err(Error::Invalid(
@@ -448,8 +448,6 @@ pub struct CasRequest {
     schema: Arc<TableSchema>,
     key: DecoratedKey,
     conditions: BTreeMap<RowTarget, RowCondition>,
-    /// Every write of the request (the same partition).
-    pub writes: Vec<Mutation>,
     /// Columns shown when refused: `None` for every column (an `IF [NOT] EXISTS` is part of
     /// the request).
     result_columns: Option<Vec<ColumnDef>>,
@@ -468,7 +466,6 @@ impl CasRequest {
             schema,
             key,
             conditions: BTreeMap::new(),
-            writes: Vec::new(),
             result_columns: Some(Vec::new()),
             batch,
             writes_static: false,
@@ -481,8 +478,9 @@ impl CasRequest {
         &self.key
     }
 
-    /// Adds a statement's writes (a mutation of this partition).
-    pub fn add_write(&mut self, m: Mutation) {
+    /// Notes what a statement's write (a mutation of this partition) touches: the check then
+    /// reads every static / regular column.
+    pub fn add_write(&mut self, m: &Mutation) {
         if m.update.static_row.is_some() {
             self.writes_static = true;
         }
@@ -492,7 +490,15 @@ impl CasRequest {
         {
             self.writes_rows = true;
         }
-        self.writes.push(m);
+    }
+
+    /// Notes a write of the static row (`true`) or of a clustering row.
+    pub fn writes_to(&mut self, static_row: bool) {
+        if static_row {
+            self.writes_static = true;
+        } else {
+            self.writes_rows = true;
+        }
     }
 
     /// Adds the IF clause of one row, with Cassandra's rules for two statements of a BATCH
@@ -610,9 +616,10 @@ impl PartitionLocks {
     }
 }
 
-/// Checks a request's conditions against the partition's current state and, if they all
-/// hold, applies its writes. The caller holds the partition's lock.
-pub fn execute(ex: &Executor, req: CasRequest) -> Result<Outcome> {
+/// Checks a request's conditions against the partition's current state: `None` when they all
+/// hold (the caller then makes the writes), else the refusal's result. The caller holds the
+/// partition's lock until its writes are applied.
+pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
     let schema = &req.schema;
     let db = ex.catalog().db();
     let table = db
@@ -646,7 +653,7 @@ pub fn execute(ex: &Executor, req: CasRequest) -> Result<Outcome> {
         .filter(|r| {
             r.columns
                 .iter()
-                .any(|(id, _)| read_static(&req, schema, *id))
+                .any(|(id, _)| read_static(req, schema, *id))
         });
     let find = |ck: &ClusteringKey| {
         current
@@ -679,10 +686,9 @@ pub fn execute(ex: &Executor, req: CasRequest) -> Result<Outcome> {
         }
     }
     if applied {
-        db.apply(req.writes)?;
-        return Ok(Outcome::Rows(applied_only(schema, true)));
+        return Ok(None);
     }
-    Ok(Outcome::Rows(refused(&req, current.as_ref(), static_row)))
+    Ok(Some(refused(req, current.as_ref(), static_row)))
 }
 
 fn read_static(req: &CasRequest, schema: &TableSchema, id: u32) -> bool {

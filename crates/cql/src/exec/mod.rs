@@ -10,7 +10,8 @@
 //! - [`write`](mod@write): INSERT / UPDATE / DELETE / BATCH into engine mutations;
 //! - [`restrict`]: WHERE clauses resolved against a table (keys, slices, filters);
 //! - [`select`]: SELECT, paging, aggregates;
-//! - [`system`]: the virtual `system` and `system_schema` tables, built from live metadata;
+//! - [`system`]: the tables of the system keyspaces (`system`, `system_schema`,
+//!   `system_virtual_schema`, `system_views`), built from live metadata;
 //! - [`prepare`]: bind-variable and result metadata of prepared statements;
 //! - [`plan_cache`]: what a prepared SELECT or INSERT works out once about its table.
 
@@ -344,7 +345,10 @@ impl Executor {
         };
         match &p.parsed.statement {
             Statement::Select(s) => select::select(self, session, s, params, Some(&p.select_plan)),
-            Statement::Insert(i) => write::insert(self, session, i, params, Some(&p.insert_plan)),
+            Statement::Insert(i) => {
+                refuse_virtual_write(session, &i.table)?;
+                write::insert(self, session, i, params, Some(&p.insert_plan))
+            }
             other => self.run(session, other, params),
         }
     }
@@ -363,6 +367,7 @@ impl Executor {
                 BatchItem::Query(text) => crate::parse_statement(text)?.statement,
                 BatchItem::Prepared(id) => self.prepared(id)?.parsed.statement.clone(),
             };
+            refuse_virtual_writes(session, &stmt)?;
             statements.push((stmt, params.clone()));
         }
         write::batch(self, session, kind, &statements, timestamp)
@@ -378,11 +383,17 @@ impl Executor {
         match stmt {
             Statement::Select(s) => select::select(self, session, s, params, None),
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
+                refuse_virtual_writes(session, stmt)?;
                 write::modify(self, session, stmt, params)
             }
-            Statement::Batch(b) => write::batch_statement(self, session, b, params),
+            Statement::Batch(b) => {
+                refuse_virtual_writes(session, stmt)?;
+                write::batch_statement(self, session, b, params)
+            }
             Statement::Use(ks) => {
-                self.catalog.require_keyspace(ks)?;
+                if !system::is_virtual_keyspace(ks) {
+                    self.catalog.require_keyspace(ks)?;
+                }
                 *session.keyspace.write() = Some(ks.clone());
                 Ok(Outcome::SetKeyspace(ks.clone()))
             }
@@ -400,6 +411,39 @@ impl Executor {
                 Ok(out)
             }
         }
+    }
+}
+
+/// Cassandra's error for a write into a virtual table (they are read-only), before the
+/// write path sees the statement. Cheap for every other write: no allocation.
+fn refuse_virtual_write(session: &Session, table: &crate::ast::QualifiedName) -> Result<()> {
+    let virtual_ks = match &table.keyspace {
+        Some(ks) => system::is_virtual_keyspace(ks),
+        None => session
+            .keyspace
+            .read()
+            .as_deref()
+            .is_some_and(system::is_virtual_keyspace),
+    };
+    if !virtual_ks {
+        return Ok(());
+    }
+    system::refuse_virtual_write(&session.resolve(&table.keyspace)?, &table.name)
+}
+
+/// [`refuse_virtual_write`] for each table a write statement (or BATCH) writes to.
+fn refuse_virtual_writes(session: &Session, stmt: &Statement) -> Result<()> {
+    use crate::ast::BatchStatement;
+    match stmt {
+        Statement::Insert(i) => refuse_virtual_write(session, &i.table),
+        Statement::Update(u) => refuse_virtual_write(session, &u.table),
+        Statement::Delete(d) => refuse_virtual_write(session, &d.table),
+        Statement::Batch(b) => b.statements.iter().try_for_each(|s| match s {
+            BatchStatement::Insert(i) => refuse_virtual_write(session, &i.table),
+            BatchStatement::Update(u) => refuse_virtual_write(session, &u.table),
+            BatchStatement::Delete(d) => refuse_virtual_write(session, &d.table),
+        }),
+        _ => Ok(()),
     }
 }
 

@@ -5,8 +5,8 @@
 use super::select;
 use super::{system, ColumnSpec, Executor, QueryParams, Session};
 use crate::ast::{
-    Assignment, BatchStatement, InValues, InsertValues, Operator, Relation, RelationTarget,
-    Statement, Term, Using,
+    Assignment, BatchStatement, Conditions, InValues, InsertValues, Operator, Relation,
+    RelationTarget, Statement, Term, Using,
 };
 use crate::error::Result;
 use crate::ParsedStatement;
@@ -231,6 +231,7 @@ impl Collector<'_> {
                     }
                 }
                 self.relations(&u.where_clause);
+                self.conditions(&u.conditions);
             }
             Statement::Delete(d) => {
                 for t in &d.targets {
@@ -247,8 +248,42 @@ impl Collector<'_> {
                 }
                 self.using(&d.using);
                 self.relations(&d.where_clause);
+                self.conditions(&d.conditions);
             }
             _ => {}
+        }
+    }
+
+    /// The markers of an `IF` clause: received by the column they compare with (drivers
+    /// encode the value with that type), or by a collection element (`IF m[?] = ?`:
+    /// `key(m)` and `value(m)`, as Cassandra names them).
+    fn conditions(&mut self, c: &Conditions) {
+        let Conditions::Columns(rels) = c else {
+            return;
+        };
+        for rel in rels {
+            if let Relation::Compare {
+                target: RelationTarget::Element(column, key),
+                value,
+                ..
+            } = rel
+            {
+                if let Some(col) = self.schema.column(column).cloned() {
+                    let ty = match &col.ty {
+                        CqlType::Frozen(t) => t.as_ref(),
+                        t => t,
+                    };
+                    let (kt, vt) = match ty {
+                        CqlType::Map(k, v) => (k.as_ref().clone(), v.as_ref().clone()),
+                        CqlType::List(e) => (CqlType::Int, e.as_ref().clone()),
+                        t => (t.clone(), t.clone()),
+                    };
+                    self.term(key, &format!("key({column})"), &kt);
+                    self.term(value, &format!("value({column})"), &vt);
+                }
+            } else {
+                self.relations(std::slice::from_ref(rel));
+            }
         }
     }
 }

@@ -35,9 +35,12 @@ pub(super) struct Planned {
     mutations: Vec<Mutation>,
     /// The IF clause of a conditional statement, with the row it is about.
     condition: Option<(RowTarget, RowCondition)>,
-    /// Whether planning read the table (list edits read the current list): under a
-    /// partition lock such a statement is planned again.
-    read_before_write: bool,
+    /// List edits that need the list's current elements, made by [`complete`] when the write
+    /// is made (after a conditional statement's check, as Cassandra does).
+    list_edits: Vec<ListWrite>,
+    /// An error Cassandra reports only when the write is made (a conditional statement's bad
+    /// TTL): it does not stop the check.
+    deferred: Option<Error>,
 }
 
 impl Planned {
@@ -45,9 +48,54 @@ impl Planned {
         Planned {
             mutations,
             condition: None,
-            read_before_write: false,
+            list_edits: Vec::new(),
+            deferred: None,
         }
     }
+}
+
+/// A list edit of one row, waiting for the list's current elements.
+struct ListWrite {
+    /// Index of the mutation (partition) it belongs to.
+    mutation: usize,
+    /// The row (`None`: the static row).
+    ck: Option<ClusteringKey>,
+    column: ColumnDef,
+    edit: ListEdit,
+    ts: i64,
+    ttl: u32,
+    now: u32,
+}
+
+/// Makes a statement's pending list edits (reading the lists), ready to apply.
+fn complete(ex: &Executor, schema: &TableSchema, planned: &mut Planned) -> Result<()> {
+    if let Some(e) = planned.deferred.take() {
+        return Err(e);
+    }
+    for lw in std::mem::take(&mut planned.list_edits) {
+        let Some(m) = planned.mutations.get_mut(lw.mutation) else {
+            continue;
+        };
+        let data = list_edit_cell(ex, schema, &m.key, &lw)?;
+        let row = match &lw.ck {
+            Some(ck) => m.update.rows.entry(ck.clone()).or_default(),
+            None => m.update.static_row.get_or_insert_with(Row::default),
+        };
+        put_column(row, lw.column.id, data);
+        row.columns.sort_by_key(|(id, _)| *id);
+    }
+    Ok(())
+}
+
+/// Completes and applies unconditional statements' writes.
+fn apply_all(ex: &Executor, planned: Vec<(Arc<TableSchema>, Planned)>) -> Result<()> {
+    let mut all = Vec::new();
+    for (schema, mut p) in planned {
+        complete(ex, &schema, &mut p)?;
+        all.extend(p.mutations);
+    }
+    ex.catalog().db().apply(all)?;
+    Ok(())
 }
 
 /// Plans one INSERT / UPDATE / DELETE.
@@ -102,6 +150,9 @@ pub fn insert(
     }
     let ctx = Binds::new(params);
     let planned = insert_mutation(ex, session, i, &ctx, params.timestamp, cache)?;
+    if let Some(e) = planned.deferred {
+        return Err(e);
+    }
     ex.catalog().db().apply(planned.mutations)?;
     Ok(Outcome::Void)
 }
@@ -115,38 +166,41 @@ fn run_one(
     cache: Option<&PlanCache<InsertPlan>>,
 ) -> Result<Outcome> {
     let ctx = Binds::new(params);
-    let planned = plan(ex, session, stmt, &ctx, params.timestamp, cache)?;
-    let Some(_) = &planned.condition else {
-        ex.catalog().db().apply(planned.mutations)?;
-        return Ok(Outcome::Void);
-    };
     let Some(name) = target_table(stmt) else {
         return Err(Error::Invalid("not a modification statement".into()));
     };
+    // A conditional write takes the node's clock, never the client's default timestamp
+    // (Cassandra gives it the Paxos ballot's time).
+    let default_ts = if is_conditional(stmt) {
+        None
+    } else {
+        params.timestamp
+    };
+    let planned = plan(ex, session, stmt, &ctx, default_ts, cache)?;
     let schema = table_schema(ex, session, name)?;
+    let Some((target, condition)) = planned.condition.clone() else {
+        apply_all(ex, vec![(schema, planned)])?;
+        return Ok(Outcome::Void);
+    };
     let key = planned
         .mutations
         .first()
         .map(|m| m.key.clone())
         .ok_or_else(|| Error::Invalid("A conditional statement must name one row".into()))?;
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
-    // Planned again under the lock when it read the table (a list edit).
-    let planned = if planned.read_before_write {
-        plan(ex, session, stmt, &ctx, params.timestamp, cache)?
-    } else {
-        planned
-    };
-    let mut req = CasRequest::new(schema, key, false);
-    let Some((target, condition)) = planned.condition else {
-        return Err(Error::Invalid(
-            "A conditional statement must have a condition".into(),
-        ));
-    };
+    let mut req = CasRequest::new(Arc::clone(&schema), key, false);
     req.add_condition(target, condition)?;
-    for m in planned.mutations {
+    for m in &planned.mutations {
         req.add_write(m);
     }
-    lwt::execute(ex, req)
+    for lw in &planned.list_edits {
+        req.writes_to(lw.ck.is_none());
+    }
+    if let Some(refused) = lwt::check(ex, &req)? {
+        return Ok(Outcome::Rows(refused));
+    }
+    apply_all(ex, vec![(Arc::clone(&schema), planned)])?;
+    Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
 
 /// A BATCH statement given as CQL text.
@@ -226,15 +280,19 @@ pub fn batch(
         ));
     }
     if statements.iter().any(|(s, _)| is_conditional(s)) {
-        return conditional_batch(ex, session, statements, timestamp);
+        return conditional_batch(ex, session, statements);
     }
     let ts = timestamp.unwrap_or_else(now_micros);
-    let mut all = Vec::new();
+    let mut planned = Vec::with_capacity(statements.len());
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
-        all.extend(plan(ex, session, stmt, &ctx, Some(ts), None)?.mutations);
+        let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
+        let Some(name) = target_table(stmt) else {
+            continue;
+        };
+        planned.push((table_schema(ex, session, name)?, p));
     }
-    ex.catalog().db().apply(all)?;
+    apply_all(ex, planned)?;
     Ok(Outcome::Void)
 }
 
@@ -243,7 +301,6 @@ fn conditional_batch(
     ex: &Executor,
     session: &Session,
     statements: &[(Statement, QueryParams)],
-    timestamp: Option<i64>,
 ) -> Result<Outcome> {
     let mut schema: Option<Arc<TableSchema>> = None;
     for (stmt, _) in statements {
@@ -265,24 +322,20 @@ fn conditional_batch(
     let Some(schema) = schema else {
         return Ok(Outcome::Void);
     };
-    let ts = timestamp.unwrap_or_else(now_micros);
-    let plan_all = || -> Result<(Vec<Planned>, bool)> {
-        let mut out = Vec::with_capacity(statements.len());
-        let mut reads = false;
-        for (stmt, params) in statements {
-            let ctx = Binds::new(params);
-            let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
-            if p.mutations.len() > 1 {
-                return Err(Error::Invalid(
-                    "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
-                ));
-            }
-            reads |= p.read_before_write;
-            out.push(p);
+    // The node's clock, as for any conditional write (a BATCH timestamp is refused; the
+    // client's default timestamp is not used).
+    let ts = now_micros();
+    let mut planned = Vec::with_capacity(statements.len());
+    for (stmt, params) in statements {
+        let ctx = Binds::new(params);
+        let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
+        if p.mutations.len() > 1 {
+            return Err(Error::Invalid(
+                "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
+            ));
         }
-        Ok((out, reads))
-    };
-    let (planned, reads) = plan_all()?;
+        planned.push(p);
+    }
     let Some(key) = planned
         .iter()
         .flat_map(|p| p.mutations.first())
@@ -292,10 +345,9 @@ fn conditional_batch(
         return Ok(Outcome::Rows(lwt::applied_only(&schema, true)));
     };
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
-    let planned = if reads { plan_all()?.0 } else { planned };
     let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
-    for p in planned {
-        for m in p.mutations {
+    for p in &planned {
+        for m in &p.mutations {
             if m.key != key {
                 return Err(Error::Invalid(
                     "Batch with conditions cannot span multiple partitions".into(),
@@ -303,11 +355,24 @@ fn conditional_batch(
             }
             req.add_write(m);
         }
-        if let Some((target, condition)) = p.condition {
+        for lw in &p.list_edits {
+            req.writes_to(lw.ck.is_none());
+        }
+        if let Some((target, condition)) = p.condition.clone() {
             req.add_condition(target, condition)?;
         }
     }
-    lwt::execute(ex, req)
+    if let Some(refused) = lwt::check(ex, &req)? {
+        return Ok(Outcome::Rows(refused));
+    }
+    apply_all(
+        ex,
+        planned
+            .into_iter()
+            .map(|p| (Arc::clone(&schema), p))
+            .collect(),
+    )?;
+    Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
 
 fn table_schema(
@@ -393,6 +458,31 @@ fn using(
         None => schema.options.default_time_to_live,
     };
     Ok((ts, ttl))
+}
+
+/// [`using`] for a statement that may be conditional: a conditional statement's TTL error is
+/// returned as deferred (Cassandra reports it only when the condition holds and the write is
+/// made); its TTL is then 0 for the planning.
+fn using_deferring(
+    u: &Using,
+    schema: &TableSchema,
+    ctx: &dyn TermContext,
+    default_ts: Option<i64>,
+    conditional: bool,
+) -> Result<(i64, u32, Option<Error>)> {
+    if !conditional {
+        let (ts, ttl) = using(u, schema, ctx, default_ts)?;
+        return Ok((ts, ttl, None));
+    }
+    let without_ttl = Using {
+        ttl: None,
+        timestamp: u.timestamp.clone(),
+    };
+    let (ts, _) = using(&without_ttl, schema, ctx, default_ts)?;
+    match using(u, schema, ctx, default_ts) {
+        Ok((_, ttl)) => Ok((ts, ttl, None)),
+        Err(e) => Ok((ts, 0, Some(e))),
+    }
 }
 
 fn cell(ts: i64, ttl: u32, now: u32, v: Bytes) -> Cell {
@@ -709,17 +799,17 @@ fn assignment_op(
 }
 
 /// The cells a list edit writes, computed from the row's current list (read before write,
-/// as Cassandra does).
+/// as Cassandra does), with Cassandra's texts for a null list and an index out of bounds.
 fn list_edit_cell(
     ex: &Executor,
     schema: &TableSchema,
     key: &DecoratedKey,
-    ck: &ClusteringKey,
-    (col, edit): (&ColumnDef, &ListEdit),
-    (ts, ttl, now): (i64, u32, u32),
+    lw: &ListWrite,
 ) -> Result<ColumnData> {
+    let (col, ts, ttl, now) = (&lw.column, lw.ts, lw.ttl, lw.now);
     let table = ex.catalog().require_table(&schema.keyspace, &schema.name)?;
     let mut cmd = ReadCommand::all(now);
+    let ck = lw.ck.clone().unwrap_or_else(ClusteringKey::empty);
     cmd.slice =
         cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(&ck.0)]);
     cmd.include_static = col.kind == ColumnKind::Static;
@@ -742,8 +832,18 @@ fn list_edit_cell(
             ColumnData::Simple(_) => Vec::new(),
         })
         .unwrap_or_default();
-    let cells = match edit {
+    let cells = match &lw.edit {
         ListEdit::Index(index, value) => {
+            if elements.is_empty() {
+                return Err(Error::Invalid(
+                    if value.is_some() {
+                        "Attempted to set an element on a list which is null"
+                    } else {
+                        "Attempted to delete an element from a list which is null"
+                    }
+                    .into(),
+                ));
+            }
             let path = usize::try_from(*index)
                 .ok()
                 .and_then(|i| elements.get(i))
@@ -774,10 +874,7 @@ fn list_edit_cell(
 
 fn key_value(col: &ColumnDef, term: &crate::ast::Term, ctx: &dyn TermContext) -> Result<Bytes> {
     match term_to_bytes(term, &col.ty, &col.name, ctx).map_err(|e| Error::Invalid(e.to_string()))? {
-        TermValue::Value(b) if !b.is_empty() || !matches!(col.kind, ColumnKind::PartitionKey) => {
-            Ok(b)
-        }
-        TermValue::Value(_) => Err(Error::Invalid("Key may not be empty".into())),
+        TermValue::Value(b) => Ok(b),
         TermValue::Null => Err(Error::Invalid(format!(
             "Invalid null value in condition for column {}",
             col.name
@@ -833,7 +930,7 @@ impl InsertPlan {
                 )));
             }
             let Some(column) = schema.columns.iter().position(|c| c.name == *name) else {
-                return Err(Error::Invalid(format!("Undefined column name {name}")));
+                return Err(Error::undefined_column(schema, name));
             };
             given.push(Part { column, value });
         }
@@ -908,7 +1005,7 @@ fn insert_mutation(
         Some(cache) => cache.get_or_plan(&schema, make)?,
         None => Arc::new(make()?),
     };
-    let (ts, ttl) = using(&i.using, &schema, ctx, default_ts)?;
+    let (ts, ttl, deferred) = using_deferring(&i.using, &schema, ctx, default_ts, i.if_not_exists)?;
     let now = now_secs();
     let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], ctx);
     let key = partition_key(&plan.partition_key, key_part)?;
@@ -973,7 +1070,8 @@ fn insert_mutation(
             update,
         }],
         condition,
-        read_before_write: false,
+        list_edits: Vec::new(),
+        deferred,
     })
 }
 
@@ -982,14 +1080,25 @@ fn partition_key<P>(
     parts: &[P],
     mut value: impl FnMut(&P) -> Result<Bytes>,
 ) -> Result<DecoratedKey> {
-    if let [only] = parts {
-        return Ok(DecoratedKey::new(value(only)?));
+    let key = if let [only] = parts {
+        let v = value(only)?;
+        if v.is_empty() {
+            // An empty component of a composite key is allowed; an empty key is not.
+            return Err(Error::Invalid("Key may not be empty".into()));
+        }
+        v
+    } else {
+        let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
+        let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
+        cairn_engine::model::token::composite_partition_key(&refs)
+    };
+    if key.len() > 65_535 {
+        return Err(Error::Invalid(format!(
+            "Key length of {} is longer than maximum of 65535",
+            key.len()
+        )));
     }
-    let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
-    let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
-    Ok(DecoratedKey::new(
-        cairn_engine::model::token::composite_partition_key(&refs),
-    ))
+    Ok(DecoratedKey::new(key))
 }
 
 /// The partitions an UPDATE or DELETE writes ([`restrict::resolve`] has made sure the whole
@@ -1023,7 +1132,8 @@ fn update(
     default_ts: Option<i64>,
 ) -> Result<Planned> {
     let schema = table_schema(ex, session, &u.table)?;
-    let (ts, ttl) = using(&u.using, &schema, ctx, default_ts)?;
+    let conditional = !matches!(u.conditions, Conditions::None);
+    let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
     let now = now_secs();
     let condition = condition_of(&u.conditions, &u.using, &schema, ctx)?;
     let static_only = static_only(&u.assignments, &schema, condition.as_ref());
@@ -1048,7 +1158,7 @@ fn update(
         };
         let c = schema
             .column(column)
-            .ok_or_else(|| Error::Invalid(format!("Undefined column name {column}")))?;
+            .ok_or_else(|| Error::undefined_column(&schema, column))?;
         if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
             return Err(Error::Invalid(format!(
                 "PRIMARY KEY part {column} found in SET part"
@@ -1071,27 +1181,26 @@ fn update(
     statics.columns.sort_by_key(|(id, _)| *id);
     let ckeys = clustering_of(&r, &schema)?;
     let mut muts = Vec::new();
+    let mut list_edits = Vec::new();
     for key in keys {
         let mut update = Partition::default();
         for ck in &ckeys {
-            let mut r = row.clone();
-            let mut st = statics.clone();
             for (c, edit) in &indexed {
-                let d = list_edit_cell(ex, &schema, &key, ck, (c, edit), (ts, ttl, now))?;
-                let target = if c.kind == ColumnKind::Static {
-                    &mut st
-                } else {
-                    &mut r
-                };
-                put_column(target, c.id, d);
+                list_edits.push(ListWrite {
+                    mutation: muts.len(),
+                    ck: (c.kind != ColumnKind::Static).then(|| ck.clone()),
+                    column: c.clone(),
+                    edit: edit.clone(),
+                    ts,
+                    ttl,
+                    now,
+                });
             }
-            r.columns.sort_by_key(|(id, _)| *id);
-            st.columns.sort_by_key(|(id, _)| *id);
-            if !r.columns.is_empty() {
-                update.rows.insert(ck.clone(), r);
+            if !row.columns.is_empty() {
+                update.rows.insert(ck.clone(), row.clone());
             }
-            if !st.columns.is_empty() {
-                update.static_row = Some(st);
+            if !statics.columns.is_empty() {
+                update.static_row = Some(statics.clone());
             }
         }
         muts.push(Mutation {
@@ -1107,7 +1216,8 @@ fn update(
     Ok(Planned {
         mutations: muts,
         condition,
-        read_before_write: !indexed.is_empty(),
+        list_edits,
+        deferred,
     })
 }
 
@@ -1229,7 +1339,7 @@ fn delete(
     }
     let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
     let mut muts = Vec::new();
-    let mut reads = false;
+    let mut list_edits = Vec::new();
     let mut ckeys: Vec<ClusteringKey> = Vec::new();
     for key in keys {
         let mut update = Partition::default();
@@ -1269,7 +1379,7 @@ fn delete(
                 if let RelationTarget::Element(name, elem) = t {
                     let c = schema
                         .column(name)
-                        .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?;
+                        .ok_or_else(|| Error::undefined_column(&schema, name))?;
                     let a = Assignment::SetElement {
                         column: name.clone(),
                         key: elem.clone(),
@@ -1294,7 +1404,7 @@ fn delete(
                 };
                 let c = schema
                     .column(name)
-                    .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))?;
+                    .ok_or_else(|| Error::undefined_column(&schema, name))?;
                 let data = if matches!(
                     c.ty,
                     CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
@@ -1333,7 +1443,6 @@ fn delete(
                 vec![ClusteringKey::empty()]
             };
             if !element_deletes.is_empty() {
-                reads = true;
                 let targets: Vec<ClusteringKey> = if ckeys.is_empty() {
                     vec![ClusteringKey::empty()]
                 } else {
@@ -1341,16 +1450,15 @@ fn delete(
                 };
                 for ck in &targets {
                     for (c, edit) in &element_deletes {
-                        let d = list_edit_cell(ex, &schema, &key, ck, (c, edit), (ts, 0, now))?;
-                        put_column(
-                            if c.kind == ColumnKind::Static {
-                                &mut statics
-                            } else {
-                                &mut row
-                            },
-                            c.id,
-                            d,
-                        );
+                        list_edits.push(ListWrite {
+                            mutation: muts.len(),
+                            ck: (c.kind != ColumnKind::Static).then(|| ck.clone()),
+                            column: c.clone(),
+                            edit: edit.clone(),
+                            ts,
+                            ttl: 0,
+                            now,
+                        });
                     }
                 }
             }
@@ -1378,6 +1486,7 @@ fn delete(
     Ok(Planned {
         mutations: muts,
         condition,
-        read_before_write: reads,
+        list_edits,
+        deferred: None,
     })
 }

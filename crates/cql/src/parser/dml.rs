@@ -3,7 +3,7 @@
 use super::terms::RelationContext;
 use super::Parser;
 use crate::ast::{
-    Assignment, Batch, BatchKind, BatchStatement, Delete, Insert, InsertValues, Order,
+    Assignment, Batch, BatchKind, BatchStatement, CellRef, Delete, Insert, InsertValues, Order,
     RelationTarget, Select, Selector, SelectorExpr, Term, Update,
 };
 use crate::error::Result;
@@ -154,7 +154,7 @@ impl Parser<'_> {
             for (kw, make) in [
                 (
                     "writetime",
-                    SelectorExpr::WriteTime as fn(String) -> SelectorExpr,
+                    SelectorExpr::WriteTime as fn(CellRef) -> SelectorExpr,
                 ),
                 ("maxwritetime", SelectorExpr::MaxWriteTime),
                 ("ttl", SelectorExpr::Ttl),
@@ -164,7 +164,7 @@ impl Parser<'_> {
                     self.advance();
                     let col = self.ident()?;
                     self.expect(&T::RParen)?;
-                    return Ok(make(col));
+                    return Ok(make(CellRef::column(col)));
                 }
             }
             if self.is_kw("cast") {

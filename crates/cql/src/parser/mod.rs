@@ -96,6 +96,21 @@ pub fn is_reserved(word: &str) -> bool {
     RESERVED.iter().any(|k| k.eq_ignore_ascii_case(word))
 }
 
+/// A name as CQL must spell it: as is when it is a plain lower-case identifier, else in
+/// double quotes (Cassandra's `ColumnIdentifier.maybeQuote`).
+pub fn quote_identifier(name: &str) -> String {
+    let plain = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !is_reserved(name);
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 /// Parses exactly one statement, optionally followed by `;`.
 pub fn parse_statement(text: &str) -> Result<ParsedStatement> {
     let mut p = Parser::new(text)?;

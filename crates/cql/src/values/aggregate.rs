@@ -12,7 +12,8 @@
 //!   average is zero.
 //! - `min`/`max` use [`super::compare`](fn@super::compare) and give null for no input; `count`
 //!   counts non-null
-//!   values. Null (absent) inputs are skipped; so are empty values.
+//!   values. Null (absent) inputs are skipped; empty values count for `count`, `min` and
+//!   `max` (they sort first) and are skipped by `sum` and `avg`.
 //! - [`cast`] converts between the numeric types (Java narrowing: wrap for integers, saturate
 //!   and NaN→0 from floating point, truncation from `decimal`), to `text`/`ascii` (Java's
 //!   `toString` forms, timestamps as `2024-01-01T00:00:00.000Z`), and among `timestamp`,
@@ -129,11 +130,15 @@ impl Accumulator {
         })
     }
 
-    /// Adds one input; `None` (null) and empty values are skipped.
+    /// Adds one input; `None` (null) is skipped. An empty value (`''`, `0x`) is a value for
+    /// `count`, `min` and `max` (it sorts first), as in Cassandra; `sum` and `avg` skip it.
     pub fn add(&mut self, value: Option<&[u8]>) {
-        let Some(v) = value.filter(|v| !v.is_empty()) else {
+        let Some(v) = value else {
             return;
         };
+        if v.is_empty() && matches!(self.kind, AggregateKind::Sum | AggregateKind::Avg) {
+            return;
+        }
         match self.kind {
             AggregateKind::Count => self.count += 1,
             AggregateKind::Min | AggregateKind::Max => {
@@ -379,6 +384,22 @@ pub fn to_cast_text(ty: &CqlType, v: &[u8]) -> Option<String> {
         }
         _ => return None,
     })
+}
+
+/// Whether `CAST(x AS to)` exists for values of type `from` (Cassandra's `CastFcts`).
+pub fn can_cast(from: &CqlType, to: &CqlType) -> bool {
+    use CqlType as T;
+    let (from, to) = (unfrozen(from), unfrozen(to));
+    from == to
+        || (is_numeric(from) && is_numeric(to) && *to != T::Counter)
+        || (*to == T::Text && !from.is_composite())
+        || (*to == T::Ascii && !from.is_composite() && *from != T::Text)
+        || matches!(
+            (from, to),
+            (T::Timestamp, T::Date)
+                | (T::Date, T::Timestamp)
+                | (T::Timeuuid, T::Timestamp | T::Date)
+        )
 }
 
 /// `CAST(value AS to)` for a value of type `from`. An empty value stays empty.

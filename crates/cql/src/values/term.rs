@@ -209,6 +209,7 @@ pub fn assignment(term: &Term, ty: &CqlType) -> Assignment {
             Some(h) if value_compatible(base, &h) => Assignment::Weak,
             _ => Assignment::No,
         },
+        Term::Arithmetic(..) | Term::Negate(_) => Assignment::Weak,
     }
 }
 
@@ -244,6 +245,10 @@ pub fn term_display(term: &Term) -> String {
         ),
         Term::Function(call) => format!("{}({})", functions::display_name(call), join(&call.args)),
         Term::TypeHint(t, inner) => format!("({t}){}", term_display(inner)),
+        Term::Arithmetic(op, l, r) => {
+            format!("{} {} {}", term_display(l), op.symbol(), term_display(r))
+        }
+        Term::Negate(inner) => format!("-{}", term_display(inner)),
     }
 }
 
@@ -472,6 +477,10 @@ pub fn term_to_bytes(
             }
             term_to_bytes(inner, &hinted, &text, ctx)
         }
+        Term::Arithmetic(..) | Term::Negate(_) => Err(ValueError::invalid(format!(
+            "Arithmetic operations are not supported yet: {}",
+            term_display(term)
+        ))),
     }
 }
 

@@ -97,7 +97,8 @@ compaction_throughput_mb_per_sec: 16
 concurrent_compactors: 3
 disk_access_mode: standard
 authenticator: PasswordAuthenticator
-authorizer: org.apache.cassandra.auth.CassandraAuthorizer
+authorizer: org.apache.cassandra.auth.AllowAllAuthorizer
+role_manager: org.apache.cassandra.auth.CassandraRoleManager
 num_tokens: 256
 initial_token: -9223372036854775808,0
 endpoint_snitch: GossipingPropertyFileSnitch
@@ -146,7 +147,7 @@ row_cache_size_in_mb: 128
     assert_eq!(c.concurrent_compactors, 3);
     assert!(!c.map_sequential_reads);
     assert_eq!(c.authenticator, Authenticator::Password);
-    assert_eq!(c.authorizer, Authorizer::Cassandra);
+    assert_eq!(c.authorizer, Authorizer::AllowAll);
     assert_eq!(c.num_tokens, 256);
     assert_eq!(c.initial_token.as_deref(), Some("-9223372036854775808,0"));
     assert_eq!(c.endpoint_snitch, "GossipingPropertyFileSnitch");
@@ -355,13 +356,14 @@ concurrent_reads: 32
         "hinted_handoff_enabled",
         "max_hint_window",
         "seed_provider",
-        "role_manager",
-        "client_encryption_options",
         "concurrent_reads",
     ] {
         assert!(w.contains(k), "{k} missing from {w}");
     }
+    // Security settings are checked, not ignored: these enable nothing, so they pass.
     assert!(!w.contains("num_tokens"));
+    assert!(!w.contains("role_manager"));
+    assert!(!w.contains("client_encryption_options"));
     assert_eq!(l.config.num_tokens, 16);
 }
 
@@ -422,4 +424,100 @@ fn opens_a_database_from_the_configuration() {
     assert!(dir.path().join("commitlog").is_dir());
     assert_eq!(c.workdir, dir.path());
     assert_eq!(c.native_transport_port, 9042);
+}
+
+/// A security setting Cairn does not implement stops the node with the key, its line and what
+/// is supported; the ones that enable nothing, and the defaults, pass.
+#[test]
+fn security_settings_fail_closed() {
+    // One refused value for every security key, in SECURITY_KEYS' order.
+    let text = "cluster_name: c\n\
+authenticator: org.apache.cassandra.auth.MutualTlsAuthenticator\n\
+authorizer: CassandraAuthorizer\n\
+role_manager:\n  class_name: LDAPRoleManager\n\
+network_authorizer: CassandraNetworkAuthorizer\n\
+cidr_authorizer:\n  class_name: CassandraCIDRAuthorizer\n\
+internode_authenticator: MyInternodeAuthenticator\n\
+client_encryption_options:\n  keystore: conf/.keystore\n  enabled: true\n\
+server_encryption_options:\n  internode_encryption: all\n\
+transparent_data_encryption_options:\n  enabled: true\n\
+jmx_encryption_options:\n  optional: true\n\
+audit_logging_options:\n  enabled: true\n\
+audit: table\n\
+native_transport_port_ssl: 9142\n\
+auth_superuser_name: admin\n\
+auth_superuser_salted_password: x\n";
+    let p = problems(text);
+    let keys: Vec<&str> = p.iter().map(|p| p.key.as_str()).collect();
+    let all: Vec<&str> = SECURITY_KEYS.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, all);
+    for pr in &p {
+        assert!(pr.line > 0, "{pr:?}");
+        assert!(
+            pr.message.contains("Cairn refuses to start") && pr.message.contains("Supported: "),
+            "{pr:?}"
+        );
+    }
+    let says = |i: usize, what: &str| {
+        assert!(p[i].message.contains(what), "{what} not in {:?}", p[i]);
+    };
+    says(0, "PasswordAuthenticator");
+    assert_eq!(p[1].line, 3);
+    says(1, "`CassandraAuthorizer`");
+    says(1, "Supported: AllowAllAuthorizer");
+    says(2, "`LDAPRoleManager`");
+    // A nested flag is named with its own line.
+    says(6, "`enabled: true` (line 12)");
+    says(7, "`internode_encryption: all`");
+    says(9, "`optional: true`");
+    let shown = Config::from_yaml_str(text, "cairn.yaml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        shown.contains("line 3: authorizer: `CassandraAuthorizer` is a security setting"),
+        "{shown}"
+    );
+
+    // What enables nothing, and every supported value, starts.
+    let c = load(
+        "authorizer: AllowAllAuthorizer\n\
+authenticator: PasswordAuthenticator\n\
+role_manager: CassandraRoleManager\n\
+network_authorizer: AllowAllNetworkAuthorizer\n\
+cidr_authorizer:\n  class_name: AllowAllCIDRAuthorizer\n\
+internode_authenticator: org.apache.cassandra.auth.AllowAllInternodeAuthenticator\n\
+client_encryption_options:\n  enabled: false\n  optional: false\n  keystore: conf/.keystore\n\
+server_encryption_options:\n  internode_encryption: none\n  keystore: conf/.keystore\n\
+transparent_data_encryption_options:\n  enabled: false\n  chunk_length_kb: 64\n\
+jmx_encryption_options:\n  enabled: false\n\
+audit_logging_options:\n  enabled: false\n\
+audit: none\n",
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(c.config.authorizer, Authorizer::AllowAll);
+    assert_eq!(c.config.authenticator, Authenticator::Password);
+    assert_eq!(Config::default().authorizer, Authorizer::AllowAll);
+
+    // A flag that is not a boolean, or options that are not a mapping, are errors too.
+    let p = problems("client_encryption_options:\n  enabled: maybe\naudit_logging_options: on\n");
+    assert_eq!(p.len(), 2, "{p:?}");
+}
+
+/// `system_views.settings` shows every setting once, sorted, with 4.1's units.
+#[test]
+fn settings_for_system_views() {
+    let c = load("compaction_throughput: 64MiB/s\ncommitlog_sync_period: 10s\nbatch_size_warn_threshold: 5KiB\n").config;
+    let s = c.settings();
+    let names: Vec<&str> = s.iter().map(|(k, _)| k.as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(names, sorted);
+    let get = |k: &str| s.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    assert_eq!(get("compaction_throughput"), Some("64MiB/s"));
+    assert_eq!(get("commitlog_sync_period"), Some("10000ms"));
+    assert_eq!(get("batch_size_warn_threshold"), Some("5KiB"));
+    assert_eq!(get("memtable_heap_space"), Some("256MiB"));
+    assert_eq!(get("authorizer"), Some("AllowAllAuthorizer"));
+    assert_eq!(get("native_transport_port"), Some("9042"));
 }

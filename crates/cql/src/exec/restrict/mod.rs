@@ -247,7 +247,7 @@ pub fn tuple_parts(b: &[u8]) -> Vec<Bytes> {
 fn column<'a>(schema: &'a TableSchema, name: &str) -> Result<&'a ColumnDef> {
     schema
         .column(name)
-        .ok_or_else(|| Error::Invalid(format!("Undefined column name {name}")))
+        .ok_or_else(|| Error::undefined_column(schema, name))
 }
 
 fn op_text(op: Operator) -> &'static str {

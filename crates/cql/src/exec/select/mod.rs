@@ -1,0 +1,822 @@
+//! SELECT, executed as Cassandra's `SelectStatement` does.
+//!
+//! The pipeline, per request:
+//! 1. the selection is planned (cached per schema for a prepared statement) —
+//!    [`selection`];
+//! 2. the WHERE clause is resolved into keys or a range, clustering slices and row filters —
+//!    [`super::restrict`];
+//! 3. the statement's own rules are checked: DISTINCT, GROUP BY, ORDER BY, limits ([`Query`]);
+//! 4. partitions are read in order (the keys' value order for `=` / `IN`, token order for a
+//!    range) and their rows filtered; then, by mode:
+//!    - plain rows: PER PARTITION LIMIT, LIMIT and the page size count the rows that passed
+//!      the filters;
+//!    - GROUP BY: rows fold into groups (partition key plus a clustering prefix); the limits
+//!      and the page size count groups, and a page ends on a group boundary;
+//!    - aggregates without GROUP BY: every row feeds one group, one result row, no paging;
+//!    - DISTINCT: one row per partition (its key and static columns);
+//!    - `IN` on the partition key with ORDER BY: every row is collected, sorted across
+//!      partitions, then cut to LIMIT (Cassandra refuses to page such a query);
+//! 5. a partition with no rows in the slice shows its static row when the query restricts
+//!    no clustering or regular column (Cassandra's `returnStaticContentOnPartitionWithNoRows`).
+//!
+//! A page stops after `page_size` rows (groups, partitions); its [`paging::PagingState`]
+//! resumes strictly after the last row read.
+
+mod paging;
+mod selection;
+
+pub use selection::{cell_value, plan, star_columns, Plan, RowView};
+
+use super::restrict::{self, Restrictions};
+use super::system;
+use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
+use crate::ast::{InValues, Operator, Order as AstOrder, Relation, RelationTarget, Select, Term};
+use crate::error::{Error, Result};
+use crate::values::{compare, term_to_bytes, TermValue};
+use bytes::Bytes;
+use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::token::split_composite_partition_key;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::model::{DecoratedKey, PartitionPos, Token};
+use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use cairn_engine::{PartitionResult, ReadCommand};
+use paging::PagingState;
+use selection::{row_values, Group};
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use super::plan_cache::PlanCache;
+
+/// Runs a SELECT; `cache` is the prepared statement's plan cache, if it is one.
+pub fn select(
+    ex: &Executor,
+    session: &Session,
+    s: &Select,
+    params: &QueryParams,
+    cache: Option<&PlanCache<Plan>>,
+) -> Result<Outcome> {
+    let ks = session.resolve(&s.table.keyspace)?;
+    if let Some(v) = system::table(ex, session, &ks, &s.table.name)? {
+        return system::select(v, s, params).map(Outcome::Rows);
+    }
+    let table = ex.catalog().require_table(&ks, &s.table.name)?;
+    let schema = table.schema();
+    let plan = match cache {
+        Some(cache) => cache.get_or_plan(&schema, || plan(&schema, s))?,
+        None => Arc::new(plan(&schema, s)?),
+    };
+    let ctx = Binds::new(params);
+    let r = restrict::resolve(
+        &schema,
+        &s.where_clause,
+        &ctx,
+        restrict::Context::select(s.allow_filtering, plan.selects_only_statics(&schema)),
+    )?;
+    let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
+    let rows = q.run(ex, &table, params)?;
+    if s.json {
+        return Err(Error::Invalid("SELECT JSON is not supported yet".into()));
+    }
+    Ok(Outcome::Rows(rows))
+}
+
+/// How rows become result rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// One result row per CQL row.
+    Rows,
+    /// One result row per partition.
+    Distinct,
+    /// Groups of the partition key and this many clustering columns.
+    GroupBy(usize),
+    /// One group of every row.
+    AggregateAll,
+}
+
+/// A SELECT checked against its table and restrictions, ready to run.
+struct Query<'a> {
+    schema: &'a TableSchema,
+    plan: &'a Plan,
+    r: &'a Restrictions,
+    ctx: &'a Binds<'a>,
+    layout: ClusteringLayout,
+    mode: Mode,
+    reversed: bool,
+    /// For `IN` + ORDER BY: the clustering positions to sort on, each with its direction
+    /// (`true`: descending values).
+    post_order: Option<Vec<(usize, bool)>>,
+    limit: Option<usize>,
+    per_partition: Option<usize>,
+    page_size: Option<usize>,
+}
+
+impl<'a> Query<'a> {
+    fn new(
+        schema: &'a TableSchema,
+        s: &Select,
+        plan: &'a Plan,
+        r: &'a Restrictions,
+        ctx: &'a Binds<'a>,
+        params: &QueryParams,
+    ) -> Result<Query<'a>> {
+        if s.distinct {
+            if s.per_partition_limit.is_some() {
+                return Err(Error::Invalid(
+                    "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries".into(),
+                ));
+            }
+            check_distinct(schema, plan, r)?;
+        }
+        let mode = match group_prefix(schema, s, r)? {
+            Some(n) => Mode::GroupBy(n),
+            None if plan.aggregate => Mode::AggregateAll,
+            None if s.distinct => Mode::Distinct,
+            None => Mode::Rows,
+        };
+        if mode == Mode::AggregateAll && s.per_partition_limit.is_some() {
+            return Err(Error::Invalid(
+                "PER PARTITION LIMIT is not allowed with aggregate queries.".into(),
+            ));
+        }
+        let (reversed, order_columns) = ordering(schema, s, r)?;
+        let post_order = (r.key_in && !order_columns.is_empty()).then_some(order_columns);
+        let limit = limit_of(&s.limit, "[limit]", ctx)?;
+        let per_partition = limit_of(&s.per_partition_limit, "[per_partition_limit]", ctx)?;
+        let page_size = params.page_size.filter(|p| *p > 0).map(|p| p as usize);
+        if page_size.is_some() && post_order.is_some() {
+            return Err(Error::Invalid("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query".into()));
+        }
+        Ok(Query {
+            schema,
+            plan,
+            r,
+            ctx,
+            layout: schema.clustering_layout(),
+            mode,
+            reversed,
+            post_order,
+            limit,
+            per_partition,
+            page_size: match mode {
+                // Aggregates over everything answer in one page.
+                Mode::AggregateAll => None,
+                _ => page_size,
+            },
+        })
+    }
+
+    /// Reads and shapes the rows.
+    fn run(
+        &self,
+        ex: &Executor,
+        table: &cairn_engine::table::Table,
+        params: &QueryParams,
+    ) -> Result<ResultSet> {
+        let resume = params
+            .paging_state
+            .as_ref()
+            .filter(|b| !b.is_empty())
+            .map(|b| PagingState::decode(b))
+            .transpose()?;
+        let mut run = Run::new(self, resume.as_ref());
+        if self.r.empty {
+            return Ok(run.finish());
+        }
+        let slice = self.r.slice(self.schema)?;
+        let mut cmd = ReadCommand::all(super::catalog::now_secs());
+        cmd.slice = slice.clone();
+        cmd.reversed = self.reversed;
+        cmd.include_static = true;
+        if self.mode == Mode::Distinct {
+            // One live row proves the partition; only its key and statics are shown.
+            cmd.limit = Some(1);
+        }
+        let resume_key = resume.as_ref().map(|p| DecoratedKey::new(p.key.clone()));
+        // The partition a page stopped in, read from just after its last row.
+        let resumed = |p: &PagingState| -> Option<ReadCommand> {
+            if p.clustering.is_empty() || self.mode == Mode::Distinct {
+                return None;
+            }
+            let mut c = cmd.clone();
+            c.slice = slice.resume_after(&p.clustering, self.reversed);
+            c.include_static = true;
+            Some(c)
+        };
+        match &self.r.keys {
+            Some(keys) => {
+                let from = resume_key
+                    .as_ref()
+                    .and_then(|rk| keys.iter().position(|k| k == rk))
+                    .unwrap_or(0);
+                for key in keys.iter().skip(from) {
+                    let (c, prior, is_resumed) = match (&resume, &resume_key) {
+                        (Some(p), Some(rk)) if key == rk => match resumed(p) {
+                            Some(c) => {
+                                let prior = p.partition_rows as usize;
+                                (self.read_command(&c, prior), prior, true)
+                            }
+                            None => continue,
+                        },
+                        _ => (self.read_command(&cmd, 0), 0, false),
+                    };
+                    if let Some(p) = table.read(key, &c)? {
+                        if !run.partition(p, prior, is_resumed)? {
+                            break;
+                        }
+                    }
+                }
+            }
+            None => {
+                let start = match &resume_key {
+                    Some(k) => PartitionPos::After(k.clone()),
+                    None => match self.r.token_start {
+                        Some((t, true)) => PartitionPos::TokenStart(Token(t)),
+                        Some((t, false)) if t < i64::MAX => PartitionPos::TokenStart(Token(t + 1)),
+                        Some(_) => return Ok(run.finish()),
+                        None => PartitionPos::TokenStart(Token::MIN),
+                    },
+                };
+                // The minimum token as an end bound stands for the end of the ring.
+                let end = match self.r.token_end.filter(|(t, _)| *t != i64::MIN) {
+                    Some((t, true)) => Some(Token(t)),
+                    Some((t, false)) if t > i64::MIN => Some(Token(t - 1)),
+                    Some(_) => return Ok(run.finish()),
+                    None => None,
+                };
+                let mut go_on = true;
+                if let (Some(p), Some(rk)) = (&resume, &resume_key) {
+                    if let Some(c) = resumed(p) {
+                        let prior = p.partition_rows as usize;
+                        if let Some(part) = table.read(rk, &self.read_command(&c, prior))? {
+                            go_on = run.partition(part, prior, true)?;
+                        }
+                    }
+                }
+                if go_on {
+                    let scan = ex.catalog().db().scan(
+                        &self.schema.keyspace,
+                        &self.schema.name,
+                        start,
+                        end,
+                        self.read_command(&cmd, 0),
+                    )?;
+                    for p in scan {
+                        if !run.partition(p?, 0, false)? {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(run.finish())
+    }
+
+    /// The read command for a partition: the per-partition limit goes down to the engine
+    /// when no row is filtered or grouped here.
+    fn read_command(&self, cmd: &ReadCommand, prior: usize) -> ReadCommand {
+        let mut c = cmd.clone();
+        if self.mode == Mode::Rows && self.r.filters.is_empty() && self.post_order.is_none() {
+            c.limit = self.per_partition.map(|l| l.saturating_sub(prior).max(1));
+        }
+        c
+    }
+}
+
+/// One execution's state: the result rows and what the limits still allow.
+struct Run<'q> {
+    q: &'q Query<'q>,
+    rows: Vec<Vec<Option<Bytes>>>,
+    /// Sort keys of the rows, for ORDER BY across partitions.
+    sort_keys: Vec<Vec<Option<Bytes>>>,
+    /// Rows (or groups) LIMIT still allows.
+    remaining: usize,
+    /// The open group: its key (partition key and clustering prefix), state, and the position
+    /// of its last row.
+    group: Option<OpenGroup>,
+    /// Every row's group (aggregates without GROUP BY).
+    all: Option<Group>,
+    /// The position after which the next page starts, with the partition's count.
+    last: Option<(DecoratedKey, Bytes, usize)>,
+    /// Whether more may follow the page.
+    more: bool,
+}
+
+struct OpenGroup {
+    key: DecoratedKey,
+    prefix: Vec<Bytes>,
+    group: Group,
+    last_ck: Bytes,
+}
+
+impl<'q> Run<'q> {
+    fn new(q: &'q Query<'q>, resume: Option<&PagingState>) -> Self {
+        let remaining = match resume {
+            // ORDER BY across partitions collects every row: LIMIT applies after the sort.
+            _ if q.post_order.is_some() => usize::MAX,
+            Some(p) => usize::try_from(p.remaining.max(0)).unwrap_or(usize::MAX),
+            None => q.limit.unwrap_or(usize::MAX),
+        };
+        Run {
+            q,
+            rows: Vec::new(),
+            sort_keys: Vec::new(),
+            remaining,
+            group: None,
+            all: (q.mode == Mode::AggregateAll).then(|| Group::new(q.plan)),
+            last: None,
+            more: false,
+        }
+    }
+
+    fn page_full(&self) -> bool {
+        self.q.page_size.is_some_and(|ps| self.rows.len() >= ps)
+    }
+
+    /// Takes one partition's rows; `prior` rows (or groups) of it were returned by earlier
+    /// pages, `resumed` when it continues a page. Returns false when the read should stop.
+    fn partition(&mut self, p: PartitionResult, prior: usize, resumed: bool) -> Result<bool> {
+        let q = self.q;
+        let pk = partition_values(q.schema, &p.key);
+        let static_row = p.static_row.as_ref();
+        let now = super::catalog::now_secs();
+        let mut count = prior;
+        if q.mode == Mode::Distinct {
+            let view = RowView {
+                key: &p.key,
+                pk: &pk,
+                ck: None,
+                static_row,
+                row: None,
+                now,
+            };
+            if !self.passes(&view) {
+                return Ok(true);
+            }
+            let values = row_values(q.plan, q.schema, &view, q.ctx)?;
+            self.rows.push(values);
+            self.remaining = self.remaining.saturating_sub(1);
+            self.last = Some((p.key.clone(), Bytes::new(), 1));
+            return Ok(self.after_output());
+        }
+        let per_partition = q.per_partition.unwrap_or(usize::MAX);
+        let had_rows = !p.rows.is_empty();
+        for (ck, row) in &p.rows {
+            if count >= per_partition {
+                break;
+            }
+            let ckv = q.layout.decode(&ck.0).unwrap_or_default();
+            let view = RowView {
+                key: &p.key,
+                pk: &pk,
+                ck: Some(&ckv),
+                static_row,
+                row: Some(row),
+                now,
+            };
+            if !self.passes(&view) {
+                continue;
+            }
+            match q.mode {
+                Mode::Rows => {
+                    self.emit(&view)?;
+                    count += 1;
+                    self.last = Some((p.key.clone(), ck.0.clone(), count));
+                    if !self.after_output() {
+                        return Ok(false);
+                    }
+                }
+                Mode::GroupBy(n) => {
+                    let prefix: Vec<Bytes> = ckv.iter().take(n).cloned().collect();
+                    if self
+                        .group
+                        .as_ref()
+                        .is_some_and(|g| g.key != p.key || g.prefix != prefix)
+                    {
+                        count += 1;
+                        if !self.close_group(count)? {
+                            return Ok(false);
+                        }
+                        if count >= per_partition {
+                            break;
+                        }
+                    }
+                    let g = self.group.get_or_insert_with(|| OpenGroup {
+                        key: p.key.clone(),
+                        prefix,
+                        group: Group::new(q.plan),
+                        last_ck: Bytes::new(),
+                    });
+                    g.group.add(q.plan, q.schema, &view, q.ctx)?;
+                    g.last_ck = ck.0.clone();
+                }
+                Mode::AggregateAll => {
+                    if let Some(all) = self.all.as_mut() {
+                        all.add(q.plan, q.schema, &view, q.ctx)?;
+                    }
+                }
+                Mode::Distinct => {}
+            }
+        }
+        // A partition without rows in the slice shows its static row, when the query does
+        // not restrict clustering or regular columns.
+        if !had_rows && !resumed && static_row.is_some() && q.r.returns_static_only_partitions() {
+            let view = RowView {
+                key: &p.key,
+                pk: &pk,
+                ck: None,
+                static_row,
+                row: None,
+                now,
+            };
+            if self.passes(&view) && count < per_partition {
+                match q.mode {
+                    Mode::Rows => {
+                        self.emit(&view)?;
+                        self.last = Some((p.key.clone(), Bytes::new(), count + 1));
+                        if !self.after_output() {
+                            return Ok(false);
+                        }
+                    }
+                    Mode::GroupBy(_) => {
+                        let mut group = Group::new(q.plan);
+                        group.add(q.plan, q.schema, &view, q.ctx)?;
+                        self.group = Some(OpenGroup {
+                            key: p.key.clone(),
+                            prefix: Vec::new(),
+                            group,
+                            last_ck: Bytes::new(),
+                        });
+                    }
+                    Mode::AggregateAll => {
+                        if let Some(all) = self.all.as_mut() {
+                            all.add(q.plan, q.schema, &view, q.ctx)?;
+                        }
+                    }
+                    Mode::Distinct => {}
+                }
+            }
+        }
+        if matches!(q.mode, Mode::GroupBy(_))
+            && self.group.is_some()
+            && !self.close_group(count + 1)?
+        {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Emits the open group's row, the `in_partition`-th group of its partition; false when
+    /// the limits stop the read.
+    fn close_group(&mut self, in_partition: usize) -> Result<bool> {
+        let Some(g) = self.group.take() else {
+            return Ok(true);
+        };
+        let values = g.group.result(self.q.plan, self.q.ctx)?;
+        self.rows.push(values);
+        self.remaining = self.remaining.saturating_sub(1);
+        self.last = Some((g.key, g.last_ck, in_partition));
+        Ok(self.after_output())
+    }
+
+    /// Counts an output against LIMIT and the page; false when the read stops here.
+    fn after_output(&mut self) -> bool {
+        if self.remaining == 0 {
+            return false;
+        }
+        if self.page_full() {
+            self.more = true;
+            return false;
+        }
+        true
+    }
+
+    fn passes(&self, view: &RowView<'_>) -> bool {
+        self.q
+            .r
+            .filters
+            .iter()
+            .all(|f| f.matches(view.value(self.q.schema, &f.column).as_deref()))
+    }
+
+    fn emit(&mut self, view: &RowView<'_>) -> Result<()> {
+        let q = self.q;
+        let values = row_values(q.plan, q.schema, view, q.ctx)?;
+        if let Some(order) = &q.post_order {
+            self.sort_keys.push(
+                order
+                    .iter()
+                    .map(|(pos, _)| view.ck.and_then(|c| c.get(*pos)).cloned())
+                    .collect(),
+            );
+        }
+        self.rows.push(values);
+        self.remaining = self.remaining.saturating_sub(1);
+        Ok(())
+    }
+
+    fn finish(mut self) -> ResultSet {
+        let q = self.q;
+        if let Some(all) = self.all.take() {
+            let row = all.result(q.plan, q.ctx).unwrap_or_default();
+            self.rows = vec![row];
+        }
+        if let Some(order) = &q.post_order {
+            let types: Vec<CqlType> = order
+                .iter()
+                .map(|(pos, _)| {
+                    q.layout
+                        .columns
+                        .get(*pos)
+                        .map(|(t, _)| t.clone())
+                        .unwrap_or(CqlType::Blob)
+                })
+                .collect();
+            let mut idx: Vec<usize> = (0..self.rows.len()).collect();
+            idx.sort_by(|&a, &b| {
+                for (i, (_, desc)) in order.iter().enumerate() {
+                    let (x, y) = (&self.sort_keys[a][i], &self.sort_keys[b][i]);
+                    let o = match (x, y) {
+                        (Some(x), Some(y)) => compare(&types[i], x, y),
+                        (None, Some(_)) => Ordering::Less,
+                        (Some(_), None) => Ordering::Greater,
+                        (None, None) => Ordering::Equal,
+                    };
+                    let o = if *desc { o.reverse() } else { o };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            });
+            let mut rows: Vec<Vec<Option<Bytes>>> = Vec::with_capacity(idx.len());
+            let mut taken: Vec<Option<Vec<Option<Bytes>>>> = std::mem::take(&mut self.rows)
+                .into_iter()
+                .map(Some)
+                .collect();
+            for i in idx {
+                if let Some(r) = taken.get_mut(i).and_then(Option::take) {
+                    rows.push(r);
+                }
+            }
+            self.rows = rows;
+        }
+        if let Some(limit) = q.limit {
+            // LIMIT after the sort (and over an aggregate's one row).
+            if q.post_order.is_some() || q.mode == Mode::AggregateAll {
+                self.rows.truncate(limit);
+            }
+        }
+        let paging_state = if self.more && self.remaining > 0 {
+            self.last.as_ref().map(|(key, ck, n)| {
+                PagingState {
+                    key: key.key.clone(),
+                    clustering: ck.clone(),
+                    remaining: i64::try_from(self.remaining).unwrap_or(i64::MAX),
+                    partition_rows: u32::try_from(*n).unwrap_or(u32::MAX),
+                }
+                .encode()
+            })
+        } else {
+            None
+        };
+        ResultSet {
+            columns: q.plan.specs.clone(),
+            rows: self.rows,
+            paging_state,
+        }
+    }
+}
+
+/// The partition-key column values of a key.
+pub fn partition_values(schema: &TableSchema, key: &DecoratedKey) -> Vec<Bytes> {
+    let n = schema.columns_of(ColumnKind::PartitionKey).count();
+    if n <= 1 {
+        vec![key.key.clone()]
+    } else {
+        split_composite_partition_key(&key.key, n).unwrap_or_default()
+    }
+}
+
+/// `LIMIT` / `PER PARTITION LIMIT`: strictly positive; unset means none.
+fn limit_of(t: &Option<Term>, what: &str, ctx: &Binds<'_>) -> Result<Option<usize>> {
+    let Some(t) = t else { return Ok(None) };
+    match term_to_bytes(t, &CqlType::Int, what, ctx).map_err(|e| Error::Invalid(e.to_string()))? {
+        TermValue::Value(b) => {
+            let v = i32::from_be_bytes(
+                b.as_ref()
+                    .try_into()
+                    .map_err(|_| Error::Invalid("Invalid limit value".into()))?,
+            );
+            if v <= 0 {
+                return Err(Error::Invalid("LIMIT must be strictly positive".into()));
+            }
+            Ok(Some(v as usize))
+        }
+        TermValue::Null => Err(Error::Invalid("Invalid null value of limit".into())),
+        TermValue::Unset => Ok(None),
+    }
+}
+
+/// Cassandra's rules for SELECT DISTINCT (`validateDistinctSelection`).
+fn check_distinct(schema: &TableSchema, plan: &Plan, r: &Restrictions) -> Result<()> {
+    let non_static_filter = r
+        .filters
+        .iter()
+        .any(|f| !matches!(f.column.kind, ColumnKind::Static | ColumnKind::PartitionKey));
+    if r.has_clustering_restrictions || non_static_filter {
+        return Err(Error::Invalid(
+            "SELECT DISTINCT with WHERE clause only supports restriction by partition key and/or static columns."
+                .into(),
+        ));
+    }
+    let requested = plan.columns();
+    if let Some(c) = requested
+        .iter()
+        .find(|c| !matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Static))
+    {
+        return Err(Error::Invalid(format!(
+            "SELECT DISTINCT queries must only request partition key columns and/or static columns (not {})",
+            c.name
+        )));
+    }
+    if r.is_key_range {
+        if let Some(c) = schema
+            .columns_of(ColumnKind::PartitionKey)
+            .find(|c| !requested.iter().any(|x| x.id == c.id))
+        {
+            return Err(Error::Invalid(format!(
+                "SELECT DISTINCT queries must request all the partition key columns (missing {})",
+                c.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// GROUP BY: the number of clustering columns in a group's key (`None`: no GROUP BY), with
+/// Cassandra's rules (`getAggregationSpecFactory`).
+fn group_prefix(schema: &TableSchema, s: &Select, r: &Restrictions) -> Result<Option<usize>> {
+    if s.group_by.is_empty() {
+        return Ok(None);
+    }
+    let key: Vec<&ColumnDef> = schema
+        .columns_of(ColumnKind::PartitionKey)
+        .chain(schema.columns_of(ColumnKind::Clustering))
+        .collect();
+    let order_error = || {
+        Error::Invalid(
+            "Group by currently only support groups of columns following their declared order in the PRIMARY KEY"
+                .into(),
+        )
+    };
+    let mut next = 0;
+    let mut prefix = 0;
+    for name in &s.group_by {
+        let def = schema
+            .column(name)
+            .ok_or_else(|| Error::undefined_column(schema, name))?;
+        if !matches!(def.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+            return Err(Error::Invalid(format!(
+                "Group by is currently only supported on the columns of the PRIMARY KEY, got {name}"
+            )));
+        }
+        loop {
+            let Some(k) = key.get(next) else {
+                return Err(order_error());
+            };
+            next += 1;
+            if k.kind == ColumnKind::Clustering {
+                prefix += 1;
+            }
+            if k.id == def.id {
+                break;
+            }
+            if !r.is_eq(k.id) {
+                return Err(order_error());
+            }
+        }
+    }
+    if key
+        .get(next)
+        .is_some_and(|k| k.kind == ColumnKind::PartitionKey)
+    {
+        return Err(Error::Invalid(
+            "Group by is not supported on only a part of the partition key".into(),
+        ));
+    }
+    if prefix > 0 && s.distinct {
+        return Err(Error::Invalid(
+            "Grouping on clustering columns is not allowed for SELECT DISTINCT queries".into(),
+        ));
+    }
+    Ok(Some(prefix))
+}
+
+/// ORDER BY: whether rows are read in reverse clustering order, and the ordering columns
+/// (clustering positions, descending) for a sort across partitions — Cassandra's
+/// `isReversed` and `verifyOrderingIsAllowed`.
+fn ordering(
+    schema: &TableSchema,
+    s: &Select,
+    r: &Restrictions,
+) -> Result<(bool, Vec<(usize, bool)>)> {
+    if s.order_by.is_empty() {
+        return Ok((false, Vec::new()));
+    }
+    if r.is_key_range {
+        return Err(Error::Invalid(
+            "ORDER BY is only supported when the partition key is restricted by an EQ or an IN."
+                .into(),
+        ));
+    }
+    let ck: Vec<&ColumnDef> = schema.columns_of(ColumnKind::Clustering).collect();
+    let follow = || {
+        Error::Invalid(
+            "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY"
+                .into(),
+        )
+    };
+    let mut reversed: Option<bool> = None;
+    let mut columns = Vec::new();
+    let mut i = 0;
+    for (name, dir) in &s.order_by {
+        let def = schema
+            .column(name)
+            .ok_or_else(|| Error::undefined_column(schema, name))?;
+        let Some(pos) = ck.iter().position(|c| c.id == def.id) else {
+            return Err(Error::Invalid(format!(
+                "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got {name}"
+            )));
+        };
+        if pos < i {
+            return Err(follow());
+        }
+        while i != pos {
+            if !ck.get(i).is_some_and(|c| r.is_eq(c.id)) {
+                return Err(follow());
+            }
+            i += 1;
+        }
+        i += 1;
+        let desc = *dir == AstOrder::Desc;
+        let rev = desc != (def.order == Order::Desc);
+        match reversed {
+            None => reversed = Some(rev),
+            Some(prev) if prev != rev => {
+                return Err(Error::Invalid("Unsupported order by relation".into()))
+            }
+            _ => {}
+        }
+        columns.push((pos, desc));
+    }
+    Ok((reversed.unwrap_or(false), columns))
+}
+
+/// Checks a relation list against a virtual table's rows: `=` and `IN` on any column.
+pub fn virtual_matches(
+    specs: &[ColumnSpec],
+    row: &[Option<Bytes>],
+    where_clause: &[Relation],
+    params: &QueryParams,
+) -> Result<bool> {
+    let ctx = Binds::new(params);
+    for rel in where_clause {
+        let (name, values): (&str, Vec<&Term>) = match rel {
+            Relation::Compare {
+                target: RelationTarget::Column(n),
+                op: Operator::Eq,
+                value,
+            } => (n, vec![value]),
+            Relation::In {
+                target: RelationTarget::Column(n),
+                values: InValues::Terms(ts),
+            } => (n, ts.iter().collect()),
+            _ => {
+                return Err(Error::Invalid(
+                    "Unsupported restriction on a system table".into(),
+                ))
+            }
+        };
+        let i = specs.iter().position(|s| s.name == name).ok_or_else(|| {
+            let (ks, t) = specs
+                .first()
+                .map_or(("", ""), |s| (s.keyspace.as_str(), s.table.as_str()));
+            Error::Invalid(format!("Undefined column name {name} in table {ks}.{t}"))
+        })?;
+        let ty = &specs[i].ty;
+        let mut any = false;
+        for t in values {
+            if let TermValue::Value(v) =
+                term_to_bytes(t, ty, name, &ctx).map_err(|e| Error::Invalid(e.to_string()))?
+            {
+                if row.get(i).cloned().flatten().as_deref() == Some(v.as_ref()) {
+                    any = true;
+                }
+            }
+        }
+        if !any {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}

@@ -1,0 +1,749 @@
+//! The selection of a SELECT: what each result column is, planned once per table schema, and
+//! how it is computed from a row (or, for aggregates, from a group of rows).
+//!
+//! A selector is an expression tree ([`Selector`]): columns, `WRITETIME` / `TTL`, `token(…)`,
+//! scalar functions of any selectors (nested), `CAST`, constants, and aggregates (`count(*)`,
+//! `count`, `min`, `max`, `sum`, `avg` of any selector). Result column names and types are
+//! Cassandra's (`system.max(v)`, `cast(v as text)`, `writetime(v)`, `count`).
+//!
+//! In a selection with an aggregate, every row of a group feeds the aggregates, and the other
+//! selectors show the group's first row (Cassandra's behaviour for non-aggregated columns).
+
+use super::super::{ColumnSpec, TermContext};
+use crate::ast::{BindMarker, FunctionCall, QualifiedName, Select, SelectorExpr, Term, TypeName};
+use crate::error::{Error, Result};
+use crate::values::functions;
+use crate::values::term::term_display;
+use crate::values::{term_to_bytes, Accumulator, AggregateKind, BoundValue, TermValue};
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::model::{Cell, ColumnData, DecoratedKey, Row};
+use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use std::sync::Arc;
+
+/// One CQL row as the selection sees it: the partition key's parts, the clustering values
+/// (none for a partition's static-only row), the static row and the row.
+pub struct RowView<'a> {
+    /// The partition key.
+    pub key: &'a DecoratedKey,
+    /// Its parts' values.
+    pub pk: &'a [Bytes],
+    /// Clustering values (`None` for a static-only row).
+    pub ck: Option<&'a [Bytes]>,
+    /// The partition's live static row.
+    pub static_row: Option<&'a Row>,
+    /// The live row.
+    pub row: Option<&'a Row>,
+    /// "Now" in seconds (for TTLs).
+    pub now: u32,
+}
+
+impl RowView<'_> {
+    /// The value of a column in this row (`None`: null).
+    pub fn value(&self, schema: &TableSchema, c: &ColumnDef) -> Option<Bytes> {
+        match c.kind {
+            ColumnKind::PartitionKey => {
+                let i = schema
+                    .columns_of(ColumnKind::PartitionKey)
+                    .position(|x| x.id == c.id)?;
+                self.pk.get(i).cloned()
+            }
+            ColumnKind::Clustering => {
+                let i = schema
+                    .columns_of(ColumnKind::Clustering)
+                    .position(|x| x.id == c.id)?;
+                self.ck?.get(i).cloned()
+            }
+            ColumnKind::Static => cell_value(self.static_row?, c),
+            ColumnKind::Regular => cell_value(self.row?, c),
+        }
+    }
+
+    /// The live cells of a non-frozen collection, in element order.
+    fn cells(&self, c: &ColumnDef) -> impl Iterator<Item = &Cell> {
+        let row = if c.kind == ColumnKind::Static {
+            self.static_row
+        } else {
+            self.row
+        };
+        let now = self.now;
+        row.and_then(|r| r.columns.iter().find(|(id, _)| *id == c.id))
+            .into_iter()
+            .flat_map(|(_, d)| match d {
+                ColumnData::Complex(cc) => cc.cells.iter().map(|(_, cell)| cell).collect(),
+                ColumnData::Simple(_) => Vec::new(),
+            })
+            .filter(move |cell| cell.is_live(now))
+    }
+
+    fn cell(&self, c: &ColumnDef) -> Option<&Cell> {
+        let row = if c.kind == ColumnKind::Static {
+            self.static_row
+        } else {
+            self.row
+        }?;
+        row.cell(c.id)
+    }
+}
+
+/// A column's serialized value in a (live) row.
+pub fn cell_value(row: &Row, c: &ColumnDef) -> Option<Bytes> {
+    let (_, data) = row.columns.iter().find(|(id, _)| *id == c.id)?;
+    match data {
+        ColumnData::Simple(cell) => Some(cell.value.clone()),
+        ColumnData::Complex(cc) => {
+            if cc.cells.is_empty() {
+                return None;
+            }
+            let cells: Vec<(Bytes, Bytes)> = cc
+                .cells
+                .iter()
+                .map(|(p, cell)| (p.clone(), cell.value.clone()))
+                .collect();
+            crate::values::collections::cells_to_collection(&c.ty, &cells).ok()
+        }
+    }
+}
+
+/// A selector, planned: an expression over a row's values.
+#[derive(Debug, Clone)]
+pub enum Selector {
+    /// A column's value.
+    Column(ColumnDef),
+    /// `writetime(c)` (`max`: `maxwritetime(c)`).
+    WriteTime(ColumnDef, bool),
+    /// `ttl(c)`.
+    Ttl(ColumnDef),
+    /// `token(pk…)`.
+    Token,
+    /// `count(*)`.
+    CountAll,
+    /// An aggregate of a selector (whose type is the input type).
+    Aggregate(AggregateKind, Box<Selector>, CqlType),
+    /// A scalar function of selectors: the call with its arguments as type-hinted markers
+    /// `0..n`, filled with the arguments' values.
+    Function(FunctionCall<Term>, Vec<Selector>),
+    /// `CAST(x AS type)`: from, to.
+    Cast(Box<Selector>, CqlType, CqlType),
+    /// A constant term of a known type (bind markers allowed, bound per execution).
+    Constant(Term, CqlType),
+}
+
+impl Selector {
+    /// Whether the selector contains an aggregate.
+    pub fn is_aggregate(&self) -> bool {
+        match self {
+            Selector::CountAll | Selector::Aggregate(..) => true,
+            Selector::Function(_, args) => args.iter().any(Selector::is_aggregate),
+            Selector::Cast(inner, ..) => inner.is_aggregate(),
+            _ => false,
+        }
+    }
+
+    /// The table columns the selector reads.
+    pub fn columns<'a>(&'a self, out: &mut Vec<&'a ColumnDef>) {
+        match self {
+            Selector::Column(c) | Selector::WriteTime(c, _) | Selector::Ttl(c) => out.push(c),
+            Selector::Aggregate(_, inner, _) | Selector::Cast(inner, ..) => inner.columns(out),
+            Selector::Function(_, args) => args.iter().for_each(|a| a.columns(out)),
+            Selector::Token | Selector::CountAll | Selector::Constant(..) => {}
+        }
+    }
+
+    /// The value for one row (aggregates are not evaluated here: see [`Group`]).
+    pub fn eval(
+        &self,
+        schema: &TableSchema,
+        r: &RowView<'_>,
+        ctx: &dyn TermContext,
+    ) -> Result<Option<Bytes>> {
+        Ok(match self {
+            Selector::Column(c) => r.value(schema, c),
+            Selector::WriteTime(c, max) if is_multi_cell(&c.ty) => {
+                let stamps: Vec<i64> = r.cells(c).map(|cell| cell.timestamp).collect();
+                match (max, stamps.is_empty()) {
+                    (_, true) => None,
+                    (true, false) => stamps
+                        .iter()
+                        .max()
+                        .map(|t| Bytes::copy_from_slice(&t.to_be_bytes())),
+                    (false, false) => Some(list_of(
+                        stamps.iter().map(|t| Some(t.to_be_bytes().to_vec())),
+                    )),
+                }
+            }
+            Selector::Ttl(c) if is_multi_cell(&c.ty) => {
+                let cells: Vec<&Cell> = r.cells(c).collect();
+                (!cells.is_empty()).then(|| {
+                    list_of(
+                        cells
+                            .iter()
+                            .map(|cell| ttl_left(cell, r.now).map(|t| t.to_be_bytes().to_vec())),
+                    )
+                })
+            }
+            Selector::WriteTime(c, _) => r
+                .cell(c)
+                .filter(|cell| cell.is_live(r.now))
+                .map(|cell| Bytes::copy_from_slice(&cell.timestamp.to_be_bytes())),
+            Selector::Ttl(c) => r
+                .cell(c)
+                .filter(|cell| cell.is_live(r.now))
+                .and_then(|cell| ttl_left(cell, r.now))
+                .map(|left| Bytes::copy_from_slice(&left.to_be_bytes())),
+            Selector::Token => Some(Bytes::copy_from_slice(&r.key.token.0.to_be_bytes())),
+            Selector::CountAll | Selector::Aggregate(..) => None,
+            Selector::Function(call, args) => {
+                let values = args
+                    .iter()
+                    .map(|a| a.eval(schema, r, ctx))
+                    .collect::<Result<Vec<_>>>()?;
+                call_with(call, values, ctx)?
+            }
+            Selector::Cast(inner, from, to) => match inner.eval(schema, r, ctx)? {
+                Some(v) => Some(crate::values::cast(&v, from, to).map_err(invalid)?),
+                None => None,
+            },
+            Selector::Constant(t, ty) => {
+                match term_to_bytes(t, ty, "selection", ctx).map_err(invalid)? {
+                    TermValue::Value(b) => Some(b),
+                    _ => None,
+                }
+            }
+        })
+    }
+}
+
+fn is_multi_cell(ty: &CqlType) -> bool {
+    matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..))
+}
+
+/// Seconds a live cell has left (`None`: it does not expire).
+fn ttl_left(cell: &Cell, now: u32) -> Option<i32> {
+    cell.is_expiring()
+        .then(|| cell.local_deletion_time.saturating_sub(now) as i32)
+}
+
+/// A serialized list whose elements may be null.
+fn list_of(elems: impl Iterator<Item = Option<Vec<u8>>>) -> Bytes {
+    let elems: Vec<Option<Vec<u8>>> = elems.collect();
+    let mut out = Vec::with_capacity(4 + elems.len() * 12);
+    out.extend_from_slice(&(elems.len() as i32).to_be_bytes());
+    for e in elems {
+        match e {
+            Some(b) => {
+                out.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                out.extend_from_slice(&b);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    Bytes::from(out)
+}
+
+fn invalid(e: impl std::fmt::Display) -> Error {
+    Error::Invalid(e.to_string())
+}
+
+/// Runs a scalar function on evaluated arguments (a null argument gives null).
+fn call_with(
+    call: &FunctionCall<Term>,
+    values: Vec<Option<Bytes>>,
+    ctx: &dyn TermContext,
+) -> Result<Option<Bytes>> {
+    let args = ArgValues {
+        values,
+        now: ctx.now_micros(),
+    };
+    match functions::call(call, &args).map_err(invalid)? {
+        (_, TermValue::Value(b)) => Ok(Some(b)),
+        _ => Ok(None),
+    }
+}
+
+/// A scalar function's arguments, bound to markers `0..n`.
+struct ArgValues {
+    values: Vec<Option<Bytes>>,
+    now: i64,
+}
+
+impl TermContext for ArgValues {
+    fn bind(&self, marker: &BindMarker) -> Option<BoundValue> {
+        Some(match self.values.get(marker.index).cloned().flatten() {
+            Some(b) => TermValue::Value(b),
+            None => TermValue::Null,
+        })
+    }
+
+    fn now_micros(&self) -> i64 {
+        self.now
+    }
+}
+
+/// A selection planned against a table schema.
+#[derive(Debug)]
+pub struct Plan {
+    /// The selected expressions, in order.
+    pub selectors: Vec<Selector>,
+    /// Result columns.
+    pub specs: Arc<[ColumnSpec]>,
+    /// Whether the selection aggregates rows.
+    pub aggregate: bool,
+    /// `SELECT *`.
+    pub wildcard: bool,
+}
+
+impl Plan {
+    /// The table columns the selection reads.
+    pub fn columns(&self) -> Vec<&ColumnDef> {
+        let mut out = Vec::new();
+        for s in &self.selectors {
+            s.columns(&mut out);
+        }
+        out
+    }
+
+    /// Whether the selection names static columns and nothing but them and partition-key
+    /// columns (Cassandra's `selectOnlyStaticColumns`).
+    pub fn selects_only_statics(&self, schema: &TableSchema) -> bool {
+        if self.wildcard || schema.columns_of(ColumnKind::Static).next().is_none() {
+            return false;
+        }
+        let cols = self.columns();
+        cols.iter().any(|c| c.kind == ColumnKind::Static)
+            && cols
+                .iter()
+                .all(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::PartitionKey))
+    }
+}
+
+/// `SELECT *` column order: partition key, clustering, static columns by name, then regular
+/// columns by name (Cassandra's `selectOrderIterator`).
+pub fn star_columns(schema: &TableSchema) -> Vec<ColumnDef> {
+    let mut out: Vec<ColumnDef> = schema
+        .columns_of(ColumnKind::PartitionKey)
+        .chain(schema.columns_of(ColumnKind::Clustering))
+        .cloned()
+        .collect();
+    for kind in [ColumnKind::Static, ColumnKind::Regular] {
+        let mut cols: Vec<ColumnDef> = schema.columns_of(kind).cloned().collect();
+        cols.sort_by(|a, b| a.name.cmp(&b.name));
+        out.extend(cols);
+    }
+    out
+}
+
+/// Plans the selection of a SELECT on a table.
+pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
+    let spec = |name: String, ty: CqlType| ColumnSpec {
+        keyspace: schema.keyspace.clone(),
+        table: schema.name.clone(),
+        name,
+        ty,
+    };
+    let mut selectors = Vec::new();
+    let mut specs = Vec::new();
+    let wildcard = s.selectors.is_none();
+    match &s.selectors {
+        None => {
+            for c in star_columns(schema) {
+                specs.push(spec(c.name.clone(), c.ty.clone()));
+                selectors.push(Selector::Column(c));
+            }
+        }
+        Some(sels) => {
+            for sel in sels {
+                let (selector, name, ty) = planner(schema).selector(&sel.expr)?;
+                specs.push(spec(sel.alias.clone().unwrap_or(name), ty));
+                selectors.push(selector);
+            }
+        }
+    }
+    let aggregate = selectors.iter().any(Selector::is_aggregate);
+    if aggregate
+        && selectors
+            .iter()
+            .any(|s| matches!(s, Selector::WriteTime(..) | Selector::Ttl(_)))
+    {
+        return Err(Error::Invalid(
+            "Cannot include writetime() or ttl() with aggregates".into(),
+        ));
+    }
+    Ok(Plan {
+        selectors,
+        specs: specs.into(),
+        aggregate,
+        wildcard,
+    })
+}
+
+fn planner(schema: &TableSchema) -> Planner<'_> {
+    Planner { schema }
+}
+
+struct Planner<'a> {
+    schema: &'a TableSchema,
+}
+
+/// A planned selector with its result name and type.
+type Planned = (Selector, String, CqlType);
+
+impl Planner<'_> {
+    fn column(&self, name: &str) -> Result<ColumnDef> {
+        self.schema
+            .column(name)
+            .cloned()
+            .ok_or_else(|| Error::undefined_column(self.schema, name))
+    }
+
+    fn selector(&self, e: &SelectorExpr) -> Result<Planned> {
+        match e {
+            SelectorExpr::Column(n) => {
+                let c = self.column(n)?;
+                let (name, ty) = (c.name.clone(), c.ty.clone());
+                Ok((Selector::Column(c), name, ty))
+            }
+            SelectorExpr::CountAll => Ok((Selector::CountAll, "count".into(), CqlType::Bigint)),
+            SelectorExpr::WriteTime(cr) | SelectorExpr::MaxWriteTime(cr) => {
+                let max = matches!(e, SelectorExpr::MaxWriteTime(_));
+                let f = if max { "maxwritetime" } else { "writetime" };
+                if cr.element.is_some() {
+                    return Err(Error::Invalid(format!(
+                        "Selecting the {f} of a collection element is not supported yet"
+                    )));
+                }
+                let c = self.column(&cr.column)?;
+                check_cell_column(&c, f)?;
+                let name = format!("{f}({})", cr.column);
+                // Of a non-frozen collection: one timestamp per element (the greatest for
+                // maxwritetime).
+                let ty = if is_multi_cell(&c.ty) && !max {
+                    CqlType::List(Box::new(CqlType::Bigint))
+                } else {
+                    CqlType::Bigint
+                };
+                Ok((Selector::WriteTime(c, max), name, ty))
+            }
+            SelectorExpr::Ttl(cr) => {
+                if cr.element.is_some() {
+                    return Err(Error::Invalid(
+                        "Selecting the ttl of a collection element is not supported yet".into(),
+                    ));
+                }
+                let c = self.column(&cr.column)?;
+                check_cell_column(&c, "ttl")?;
+                let name = format!("ttl({})", cr.column);
+                let ty = if is_multi_cell(&c.ty) {
+                    CqlType::List(Box::new(CqlType::Int))
+                } else {
+                    CqlType::Int
+                };
+                Ok((Selector::Ttl(c), name, ty))
+            }
+            SelectorExpr::Function(f) => self.function(f),
+            SelectorExpr::Cast(inner, to) => {
+                let (s, name, from) = self.selector(inner)?;
+                let to_ty = to
+                    .to_cql_type()
+                    .ok_or_else(|| Error::Invalid(format!("Unsupported type {to}")))?;
+                if crate::values::term::unfrozen(&from) == crate::values::term::unfrozen(&to_ty) {
+                    // A cast to the value's own type is dropped (name and type stay).
+                    return Ok((s, name, from));
+                }
+                if !crate::values::aggregate::can_cast(&from, &to_ty) {
+                    return Err(Error::Invalid(format!(
+                        "{name} cannot be cast to {}",
+                        to_ty.name()
+                    )));
+                }
+                let label = format!("cast({name} as {})", to_ty.name());
+                Ok((Selector::Cast(Box::new(s), from, to_ty.clone()), label, to_ty))
+            }
+            SelectorExpr::Term(t) => {
+                let ty = term_type(t).ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "Cannot infer type for term {} in selection clause (try using a cast to force a type)",
+                        term_display(t)
+                    ))
+                })?;
+                Ok((Selector::Constant(t.clone(), ty.clone()), term_display(t), ty))
+            }
+            SelectorExpr::Field(inner, _) => {
+                let (_, name, ty) = self.selector(inner)?;
+                Err(Error::Invalid(format!(
+                    "Invalid field selection: {name} of type {} is not a user type",
+                    ty.name()
+                )))
+            }
+            SelectorExpr::Element(..)
+            | SelectorExpr::ElementSlice(..)
+            | SelectorExpr::Arithmetic(..)
+            | SelectorExpr::Negate(_) => Err(Error::Invalid(
+                "Collection element selection and arithmetic in the selection are not supported yet"
+                    .into(),
+            )),
+        }
+    }
+
+    fn function(&self, f: &FunctionCall<SelectorExpr>) -> Result<Planned> {
+        let system = f.name.keyspace.as_deref().is_none_or(|k| k == "system");
+        let fname = f.name.name.as_str();
+        if system && fname == "token" {
+            let pk: Vec<&str> = self
+                .schema
+                .columns_of(ColumnKind::PartitionKey)
+                .map(|c| c.name.as_str())
+                .collect();
+            let args: Vec<&str> = f
+                .args
+                .iter()
+                .filter_map(|a| match a {
+                    SelectorExpr::Column(n) => Some(n.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if args != pk {
+                return Err(Error::Invalid(format!(
+                    "Invalid arguments for token function: expected the partition key columns ({})",
+                    pk.join(", ")
+                )));
+            }
+            return Ok((
+                Selector::Token,
+                format!("system.token({})", args.join(", ")),
+                CqlType::Bigint,
+            ));
+        }
+        let mut args = Vec::with_capacity(f.args.len());
+        let mut names = Vec::with_capacity(f.args.len());
+        let mut types = Vec::with_capacity(f.args.len());
+        for a in &f.args {
+            let (s, n, t) = self.selector(a)?;
+            args.push(s);
+            names.push(n);
+            types.push(t);
+        }
+        let label = format!("system.{fname}({})", names.join(", "));
+        if system {
+            let kind = match fname {
+                "min" => Some(AggregateKind::Min),
+                "max" => Some(AggregateKind::Max),
+                "sum" => Some(AggregateKind::Sum),
+                "avg" => Some(AggregateKind::Avg),
+                "count" => Some(AggregateKind::Count),
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                let (Some(arg), Some(ty), 1) = (args.pop(), types.pop(), f.args.len()) else {
+                    return Err(Error::Invalid(format!(
+                        "Invalid number of arguments in call to function system.{fname}: 1 required but {} provided",
+                        f.args.len()
+                    )));
+                };
+                if arg.is_aggregate() {
+                    return Err(Error::Invalid(
+                        "aggregate functions cannot be used as arguments of aggregate functions"
+                            .into(),
+                    ));
+                }
+                // Fails early, with Cassandra's text, for sum/avg of non-numbers.
+                Accumulator::new(kind, &ty).map_err(invalid)?;
+                let out_ty = if kind == AggregateKind::Count {
+                    CqlType::Bigint
+                } else {
+                    ty.clone()
+                };
+                return Ok((Selector::Aggregate(kind, Box::new(arg), ty), label, out_ty));
+            }
+        }
+        let call = FunctionCall {
+            name: f.name.clone(),
+            args: types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    Term::TypeHint(
+                        TypeName::Native(t.clone()),
+                        Box::new(Term::Bind(BindMarker {
+                            index: i,
+                            name: None,
+                            line: 0,
+                            column: 0,
+                        })),
+                    )
+                })
+                .collect(),
+        };
+        let ty = functions::return_type(&call).ok_or_else(|| {
+            Error::Invalid(match functions::signatures(fname) {
+                Some(_) if system => format!(
+                    "Invalid call to function {}, none of its type signatures match",
+                    qualified(&f.name)
+                ),
+                _ => format!("Unknown function '{}'", qualified(&f.name)),
+            })
+        })?;
+        Ok((Selector::Function(call, args), label, ty))
+    }
+}
+
+fn qualified(n: &QualifiedName) -> String {
+    match &n.keyspace {
+        Some(k) => format!("{k}.{}", n.name),
+        None => n.name.clone(),
+    }
+}
+
+/// The type of a constant in a selection: only a type hint or a function's return type give
+/// one (Cassandra infers none for a bare literal or bind marker).
+fn term_type(t: &Term) -> Option<CqlType> {
+    match t {
+        Term::TypeHint(ty, _) => ty.to_cql_type(),
+        Term::Function(call) => functions::return_type(call),
+        _ => None,
+    }
+}
+
+fn check_cell_column(c: &ColumnDef, f: &str) -> Result<()> {
+    if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+        return Err(Error::Invalid(format!(
+            "Cannot use selection function {f} on PRIMARY KEY part {}",
+            c.name
+        )));
+    }
+    Ok(())
+}
+
+/// The aggregation state of one group: an accumulator per aggregate, and the first row's
+/// values for everything else.
+pub struct Group {
+    states: Vec<State>,
+}
+
+enum State {
+    Count(i64),
+    Acc(Box<Accumulator>),
+    First(Option<Option<Bytes>>),
+    Node(Vec<State>),
+}
+
+impl State {
+    fn new(s: &Selector) -> State {
+        match s {
+            Selector::CountAll => State::Count(0),
+            Selector::Aggregate(kind, _, ty) => match Accumulator::new(*kind, ty) {
+                Ok(acc) => State::Acc(Box::new(acc)),
+                Err(_) => State::First(None),
+            },
+            Selector::Function(_, args) if s.is_aggregate() => {
+                State::Node(args.iter().map(State::new).collect())
+            }
+            Selector::Cast(inner, ..) if s.is_aggregate() => State::Node(vec![State::new(inner)]),
+            _ => State::First(None),
+        }
+    }
+
+    fn add(
+        &mut self,
+        s: &Selector,
+        schema: &TableSchema,
+        r: &RowView<'_>,
+        ctx: &dyn TermContext,
+    ) -> Result<()> {
+        match (self, s) {
+            (State::Count(n), _) => *n += 1,
+            (State::Acc(acc), Selector::Aggregate(_, inner, _)) => {
+                let v = inner.eval(schema, r, ctx)?;
+                acc.add(v.as_deref());
+            }
+            (State::Node(children), Selector::Function(_, args)) => {
+                for (c, a) in children.iter_mut().zip(args) {
+                    c.add(a, schema, r, ctx)?;
+                }
+            }
+            (State::Node(children), Selector::Cast(inner, ..)) => {
+                if let Some(c) = children.first_mut() {
+                    c.add(inner, schema, r, ctx)?;
+                }
+            }
+            (State::First(first), s) if first.is_none() => {
+                *first = Some(s.eval(schema, r, ctx)?);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn result(&self, s: &Selector, ctx: &dyn TermContext) -> Result<Option<Bytes>> {
+        Ok(match (self, s) {
+            (State::Count(n), _) => Some(Bytes::copy_from_slice(&n.to_be_bytes())),
+            (State::Acc(acc), _) => acc.result(),
+            (State::Node(children), Selector::Function(call, args)) => {
+                let values = children
+                    .iter()
+                    .zip(args)
+                    .map(|(c, a)| c.result(a, ctx))
+                    .collect::<Result<Vec<_>>>()?;
+                call_with(call, values, ctx)?
+            }
+            (State::Node(children), Selector::Cast(inner, from, to)) => {
+                match children
+                    .first()
+                    .map(|c| c.result(inner, ctx))
+                    .transpose()?
+                    .flatten()
+                {
+                    Some(v) => Some(crate::values::cast(&v, from, to).map_err(invalid)?),
+                    None => None,
+                }
+            }
+            (State::First(v), _) => v.clone().flatten(),
+            _ => None,
+        })
+    }
+}
+
+impl Group {
+    /// An empty group for a plan.
+    pub fn new(plan: &Plan) -> Group {
+        Group {
+            states: plan.selectors.iter().map(State::new).collect(),
+        }
+    }
+
+    /// Adds a row to the group.
+    pub fn add(
+        &mut self,
+        plan: &Plan,
+        schema: &TableSchema,
+        r: &RowView<'_>,
+        ctx: &dyn TermContext,
+    ) -> Result<()> {
+        for (st, s) in self.states.iter_mut().zip(&plan.selectors) {
+            st.add(s, schema, r, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// The group's result row.
+    pub fn result(&self, plan: &Plan, ctx: &dyn TermContext) -> Result<Vec<Option<Bytes>>> {
+        self.states
+            .iter()
+            .zip(&plan.selectors)
+            .map(|(st, s)| st.result(s, ctx))
+            .collect()
+    }
+}
+
+/// The values of a row for a non-aggregate selection.
+pub fn row_values(
+    plan: &Plan,
+    schema: &TableSchema,
+    r: &RowView<'_>,
+    ctx: &dyn TermContext,
+) -> Result<Vec<Option<Bytes>>> {
+    plan.selectors
+        .iter()
+        .map(|s| s.eval(schema, r, ctx))
+        .collect()
+}

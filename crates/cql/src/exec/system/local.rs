@@ -1,0 +1,177 @@
+//! The `system` keyspace: the node (`local`), its peers (`peers`, Cassandra 4's `peers_v2`),
+//! size estimates and compaction history.
+//!
+//! A single node has no peers, so both peer tables are empty; they exist because drivers
+//! read them at connect: ScyllaDB's gocql fork and the Java driver 4 ask `peers_v2` of any
+//! server whose release_version is 4.0 or later (the fork with no fallback), the Python
+//! driver tries it first.
+
+use super::{bigint, inet, int, set_text, text, text_set, uuid, Row};
+use crate::error::Result;
+use crate::exec::catalog::now_micros;
+use crate::exec::Executor;
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+
+/// The storage port shown for the node (Cassandra's default; a single node has no
+/// internode traffic).
+const STORAGE_PORT: i32 = 7000;
+
+/// The columns of `system.name` (empty for an unknown table).
+pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
+    match name {
+        "local" => vec![
+            ("key", CqlType::Text),
+            ("bootstrapped", CqlType::Text),
+            ("broadcast_address", CqlType::Inet),
+            ("broadcast_port", CqlType::Int),
+            ("cluster_name", CqlType::Text),
+            ("cql_version", CqlType::Text),
+            ("data_center", CqlType::Text),
+            ("gossip_generation", CqlType::Int),
+            ("host_id", CqlType::Uuid),
+            ("listen_address", CqlType::Inet),
+            ("listen_port", CqlType::Int),
+            ("native_protocol_version", CqlType::Text),
+            ("partitioner", CqlType::Text),
+            ("rack", CqlType::Text),
+            ("release_version", CqlType::Text),
+            ("rpc_address", CqlType::Inet),
+            ("rpc_port", CqlType::Int),
+            ("schema_version", CqlType::Uuid),
+            ("tokens", set_text()),
+        ],
+        "peers" => vec![
+            ("peer", CqlType::Inet),
+            ("data_center", CqlType::Text),
+            ("host_id", CqlType::Uuid),
+            ("preferred_ip", CqlType::Inet),
+            ("rack", CqlType::Text),
+            ("release_version", CqlType::Text),
+            ("rpc_address", CqlType::Inet),
+            ("schema_version", CqlType::Uuid),
+            ("tokens", set_text()),
+        ],
+        // Cassandra 4.0's table: keyed by (peer, peer_port), native address and port apart.
+        "peers_v2" => vec![
+            ("peer", CqlType::Inet),
+            ("peer_port", CqlType::Int),
+            ("data_center", CqlType::Text),
+            ("host_id", CqlType::Uuid),
+            ("native_address", CqlType::Inet),
+            ("native_port", CqlType::Int),
+            ("preferred_ip", CqlType::Inet),
+            ("preferred_port", CqlType::Int),
+            ("rack", CqlType::Text),
+            ("release_version", CqlType::Text),
+            ("schema_version", CqlType::Uuid),
+            ("tokens", set_text()),
+        ],
+        "size_estimates" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("range_start", CqlType::Text),
+            ("range_end", CqlType::Text),
+            ("mean_partition_size", CqlType::Bigint),
+            ("partitions_count", CqlType::Bigint),
+        ],
+        "compaction_history" => vec![
+            ("id", CqlType::Uuid),
+            ("bytes_in", CqlType::Bigint),
+            ("bytes_out", CqlType::Bigint),
+            ("columnfamily_name", CqlType::Text),
+            ("compacted_at", CqlType::Timestamp),
+            ("keyspace_name", CqlType::Text),
+            (
+                "rows_merged",
+                CqlType::Map(Box::new(CqlType::Int), Box::new(CqlType::Bigint)),
+            ),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// The rows of `system.name` (`None` for an unknown table).
+pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
+    let cat = ex.catalog();
+    let node = ex.node();
+    Ok(Some(match name {
+        "local" => vec![vec![
+            text("local"),
+            text("COMPLETED"),
+            inet(&node.listen_address),
+            int(STORAGE_PORT),
+            text(&node.cluster_name),
+            text(&node.cql_version),
+            text(&node.data_center),
+            int((now_micros() / 1_000_000) as i32),
+            uuid(&node.host_id),
+            inet(&node.listen_address),
+            int(STORAGE_PORT),
+            text("4"),
+            text("org.apache.cassandra.dht.Murmur3Partitioner"),
+            text(&node.rack),
+            text(&node.release_version),
+            inet(&node.rpc_address),
+            int(i32::from(node.native_port)),
+            uuid(&cat.schema_version()),
+            text_set(&node.tokens),
+        ]],
+        "peers" | "peers_v2" => Vec::new(),
+        "size_estimates" => {
+            let mut rows = Vec::new();
+            for k in cat.keyspaces() {
+                for t in cat.tables(&k.name) {
+                    let st = t.stats()?;
+                    rows.push(vec![
+                        text(&k.name),
+                        text(&t.schema().name),
+                        text(&i64::MIN.to_string()),
+                        text(&i64::MAX.to_string()),
+                        bigint(st.partition_sizes.mean() as i64),
+                        bigint(st.partition_sizes.count() as i64),
+                    ]);
+                }
+            }
+            rows
+        }
+        "compaction_history" => cat
+            .db()
+            .compaction()
+            .history()
+            .iter()
+            .map(|r| {
+                let mut id = [0u8; 16];
+                id[..8].copy_from_slice(&r.started_at_ms.to_be_bytes());
+                id[8..].copy_from_slice(&r.id.to_be_bytes());
+                id[6] = (id[6] & 0x0F) | 0x40;
+                id[8] = (id[8] & 0x3F) | 0x80;
+                let mut merged = Vec::new();
+                let entries: Vec<(i32, i64)> = r
+                    .merged_from
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, n)| **n > 0)
+                    .map(|(i, n)| (i as i32 + 1, *n as i64))
+                    .collect();
+                merged.extend_from_slice(&(entries.len() as i32).to_be_bytes());
+                for (k, v) in entries {
+                    merged.extend_from_slice(&4i32.to_be_bytes());
+                    merged.extend_from_slice(&k.to_be_bytes());
+                    merged.extend_from_slice(&8i32.to_be_bytes());
+                    merged.extend_from_slice(&v.to_be_bytes());
+                }
+                vec![
+                    uuid(&id),
+                    bigint(r.bytes_in as i64),
+                    bigint(r.bytes_out as i64),
+                    text(&r.table),
+                    bigint((r.started_at_ms + r.duration.as_millis() as u64) as i64),
+                    text(&r.keyspace),
+                    Some(Bytes::from(merged)),
+                ]
+            })
+            .collect(),
+        _ => return Ok(None),
+    }))
+}

@@ -1,0 +1,277 @@
+//! The `system_schema` keyspace: keyspaces, tables, columns and the rest of the schema as
+//! Cassandra 4 lays it out, for every keyspace of the catalog — the system keyspaces
+//! included, with the tables served here as theirs (the virtual keyspaces are described by
+//! `system_virtual_schema` instead, as in Cassandra).
+
+use super::{boolean, double, frozen, int, map_tt, text, text_map, text_set, uuid, Row};
+use crate::error::Result;
+use crate::exec::catalog::{Catalog, Keyspace};
+use crate::exec::{options, Executor};
+use bytes::Bytes;
+use cairn_engine::model::clustering::Order;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::schema::{ColumnKind, TableSchema};
+use std::sync::Arc;
+
+/// The table-option columns `system_schema.tables` and `.views` share (`flags` only for
+/// tables), in the order tables list them.
+fn table_option_columns(with_flags: bool) -> Vec<(&'static str, CqlType)> {
+    let mut cols = vec![
+        ("bloom_filter_fp_chance", CqlType::Double),
+        ("caching", map_tt()),
+        ("comment", CqlType::Text),
+        ("compaction", map_tt()),
+        ("compression", map_tt()),
+        ("crc_check_chance", CqlType::Double),
+        ("dclocal_read_repair_chance", CqlType::Double),
+        ("default_time_to_live", CqlType::Int),
+        (
+            "extensions",
+            frozen(CqlType::Map(
+                Box::new(CqlType::Text),
+                Box::new(CqlType::Blob),
+            )),
+        ),
+    ];
+    if with_flags {
+        cols.push(("flags", frozen(CqlType::Set(Box::new(CqlType::Text)))));
+    }
+    cols.extend([
+        ("gc_grace_seconds", CqlType::Int),
+        ("id", CqlType::Uuid),
+        ("max_index_interval", CqlType::Int),
+        ("memtable_flush_period_in_ms", CqlType::Int),
+        ("min_index_interval", CqlType::Int),
+        ("read_repair_chance", CqlType::Double),
+        ("speculative_retry", CqlType::Text),
+    ]);
+    cols
+}
+
+fn text_list() -> CqlType {
+    frozen(CqlType::List(Box::new(CqlType::Text)))
+}
+
+/// The columns of `system_schema.name` (empty for an unknown table).
+pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
+    match name {
+        "keyspaces" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("durable_writes", CqlType::Boolean),
+            ("replication", map_tt()),
+        ],
+        "tables" => {
+            let mut cols = vec![
+                ("keyspace_name", CqlType::Text),
+                ("table_name", CqlType::Text),
+            ];
+            cols.extend(table_option_columns(true));
+            cols
+        }
+        "columns" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("column_name", CqlType::Text),
+            ("clustering_order", CqlType::Text),
+            ("column_name_bytes", CqlType::Blob),
+            ("kind", CqlType::Text),
+            ("position", CqlType::Int),
+            ("type", CqlType::Text),
+        ],
+        "dropped_columns" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("column_name", CqlType::Text),
+            ("dropped_time", CqlType::Timestamp),
+            ("kind", CqlType::Text),
+            ("type", CqlType::Text),
+        ],
+        "types" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("type_name", CqlType::Text),
+            ("field_names", text_list()),
+            ("field_types", text_list()),
+        ],
+        "functions" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("function_name", CqlType::Text),
+            ("argument_types", text_list()),
+            ("argument_names", text_list()),
+            ("body", CqlType::Text),
+            ("called_on_null_input", CqlType::Boolean),
+            ("language", CqlType::Text),
+            ("return_type", CqlType::Text),
+        ],
+        "aggregates" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("aggregate_name", CqlType::Text),
+            ("argument_types", text_list()),
+            ("final_func", CqlType::Text),
+            ("initcond", CqlType::Text),
+            ("return_type", CqlType::Text),
+            ("state_func", CqlType::Text),
+            ("state_type", CqlType::Text),
+        ],
+        "indexes" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("index_name", CqlType::Text),
+            ("kind", CqlType::Text),
+            ("options", map_tt()),
+        ],
+        // Cassandra 4's columns: drivers (gocql) select the view's table options too.
+        "views" => {
+            let mut cols = vec![
+                ("keyspace_name", CqlType::Text),
+                ("view_name", CqlType::Text),
+                ("base_table_id", CqlType::Uuid),
+                ("base_table_name", CqlType::Text),
+                ("cdc", CqlType::Boolean),
+                ("include_all_columns", CqlType::Boolean),
+                ("where_clause", CqlType::Text),
+            ];
+            cols.extend(table_option_columns(false));
+            cols
+        }
+        "triggers" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("trigger_name", CqlType::Text),
+            ("options", map_tt()),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// Every table `system_schema` describes, with its keyspace: the tables served here for
+/// `system` and `system_schema`, and the catalog's tables.
+fn described_tables(cat: &Catalog) -> Vec<(Keyspace, Arc<TableSchema>)> {
+    let mut out = Vec::new();
+    for k in cat.keyspaces() {
+        for sc in super::schemas_of(&k.name) {
+            out.push((k.clone(), sc));
+        }
+        for t in cat.tables(&k.name) {
+            out.push((k.clone(), t.schema()));
+        }
+    }
+    out
+}
+
+/// The `system_schema.columns` rows of one table (also `system_virtual_schema.columns`'s,
+/// which has the same columns).
+pub(super) fn column_rows(keyspace: &str, sc: &TableSchema) -> Vec<Row> {
+    let mut rows = Vec::with_capacity(sc.columns.len());
+    let mut pos = [0i32; 2];
+    for c in &sc.columns {
+        let (kind, position) = match c.kind {
+            ColumnKind::PartitionKey => {
+                pos[0] += 1;
+                ("partition_key", pos[0] - 1)
+            }
+            ColumnKind::Clustering => {
+                pos[1] += 1;
+                ("clustering", pos[1] - 1)
+            }
+            ColumnKind::Static => ("static", -1),
+            ColumnKind::Regular => ("regular", -1),
+        };
+        let order = match (c.kind, c.order) {
+            (ColumnKind::Clustering, Order::Asc) => "asc",
+            (ColumnKind::Clustering, Order::Desc) => "desc",
+            _ => "none",
+        };
+        rows.push(vec![
+            text(keyspace),
+            text(&sc.name),
+            text(&c.name),
+            text(order),
+            Some(Bytes::copy_from_slice(c.name.as_bytes())),
+            text(kind),
+            int(position),
+            text(&c.ty.name()),
+        ]);
+    }
+    rows
+}
+
+fn table_row(k: &Keyspace, sc: &TableSchema) -> Row {
+    let o = &sc.options;
+    let opt_int = |key: &str| int(options::text_option(o, key).parse::<i32>().unwrap_or(0));
+    vec![
+        text(&k.name),
+        text(&sc.name),
+        double(o.bloom_filter_fp_chance),
+        text_map(&options::caching_map(o)),
+        text(&o.comment),
+        text_map(&options::compaction_map(o)),
+        text_map(
+            &o.compression
+                .to_options()
+                .into_iter()
+                .filter(|(k, _)| k != "crc_check_chance")
+                .collect::<Vec<_>>(),
+        ),
+        double(o.compression.crc_check_chance),
+        double(0.0),
+        int(o.default_time_to_live as i32),
+        Some(Bytes::from(vec![0, 0, 0, 0])),
+        text_set(&["compound".to_string()]),
+        int(o.gc_grace_seconds as i32),
+        uuid(&sc.id.to_be_bytes()),
+        opt_int("max_index_interval"),
+        opt_int("memtable_flush_period_in_ms"),
+        opt_int("min_index_interval"),
+        double(0.0),
+        text(&options::text_option(o, "speculative_retry")),
+    ]
+}
+
+/// The rows of `system_schema.name` (`None` for an unknown table).
+pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
+    let cat = ex.catalog();
+    Ok(Some(match name {
+        "keyspaces" => cat
+            .keyspaces()
+            .iter()
+            .map(|k| {
+                vec![
+                    text(&k.name),
+                    boolean(k.durable_writes),
+                    text_map(&k.replication),
+                ]
+            })
+            .collect(),
+        "tables" => described_tables(cat)
+            .iter()
+            .map(|(k, sc)| table_row(k, sc))
+            .collect(),
+        "columns" => described_tables(cat)
+            .iter()
+            .flat_map(|(k, sc)| column_rows(&k.name, sc))
+            .collect(),
+        "dropped_columns" => {
+            let mut rows = Vec::new();
+            for k in cat.keyspaces() {
+                for t in cat.tables(&k.name) {
+                    let sc = t.schema();
+                    for d in sc.dropped_columns() {
+                        rows.push(vec![
+                            text(&k.name),
+                            text(&sc.name),
+                            text(&d.name),
+                            super::bigint(d.dropped_at / 1000),
+                            text(if d.is_static { "static" } else { "regular" }),
+                            text(&d.ty),
+                        ]);
+                    }
+                }
+            }
+            rows
+        }
+        // Cairn has no user types, functions, aggregates, indexes, views or triggers yet:
+        // the tables exist (drivers read them all at connect) and are empty.
+        "types" | "functions" | "aggregates" | "indexes" | "views" | "triggers" => Vec::new(),
+        _ => return Ok(None),
+    }))
+}
