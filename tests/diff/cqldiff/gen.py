@@ -174,6 +174,13 @@ class Generator:
             self.partitions.append(key)
         return self.rng.choice(self.partitions)
 
+    def select_key(self, key):
+        """A partition key for a SELECT: an empty single-column key only with the feature
+        (Cassandra refuses it, unless an impossible clustering slice answers first)."""
+        if len(key) == 1 and _empty(key[0]) and not self.chance("empty_key_in_select"):
+            return [_nonempty(self.table.pk[0].type)]
+        return key
+
     def clustering(self):
         ck = self.table.ck
         if not self.clusterings or (len(self.clusterings) < 16 and self.rng.random() < 0.2):
@@ -242,9 +249,10 @@ class Generator:
             ck = self.clustering()
             ck_in_ok = allow_in and (not self._static_list_add or self.chance(
                 "static_list_add_rows"))
+            empty_key = any(_empty(v) for v in pk)
             for i, c in enumerate(t.ck):
                 if self.chance("missing_key_column") and not (
-                        self._in_batch and not self.chance("validation_order")):
+                        (self._in_batch or empty_key) and not self.chance("validation_order")):
                     self._missing_key = True
                     continue
                 p = []
@@ -524,6 +532,8 @@ class Generator:
             ct = c.type
             if ct.kind == "map" and r < 0.25:
                 k = self.rv(ct.params[0], True)
+                while k == [] and not self.chance("lwt_element_empty_key"):
+                    k = self.rv(ct.params[0], False)
                 conds.append([f"{c.name}[", self.cond_arg(ct.params[0], k), "] = ",
                               self.cond_arg(ct.params[1], self.rv(ct.params[1], True))])
             elif r < 0.15:
@@ -798,7 +808,7 @@ class Generator:
         # Partition key.
         mode = ty.weighted(self.rng, [(m, self.f("select_pk_" + m)) for m in PK_MODES
                                       if self.f("select_pk_" + m) > 0] or [("scan", 1)])
-        pk = self.partition()
+        pk = self.select_key(self.partition())
         if mode == "eq":
             for i, c in enumerate(t.pk):
                 p = []
@@ -808,7 +818,8 @@ class Generator:
             for i, c in enumerate(t.pk):
                 p = []
                 if self.rng.random() < 0.6 or i == len(t.pk) - 1:
-                    values = [self.partition()[i] for _ in range(self.rng.randint(1, 4))]
+                    values = [self.select_key(self.partition())[i]
+                              for _ in range(self.rng.randint(1, 4))]
                     if f("empty_in"):
                         values = []
                     self.in_list(c, values, p, cols)
@@ -879,12 +890,14 @@ class Generator:
                 not (aggregate or distinct) or f("per_partition_limit_aggregate")) and (
                 not needs_filtering or f("per_partition_limit_filtering")):
             parts += [" PER PARTITION LIMIT ", self.arg(INT, self.rng.randint(1, 3))]
-        if f("select_limit") and (not aggregate or f("aggregate_limit")):
+        if f("select_limit") and (not aggregate or f("aggregate_limit")) and (
+                not group_by or f("group_by_limit")):
             parts += [" LIMIT ", self.arg(INT, self.rng.choice([1, 2, 3, 5, 10]))]
         if needs_filtering and self.rng.random() < 0.9 or self.rng.random() < 0.05:
             parts.append(" ALLOW FILTERING")
         fetch = None
-        if f("paging") and (not t.statics or f("paging_static")):
+        if f("paging") and (not t.statics or f("paging_static")) and (
+                not group_by or f("group_by_paging")):
             fetch = self.rng.choice([1, 2, 3, 5])
         return Stmt("select", parts, "read", cols=cols, fetch_size=fetch, loose=loose,
                     timestamp=self.clock.now)
@@ -1035,7 +1048,10 @@ class Generator:
                 c = None
                 cols |= {k.name for k in t.pk}
             elif r < 0.4 and self.chance("select_cast") and (
-                    c.type.kind == "native" or self.chance("cast_collection")):
+                    c.type.kind == "native" or self.chance("cast_collection")) and (
+                    c.type.name not in ("blob", "duration") or self.chance("cast_blob_duration")) and (
+                    c.type.name not in ("float", "double", "inet") or self.chance("cast_float_text")
+                    ) and (c.kind != "ck" or c.order == "ASC" or self.chance("cast_desc_clustering")):
                 item = f"CAST({c.name} AS text)"
             elif r < 0.5 and self.chance("select_tojson"):
                 item = f"toJson({c.name})"

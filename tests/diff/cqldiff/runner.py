@@ -199,6 +199,9 @@ class Run:
                           f"{outcomes[1].describe()}", file=sys.stderr)
                 diff = compare(stmt, outcomes[0], outcomes[1])
                 if diff:
+                    for ep, out in zip(self.endpoints, outcomes):
+                        if out.error is not None and out.error[0] in ("driver", 0x000A):
+                            ep.wait_ready()  # a protocol error closed the connection
                     self.report(k, initial, history, outcomes, diff)
                     break
                 if count >= length:

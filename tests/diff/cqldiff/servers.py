@@ -28,7 +28,7 @@ from pathlib import Path
 
 from cassandra import ConsistencyLevel
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
-from cassandra.policies import RoundRobinPolicy
+from cassandra.policies import ConstantReconnectionPolicy, RoundRobinPolicy
 from cassandra.protocol import ErrorMessage, ResultMessage, _ProtocolHandler, read_int
 from cassandra.query import UNSET_VALUE, BatchStatement, BatchType, SimpleStatement, tuple_factory
 
@@ -179,10 +179,13 @@ class Endpoint:
         profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(),
                                    request_timeout=REQUEST_TIMEOUT, row_factory=tuple_factory,
                                    consistency_level=ConsistencyLevel.ONE)
+        # A protocol error (0x000A) closes the connection; reconnect at once, not after the
+        # default exponential back-off, so that the next statement finds a connection.
         self.cluster = Cluster([host], port=port, protocol_version=4,
                                execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                                timestamp_generator=self.timestamps, connect_timeout=30,
-                               control_connection_timeout=30, max_schema_agreement_wait=30)
+                               control_connection_timeout=30, max_schema_agreement_wait=30,
+                               reconnection_policy=ConstantReconnectionPolicy(0.2))
         self.session = self.cluster.connect()
         self.session.client_protocol_handler = RawProtocolHandler
         self.session.default_fetch_size = None
@@ -203,6 +206,18 @@ class Endpoint:
     def execute_text(self, text):
         """Runs a set-up statement (not compared); raises on error."""
         self.session.execute(SimpleStatement(text))
+
+    def wait_ready(self, timeout=30.0):
+        """After a lost connection: waits until a request goes through again."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.session.execute(SimpleStatement("SELECT release_version FROM system.local"))
+                return
+            except Exception:  # noqa: BLE001 - retried until the deadline
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     # -- running one statement ------------------------------------------------------------
 

@@ -262,12 +262,28 @@ def random_value(rng, t, small=False, opts=ALL_SHAPES):
     if opts is not None and not opts.allow("duplicate_map_keys"):
         seen, unique = set(), []
         for k, x in pairs:
-            key = json.dumps(to_saved(t.params[0], k))
+            key = identity(t.params[0], k)
             if key not in seen:
                 seen.add(key)
                 unique.append([k, x])
         pairs = unique
     return pairs
+
+
+def identity(t, v):
+    """What makes two values of t the same value once the server has put sets and maps in
+    order and removed their duplicates (a hashable canonical form)."""
+    if v is None:
+        return None
+    if t.kind == "set":
+        return ("set", tuple(sorted({identity(t.params[0], e) for e in v}, key=repr)))
+    if t.kind == "map":
+        keys = {identity(t.params[0], k) for k, _ in v}
+        return ("map", tuple(sorted(keys, key=repr)))  # the keys decide the entries' slots
+    if t.kind in ("list", "tuple"):
+        params = t.params if t.kind == "tuple" else [t.params[0]] * len(v)
+        return (t.kind, tuple(identity(p, e) for p, e in zip(params, v)))
+    return json.dumps(to_saved(t, v))
 
 
 def _shortest_decimal(v):
