@@ -451,6 +451,8 @@ class Generator:
             items = self.rv(CqlType("map", params=[key_t, val_t]), True)
             return [f"{c.name} = {c.name} + " if op == "put" else f"{c.name} += ",
                     self.arg(CqlType("map", params=[key_t, val_t]), items)]
+        if c.kind == "static" and ct.kind == "list" and ct.multicell:
+            self._static_list_add = True  # the new elements get one cell path per row named
         return [f"{c.name} = ", self.arg(ct, None if self.rng.random() < 0.08 else self.value(c))]
 
     def g_update(self, lwt=False, static=False, collection=False, in_batch=False):

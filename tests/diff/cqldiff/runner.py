@@ -102,7 +102,7 @@ class Run:
         self.endpoints = [Endpoint("cairn", "127.0.0.1", cairn_port),
                           Endpoint("cassandra", "127.0.0.1", cassandra_port)]
         for ep in self.endpoints:
-            ep.use(KEYSPACE)
+            ep.use(self.args.keyspace)
 
     def teardown(self):
         for ep in self.endpoints:
@@ -274,6 +274,9 @@ def main(argv):
     p.add_argument("--shrink-replays", type=int, default=400)
     p.add_argument("--save-dir", default=str(DIFF_DIR / "found"),
                    help="where shrunk cases are saved (default tests/diff/found/)")
+    p.add_argument("--keyspace", default=KEYSPACE,
+                   help=f"the keyspace to (re)create on both servers (default {KEYSPACE}); give "
+                        "concurrent runs against one Cassandra peer different keyspaces")
     p.add_argument("--cairn-port", type=int, help="use a running Cairn node")
     p.add_argument("--cassandra-port", type=int, help="use a running Cassandra")
     p.add_argument("--keep-peer", action="store_true",
