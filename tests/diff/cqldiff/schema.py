@@ -96,7 +96,7 @@ def random_table(rng, name, f, type_weights):
     for i in range(n_ck):
         ctype = random_type(rng, type_weights, need_comparable=True)
         order = "DESC" if rng.random() < f("desc_clustering") else "ASC"
-        if order == "DESC" and ctype.kind in ("set", "map") and not (
+        if order == "DESC" and (ctype.kind in ("set", "map") or ctype.nested_unordered()) and not (
                 rng.random() < f("desc_collection_clustering")):
             order = "ASC"  # a deliberate difference, see features.toml
         cols.append(Column(f"ck{i}", ctype, "ck", order))
