@@ -16,6 +16,7 @@ Invariants:
 import copy
 import random
 import re
+import signal
 import sys
 import time
 import tomllib
@@ -286,6 +287,8 @@ def main(argv):
     p.add_argument("--verbose", action="store_true", help="print every statement")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C, so that the Cairn node (and a peer this run started) stop.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if (args.statements is None) == (args.try_file is None):
         p.error("give --statements N or --try FILE")
     try:

@@ -382,6 +382,15 @@ def _free_ports(n):
             s.close()
 
 
+def _die_with_parent():
+    """In the child: ask Linux to SIGKILL the node when the tester dies, however it dies."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class CairnNode:
     """`cairn serve` on free loopback ports and a scratch data directory."""
 
@@ -399,7 +408,8 @@ class CairnNode:
             [str(self.binary), "serve", "--data-dir", str(self.dir / "data"),
              "--native-port", str(self.port), "--api-port", str(api),
              "--metrics-port", str(metrics)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent)
         log.close()
         deadline = time.monotonic() + 30
         while not peer.cql_answers(self.port):
