@@ -234,9 +234,11 @@ class Generator:
         cols = set()
         clauses = []
         pk = self.partition()
+        pk_in_ok = allow_in and (not self._in_conditional_batch
+                                 or self.chance("lwt_batch_partition_in"))
         for i, c in enumerate(t.pk):
             p = []
-            if allow_in and self.chance("where_pk_in"):
+            if pk_in_ok and self.chance("where_pk_in"):
                 values = [pk[i]] + [self.partition()[i] for _ in range(self.rng.randint(0, 2))]
                 if self.chance("empty_in") and allow_empty_in:
                     values = []
