@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -369,19 +368,6 @@ def run_both(endpoints, stmt, table):
 # Processes
 
 
-def _free_ports(n):
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def _die_with_parent():
     """In the child: ask Linux to SIGKILL the node when the tester dies, however it dies."""
     try:
@@ -401,7 +387,7 @@ class CairnNode:
             raise RuntimeError(f"cairn binary not found at {self.binary} "
                                "(cargo build --release, or set CAIRN_BIN)")
         self.dir = Path(tempfile.mkdtemp(prefix="cqldiff-cairn-"))
-        self.port, api, metrics = _free_ports(3)
+        self.port, api, metrics = peer.free_ports(3)
         self.log_path = self.dir / "cairn.log"
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(

@@ -58,27 +58,16 @@ class Stmt:
         return [p for p in self.parts if isinstance(p, Arg)]
 
     def text(self, table):
-        out = []
-        for p in self.parts:
-            if p is TABLE:
-                out.append(table)
-            elif isinstance(p, Arg):
-                out.append("?" if p.bound else p.literal())
-            else:
-                out.append(p)
-        return "".join(out)
+        """What is sent: bound values as `?`, the others as literals."""
+        return self._render(table, lambda a: "?" if a.bound else a.literal())
 
     def literal_text(self, table):
         """The text with every value as a literal (unset ones as `?`): for reports."""
-        out = []
-        for p in self.parts:
-            if p is TABLE:
-                out.append(table)
-            elif isinstance(p, Arg):
-                out.append("?" if p.unset else p.literal())
-            else:
-                out.append(p)
-        return "".join(out)
+        return self._render(table, lambda a: "?" if a.unset else a.literal())
+
+    def _render(self, table, arg_text):
+        return "".join(table if p is TABLE else arg_text(p) if isinstance(p, Arg) else p
+                       for p in self.parts)
 
     def bound_args(self):
         return [p for p in self.parts if isinstance(p, Arg) and p.bound]
