@@ -311,3 +311,27 @@ def test_distinct_of_static_columns(session, g):
     session.execute(f"INSERT INTO {g} (k, s) VALUES (0, 7)")
     assert sorted(tuples(session, f"SELECT DISTINCT k, s FROM {g}")) == [(0, 7), (1, None), (2, 9)]
     assert tuples(session, f"SELECT DISTINCT k, s FROM {g} WHERE s = 7 ALLOW FILTERING") == [(0, 7)]
+
+
+# --- prepared bind-marker metadata (drivers bind by these names and types) -------------------------
+
+def test_bind_marker_names_and_types(session, ks, tname):
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (pk int, a int, b int, l list<int>, s set<int>, "
+                    f"m map<int, text>, v int, PRIMARY KEY (pk, a, b))")
+
+    def markers(q):
+        return [(c.name, c.type.cql_parameterized_type()) for c in session.prepare(q).column_metadata]
+
+    assert markers(f"SELECT * FROM {t} WHERE pk = ? AND (a, b) > (?, ?)") == [
+        ("pk", "int"), ("a", "int"), ("b", "int")]
+    assert markers(f"SELECT * FROM {t} WHERE pk = ? AND (a, b) IN ?") == [
+        ("pk", "int"), ("in(a,b)", "list<frozen<tuple<int, int>>>")]
+    assert markers(f"UPDATE {t} SET l[?] = ? WHERE pk = 1 AND a = 1 AND b = 1") == [
+        ("idx(l)", "int"), ("value(l)", "int")]
+    assert markers(f"UPDATE {t} SET m = m - ? WHERE pk = 1 AND a = 1 AND b = 1") == [
+        ("m", "set<int>")]
+    assert markers(f"SELECT * FROM {t} WHERE m CONTAINS KEY ? AND s CONTAINS ? ALLOW FILTERING") == [
+        ("key(m)", "int"), ("value(s)", "int")]
+    assert markers(f"BEGIN BATCH USING TIMESTAMP ? INSERT INTO {t} (pk, a, b) VALUES (1, 1, 1); "
+                   f"APPLY BATCH") == [("[timestamp]", "bigint")]

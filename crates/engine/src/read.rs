@@ -79,8 +79,9 @@ pub struct Snapshot {
     pub memtables: Vec<Arc<Memtable>>,
     /// SSTables.
     pub sstables: Vec<Arc<SSTable>>,
-    /// Ids of dropped columns (sorted): their cells are removed before liveness is decided.
-    pub hidden_columns: Arc<[ColumnId]>,
+    /// What dropped columns left (see [`crate::schema::TableSchema::hidden_cells`]): removed
+    /// before liveness is decided.
+    pub hidden_columns: Arc<[(ColumnId, i64)]>,
 }
 
 /// Where a partition's rows come from during a merge.

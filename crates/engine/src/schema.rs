@@ -283,17 +283,23 @@ impl TableSchema {
         true
     }
 
-    /// Ids of columns that are no longer in the schema (cells with these ids are not data).
-    pub fn hidden_column_ids(&self) -> Vec<ColumnId> {
-        let mut ids: Vec<ColumnId> = self
-            .dropped_columns()
-            .into_iter()
-            .map(|d| d.id)
-            .filter(|id| self.column_by_id(*id).is_none())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
+    /// What reads must not see of dropped columns, as `(column id, newest hidden timestamp)`
+    /// sorted by id: every cell of a dropped column's id, and — when a column of the same name
+    /// was added again — the new column's cells written at or before the drop (Cassandra keeps
+    /// a dropped column's drop time and hides older cells of that name).
+    pub fn hidden_cells(&self) -> Vec<(ColumnId, i64)> {
+        let mut out: Vec<(ColumnId, i64)> = Vec::new();
+        for d in self.dropped_columns() {
+            if self.column_by_id(d.id).is_none() {
+                out.push((d.id, i64::MAX));
+            }
+            if let Some(c) = self.column(&d.name) {
+                out.push((c.id, d.dropped_at));
+            }
+        }
+        out.sort_unstable();
+        out.dedup_by_key(|(id, _)| *id);
+        out
     }
 
     /// The clustering key layout.

@@ -138,8 +138,8 @@ pub struct CompactionState {
 /// One table.
 pub struct Table {
     schema: RwLock<Arc<TableSchema>>,
-    /// The schema's dropped column ids, for reads (see [`TableSchema::hidden_column_ids`]).
-    hidden_columns: RwLock<Arc<[crate::model::ColumnId]>>,
+    /// What reads must not see of dropped columns (see [`TableSchema::hidden_cells`]).
+    hidden_columns: RwLock<Arc<[(crate::model::ColumnId, i64)]>>,
     dir: PathBuf,
     state: RwLock<Arc<TableState>>,
     write_gate: RwLock<()>,
@@ -212,7 +212,7 @@ impl Table {
             sstables.push(Arc::new(s));
         }
         Ok(Table {
-            hidden_columns: RwLock::new(schema.hidden_column_ids().into()),
+            hidden_columns: RwLock::new(schema.hidden_cells().into()),
             schema: RwLock::new(Arc::new(schema)),
             dir: dir.to_path_buf(),
             state: RwLock::new(Arc::new(TableState {
@@ -243,7 +243,7 @@ impl Table {
     /// Replaces the schema (new options apply to sstables written from now on).
     pub fn set_schema(&self, schema: TableSchema) -> Result<()> {
         schema.save(&self.dir)?;
-        *self.hidden_columns.write() = schema.hidden_column_ids().into();
+        *self.hidden_columns.write() = schema.hidden_cells().into();
         *self.schema.write() = Arc::new(schema);
         Ok(())
     }

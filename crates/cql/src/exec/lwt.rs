@@ -656,10 +656,15 @@ pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
                 .any(|(id, _)| read_static(req, schema, *id))
         });
     let find = |ck: &ClusteringKey| {
-        current
-            .as_ref()
-            .and_then(|p| p.rows.iter().find(|(k, _)| k == ck).map(|(_, r)| r))
+        current.as_ref().and_then(|p| {
+            p.rows
+                .iter()
+                .find(|(k, r)| k == ck && shown(req, schema, r))
+                .map(|(_, r)| r)
+        })
     };
+    // Every condition is evaluated, so that one that cannot be (a null compared with `<`)
+    // fails the request whatever the others say.
     let mut applied = true;
     for (target, condition) in &req.conditions {
         let row = match target {
@@ -672,18 +677,12 @@ pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
             RowCondition::Columns(conds) => {
                 let mut all = true;
                 for c in conds {
-                    if !c.applies_to(row)? {
-                        all = false;
-                        break;
-                    }
+                    all &= c.applies_to(row)?;
                 }
                 all
             }
         };
-        if !holds {
-            applied = false;
-            break;
-        }
+        applied &= holds;
     }
     if applied {
         return Ok(None);
@@ -693,6 +692,17 @@ pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
 
 fn read_static(req: &CasRequest, schema: &TableSchema, id: u32) -> bool {
     schema.column_by_id(id).is_some_and(|c| req.reads(c))
+}
+
+/// Whether a clustering row exists as far as the check is concerned: its primary key is live
+/// (an INSERT), or a column the check read is (Cassandra reads only those columns, so a row
+/// alive through others alone is not seen).
+fn shown(req: &CasRequest, schema: &TableSchema, row: &Row) -> bool {
+    row.marker.is_some()
+        || row
+            .columns
+            .iter()
+            .any(|(id, _)| schema.column_by_id(*id).is_some_and(|c| req.reads(c)))
 }
 
 fn applied_spec(schema: &TableSchema) -> ColumnSpec {
@@ -771,6 +781,9 @@ fn refused(
     let mut rows = Vec::new();
     let no = Some(Bytes::from_static(&[0]));
     for (ck, row) in current.map(|p| p.rows.as_slice()).unwrap_or_default() {
+        if !shown(req, schema, row) {
+            continue;
+        }
         let ckv = layout.decode(&ck.0).unwrap_or_default();
         let mut out = vec![no.clone()];
         out.extend(columns.iter().map(|c| value(c, Some(&ckv), Some(row))));

@@ -84,6 +84,32 @@ impl Collector<'_> {
         }
     }
 
+    fn tuple_type(&self, cols: &[String]) -> CqlType {
+        CqlType::Tuple(
+            cols.iter()
+                .filter_map(|c| self.schema.column(c).map(|c| c.ty.clone()))
+                .collect(),
+        )
+    }
+
+    /// The markers of a multi-column relation's value: a tuple literal's markers are received
+    /// by their columns; one marker for the whole tuple is named `(a,b)`.
+    fn tuple(&mut self, cols: &[String], value: &Term) {
+        match value {
+            Term::Tuple(elems) => {
+                for (c, t) in cols.iter().zip(elems) {
+                    if let Some(col) = self.schema.column(c).cloned() {
+                        self.term(t, c, &col.ty);
+                    }
+                }
+            }
+            other => {
+                let ty = self.tuple_type(cols);
+                self.term(other, &format!("({})", cols.join(",")), &ty);
+            }
+        }
+    }
+
     fn using(&mut self, u: &Using) {
         if let Some(t) = &u.ttl {
             self.term(t, "[ttl]", &CqlType::Int);
@@ -101,15 +127,25 @@ impl Collector<'_> {
                         let Some(col) = self.schema.column(c).cloned() else {
                             continue;
                         };
-                        let ty = match (op, &col.ty) {
-                            (Operator::Contains, CqlType::List(e) | CqlType::Set(e)) => {
-                                e.as_ref().clone()
-                            }
-                            (Operator::Contains, CqlType::Map(_, v)) => v.as_ref().clone(),
-                            (Operator::ContainsKey, CqlType::Map(k, _)) => k.as_ref().clone(),
-                            _ => col.ty.clone(),
+                        let inner = match &col.ty {
+                            CqlType::Frozen(t) => t.as_ref(),
+                            t => t,
                         };
-                        self.term(value, c, &ty);
+                        // CONTAINS takes `value(c)`, CONTAINS KEY `key(c)` (Cassandra's
+                        // collection receivers).
+                        let (name, ty) = match (op, inner) {
+                            (Operator::Contains, CqlType::List(e) | CqlType::Set(e)) => {
+                                (format!("value({c})"), e.as_ref().clone())
+                            }
+                            (Operator::Contains, CqlType::Map(_, v)) => {
+                                (format!("value({c})"), v.as_ref().clone())
+                            }
+                            (Operator::ContainsKey, CqlType::Map(k, _)) => {
+                                (format!("key({c})"), k.as_ref().clone())
+                            }
+                            _ => (c.clone(), col.ty.clone()),
+                        };
+                        self.term(value, &name, &ty);
                         if col.kind == ColumnKind::PartitionKey && *op == Operator::Eq {
                             if let Term::Bind(m) = value {
                                 let i = self
@@ -125,15 +161,36 @@ impl Collector<'_> {
                     RelationTarget::Token(_) => {
                         self.term(value, "partition key token", &CqlType::Bigint)
                     }
-                    RelationTarget::Tuple(cols) => {
-                        let types: Vec<CqlType> = cols
-                            .iter()
-                            .filter_map(|c| self.schema.column(c).map(|c| c.ty.clone()))
-                            .collect();
-                        let name = format!("({})", cols.join(","));
-                        self.term(value, &name, &CqlType::Tuple(types));
+                    RelationTarget::Tuple(cols) => self.tuple(cols, value),
+                    RelationTarget::Element(c, key) => {
+                        // `m[k] = v` in a WHERE clause: `key(m)` and `value(m)`.
+                        if let Some(col) = self.schema.column(c).cloned() {
+                            if let CqlType::Map(k, v) = &col.ty {
+                                self.term(key, &format!("key({c})"), k);
+                                self.term(value, &format!("value({c})"), v);
+                            }
+                        }
                     }
                     _ => {}
+                },
+                Relation::In {
+                    target: RelationTarget::Tuple(cols),
+                    values,
+                } => match values {
+                    InValues::Terms(ts) => {
+                        for t in ts {
+                            self.tuple(cols, t);
+                        }
+                    }
+                    InValues::Marker(m) => {
+                        let ty = self.tuple_type(cols);
+                        let n = m
+                            .name
+                            .clone()
+                            .unwrap_or_else(|| format!("in({})", cols.join(",")));
+                        let s = self.spec(&n, CqlType::List(Box::new(ty)));
+                        self.set(m.index, s);
+                    }
                 },
                 Relation::In { target, values } => {
                     let (name, ty) = match target {
@@ -208,22 +265,33 @@ impl Collector<'_> {
                 self.using(&u.using);
                 for a in &u.assignments {
                     match a {
+                        Assignment::Subtract { column, value } => {
+                            if let Some(col) = self.schema.column(column).cloned() {
+                                // `m = m - ?` removes a set of keys.
+                                let ty = match &col.ty {
+                                    CqlType::Map(k, _) => CqlType::Set(k.clone()),
+                                    t => t.clone(),
+                                };
+                                self.term(value, column, &ty);
+                            }
+                        }
                         Assignment::Set { column, value }
                         | Assignment::Add { column, value }
-                        | Assignment::Prepend { column, value }
-                        | Assignment::Subtract { column, value } => {
+                        | Assignment::Prepend { column, value } => {
                             if let Some(col) = self.schema.column(column).cloned() {
                                 self.term(value, column, &col.ty);
                             }
                         }
                         Assignment::SetElement { column, key, value } => {
                             if let Some(col) = self.schema.column(column).cloned() {
-                                let (kt, vt) = match &col.ty {
-                                    CqlType::Map(k, v) => (k.as_ref().clone(), v.as_ref().clone()),
-                                    CqlType::List(e) => (CqlType::Int, e.as_ref().clone()),
-                                    t => (t.clone(), t.clone()),
+                                let (kn, kt, vt) = match &col.ty {
+                                    CqlType::Map(k, v) => {
+                                        ("key", k.as_ref().clone(), v.as_ref().clone())
+                                    }
+                                    CqlType::List(e) => ("idx", CqlType::Int, e.as_ref().clone()),
+                                    t => ("key", t.clone(), t.clone()),
                                 };
-                                self.term(key, &format!("key({column})"), &kt);
+                                self.term(key, &format!("{kn}({column})"), &kt);
                                 self.term(value, &format!("value({column})"), &vt);
                             }
                         }
@@ -237,12 +305,12 @@ impl Collector<'_> {
                 for t in &d.targets {
                     if let RelationTarget::Element(c, key) = t {
                         if let Some(col) = self.schema.column(c).cloned() {
-                            let kt = match &col.ty {
-                                CqlType::Map(k, _) => k.as_ref().clone(),
-                                CqlType::List(_) => CqlType::Int,
-                                t => t.clone(),
+                            let (kn, kt) = match &col.ty {
+                                CqlType::Map(k, _) => ("key", k.as_ref().clone()),
+                                CqlType::List(_) => ("idx", CqlType::Int),
+                                t => ("key", t.clone()),
                             };
-                            self.term(key, &format!("key({c})"), &kt);
+                            self.term(key, &format!("{kn}({c})"), &kt);
                         }
                     }
                 }
@@ -273,12 +341,12 @@ impl Collector<'_> {
                         CqlType::Frozen(t) => t.as_ref(),
                         t => t,
                     };
-                    let (kt, vt) = match ty {
-                        CqlType::Map(k, v) => (k.as_ref().clone(), v.as_ref().clone()),
-                        CqlType::List(e) => (CqlType::Int, e.as_ref().clone()),
-                        t => (t.clone(), t.clone()),
+                    let (kn, kt, vt) = match ty {
+                        CqlType::Map(k, v) => ("key", k.as_ref().clone(), v.as_ref().clone()),
+                        CqlType::List(e) => ("idx", CqlType::Int, e.as_ref().clone()),
+                        t => ("key", t.clone(), t.clone()),
                     };
-                    self.term(key, &format!("key({column})"), &kt);
+                    self.term(key, &format!("{kn}({column})"), &kt);
                     self.term(value, &format!("value({column})"), &vt);
                 }
             } else {
@@ -297,6 +365,17 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
     let mut statements: Vec<Statement> = Vec::new();
     match &parsed.statement {
         Statement::Batch(b) => {
+            // The BATCH's own `USING TIMESTAMP ?`.
+            if let Some(Term::Bind(m)) = &b.using.timestamp {
+                if let Some(slot) = specs.get_mut(m.index) {
+                    *slot = Some(ColumnSpec {
+                        keyspace: "[batch]".into(),
+                        table: "[batch]".into(),
+                        name: m.name.clone().unwrap_or_else(|| "[timestamp]".into()),
+                        ty: CqlType::Bigint,
+                    });
+                }
+            }
             for s in &b.statements {
                 statements.push(match s {
                     BatchStatement::Insert(i) => Statement::Insert(i.clone()),

@@ -33,8 +33,12 @@ use std::sync::Arc;
 pub(super) struct Planned {
     /// The writes (one per partition).
     mutations: Vec<Mutation>,
-    /// The IF clause of a conditional statement, with the row it is about.
-    condition: Option<(RowTarget, RowCondition)>,
+    /// The IF clause of a conditional statement, each part with the row it is about (a
+    /// condition on a static column is about the static row).
+    conditions: Vec<(RowTarget, RowCondition)>,
+    /// Clustering rows the statement names (more than one is an IN, refused in a
+    /// conditional BATCH).
+    rows: usize,
     /// List edits that need the list's current elements, made by [`complete`] when the write
     /// is made (after a conditional statement's check, as Cassandra does).
     list_edits: Vec<ListWrite>,
@@ -47,7 +51,8 @@ impl Planned {
     fn unconditional(mutations: Vec<Mutation>) -> Self {
         Planned {
             mutations,
-            condition: None,
+            conditions: Vec::new(),
+            rows: 0,
             list_edits: Vec::new(),
             deferred: None,
         }
@@ -87,12 +92,22 @@ fn complete(ex: &Executor, schema: &TableSchema, planned: &mut Planned) -> Resul
     Ok(())
 }
 
-/// Completes and applies unconditional statements' writes.
-fn apply_all(ex: &Executor, planned: Vec<(Arc<TableSchema>, Planned)>) -> Result<()> {
+/// Completes and applies statements' writes; a conditional request's (`ballot`) all get its
+/// one timestamp, deletions just below it, as a Paxos commit does.
+fn apply_all(
+    ex: &Executor,
+    planned: Vec<(Arc<TableSchema>, Planned)>,
+    ballot: Option<i64>,
+) -> Result<()> {
     let mut all = Vec::new();
     for (schema, mut p) in planned {
         complete(ex, &schema, &mut p)?;
         all.extend(p.mutations);
+    }
+    if let Some(ts) = ballot {
+        for m in &mut all {
+            m.update.set_timestamps(ts);
+        }
     }
     ex.catalog().db().apply(all)?;
     Ok(())
@@ -178,10 +193,10 @@ fn run_one(
     };
     let planned = plan(ex, session, stmt, &ctx, default_ts, cache)?;
     let schema = table_schema(ex, session, name)?;
-    let Some((target, condition)) = planned.condition.clone() else {
-        apply_all(ex, vec![(schema, planned)])?;
+    if planned.conditions.is_empty() {
+        apply_all(ex, vec![(schema, planned)], None)?;
         return Ok(Outcome::Void);
-    };
+    }
     let key = planned
         .mutations
         .first()
@@ -189,7 +204,9 @@ fn run_one(
         .ok_or_else(|| Error::Invalid("A conditional statement must name one row".into()))?;
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
     let mut req = CasRequest::new(Arc::clone(&schema), key, false);
-    req.add_condition(target, condition)?;
+    for (target, condition) in planned.conditions.clone() {
+        req.add_condition(target, condition)?;
+    }
     for m in &planned.mutations {
         req.add_write(m);
     }
@@ -199,7 +216,7 @@ fn run_one(
     if let Some(refused) = lwt::check(ex, &req)? {
         return Ok(Outcome::Rows(refused));
     }
-    apply_all(ex, vec![(Arc::clone(&schema), planned)])?;
+    apply_all(ex, vec![(Arc::clone(&schema), planned)], Some(now_micros()))?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
 
@@ -292,7 +309,7 @@ pub fn batch(
         };
         planned.push((table_schema(ex, session, name)?, p));
     }
-    apply_all(ex, planned)?;
+    apply_all(ex, planned, None)?;
     Ok(Outcome::Void)
 }
 
@@ -334,6 +351,16 @@ fn conditional_batch(
                 "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
             ));
         }
+        if p.rows > 1 {
+            let what = if matches!(stmt, Statement::Delete(_)) {
+                "deletions"
+            } else {
+                "updates"
+            };
+            return Err(Error::Invalid(format!(
+                "IN on the clustering key columns is not supported with conditional {what}"
+            )));
+        }
         planned.push(p);
     }
     let Some(key) = planned
@@ -358,7 +385,7 @@ fn conditional_batch(
         for lw in &p.list_edits {
             req.writes_to(lw.ck.is_none());
         }
-        if let Some((target, condition)) = p.condition.clone() {
+        for (target, condition) in p.conditions.clone() {
             req.add_condition(target, condition)?;
         }
     }
@@ -371,6 +398,7 @@ fn conditional_batch(
             .into_iter()
             .map(|p| (Arc::clone(&schema), p))
             .collect(),
+        Some(ts),
     )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
@@ -576,13 +604,14 @@ fn condition_of(
 }
 
 /// Where a conditional statement's IF clause points: its one row (or the static row), with
-/// Cassandra's refusals of IN.
-fn condition_target(
+/// Cassandra's refusals of IN; conditions on static columns are about the static row.
+fn conditions_for(
+    condition: RowCondition,
     keys: usize,
     ckeys: &[ClusteringKey],
     static_only: bool,
     deletion: bool,
-) -> Result<RowTarget> {
+) -> Result<Vec<(RowTarget, RowCondition)>> {
     let what = if deletion { "deletions" } else { "updates" };
     if keys > 1 {
         return Err(Error::Invalid(format!(
@@ -594,10 +623,24 @@ fn condition_target(
             "IN on the clustering key columns is not supported with conditional {what}"
         )));
     }
-    Ok(match ckeys.first() {
+    let target = match ckeys.first() {
         Some(ck) if !static_only => RowTarget::Row(ck.clone()),
         _ => RowTarget::Static,
-    })
+    };
+    let RowCondition::Columns(conds) = condition else {
+        return Ok(vec![(target, condition)]);
+    };
+    let (statics, regular): (Vec<_>, Vec<_>) = conds
+        .into_iter()
+        .partition(|c| c.column.kind == ColumnKind::Static);
+    let mut out = Vec::with_capacity(2);
+    if !regular.is_empty() {
+        out.push((target, RowCondition::Columns(regular)));
+    }
+    if !statics.is_empty() {
+        out.push((RowTarget::Static, RowCondition::Columns(statics)));
+    }
+    Ok(out)
 }
 
 fn invalid(e: impl std::fmt::Display) -> Error {
@@ -962,7 +1005,11 @@ impl InsertPlan {
             .copied()
             .collect();
         // A row needs its whole clustering key, unless the INSERT sets static columns only.
-        let static_only = clustering_key.is_empty() && regular.is_empty();
+        let static_only = clustering_key.is_empty()
+            && regular.is_empty()
+            && given
+                .iter()
+                .any(|p| schema.columns[p.column].kind == ColumnKind::Static);
         if !missing_ck.is_empty() && !static_only {
             return Err(Error::Invalid(format!(
                 "Some clustering keys are missing: {}",
@@ -1059,9 +1106,9 @@ fn insert_mutation(
                 "Cannot provide custom timestamp for conditional updates".into(),
             ));
         }
-        Some((target, RowCondition::NotExists))
+        vec![(target, RowCondition::NotExists)]
     } else {
-        None
+        Vec::new()
     };
     Ok(Planned {
         mutations: vec![Mutation {
@@ -1069,7 +1116,8 @@ fn insert_mutation(
             key,
             update,
         }],
-        condition,
+        conditions: condition,
+        rows: 1,
         list_edits: Vec::new(),
         deferred,
     })
@@ -1133,8 +1181,6 @@ fn update(
 ) -> Result<Planned> {
     let schema = table_schema(ex, session, &u.table)?;
     let conditional = !matches!(u.conditions, Conditions::None);
-    let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
-    let now = now_secs();
     let condition = condition_of(&u.conditions, &u.using, &schema, ctx)?;
     let static_only = static_only(&u.assignments, &schema, condition.as_ref());
     let r = restrict::resolve(
@@ -1143,6 +1189,9 @@ fn update(
         ctx,
         Context::modification(StatementKind::Update, static_only),
     )?;
+    // USING is bound after the statement is validated, as in Cassandra.
+    let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
+    let now = now_secs();
     let keys = keys_of(&r);
     let mut row = Row::default();
     let mut statics = Row::default();
@@ -1209,13 +1258,14 @@ fn update(
             update,
         });
     }
-    let condition = match condition {
-        Some(c) => Some((condition_target(muts.len(), &ckeys, static_only, false)?, c)),
-        None => None,
+    let conditions = match condition {
+        Some(c) => conditions_for(c, muts.len(), &ckeys, static_only, false)?,
+        None => Vec::new(),
     };
     Ok(Planned {
         mutations: muts,
-        condition,
+        conditions,
+        rows: ckeys.len(),
         list_edits,
         deferred,
     })
@@ -1479,13 +1529,14 @@ fn delete(
             update,
         });
     }
-    let condition = match condition {
-        Some(c) => Some((condition_target(muts.len(), &ckeys, static_only, true)?, c)),
-        None => None,
+    let conditions = match condition {
+        Some(c) => conditions_for(c, muts.len(), &ckeys, static_only, true)?,
+        None => Vec::new(),
     };
     Ok(Planned {
         mutations: muts,
-        condition,
+        conditions,
+        rows: ckeys.len(),
         list_edits,
         deferred: None,
     })

@@ -10,7 +10,7 @@
 
 use super::cell::DeletionTime;
 use super::key::{ClusteringKey, ClusteringRange};
-use super::row::Row;
+use super::row::{ColumnData, Row};
 use std::collections::BTreeMap;
 
 /// A deletion of every row whose clustering key lies in `range`.
@@ -36,6 +36,46 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Sets every write of the update to timestamp `ts` and every deletion to `ts - 1`, so that
+    /// the update's own writes win over its own deletions (Cassandra's `withUpdatedTimestamps`,
+    /// which a Paxos commit applies with the ballot's time).
+    pub fn set_timestamps(&mut self, ts: i64) {
+        let del = |d: &mut DeletionTime| d.marked_at = ts.saturating_sub(1);
+        if let Some(d) = self.deletion.as_mut() {
+            del(d);
+        }
+        for rt in &mut self.range_tombstones {
+            del(&mut rt.deletion);
+        }
+        let row = |r: &mut Row| {
+            if let Some(m) = r.marker.as_mut() {
+                m.timestamp = ts;
+            }
+            if let Some(d) = r.deletion.as_mut() {
+                del(d);
+            }
+            for (_, data) in &mut r.columns {
+                match data {
+                    ColumnData::Simple(c) => c.timestamp = ts,
+                    ColumnData::Complex(cc) => {
+                        if let Some(d) = cc.deletion.as_mut() {
+                            del(d);
+                        }
+                        for (_, c) in &mut cc.cells {
+                            c.timestamp = ts;
+                        }
+                    }
+                }
+            }
+        };
+        if let Some(s) = self.static_row.as_mut() {
+            row(s);
+        }
+        for r in self.rows.values_mut() {
+            row(r);
+        }
+    }
+
     /// True when the partition carries nothing.
     pub fn is_empty(&self) -> bool {
         self.deletion.is_none()
@@ -170,6 +210,28 @@ mod tests {
             marker: Some(LivenessInfo::live(ts)),
             ..Row::default()
         }
+    }
+
+    #[test]
+    fn set_timestamps_puts_deletions_just_below_the_writes() {
+        let mut p = Partition {
+            deletion: Some(DeletionTime {
+                marked_at: 100,
+                local_deletion_time: 1,
+            }),
+            ..Partition::default()
+        };
+        p.rows.insert(key(1), marker_row(100));
+        p.set_timestamps(50);
+        assert_eq!(p.deletion.map(|d| d.marked_at), Some(49));
+        let row = p
+            .rows
+            .get(&key(1))
+            .and_then(|r| r.marker)
+            .map(|m| m.timestamp);
+        assert_eq!(row, Some(50));
+        // The update's own row survives its own partition deletion.
+        assert!(p.deletion.is_some_and(|d| !d.deletes(50)));
     }
 
     #[test]

@@ -252,13 +252,29 @@ impl Row {
         (marker_live || !self.columns.is_empty()).then_some(self)
     }
 
-    /// Removes the listed columns (sorted ids): the cells of dropped columns, which are not
-    /// data any more (they neither show nor keep a row alive).
-    pub fn remove_columns(&mut self, hidden: &[ColumnId]) {
-        if !hidden.is_empty() {
-            self.columns
-                .retain(|(id, _)| hidden.binary_search(id).is_err());
+    /// Removes what dropped columns left behind: for each `(column id, bound)` (sorted by id),
+    /// the column's cells written at or before `bound` (`i64::MAX`: all of them). They are not
+    /// data any more: they neither show nor keep a row alive.
+    pub fn remove_columns(&mut self, hidden: &[(ColumnId, i64)]) {
+        if hidden.is_empty() {
+            return;
         }
+        self.columns.retain_mut(|(id, data)| {
+            let Ok(i) = hidden.binary_search_by_key(id, |(h, _)| *h) else {
+                return true;
+            };
+            let bound = hidden[i].1;
+            match data {
+                ColumnData::Simple(c) => c.timestamp > bound,
+                ColumnData::Complex(cc) => {
+                    cc.cells.retain(|(_, c)| c.timestamp > bound);
+                    if cc.deletion.is_some_and(|d| d.marked_at <= bound) {
+                        cc.deletion = None;
+                    }
+                    !cc.cells.is_empty() || cc.deletion.is_some()
+                }
+            }
+        });
     }
 
     /// Keeps only the listed columns (sorted ids); the marker is kept.
@@ -335,6 +351,23 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn dropped_columns_hide_their_cells_up_to_the_drop() {
+        // Column 1 dropped for good; column 2 re-added after a drop at 5.
+        let mut r = row(None, &[(1, 9), (2, 4), (3, 1)]);
+        r.remove_columns(&[(1, i64::MAX), (2, 5)]);
+        let ids: Vec<_> = r.columns.iter().map(|c| c.0).collect();
+        assert_eq!(ids, vec![3]);
+        let mut r = row(None, &[(1, 9), (2, 6)]);
+        r.remove_columns(&[(1, i64::MAX), (2, 5)]);
+        let ids: Vec<_> = r.columns.iter().map(|c| c.0).collect();
+        assert_eq!(ids, vec![2]);
+        // A row alive only through a dropped column is not live any more.
+        let mut r = row(None, &[(1, 9)]);
+        r.remove_columns(&[(1, i64::MAX)]);
+        assert!(r.into_live(0).is_none());
     }
 
     #[test]

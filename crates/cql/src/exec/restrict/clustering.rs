@@ -286,7 +286,7 @@ impl ClusteringRestrictions {
 /// A clustering restriction the read cannot use, as row filters (multi-column `IN` and
 /// slices cannot be filtered, as in Cassandra).
 fn into_filters(columns: &[ColumnDef], e: Entry, out: &mut Vec<super::Filter>) -> Result<()> {
-    if e.multi && e.positions.len() > 1 {
+    if e.multi {
         match e.r {
             Restriction::Eq(values) => {
                 for (p, v) in e.positions.iter().zip(values) {
