@@ -536,7 +536,7 @@ class Generator:
             ct = c.type
             if ct.kind == "map" and r < 0.25:
                 k = self.rv(ct.params[0], True)
-                while k == [] and not self.chance("lwt_element_empty_key"):
+                while _null_or_empty_inside(k) and not self.chance("lwt_element_empty_key"):
                     k = self.rv(ct.params[0], False)
                 conds.append([f"{c.name}[", self.cond_arg(ct.params[0], k), "] = ",
                               self.cond_arg(ct.params[1], self.rv(ct.params[1], True))])
@@ -582,7 +582,10 @@ class Generator:
                 key_t = c.type.params[0] if c.type.kind == "map" else INT
                 key = self.rv(key_t, True) if c.type.kind == "map" else \
                     self.rng.randint(-1, 3)
-                targets.append([f"{c.name}[", self.element_arg(key_t, key), "]"])
+                a = self.element_arg(key_t, key)
+                if c.type.frozen and not self.chance("bind_frozen_element"):
+                    a.bound = False
+                targets.append([f"{c.name}[", a, "]"])
                 cols.add(c.name)
         static_only = targets and all(t.column(n).kind == "static" for n in cols)
         empty_in_ok = kind != "elements" or self.chance("empty_in_list_read")
@@ -730,6 +733,10 @@ class Generator:
             parts += c.parts + ["; "]
             cols |= c.cols
         parts.append("APPLY BATCH")
+        if not self.chance("bind_text_batch"):
+            for a in parts:
+                if isinstance(a, Arg) and not a.unset:
+                    a.bound = False
         return Stmt("batch", parts, "lwt" if conditional else "write", cols=cols,
                     timestamp=self.lwt_timestamp(ts) if conditional else ts)
 
@@ -960,8 +967,11 @@ class Generator:
                 ct.is_collection and self.rng.random() < 0.6):
             elem = ct.params[0] if ct.kind != "map" else ct.params[self.rng.randint(0, 1)]
             if ct.kind == "map" and self.rng.random() < 0.3 and self.chance("filter_map_entry"):
-                return [f"{c.name}[", self.element_arg(ct.params[0], self.rv(ct.params[0], True)),
-                        "] = ", self.element_arg(ct.params[1], self.rv(ct.params[1], True))]
+                key = self.element_arg(ct.params[0], self.rv(ct.params[0], True))
+                value = self.element_arg(ct.params[1], self.rv(ct.params[1], True))
+                if ct.frozen and not self.chance("bind_frozen_element"):
+                    key.bound = value.bound = False
+                return [f"{c.name}[", key, "] = ", value]
             value = self.element_arg(elem, self.rv(elem, True))
             if ct.kind == "map" and elem is ct.params[0]:
                 return [f"{c.name} CONTAINS KEY ", value]
@@ -1072,6 +1082,15 @@ class Generator:
 
 
 PK_MODES = ["eq", "in", "token", "scan", "partial"]
+
+
+def _null_or_empty_inside(v):
+    """An empty collection, or a null anywhere inside a tuple or collection."""
+    if v == []:
+        return True
+    if isinstance(v, list):
+        return any(x is None or _null_or_empty_inside(x) for x in v)
+    return False
 
 
 def _empty(v):
