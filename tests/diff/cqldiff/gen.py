@@ -20,6 +20,8 @@ Invariants:
   servers must refuse them alike.
 """
 
+import json
+
 from . import types as ty
 from .schema import Column, random_table
 from .stmt import TABLE, Arg, Stmt
@@ -394,7 +396,6 @@ class Generator:
             if self.rng.random() < 0.6:
                 obj[c.name] = ty.json_value(c.type, self.value(c))
                 cols.add(c.name)
-        import json
         text = json.dumps(obj, ensure_ascii=self.rng.random() < 0.5)
         parts = ["INSERT INTO ", TABLE, " JSON ", self.arg(TEXT, text)]
         r = self.rng.random()

@@ -21,6 +21,7 @@ timestamp -> int (ms since epoch); uuid/timeuuid -> uuid.UUID; inet -> str; dura
 
 import datetime
 import decimal
+import ipaddress
 import json
 import math
 import struct
@@ -367,7 +368,7 @@ def _random_native(rng, name, small):
             return rng.choice(["127.0.0.1", "10.0.0.1", "::1"])
         if rng.random() < 0.6:
             return ".".join(str(rng.randrange(256)) for _ in range(4))
-        return str(__import__("ipaddress").IPv6Address(rng.getrandbits(128)))
+        return str(ipaddress.IPv6Address(rng.getrandbits(128)))
     if name == "duration":
         if small:
             return rng.choice([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 3_600_000_000_000)])
