@@ -269,10 +269,13 @@ def main(argv):
                    help="with --save: the FINDINGS.md section the case belongs to while it differs")
     p.add_argument("--first-episode", type=int, default=0,
                    help="start at this episode (to rerun one found by a longer run)")
-    p.add_argument("--max-differences", type=int, default=25)
-    p.add_argument("--no-shrink", action="store_true")
-    p.add_argument("--shrink-seconds", type=float, default=300)
-    p.add_argument("--shrink-replays", type=int, default=400)
+    p.add_argument("--max-differences", type=int, default=25,
+                   help="stop after this many differences (default 25)")
+    p.add_argument("--no-shrink", action="store_true", help="report differences unshrunk")
+    p.add_argument("--shrink-seconds", type=float, default=300,
+                   help="time budget to shrink one difference (default 300)")
+    p.add_argument("--shrink-replays", type=int, default=400,
+                   help="replay budget to shrink one difference (default 400)")
     p.add_argument("--save-dir", default=str(DIFF_DIR / "found"),
                    help="where shrunk cases are saved (default tests/diff/found/)")
     p.add_argument("--keyspace", default=KEYSPACE,
