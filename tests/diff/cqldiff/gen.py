@@ -116,6 +116,7 @@ class Generator:
         self._list_read = False  # ... has a list operation that reads the list first
         self._static_list_add = False  # ... appends or prepends to a static list
         self._empty_in = False  # ... has an IN ()
+        self._empty_key = False  # ... names an empty partition key value
         self.value_opts = ty.ValueOptions(rng, {
             "decimal_scale": features("decimal_scale"),
             "duplicate_map_keys": features("duplicate_map_keys")})
@@ -175,6 +176,12 @@ class Generator:
                 key = [_nonempty(c.type) if _empty(v) else v for c, v in zip(pk, key)]
             self.partitions.append(key)
         return self.rng.choice(self.partitions)
+
+    def _note_empty_key(self, key):
+        """Whether a key has an empty value, remembered for the statement (F41's order)."""
+        empty = any(_empty(v) for v in key)
+        self._empty_key = self._empty_key or empty
+        return empty
 
     def select_key(self, key):
         """A partition key for a SELECT: an empty single-column key only with the feature
@@ -236,12 +243,14 @@ class Generator:
         cols = set()
         clauses = []
         pk = self.partition()
+        self._note_empty_key(pk)
         pk_in_ok = allow_in and (not self._in_conditional_batch
                                  or self.chance("lwt_batch_partition_in"))
         for i, c in enumerate(t.pk):
             p = []
             if pk_in_ok and self.chance("where_pk_in"):
                 values = [pk[i]] + [self.partition()[i] for _ in range(self.rng.randint(0, 2))]
+                self._note_empty_key(values)
                 if self.chance("empty_in") and allow_empty_in:
                     values = []
                     self._empty_in = True
@@ -253,10 +262,9 @@ class Generator:
             ck = self.clustering()
             ck_in_ok = allow_in and (not self._static_list_add or self.chance(
                 "static_list_add_rows"))
-            empty_key = any(_empty(v) for v in pk)
             for i, c in enumerate(t.ck):
                 if self.chance("missing_key_column") and not (
-                        (self._in_batch or empty_key) and not self.chance("validation_order")):
+                        (self._in_batch or self._empty_key) and not self.chance("validation_order")):
                     self._missing_key = True
                     continue
                 p = []
@@ -279,13 +287,13 @@ class Generator:
         if allow_ttl and self.chance("using_ttl"):
             ttl = self.rng.choice([0, 100_000, 2_000_000, 31_536_000, 5_000_000])
             if self.chance("bad_values") and (not lwt or self.chance("lwt_bad_ttl")) and (
-                    not (self._missing_key or self._empty_in) or self.chance("validation_order")):
+                    not self._two_faults() or self.chance("validation_order")):
                 ttl = self.rng.choice([-1, 2 ** 31 - 1, 630_720_001])
             has_ttl = ttl != 0
             clauses.append(["TTL ", self.arg(INT, ttl)])
         ts = self.write_timestamp(has_ttl)
         if self.chance("using_timestamp") if not lwt else (self.chance("lwt_using_timestamp") and (
-                not self._missing_key or self.chance("validation_order"))):
+                not self._two_faults() or self.chance("validation_order"))):
             clauses.append(["TIMESTAMP ", self.arg(BIGINT, ts)])
         if self.rng.random() < 0.5:
             clauses.reverse()
@@ -297,6 +305,10 @@ class Generator:
         """The protocol's default timestamp of a conditional write: drivers send one, and
         Cassandra ignores it (the write gets the Paxos ballot's time)."""
         return ts if self.chance("lwt_default_timestamp") else None
+
+    def _two_faults(self):
+        """The statement already has a fault another check may report first (F41)."""
+        return self._missing_key or self._empty_in or self._empty_key
 
     def write_timestamp(self, has_ttl):
         return self.clock.next(ttl_free=not has_ttl and not self.table.default_ttl)
@@ -311,6 +323,7 @@ class Generator:
         """The next statement."""
         self._missing_key = False
         self._empty_in = False
+        self._empty_key = False
         self._bind = self.chance("bind")
         self._bind_mixed = self._bind and self.chance("bind_mixed")
         counter = self.table.counter
@@ -338,6 +351,7 @@ class Generator:
         if not t.values and not t.key:
             return None
         pk, ck = self.partition(), self.clustering()
+        self._note_empty_key(pk)
         names, values = [], []
         for c, v in zip(t.pk, pk):
             names.append(c)
