@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the project. Installs nothing by hand: cargo fetches the Rust crates, the
-# Python driver tests set up their own virtualenv (.venv) from tests/python/requirements.txt, the
-# Go driver tests fetch gocql and ScyllaDB's fork from the Go module proxy as pinned in
-# tests/go/go.sum and go.scylla.sum, and Maven fetches the Java driver from Maven Central.
+# Python driver tests set up their own virtualenv (.venv, scripts/venv) from
+# tests/python/requirements.txt, the Go driver tests fetch gocql and ScyllaDB's fork from the Go
+# module proxy as pinned in tests/go/go.sum and go.scylla.sum, Maven fetches the Java driver from
+# Maven Central, and the differential run installs Apache Cassandra 5.0.9 from Maven Central
+# into .cache/cassandra/ (scripts/cassandra-peer).
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo fmt --all -- --check
@@ -22,15 +24,7 @@ case "$target_dir" in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
 export CAIRN_BIN="${CAIRN_BIN:-$target_dir/release/cairn}"
 
 # --- Python driver tests (cassandra-driver, cqlsh); tests/python/conftest.py starts the node.
-req=tests/python/requirements.txt
-stamp=.venv/.requirements.stamp
-if [ ! -x .venv/bin/python ]; then
-    python3 -m venv .venv
-fi
-if [ ! -f "$stamp" ] || ! cmp -s "$req" "$stamp"; then
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$req"
-    cp "$req" "$stamp"
-fi
+scripts/venv
 .venv/bin/python -m pytest -q tests/python
 
 # --- Go drivers: upstream gocql, then ScyllaDB's fork of it (what scylla-bench runs; it reads
@@ -42,3 +36,9 @@ command -v go >/dev/null || { echo "test.sh: go is required for tests/go (gocql)
 # starts its nodes itself.
 command -v mvn >/dev/null || { echo "test.sh: mvn (and Java 17) is required for tests/java" >&2; exit 1; }
 (cd tests/java && mvn -B -q test)
+
+# --- Differential run against Apache Cassandra 5.0 (tests/diff/, docs/cql.md): a short seeded
+# run of random statements on Cairn and on Cassandra, every answer compared. It starts the
+# Cassandra peer (and stops it) unless one is running (scripts/cassandra-peer start). Java 17
+# and Maven were checked just above.
+scripts/cql-diff --statements 5000 --seed 1 --max-differences 3 --shrink-seconds 60

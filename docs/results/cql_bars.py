@@ -19,11 +19,15 @@ import argparse
 import os
 import re
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+# The OPTIONS/SUPPORTED probe is the differential tester's (standard library only).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "diff"))
+from cqldiff.peer import cql_answers  # noqa: E402
 
 
 def free_port():
@@ -36,18 +40,7 @@ def free_port():
 
 def cql_ready(port):
     """True when the node answers OPTIONS with SUPPORTED (native protocol v4)."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-            s.sendall(struct.pack(">BBhBi", 0x04, 0, 0, 0x05, 0))
-            head = b""
-            while len(head) < 9:
-                chunk = s.recv(9 - len(head))
-                if not chunk:
-                    return False
-                head += chunk
-            return head[4] == 0x06
-    except OSError:
-        return False
+    return cql_answers(port, timeout=0.5)
 
 
 def rss_kib(pid):
