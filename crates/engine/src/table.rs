@@ -13,6 +13,7 @@ use crate::commitlog::CommitlogPosition;
 use crate::compaction::strategy::CompactionOptions;
 use crate::error::{Error, IoResultExt, Result};
 use crate::memtable::Memtable;
+use crate::metrics::histogram::EstimatedHistogram;
 use crate::metrics::{
     micros_since, HistogramSnapshot, IoCounters, ReadKind, RequestMetrics, WriteKind,
 };
@@ -21,7 +22,6 @@ use crate::read::{ReadCommand, Snapshot};
 use crate::schema::{SerializationHeader, TableSchema};
 use crate::snapshot::store::{self as snapshot_store, TableSnapshots};
 use crate::sstable::format::{parse_generation, Component};
-use crate::sstable::histogram::EstimatedHistogram;
 use crate::sstable::reader::SSTable;
 use crate::sstable::stats::{CELL_COUNT_BUCKETS, PARTITION_SIZE_BUCKETS};
 use crate::sstable::writer::{SSTableWriter, WriterOptions, WrittenSSTable};

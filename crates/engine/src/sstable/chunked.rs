@@ -43,7 +43,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
-use crate::sstable::compression::{Codec, CompressionParams, Compressor};
+use crate::schema::compression::{Codec, CompressionParams};
+use crate::sstable::compression::Compressor;
 
 /// Whether sequential readers ([`ChunkedReader::read_chunk_ahead_into`]) read a mapped data file
 /// (the default) or `pread` into their window; see [`set_map_sequential_reads`].

@@ -22,7 +22,7 @@
 
 use super::bloom::BloomFilter;
 use super::chunked::{ChunkOffsets, ChunkedReader, ReadWindow};
-use super::compression::{CompressionParams, Compressor};
+use super::compression::Compressor;
 use super::format::*;
 use super::index::{Page, Summary};
 use super::stats::SSTableStats;
@@ -34,6 +34,7 @@ use crate::model::{
     ClusteringKey, ClusteringRange, DecoratedKey, DeletionTime, PartitionPos, RangeTombstone, Row,
     Slice,
 };
+use crate::schema::compression::CompressionParams;
 use bytes::{Bytes, BytesMut};
 use std::collections::VecDeque;
 use std::fs::File;

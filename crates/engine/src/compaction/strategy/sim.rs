@@ -44,8 +44,8 @@ use bytes::Bytes;
 
 use super::{ics, CompactionOptions, Job, JobKind, SSTableInfo, StrategyState};
 use crate::compaction::controller;
+use crate::metrics::histogram::TombstoneHistogram;
 use crate::model::{DecoratedKey, Token};
-use crate::sstable::histogram::TombstoneHistogram;
 
 const MIB: u64 = 1024 * 1024;
 
