@@ -12,6 +12,7 @@
 //! A crash at any point of startup leaves the same data to recover again.
 
 use crate::commitlog::{self, Commitlog, CommitlogConfig, ReplayReport, SyncMode};
+use crate::compaction;
 use crate::compaction::job::JobReport;
 use crate::compaction::manager::{CompactionManager, ManagerConfig};
 use crate::error::{Error, IoResultExt, Result};
@@ -151,6 +152,7 @@ impl Database {
         std::fs::create_dir_all(&config.data_dir).with_path(&config.data_dir)?;
         std::fs::create_dir_all(&config.commitlog_dir).with_path(&config.commitlog_dir)?;
         let mut tables = HashMap::default();
+        let mut logs_recovered = 0;
         let mut names = TableNames::default();
         let registry = snapshot::Registry::default();
         let backups = Arc::new(AtomicBool::new(config.incremental_backups));
@@ -173,6 +175,8 @@ impl Database {
                     }
                     continue;
                 }
+                // Interrupted compactions are finished or rolled back first.
+                logs_recovered += compaction::txn::recover(&t)?.len();
                 let table = Table::open(&t, Arc::clone(&backups))?;
                 registry.insert(Arc::clone(table.snapshots()));
                 let s = table.schema();
@@ -183,7 +187,7 @@ impl Database {
 
         // Replay into memtables.
         let mut recovery = RecoveryReport {
-            compaction_logs_recovered: tables.values().map(|t| t.recovered_txn_logs()).sum(),
+            compaction_logs_recovered: logs_recovered,
             ..Default::default()
         };
         let replay = commitlog::replay(&config.commitlog_dir, |pos, payload| {
@@ -227,7 +231,7 @@ impl Database {
         // Flush what was replayed, then release the old segments.
         for t in tables.values() {
             t.switch_memtable(|| commitlog.current_position());
-            t.flush_pending()?;
+            t.flush_pending(&compaction::flush_fragments)?;
         }
         commitlog.release_replayed();
 
@@ -378,9 +382,10 @@ impl Database {
         t.mark_all_deleted();
         self.compaction().stop(Some(&t));
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while t.compaction.lock().running > 0 && std::time::Instant::now() < deadline {
+        while self.compaction().running_on(&t) > 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
+        self.compaction().forget(&t);
         self.inner.memtable_bytes.fetch_sub(
             t.memtable_bytes()
                 .min(self.inner.memtable_bytes.load(Ordering::Relaxed)),
@@ -861,7 +866,7 @@ impl TableNames {
 
 fn flush_table(inner: &Inner, t: &Arc<Table>) -> Result<()> {
     t.switch_memtable(|| inner.commitlog.current_position());
-    let r = t.flush_pending();
+    let r = t.flush_pending(&compaction::flush_fragments);
     t.flush_requested.store(false, Ordering::Release);
     match r {
         Ok((upto, freed)) => {

@@ -10,7 +10,6 @@
 //! and only its last fragment records where the interval ends (`write_memtable`).
 
 use crate::commitlog::CommitlogPosition;
-use crate::compaction::strategy::CompactionOptions;
 use crate::error::{Error, IoResultExt, Result};
 use crate::memtable::Memtable;
 use crate::metrics::histogram::EstimatedHistogram;
@@ -122,26 +121,6 @@ pub struct TableStats {
     pub snapshots_true_size: u64,
 }
 
-/// A table's compaction bookkeeping, owned by the compaction manager.
-#[derive(Debug, Default)]
-pub struct CompactionState {
-    /// Generations held by running jobs: no two jobs ever share an sstable.
-    pub compacting: std::collections::HashSet<u64>,
-    /// Jobs running on the table.
-    pub running: usize,
-    /// What kind of job each running job is (strategies avoid starting a second cross-tier
-    /// job while one runs).
-    pub running_kinds: Vec<crate::compaction::strategy::JobKind>,
-    /// LCS round robin: the last key compacted out of each level.
-    pub last_compacted_keys: Vec<Option<DecoratedKey>>,
-    /// Jobs finished.
-    pub completed: u64,
-    /// Jobs failed (stopped jobs not included).
-    pub failed: u64,
-    /// True while the table waits in the manager's queue.
-    pub queued: bool,
-}
-
 /// One table.
 pub struct Table {
     schema: RwLock<Arc<TableSchema>>,
@@ -161,10 +140,7 @@ pub struct Table {
     pub io: Arc<IoCounters>,
     /// Request counts and latencies.
     pub requests: RequestMetrics,
-    /// Compaction bookkeeping.
-    pub compaction: Mutex<CompactionState>,
     dropped: AtomicBool,
-    recovered_txn_logs: usize,
     /// The table directory's snapshots (shared with the database's registry).
     snapshots: Arc<TableSnapshots>,
     /// Whether flushed and loaded sstables are linked into `backups/` (the database's
@@ -197,7 +173,6 @@ impl Table {
     pub fn open(dir: &Path, incremental_backups: Arc<AtomicBool>) -> Result<Table> {
         let schema = TableSchema::load(dir)?;
         let snapshots = Arc::new(TableSnapshots::load(dir, &schema.keyspace, &schema.name)?);
-        let recovered_txn_logs = crate::compaction::txn::recover(dir)?.len();
         let io = Arc::new(IoCounters::default());
         let mut committed = Vec::new();
         let mut all = Vec::new();
@@ -253,9 +228,7 @@ impl Table {
             flush_requested: AtomicBool::new(false),
             io,
             requests: RequestMetrics::default(),
-            compaction: Mutex::new(CompactionState::default()),
             dropped: AtomicBool::new(false),
-            recovered_txn_logs,
             snapshots,
             incremental_backups,
             refresh_lock: Mutex::new(()),
@@ -375,7 +348,13 @@ impl Table {
 
     /// Flushes every switched-out memtable, oldest first. Returns the commitlog position the
     /// table is now durable up to (if anything was flushed) and the bytes of memtable freed.
-    pub fn flush_pending(&self) -> Result<(Option<CommitlogPosition>, usize)> {
+    ///
+    /// `fragments` says how many key-range fragments a memtable of a schema and a size is
+    /// written as: the table's compaction strategy decides, and the database asks it.
+    pub fn flush_pending(
+        &self,
+        fragments: &dyn Fn(&TableSchema, u64) -> usize,
+    ) -> Result<(Option<CommitlogPosition>, usize)> {
         let _one_at_a_time = self.flush_lock.lock();
         let mut durable_upto = None;
         let mut freed = 0;
@@ -388,7 +367,7 @@ impl Table {
             // inputs a compaction releases meanwhile would stay on disk until the flush ends.
             drop(st);
             let lower = durable_upto.unwrap_or(self.replay_floor);
-            let written = self.write_memtable(&mem, (lower, pos))?;
+            let written = self.write_memtable(&mem, (lower, pos), fragments)?;
             if self.incremental_backups() {
                 // Before publishing: a crash in between finds the sstable live at restart
                 // (its TOC commits it) and already backed up.
@@ -428,9 +407,9 @@ impl Table {
     }
 
     /// Writes one memtable as new sstables (not yet published): one, or the run of key-range
-    /// fragments the table's compaction strategy asks for
-    /// ([`CompactionOptions::flush_fragments`]: ICS, so that the job merging the flush releases
-    /// it fragment by fragment rather than at its very end).
+    /// fragments the table's compaction strategy asks for (`fragments`; ICS asks for several,
+    /// so that the job merging the flush releases it fragment by fragment rather than at its
+    /// very end).
     ///
     /// Only the last fragment records the commitlog interval's upper end: startup replays the
     /// commitlog from the highest upper end any sstable records, so a crash between two
@@ -440,6 +419,7 @@ impl Table {
         &self,
         mem: &Memtable,
         interval: (CommitlogPosition, CommitlogPosition),
+        fragments: &dyn Fn(&TableSchema, u64) -> usize,
     ) -> Result<Vec<WrittenSSTable>> {
         let schema = self.schema();
         let compression = schema
@@ -450,10 +430,7 @@ impl Table {
         let mut opts = WriterOptions::new(compression);
         opts.bloom_fp_chance = schema.options.bloom_filter_fp_chance;
         let partitions = mem.partition_count();
-        // Options that do not parse cannot have been set on the table; one sstable then.
-        let fragments = CompactionOptions::from_map(&schema.options.compaction)
-            .map_or(1, |o| o.flush_fragments(mem.bytes() as u64))
-            .clamp(1, partitions.max(1));
+        let fragments = fragments(&schema, mem.bytes() as u64).clamp(1, partitions.max(1));
         let per_fragment = partitions.div_ceil(fragments).max(1);
         opts.expected_partitions = per_fragment as u64;
         opts.timestamp_base = if mem.is_empty() {
@@ -515,7 +492,7 @@ impl Table {
                 // retry writes the memtable again. (Unfinished writers delete their files.)
                 for w in &out {
                     if let Err(d) =
-                        crate::compaction::txn::delete_sstable_files(&self.dir, w.generation)
+                        crate::sstable::format::delete_sstable_files(&self.dir, w.generation)
                     {
                         tracing::warn!("flush fragment {} left behind: {d}", w.generation);
                     }
@@ -553,11 +530,6 @@ impl Table {
             flushing: state.flushing.clone(),
             sstables,
         });
-    }
-
-    /// Interrupted compactions whose transaction logs `open` applied.
-    pub fn recovered_txn_logs(&self) -> usize {
-        self.recovered_txn_logs
     }
 
     /// True once the table was dropped.
