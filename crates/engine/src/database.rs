@@ -25,7 +25,7 @@ use crate::snapshot::{
     self, RefreshReport, SchemaDescriber, Snapshot, SnapshotDetails, SnapshotOptions,
     TableSnapshots,
 };
-use crate::table::{unknown, Table, TableStats};
+use crate::table::{unknown, Table, TableSettings, TableStats};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -61,7 +61,7 @@ pub struct DatabaseConfig {
     pub compaction: ManagerConfig,
     /// `disk_access_mode`: whether scans and compactions read data files through a memory map
     /// (`auto`, `mmap`: true) or with `pread` (`standard`, `mmap_index_only`: false). Applies
-    /// to the whole process ([`crate::sstable::chunked::set_map_sequential_reads`]).
+    /// to every table of this database ([`crate::sstable::reader::SSTable::map_sequential_reads`]).
     pub map_sequential_reads: bool,
     /// `auto_snapshot`: snapshot a table (`dropped-<ms>-<table>`, `truncated-<ms>-<table>`)
     /// before DROP TABLE, DROP KEYSPACE and TRUNCATE delete its data.
@@ -148,7 +148,6 @@ pub struct Database {
 impl Database {
     /// Opens (or creates) a database and recovers it.
     pub fn open(config: DatabaseConfig) -> Result<Database> {
-        crate::sstable::chunked::set_map_sequential_reads(config.map_sequential_reads);
         std::fs::create_dir_all(&config.data_dir).with_path(&config.data_dir)?;
         std::fs::create_dir_all(&config.commitlog_dir).with_path(&config.commitlog_dir)?;
         let mut tables = HashMap::default();
@@ -156,6 +155,10 @@ impl Database {
         let mut names = TableNames::default();
         let registry = snapshot::Registry::default();
         let backups = Arc::new(AtomicBool::new(config.incremental_backups));
+        let settings = |backups: &Arc<AtomicBool>| TableSettings {
+            incremental_backups: Arc::clone(backups),
+            map_sequential_reads: config.map_sequential_reads,
+        };
         for ks in std::fs::read_dir(&config.data_dir).with_path(&config.data_dir)? {
             let ks = ks.with_path(&config.data_dir)?.path();
             if !ks.is_dir() {
@@ -177,7 +180,7 @@ impl Database {
                 }
                 // Interrupted compactions are finished or rolled back first.
                 logs_recovered += compaction::txn::recover(&t)?.len();
-                let table = Table::open(&t, Arc::clone(&backups))?;
+                let table = Table::open(&t, settings(&backups))?;
                 registry.insert(Arc::clone(table.snapshots()));
                 let s = table.schema();
                 names.insert(&s.keyspace, &s.name, s.id);
@@ -316,7 +319,10 @@ impl Database {
         let table = Arc::new(Table::create(
             &dir,
             schema,
-            Arc::clone(&self.inner.incremental_backups),
+            TableSettings {
+                incremental_backups: Arc::clone(&self.inner.incremental_backups),
+                map_sequential_reads: self.inner.config.map_sequential_reads,
+            },
         )?);
         self.inner.snapshots.insert(Arc::clone(table.snapshots()));
         names.insert(&table.schema().keyspace, &table.schema().name, id);

@@ -121,6 +121,16 @@ pub struct TableStats {
     pub snapshots_true_size: u64,
 }
 
+/// What a database tells each of its tables.
+#[derive(Debug, Clone)]
+pub struct TableSettings {
+    /// `incremental_backups`: whether flushed and loaded sstables are linked into `backups/`
+    /// (the database's switch, shared by every table).
+    pub incremental_backups: Arc<AtomicBool>,
+    /// How sequential reads read data files ([`SSTable::map_sequential_reads`]).
+    pub map_sequential_reads: bool,
+}
+
 /// One table.
 pub struct Table {
     schema: RwLock<Arc<TableSchema>>,
@@ -143,34 +153,28 @@ pub struct Table {
     dropped: AtomicBool,
     /// The table directory's snapshots (shared with the database's registry).
     snapshots: Arc<TableSnapshots>,
-    /// Whether flushed and loaded sstables are linked into `backups/` (the database's
-    /// switch, shared by every table).
-    incremental_backups: Arc<AtomicBool>,
+    /// The database's settings for its tables.
+    settings: TableSettings,
     /// Held while `refresh` loads sstables into the table.
     refresh_lock: Mutex<()>,
 }
 
 impl Table {
     /// Creates a new table directory (with its `upload/` folder) and its schema file;
-    /// `incremental_backups` is the database's backup switch.
-    pub fn create(
-        dir: &Path,
-        schema: TableSchema,
-        incremental_backups: Arc<AtomicBool>,
-    ) -> Result<Table> {
+    pub fn create(dir: &Path, schema: TableSchema, settings: TableSettings) -> Result<Table> {
         let upload = dir.join(snapshot_store::UPLOAD_DIR);
         std::fs::create_dir_all(&upload).with_path(&upload)?;
         schema.save(dir)?;
         if let Some(parent) = dir.parent() {
             crate::io::sync_dir(parent)?;
         }
-        Self::open(dir, incremental_backups)
+        Self::open(dir, settings)
     }
 
     /// Opens a table directory: finishes or rolls back interrupted compactions, removes
     /// uncommitted sstable files, opens committed ones, reads its snapshots. New sstables are
     /// numbered above every generation in the directory, its snapshots and its backups.
-    pub fn open(dir: &Path, incremental_backups: Arc<AtomicBool>) -> Result<Table> {
+    pub fn open(dir: &Path, settings: TableSettings) -> Result<Table> {
         let schema = TableSchema::load(dir)?;
         let snapshots = Arc::new(TableSnapshots::load(dir, &schema.keyspace, &schema.name)?);
         let io = Arc::new(IoCounters::default());
@@ -202,7 +206,8 @@ impl Table {
         let mut sstables = Vec::with_capacity(committed.len());
         let mut floor = CommitlogPosition::NONE;
         for gen in committed {
-            let s = SSTable::open(dir, gen, Arc::clone(&io))?;
+            let s = SSTable::open(dir, gen, Arc::clone(&io))?
+                .map_sequential_reads(settings.map_sequential_reads);
             let (seg, off) = s.stats.commitlog_upper;
             floor = floor.max(CommitlogPosition {
                 segment_id: seg,
@@ -230,7 +235,7 @@ impl Table {
             requests: RequestMetrics::default(),
             dropped: AtomicBool::new(false),
             snapshots,
-            incremental_backups,
+            settings,
             refresh_lock: Mutex::new(()),
         })
     }
@@ -242,7 +247,13 @@ impl Table {
 
     /// Whether new sstables are linked into `backups/`.
     pub fn incremental_backups(&self) -> bool {
-        self.incremental_backups.load(Ordering::Relaxed)
+        self.settings.incremental_backups.load(Ordering::Relaxed)
+    }
+
+    /// Opens one of the table's committed sstables, with its byte counters and settings.
+    pub fn open_sstable(&self, generation: u64) -> Result<SSTable> {
+        Ok(SSTable::open(&self.dir, generation, Arc::clone(&self.io))?
+            .map_sequential_reads(self.settings.map_sequential_reads))
     }
 
     /// Serializes loads into the table (`refresh`).
@@ -377,11 +388,7 @@ impl Table {
             }
             let mut ssts = Vec::with_capacity(written.len());
             for w in written {
-                ssts.push(Arc::new(SSTable::open(
-                    &self.dir,
-                    w.generation,
-                    Arc::clone(&self.io),
-                )?));
+                ssts.push(Arc::new(self.open_sstable(w.generation)?));
             }
             {
                 let mut state = self.state.write();

@@ -236,7 +236,7 @@ fn publish(table: &Table, upload: &Path, sstables: &[Arc<SSTable>]) -> Result<Ve
                 &component_path(dir, g, Component::Toc),
                 toc.as_bytes(),
             )?;
-            opened.push(Arc::new(SSTable::open(dir, g, Arc::clone(&table.io))?));
+            opened.push(Arc::new(table.open_sstable(g)?));
         }
         crate::io::sync_dir(dir)?;
         log.commit(&gens, &[])?;

@@ -137,6 +137,13 @@ fn get_body_item(
 }
 
 impl SSTable {
+    /// How its sequential reads read the data file (see
+    /// [`ChunkedReader::map_sequential_reads`]; mapped by default).
+    pub fn map_sequential_reads(mut self, on: bool) -> Self {
+        self.data.set_map_sequential_reads(on);
+        self
+    }
+
     /// Opens a committed sstable (its TOC must exist).
     pub fn open(dir: &Path, generation: u64, io: Arc<IoCounters>) -> Result<SSTable> {
         let path = |c| component_path(dir, generation, c);
