@@ -71,9 +71,9 @@
 //!   canonicalised like a top-level value of its type, so `decode` returns the value
 //!   re-serialized from its canonical elements.
 //!
-//! Pieces: [`compare`] (Cassandra's comparator, which the encoding must agree with),
-//! [`encode`] and [`decode`] (the bodies), [`numbers`] (varint and decimal arithmetic),
-//! [`format`] (tags, item markers, the framing of serialized collections), and the tests
+//! Pieces: `compare` (Cassandra's comparator, which the encoding must agree with),
+//! `encode` and `decode` (the bodies), `numbers` (varint and decimal arithmetic),
+//! `format` (tags, item markers, the framing of serialized collections), and the tests
 //! checking the encoding against the comparator for every type.
 
 use super::key::{ClusteringKey, COMPONENT_MARKER};
