@@ -8,7 +8,7 @@
 //! time, oldest memtable first, so the commitlog interval an sstable records is contiguous. A
 //! flush the strategy wants as several key-range fragments (ICS) publishes them in one swap,
 //! and only its last fragment records where the interval ends. Flushing — switching, writing
-//! and publishing a memtable — is [`flush`]'s.
+//! and publishing a memtable — is `flush`'s (`table/flush.rs`).
 
 use crate::commitlog::CommitlogPosition;
 use crate::error::{Error, IoResultExt, Result};
