@@ -11,7 +11,7 @@
 //!
 //! where `L` is the table's `chunk_length` and the CRC32 (IEEE, as Cassandra and ScyllaDB use)
 //! covers the compressed bytes. Only the last chunk may hold fewer than `L` uncompressed bytes,
-//! and no chunk is empty. Uncompressed tables ([`Codec::None`]) use the same layout, so every byte
+//! and no chunk is empty. Uncompressed tables ([`Codec::None`](crate::schema::compression::Codec::None)) use the same layout, so every byte
 //! on disk is covered by a checksum either way.
 //!
 //! Where each chunk starts is not in the data file; the writer returns a [`ChunkOffsets`] that
@@ -27,7 +27,7 @@
 //! for a plain `u64` array; the price is summing up to 63 lengths per lookup.
 //!
 //! Readers are `Send + Sync` and use positioned reads (`pread`), so many threads can share one
-//! [`ChunkedReader`]; each thread brings its own [`Compressor`] (codec contexts and read buffer).
+//! [`ChunkedReader`]; each thread brings its own [`Compressor`](crate::sstable::compression::Compressor) (codec contexts and read buffer).
 //! Sequential readers (scans, compaction) instead read the file through a read-only memory map
 //! held by their [`ReadWindow`] by default, which spares copying every compressed byte out of
 //! the page cache; point reads keep `pread`, so a small read never faults in more than it

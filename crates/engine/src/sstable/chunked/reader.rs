@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Reads chunks of a data file written by [`ChunkedWriter`]. `Send + Sync`: share it.
+/// Reads chunks of a data file written by [`ChunkedWriter`](super::ChunkedWriter). `Send + Sync`: share it.
 #[derive(Debug)]
 pub struct ChunkedReader {
     file: File,
