@@ -8,6 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 cargo fmt --all -- --check
+# Every link in README.md and docs/ resolves inside the repository.
+scripts/doc-links
 # Lints in the release profile, like the tests: the build scripts (jemalloc's and zstd's C
 # builds) and proc-macros it compiles are then the ones `cargo test --release` reuses, instead
 # of a second dev-profile set (about 12 CPU-minutes on a cold target).
