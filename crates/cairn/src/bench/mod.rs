@@ -25,8 +25,8 @@ mod workload;
 
 use anyhow::{anyhow, bail, Context, Result};
 use bytes::Bytes;
-use cairn_server::protocol::codec::Reader;
-use cairn_server::protocol::{Compression, Consistency, Opcode, ResultBody, Rows};
+use cairn_protocol::codec::Reader;
+use cairn_protocol::{Compression, Consistency, Opcode, ResultBody, Rows};
 use clap::{ArgAction, Args, ValueEnum};
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::PoolSize;
