@@ -1,6 +1,5 @@
 //! The `cairn` binary: the CQL server (`serve`) and measurement labs (`lab ...`).
 
-mod lab;
 mod nodetool;
 
 /// jemalloc: faster than glibc malloc on the write path's many small allocations.
@@ -27,7 +26,7 @@ enum Command {
     /// Measurement labs that write CSV, markdown and charts.
     Lab {
         #[command(subcommand)]
-        lab: lab::LabCommand,
+        lab: cairn_lab::LabCommand,
     },
 }
 
@@ -158,6 +157,6 @@ fn main() -> anyhow::Result<()> {
         Command::Serve(args) => serve(args),
         Command::Nodetool(args) => std::process::exit(nodetool::run(args)),
         Command::Bench(args) => cairn_bench::run(*args),
-        Command::Lab { lab } => lab::run(lab),
+        Command::Lab { lab } => cairn_lab::run(lab),
     }
 }
