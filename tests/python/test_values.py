@@ -197,3 +197,10 @@ def test_arithmetic_in_selection(session, c):
     ]:
         e = expect_error(InvalidRequest, session.execute, stmt)
         assert server_message(e) == message
+
+
+def test_insert_json_using_bound_timestamp(session, t):
+    # USING's markers are the statement's own, not the document's values (found by cql-diff).
+    ps = session.prepare(f"""INSERT INTO {t} JSON '{{"k": 9, "i": 1}}' USING TTL 0 AND TIMESTAMP ?""")
+    session.execute(ps, (1234,))
+    assert tuples(session, f"SELECT i, writetime(i) FROM {t} WHERE k = 9") == [(1, 1234)]

@@ -12,6 +12,7 @@
 //! A crash at any point of startup leaves the same data to recover again.
 
 use crate::commitlog::{self, Commitlog, CommitlogConfig, ReplayReport, SyncMode};
+use crate::compaction;
 use crate::compaction::job::JobReport;
 use crate::compaction::manager::{CompactionManager, ManagerConfig};
 use crate::error::{Error, IoResultExt, Result};
@@ -24,7 +25,7 @@ use crate::snapshot::{
     self, RefreshReport, SchemaDescriber, Snapshot, SnapshotDetails, SnapshotOptions,
     TableSnapshots,
 };
-use crate::table::{unknown, Table, TableStats};
+use crate::table::{unknown, Table, TableSettings, TableStats};
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -60,7 +61,7 @@ pub struct DatabaseConfig {
     pub compaction: ManagerConfig,
     /// `disk_access_mode`: whether scans and compactions read data files through a memory map
     /// (`auto`, `mmap`: true) or with `pread` (`standard`, `mmap_index_only`: false). Applies
-    /// to the whole process ([`crate::sstable::chunked::set_map_sequential_reads`]).
+    /// to every table of this database ([`crate::sstable::reader::SSTable::map_sequential_reads`]).
     pub map_sequential_reads: bool,
     /// `auto_snapshot`: snapshot a table (`dropped-<ms>-<table>`, `truncated-<ms>-<table>`)
     /// before DROP TABLE, DROP KEYSPACE and TRUNCATE delete its data.
@@ -147,13 +148,17 @@ pub struct Database {
 impl Database {
     /// Opens (or creates) a database and recovers it.
     pub fn open(config: DatabaseConfig) -> Result<Database> {
-        crate::sstable::chunked::set_map_sequential_reads(config.map_sequential_reads);
         std::fs::create_dir_all(&config.data_dir).with_path(&config.data_dir)?;
         std::fs::create_dir_all(&config.commitlog_dir).with_path(&config.commitlog_dir)?;
         let mut tables = HashMap::default();
+        let mut logs_recovered = 0;
         let mut names = TableNames::default();
         let registry = snapshot::Registry::default();
         let backups = Arc::new(AtomicBool::new(config.incremental_backups));
+        let settings = |backups: &Arc<AtomicBool>| TableSettings {
+            incremental_backups: Arc::clone(backups),
+            map_sequential_reads: config.map_sequential_reads,
+        };
         for ks in std::fs::read_dir(&config.data_dir).with_path(&config.data_dir)? {
             let ks = ks.with_path(&config.data_dir)?.path();
             if !ks.is_dir() {
@@ -173,7 +178,9 @@ impl Database {
                     }
                     continue;
                 }
-                let table = Table::open(&t, Arc::clone(&backups))?;
+                // Interrupted compactions are finished or rolled back first.
+                logs_recovered += compaction::txn::recover(&t)?.len();
+                let table = Table::open(&t, settings(&backups))?;
                 registry.insert(Arc::clone(table.snapshots()));
                 let s = table.schema();
                 names.insert(&s.keyspace, &s.name, s.id);
@@ -183,7 +190,7 @@ impl Database {
 
         // Replay into memtables.
         let mut recovery = RecoveryReport {
-            compaction_logs_recovered: tables.values().map(|t| t.recovered_txn_logs()).sum(),
+            compaction_logs_recovered: logs_recovered,
             ..Default::default()
         };
         let replay = commitlog::replay(&config.commitlog_dir, |pos, payload| {
@@ -227,7 +234,7 @@ impl Database {
         // Flush what was replayed, then release the old segments.
         for t in tables.values() {
             t.switch_memtable(|| commitlog.current_position());
-            t.flush_pending()?;
+            t.flush_pending(&compaction::flush_fragments)?;
         }
         commitlog.release_replayed();
 
@@ -312,7 +319,10 @@ impl Database {
         let table = Arc::new(Table::create(
             &dir,
             schema,
-            Arc::clone(&self.inner.incremental_backups),
+            TableSettings {
+                incremental_backups: Arc::clone(&self.inner.incremental_backups),
+                map_sequential_reads: self.inner.config.map_sequential_reads,
+            },
         )?);
         self.inner.snapshots.insert(Arc::clone(table.snapshots()));
         names.insert(&table.schema().keyspace, &table.schema().name, id);
@@ -378,9 +388,10 @@ impl Database {
         t.mark_all_deleted();
         self.compaction().stop(Some(&t));
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while t.compaction.lock().running > 0 && std::time::Instant::now() < deadline {
+        while self.compaction().running_on(&t) > 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
+        self.compaction().forget(&t);
         self.inner.memtable_bytes.fetch_sub(
             t.memtable_bytes()
                 .min(self.inner.memtable_bytes.load(Ordering::Relaxed)),
@@ -861,7 +872,7 @@ impl TableNames {
 
 fn flush_table(inner: &Inner, t: &Arc<Table>) -> Result<()> {
     t.switch_memtable(|| inner.commitlog.current_position());
-    let r = t.flush_pending();
+    let r = t.flush_pending(&compaction::flush_fragments);
     t.flush_requested.store(false, Ordering::Release);
     match r {
         Ok((upto, freed)) => {

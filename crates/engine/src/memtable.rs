@@ -259,8 +259,8 @@ impl Memtable {
     /// Visits every partition in key order (used by flush, on a memtable no longer written).
     pub fn for_each(
         &self,
-        mut f: impl FnMut(&DecoratedKey, &MemPartition) -> crate::Result<()>,
-    ) -> crate::Result<()> {
+        mut f: impl FnMut(&DecoratedKey, &MemPartition) -> crate::error::Result<()>,
+    ) -> crate::error::Result<()> {
         for shard in self.shards.iter() {
             for (key, slot) in &shard.read().ordered {
                 f(key, &slot.lock())?;

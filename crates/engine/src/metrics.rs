@@ -1,9 +1,12 @@
 //! Byte accounting: what the engine wrote and read, by purpose, per table.
 //!
 //! Counted at the point of I/O (every `write`, every `pread`), never estimated, so write,
-//! space and read amplification are measurements.
+//! space and read amplification are measurements. The histograms (request latencies, and
+//! the partition sizes and tombstone drop times sstables record) are in [`histogram`].
 
-use crate::sstable::histogram::{bucket_max, bucket_min, bucket_percentile};
+pub mod histogram;
+
+use histogram::{bucket_max, bucket_min, bucket_percentile};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why bytes were written.
@@ -145,7 +148,7 @@ impl IoCounters {
 /// rounded and at least +1): latencies in microseconds use 90 of them (up to 25 s), as
 /// Cassandra's latency histograms do.
 fn estimated_bounds(n: usize) -> Vec<u64> {
-    crate::sstable::histogram::EstimatedHistogram::new(n)
+    crate::metrics::histogram::EstimatedHistogram::new(n)
         .buckets()
         .map(|(bound, _)| bound)
         .filter(|&b| b != u64::MAX)
@@ -361,9 +364,9 @@ pub struct HistogramSnapshot {
     pub sum: u64,
 }
 
-impl From<&crate::sstable::histogram::EstimatedHistogram> for HistogramSnapshot {
+impl From<&crate::metrics::histogram::EstimatedHistogram> for HistogramSnapshot {
     /// An sstable histogram; its sum is estimated by taking each value as its bucket's bound.
-    fn from(h: &crate::sstable::histogram::EstimatedHistogram) -> Self {
+    fn from(h: &crate::metrics::histogram::EstimatedHistogram) -> Self {
         let mut s = HistogramSnapshot::default();
         for (bound, n) in h.buckets() {
             if bound != u64::MAX {
@@ -606,7 +609,7 @@ mod tests {
 
     #[test]
     fn from_estimated_histogram() {
-        let mut e = crate::sstable::histogram::EstimatedHistogram::new(150);
+        let mut e = crate::metrics::histogram::EstimatedHistogram::new(150);
         e.add(100);
         e.add(1000);
         let s = HistogramSnapshot::from(&e);

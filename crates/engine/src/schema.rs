@@ -10,7 +10,9 @@ use crate::model::clustering::{ClusteringLayout, Order};
 use crate::model::codec::{put_bytes, put_uvarint, Decoder};
 use crate::model::types::CqlType;
 use crate::model::ColumnId;
-use crate::sstable::compression::CompressionParams;
+pub mod compression;
+
+use compression::CompressionParams;
 use std::path::Path;
 
 /// A table's id (the CQL `system_schema.tables.id` UUID as an integer).

@@ -10,9 +10,9 @@
 //! and only its last fragment records where the interval ends (`write_memtable`).
 
 use crate::commitlog::CommitlogPosition;
-use crate::compaction::strategy::CompactionOptions;
 use crate::error::{Error, IoResultExt, Result};
 use crate::memtable::Memtable;
+use crate::metrics::histogram::EstimatedHistogram;
 use crate::metrics::{
     micros_since, HistogramSnapshot, IoCounters, ReadKind, RequestMetrics, WriteKind,
 };
@@ -21,7 +21,6 @@ use crate::read::{ReadCommand, Snapshot};
 use crate::schema::{SerializationHeader, TableSchema};
 use crate::snapshot::store::{self as snapshot_store, TableSnapshots};
 use crate::sstable::format::{parse_generation, Component};
-use crate::sstable::histogram::EstimatedHistogram;
 use crate::sstable::reader::SSTable;
 use crate::sstable::stats::{CELL_COUNT_BUCKETS, PARTITION_SIZE_BUCKETS};
 use crate::sstable::writer::{SSTableWriter, WriterOptions, WrittenSSTable};
@@ -122,24 +121,14 @@ pub struct TableStats {
     pub snapshots_true_size: u64,
 }
 
-/// A table's compaction bookkeeping, owned by the compaction manager.
-#[derive(Debug, Default)]
-pub struct CompactionState {
-    /// Generations held by running jobs: no two jobs ever share an sstable.
-    pub compacting: std::collections::HashSet<u64>,
-    /// Jobs running on the table.
-    pub running: usize,
-    /// What kind of job each running job is (strategies avoid starting a second cross-tier
-    /// job while one runs).
-    pub running_kinds: Vec<crate::compaction::strategy::JobKind>,
-    /// LCS round robin: the last key compacted out of each level.
-    pub last_compacted_keys: Vec<Option<DecoratedKey>>,
-    /// Jobs finished.
-    pub completed: u64,
-    /// Jobs failed (stopped jobs not included).
-    pub failed: u64,
-    /// True while the table waits in the manager's queue.
-    pub queued: bool,
+/// What a database tells each of its tables.
+#[derive(Debug, Clone)]
+pub struct TableSettings {
+    /// `incremental_backups`: whether flushed and loaded sstables are linked into `backups/`
+    /// (the database's switch, shared by every table).
+    pub incremental_backups: Arc<AtomicBool>,
+    /// How sequential reads read data files ([`SSTable::map_sequential_reads`]).
+    pub map_sequential_reads: bool,
 }
 
 /// One table.
@@ -161,43 +150,33 @@ pub struct Table {
     pub io: Arc<IoCounters>,
     /// Request counts and latencies.
     pub requests: RequestMetrics,
-    /// Compaction bookkeeping.
-    pub compaction: Mutex<CompactionState>,
     dropped: AtomicBool,
-    recovered_txn_logs: usize,
     /// The table directory's snapshots (shared with the database's registry).
     snapshots: Arc<TableSnapshots>,
-    /// Whether flushed and loaded sstables are linked into `backups/` (the database's
-    /// switch, shared by every table).
-    incremental_backups: Arc<AtomicBool>,
+    /// The database's settings for its tables.
+    settings: TableSettings,
     /// Held while `refresh` loads sstables into the table.
     refresh_lock: Mutex<()>,
 }
 
 impl Table {
     /// Creates a new table directory (with its `upload/` folder) and its schema file;
-    /// `incremental_backups` is the database's backup switch.
-    pub fn create(
-        dir: &Path,
-        schema: TableSchema,
-        incremental_backups: Arc<AtomicBool>,
-    ) -> Result<Table> {
+    pub fn create(dir: &Path, schema: TableSchema, settings: TableSettings) -> Result<Table> {
         let upload = dir.join(snapshot_store::UPLOAD_DIR);
         std::fs::create_dir_all(&upload).with_path(&upload)?;
         schema.save(dir)?;
         if let Some(parent) = dir.parent() {
             crate::io::sync_dir(parent)?;
         }
-        Self::open(dir, incremental_backups)
+        Self::open(dir, settings)
     }
 
     /// Opens a table directory: finishes or rolls back interrupted compactions, removes
     /// uncommitted sstable files, opens committed ones, reads its snapshots. New sstables are
     /// numbered above every generation in the directory, its snapshots and its backups.
-    pub fn open(dir: &Path, incremental_backups: Arc<AtomicBool>) -> Result<Table> {
+    pub fn open(dir: &Path, settings: TableSettings) -> Result<Table> {
         let schema = TableSchema::load(dir)?;
         let snapshots = Arc::new(TableSnapshots::load(dir, &schema.keyspace, &schema.name)?);
-        let recovered_txn_logs = crate::compaction::txn::recover(dir)?.len();
         let io = Arc::new(IoCounters::default());
         let mut committed = Vec::new();
         let mut all = Vec::new();
@@ -227,7 +206,8 @@ impl Table {
         let mut sstables = Vec::with_capacity(committed.len());
         let mut floor = CommitlogPosition::NONE;
         for gen in committed {
-            let s = SSTable::open(dir, gen, Arc::clone(&io))?;
+            let s = SSTable::open(dir, gen, Arc::clone(&io))?
+                .map_sequential_reads(settings.map_sequential_reads);
             let (seg, off) = s.stats.commitlog_upper;
             floor = floor.max(CommitlogPosition {
                 segment_id: seg,
@@ -253,11 +233,9 @@ impl Table {
             flush_requested: AtomicBool::new(false),
             io,
             requests: RequestMetrics::default(),
-            compaction: Mutex::new(CompactionState::default()),
             dropped: AtomicBool::new(false),
-            recovered_txn_logs,
             snapshots,
-            incremental_backups,
+            settings,
             refresh_lock: Mutex::new(()),
         })
     }
@@ -269,7 +247,13 @@ impl Table {
 
     /// Whether new sstables are linked into `backups/`.
     pub fn incremental_backups(&self) -> bool {
-        self.incremental_backups.load(Ordering::Relaxed)
+        self.settings.incremental_backups.load(Ordering::Relaxed)
+    }
+
+    /// Opens one of the table's committed sstables, with its byte counters and settings.
+    pub fn open_sstable(&self, generation: u64) -> Result<SSTable> {
+        Ok(SSTable::open(&self.dir, generation, Arc::clone(&self.io))?
+            .map_sequential_reads(self.settings.map_sequential_reads))
     }
 
     /// Serializes loads into the table (`refresh`).
@@ -375,7 +359,13 @@ impl Table {
 
     /// Flushes every switched-out memtable, oldest first. Returns the commitlog position the
     /// table is now durable up to (if anything was flushed) and the bytes of memtable freed.
-    pub fn flush_pending(&self) -> Result<(Option<CommitlogPosition>, usize)> {
+    ///
+    /// `fragments` says how many key-range fragments a memtable of a schema and a size is
+    /// written as: the table's compaction strategy decides, and the database asks it.
+    pub fn flush_pending(
+        &self,
+        fragments: &dyn Fn(&TableSchema, u64) -> usize,
+    ) -> Result<(Option<CommitlogPosition>, usize)> {
         let _one_at_a_time = self.flush_lock.lock();
         let mut durable_upto = None;
         let mut freed = 0;
@@ -388,7 +378,7 @@ impl Table {
             // inputs a compaction releases meanwhile would stay on disk until the flush ends.
             drop(st);
             let lower = durable_upto.unwrap_or(self.replay_floor);
-            let written = self.write_memtable(&mem, (lower, pos))?;
+            let written = self.write_memtable(&mem, (lower, pos), fragments)?;
             if self.incremental_backups() {
                 // Before publishing: a crash in between finds the sstable live at restart
                 // (its TOC commits it) and already backed up.
@@ -398,11 +388,7 @@ impl Table {
             }
             let mut ssts = Vec::with_capacity(written.len());
             for w in written {
-                ssts.push(Arc::new(SSTable::open(
-                    &self.dir,
-                    w.generation,
-                    Arc::clone(&self.io),
-                )?));
+                ssts.push(Arc::new(self.open_sstable(w.generation)?));
             }
             {
                 let mut state = self.state.write();
@@ -428,9 +414,9 @@ impl Table {
     }
 
     /// Writes one memtable as new sstables (not yet published): one, or the run of key-range
-    /// fragments the table's compaction strategy asks for
-    /// ([`CompactionOptions::flush_fragments`]: ICS, so that the job merging the flush releases
-    /// it fragment by fragment rather than at its very end).
+    /// fragments the table's compaction strategy asks for (`fragments`; ICS asks for several,
+    /// so that the job merging the flush releases it fragment by fragment rather than at its
+    /// very end).
     ///
     /// Only the last fragment records the commitlog interval's upper end: startup replays the
     /// commitlog from the highest upper end any sstable records, so a crash between two
@@ -440,6 +426,7 @@ impl Table {
         &self,
         mem: &Memtable,
         interval: (CommitlogPosition, CommitlogPosition),
+        fragments: &dyn Fn(&TableSchema, u64) -> usize,
     ) -> Result<Vec<WrittenSSTable>> {
         let schema = self.schema();
         let compression = schema
@@ -450,10 +437,7 @@ impl Table {
         let mut opts = WriterOptions::new(compression);
         opts.bloom_fp_chance = schema.options.bloom_filter_fp_chance;
         let partitions = mem.partition_count();
-        // Options that do not parse cannot have been set on the table; one sstable then.
-        let fragments = CompactionOptions::from_map(&schema.options.compaction)
-            .map_or(1, |o| o.flush_fragments(mem.bytes() as u64))
-            .clamp(1, partitions.max(1));
+        let fragments = fragments(&schema, mem.bytes() as u64).clamp(1, partitions.max(1));
         let per_fragment = partitions.div_ceil(fragments).max(1);
         opts.expected_partitions = per_fragment as u64;
         opts.timestamp_base = if mem.is_empty() {
@@ -515,7 +499,7 @@ impl Table {
                 // retry writes the memtable again. (Unfinished writers delete their files.)
                 for w in &out {
                     if let Err(d) =
-                        crate::compaction::txn::delete_sstable_files(&self.dir, w.generation)
+                        crate::sstable::format::delete_sstable_files(&self.dir, w.generation)
                     {
                         tracing::warn!("flush fragment {} left behind: {d}", w.generation);
                     }
@@ -553,11 +537,6 @@ impl Table {
             flushing: state.flushing.clone(),
             sstables,
         });
-    }
-
-    /// Interrupted compactions whose transaction logs `open` applied.
-    pub fn recovered_txn_logs(&self) -> usize {
-        self.recovered_txn_logs
     }
 
     /// True once the table was dropped.

@@ -1092,7 +1092,10 @@ class Generator:
                 item += f" AS a{i}"
             items.append(item)
         if json:
-            loose = {0: "json"}
+            # The JSON keys of writetimes, which compare as writetime() columns do.
+            stamps = [f"a{i}" if " AS " in items[i] else items[i]
+                      for i, how in loose.items() if how == "writetime"]
+            loose = {0: ":".join(["json"] + stamps)}
         return [", ".join(items)], loose, cols
 
 

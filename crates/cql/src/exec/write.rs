@@ -1114,6 +1114,9 @@ fn insert_mutation(
     // INSERT JSON gives every column a value (null or unset when the document has none):
     // they are bound to stand-in markers, so the rest is the INSERT … VALUES path.
     let json: JsonInsert;
+    // `USING` is bound by the statement's own markers, the values by `ctx` (for INSERT JSON,
+    // the document's values behind stand-in markers).
+    let statement_ctx = ctx;
     let (columns, values, ctx): (&[String], &[Term], &dyn TermContext) = match &i.values {
         InsertValues::Columns { columns, values } => (columns, values, ctx),
         InsertValues::Json {
@@ -1129,7 +1132,13 @@ fn insert_mutation(
         Some(cache) => cache.get_or_plan(&schema, make)?,
         None => Arc::new(make()?),
     };
-    let (ts, ttl, deferred) = using_deferring(&i.using, &schema, ctx, default_ts, i.if_not_exists)?;
+    let (ts, ttl, deferred) = using_deferring(
+        &i.using,
+        &schema,
+        statement_ctx,
+        default_ts,
+        i.if_not_exists,
+    )?;
     let now = now_secs();
     let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], ctx);
     let key = partition_key(&plan.partition_key, key_part)?;

@@ -168,11 +168,7 @@ impl Outputs<'_> {
         let Some(written) = w.finish()? else {
             return Ok(None);
         };
-        let sst = Arc::new(SSTable::open(
-            self.env.table.dir(),
-            written.generation,
-            Arc::clone(&self.env.table.io),
-        )?);
+        let sst = Arc::new(self.env.table.open_sstable(written.generation)?);
         self.bytes_out += sst.disk_bytes();
         self.sealed.push(Arc::clone(&sst));
         Ok(Some(sst))

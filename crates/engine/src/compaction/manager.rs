@@ -20,6 +20,7 @@ use super::describe;
 use super::history::HistoryLog;
 use super::job::{self, JobEnv, JobReport};
 use super::purge::PurgePolicy;
+use super::state::{CompactionState, TableStates};
 use super::strategy::{CompactionOptions, Job, JobKind, SSTableInfo, StrategyState};
 use super::throttle::Throttle;
 use crate::error::{Error, Result};
@@ -198,6 +199,8 @@ struct Shared {
     autocompaction: AtomicBool,
     lister: TableLister,
     worker_tids: Mutex<Vec<i32>>,
+    /// Every table's compaction bookkeeping.
+    states: TableStates,
     /// f64 bits of the controller's current shares.
     shares: AtomicU64,
     normalized_backlog: AtomicU64,
@@ -237,6 +240,7 @@ impl CompactionManager {
             autocompaction: AtomicBool::new(config.autocompaction),
             lister,
             worker_tids: Mutex::new(Vec::new()),
+            states: TableStates::default(),
             shares: AtomicU64::new(1000f64.to_bits()),
             normalized_backlog: AtomicU64::new(0f64.to_bits()),
             config,
@@ -274,7 +278,8 @@ impl CompactionManager {
     /// Runs the table's major compaction on the calling thread (see the module docs).
     pub fn major(&self, table: &Arc<Table>) -> Result<Vec<JobReport>> {
         let jobs = {
-            let mut cs = table.compaction.lock();
+            let cs = self.shared.states.of(table);
+            let mut cs = cs.lock();
             let (opts, set, state) = describe_table(table, &cs, self.shared.config.clock.now())?;
             let jobs = opts.major(&set, &state);
             for j in &jobs {
@@ -304,7 +309,8 @@ impl CompactionManager {
     /// live or is held by another job.
     pub fn run_job(&self, table: &Arc<Table>, job: Job) -> Result<JobReport> {
         {
-            let mut cs = table.compaction.lock();
+            let cs = self.shared.states.of(table);
+            let mut cs = cs.lock();
             let live = table.state();
             for g in &job.inputs {
                 if cs.compacting.contains(g) || !live.sstables.iter().any(|s| s.generation == *g) {
@@ -360,7 +366,19 @@ impl CompactionManager {
 
     /// One table's compaction figures.
     pub fn table_stats(&self, table: &Table) -> Result<TableCompactionStats> {
-        table_stats(table, self.shared.config.clock.now())
+        let cs = self.shared.states.of(table);
+        let cs = cs.lock();
+        table_stats(&cs, table, self.shared.config.clock.now())
+    }
+
+    /// Jobs running on a table now.
+    pub fn running_on(&self, table: &Table) -> usize {
+        self.shared.states.of(table).lock().running
+    }
+
+    /// Forgets a dropped table's bookkeeping (once its jobs have stopped).
+    pub fn forget(&self, table: &Table) {
+        self.shared.states.forget(table);
     }
 
     /// Node-wide counters.
@@ -437,9 +455,8 @@ impl Drop for CompactionManager {
 }
 
 /// One table's compaction figures at `now`.
-fn table_stats(table: &Table, now: u64) -> Result<TableCompactionStats> {
-    let cs = table.compaction.lock();
-    let (opts, set, state) = describe_table(table, &cs, now)?;
+fn table_stats(cs: &CompactionState, table: &Table, now: u64) -> Result<TableCompactionStats> {
+    let (opts, set, state) = describe_table(table, cs, now)?;
     let mut per_level = Vec::new();
     for s in &set {
         let l = s.level as usize;
@@ -465,7 +482,7 @@ fn table_stats(table: &Table, now: u64) -> Result<TableCompactionStats> {
 /// The table's strategy options, its live set described, and the strategy state.
 fn describe_table(
     table: &Table,
-    cs: &crate::table::CompactionState,
+    cs: &CompactionState,
     now: u64,
 ) -> Result<(CompactionOptions, Vec<SSTableInfo>, StrategyState)> {
     let schema = table.schema();
@@ -505,7 +522,8 @@ fn submit(shared: &Shared, table: &Arc<Table>) {
         return;
     }
     {
-        let mut cs = table.compaction.lock();
+        let cs = shared.states.of(table);
+        let mut cs = cs.lock();
         if cs.queued {
             return;
         }
@@ -545,12 +563,14 @@ fn worker(shared: &Arc<Shared>) {
             }
             continue;
         };
-        table.compaction.lock().queued = false;
+        shared.states.of(&table).lock().queued = false;
         // Autocompaction switched off after the table was queued: no new job.
         if table.is_dropped() || !shared.autocompaction.load(Ordering::Relaxed) {
             continue;
         }
-        let job = match pick(&table, shared.config.clock.now()) {
+        let state = shared.states.of(&table);
+        let picked = pick(&mut state.lock(), &table, shared.config.clock.now());
+        let job = match picked {
             Ok(Some(job)) => job,
             Ok(None) => continue,
             Err(e) => {
@@ -567,9 +587,8 @@ fn worker(shared: &Arc<Shared>) {
 }
 
 /// Asks the table's strategy for a job and registers its inputs.
-fn pick(table: &Table, now: u64) -> Result<Option<Job>> {
-    let mut cs = table.compaction.lock();
-    let (opts, set, state) = describe_table(table, &cs, now)?;
+fn pick(cs: &mut CompactionState, table: &Table, now: u64) -> Result<Option<Job>> {
+    let (opts, set, state) = describe_table(table, cs, now)?;
     let Some(job) = opts.choose(&set, &state) else {
         return Ok(None);
     };
@@ -630,7 +649,8 @@ fn run_registered(shared: &Shared, table: &Arc<Table>, job: Job) -> Result<JobRe
     let result = job::run(&env, &job);
     shared.running.lock().retain(|r| r.id != id);
     {
-        let mut cs = table.compaction.lock();
+        let cs = shared.states.of(table);
+        let mut cs = cs.lock();
         for g in &job.inputs {
             cs.compacting.remove(g);
         }
@@ -698,7 +718,11 @@ fn control_loop(shared: &Shared) {
         std::thread::sleep(Duration::from_millis(250));
         let backlog: f64 = (shared.lister)()
             .iter()
-            .map(|t| table_stats(t, shared.config.clock.now()).map_or(0.0, |s| s.backlog))
+            .map(|t| {
+                let cs = shared.states.of(t);
+                let cs = cs.lock();
+                table_stats(&cs, t, shared.config.clock.now()).map_or(0.0, |s| s.backlog)
+            })
             .sum();
         let norm = backlog / shared.config.backlog_normalization_bytes.max(1) as f64;
         let shares = controller::shares(norm);

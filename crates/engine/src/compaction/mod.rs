@@ -8,13 +8,17 @@
 //!   transaction log ([`txn`]).
 //! * [`manager`] — runs jobs on background threads, never in the request path, at most one
 //!   job per sstable, paced by the [`throttle`] and prioritised by the backlog [`controller`];
-//!   finished jobs are recorded in [`history`], which survives restarts.
+//!   finished jobs are recorded in [`history`], which survives restarts; each table's
+//!   bookkeeping (sstables held by jobs, jobs running) is the manager's [`state`].
+//! * [`flush_fragments`] — how many key-range fragments a flush is written as (the strategy's
+//!   choice, which the database hands to the table's flush).
 
 pub mod controller;
 pub mod history;
 pub mod job;
 pub mod manager;
 pub mod purge;
+pub mod state;
 pub mod strategy;
 pub mod throttle;
 pub mod txn;
@@ -41,4 +45,12 @@ pub fn describe(s: &SSTable) -> SSTableInfo {
         tombstone_drop_times: st.tombstone_drop_times.clone(),
         cell_count: st.cell_count,
     }
+}
+
+/// How many fragments a flush of about `bytes` of a table with `schema` is written as (see
+/// [`strategy::CompactionOptions::flush_fragments`]). Options that do not parse cannot have
+/// been set on the table: one sstable then.
+pub fn flush_fragments(schema: &crate::schema::TableSchema, bytes: u64) -> usize {
+    strategy::CompactionOptions::from_map(&schema.options.compaction)
+        .map_or(1, |o| o.flush_fragments(bytes))
 }

@@ -19,9 +19,9 @@
 //! otherwise bring those inputs back next to the outputs — and outputs may have purged the
 //! tombstones that kept the inputs' old data dead.
 
-use crate::error::{Error, IoResultExt, Result};
+use crate::error::{IoResultExt, Result};
 use crate::model::codec::{put_uvarint, DecodeResult, Decoder};
-use crate::sstable::format::{component_path, Component};
+use crate::sstable::format::delete_sstable_files;
 use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
@@ -159,24 +159,6 @@ fn apply_record(body: &[u8], out: &mut LogContents) -> DecodeResult<()> {
     Ok(())
 }
 
-/// Deletes an sstable's files, TOC first so a crash midway leaves an uncommitted remainder.
-pub fn delete_sstable_files(dir: &Path, generation: u64) -> Result<()> {
-    let toc = component_path(dir, generation, Component::Toc);
-    remove_if_exists(&toc)?;
-    for c in Component::ALL {
-        remove_if_exists(&component_path(dir, generation, c))?;
-    }
-    Ok(())
-}
-
-fn remove_if_exists(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(path, e)),
-    }
-}
-
 /// Applies and removes every transaction log in `dir` (startup). Returns the logs applied.
 pub fn recover(dir: &Path) -> Result<Vec<(PathBuf, LogContents)>> {
     let mut logs = Vec::new();
@@ -217,6 +199,7 @@ pub fn recover(dir: &Path) -> Result<Vec<(PathBuf, LogContents)>> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::sstable::format::{component_path, Component};
 
     fn touch_sstable(dir: &Path, gen: u64) {
         for c in Component::ALL {

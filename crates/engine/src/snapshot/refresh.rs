@@ -26,9 +26,10 @@
 //! Reads go on throughout: only the final swap touches the live set.
 
 use super::store;
-use crate::compaction::txn::{delete_sstable_files, TxnLog};
+use crate::compaction::txn::TxnLog;
 use crate::error::{Error, IoResultExt, LoadProblem, Result};
 use crate::metrics::IoCounters;
+use crate::sstable::format::delete_sstable_files;
 use crate::sstable::format::{component_path, parse_generation, Component, FORMAT_PREFIX};
 use crate::sstable::reader::SSTable;
 use crate::table::Table;
@@ -235,7 +236,7 @@ fn publish(table: &Table, upload: &Path, sstables: &[Arc<SSTable>]) -> Result<Ve
                 &component_path(dir, g, Component::Toc),
                 toc.as_bytes(),
             )?;
-            opened.push(Arc::new(SSTable::open(dir, g, Arc::clone(&table.io))?));
+            opened.push(Arc::new(table.open_sstable(g)?));
         }
         crate::io::sync_dir(dir)?;
         log.commit(&gens, &[])?;

@@ -32,34 +32,18 @@
 //! held by their [`ReadWindow`] by default, which spares copying every compressed byte out of
 //! the page cache; point reads keep `pread`, so a small read never faults in more than it
 //! needs. Either way every chunk's CRC is checked before it is decompressed. See
-//! [`set_map_sequential_reads`] for the one price of the map: a data file truncated by another
-//! process while mapped faults the reader (SIGBUS) instead of returning an error.
+//! [`ChunkedReader::map_sequential_reads`] for the one price of the map: a data file truncated by
+//! another process while mapped faults the reader (SIGBUS) instead of returning an error.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
-use crate::sstable::compression::{Codec, CompressionParams, Compressor};
-
-/// Whether sequential readers ([`ChunkedReader::read_chunk_ahead_into`]) read a mapped data file
-/// (the default) or `pread` into their window; see [`set_map_sequential_reads`].
-static MAP_SEQUENTIAL_READS: AtomicBool = AtomicBool::new(true);
-
-/// Chooses, for the whole process, how sequential readers (scans, compaction) read data files
-/// opened from now on: through a read-only memory map (`true`, the default; Cassandra's
-/// `disk_access_mode: mmap`), or with `pread` into a read-ahead window (`false`, `standard`).
-/// The map spares copying the compressed bytes out of the page cache (5–6 % of a full LZ4
-/// scan's CPU, less the page faults that replace it); the price is that a data file truncated
-/// behind Cairn's back faults the process instead of returning an error. Each reader's window
-/// maps the file for as long as the window lives (one scan, one compaction input), so mapped
-/// pages do not stay in the process's RSS afterwards. Point reads always use `pread`.
-pub fn set_map_sequential_reads(on: bool) {
-    MAP_SEQUENTIAL_READS.store(on, Ordering::Relaxed);
-}
+use crate::schema::compression::{Codec, CompressionParams};
+use crate::sstable::compression::Compressor;
 
 /// Chunks per absolute base offset in [`ChunkOffsets`].
 pub const GROUP: usize = 64;
@@ -487,8 +471,8 @@ pub struct ChunkedReader {
     uncompressed_len: u64,
     codec: Codec,
     chunk_length: u32,
-    /// Whether sequential reads go through a map of the file ([`set_map_sequential_reads`]
-    /// when opened).
+    /// Whether sequential reads go through a map of the file
+    /// ([`ChunkedReader::map_sequential_reads`]).
     map_sequential: bool,
 }
 
@@ -524,14 +508,26 @@ impl ChunkedReader {
             uncompressed_len,
             codec,
             chunk_length,
-            map_sequential: MAP_SEQUENTIAL_READS.load(Ordering::Relaxed),
+            map_sequential: true,
         })
     }
 
-    /// Overrides, for this reader, the process-wide choice of [`set_map_sequential_reads`].
+    /// Chooses how this reader's sequential reads (scans, compaction) read the data file:
+    /// through a read-only memory map (`true`, the default; Cassandra's `disk_access_mode:
+    /// mmap`), or with `pread` into a read-ahead window (`false`, `standard`). The map spares
+    /// copying the compressed bytes out of the page cache (5–6 % of a full LZ4 scan's CPU,
+    /// less the page faults that replace it); the price is that a data file truncated behind
+    /// Cairn's back faults the process instead of returning an error. Each reader's window
+    /// maps the file for as long as the window lives (one scan, one compaction input), so
+    /// mapped pages do not stay in the process's RSS afterwards. Point reads always `pread`.
     pub fn map_sequential_reads(mut self, on: bool) -> Self {
-        self.map_sequential = on;
+        self.set_map_sequential_reads(on);
         self
+    }
+
+    /// [`ChunkedReader::map_sequential_reads`] on a reader in place.
+    pub fn set_map_sequential_reads(&mut self, on: bool) {
+        self.map_sequential = on;
     }
 
     /// The data file's path.
@@ -627,7 +623,7 @@ impl ChunkedReader {
     /// window with the chunk and the chunks after it (up to the window's size), so a
     /// sequential reader makes one system call per window instead of one per chunk. Returns
     /// the bytes read from disk (0 when the chunk came from the window). When the file is
-    /// mapped (see [`set_map_sequential_reads`]) the chunk is read from the map instead and
+    /// mapped (see [`ChunkedReader::map_sequential_reads`]) the chunk is read from the map instead and
     /// its on-disk length is returned.
     pub fn read_chunk_ahead(
         &self,
@@ -890,7 +886,7 @@ pub struct ReadWindow {
     /// The chunk read last through this window: (index, offset, on-disk length).
     last: Option<(usize, u64, u32)>,
     /// The whole data file mapped, when sequential reads are mapped (see
-    /// [`set_map_sequential_reads`]): chunks are then read from it and `bytes` stays empty.
+    /// [`ChunkedReader::map_sequential_reads`]): chunks are then read from it and `bytes` stays empty.
     /// Unmapped with the window, so a finished scan leaves no file pages in the process.
     map: Option<memmap2::Mmap>,
     map_tried: bool,

@@ -5,6 +5,7 @@
 //! directory fsync): an sstable exists iff its TOC exists. Startup removes every component
 //! whose generation has no TOC; deletion removes the TOC first.
 
+use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Format version prefix of every component file name.
@@ -116,6 +117,24 @@ pub fn decorated_from_index_key(k: &bytes::Bytes) -> Option<crate::model::Decora
         token: crate::model::Token(token),
         key: k.slice(8..),
     })
+}
+
+/// Deletes an sstable's files, TOC first so a crash midway leaves an uncommitted remainder.
+pub fn delete_sstable_files(dir: &Path, generation: u64) -> Result<()> {
+    let toc = component_path(dir, generation, Component::Toc);
+    remove_if_exists(&toc)?;
+    for c in Component::ALL {
+        remove_if_exists(&component_path(dir, generation, c))?;
+    }
+    Ok(())
+}
+
+fn remove_if_exists(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path, e)),
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@
 
 use super::bloom::BloomFilter;
 use super::chunked::{ChunkOffsets, ChunkedReader, ReadWindow};
-use super::compression::{CompressionParams, Compressor};
+use super::compression::Compressor;
 use super::format::*;
 use super::index::{Page, Summary};
 use super::stats::SSTableStats;
@@ -34,6 +34,7 @@ use crate::model::{
     ClusteringKey, ClusteringRange, DecoratedKey, DeletionTime, PartitionPos, RangeTombstone, Row,
     Slice,
 };
+use crate::schema::compression::CompressionParams;
 use bytes::{Bytes, BytesMut};
 use std::collections::VecDeque;
 use std::fs::File;
@@ -136,6 +137,13 @@ fn get_body_item(
 }
 
 impl SSTable {
+    /// How its sequential reads read the data file (see
+    /// [`ChunkedReader::map_sequential_reads`]; mapped by default).
+    pub fn map_sequential_reads(mut self, on: bool) -> Self {
+        self.data.set_map_sequential_reads(on);
+        self
+    }
+
     /// Opens a committed sstable (its TOC must exist).
     pub fn open(dir: &Path, generation: u64, io: Arc<IoCounters>) -> Result<SSTable> {
         let path = |c| component_path(dir, generation, c);

@@ -6,8 +6,8 @@
 //! interval the sstable covers; `tablehistograms` shows the partition-size and cell-count
 //! histograms.
 
-use super::histogram::{EstimatedHistogram, TombstoneHistogram};
 use crate::error::{CorruptionKind, Error, Result};
+use crate::metrics::histogram::{EstimatedHistogram, TombstoneHistogram};
 use crate::model::clustering::Order;
 use crate::model::codec::{put_bytes, put_uvarint, put_varint, DecodeError, Decoder};
 use crate::model::DecoratedKey;

@@ -14,7 +14,6 @@
 
 use super::bloom::BloomFilter;
 use super::chunked::ChunkedWriter;
-use super::compression::{Codec, CompressionParams};
 use super::format::*;
 use super::index::PagedIndexWriter;
 use super::stats::{LogPos, SSTableStats};
@@ -25,6 +24,7 @@ use crate::model::codec::{put_bytes, put_deletion, put_range_tombstone, put_row,
 use crate::model::{
     ClusteringKey, DecoratedKey, DeletionTime, Partition, RangeTombstone, Row, NO_DELETION_TIME,
 };
+use crate::schema::compression::{Codec, CompressionParams};
 use crate::schema::SerializationHeader;
 use bytes::Bytes;
 use std::fs::OpenOptions;

@@ -22,8 +22,8 @@ use cairn_engine::model::{
     Cell, ClusteringKey, ClusteringRange, ColumnData, DecoratedKey, DeletionTime, LivenessInfo,
     Mutation, Partition, PartitionPos, RangeTombstone, Row, Slice, Token,
 };
+use cairn_engine::schema::compression::{Codec, CompressionParams};
 use cairn_engine::schema::{ColumnKind, TableSchema, TombstoneGcMode};
-use cairn_engine::sstable::compression::{Codec, CompressionParams};
 use cairn_engine::{Database, DatabaseConfig, ReadCommand};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;

@@ -11,7 +11,7 @@ use cairn_engine::model::{
     Cell, ClusteringKey, ClusteringRange, ColumnData, DecoratedKey, LivenessInfo, Partition,
     PartitionPos, Row, Slice, Token,
 };
-use cairn_engine::sstable::compression::{Codec, CompressionParams};
+use cairn_engine::schema::compression::{Codec, CompressionParams};
 use cairn_engine::sstable::format::Component;
 use cairn_engine::sstable::reader::SSTable;
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};

@@ -11,7 +11,8 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{
     Cell, ColumnData, DecoratedKey, LivenessInfo, Partition, PartitionPos, Row, Slice, Token,
 };
-use cairn_engine::sstable::compression::{Codec, CompressionParams, Compressor};
+use cairn_engine::schema::compression::{Codec, CompressionParams};
+use cairn_engine::sstable::compression::Compressor;
 use cairn_engine::sstable::reader::SSTable;
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
 use std::sync::Arc;

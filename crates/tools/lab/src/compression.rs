@@ -20,7 +20,8 @@ use cairn_engine::model::{
     Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Partition, PartitionPos, Row,
     Slice, Token,
 };
-use cairn_engine::sstable::compression::{Codec, CompressionParams, Compressor};
+use cairn_engine::schema::compression::{Codec, CompressionParams};
+use cairn_engine::sstable::compression::Compressor;
 use cairn_engine::sstable::reader::SSTable;
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
 use clap::Args;

@@ -46,8 +46,8 @@ use cairn_engine::compaction::controller;
 use cairn_engine::compaction::strategy::{
     ics, CompactionOptions, Job, JobKind, SSTableInfo, StrategyState,
 };
+use cairn_engine::metrics::histogram::TombstoneHistogram;
 use cairn_engine::model::{DecoratedKey, Token};
-use cairn_engine::sstable::histogram::TombstoneHistogram;
 
 const MIB: u64 = 1024 * 1024;
 

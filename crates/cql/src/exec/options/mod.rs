@@ -33,8 +33,8 @@ use crate::error::{Error, Result};
 use crate::values::format::java_double_string as double_to_string;
 use caching::Caching;
 use cairn_engine::compaction::strategy::{CompactionOptions, StrategyOptions};
+use cairn_engine::schema::compression::CompressionParams;
 use cairn_engine::schema::{TableOptions, TombstoneGcMode};
-use cairn_engine::sstable::compression::CompressionParams;
 use speculative_retry::Policy;
 
 /// Every property Cassandra 5.0 accepts for a table.

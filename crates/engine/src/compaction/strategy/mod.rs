@@ -61,7 +61,7 @@ pub struct SSTableInfo {
     pub created_at: u64,
     /// Tombstones and expiring cells whose deletion time is before each bin point, as
     /// `(deletion_time_secs, count)` bins (see `sstable::histogram::TombstoneHistogram`).
-    pub tombstone_drop_times: crate::sstable::histogram::TombstoneHistogram,
+    pub tombstone_drop_times: crate::metrics::histogram::TombstoneHistogram,
     /// Cells (incl. tombstones) in the sstable: the denominator of the droppable ratio.
     pub cell_count: u64,
 }

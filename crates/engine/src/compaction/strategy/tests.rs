@@ -22,8 +22,8 @@ use bytes::Bytes;
 
 use super::options::StrategyOptions;
 use super::*;
+use crate::metrics::histogram::TombstoneHistogram;
 use crate::model::Token;
-use crate::sstable::histogram::TombstoneHistogram;
 
 const MIB: u64 = 1024 * 1024;
 

@@ -5,7 +5,7 @@
 #   read.rn  — single-row SELECTs by key over 100 000 rows loaded first (served from memory).
 #
 #   cargo install latte-cli --root /work/latte          # once; ~10 min
-#   docs/results/latte_bars.sh [LATTE] [CAIRN] [DURATION]
+#   scripts/bench/latte_bars.sh [LATTE] [CAIRN] [DURATION]
 #
 # Server CPU = Δ(utime + stime) of the node over the `latte run` (1 s warm-up included) ÷
 # the cycles latte reports; each cycle of these workloads is one request.
@@ -13,7 +13,7 @@ set -e
 LATTE=${1:-/work/latte/bin/latte}
 CAIRN=$(realpath "${2:-target/release/cairn}")
 DUR=${3:-30s}
-OUT=$(pwd)/docs/results
+OUT=$(pwd)/docs/results/cql-server
 WL=$(dirname "$(find ~/.cargo/registry/src -path '*latte-cli-*/workloads/basic/write.rn' | sort | tail -1)")
 D=$(mktemp -d /tmp/latte-node.XXXX)
 $CAIRN serve --data-dir "$D" --native-port 39142 --api-port 39100 --metrics-port 39280 >/dev/null 2>&1 &

@@ -3,7 +3,7 @@
 CPU per single-row INSERT and SELECT from `cairn bench` in a separate process.
 
     cargo build --release -p cairn
-    python3 docs/results/cql_bars.py [--cairn target/release/cairn] [--duration 30s]
+    python3 scripts/bench/cql_bars.py [--cairn target/release/cairn] [--duration 30s]
                                      [--connections 1|4]
 
 `--connections` is the number of connections the bench opens: 1 is the shape of the load
@@ -13,7 +13,7 @@ request; both shapes are reported in docs/benchmarks.md.
 
 Startup = from spawning `cairn serve` on an empty data dir to the first CQL OPTIONS answered
 with SUPPORTED (polled every millisecond). Idle RSS = VmRSS of the node 5 s after it started,
-with no client connected. Bench outputs go to docs/results/cql-bars-*.txt.
+with no client connected. Bench outputs go to docs/results/cql-server/cql-bars-*.txt.
 """
 import argparse
 import os
@@ -105,7 +105,7 @@ def main():
                          "SELECT run is served from memory")
     ap.add_argument("--connections", default="1",
                     help="connections per node: 1 as latte's default, 4 as scylla-bench's")
-    ap.add_argument("--out", default="docs/results")
+    ap.add_argument("--out", default="docs/results/cql-server")
     a = ap.parse_args()
 
     starts = []

@@ -1,4 +1,4 @@
-//! Histograms kept in sstable statistics.
+//! Histograms: the ones sstable statistics keep, whose buckets also serve request latencies.
 //!
 //! * [`EstimatedHistogram`] is Cassandra's `EstimatedHistogram`: fixed buckets whose upper bounds
 //!   start at 1 and grow by ×1.2 (rounded, at least +1), plus one overflow bucket. Used for

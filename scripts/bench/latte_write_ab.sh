@@ -1,7 +1,7 @@
 #!/bin/bash
 # A/B of node binaries under latte's own `basic/write.rn` (a new single-row partition per
 # INSERT, `-p 16`, 1 connection, as in latte_bars.sh), write only, alternating the binaries:
-#   docs/results/latte_write_ab.sh DURATION ROUNDS NODE_BIN...
+#   scripts/bench/latte_write_ab.sh DURATION ROUNDS NODE_BIN...
 # Prints per run: server CPU µs/op (Δ utime+stime of the node ÷ latte's cycles), ops/s, the
 # node's peak RSS, and 4 mid-run samples of the memtables' accounted bytes (Prometheus
 # `scylla_database_memtable_bytes`) beside the node's RSS; with the load average.

@@ -3,7 +3,7 @@
 # before 753a8c2), "none" = no hint, "bg" = an fdatasync requested from a helper thread every MiB
 # (WritebackFile now). Part 1 times the final fdatasync alone, with a pause before it and for
 # smaller files; part 2 the whole write + final sync, sfr against bg.
-# Run: python3 docs/results/probes/fdatasync.py   (writes and removes /tmp/fs_test.bin)
+# Run: python3 scripts/bench/probes/fdatasync.py   (writes and removes /tmp/fs_test.bin)
 import ctypes, os, queue, threading, time
 
 libc = ctypes.CDLL("libc.so.6", use_errno=True)

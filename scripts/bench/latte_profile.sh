@@ -1,7 +1,7 @@
 #!/bin/bash
 # DWARF profile of a node under latte's `basic/write.rn` (`-p 16`, 25 s; perf records the
 # node for 8 s after 8 s of warm-up):
-#   docs/results/latte_profile.sh OUT [NODE_BIN]     then: perf report -i OUT.perf.data --no-children
+#   scripts/bench/latte_profile.sh OUT [NODE_BIN]     then: perf report -i OUT.perf.data --no-children
 set -e
 OUT=$(realpath -m "$1"); BIN=$(realpath "${2:-target/release/cairn}")
 LATTE=/work/latte/bin/latte
