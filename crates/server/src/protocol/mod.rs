@@ -1,15 +1,21 @@
 //! The CQL native protocol server: the tokio TCP server, one task per connection that runs
-//! statements inline when the [`server::Handler`] can, plus one task per statement that must
-//! run elsewhere.
+//! statements inline when the [`Handler`] can, plus one task per statement that must run
+//! elsewhere.
+//!
+//! Files, bottom up (none imports a file above it): [`handler`] (what the statement layer
+//! implements), [`shared`] (configuration, events, counters, permits every connection
+//! shares), [`connection`] (one client), [`server`] (the accept loop).
 //!
 //! The wire format (notations, frames, compression, typed messages) is the `cairn-protocol`
 //! crate, re-exported here whole so the server's handlers and tests name one path for
 //! everything native-protocol.
 
 pub mod connection;
+pub mod handler;
 pub mod server;
+pub mod shared;
 
 pub use cairn_protocol::*;
-pub use server::{
-    ConnectionInfo, EventBus, Handler, RequestContext, Server, ServerConfig, ServerStats,
-};
+pub use handler::{ConnectionInfo, Handler, RequestContext};
+pub use server::Server;
+pub use shared::{EventBus, ServerConfig, ServerStats};
