@@ -2,9 +2,14 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::frame::{FrameDecoder, FrameHeader};
+use crate::codec::*;
+use crate::compression::Compression;
+use crate::frame::{FrameDecoder, FrameHeader, Opcode};
+use crate::types::{ColumnSpec, ColumnType, TableSpec};
+use bytes::Bytes;
 use bytes::BytesMut;
 use rand::{Rng, SeedableRng};
+use std::sync::Arc;
 
 fn s(x: &str) -> String {
     x.to_string()
