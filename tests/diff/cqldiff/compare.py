@@ -128,8 +128,12 @@ def _loose_equal(how, a, b, type_name, replay):
         for (ka, va), (kb, vb) in zip(ja, jb):
             if ka != kb:
                 return False
-            if ka in stamps and isinstance(va, Decimal) and isinstance(vb, Decimal):
-                if not _loose_ints("writetime", [int(va)], [int(vb)], replay):
+            if ka in stamps and va is not None and vb is not None:
+                # One timestamp, or one per element of a collection.
+                xs, ys = (va if isinstance(va, list) else [va]), (vb if isinstance(vb, list) else [vb])
+                if len(xs) != len(ys) or not all(isinstance(x, Decimal) for x in xs + ys):
+                    return False
+                if not _loose_ints("writetime", [int(x) for x in xs], [int(y) for y in ys], replay):
                     return False
             elif va != vb:
                 return False

@@ -1,4 +1,4 @@
-//! Keys: partition tokens, decorated partition keys, clustering keys and clustering bounds.
+//! Keys: decorated partition keys (a key with its token), clustering keys and clustering bounds.
 //!
 //! Invariants:
 //! - Partitions are ordered by [`DecoratedKey`]: token first (signed), then the serialized
@@ -12,8 +12,8 @@
 //!   `enc(P)` sits before every key with prefix `P`, `enc(P) + AFTER_PREFIX` after all of them,
 //!   the empty string before every key, and `[0xFF]` after every key.
 
+use super::token::{token_of, Token};
 use bytes::Bytes;
-use std::fmt;
 
 /// The byte every encoded clustering component starts with.
 pub const COMPONENT_MARKER: u8 = 0x10;
@@ -21,21 +21,6 @@ pub const COMPONENT_MARKER: u8 = 0x10;
 pub const AFTER_PREFIX: u8 = 0x20;
 /// The position after every clustering key.
 pub const TOP: u8 = 0xFF;
-
-/// A Murmur3Partitioner token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Token(pub i64);
-
-impl Token {
-    /// The smallest token (`Long.MIN_VALUE`), which no key hashes to.
-    pub const MIN: Token = Token(i64::MIN);
-}
-
-impl fmt::Display for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// A partition key together with its token; the sort key of partitions.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -49,7 +34,7 @@ pub struct DecoratedKey {
 impl DecoratedKey {
     /// Hashes `key` and decorates it with its token.
     pub fn new(key: Bytes) -> Self {
-        let token = super::token::token_of(&key);
+        let token = token_of(&key);
         DecoratedKey { token, key }
     }
 }

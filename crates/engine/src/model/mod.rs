@@ -12,9 +12,8 @@ pub mod token;
 pub mod types;
 
 pub use cell::{Cell, DeletionTime, LivenessInfo, NowSecs, NO_DELETION_TIME};
-pub use key::{
-    ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice, Token,
-};
+pub use key::{ClusteringKey, ClusteringPos, ClusteringRange, DecoratedKey, PartitionPos, Slice};
 pub use mutation::Mutation;
 pub use partition::{Partition, RangeTombstone};
 pub use row::{CellCounts, ColumnData, ColumnId, ComplexColumn, Row};
+pub use token::Token;

@@ -15,9 +15,24 @@
 //! - A composite partition key (2+ columns) is hashed in its composite encoding: per component
 //!   a u16 big-endian length, the bytes, and one 0x00 byte. A single-column key is its raw value.
 
-use super::key::Token;
 use crate::error::{Error, Result};
 use bytes::Bytes;
+use std::fmt;
+
+/// A Murmur3Partitioner token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Token(pub i64);
+
+impl Token {
+    /// The smallest token (`Long.MIN_VALUE`), which no key hashes to.
+    pub const MIN: Token = Token(i64::MIN);
+}
+
+impl fmt::Display for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 const C1: u64 = 0x87c3_7b91_1142_53d5;
 const C2: u64 = 0x4cf5_ad43_2745_937f;

@@ -4,8 +4,8 @@
 //! Everything here is a pure function of the sstable descriptions; callers pass only the
 //! sstables they may pick (not in `state.compacting`) unless a function says otherwise.
 
+use super::decision::{Job, JobKind, SSTableInfo, StrategyState};
 use super::options::{CommonOptions, TierOptions};
-use super::{Job, JobKind, SSTableInfo, StrategyState};
 
 /// The sstables a strategy may pick: those no running job holds.
 pub(crate) fn candidates<'a>(

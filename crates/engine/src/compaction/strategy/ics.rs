@@ -53,8 +53,8 @@
 use std::collections::BTreeMap;
 
 use super::common::{self, job, TierItem};
+use super::decision::{Job, JobKind, SSTableInfo, Strategy, StrategyState};
 use super::options::{CommonOptions, IcsOptions};
-use super::{Job, JobKind, SSTableInfo, StrategyState};
 
 /// One run: its fragments.
 #[derive(Debug, Clone)]
@@ -385,4 +385,31 @@ pub fn cross_tier_remaining(set: &[SSTableInfo], state: &StrategyState) -> u64 {
         .filter(|s| state.compacting.contains(&s.generation))
         .map(|s| s.data_bytes)
         .sum()
+}
+
+impl Strategy for IcsOptions {
+    fn choose(
+        &self,
+        set: &[SSTableInfo],
+        common: &CommonOptions,
+        state: &StrategyState,
+    ) -> Option<Job> {
+        choose(set, common, self, state)
+    }
+
+    fn major(&self, set: &[SSTableInfo], state: &StrategyState) -> Vec<Job> {
+        major(set, self, state)
+    }
+
+    fn estimated_pending(&self, set: &[SSTableInfo], common: &CommonOptions) -> u64 {
+        estimated_pending(set, common, self)
+    }
+
+    fn backlog(&self, set: &[SSTableInfo], common: &CommonOptions, state: &StrategyState) -> f64 {
+        backlog(set, common, self, state)
+    }
+
+    fn flush_fragments(&self, bytes: u64) -> usize {
+        flush_fragments(self, bytes)
+    }
 }

@@ -49,8 +49,9 @@
 //! is in `state.compacting`.
 
 use super::common::{self, candidates, job, overlaps};
+use super::decision::{Job, JobKind, SSTableInfo, Strategy, StrategyState};
 use super::options::{CommonOptions, LcsOptions};
-use super::{stcs, Job, JobKind, SSTableInfo, StrategyState};
+use super::stcs;
 
 /// A leveled job: incremental, so each input of the deeper level (a run of non-overlapping
 /// sstables) is released as soon as the outputs pass its last key, and the temporary space
@@ -542,4 +543,27 @@ pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, o: &LcsOptions) -> f
         }
     }
     b
+}
+
+impl Strategy for LcsOptions {
+    fn choose(
+        &self,
+        set: &[SSTableInfo],
+        common: &CommonOptions,
+        state: &StrategyState,
+    ) -> Option<Job> {
+        choose(set, common, self, state)
+    }
+
+    fn major(&self, set: &[SSTableInfo], state: &StrategyState) -> Vec<Job> {
+        major(set, self, state)
+    }
+
+    fn estimated_pending(&self, set: &[SSTableInfo], _: &CommonOptions) -> u64 {
+        estimated_pending(set, self)
+    }
+
+    fn backlog(&self, set: &[SSTableInfo], common: &CommonOptions, _: &StrategyState) -> f64 {
+        backlog(set, common, self)
+    }
 }

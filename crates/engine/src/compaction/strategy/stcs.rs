@@ -13,8 +13,8 @@
 //! sstable at level 0. Invariant: no job input is in `state.compacting`.
 
 use super::common::{self, candidates, job};
+use super::decision::{Job, JobKind, SSTableInfo, Strategy, StrategyState};
 use super::options::{CommonOptions, TierOptions};
-use super::{Job, JobKind, SSTableInfo, StrategyState};
 
 /// Whether small sstables (below `min_sstable_size`) may share one tier regardless of their
 /// sizes: not while a small sstable was written within `min_sstable_age`, so a burst of tiny
@@ -98,4 +98,27 @@ pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, t: &TierOptions) -> 
     let all: Vec<&SSTableInfo> = set.iter().collect();
     let total = set.iter().map(|s| s.data_bytes).sum();
     common::tiered_backlog(&all, t, common.min_threshold, total)
+}
+
+impl Strategy for TierOptions {
+    fn choose(
+        &self,
+        set: &[SSTableInfo],
+        common: &CommonOptions,
+        state: &StrategyState,
+    ) -> Option<Job> {
+        choose(set, common, self, state)
+    }
+
+    fn major(&self, set: &[SSTableInfo], state: &StrategyState) -> Vec<Job> {
+        major(set, state)
+    }
+
+    fn estimated_pending(&self, set: &[SSTableInfo], common: &CommonOptions) -> u64 {
+        estimated_pending(set, common, self)
+    }
+
+    fn backlog(&self, set: &[SSTableInfo], common: &CommonOptions, _: &StrategyState) -> f64 {
+        backlog(set, common, self)
+    }
 }

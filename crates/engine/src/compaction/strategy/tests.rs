@@ -23,7 +23,7 @@ use bytes::Bytes;
 use super::options::StrategyOptions;
 use super::*;
 use crate::metrics::histogram::TombstoneHistogram;
-use crate::model::Token;
+use crate::model::{DecoratedKey, Token};
 
 const MIB: u64 = 1024 * 1024;
 

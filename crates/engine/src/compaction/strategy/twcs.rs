@@ -21,8 +21,9 @@
 use std::collections::BTreeMap;
 
 use super::common::{self, candidates, job};
+use super::decision::{Job, JobKind, SSTableInfo, Strategy, StrategyState};
 use super::options::{CommonOptions, TwcsOptions};
-use super::{stcs, Job, JobKind, SSTableInfo, StrategyState};
+use super::stcs;
 
 /// Sstables by window start (seconds), oldest window first.
 fn windows<'a>(set: &[&'a SSTableInfo], o: &TwcsOptions) -> BTreeMap<i64, Vec<&'a SSTableInfo>> {
@@ -122,4 +123,27 @@ pub fn backlog(set: &[SSTableInfo], common: &CommonOptions, o: &TwcsOptions) -> 
             common::tiered_backlog(ssts, &o.tiers, common.min_threshold, t)
         })
         .sum()
+}
+
+impl Strategy for TwcsOptions {
+    fn choose(
+        &self,
+        set: &[SSTableInfo],
+        common: &CommonOptions,
+        state: &StrategyState,
+    ) -> Option<Job> {
+        choose(set, common, self, state)
+    }
+
+    fn major(&self, set: &[SSTableInfo], state: &StrategyState) -> Vec<Job> {
+        major(set, self, state)
+    }
+
+    fn estimated_pending(&self, set: &[SSTableInfo], common: &CommonOptions) -> u64 {
+        estimated_pending(set, common, self)
+    }
+
+    fn backlog(&self, set: &[SSTableInfo], common: &CommonOptions, _: &StrategyState) -> f64 {
+        backlog(set, common, self)
+    }
 }
