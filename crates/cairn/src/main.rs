@@ -1,7 +1,5 @@
 //! The `cairn` binary: the CQL server (`serve`) and measurement labs (`lab ...`).
 
-mod bench;
-mod lab;
 mod nodetool;
 
 /// jemalloc: faster than glibc malloc on the write path's many small allocations.
@@ -24,11 +22,11 @@ enum Command {
     /// Administer a running node over its REST API, with nodetool's commands and output.
     Nodetool(nodetool::NodetoolArgs),
     /// CQL load generator with scylla-bench's flags and output (single-dash flags accepted).
-    Bench(Box<bench::BenchArgs>),
+    Bench(Box<cairn_bench::BenchArgs>),
     /// Measurement labs that write CSV, markdown and charts.
     Lab {
         #[command(subcommand)]
-        lab: lab::LabCommand,
+        lab: cairn_lab::LabCommand,
     },
 }
 
@@ -145,7 +143,7 @@ async fn shutdown_signal() {
 }
 
 fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse_from(bench::normalize_args(std::env::args_os()));
+    let cli = Cli::parse_from(cairn_bench::normalize_args(std::env::args_os()));
     // The driver's INFO lines would interleave with the bench's per-second table.
     let level = match cli.command {
         Command::Bench(_) => tracing::Level::WARN,
@@ -158,7 +156,7 @@ fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Nodetool(args) => std::process::exit(nodetool::run(args)),
-        Command::Bench(args) => bench::run(*args),
-        Command::Lab { lab } => lab::run(lab),
+        Command::Bench(args) => cairn_bench::run(*args),
+        Command::Lab { lab } => cairn_lab::run(lab),
     }
 }

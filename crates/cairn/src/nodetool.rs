@@ -1,5 +1,5 @@
-//! `cairn nodetool`: thin wrapper over `cairn_server::rest::nodetool`, which holds the
-//! commands, the REST client and the output formats (so they are tested there).
+//! `cairn nodetool`: thin wrapper over the `cairn-nodetool` crate, which holds the commands,
+//! the REST client and the output formats (so they are tested there).
 
 use clap::Args;
 
@@ -15,7 +15,7 @@ pub struct NodetoolArgs {
 
 /// Runs the command, prints its output, and returns nodetool's exit code.
 pub fn run(args: NodetoolArgs) -> i32 {
-    match cairn_server::rest::nodetool::main(&args.args) {
+    match cairn_nodetool::main(&args.args) {
         Ok(out) => {
             print!("{out}");
             0

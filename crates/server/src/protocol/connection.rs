@@ -29,8 +29,9 @@
 
 use super::compression::{Compression, SUPPORTED_COMPRESSIONS};
 use super::frame::{flags, protocol_error_frame, Frame, FrameDecoder, Opcode};
+use super::handler::{ConnectionInfo, Handler, RequestContext};
 use super::message::{CqlError, EventType, Reply, Request, RequestFrame, Response, Startup};
-use super::server::{ConnectionInfo, Handler, RequestContext, Shared};
+use super::shared::Shared;
 use bytes::{Bytes, BytesMut};
 use std::future::Future;
 use std::net::SocketAddr;

@@ -1,5 +1,5 @@
 //! The REST admin API (ScyllaDB's paths, JSON bodies) on `api_address:api_port`
-//! (127.0.0.1:10000), and the client `cairn nodetool` uses ([`client`], [`nodetool`]).
+//! (127.0.0.1:10000). Its client, `cairn nodetool`, is the `cairn-nodetool` crate.
 //!
 //! The server is a small HTTP/1.1 implementation on tokio ([`http`]). Every request is
 //! handled on tokio's blocking pool (`spawn_blocking`): flushes and major compactions wait
@@ -40,14 +40,10 @@
 //! [`serve_with`] runs the same HTTP server with another handler: the Prometheus endpoint
 //! (`crate::metrics`) uses it on the metrics port.
 
-pub mod client;
 pub mod column_family;
 pub mod http;
 pub mod json;
 pub mod node_api;
-pub mod nodetool;
-pub mod nodetool_reports;
-pub mod nodetool_snapshots;
 pub mod snapshots;
 
 use crate::config::Config;

@@ -80,8 +80,8 @@ impl Node {
         }
     }
 
-    pub fn client(&self) -> rest::client::Client {
-        rest::client::Client::new("127.0.0.1", self.port)
+    pub fn client(&self) -> cairn_nodetool::client::Client {
+        cairn_nodetool::client::Client::new("127.0.0.1", self.port)
     }
 
     /// Writes rows 0..n of partition `a` into ks.`table`.
@@ -116,7 +116,7 @@ impl Node {
 
     /// The Prometheus page.
     pub fn scrape(&self) -> String {
-        rest::client::Client::new("127.0.0.1", self.metrics_port)
+        cairn_nodetool::client::Client::new("127.0.0.1", self.metrics_port)
             .get_text("/metrics")
             .unwrap()
     }

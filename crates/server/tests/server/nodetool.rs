@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use cairn_server::rest::nodetool::{self, NodetoolError};
+use cairn_nodetool::{self as nodetool, NodetoolError};
 use common::Node;
 
 fn run(node: &Node, cmd: &str) -> Result<String, NodetoolError> {

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use cairn_server::rest::client::ClientError;
+use cairn_nodetool::client::ClientError;
 use cairn_server::rest::column_family::histogram_from_json;
 use cairn_server::rest::json::Json;
 use common::Node;
@@ -544,7 +544,7 @@ fn prometheus_page_parses_and_counters_move() {
     assert!(v("scylla_compaction_manager_bytes_written", &[]) > 0.0);
 
     // Only /metrics (and /) exist on the metrics port.
-    let c = cairn_server::rest::client::Client::new("127.0.0.1", node.metrics_port);
+    let c = cairn_nodetool::client::Client::new("127.0.0.1", node.metrics_port);
     assert!(matches!(
         c.get_text("/nothing"),
         Err(ClientError::Http { status: 404, .. })

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use cairn_server::rest::client::ClientError;
+use cairn_nodetool::client::ClientError;
 use cairn_server::rest::json::Json;
 use common::Node;
 use rand::{Rng, SeedableRng};

@@ -14,8 +14,9 @@
 //!   one file per strategy.
 //! * [`CompactionOptions::choose`] and friends dispatch on the table's strategy and apply the
 //!   rules shared by all: nothing when `enabled` is false.
-//! * [`sim`] — a small simulator of an overwrite workload measuring write and space
-//!   amplification of each strategy.
+//!
+//! The compaction simulator that compares the strategies without I/O is `cairn-lab`'s `sim`
+//! (its only user is the compaction lab).
 //!
 //! Invariants of every answer: a job's inputs are never empty, never in
 //! `state.compacting`, and sorted by generation.
@@ -25,7 +26,6 @@ pub mod decision;
 pub mod ics;
 pub mod lcs;
 pub mod options;
-pub mod sim;
 pub mod stcs;
 #[cfg(test)]
 mod tests;

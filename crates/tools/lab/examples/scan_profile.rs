@@ -2,7 +2,7 @@
 //! chunks, interleaved, reporting the minimum and median of thread CPU time and wall time (so
 //! contention from other processes on a shared machine mostly cancels out).
 //!
-//! `cargo run --release -p cairn --example scan_profile -- CORPUS_FILE [codec] [chunk_kb] [reps]`
+//! `cargo run --release -p cairn-lab --example scan_profile -- CORPUS_FILE [codec] [chunk_kb] [reps]`
 
 use bytes::Bytes;
 use cairn_engine::metrics::{IoCounters, ReadKind};

@@ -42,10 +42,12 @@ use std::collections::HashSet;
 
 use bytes::Bytes;
 
-use super::{ics, CompactionOptions, Job, JobKind, SSTableInfo, StrategyState};
-use crate::compaction::controller;
-use crate::metrics::histogram::TombstoneHistogram;
-use crate::model::{DecoratedKey, Token};
+use cairn_engine::compaction::controller;
+use cairn_engine::compaction::strategy::{
+    ics, CompactionOptions, Job, JobKind, SSTableInfo, StrategyState,
+};
+use cairn_engine::metrics::histogram::TombstoneHistogram;
+use cairn_engine::model::{DecoratedKey, Token};
 
 const MIB: u64 = 1024 * 1024;
 

@@ -9,6 +9,7 @@ pub mod compaction;
 pub mod compression;
 pub mod corpus;
 pub mod plot;
+pub mod sim;
 pub mod write;
 
 use clap::Subcommand;

@@ -19,7 +19,7 @@
 //! page size, paging state and Skip_metadata — but no serial consistency (the driver sent its
 //! default LOCAL_SERIAL; gocql sends none unless asked) and no client-side timestamp (the
 //! driver sent none either). Frame headers, `[bytes]`/`[string]` notations, compression and
-//! response decoding are `cairn_server::protocol`'s.
+//! response decoding are `cairn_protocol`'s.
 //!
 //! Invariants:
 //! * A stream id is reused only after its reply arrived: a request abandoned by its caller
@@ -31,13 +31,13 @@
 //!   the connection; bodies are decoded by the server crate's bounds-checked readers.
 
 use bytes::Bytes;
-use cairn_server::protocol::codec::{
+use cairn_protocol::codec::{
     write_bytes, write_consistency, write_int, write_long_string, write_short, write_short_bytes,
     write_string_map,
 };
-use cairn_server::protocol::frame::{flags, HEADER_LEN};
-use cairn_server::protocol::message::{query_flags, BatchType};
-use cairn_server::protocol::{
+use cairn_protocol::frame::{flags, HEADER_LEN};
+use cairn_protocol::message::{query_flags, BatchType};
+use cairn_protocol::{
     Compression, Consistency, CqlError, ErrorKind, Frame, FrameHeader, Opcode, Reply, Response,
     ResultBody,
 };
@@ -53,7 +53,7 @@ use tokio::net::TcpStream;
 /// The protocol version spoken.
 pub const VERSION: u8 = 4;
 /// Largest response body accepted (Cassandra's default maximum frame size).
-pub const MAX_FRAME: usize = cairn_server::protocol::frame::DEFAULT_MAX_FRAME_SIZE;
+pub const MAX_FRAME: usize = cairn_protocol::frame::DEFAULT_MAX_FRAME_SIZE;
 /// v4 stream ids are non-negative `i16`s.
 const MAX_STREAMS: usize = 1 << 15;
 /// Initial size of a connection's read buffer; it grows to fit a larger frame.
@@ -692,9 +692,7 @@ impl Client {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use cairn_server::protocol::{
-        Execute, QueryParams, Request, RequestFrame, Rows, RowsBuilder, Value,
-    };
+    use cairn_protocol::{Execute, QueryParams, Request, RequestFrame, Rows, RowsBuilder, Value};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     fn request_of(opcode: Opcode, body: Vec<u8>) -> Request {

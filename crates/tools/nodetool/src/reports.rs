@@ -5,11 +5,13 @@
 //! snapshots, older sstable formats, per-slice cell and tombstone counts, dropped mutations)
 //! is printed as an idle Cassandra prints it.
 
-use super::client::{Client, ClientError};
-use super::column_family::histogram_from_json;
-use super::json::Json;
-use super::nodetool::{bad_use, check_keyspace, unexpected, NodetoolError};
+use crate::client::{Client, ClientError};
+use crate::error::{bad_use, unexpected, NodetoolError};
+use crate::lookup::check_keyspace;
 use cairn_engine::metrics::HistogramSnapshot;
+use cairn_server::rest::column_family::histogram_from_json;
+use cairn_server::rest::http::percent_encode;
+use cairn_server::rest::json::Json;
 use std::fmt::Write as _;
 
 /// Cassandra's `FileUtils.stringifyFileSize`: binary units, at most two decimals.
@@ -188,10 +190,7 @@ pub fn describering(client: &Client, args: &[String]) -> Result<String, Nodetool
     };
     check_keyspace(client, ks)?;
     let version = get_str(client, "/storage_service/schema_version")?;
-    let path = format!(
-        "/storage_service/describe_ring/{}",
-        super::http::percent_encode(ks)
-    );
+    let path = format!("/storage_service/describe_ring/{}", percent_encode(ks));
     let ring = client.get(&path, &[])?;
     let ranges = ring
         .as_array()
@@ -255,7 +254,7 @@ fn all_tables(client: &Client) -> Result<Vec<(String, String)>, NodetoolError> {
 
 /// One table's metric (`/column_family/metrics/{metric}/{ks}:{cf}`).
 fn metric(client: &Client, metric: &str, ks: &str, cf: &str) -> Result<Json, ClientError> {
-    let name = super::http::percent_encode(&format!("{ks}:{cf}"));
+    let name = percent_encode(&format!("{ks}:{cf}"));
     client.get(&format!("/column_family/metrics/{metric}/{name}"), &[])
 }
 
@@ -320,7 +319,7 @@ struct TableReport {
 fn table_report(client: &Client, ks: &str, cf: &str) -> Result<TableReport, NodetoolError> {
     let m = |name: &str| metric_u64(client, name, ks, cf);
     let per_level = {
-        let name = super::http::percent_encode(&format!("{ks}:{cf}"));
+        let name = percent_encode(&format!("{ks}:{cf}"));
         let v = client.get(&format!("/column_family/sstables/per_level/{name}"), &[])?;
         let arr = v.as_array().ok_or_else(|| unexpected("per_level", &v))?;
         arr.iter()

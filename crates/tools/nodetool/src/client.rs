@@ -1,8 +1,8 @@
 //! A blocking HTTP/1.1 client for the REST API over `std::net::TcpStream` (one connection
 //! per request, `Connection: close`), used by `cairn nodetool`.
 
-use super::http::percent_encode;
-use super::json::Json;
+use cairn_server::rest::http::percent_encode;
+use cairn_server::rest::json::Json;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;

@@ -2,9 +2,14 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::protocol::frame::{FrameDecoder, FrameHeader};
+use crate::codec::*;
+use crate::compression::Compression;
+use crate::frame::{FrameDecoder, FrameHeader, Opcode};
+use crate::types::{ColumnSpec, ColumnType, TableSpec};
+use bytes::Bytes;
 use bytes::BytesMut;
 use rand::{Rng, SeedableRng};
+use std::sync::Arc;
 
 fn s(x: &str) -> String {
     x.to_string()
@@ -290,7 +295,7 @@ fn round_trip_request(req: &Request) {
         let f = req.encode_frame(4, 3, Some(c));
         let mut buf = BytesMut::from(&f[..]);
         let frame = FrameDecoder::default().decode(&mut buf).unwrap().unwrap();
-        let body = if frame.header.flags & crate::protocol::frame::flags::COMPRESSION != 0 {
+        let body = if frame.header.flags & crate::frame::flags::COMPRESSION != 0 {
             Bytes::from(c.decompress(&frame.body, 1 << 20).unwrap())
         } else {
             frame.body
@@ -673,7 +678,7 @@ fn custom_payload_is_read_before_the_body() {
     let header = FrameHeader {
         version: 4,
         is_response: false,
-        flags: crate::protocol::frame::flags::CUSTOM_PAYLOAD,
+        flags: crate::frame::flags::CUSTOM_PAYLOAD,
         stream: 0,
         opcode: Opcode::Options as u8,
         length: body.len() as u32,

@@ -29,10 +29,10 @@
 //! strategy and reports the trend of pending compactions.
 
 use super::{fresh_dir, plot};
+use crate::sim::{self, SimConfig};
 use anyhow::{anyhow, bail, Context, Result};
 use bytes::Bytes;
 use cairn_engine::compaction::manager::{Clock, ManagerConfig};
-use cairn_engine::compaction::strategy::sim::{self, SimConfig};
 use cairn_engine::compaction::strategy::CompactionOptions;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::types::CqlType;

@@ -2,10 +2,14 @@
 //! `statusbackup` and `refresh`, with Cassandra 5's output and messages (`refresh` prints
 //! nothing, as ScyllaDB's, which loads from `upload/` as Cairn does).
 
-use super::client::Client;
-use super::json::Json;
-use super::nodetool::{bad_use, check_keyspace, table, unexpected, Invocation, NodetoolError};
-use super::nodetool_reports::file_size;
+use crate::args::Invocation;
+use crate::client::Client;
+use crate::error::{bad_use, unexpected, NodetoolError};
+use crate::format::table;
+use crate::lookup::check_keyspace;
+use crate::reports::file_size;
+use cairn_server::rest::http::percent_encode;
+use cairn_server::rest::json::Json;
 
 /// A runtime error (exit 2), as nodetool prints an exception from its command.
 fn failure(message: impl std::fmt::Display) -> NodetoolError {
@@ -242,10 +246,7 @@ pub fn refresh(client: &Client, inv: &Invocation) -> Result<String, NodetoolErro
     if option(inv, "primary-replica-only").is_some() {
         params.push(("primary_replica_only", "true"));
     }
-    let path = format!(
-        "/storage_service/sstables/{}",
-        super::http::percent_encode(ks)
-    );
+    let path = format!("/storage_service/sstables/{}", percent_encode(ks));
     client.post(&path, &params)?;
     Ok(String::new())
 }

@@ -25,9 +25,11 @@ mod workload;
 
 use anyhow::{anyhow, bail, Context, Result};
 use bytes::Bytes;
-use cairn_server::protocol::codec::Reader;
-use cairn_server::protocol::{Compression, Consistency, Opcode, ResultBody, Rows};
+use cairn_protocol::codec::Reader;
+use cairn_protocol::{Compression, Consistency, Opcode, ResultBody, Rows};
 use clap::{ArgAction, Args, ValueEnum};
+use hdrhistogram::serialization::interval_log::{IntervalLogWriter, IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::PoolSize;
 use stats::{Interval, Kind, Point};
@@ -1096,9 +1098,6 @@ async fn reporter(
     warmup: Duration,
     done: Arc<AtomicU64>,
 ) -> Result<Report> {
-    use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-    use hdrhistogram::serialization::V2DeflateSerializer;
-
     let mut hdr_file = match &sh.args.hdr_latency_file {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -1209,20 +1208,7 @@ async fn reporter(
                 points.pop();
             }
             if let Some(log) = hdr_log.as_mut().filter(|_| show) {
-                let from = Duration::from_secs_f64((elapsed - span).max(0.0));
-                let len = Duration::from_secs_f64(span);
-                for k in stats::KINDS {
-                    let i = k as usize;
-                    if !sec.raw[i].is_empty() {
-                        log.write_histogram(&sec.raw[i], from, len, Tag::new(k.name()))
-                            .map_err(|e| anyhow!("writing the HDR log: {e:?}"))?;
-                    }
-                    if !sec.co[i].is_empty() {
-                        let tag = format!("co-{}", k.name());
-                        log.write_histogram(&sec.co[i], from, len, Tag::new(&tag))
-                            .map_err(|e| anyhow!("writing the HDR log: {e:?}"))?;
-                    }
-                }
+                write_hdr_interval(log, &sec, elapsed, span)?;
             }
             total.add(&sec);
         }
@@ -1244,6 +1230,59 @@ async fn reporter(
         f.flush()?;
     }
 
+    print_results(&total, elapsed, client_cpu, server_cpu, server_pid);
+
+    if let Some(p) = &sh.args.plot {
+        plot::draw(
+            p,
+            &points,
+            &format!(
+                "cairn bench -mode {:?} -workload {:?}, concurrency {}",
+                sh.args.mode, sh.args.workload, sh.args.concurrency
+            )
+            .to_lowercase(),
+        )?;
+        println!("Plot:\t\t {}", p.display());
+    }
+    let critical = (total.ops == 0 && total.errors > 0) || sh.lost.load(Ordering::Relaxed);
+    Ok(Report { critical })
+}
+
+/// Appends one interval's histograms to the HDR log, one tag per operation kind (and `co-`
+/// for the coordinated-omission-fixed ones), as scylla-bench's log has them.
+fn write_hdr_interval<W: std::io::Write>(
+    log: &mut IntervalLogWriter<'_, '_, W, V2DeflateSerializer>,
+    sec: &Interval,
+    elapsed: f64,
+    span: f64,
+) -> Result<()> {
+    let from = Duration::from_secs_f64((elapsed - span).max(0.0));
+    let len = Duration::from_secs_f64(span);
+    for k in stats::KINDS {
+        let i = k as usize;
+        if !sec.raw[i].is_empty() {
+            log.write_histogram(&sec.raw[i], from, len, Tag::new(k.name()))
+                .map_err(|e| anyhow!("writing the HDR log: {e:?}"))?;
+        }
+        if !sec.co[i].is_empty() {
+            let tag = format!("co-{}", k.name());
+            log.write_histogram(&sec.co[i], from, len, Tag::new(&tag))
+                .map_err(|e| anyhow!("writing the HDR log: {e:?}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Prints scylla-bench's "Results" block for the measured span: totals, rates, latency
+/// blocks (one per operation kind when the run mixed kinds), then the client's and the
+/// server's CPU per operation.
+fn print_results(
+    total: &Interval,
+    elapsed: Duration,
+    client_cpu: Duration,
+    server_cpu: Option<Duration>,
+    server_pid: Option<u32>,
+) {
     let secs = elapsed.as_secs_f64().max(1e-9);
     println!("\nResults");
     println!(
@@ -1311,21 +1350,6 @@ async fn reporter(
             server_pid.unwrap_or(0)
         );
     }
-
-    if let Some(p) = &sh.args.plot {
-        plot::draw(
-            p,
-            &points,
-            &format!(
-                "cairn bench -mode {:?} -workload {:?}, concurrency {}",
-                sh.args.mode, sh.args.workload, sh.args.concurrency
-            )
-            .to_lowercase(),
-        )?;
-        println!("Plot:\t\t {}", p.display());
-    }
-    let critical = (total.ops == 0 && total.errors > 0) || sh.lost.load(Ordering::Relaxed);
-    Ok(Report { critical })
 }
 
 #[cfg(test)]
