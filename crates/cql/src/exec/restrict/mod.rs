@@ -106,7 +106,8 @@ pub struct Restrictions {
     pub token_start: Option<(i64, bool)>,
     /// `token(pk) < / <= y`.
     pub token_end: Option<(i64, bool)>,
-    /// Whether the partition key is restricted by an `IN` of more than one value.
+    /// Whether the partition key is restricted by an `IN` (Cassandra's `keyIsInRelation`):
+    /// a literal list of other than one value, or `IN ?` whatever it is bound to.
     pub key_in: bool,
     /// Full clustering prefixes given by `=` / `IN` on the leading clustering columns, in
     /// clustering order.
@@ -391,7 +392,9 @@ fn single_restriction(
     Ok(match rel {
         Relation::In { values, .. } => {
             let mut vals = in_values(values, &col.ty, name, ctx)?;
-            if vals.len() == 1 {
+            // A literal IN of one value is an `=` (Cassandra's `newINRestriction`); `IN ?`
+            // stays an IN whatever the bound list holds.
+            if vals.len() == 1 && matches!(values, InValues::Terms(_)) {
                 Restriction::Eq(vec![vals.remove(0)])
             } else {
                 Restriction::In(vals.into_iter().map(|v| vec![v]).collect())
@@ -556,7 +559,7 @@ fn multi_restriction(
                     }
                 }
             };
-            if tuples.len() == 1 {
+            if tuples.len() == 1 && matches!(values, InValues::Terms(_)) {
                 Restriction::Eq(tuples.into_iter().next().unwrap_or_default())
             } else {
                 Restriction::In(tuples)

@@ -222,7 +222,7 @@ impl PartitionRestrictions {
         for (c, r) in self.columns.iter().zip(&self.per_column) {
             match r {
                 Some(Restriction::Eq(_)) => out.eq_columns.push(c.id),
-                Some(Restriction::In(vs)) if vs.len() > 1 => out.key_in = true,
+                Some(Restriction::In(_)) => out.key_in = true,
                 _ => {}
             }
         }

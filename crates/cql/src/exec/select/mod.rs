@@ -165,7 +165,7 @@ impl<'a> Query<'a> {
                     "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries".into(),
                 ));
             }
-            check_distinct(schema, plan, r)?;
+            check_distinct(schema, s, plan, r)?;
         }
         let mode = match group_prefix(schema, s, r)? {
             Some(n) => Mode::GroupBy(n),
@@ -657,8 +657,10 @@ fn limit_of(t: &Option<Term>, what: &str, ctx: &Binds<'_>) -> Result<Option<usiz
     }
 }
 
-/// Cassandra's rules for SELECT DISTINCT (`validateDistinctSelection`).
-fn check_distinct(schema: &TableSchema, plan: &Plan, r: &Restrictions) -> Result<()> {
+/// Cassandra's rules for SELECT DISTINCT (`validateDistinctSelection`). With an `IN` on the
+/// partition key the ORDER BY columns count as requested: Cassandra adds them to the
+/// selection to sort on (`getResultSetOrdering`), even when the `IN` is empty.
+fn check_distinct(schema: &TableSchema, s: &Select, plan: &Plan, r: &Restrictions) -> Result<()> {
     let non_static_filter = r
         .filters
         .iter()
@@ -670,8 +672,18 @@ fn check_distinct(schema: &TableSchema, plan: &Plan, r: &Restrictions) -> Result
         ));
     }
     let requested = plan.columns();
+    let ordering: Vec<&ColumnDef> = if r.key_in {
+        s.order_by
+            .iter()
+            .filter_map(|(name, _)| schema.column(name))
+            .collect()
+    } else {
+        Vec::new()
+    };
     if let Some(c) = requested
         .iter()
+        .copied()
+        .chain(ordering)
         .find(|c| !matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Static))
     {
         return Err(Error::Invalid(format!(
