@@ -1270,30 +1270,24 @@ fn partition_key<P>(
     mut value: impl FnMut(&P) -> Result<Bytes>,
 ) -> Result<DecoratedKey> {
     let key = if let [only] = parts {
-        let v = value(only)?;
-        if v.is_empty() {
-            // An empty component of a composite key is allowed; an empty key is not.
-            return Err(Error::Invalid("Key may not be empty".into()));
-        }
-        v
+        value(only)?
     } else {
         let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
         let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
         cairn_engine::model::token::composite_partition_key(&refs)
     };
-    if key.len() > 65_535 {
-        return Err(Error::Invalid(format!(
-            "Key length of {} is longer than maximum of 65535",
-            key.len()
-        )));
-    }
+    // An empty component of a composite key is allowed; an empty key is not.
+    restrict::check_key(&key)?;
     Ok(DecoratedKey::new(key))
 }
 
 /// The partitions an UPDATE or DELETE writes ([`restrict::resolve`] has made sure the whole
-/// partition key is given by `=` / `IN`; an empty `IN` gives none).
-fn keys_of(r: &Restrictions) -> Vec<DecoratedKey> {
-    r.keys.clone().unwrap_or_default()
+/// partition key is given by `=` / `IN`; an empty `IN` gives none), validated as
+/// Cassandra's `buildPartitionKeyNames` does: after the statement's own rules (a missing
+/// clustering column is reported before an empty key).
+fn keys_of(r: &Restrictions) -> Result<Vec<DecoratedKey>> {
+    r.check_keys()?;
+    Ok(r.keys.clone().unwrap_or_default())
 }
 
 fn clustering_keys(r: &Restrictions, schema: &TableSchema) -> Result<Vec<ClusteringKey>> {
@@ -1330,10 +1324,10 @@ fn update(
         ctx,
         Context::modification(StatementKind::Update, static_only),
     )?;
+    let keys = keys_of(&r)?;
     // USING is bound after the statement is validated, as in Cassandra.
     let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
     let now = now_secs();
-    let keys = keys_of(&r);
     let mut row = Row::default();
     let mut statics = Row::default();
     let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
@@ -1515,7 +1509,7 @@ fn delete(
         ctx,
         Context::modification(StatementKind::Delete, static_only),
     )?;
-    let keys = keys_of(&r);
+    let keys = keys_of(&r)?;
     if condition.is_some() && !(r.full_clustering(&schema) && r.keys.is_some()) {
         if target_kinds.contains(&ColumnKind::Regular) || row_kinds.is_some() {
             return Err(Error::Invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns".into()));

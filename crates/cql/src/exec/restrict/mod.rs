@@ -175,6 +175,34 @@ impl Restrictions {
     pub fn is_eq(&self, id: ColumnId) -> bool {
         self.eq_columns.contains(&id)
     }
+
+    /// Cassandra's `validateKey` of every selected partition key: not empty (an empty
+    /// component of a composite key is fine: the composite is not empty), not over 64 KiB.
+    /// Separate from [`resolve`] because Cassandra checks the keys after the statement's own
+    /// rules, and a read that selects no rows never checks them.
+    pub fn check_keys(&self) -> Result<()> {
+        for key in self.keys.iter().flatten() {
+            check_key(&key.key)?;
+        }
+        Ok(())
+    }
+}
+
+/// Largest serialized partition key (an unsigned short length on disk and on the wire).
+pub const MAX_KEY_LEN: usize = 65_535;
+
+/// Cassandra's `validateKey` of one serialized partition key.
+pub fn check_key(key: &[u8]) -> Result<()> {
+    if key.is_empty() {
+        return Err(Error::Invalid("Key may not be empty".into()));
+    }
+    if key.len() > MAX_KEY_LEN {
+        return Err(Error::Invalid(format!(
+            "Key length of {} is longer than maximum of {MAX_KEY_LEN}",
+            key.len()
+        )));
+    }
+    Ok(())
 }
 
 fn invalid(e: impl std::fmt::Display) -> Error {

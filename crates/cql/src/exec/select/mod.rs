@@ -183,9 +183,6 @@ impl<'a> Query<'a> {
         let limit = limit_of(&s.limit, "[limit]", ctx)?;
         let per_partition = limit_of(&s.per_partition_limit, "[per_partition_limit]", ctx)?;
         let page_size = params.page_size.filter(|p| *p > 0).map(|p| p as usize);
-        if page_size.is_some() && post_order.is_some() {
-            return Err(Error::Invalid("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query".into()));
-        }
         Ok(Query {
             schema,
             plan,
@@ -219,10 +216,20 @@ impl<'a> Query<'a> {
             .map(|b| PagingState::decode(b))
             .transpose()?;
         let mut run = Run::new(self, resume.as_ref());
+        // As Cassandra's `getSliceCommands`: a query that selects nothing (an empty `IN`, an
+        // impossible clustering slice) answers no rows before its keys are validated, and
+        // is never refused for paging.
         if self.r.empty {
             return Ok(run.finish());
         }
         let slice = self.r.slice(self.schema)?;
+        if slice.is_empty() {
+            return Ok(run.finish());
+        }
+        self.r.check_keys()?;
+        if self.post_order.is_some() && params.page_size.is_some_and(|p| p > 0) {
+            return Err(Error::Invalid("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query".into()));
+        }
         let mut cmd = ReadCommand::all(super::catalog::now_secs());
         cmd.slice = slice.clone();
         cmd.reversed = self.reversed;
