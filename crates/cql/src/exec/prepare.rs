@@ -2,7 +2,9 @@
 //! and type, Cassandra's `[limit]`-style names for the others), the bind markers giving
 //! the partition key (so drivers can route by token), and the result columns of a SELECT.
 
+use super::restrict::{self, StatementKind};
 use super::select;
+use super::write;
 use super::{system, ColumnSpec, Executor, QueryParams, Session};
 use crate::ast::{
     Assignment, BatchStatement, Conditions, InValues, InsertValues, Operator, Relation,
@@ -324,6 +326,7 @@ impl Collector<'_> {
                             let (kn, kt) = match &col.ty {
                                 CqlType::Map(k, _) => ("key", k.as_ref().clone()),
                                 CqlType::List(_) => ("idx", CqlType::Int),
+                                CqlType::Set(e) => ("value", e.as_ref().clone()),
                                 t => ("key", t.clone()),
                             };
                             self.term(key, &format!("{kn}({c})"), &kt);
@@ -369,6 +372,38 @@ impl Collector<'_> {
                 self.relations(std::slice::from_ref(rel));
             }
         }
+    }
+}
+
+/// What Cassandra refuses at PREPARE about the columns a statement's operations and WHERE
+/// relations apply to (element operations on frozen collections, above all), before any
+/// value is bound; execution checks the same again.
+fn check_receivers(schema: &TableSchema, stmt: &Statement) -> Result<()> {
+    match stmt {
+        Statement::Select(s) => {
+            restrict::check_receivers(schema, &s.where_clause, StatementKind::Select)
+        }
+        Statement::Update(u) => {
+            for a in &u.assignments {
+                if let Assignment::SetElement { column, key, value } = a {
+                    if let Some(c) = schema.column(column) {
+                        write::check_set_element(c, key, value)?;
+                    }
+                }
+            }
+            restrict::check_receivers(schema, &u.where_clause, StatementKind::Update)
+        }
+        Statement::Delete(d) => {
+            for t in &d.targets {
+                if let RelationTarget::Element(column, _) = t {
+                    if let Some(c) = schema.column(column) {
+                        write::check_element_deletion(c)?;
+                    }
+                }
+            }
+            restrict::check_receivers(schema, &d.where_clause, StatementKind::Delete)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -434,6 +469,7 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
             Some(v) => std::sync::Arc::new(v),
             None => ex.catalog().require_table(&ks, &table.name)?.schema(),
         };
+        check_receivers(&schema, stmt)?;
         let pk_count = schema.columns_of(ColumnKind::PartitionKey).count();
         let mut c = Collector {
             schema: &schema,

@@ -875,29 +875,9 @@ fn assignment_op(
                 };
                 Some(ColumnOp::List(ListEdit::Index(index, value)))
             }
-            other => {
-                let shown = format!(
-                    "{}[{}] = {}",
-                    c.name,
-                    crate::values::term::term_display(key),
-                    crate::values::term::term_display(value)
-                );
-                let what = match other {
-                    CqlType::Set(_) => "set",
-                    CqlType::Frozen(inner)
-                        if matches!(
-                            inner.as_ref(),
-                            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)
-                        ) =>
-                    {
-                        "frozen collection"
-                    }
-                    _ => "non collection",
-                };
-                return Err(Error::Invalid(format!(
-                    "Invalid operation ({shown}) for {what} column {}",
-                    c.name
-                )));
+            _ => {
+                check_set_element(c, key, value)?;
+                None
             }
         },
         Assignment::SetField { .. } => {
@@ -906,6 +886,42 @@ fn assignment_op(
             ))
         }
     })
+}
+
+/// Cassandra's `SetElement.prepare` checks: `c[k] = v` needs a list or a map that is not
+/// frozen.
+pub(super) fn check_set_element(c: &ColumnDef, key: &Term, value: &Term) -> Result<()> {
+    let what = match &c.ty {
+        CqlType::List(_) | CqlType::Map(..) => return Ok(()),
+        CqlType::Set(_) => "set",
+        t if is_frozen_collection(t) => "frozen collection",
+        _ => "non collection",
+    };
+    Err(Error::Invalid(format!(
+        "Invalid operation ({}[{}] = {}) for {what} column {}",
+        c.name,
+        crate::values::term::term_display(key),
+        crate::values::term::term_display(value),
+        c.name
+    )))
+}
+
+/// Cassandra's `ElementDeletion.prepare` checks: `DELETE c[k]` needs a collection that is
+/// not frozen.
+pub(super) fn check_element_deletion(c: &ColumnDef) -> Result<()> {
+    let what = match &c.ty {
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => return Ok(()),
+        t if is_frozen_collection(t) => "frozen collection",
+        _ => "non collection",
+    };
+    Err(Error::Invalid(format!(
+        "Invalid deletion operation for {what} column {}",
+        c.name
+    )))
+}
+
+fn is_frozen_collection(ty: &CqlType) -> bool {
+    matches!(ty, CqlType::Frozen(inner) if matches!(inner.as_ref(), CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)))
 }
 
 /// The cells a list edit writes, computed from the row's current list (read before write,
@@ -1565,6 +1581,34 @@ fn delete(
                     let c = schema
                         .column(name)
                         .ok_or_else(|| Error::undefined_column(&schema, name))?;
+                    check_element_deletion(c)?;
+                    if let CqlType::Set(et) = &c.ty {
+                        // `DELETE s[x]`: a tombstone for the element (Cassandra's
+                        // `Sets.ElementDiscarder`).
+                        let element = match term_to_bytes(elem, et, &c.name, ctx)? {
+                            TermValue::Value(b) => b,
+                            TermValue::Null => {
+                                return Err(Error::Invalid("Invalid null set element".into()))
+                            }
+                            TermValue::Unset => continue,
+                        };
+                        let path = crate::values::collections::element_path(&c.ty, &element)
+                            .map_err(invalid)?;
+                        let target = if c.kind == ColumnKind::Static {
+                            &mut statics
+                        } else {
+                            &mut row
+                        };
+                        put_column(
+                            target,
+                            c.id,
+                            ColumnData::Complex(ComplexColumn {
+                                deletion: None,
+                                cells: vec![(path, Cell::tombstone(ts, now))],
+                            }),
+                        );
+                        continue;
+                    }
                     let a = Assignment::SetElement {
                         column: name.clone(),
                         key: elem.clone(),

@@ -343,6 +343,114 @@ fn single_restriction(
     ctx: &dyn TermContext,
     kind: StatementKind,
 ) -> Result<Restriction> {
+    check_receiver(col, rel, kind)?;
+    let name = col.name.as_str();
+    let op = match rel {
+        Relation::Compare { op, .. } => *op,
+        _ => Operator::Eq,
+    };
+    let map_key = match rel {
+        Relation::Compare {
+            target: RelationTarget::Element(_, k),
+            ..
+        } => Some(k),
+        _ => None,
+    };
+    let (key_ty, elem_ty) = match unfrozen(&col.ty) {
+        CqlType::Map(k, v) => ((**k).clone(), (**v).clone()),
+        CqlType::List(e) | CqlType::Set(e) => ((**e).clone(), (**e).clone()),
+        t => (t.clone(), t.clone()),
+    };
+    Ok(match rel {
+        Relation::In { values, .. } => {
+            let mut vals = in_values(values, &col.ty, name, ctx)?;
+            // A literal IN of one value is an `=` (Cassandra's `newINRestriction`); `IN ?`
+            // stays an IN whatever the bound list holds.
+            if vals.len() == 1 && matches!(values, InValues::Terms(_)) {
+                Restriction::Eq(vec![vals.remove(0)])
+            } else {
+                Restriction::In(vals.into_iter().map(|v| vec![v]).collect())
+            }
+        }
+        Relation::Compare { value: v, .. } => match (op, map_key) {
+            (Operator::Eq, Some(k)) => {
+                let key = value_for(k, &key_ty, &format!("key({name})"), ctx)?;
+                let val = value_for(v, &elem_ty, &format!("value({name})"), ctx)?;
+                Restriction::contains_entry(key, val)
+            }
+            (Operator::Eq, None) => Restriction::Eq(vec![value(v, col, ctx)?]),
+            (Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte, _) => {
+                if contains_duration(&col.ty) {
+                    return Err(Error::Invalid(match unfrozen(&col.ty) {
+                        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => {
+                            "Slice restrictions are not supported on collections containing durations".to_string()
+                        }
+                        CqlType::Tuple(_) => {
+                            "Slice restrictions are not supported on tuples containing durations".to_string()
+                        }
+                        _ => "Slice restrictions are not supported on duration columns".to_string(),
+                    }));
+                }
+                Restriction::Slice(Bounds::one(op, vec![value(v, col, ctx)?]))
+            }
+            (Operator::Contains, _) => {
+                let elem = value_for(v, &elem_ty, &format!("value({name})"), ctx)?;
+                Restriction::contains_value(elem)
+            }
+            (Operator::ContainsKey, _) => {
+                let key = value_for(v, &key_ty, &format!("key({name})"), ctx)?;
+                Restriction::contains_key(key)
+            }
+            (Operator::Neq, _) => {
+                return Err(Error::Invalid(format!(
+                    "Unsupported \"!=\" relation: {}",
+                    relation_text(rel)
+                )))
+            }
+            (Operator::Like, _) => {
+                value(v, col, ctx)?;
+                return Err(Error::Invalid(format!(
+                "LIKE restriction is only supported on properly indexed columns. {} is not valid.",
+                relation_text(rel)
+            )));
+            }
+        },
+        Relation::IsNotNull(_) => {
+            return Err(Error::Invalid(format!(
+                "Unsupported restriction: {}",
+                relation_text(rel)
+            )))
+        }
+    })
+}
+
+/// Every single-column relation of a WHERE clause checked against its column, without its
+/// values (for PREPARE, where Cassandra refuses these already).
+pub fn check_receivers(
+    schema: &TableSchema,
+    where_clause: &[Relation],
+    kind: StatementKind,
+) -> Result<()> {
+    for rel in where_clause {
+        let name = match rel {
+            Relation::Compare {
+                target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+                ..
+            }
+            | Relation::In {
+                target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+                ..
+            } => n,
+            _ => continue,
+        };
+        check_receiver(column(schema, name)?, rel, kind)?;
+    }
+    Ok(())
+}
+
+/// Cassandra's checks of a single-column relation's receiver (`toReceivers`): the operator
+/// against the column's type, before any value is bound.
+fn check_receiver(col: &ColumnDef, rel: &Relation, kind: StatementKind) -> Result<()> {
     let name = col.name.as_str();
     let op = match rel {
         Relation::Compare { op, .. } => *op,
@@ -412,72 +520,7 @@ fn single_restriction(
             col.ty.name()
         )));
     }
-    let (key_ty, elem_ty) = match unfrozen(&col.ty) {
-        CqlType::Map(k, v) => ((**k).clone(), (**v).clone()),
-        CqlType::List(e) | CqlType::Set(e) => ((**e).clone(), (**e).clone()),
-        t => (t.clone(), t.clone()),
-    };
-    Ok(match rel {
-        Relation::In { values, .. } => {
-            let mut vals = in_values(values, &col.ty, name, ctx)?;
-            // A literal IN of one value is an `=` (Cassandra's `newINRestriction`); `IN ?`
-            // stays an IN whatever the bound list holds.
-            if vals.len() == 1 && matches!(values, InValues::Terms(_)) {
-                Restriction::Eq(vec![vals.remove(0)])
-            } else {
-                Restriction::In(vals.into_iter().map(|v| vec![v]).collect())
-            }
-        }
-        Relation::Compare { value: v, .. } => match (op, map_key) {
-            (Operator::Eq, Some(k)) => {
-                let key = value_for(k, &key_ty, &format!("key({name})"), ctx)?;
-                let val = value_for(v, &elem_ty, &format!("value({name})"), ctx)?;
-                Restriction::contains_entry(key, val)
-            }
-            (Operator::Eq, None) => Restriction::Eq(vec![value(v, col, ctx)?]),
-            (Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte, _) => {
-                if contains_duration(&col.ty) {
-                    return Err(Error::Invalid(match unfrozen(&col.ty) {
-                        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => {
-                            "Slice restrictions are not supported on collections containing durations".to_string()
-                        }
-                        CqlType::Tuple(_) => {
-                            "Slice restrictions are not supported on tuples containing durations".to_string()
-                        }
-                        _ => "Slice restrictions are not supported on duration columns".to_string(),
-                    }));
-                }
-                Restriction::Slice(Bounds::one(op, vec![value(v, col, ctx)?]))
-            }
-            (Operator::Contains, _) => {
-                let elem = value_for(v, &elem_ty, &format!("value({name})"), ctx)?;
-                Restriction::contains_value(elem)
-            }
-            (Operator::ContainsKey, _) => {
-                let key = value_for(v, &key_ty, &format!("key({name})"), ctx)?;
-                Restriction::contains_key(key)
-            }
-            (Operator::Neq, _) => {
-                return Err(Error::Invalid(format!(
-                    "Unsupported \"!=\" relation: {}",
-                    relation_text(rel)
-                )))
-            }
-            (Operator::Like, _) => {
-                value(v, col, ctx)?;
-                return Err(Error::Invalid(format!(
-                "LIKE restriction is only supported on properly indexed columns. {} is not valid.",
-                relation_text(rel)
-            )));
-            }
-        },
-        Relation::IsNotNull(_) => {
-            return Err(Error::Invalid(format!(
-                "Unsupported restriction: {}",
-                relation_text(rel)
-            )))
-        }
-    })
+    Ok(())
 }
 
 /// A multi-column relation `(c1, c2, …) op …` as a restriction on clustering columns.
