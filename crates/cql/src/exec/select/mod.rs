@@ -63,11 +63,28 @@ pub fn select(
     }
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
-    let plan = match cache {
-        Some(cache) => cache.get_or_plan(&schema, || plan(&schema, s))?,
-        None => Arc::new(plan(&schema, s)?),
-    };
     let ctx = Binds::new(params);
+    let planned = match cache {
+        Some(cache) => cache.get_or_plan(&schema, || plan(&schema, s)),
+        None => plan(&schema, s).map(Arc::new),
+    };
+    let plan = match planned {
+        Ok(plan) => plan,
+        // Cassandra resolves the selected names first (`toSelectables`), then prepares the
+        // WHERE clause, then the rest of the selection (`prepareRestrictions`, then
+        // `prepareSelection`): the WHERE clause's refusals come before the selection's. (The
+        // static-only rule needs the selection; without it, that one refusal is missed.)
+        Err(e) if !matches!(&e, Error::Invalid(m) if m.starts_with("Undefined column name")) => {
+            restrict::resolve(
+                &schema,
+                &s.where_clause,
+                &ctx,
+                restrict::Context::select(s.allow_filtering, false),
+            )?;
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let r = restrict::resolve(
         &schema,
         &s.where_clause,
