@@ -479,9 +479,11 @@ impl CasRequest {
     }
 
     /// Notes what a statement's write (a mutation of this partition) touches: the check then
-    /// reads every static / regular column.
-    pub fn add_write(&mut self, m: &Mutation) {
-        if m.update.static_row.is_some() {
+    /// reads every static / regular column. In a BATCH, a static write counts only from a
+    /// statement with conditions (`conditional`), a row write from any statement (Cassandra's
+    /// `BatchStatement` collects `updatesStaticRow` from its conditional statements alone).
+    pub fn add_write(&mut self, m: &Mutation, conditional: bool) {
+        if m.update.static_row.is_some() && conditional {
             self.writes_static = true;
         }
         if !m.update.rows.is_empty()
@@ -492,10 +494,11 @@ impl CasRequest {
         }
     }
 
-    /// Notes a write of the static row (`true`) or of a clustering row.
-    pub fn writes_to(&mut self, static_row: bool) {
+    /// Notes a write of the static row (`true`) or of a clustering row (`conditional` as for
+    /// [`CasRequest::add_write`]).
+    pub fn writes_to(&mut self, static_row: bool, conditional: bool) {
         if static_row {
-            self.writes_static = true;
+            self.writes_static |= conditional;
         } else {
             self.writes_rows = true;
         }

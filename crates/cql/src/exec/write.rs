@@ -220,10 +220,10 @@ fn run_one(
         req.add_condition(target, condition)?;
     }
     for m in &planned.mutations {
-        req.add_write(m);
+        req.add_write(m, true);
     }
     for lw in &planned.list_edits {
-        req.writes_to(lw.ck.is_none());
+        req.writes_to(lw.ck.is_none(), true);
     }
     if let Some(refused) = lwt::check(ex, &req)? {
         return Ok(Outcome::Rows(refused));
@@ -388,16 +388,17 @@ fn conditional_batch(
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
     let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
     for p in &planned {
+        let conditional = !p.conditions.is_empty();
         for m in &p.mutations {
             if m.key != key {
                 return Err(Error::Invalid(
                     "Batch with conditions cannot span multiple partitions".into(),
                 ));
             }
-            req.add_write(m);
+            req.add_write(m, conditional);
         }
         for lw in &p.list_edits {
-            req.writes_to(lw.ck.is_none());
+            req.writes_to(lw.ck.is_none(), conditional);
         }
         for (target, condition) in p.conditions.clone() {
             req.add_condition(target, condition)?;
