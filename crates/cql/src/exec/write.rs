@@ -118,11 +118,41 @@ fn complete_all(
         all.extend(p.mutations);
     }
     if let Some(ts) = ballot {
+        all = merge_by_partition(all);
         for m in &mut all {
             m.update.set_timestamps(ts);
         }
     }
     Ok(all)
+}
+
+/// A conditional request's mutations as Cassandra applies them: one update per partition,
+/// its statements' writes merged (they share one timestamp) before the ballot's time is set
+/// (`CQL3CasRequest.makeUpdates`, then `withUpdatedTimestamps`). Merging a row's deletion
+/// with the same row's writes purges them, as Cassandra's row merge does (a deletion wins a
+/// timestamp tie), so `INSERT` and `DELETE` of one row in one conditional batch leave no
+/// row. Partition and range deletions stay beside the rows, as in Cassandra's update, and
+/// end up just below the ballot.
+fn merge_by_partition(all: Vec<Mutation>) -> Vec<Mutation> {
+    let mut merged: Vec<Mutation> = Vec::with_capacity(all.len());
+    for m in all {
+        match merged
+            .iter_mut()
+            .find(|x| x.table == m.table && x.key == m.key)
+        {
+            Some(x) => x.update.merge(m.update),
+            None => merged.push(m),
+        }
+    }
+    for m in &mut merged {
+        for row in m.update.rows.values_mut() {
+            if let Some(d) = row.deletion {
+                row.apply_deletion(d);
+                row.deletion = Some(d);
+            }
+        }
+    }
+    merged
 }
 
 /// Plans one INSERT / UPDATE / DELETE.
