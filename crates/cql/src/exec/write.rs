@@ -28,6 +28,7 @@ use cairn_engine::model::{
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::ReadCommand;
 use smallvec::SmallVec;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// A statement turned into writes.
@@ -1375,6 +1376,11 @@ fn update(
     // USING is bound after the statement is validated, as in Cassandra.
     let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
     let now = now_secs();
+    let ckeys = clustering_of(&r, &schema)?;
+    // Cassandra applies the operations once per row the statement names, static ones
+    // included: a static list set, appended or prepended by an UPDATE naming several rows
+    // gets the elements once per row (each its own cell). Duplicate keys name one row.
+    let rows_named = ckeys.iter().collect::<BTreeSet<_>>().len().max(1);
     let mut row = Row::default();
     let mut statics = Row::default();
     let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
@@ -1395,22 +1401,33 @@ fn update(
                 "PRIMARY KEY part {column} found in SET part"
             )));
         }
-        match assignment_op(c, a, ctx, ts, ttl, now)? {
-            None => {}
-            Some(ColumnOp::Data(d)) => {
-                let target = if c.kind == ColumnKind::Static {
-                    &mut statics
-                } else {
-                    &mut row
-                };
-                put_column(target, c.id, d);
+        let repeat = if c.kind == ColumnKind::Static
+            && matches!(c.ty, CqlType::List(_))
+            && matches!(
+                a,
+                Assignment::Set { .. } | Assignment::Add { .. } | Assignment::Prepend { .. }
+            ) {
+            rows_named
+        } else {
+            1
+        };
+        for _ in 0..repeat {
+            match assignment_op(c, a, ctx, ts, ttl, now)? {
+                None => {}
+                Some(ColumnOp::Data(d)) => {
+                    let target = if c.kind == ColumnKind::Static {
+                        &mut statics
+                    } else {
+                        &mut row
+                    };
+                    put_column(target, c.id, d);
+                }
+                Some(ColumnOp::List(edit)) => indexed.push((c.clone(), edit)),
             }
-            Some(ColumnOp::List(edit)) => indexed.push((c.clone(), edit)),
         }
     }
     row.columns.sort_by_key(|(id, _)| *id);
     statics.columns.sort_by_key(|(id, _)| *id);
-    let ckeys = clustering_of(&r, &schema)?;
     let mut muts = Vec::new();
     let mut list_edits = Vec::new();
     for key in keys {
