@@ -1162,7 +1162,9 @@ fn insert_mutation(
     // INSERT JSON gives every column a value (null or unset when the document has none):
     // they are bound to stand-in markers, so the rest is the INSERT … VALUES path.
     let json: JsonInsert;
-    let (columns, values, ctx): (&[String], &[Term], &dyn TermContext) = match &i.values {
+    // The values' context: the document's stand-in markers for INSERT JSON. USING keeps the
+    // statement's own markers (`INSERT … JSON ? USING TTL ?`).
+    let (columns, values, values_ctx): (&[String], &[Term], &dyn TermContext) = match &i.values {
         InsertValues::Columns { columns, values } => (columns, values, ctx),
         InsertValues::Json {
             json: text,
@@ -1179,13 +1181,13 @@ fn insert_mutation(
     };
     let (ts, ttl, deferred) = using_deferring(&i.using, &schema, ctx, default_ts, i.if_not_exists)?;
     let now = now_secs();
-    let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], ctx);
+    let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], values_ctx);
     let key = partition_key(&plan.partition_key, key_part)?;
     let cells = |parts: &[Part]| -> Result<Vec<(u32, ColumnData)>> {
         let mut out = Vec::with_capacity(parts.len());
         for p in parts {
             let c = &schema.columns[p.column];
-            if let Some(d) = column_data(c, &values[p.value], ctx, ts, ttl, now)? {
+            if let Some(d) = column_data(c, &values[p.value], values_ctx, ts, ttl, now)? {
                 out.push((c.id, d));
             }
         }
