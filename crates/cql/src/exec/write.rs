@@ -251,16 +251,45 @@ fn run_one(
         req.add_condition(target, condition)?;
     }
     for m in &planned.mutations {
-        req.add_write(m, true);
+        req.add_write(m);
     }
-    for lw in &planned.list_edits {
-        req.writes_to(lw.ck.is_none(), true);
+    if planned.list_edits.iter().any(|lw| lw.ck.is_some()) {
+        req.writes_row();
+    }
+    if names_static_columns(&schema, stmt) {
+        req.writes_static_row();
     }
     if let Some(refused) = lwt::check(ex, &req)? {
         return Ok(Outcome::Rows(refused));
     }
     apply_all(ex, vec![(Arc::clone(&schema), planned)], Some(now_micros()))?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
+}
+
+/// Whether a statement writes static columns as Cassandra counts it for a conditional
+/// request (`appliesToStaticColumns` of its operations): by the columns it names, whatever
+/// their values (an unset value counts); INSERT JSON names every column.
+fn names_static_columns(schema: &TableSchema, stmt: &Statement) -> bool {
+    let is_static = |n: &str| {
+        schema
+            .column(n)
+            .is_some_and(|c| c.kind == ColumnKind::Static)
+    };
+    match stmt {
+        Statement::Insert(i) => match &i.values {
+            InsertValues::Columns { columns, .. } => columns.iter().any(|c| is_static(c)),
+            InsertValues::Json { .. } => schema.columns_of(ColumnKind::Static).next().is_some(),
+        },
+        Statement::Update(u) => u
+            .assignments
+            .iter()
+            .any(|a| is_static(assignment_column(a))),
+        Statement::Delete(d) => d.targets.iter().any(|t| match t {
+            RelationTarget::Column(n) | RelationTarget::Element(n, _) => is_static(n),
+            _ => false,
+        }),
+        _ => false,
+    }
 }
 
 /// A BATCH statement given as CQL text.
@@ -418,18 +447,22 @@ fn conditional_batch(
     };
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
     let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
-    for p in &planned {
-        let conditional = !p.conditions.is_empty();
+    for ((stmt, _), p) in statements.iter().zip(&planned) {
         for m in &p.mutations {
             if m.key != key {
                 return Err(Error::Invalid(
                     "Batch with conditions cannot span multiple partitions".into(),
                 ));
             }
-            req.add_write(m, conditional);
+            req.add_write(m);
         }
-        for lw in &p.list_edits {
-            req.writes_to(lw.ck.is_none(), conditional);
+        if p.list_edits.iter().any(|lw| lw.ck.is_some()) {
+            req.writes_row();
+        }
+        // Cassandra's BatchStatement counts the static writes of its conditional
+        // statements only (and the row writes of all).
+        if !p.conditions.is_empty() && names_static_columns(&schema, stmt) {
+            req.writes_static_row();
         }
         for (target, condition) in p.conditions.clone() {
             req.add_condition(target, condition)?;
