@@ -370,6 +370,9 @@ struct OpenGroup {
     prefix: Vec<Bytes>,
     group: Group,
     last_ck: Bytes,
+    /// For ORDER BY across partitions: the group's first row's ordering values (what
+    /// Cassandra's selection shows for a column that is not aggregated).
+    sort_key: Vec<Option<Bytes>>,
 }
 
 impl<'q> Run<'q> {
@@ -464,12 +467,18 @@ impl<'q> Run<'q> {
                             break;
                         }
                     }
-                    let g = self.group.get_or_insert_with(|| OpenGroup {
-                        key: p.key.clone(),
-                        prefix,
-                        group: Group::new(q.plan),
-                        last_ck: Bytes::new(),
-                    });
+                    if self.group.is_none() {
+                        self.group = Some(OpenGroup {
+                            key: p.key.clone(),
+                            prefix,
+                            group: Group::new(q.plan),
+                            last_ck: Bytes::new(),
+                            sort_key: self.sort_key(&view),
+                        });
+                    }
+                    let Some(g) = self.group.as_mut() else {
+                        continue;
+                    };
                     g.group.add(q.plan, q.schema, &view, q.ctx)?;
                     g.last_ck = ck.0.clone();
                 }
@@ -509,6 +518,7 @@ impl<'q> Run<'q> {
                             prefix: Vec::new(),
                             group,
                             last_ck: Bytes::new(),
+                            sort_key: self.sort_key(&view),
                         });
                     }
                     Mode::AggregateAll => {
@@ -536,6 +546,9 @@ impl<'q> Run<'q> {
             return Ok(true);
         };
         let values = g.group.result(self.q.plan, self.q.ctx)?;
+        if self.q.post_order.is_some() {
+            self.sort_keys.push(g.sort_key);
+        }
         self.rows.push(values);
         self.remaining = self.remaining.saturating_sub(1);
         self.last = Some((g.key, g.last_ck, in_partition));
@@ -562,16 +575,23 @@ impl<'q> Run<'q> {
             .all(|f| f.matches(view.value(self.q.schema, &f.column).as_deref()))
     }
 
+    /// A row's values of the ORDER BY columns, for a sort across partitions (none without
+    /// one).
+    fn sort_key(&self, view: &RowView<'_>) -> Vec<Option<Bytes>> {
+        self.q.post_order.as_ref().map_or_else(Vec::new, |order| {
+            order
+                .iter()
+                .map(|(pos, _)| view.ck.and_then(|c| c.get(*pos)).cloned())
+                .collect()
+        })
+    }
+
     fn emit(&mut self, view: &RowView<'_>) -> Result<()> {
         let q = self.q;
         let values = row_values(q.plan, q.schema, view, q.ctx)?;
-        if let Some(order) = &q.post_order {
-            self.sort_keys.push(
-                order
-                    .iter()
-                    .map(|(pos, _)| view.ck.and_then(|c| c.get(*pos)).cloned())
-                    .collect(),
-            );
+        if q.post_order.is_some() {
+            let key = self.sort_key(view);
+            self.sort_keys.push(key);
         }
         self.rows.push(values);
         self.remaining = self.remaining.saturating_sub(1);
@@ -598,7 +618,13 @@ impl<'q> Run<'q> {
             let mut idx: Vec<usize> = (0..self.rows.len()).collect();
             idx.sort_by(|&a, &b| {
                 for (i, (_, desc)) in order.iter().enumerate() {
-                    let (x, y) = (&self.sort_keys[a][i], &self.sort_keys[b][i]);
+                    let key = |row: usize| {
+                        self.sort_keys
+                            .get(row)
+                            .and_then(|k| k.get(i))
+                            .and_then(Option::as_ref)
+                    };
+                    let (x, y) = (key(a), key(b));
                     let o = match (x, y) {
                         (Some(x), Some(y)) => compare(&types[i], x, y),
                         (None, Some(_)) => Ordering::Less,
