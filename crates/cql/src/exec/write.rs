@@ -38,9 +38,10 @@ pub(super) struct Planned {
     /// The IF clause of a conditional statement, each part with the row it is about (a
     /// condition on a static column is about the static row).
     conditions: Vec<(RowTarget, RowCondition)>,
-    /// Clustering rows the statement names (more than one is an IN, refused in a
-    /// conditional BATCH).
-    rows: usize,
+    /// The statement restricts the partition key / a clustering column by an IN (refused in
+    /// a conditional statement or BATCH, whatever the values).
+    key_in: bool,
+    ck_in: bool,
     /// List edits that need the list's current elements, made by [`complete`] when the write
     /// is made (after a conditional statement's check, as Cassandra does).
     list_edits: Vec<ListWrite>,
@@ -54,7 +55,8 @@ impl Planned {
         Planned {
             mutations,
             conditions: Vec::new(),
-            rows: 0,
+            key_in: false,
+            ck_in: false,
             list_edits: Vec::new(),
             deferred: None,
         }
@@ -420,12 +422,12 @@ fn conditional_batch(
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
         let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
-        if p.mutations.len() > 1 {
+        if p.mutations.len() > 1 || p.key_in {
             return Err(Error::Invalid(
                 "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
             ));
         }
-        if p.rows > 1 {
+        if p.ck_in {
             let what = if matches!(stmt, Statement::Delete(_)) {
                 "deletions"
             } else {
@@ -678,18 +680,19 @@ fn condition_of(
 /// Cassandra's refusals of IN; conditions on static columns are about the static row.
 fn conditions_for(
     condition: RowCondition,
-    keys: usize,
+    r: &Restrictions,
     ckeys: &[ClusteringKey],
     static_only: bool,
     deletion: bool,
 ) -> Result<Vec<(RowTarget, RowCondition)>> {
     let what = if deletion { "deletions" } else { "updates" };
-    if keys > 1 {
+    // Any IN counts, even one naming a single partition or row (`IN (1, 1)`, `IN ?`).
+    if r.key_in {
         return Err(Error::Invalid(format!(
             "IN on the partition key is not supported with conditional {what}"
         )));
     }
-    if ckeys.len() > 1 {
+    if r.ck_in {
         return Err(Error::Invalid(format!(
             "IN on the clustering key columns is not supported with conditional {what}"
         )));
@@ -1277,7 +1280,8 @@ fn insert_mutation(
             update,
         }],
         conditions: condition,
-        rows: 1,
+        key_in: false,
+        ck_in: false,
         list_edits: Vec::new(),
         deferred,
     })
@@ -1493,13 +1497,14 @@ fn update(
         });
     }
     let conditions = match condition {
-        Some(c) => conditions_for(c, muts.len(), &ckeys, static_only, false)?,
+        Some(c) => conditions_for(c, &r, &ckeys, static_only, false)?,
         None => Vec::new(),
     };
     Ok(Planned {
         mutations: muts,
         conditions,
-        rows: ckeys.len(),
+        key_in: r.key_in,
+        ck_in: r.ck_in,
         list_edits,
         deferred,
     })
@@ -1619,6 +1624,10 @@ fn delete(
     }
     let restricted = r.clustering_restricted();
     if r.empty {
+        if let Some(c) = condition {
+            // An empty IN is still an IN: refused in a conditional statement.
+            conditions_for(c, &r, &[], static_only, true)?;
+        }
         return Ok(Planned::unconditional(Vec::new()));
     }
     let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
@@ -1792,13 +1801,14 @@ fn delete(
         });
     }
     let conditions = match condition {
-        Some(c) => conditions_for(c, muts.len(), &ckeys, static_only, true)?,
+        Some(c) => conditions_for(c, &r, &ckeys, static_only, true)?,
         None => Vec::new(),
     };
     Ok(Planned {
         mutations: muts,
         conditions,
-        rows: ckeys.len(),
+        key_in: r.key_in,
+        ck_in: r.ck_in,
         list_edits,
         deferred: None,
     })

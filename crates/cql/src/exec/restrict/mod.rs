@@ -109,6 +109,9 @@ pub struct Restrictions {
     /// Whether the partition key is restricted by an `IN` (Cassandra's `keyIsInRelation`):
     /// a literal list of other than one value, or `IN ?` whatever it is bound to.
     pub key_in: bool,
+    /// Whether a clustering column is restricted by an `IN` (Cassandra's
+    /// `clusteringKeyRestrictionsHasIN`; a literal IN of one value is an `=`).
+    pub ck_in: bool,
     /// Full clustering prefixes given by `=` / `IN` on the leading clustering columns, in
     /// clustering order.
     pub prefixes: Vec<Vec<Bytes>>,
