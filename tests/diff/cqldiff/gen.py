@@ -899,7 +899,8 @@ class Generator:
                 gb.append(self.rng.choice(t.values).name)
             parts.append(" GROUP BY " + ", ".join(gb))
         if t.ck and f("select_order_by") and (mode != "in" or f("order_by_with_pk_in")) and (
-                not distinct or f("distinct_order_by")):
+                not distinct or f("distinct_order_by")) and (
+                not json or mode != "in" or f("json_order_by_with_pk_in")):
             n = self.rng.randint(1, len(t.ck))
             flip = self.rng.random() < 0.5
             order = []
