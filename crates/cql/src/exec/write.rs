@@ -737,6 +737,16 @@ fn put_column(row: &mut Row, id: u32, data: ColumnData) {
     }
 }
 
+/// [`put_column`] into the static row or the clustering row, by the column's kind.
+fn put_by_kind(c: &ColumnDef, row: &mut Row, statics: &mut Row, data: ColumnData) {
+    let target = if c.kind == ColumnKind::Static {
+        statics
+    } else {
+        row
+    };
+    put_column(target, c.id, data);
+}
+
 /// An assignment resolved against its column.
 enum ColumnOp {
     /// Data to write as is.
@@ -1453,14 +1463,7 @@ fn update(
         for _ in 0..repeat {
             match assignment_op(c, a, ctx, ts, ttl, now)? {
                 None => {}
-                Some(ColumnOp::Data(d)) => {
-                    let target = if c.kind == ColumnKind::Static {
-                        &mut statics
-                    } else {
-                        &mut row
-                    };
-                    put_column(target, c.id, d);
-                }
+                Some(ColumnOp::Data(d)) => put_by_kind(c, &mut row, &mut statics, d),
                 Some(ColumnOp::List(edit)) => indexed.push((c.clone(), edit)),
             }
         }
@@ -1686,19 +1689,11 @@ fn delete(
                         };
                         let path = crate::values::collections::element_path(&c.ty, &element)
                             .map_err(invalid)?;
-                        let target = if c.kind == ColumnKind::Static {
-                            &mut statics
-                        } else {
-                            &mut row
-                        };
-                        put_column(
-                            target,
-                            c.id,
-                            ColumnData::Complex(ComplexColumn {
-                                deletion: None,
-                                cells: vec![(path, Cell::tombstone(ts, now))],
-                            }),
-                        );
+                        let tombstone = ColumnData::Complex(ComplexColumn {
+                            deletion: None,
+                            cells: vec![(path, Cell::tombstone(ts, now))],
+                        });
+                        put_by_kind(c, &mut row, &mut statics, tombstone);
                         continue;
                     }
                     let a = Assignment::SetElement {
@@ -1707,14 +1702,7 @@ fn delete(
                         value: crate::ast::Term::Null,
                     };
                     match assignment_op(c, &a, ctx, ts, 0, now)? {
-                        Some(ColumnOp::Data(d)) => {
-                            let target = if c.kind == ColumnKind::Static {
-                                &mut statics
-                            } else {
-                                &mut row
-                            };
-                            put_column(target, c.id, d);
-                        }
+                        Some(ColumnOp::Data(d)) => put_by_kind(c, &mut row, &mut statics, d),
                         Some(ColumnOp::List(edit)) => element_deletes.push((c.clone(), edit)),
                         None => {}
                     }

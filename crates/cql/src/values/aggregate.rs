@@ -254,17 +254,7 @@ pub fn to_cast_text(ty: &CqlType, v: &[u8]) -> Option<String> {
 /// duration) to text and ascii, and the time types to date and timestamp.
 fn cast_inputs(to: &CqlType) -> Option<Vec<CqlType>> {
     use CqlType as T;
-    let numeric = [
-        T::Tinyint,
-        T::Smallint,
-        T::Int,
-        T::Bigint,
-        T::Float,
-        T::Double,
-        T::Decimal,
-        T::Counter,
-        T::Varint,
-    ];
+    let numeric = super::arithmetic::numeric_types();
     let scalars = [
         T::Inet,
         T::Boolean,
@@ -500,21 +490,13 @@ mod tests {
         }
         assert_eq!(cast_refusal("x", &ty("blob")), "x cannot be cast to blob");
         // Java's `Double.toString` / `Float.toString` digits and `getHostAddress`.
-        assert_eq!(
-            c("8.9771283193909e+16", "double", "text").unwrap(),
-            value("'8.9771283193908992E16'", "text")
-        );
-        assert_eq!(
-            c("1234567936", "float", "text").unwrap(),
-            value("'1.23456794E9'", "text")
-        );
-        assert_eq!(
-            c("'::1'", "inet", "text").unwrap(),
-            value("'0:0:0:0:0:0:0:1'", "text")
-        );
-        assert_eq!(
-            c("'::ffff:1.2.3.4'", "inet", "text").unwrap(),
-            value("'1.2.3.4'", "text")
-        );
+        for (v, from, text) in [
+            ("8.9771283193909e+16", "double", "'8.9771283193908992E16'"),
+            ("1234567936", "float", "'1.23456794E9'"),
+            ("'::1'", "inet", "'0:0:0:0:0:0:0:1'"),
+            ("'::ffff:1.2.3.4'", "inet", "'1.2.3.4'"),
+        ] {
+            assert_eq!(c(v, from, "text").unwrap(), value(text, "text"), "{v}");
+        }
     }
 }

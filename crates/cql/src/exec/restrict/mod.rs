@@ -348,17 +348,7 @@ fn single_restriction(
 ) -> Result<Restriction> {
     check_receiver(col, rel, kind)?;
     let name = col.name.as_str();
-    let op = match rel {
-        Relation::Compare { op, .. } => *op,
-        _ => Operator::Eq,
-    };
-    let map_key = match rel {
-        Relation::Compare {
-            target: RelationTarget::Element(_, k),
-            ..
-        } => Some(k),
-        _ => None,
-    };
+    let (op, map_key) = op_and_map_key(rel);
     let (key_ty, elem_ty) = match unfrozen(&col.ty) {
         CqlType::Map(k, v) => ((**k).clone(), (**v).clone()),
         CqlType::List(e) | CqlType::Set(e) => ((**e).clone(), (**e).clone()),
@@ -451,21 +441,24 @@ pub fn check_receivers(
     Ok(())
 }
 
+/// A single-column relation's operator (`=` for IN) and map key (`m[k] op v`).
+fn op_and_map_key(rel: &Relation) -> (Operator, Option<&Term>) {
+    match rel {
+        Relation::Compare {
+            target: RelationTarget::Element(_, k),
+            op,
+            ..
+        } => (*op, Some(k)),
+        Relation::Compare { op, .. } => (*op, None),
+        _ => (Operator::Eq, None),
+    }
+}
+
 /// Cassandra's checks of a single-column relation's receiver (`toReceivers`): the operator
 /// against the column's type, before any value is bound.
 fn check_receiver(col: &ColumnDef, rel: &Relation, kind: StatementKind) -> Result<()> {
     let name = col.name.as_str();
-    let op = match rel {
-        Relation::Compare { op, .. } => *op,
-        _ => Operator::Eq,
-    };
-    let map_key = match rel {
-        Relation::Compare {
-            target: RelationTarget::Element(_, k),
-            ..
-        } => Some(k),
-        _ => None,
-    };
+    let (op, map_key) = op_and_map_key(rel);
     if matches!(op, Operator::Contains | Operator::ContainsKey) && kind != StatementKind::Select {
         return Err(Error::Invalid(format!(
             "Cannot use {} with {}",
