@@ -1637,6 +1637,7 @@ fn delete(
     let mut muts = Vec::new();
     let mut list_edits = Vec::new();
     let mut ckeys: Vec<ClusteringKey> = Vec::new();
+    let mut deferred = None;
     for key in keys {
         let mut update = Partition::default();
         if d.targets.is_empty() {
@@ -1740,9 +1741,24 @@ fn delete(
                     .iter()
                     .any(|(c, _)| c.kind == ColumnKind::Regular);
             if regular && has_ck && !r.full_clustering(&schema) {
-                return Err(Error::Invalid(
+                // Cassandra refuses it when it builds the write (`addUpdateForKey`): after a
+                // conditional batch's check, so a refused batch answers `[applied] false`.
+                // Until then the statement stands for the rows it names.
+                deferred = Some(Error::Invalid(
                     "Range deletions are not supported for specific columns".into(),
                 ));
+                for range in r.slice(&schema)?.ranges() {
+                    update.range_tombstones.push(RangeTombstone {
+                        range: range.clone(),
+                        deletion,
+                    });
+                }
+                muts.push(Mutation {
+                    table: schema.id,
+                    key,
+                    update,
+                });
+                continue;
             }
             ckeys = if has_ck && !static_only {
                 clustering_keys(&r, &schema)?
@@ -1798,6 +1814,6 @@ fn delete(
         key_in: r.key_in,
         ck_in: r.ck_in,
         list_edits,
-        deferred: None,
+        deferred,
     })
 }
