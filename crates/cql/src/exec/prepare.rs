@@ -376,10 +376,17 @@ impl Collector<'_> {
 }
 
 /// What Cassandra refuses at PREPARE about the columns a statement's operations and WHERE
-/// relations apply to (element operations on frozen collections, above all), before any
-/// value is bound; execution checks the same again.
+/// relations apply to (element operations on frozen collections; an INSERT's column list,
+/// missing key columns among them), before any value is bound; execution checks the same
+/// again.
 fn check_receivers(schema: &TableSchema, stmt: &Statement) -> Result<()> {
     match stmt {
+        Statement::Insert(i) => {
+            if let InsertValues::Columns { columns, values } = &i.values {
+                write::InsertPlan::new(schema, columns, values.len())?;
+            }
+            Ok(())
+        }
         Statement::Select(s) => {
             restrict::check_receivers(schema, &s.where_clause, StatementKind::Select)
         }

@@ -1116,8 +1116,13 @@ struct Part {
 }
 
 impl InsertPlan {
-    /// Checks an INSERT's column list against `schema` (Cassandra's messages) and plans it.
-    fn new(schema: &TableSchema, columns: &[String], values: usize) -> Result<InsertPlan> {
+    /// Checks an INSERT's column list against `schema` (Cassandra's messages) and plans it
+    /// (at PREPARE too, where Cassandra makes the same checks).
+    pub(super) fn new(
+        schema: &TableSchema,
+        columns: &[String],
+        values: usize,
+    ) -> Result<InsertPlan> {
         if columns.len() != values {
             return Err(Error::Invalid(format!(
                 "Unmatched column names/values (got {} names and {} values)",
