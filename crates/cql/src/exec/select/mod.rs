@@ -234,18 +234,29 @@ impl<'a> Query<'a> {
             .transpose()?;
         let mut run = Run::new(self, resume.as_ref());
         // As Cassandra's `getSliceCommands`: a query that selects nothing (an empty `IN`, an
-        // impossible clustering slice) answers no rows before its keys are validated, and
-        // is never refused for paging.
-        if self.r.empty {
+        // impossible clustering slice) answers no rows before its keys are validated. A
+        // paged sort across partitions is refused after that: for an aggregate or GROUP BY
+        // query always (Cassandra pages those internally), for rows only when something is
+        // read (`execute`'s paging path).
+        let refuse_paging = self.post_order.is_some() && params.page_size.is_some_and(|p| p > 0);
+        let aggregated = matches!(self.mode, Mode::AggregateAll | Mode::GroupBy(_));
+        let paging_refused = || {
+            Err(Error::Invalid("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query".into()))
+        };
+        let slice = if self.r.empty {
+            None
+        } else {
+            Some(self.r.slice(self.schema)?).filter(|s| !s.is_empty())
+        };
+        let Some(slice) = slice else {
+            if refuse_paging && aggregated {
+                return paging_refused();
+            }
             return Ok(run.finish());
-        }
-        let slice = self.r.slice(self.schema)?;
-        if slice.is_empty() {
-            return Ok(run.finish());
-        }
+        };
         self.r.check_keys()?;
-        if self.post_order.is_some() && params.page_size.is_some_and(|p| p > 0) {
-            return Err(Error::Invalid("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query".into()));
+        if refuse_paging {
+            return paging_refused();
         }
         let mut cmd = ReadCommand::all(super::catalog::now_secs());
         cmd.slice = slice.clone();
