@@ -11,7 +11,7 @@ Rules:
   timestamps (conditional writes get the server's time: CLOCK_START in gen.py keeps every
   generated timestamp above it), which only need to be within WRITETIME_SLACK; `[json]`
   texts as parsed JSON (numbers by value, so `1.0E10` and `10000000000.0` match; key order
-  kept).
+  kept), server-clock write times and `ttl(…)` values inside them as those columns.
 - Errors: the same code. The message too when Cassandra's matches a family in
   MESSAGE_FAMILIES (texts that drivers or users match on): Cairn's must then match the same
   family with the same captured names, after `normalize`.
@@ -119,32 +119,40 @@ def _prepared_difference(a, b):
 
 
 def _loose_equal(how, a, b, type_name, replay):
-    if how.startswith("json"):
-        # `json:k1:k2`: the values of keys k1, k2 are writetimes.
-        stamps = set(how.split(":")[1:])
-        ja, jb = _parse_json(a), _parse_json(b)
-        if not (isinstance(ja, list) and isinstance(jb, list) and len(ja) == len(jb)):
-            return ja == jb
-        for (ka, va), (kb, vb) in zip(ja, jb):
-            if ka != kb:
-                return False
-            if ka in stamps and va is not None and vb is not None:
-                # One timestamp, or one per element of a collection.
-                xs, ys = (va if isinstance(va, list) else [va]), (vb if isinstance(vb, list) else [vb])
-                if len(xs) != len(ys) or not all(isinstance(x, Decimal) for x in xs + ys):
-                    return False
-                if not _loose_ints("writetime", [int(x) for x in xs], [int(y) for y in ys], replay):
-                    return False
-            elif va != vb:
-                return False
-        return True
-    ints_a, ints_b = _ints(a, type_name), _ints(b, type_name)
+    if how == "json":
+        return _json_equal(_parse_json(a), _parse_json(b), replay)
+    return _ints_equal(how, _ints(a, type_name), _ints(b, type_name), replay)
+
+
+def _json_equal(a, b, replay):
+    """Two parsed `[json]` objects: equal, except for the write times and TTLs in them: a
+    value under a `ttl(…)` key compares as a TTL column, and two whole numbers that are both
+    server-clock write times (whatever their key: selectors may be aliased) as a writetime
+    column."""
+    if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
+        return a == b
+    for (ka, va), (kb, vb) in zip(a, b):
+        if ka != kb:
+            return False
+        if va == vb:
+            continue
+        ints = [v if isinstance(v, list) else [v] for v in (va, vb)]
+        if not all(isinstance(x, Decimal) and x == x.to_integral_value() or x is None
+                   for v in ints for x in v):
+            return False
+        ints = [[None if x is None else int(x) for x in v] for v in ints]
+        if ka.startswith("ttl("):
+            ok = _ints_equal("ttl", ints[0], ints[1], replay)
+        else:
+            ok = _ints_equal("writetime", ints[0], ints[1], replay)
+        if not ok:
+            return False
+    return True
+
+
+def _ints_equal(how, ints_a, ints_b, replay):
     if ints_a is None or ints_b is None or len(ints_a) != len(ints_b):
         return False
-    return _loose_ints(how, ints_a, ints_b, replay)
-
-
-def _loose_ints(how, ints_a, ints_b, replay):
     for x, y in zip(ints_a, ints_b):
         if x is None or y is None:
             if x is not y:

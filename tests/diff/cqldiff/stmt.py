@@ -49,7 +49,7 @@ class Stmt:
         self.cols = set(cols)
         self.fetch_size = fetch_size
         self.timestamp = timestamp
-        self.loose = dict(loose or {})  # result column index -> "ttl" | "writetime" | "json[:writetime keys]"
+        self.loose = dict(loose or {})  # result column index -> "ttl" | "writetime" | "json"
         self.children = children or []
         self.batch_type = batch_type
         self.effect = effect

@@ -17,6 +17,7 @@ use crate::ast::{
 use crate::error::{Error, Result};
 use crate::parser::quote_identifier;
 use cairn_engine::model::clustering::Order;
+use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::ColumnKind;
 
 /// Runs a schema (or otherwise non-data) statement.
@@ -435,7 +436,7 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                     .into_iter()
                     .rfind(|d| d.name == c.name)
                 {
-                    if d.ty != ty.name() {
+                    if !readd_compatible(&ty, &d.ty) {
                         return Err(Error::Invalid(format!(
                             "Cannot add a column '{0}' of type {1}, incompatible with previously dropped column '{0}' of type {2}",
                             c.name,
@@ -520,4 +521,34 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
     cat.db().alter_table(schema)?;
     cat.schema_changed();
     Ok(change(ChangeKind::Updated, &ks, Some(name)))
+}
+
+/// Whether a column of type `new` may take the name of a dropped column of type `old` (a
+/// type name): Cassandra's `isSerializationCompatibleWith` — the old values read as the new
+/// type, of the same fixed length, both or neither multi-cell. Beyond the scalar
+/// compatibilities of [`value_compatible`] (a blob reads anything), types must be equal.
+fn readd_compatible(new: &CqlType, old: &str) -> bool {
+    if new.name() == old {
+        return true;
+    }
+    let Some(old) = CqlType::parse(old) else {
+        return false;
+    };
+    let multi_cell =
+        |t: &CqlType| matches!(t, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..));
+    let fixed_len = |t: &CqlType| match crate::values::term::unfrozen(t) {
+        CqlType::Boolean | CqlType::Tinyint => Some(1),
+        CqlType::Smallint => Some(2),
+        CqlType::Int | CqlType::Float | CqlType::Date => Some(4),
+        CqlType::Bigint
+        | CqlType::Double
+        | CqlType::Timestamp
+        | CqlType::Time
+        | CqlType::Counter => Some(8),
+        CqlType::Uuid | CqlType::Timeuuid => Some(16),
+        _ => None,
+    };
+    crate::values::assign::value_compatible(new, &old)
+        && fixed_len(new) == fixed_len(&old)
+        && multi_cell(new) == multi_cell(&old)
 }

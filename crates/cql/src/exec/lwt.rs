@@ -478,12 +478,9 @@ impl CasRequest {
         &self.key
     }
 
-    /// Notes what a statement's write (a mutation of this partition) touches: the check then
-    /// reads every static / regular column.
+    /// Notes the clustering rows a statement's write (a mutation of this partition) touches:
+    /// the check then reads every regular column.
     pub fn add_write(&mut self, m: &Mutation) {
-        if m.update.static_row.is_some() {
-            self.writes_static = true;
-        }
         if !m.update.rows.is_empty()
             || !m.update.range_tombstones.is_empty()
             || m.update.deletion.is_some()
@@ -492,13 +489,16 @@ impl CasRequest {
         }
     }
 
-    /// Notes a write of the static row (`true`) or of a clustering row.
-    pub fn writes_to(&mut self, static_row: bool) {
-        if static_row {
-            self.writes_static = true;
-        } else {
-            self.writes_rows = true;
-        }
+    /// Notes a write of a clustering row that is not in a mutation yet (a list edit).
+    pub fn writes_row(&mut self) {
+        self.writes_rows = true;
+    }
+
+    /// Notes that the request writes static columns (Cassandra's `updatesStaticRow`: by the
+    /// columns a statement names, whatever their values; in a BATCH, only the statements
+    /// with conditions count): the check then reads every static column.
+    pub fn writes_static_row(&mut self) {
+        self.writes_static = true;
     }
 
     /// Adds the IF clause of one row, with Cassandra's rules for two statements of a BATCH
@@ -634,11 +634,8 @@ pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
             RowTarget::Static => None,
         })
         .collect();
-    if rows.is_empty() {
-        // Static conditions only: the first live row tells a missing partition from one
-        // without static content (and is shown when refused).
-        cmd.limit = Some(1);
-    } else {
+    let static_only = rows.is_empty();
+    if !static_only {
         cmd.slice = Slice::new(
             rows.iter()
                 .map(|ck| ClusteringRange::prefix(&ck.0))
@@ -646,7 +643,22 @@ pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
         );
     }
     cmd.include_static = true;
-    let current = table.read(&req.key, &cmd)?;
+    let mut current = table.read(&req.key, &cmd)?;
+    if static_only {
+        // Static conditions only: the first live row tells a missing partition from one
+        // without static content (and is shown when refused). Live as far as the check
+        // reads (Cassandra's `cqlLimits(1)` over the columns it queries): a row alive
+        // through other columns alone does not count, the next one may.
+        if let Some(p) = current.as_mut() {
+            let first = p.rows.iter().position(|(_, r)| shown(req, schema, r));
+            let rows = std::mem::take(&mut p.rows);
+            p.rows = rows
+                .into_iter()
+                .skip(first.unwrap_or(usize::MAX))
+                .take(1)
+                .collect();
+        }
+    }
     let static_row = current
         .as_ref()
         .and_then(|p| p.static_row.as_ref())

@@ -2,7 +2,9 @@
 //! and type, Cassandra's `[limit]`-style names for the others), the bind markers giving
 //! the partition key (so drivers can route by token), and the result columns of a SELECT.
 
+use super::restrict::{self, StatementKind};
 use super::select;
+use super::write;
 use super::{system, ColumnSpec, Executor, QueryParams, Session};
 use crate::ast::{
     Assignment, BatchStatement, Conditions, InValues, InsertValues, Operator, Relation,
@@ -91,6 +93,24 @@ impl Collector<'_> {
         }
     }
 
+    /// Notes `term` as the value of partition-key column `col` when it is a marker: the
+    /// marker then routes (Cassandra's `VariableSpecifications.add` with the column as the
+    /// receiver; a later marker for the same column replaces an earlier one).
+    fn note_pk(&mut self, col: &cairn_engine::schema::ColumnDef, term: &Term) {
+        if col.kind != ColumnKind::PartitionKey {
+            return;
+        }
+        if let Term::Bind(m) = term {
+            let i = self
+                .schema
+                .columns_of(ColumnKind::PartitionKey)
+                .position(|x| x.id == col.id);
+            if let Some(slot) = i.and_then(|i| self.pk_markers.get_mut(i)) {
+                *slot = u16::try_from(m.index).ok();
+            }
+        }
+    }
+
     fn tuple_type(&self, cols: &[String]) -> CqlType {
         CqlType::Tuple(
             cols.iter()
@@ -153,16 +173,8 @@ impl Collector<'_> {
                             _ => (c.clone(), col.ty.clone()),
                         };
                         self.term(value, &name, &ty);
-                        if col.kind == ColumnKind::PartitionKey && *op == Operator::Eq {
-                            if let Term::Bind(m) = value {
-                                let i = self
-                                    .schema
-                                    .columns_of(ColumnKind::PartitionKey)
-                                    .position(|x| x.id == col.id);
-                                if let Some(slot) = i.and_then(|i| self.pk_markers.get_mut(i)) {
-                                    *slot = u16::try_from(m.index).ok();
-                                }
-                            }
+                        if *op == Operator::Eq {
+                            self.note_pk(&col, value);
                         }
                     }
                     RelationTarget::Token(_) => {
@@ -201,8 +213,17 @@ impl Collector<'_> {
                 },
                 Relation::In { target, values } => {
                     let (name, ty) = match target {
-                        RelationTarget::Column(c) => match self.schema.column(c) {
-                            Some(col) => (c.clone(), col.ty.clone()),
+                        RelationTarget::Column(c) => match self.schema.column(c).cloned() {
+                            Some(col) => {
+                                // Each marker of `pk IN (?, ?)` is received by the column
+                                // itself (not `IN ?`, received by `in(pk)`).
+                                if let InValues::Terms(ts) = values {
+                                    for t in ts {
+                                        self.note_pk(&col, t);
+                                    }
+                                }
+                                (c.clone(), col.ty.clone())
+                            }
                             None => continue,
                         },
                         RelationTarget::Tuple(cols) => (
@@ -251,17 +272,7 @@ impl Collector<'_> {
                             continue;
                         };
                         self.term(v, c, &col.ty);
-                        if col.kind == ColumnKind::PartitionKey {
-                            if let Term::Bind(m) = v {
-                                let i = self
-                                    .schema
-                                    .columns_of(ColumnKind::PartitionKey)
-                                    .position(|x| x.id == col.id);
-                                if let Some(slot) = i.and_then(|i| self.pk_markers.get_mut(i)) {
-                                    *slot = u16::try_from(m.index).ok();
-                                }
-                            }
-                        }
+                        self.note_pk(&col, v);
                     }
                 } else if let InsertValues::Json { json, .. } = &i.values {
                     self.term(json, "[json]", &CqlType::Text);
@@ -315,6 +326,7 @@ impl Collector<'_> {
                             let (kn, kt) = match &col.ty {
                                 CqlType::Map(k, _) => ("key", k.as_ref().clone()),
                                 CqlType::List(_) => ("idx", CqlType::Int),
+                                CqlType::Set(e) => ("value", e.as_ref().clone()),
                                 t => ("key", t.clone()),
                             };
                             self.term(key, &format!("{kn}({c})"), &kt);
@@ -363,6 +375,45 @@ impl Collector<'_> {
     }
 }
 
+/// What Cassandra refuses at PREPARE about the columns a statement's operations and WHERE
+/// relations apply to (element operations on frozen collections; an INSERT's column list,
+/// missing key columns among them), before any value is bound; execution checks the same
+/// again.
+fn check_receivers(schema: &TableSchema, stmt: &Statement) -> Result<()> {
+    match stmt {
+        Statement::Insert(i) => {
+            if let InsertValues::Columns { columns, values } = &i.values {
+                write::InsertPlan::new(schema, columns, values.len())?;
+            }
+            Ok(())
+        }
+        Statement::Select(s) => {
+            restrict::check_receivers(schema, &s.where_clause, StatementKind::Select)
+        }
+        Statement::Update(u) => {
+            for a in &u.assignments {
+                if let Assignment::SetElement { column, key, value } = a {
+                    if let Some(c) = schema.column(column) {
+                        write::check_set_element(c, key, value)?;
+                    }
+                }
+            }
+            restrict::check_receivers(schema, &u.where_clause, StatementKind::Update)
+        }
+        Statement::Delete(d) => {
+            for t in &d.targets {
+                if let RelationTarget::Element(column, _) = t {
+                    if let Some(c) = schema.column(column) {
+                        write::check_element_deletion(c)?;
+                    }
+                }
+            }
+            restrict::check_receivers(schema, &d.where_clause, StatementKind::Delete)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Describes a statement for PREPARE.
 pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> Result<Meta> {
     let n = parsed.bind_markers.len();
@@ -393,7 +444,12 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         }
         other => statements.push(other.clone()),
     }
-    let single = statements.len() == 1;
+    // Cassandra's `getPartitionKeyBindVariableIndexes`: per partition-key column the last
+    // marker (highest index) bound to it in any statement, when every statement is on one
+    // table and every column has one.
+    let mut first_table: Option<(String, String)> = None;
+    let mut one_table = true;
+    let mut pk_best: Vec<Option<u16>> = Vec::new();
     for stmt in &statements {
         let table = match stmt {
             Statement::Select(s) => Some(&s.table),
@@ -420,6 +476,7 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
             Some(v) => std::sync::Arc::new(v),
             None => ex.catalog().require_table(&ks, &table.name)?.schema(),
         };
+        check_receivers(&schema, stmt)?;
         let pk_count = schema.columns_of(ColumnKind::PartitionKey).count();
         let mut c = Collector {
             schema: &schema,
@@ -428,8 +485,17 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         };
         c.statement(stmt);
         specs = c.specs;
-        if single && c.pk_markers.iter().all(Option::is_some) {
-            pk_indexes = c.pk_markers.into_iter().flatten().collect();
+        match &first_table {
+            None => {
+                first_table = Some((ks.clone(), table.name.clone()));
+                pk_best = c.pk_markers;
+            }
+            Some((k, t)) if *k == ks && *t == table.name => {
+                for (best, m) in pk_best.iter_mut().zip(c.pk_markers) {
+                    *best = (*best).max(m);
+                }
+            }
+            Some(_) => one_table = false,
         }
         if let Statement::Select(s) = stmt {
             if system::virtual_schema(&ks, &table.name).is_none() {
@@ -456,7 +522,10 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
             }
         }
     }
-    let bind_specs = specs
+    if one_table && !pk_best.is_empty() && pk_best.iter().all(Option::is_some) {
+        pk_indexes = pk_best.into_iter().flatten().collect();
+    }
+    let bind_specs: Vec<ColumnSpec> = specs
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
@@ -468,6 +537,16 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
             })
         })
         .collect();
+    // The indexes go on the wire only with a global table spec (Cassandra's
+    // `PreparedMetadata` codec): a batch's `USING TIMESTAMP ?`, named `[batch]`, drops them.
+    if let Some(first) = bind_specs.first() {
+        if bind_specs
+            .iter()
+            .any(|s| s.keyspace != first.keyspace || s.table != first.table)
+        {
+            pk_indexes.clear();
+        }
+    }
     Ok(Meta {
         bind_specs,
         pk_indexes,

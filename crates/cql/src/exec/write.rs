@@ -28,6 +28,7 @@ use cairn_engine::model::{
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::ReadCommand;
 use smallvec::SmallVec;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// A statement turned into writes.
@@ -37,9 +38,10 @@ pub(super) struct Planned {
     /// The IF clause of a conditional statement, each part with the row it is about (a
     /// condition on a static column is about the static row).
     conditions: Vec<(RowTarget, RowCondition)>,
-    /// Clustering rows the statement names (more than one is an IN, refused in a
-    /// conditional BATCH).
-    rows: usize,
+    /// The statement restricts the partition key / a clustering column by an IN (refused in
+    /// a conditional statement or BATCH, whatever the values).
+    key_in: bool,
+    ck_in: bool,
     /// List edits that need the list's current elements, made by [`complete`] when the write
     /// is made (after a conditional statement's check, as Cassandra does).
     list_edits: Vec<ListWrite>,
@@ -53,7 +55,8 @@ impl Planned {
         Planned {
             mutations,
             conditions: Vec::new(),
-            rows: 0,
+            key_in: false,
+            ck_in: false,
             list_edits: Vec::new(),
             deferred: None,
         }
@@ -118,11 +121,41 @@ fn complete_all(
         all.extend(p.mutations);
     }
     if let Some(ts) = ballot {
+        all = merge_by_partition(all);
         for m in &mut all {
             m.update.set_timestamps(ts);
         }
     }
     Ok(all)
+}
+
+/// A conditional request's mutations as Cassandra applies them: one update per partition,
+/// its statements' writes merged (they share one timestamp) before the ballot's time is set
+/// (`CQL3CasRequest.makeUpdates`, then `withUpdatedTimestamps`). Merging a row's deletion
+/// with the same row's writes purges them, as Cassandra's row merge does (a deletion wins a
+/// timestamp tie), so `INSERT` and `DELETE` of one row in one conditional batch leave no
+/// row. Partition and range deletions stay beside the rows, as in Cassandra's update, and
+/// end up just below the ballot.
+fn merge_by_partition(all: Vec<Mutation>) -> Vec<Mutation> {
+    let mut merged: Vec<Mutation> = Vec::with_capacity(all.len());
+    for m in all {
+        match merged
+            .iter_mut()
+            .find(|x| x.table == m.table && x.key == m.key)
+        {
+            Some(x) => x.update.merge(m.update),
+            None => merged.push(m),
+        }
+    }
+    for m in &mut merged {
+        for row in m.update.rows.values_mut() {
+            if let Some(d) = row.deletion {
+                row.apply_deletion(d);
+                row.deletion = Some(d);
+            }
+        }
+    }
+    merged
 }
 
 /// Plans one INSERT / UPDATE / DELETE.
@@ -222,14 +255,43 @@ fn run_one(
     for m in &planned.mutations {
         req.add_write(m);
     }
-    for lw in &planned.list_edits {
-        req.writes_to(lw.ck.is_none());
+    if planned.list_edits.iter().any(|lw| lw.ck.is_some()) {
+        req.writes_row();
+    }
+    if names_static_columns(&schema, stmt) {
+        req.writes_static_row();
     }
     if let Some(refused) = lwt::check(ex, &req)? {
         return Ok(Outcome::Rows(refused));
     }
     apply_all(ex, vec![(Arc::clone(&schema), planned)], Some(now_micros()))?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
+}
+
+/// Whether a statement writes static columns as Cassandra counts it for a conditional
+/// request (`appliesToStaticColumns` of its operations): by the columns it names, whatever
+/// their values (an unset value counts); INSERT JSON names every column.
+fn names_static_columns(schema: &TableSchema, stmt: &Statement) -> bool {
+    let is_static = |n: &str| {
+        schema
+            .column(n)
+            .is_some_and(|c| c.kind == ColumnKind::Static)
+    };
+    match stmt {
+        Statement::Insert(i) => match &i.values {
+            InsertValues::Columns { columns, .. } => columns.iter().any(|c| is_static(c)),
+            InsertValues::Json { .. } => schema.columns_of(ColumnKind::Static).next().is_some(),
+        },
+        Statement::Update(u) => u
+            .assignments
+            .iter()
+            .any(|a| is_static(assignment_column(a))),
+        Statement::Delete(d) => d.targets.iter().any(|t| match t {
+            RelationTarget::Column(n) | RelationTarget::Element(n, _) => is_static(n),
+            _ => false,
+        }),
+        _ => false,
+    }
 }
 
 /// A BATCH statement given as CQL text.
@@ -360,12 +422,12 @@ fn conditional_batch(
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
         let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
-        if p.mutations.len() > 1 {
+        if p.mutations.len() > 1 || p.key_in {
             return Err(Error::Invalid(
                 "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
             ));
         }
-        if p.rows > 1 {
+        if p.ck_in {
             let what = if matches!(stmt, Statement::Delete(_)) {
                 "deletions"
             } else {
@@ -387,7 +449,7 @@ fn conditional_batch(
     };
     let _lock = ex.partition_locks().lock(schema.id, &key)?;
     let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
-    for p in &planned {
+    for ((stmt, _), p) in statements.iter().zip(&planned) {
         for m in &p.mutations {
             if m.key != key {
                 return Err(Error::Invalid(
@@ -396,8 +458,13 @@ fn conditional_batch(
             }
             req.add_write(m);
         }
-        for lw in &p.list_edits {
-            req.writes_to(lw.ck.is_none());
+        if p.list_edits.iter().any(|lw| lw.ck.is_some()) {
+            req.writes_row();
+        }
+        // Cassandra's BatchStatement counts the static writes of its conditional
+        // statements only (and the row writes of all).
+        if !p.conditions.is_empty() && names_static_columns(&schema, stmt) {
+            req.writes_static_row();
         }
         for (target, condition) in p.conditions.clone() {
             req.add_condition(target, condition)?;
@@ -613,18 +680,19 @@ fn condition_of(
 /// Cassandra's refusals of IN; conditions on static columns are about the static row.
 fn conditions_for(
     condition: RowCondition,
-    keys: usize,
+    r: &Restrictions,
     ckeys: &[ClusteringKey],
     static_only: bool,
     deletion: bool,
 ) -> Result<Vec<(RowTarget, RowCondition)>> {
     let what = if deletion { "deletions" } else { "updates" };
-    if keys > 1 {
+    // Any IN counts, even one naming a single partition or row (`IN (1, 1)`, `IN ?`).
+    if r.key_in {
         return Err(Error::Invalid(format!(
             "IN on the partition key is not supported with conditional {what}"
         )));
     }
-    if ckeys.len() > 1 {
+    if r.ck_in {
         return Err(Error::Invalid(format!(
             "IN on the clustering key columns is not supported with conditional {what}"
         )));
@@ -667,6 +735,16 @@ fn put_column(row: &mut Row, id: u32, data: ColumnData) {
         }
         None => row.columns.push((id, data)),
     }
+}
+
+/// [`put_column`] into the static row or the clustering row, by the column's kind.
+fn put_by_kind(c: &ColumnDef, row: &mut Row, statics: &mut Row, data: ColumnData) {
+    let target = if c.kind == ColumnKind::Static {
+        statics
+    } else {
+        row
+    };
+    put_column(target, c.id, data);
 }
 
 /// An assignment resolved against its column.
@@ -875,29 +953,9 @@ fn assignment_op(
                 };
                 Some(ColumnOp::List(ListEdit::Index(index, value)))
             }
-            other => {
-                let shown = format!(
-                    "{}[{}] = {}",
-                    c.name,
-                    crate::values::term::term_display(key),
-                    crate::values::term::term_display(value)
-                );
-                let what = match other {
-                    CqlType::Set(_) => "set",
-                    CqlType::Frozen(inner)
-                        if matches!(
-                            inner.as_ref(),
-                            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)
-                        ) =>
-                    {
-                        "frozen collection"
-                    }
-                    _ => "non collection",
-                };
-                return Err(Error::Invalid(format!(
-                    "Invalid operation ({shown}) for {what} column {}",
-                    c.name
-                )));
+            _ => {
+                check_set_element(c, key, value)?;
+                None
             }
         },
         Assignment::SetField { .. } => {
@@ -906,6 +964,42 @@ fn assignment_op(
             ))
         }
     })
+}
+
+/// Cassandra's `SetElement.prepare` checks: `c[k] = v` needs a list or a map that is not
+/// frozen.
+pub(super) fn check_set_element(c: &ColumnDef, key: &Term, value: &Term) -> Result<()> {
+    let what = match &c.ty {
+        CqlType::List(_) | CqlType::Map(..) => return Ok(()),
+        CqlType::Set(_) => "set",
+        t if is_frozen_collection(t) => "frozen collection",
+        _ => "non collection",
+    };
+    Err(Error::Invalid(format!(
+        "Invalid operation ({}[{}] = {}) for {what} column {}",
+        c.name,
+        crate::values::term::term_display(key),
+        crate::values::term::term_display(value),
+        c.name
+    )))
+}
+
+/// Cassandra's `ElementDeletion.prepare` checks: `DELETE c[k]` needs a collection that is
+/// not frozen.
+pub(super) fn check_element_deletion(c: &ColumnDef) -> Result<()> {
+    let what = match &c.ty {
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => return Ok(()),
+        t if is_frozen_collection(t) => "frozen collection",
+        _ => "non collection",
+    };
+    Err(Error::Invalid(format!(
+        "Invalid deletion operation for {what} column {}",
+        c.name
+    )))
+}
+
+fn is_frozen_collection(ty: &CqlType) -> bool {
+    matches!(ty, CqlType::Frozen(inner) if matches!(inner.as_ref(), CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)))
 }
 
 /// The cells a list edit writes, computed from the row's current list (read before write,
@@ -1022,8 +1116,13 @@ struct Part {
 }
 
 impl InsertPlan {
-    /// Checks an INSERT's column list against `schema` (Cassandra's messages) and plans it.
-    fn new(schema: &TableSchema, columns: &[String], values: usize) -> Result<InsertPlan> {
+    /// Checks an INSERT's column list against `schema` (Cassandra's messages) and plans it
+    /// (at PREPARE too, where Cassandra makes the same checks).
+    pub(super) fn new(
+        schema: &TableSchema,
+        columns: &[String],
+        values: usize,
+    ) -> Result<InsertPlan> {
         if columns.len() != values {
             return Err(Error::Invalid(format!(
                 "Unmatched column names/values (got {} names and {} values)",
@@ -1114,10 +1213,9 @@ fn insert_mutation(
     // INSERT JSON gives every column a value (null or unset when the document has none):
     // they are bound to stand-in markers, so the rest is the INSERT … VALUES path.
     let json: JsonInsert;
-    // `USING` is bound by the statement's own markers, the values by `ctx` (for INSERT JSON,
-    // the document's values behind stand-in markers).
-    let statement_ctx = ctx;
-    let (columns, values, ctx): (&[String], &[Term], &dyn TermContext) = match &i.values {
+    // The values' context: the document's stand-in markers for INSERT JSON. USING keeps the
+    // statement's own markers (`INSERT … JSON ? USING TTL ?`).
+    let (columns, values, values_ctx): (&[String], &[Term], &dyn TermContext) = match &i.values {
         InsertValues::Columns { columns, values } => (columns, values, ctx),
         InsertValues::Json {
             json: text,
@@ -1132,21 +1230,15 @@ fn insert_mutation(
         Some(cache) => cache.get_or_plan(&schema, make)?,
         None => Arc::new(make()?),
     };
-    let (ts, ttl, deferred) = using_deferring(
-        &i.using,
-        &schema,
-        statement_ctx,
-        default_ts,
-        i.if_not_exists,
-    )?;
+    let (ts, ttl, deferred) = using_deferring(&i.using, &schema, ctx, default_ts, i.if_not_exists)?;
     let now = now_secs();
-    let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], ctx);
+    let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], values_ctx);
     let key = partition_key(&plan.partition_key, key_part)?;
     let cells = |parts: &[Part]| -> Result<Vec<(u32, ColumnData)>> {
         let mut out = Vec::with_capacity(parts.len());
         for p in parts {
             let c = &schema.columns[p.column];
-            if let Some(d) = column_data(c, &values[p.value], ctx, ts, ttl, now)? {
+            if let Some(d) = column_data(c, &values[p.value], values_ctx, ts, ttl, now)? {
                 out.push((c.id, d));
             }
         }
@@ -1203,7 +1295,8 @@ fn insert_mutation(
             update,
         }],
         conditions: condition,
-        rows: 1,
+        key_in: false,
+        ck_in: false,
         list_edits: Vec::new(),
         deferred,
     })
@@ -1279,30 +1372,24 @@ fn partition_key<P>(
     mut value: impl FnMut(&P) -> Result<Bytes>,
 ) -> Result<DecoratedKey> {
     let key = if let [only] = parts {
-        let v = value(only)?;
-        if v.is_empty() {
-            // An empty component of a composite key is allowed; an empty key is not.
-            return Err(Error::Invalid("Key may not be empty".into()));
-        }
-        v
+        value(only)?
     } else {
         let vals: SmallVec<[Bytes; 4]> = parts.iter().map(value).collect::<Result<_>>()?;
         let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
         cairn_engine::model::token::composite_partition_key(&refs)
     };
-    if key.len() > 65_535 {
-        return Err(Error::Invalid(format!(
-            "Key length of {} is longer than maximum of 65535",
-            key.len()
-        )));
-    }
+    // An empty component of a composite key is allowed; an empty key is not.
+    restrict::check_key(&key)?;
     Ok(DecoratedKey::new(key))
 }
 
 /// The partitions an UPDATE or DELETE writes ([`restrict::resolve`] has made sure the whole
-/// partition key is given by `=` / `IN`; an empty `IN` gives none).
-fn keys_of(r: &Restrictions) -> Vec<DecoratedKey> {
-    r.keys.clone().unwrap_or_default()
+/// partition key is given by `=` / `IN`; an empty `IN` gives none), validated as
+/// Cassandra's `buildPartitionKeyNames` does: after the statement's own rules (a missing
+/// clustering column is reported before an empty key).
+fn keys_of(r: &Restrictions) -> Result<Vec<DecoratedKey>> {
+    r.check_keys()?;
+    Ok(r.keys.clone().unwrap_or_default())
 }
 
 fn clustering_keys(r: &Restrictions, schema: &TableSchema) -> Result<Vec<ClusteringKey>> {
@@ -1339,10 +1426,15 @@ fn update(
         ctx,
         Context::modification(StatementKind::Update, static_only),
     )?;
+    let keys = keys_of(&r)?;
     // USING is bound after the statement is validated, as in Cassandra.
     let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
     let now = now_secs();
-    let keys = keys_of(&r);
+    let ckeys = clustering_of(&r, &schema)?;
+    // Cassandra applies the operations once per row the statement names, static ones
+    // included: a static list set, appended or prepended by an UPDATE naming several rows
+    // gets the elements once per row (each its own cell). Duplicate keys name one row.
+    let rows_named = ckeys.iter().collect::<BTreeSet<_>>().len().max(1);
     let mut row = Row::default();
     let mut statics = Row::default();
     let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
@@ -1363,22 +1455,26 @@ fn update(
                 "PRIMARY KEY part {column} found in SET part"
             )));
         }
-        match assignment_op(c, a, ctx, ts, ttl, now)? {
-            None => {}
-            Some(ColumnOp::Data(d)) => {
-                let target = if c.kind == ColumnKind::Static {
-                    &mut statics
-                } else {
-                    &mut row
-                };
-                put_column(target, c.id, d);
+        let repeat = if c.kind == ColumnKind::Static
+            && matches!(c.ty, CqlType::List(_))
+            && matches!(
+                a,
+                Assignment::Set { .. } | Assignment::Add { .. } | Assignment::Prepend { .. }
+            ) {
+            rows_named
+        } else {
+            1
+        };
+        for _ in 0..repeat {
+            match assignment_op(c, a, ctx, ts, ttl, now)? {
+                None => {}
+                Some(ColumnOp::Data(d)) => put_by_kind(c, &mut row, &mut statics, d),
+                Some(ColumnOp::List(edit)) => indexed.push((c.clone(), edit)),
             }
-            Some(ColumnOp::List(edit)) => indexed.push((c.clone(), edit)),
         }
     }
     row.columns.sort_by_key(|(id, _)| *id);
     statics.columns.sort_by_key(|(id, _)| *id);
-    let ckeys = clustering_of(&r, &schema)?;
     let mut muts = Vec::new();
     let mut list_edits = Vec::new();
     for key in keys {
@@ -1409,13 +1505,14 @@ fn update(
         });
     }
     let conditions = match condition {
-        Some(c) => conditions_for(c, muts.len(), &ckeys, static_only, false)?,
+        Some(c) => conditions_for(c, &r, &ckeys, static_only, false)?,
         None => Vec::new(),
     };
     Ok(Planned {
         mutations: muts,
         conditions,
-        rows: ckeys.len(),
+        key_in: r.key_in,
+        ck_in: r.ck_in,
         list_edits,
         deferred,
     })
@@ -1524,7 +1621,7 @@ fn delete(
         ctx,
         Context::modification(StatementKind::Delete, static_only),
     )?;
-    let keys = keys_of(&r);
+    let keys = keys_of(&r)?;
     if condition.is_some() && !(r.full_clustering(&schema) && r.keys.is_some()) {
         if target_kinds.contains(&ColumnKind::Regular) || row_kinds.is_some() {
             return Err(Error::Invalid("DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to delete non static columns".into()));
@@ -1535,12 +1632,17 @@ fn delete(
     }
     let restricted = r.clustering_restricted();
     if r.empty {
+        if let Some(c) = condition {
+            // An empty IN is still an IN: refused in a conditional statement.
+            conditions_for(c, &r, &[], static_only, true)?;
+        }
         return Ok(Planned::unconditional(Vec::new()));
     }
     let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
     let mut muts = Vec::new();
     let mut list_edits = Vec::new();
     let mut ckeys: Vec<ClusteringKey> = Vec::new();
+    let mut deferred = None;
     for key in keys {
         let mut update = Partition::default();
         if d.targets.is_empty() {
@@ -1580,20 +1682,33 @@ fn delete(
                     let c = schema
                         .column(name)
                         .ok_or_else(|| Error::undefined_column(&schema, name))?;
+                    check_element_deletion(c)?;
+                    if let CqlType::Set(et) = &c.ty {
+                        // `DELETE s[x]`: a tombstone for the element (Cassandra's
+                        // `Sets.ElementDiscarder`).
+                        let element = match term_to_bytes(elem, et, &c.name, ctx)? {
+                            TermValue::Value(b) => b,
+                            TermValue::Null => {
+                                return Err(Error::Invalid("Invalid null set element".into()))
+                            }
+                            TermValue::Unset => continue,
+                        };
+                        let path = crate::values::collections::element_path(&c.ty, &element)
+                            .map_err(invalid)?;
+                        let tombstone = ColumnData::Complex(ComplexColumn {
+                            deletion: None,
+                            cells: vec![(path, Cell::tombstone(ts, now))],
+                        });
+                        put_by_kind(c, &mut row, &mut statics, tombstone);
+                        continue;
+                    }
                     let a = Assignment::SetElement {
                         column: name.clone(),
                         key: elem.clone(),
                         value: crate::ast::Term::Null,
                     };
                     match assignment_op(c, &a, ctx, ts, 0, now)? {
-                        Some(ColumnOp::Data(d)) => {
-                            let target = if c.kind == ColumnKind::Static {
-                                &mut statics
-                            } else {
-                                &mut row
-                            };
-                            put_column(target, c.id, d);
-                        }
+                        Some(ColumnOp::Data(d)) => put_by_kind(c, &mut row, &mut statics, d),
                         Some(ColumnOp::List(edit)) => element_deletes.push((c.clone(), edit)),
                         None => {}
                     }
@@ -1631,9 +1746,24 @@ fn delete(
                     .iter()
                     .any(|(c, _)| c.kind == ColumnKind::Regular);
             if regular && has_ck && !r.full_clustering(&schema) {
-                return Err(Error::Invalid(
+                // Cassandra refuses it when it builds the write (`addUpdateForKey`): after a
+                // conditional batch's check, so a refused batch answers `[applied] false`.
+                // Until then the statement stands for the rows it names.
+                deferred = Some(Error::Invalid(
                     "Range deletions are not supported for specific columns".into(),
                 ));
+                for range in r.slice(&schema)?.ranges() {
+                    update.range_tombstones.push(RangeTombstone {
+                        range: range.clone(),
+                        deletion,
+                    });
+                }
+                muts.push(Mutation {
+                    table: schema.id,
+                    key,
+                    update,
+                });
+                continue;
             }
             ckeys = if has_ck && !static_only {
                 clustering_keys(&r, &schema)?
@@ -1680,14 +1810,15 @@ fn delete(
         });
     }
     let conditions = match condition {
-        Some(c) => conditions_for(c, muts.len(), &ckeys, static_only, true)?,
+        Some(c) => conditions_for(c, &r, &ckeys, static_only, true)?,
         None => Vec::new(),
     };
     Ok(Planned {
         mutations: muts,
         conditions,
-        rows: ckeys.len(),
+        key_in: r.key_in,
+        ck_in: r.ck_in,
         list_edits,
-        deferred: None,
+        deferred,
     })
 }

@@ -22,8 +22,7 @@
 use super::bigint::{BigDecimal, BigInt};
 use super::compare::compare;
 use super::error::{ValueError, ValueResult};
-use super::format::{java_double_string, java_float_string};
-use super::literal::{decode_duration, duration_to_string};
+use super::format::{java_double_string, java_float_string, java_host_address};
 use super::number::{float_of, is_integer, is_numeric, narrow, num_to, read_num, signed};
 use super::temporal::{self, MILLIS_PER_DAY};
 use super::term::unfrozen;
@@ -245,44 +244,73 @@ pub fn to_cast_text(ty: &CqlType, v: &[u8]) -> Option<String> {
         ),
         T::Time => temporal::format_time(i64::from_be_bytes(v.try_into().ok()?)),
         T::Uuid | T::Timeuuid if v.len() == 16 => temporal::format_uuid(v),
-        T::Inet => match v.len() {
-            4 => std::net::Ipv4Addr::from(<[u8; 4]>::try_from(v).ok()?).to_string(),
-            16 => std::net::Ipv6Addr::from(<[u8; 16]>::try_from(v).ok()?).to_string(),
-            _ => return None,
-        },
-        T::Blob => v.iter().map(|b| format!("{b:02x}")).collect(),
-        T::Duration => {
-            let (m, d, n) = decode_duration(v)?;
-            duration_to_string(m, d, n)
-        }
+        T::Inet => java_host_address(v)?,
+        _ => return None,
+    })
+}
+
+/// The argument types of Cassandra's `cast_as_<to>` functions (`CastFcts`), or None when
+/// there is no such function: numbers cast to one another, most scalars (not blob, not
+/// duration) to text and ascii, and the time types to date and timestamp.
+fn cast_inputs(to: &CqlType) -> Option<Vec<CqlType>> {
+    use CqlType as T;
+    let numeric = super::arithmetic::numeric_types();
+    let scalars = [
+        T::Inet,
+        T::Boolean,
+        T::Timeuuid,
+        T::Timestamp,
+        T::Date,
+        T::Time,
+        T::Uuid,
+    ];
+    Some(match to {
+        t if is_numeric(t) && *t != T::Counter => numeric.into_iter().filter(|n| n != t).collect(),
+        T::Ascii => numeric.into_iter().chain(scalars).collect(),
+        T::Text => numeric
+            .into_iter()
+            .chain([T::Ascii])
+            .chain(scalars)
+            .collect(),
+        T::Date => vec![T::Timeuuid, T::Timestamp],
+        T::Timestamp => vec![T::Timeuuid, T::Date],
         _ => return None,
     })
 }
 
 /// Whether `CAST(x AS to)` exists for values of type `from` (Cassandra's `CastFcts`).
 pub fn can_cast(from: &CqlType, to: &CqlType) -> bool {
-    use CqlType as T;
     let (from, to) = (unfrozen(from), unfrozen(to));
-    from == to
-        || (is_numeric(from) && is_numeric(to) && *to != T::Counter)
-        || (*to == T::Text && !from.is_composite())
-        || (*to == T::Ascii && !from.is_composite() && *from != T::Text)
-        || matches!(
-            (from, to),
-            (T::Timestamp, T::Date)
-                | (T::Date, T::Timestamp)
-                | (T::Timeuuid, T::Timestamp | T::Date)
-        )
+    from == to || cast_inputs(to).is_some_and(|inputs| inputs.contains(from))
+}
+
+/// Cassandra's refusal of `CAST(selected AS to)` for a value of type `from` when
+/// [`can_cast`] is false: no `cast_as_<to>` function at all, or none taking `from`.
+pub fn cast_refusal(selected: &str, to: &CqlType) -> String {
+    let to = unfrozen(to);
+    let name = to.name();
+    match cast_inputs(to) {
+        Some(inputs) => format!(
+            "Invalid call to function system.cast_as_{name}, none of its type signatures match (known type signatures: {})",
+            inputs
+                .iter()
+                .map(|t| format!("system.cast_as_{name} : ({}) -> {name}", t.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => format!("{selected} cannot be cast to {name}"),
+    }
 }
 
 /// `CAST(value AS to)` for a value of type `from`. An empty value stays empty.
 pub fn cast(value: &[u8], from: &CqlType, to: &CqlType) -> ValueResult<Bytes> {
     use CqlType as T;
     let (from, to) = (unfrozen(from), unfrozen(to));
-    let unsupported =
-        || ValueError::invalid(format!("{} cannot be cast to {}", from.name(), to.name()));
     if from == to {
         return Ok(Bytes::copy_from_slice(value));
+    }
+    if !can_cast(from, to) {
+        return Err(ValueError::invalid(cast_refusal(&from.name(), to)));
     }
     if value.is_empty() {
         return Ok(Bytes::new());
@@ -292,12 +320,7 @@ pub fn cast(value: &[u8], from: &CqlType, to: &CqlType) -> ValueResult<Bytes> {
         (f, t) if is_numeric(f) && is_numeric(t) && *t != T::Counter => {
             num_to(t, read_num(f, value).ok_or_else(bad)?)
         }
-        (f, T::Text) if !f.is_composite() => {
-            Ok(Bytes::from(to_cast_text(f, value).ok_or_else(bad)?))
-        }
-        (f, T::Ascii) if !f.is_composite() && *f != T::Text => {
-            Ok(Bytes::from(to_cast_text(f, value).ok_or_else(bad)?))
-        }
+        (f, T::Text | T::Ascii) => Ok(Bytes::from(to_cast_text(f, value).ok_or_else(bad)?)),
         (T::Timestamp, T::Date) => {
             let ms = i64::from_be_bytes(value.try_into().map_err(|_| bad())?);
             let days = ms.div_euclid(MILLIS_PER_DAY) + (1i64 << 31);
@@ -314,7 +337,7 @@ pub fn cast(value: &[u8], from: &CqlType, to: &CqlType) -> ValueResult<Bytes> {
             let ms = temporal::v1_unix_millis(&u);
             cast(&ms.to_be_bytes(), &T::Timestamp, to)
         }
-        _ => Err(unsupported()),
+        _ => Err(ValueError::invalid(cast_refusal(&from.name(), to))),
     }
 }
 
@@ -449,14 +472,31 @@ mod tests {
             c("d2177dd0-eaa2-11de-a572-001b779c76e3", "timeuuid", "date").unwrap(),
             value("'2009-12-17'", "date")
         );
-        assert_eq!(
-            c("'a'", "text", "int").unwrap_err(),
-            "text cannot be cast to int"
-        );
-        assert_eq!(
-            c("'a'", "text", "ascii").unwrap_err(),
-            "text cannot be cast to ascii"
-        );
-        assert_eq!(c("0x01", "blob", "text").unwrap(), value("'01'", "text"));
+        // Cassandra's `FunctionResolver` texts: the function exists, not for this type.
+        for (v, from, to) in [
+            ("'a'", "text", "int"),
+            ("'a'", "text", "ascii"),
+            ("0x01", "blob", "text"),
+            ("1h", "duration", "text"),
+        ] {
+            let e = c(v, from, to).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "Invalid call to function system.cast_as_{to}, none of its type signatures match (known type signatures: system.cast_as_{to} : ("
+                )),
+                "{e}"
+            );
+            assert!(!e.contains(&format!("({from}) -> {to}")), "{e}");
+        }
+        assert_eq!(cast_refusal("x", &ty("blob")), "x cannot be cast to blob");
+        // Java's `Double.toString` / `Float.toString` digits and `getHostAddress`.
+        for (v, from, text) in [
+            ("8.9771283193909e+16", "double", "'8.9771283193908992E16'"),
+            ("1234567936", "float", "'1.23456794E9'"),
+            ("'::1'", "inet", "'0:0:0:0:0:0:0:1'"),
+            ("'::ffff:1.2.3.4'", "inet", "'1.2.3.4'"),
+        ] {
+            assert_eq!(c(v, from, "text").unwrap(), value(text, "text"), "{v}");
+        }
     }
 }

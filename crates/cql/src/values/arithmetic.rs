@@ -65,7 +65,7 @@ pub struct OpSignature {
 }
 
 /// The numeric types, in Cassandra's registration order.
-fn numeric_types() -> [CqlType; 9] {
+pub(crate) fn numeric_types() -> [CqlType; 9] {
     use CqlType as T;
     [
         T::Tinyint,

@@ -31,27 +31,81 @@ pub fn hex_literal(v: &[u8]) -> String {
     s
 }
 
-/// Java's `Double.toString` (shortest digits; plain between 10^-3 and 10^7, else
-/// `d.dddE±n`).
+/// Java's `Double.toString` (as Java 17 runs it, which Cassandra 5.0 does): shortest digits,
+/// except for whole numbers below 2^63 ([`java_whole_number`]); plain between 10^-3 and
+/// 10^7, else `d.dddE±n`.
 pub fn java_double_string(x: f64) -> String {
+    let a = x.abs();
     java_float_text(
         x.is_nan(),
         x.is_infinite(),
         x.is_sign_negative(),
         x == 0.0,
-        || format!("{:e}", x.abs()),
+        || {
+            // The exponent field less the bias: a whole number's power of two.
+            let bin_exp = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+            if a.fract() == 0.0 && (0..63).contains(&bin_exp) {
+                java_whole_number(a as u64, bin_exp, 53)
+            } else {
+                format!("{a:e}")
+            }
+        },
     )
 }
 
-/// Java's `Float.toString`.
+/// Java's `Float.toString` (as Java 17 runs it; see [`java_double_string`]).
 pub fn java_float_string(x: f32) -> String {
+    let a = x.abs();
     java_float_text(
         x.is_nan(),
         x.is_infinite(),
         x.is_sign_negative(),
         x == 0.0,
-        || format!("{:e}", x.abs()),
+        || {
+            let bin_exp = ((a.to_bits() >> 23) & 0xff) as i32 - 127;
+            if a.fract() == 0.0 && (0..63).contains(&bin_exp) {
+                java_whole_number(a as u64, bin_exp, 24)
+            } else {
+                format!("{a:e}")
+            }
+        },
     )
+}
+
+/// Java 17's `FloatingDecimal` digits of a whole number `value` below 2^63 (`bin_exp` its
+/// power of two, `significant_bits` 53 for a double, 24 for a float), as `d.ddde<exp>`:
+/// not the shortest digits that read back as the value but its exact decimal digits, of
+/// which only those its precision cannot tell apart are rounded off
+/// (`insignificantDigitsForPow2`, `developLongDigits`). So `8.9771283193909E16` prints as
+/// `8.9771283193908992E16` and the float `1.23456794E9` keeps its last digit.
+fn java_whole_number(value: u64, bin_exp: i32, significant_bits: i32) -> String {
+    // FloatingDecimal's `insignificantDigitsNumber`: floor(p2 * log10(2)).
+    const INSIGNIFICANT: [u32; 64] = [
+        0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 8, 8, 8,
+        9, 9, 9, 9, 10, 10, 10, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 14, 14, 14, 15, 15, 15, 15,
+        16, 16, 16, 17, 17, 17, 18, 18, 18, 19,
+    ];
+    let p2 = bin_exp - significant_bits - 1;
+    let insignificant = usize::try_from(p2)
+        .ok()
+        .filter(|p| *p > 1)
+        .and_then(|p| INSIGNIFICANT.get(p).copied())
+        .unwrap_or(0);
+    let mut value = value;
+    if insignificant > 0 {
+        let pow10 = 10u64.pow(insignificant);
+        let residue = value % pow10;
+        value /= pow10;
+        if residue >= pow10 / 2 {
+            value += 1;
+        }
+    }
+    let digits = value.to_string();
+    let exp = digits.len() as u32 - 1 + insignificant;
+    let significant = digits.trim_end_matches('0');
+    let (first, rest) = significant.split_at(1.min(significant.len()));
+    let rest = if rest.is_empty() { "0" } else { rest };
+    format!("{first}.{rest}e{exp}")
 }
 
 fn java_float_text(
@@ -104,6 +158,30 @@ fn java_float_text(
     }
 }
 
+/// Java's `InetAddress.getHostAddress` of a serialized inet, as Cassandra prints it
+/// everywhere: IPv6 as eight hex groups, nothing compressed (`0:0:0:0:0:0:0:1`), and an
+/// IPv4-mapped IPv6 address as the IPv4 one (`InetAddress.getByAddress` makes it an
+/// `Inet4Address`).
+pub fn java_host_address(v: &[u8]) -> Option<String> {
+    match v.len() {
+        4 => Some(std::net::Ipv4Addr::from(<[u8; 4]>::try_from(v).ok()?).to_string()),
+        16 => {
+            let a = std::net::Ipv6Addr::from(<[u8; 16]>::try_from(v).ok()?);
+            if let Some(v4) = a.to_ipv4_mapped() {
+                return Some(v4.to_string());
+            }
+            Some(
+                a.segments()
+                    .iter()
+                    .map(|g| format!("{g:x}"))
+                    .collect::<Vec<_>>()
+                    .join(":"),
+            )
+        }
+        _ => None,
+    }
+}
+
 /// The CQL literal text of a serialized value of type `ty`.
 pub fn format_value(ty: &CqlType, v: &[u8]) -> String {
     format_checked(ty, v).unwrap_or_else(|| hex_literal(v))
@@ -137,13 +215,7 @@ fn format_checked(ty: &CqlType, v: &[u8]) -> Option<String> {
             }
             temporal::format_uuid(v)
         }
-        T::Inet => match v.len() {
-            4 => quote_string(&std::net::Ipv4Addr::from(<[u8; 4]>::try_from(v).ok()?).to_string()),
-            16 => {
-                quote_string(&std::net::Ipv6Addr::from(<[u8; 16]>::try_from(v).ok()?).to_string())
-            }
-            _ => return None,
-        },
+        T::Inet => quote_string(&java_host_address(v)?),
         T::Timestamp => quote_string(&temporal::format_timestamp_cql(i64::from_be_bytes(
             v.try_into().ok()?,
         ))),
@@ -229,11 +301,18 @@ mod tests {
             (100.0, "100.0"),
             (f64::NAN, "NaN"),
             (f64::NEG_INFINITY, "-Infinity"),
+            // Java 17 prints whole numbers up to 2^63 from their exact digits (JDK-4511638).
+            (8.9771283193909e16, "8.9771283193908992E16"),
+            (2.82879384806159e17, "2.82879384806159008E17"),
+            (1e17, "1.0E17"),
+            (-9007199254740993.0, "-9.007199254740992E15"),
+            (1e23, "1.0E23"),
         ] {
             assert_eq!(java_double_string(x), s, "{x}");
         }
         assert_eq!(java_float_string(0.1), "0.1");
         assert_eq!(java_float_string(1e10), "1.0E10");
+        assert_eq!(java_float_string(1234567936.0), "1.23456794E9");
     }
 
     #[test]
@@ -260,7 +339,8 @@ mod tests {
                 "550e8400-e29b-41d4-a716-446655440000",
                 "550e8400-e29b-41d4-a716-446655440000",
             ),
-            ("inet", "'::1'", "'::1'"),
+            ("inet", "'::1'", "'0:0:0:0:0:0:0:1'"),
+            ("inet", "'::ffff:1.2.3.4'", "'1.2.3.4'"),
             ("inet", "'10.0.0.1'", "'10.0.0.1'"),
             (
                 "timestamp",

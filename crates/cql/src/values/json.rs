@@ -30,7 +30,7 @@ use super::codec::{
     build_collection, build_map, build_tuple, split_collection, split_map, split_tuple,
 };
 use super::error::{FunctionFailure, ValueError, ValueResult};
-use super::format::{java_double_string, java_float_string};
+use super::format::{java_double_string, java_float_string, java_host_address};
 use super::literal::{decode_duration, duration_to_string, from_string};
 use super::number::{is_integer, signed};
 use super::temporal::{self, civil_from_days, format_date_days, format_time, MILLIS_PER_DAY};
@@ -120,20 +120,6 @@ fn quoted(out: &mut String, s: &str) {
     out.push('"');
     out.push_str(&quote_json(s));
     out.push('"');
-}
-
-/// Java's `InetAddress.getHostAddress`: IPv6 as eight hex groups, nothing compressed.
-fn java_host_address(v: &[u8]) -> Option<String> {
-    match v.len() {
-        4 => Some(std::net::Ipv4Addr::from(<[u8; 4]>::try_from(v).ok()?).to_string()),
-        16 => Some(
-            v.chunks(2)
-                .map(|g| format!("{:x}", u16::from_be_bytes([g[0], g[1]])))
-                .collect::<Vec<_>>()
-                .join(":"),
-        ),
-        _ => None,
-    }
 }
 
 /// `yyyy-MM-dd HH:mm:ss.SSSX` in UTC (Cassandra's JSON timestamp pattern: the year is a

@@ -171,6 +171,10 @@ impl ClusteringRestrictions {
     /// for the statement kind.
     pub fn finish(self, _schema: &TableSchema, cx: Context, out: &mut Restrictions) -> Result<()> {
         out.has_clustering_restrictions = !self.entries.is_empty();
+        out.ck_in = self
+            .entries
+            .iter()
+            .any(|e| matches!(e.r, Restriction::In(_)));
         let has_slice = self.entries.iter().any(|e| e.r.is_slice());
         let has_contains = self
             .entries

@@ -106,8 +106,12 @@ pub struct Restrictions {
     pub token_start: Option<(i64, bool)>,
     /// `token(pk) < / <= y`.
     pub token_end: Option<(i64, bool)>,
-    /// Whether the partition key is restricted by an `IN` of more than one value.
+    /// Whether the partition key is restricted by an `IN` (Cassandra's `keyIsInRelation`):
+    /// a literal list of other than one value, or `IN ?` whatever it is bound to.
     pub key_in: bool,
+    /// Whether a clustering column is restricted by an `IN` (Cassandra's
+    /// `clusteringKeyRestrictionsHasIN`; a literal IN of one value is an `=`).
+    pub ck_in: bool,
     /// Full clustering prefixes given by `=` / `IN` on the leading clustering columns, in
     /// clustering order.
     pub prefixes: Vec<Vec<Bytes>>,
@@ -174,6 +178,34 @@ impl Restrictions {
     pub fn is_eq(&self, id: ColumnId) -> bool {
         self.eq_columns.contains(&id)
     }
+
+    /// Cassandra's `validateKey` of every selected partition key: not empty (an empty
+    /// component of a composite key is fine: the composite is not empty), not over 64 KiB.
+    /// Separate from [`resolve`] because Cassandra checks the keys after the statement's own
+    /// rules, and a read that selects no rows never checks them.
+    pub fn check_keys(&self) -> Result<()> {
+        for key in self.keys.iter().flatten() {
+            check_key(&key.key)?;
+        }
+        Ok(())
+    }
+}
+
+/// Largest serialized partition key (an unsigned short length on disk and on the wire).
+pub const MAX_KEY_LEN: usize = 65_535;
+
+/// Cassandra's `validateKey` of one serialized partition key.
+pub fn check_key(key: &[u8]) -> Result<()> {
+    if key.is_empty() {
+        return Err(Error::Invalid("Key may not be empty".into()));
+    }
+    if key.len() > MAX_KEY_LEN {
+        return Err(Error::Invalid(format!(
+            "Key length of {} is longer than maximum of {MAX_KEY_LEN}",
+            key.len()
+        )));
+    }
+    Ok(())
 }
 
 fn invalid(e: impl std::fmt::Display) -> Error {
@@ -314,18 +346,119 @@ fn single_restriction(
     ctx: &dyn TermContext,
     kind: StatementKind,
 ) -> Result<Restriction> {
+    check_receiver(col, rel, kind)?;
     let name = col.name.as_str();
-    let op = match rel {
-        Relation::Compare { op, .. } => *op,
-        _ => Operator::Eq,
+    let (op, map_key) = op_and_map_key(rel);
+    let (key_ty, elem_ty) = match unfrozen(&col.ty) {
+        CqlType::Map(k, v) => ((**k).clone(), (**v).clone()),
+        CqlType::List(e) | CqlType::Set(e) => ((**e).clone(), (**e).clone()),
+        t => (t.clone(), t.clone()),
     };
-    let map_key = match rel {
+    Ok(match rel {
+        Relation::In { values, .. } => {
+            let mut vals = in_values(values, &col.ty, name, ctx)?;
+            // A literal IN of one value is an `=` (Cassandra's `newINRestriction`); `IN ?`
+            // stays an IN whatever the bound list holds.
+            if vals.len() == 1 && matches!(values, InValues::Terms(_)) {
+                Restriction::Eq(vec![vals.remove(0)])
+            } else {
+                Restriction::In(vals.into_iter().map(|v| vec![v]).collect())
+            }
+        }
+        Relation::Compare { value: v, .. } => match (op, map_key) {
+            (Operator::Eq, Some(k)) => {
+                let key = value_for(k, &key_ty, &format!("key({name})"), ctx)?;
+                let val = value_for(v, &elem_ty, &format!("value({name})"), ctx)?;
+                Restriction::contains_entry(key, val)
+            }
+            (Operator::Eq, None) => Restriction::Eq(vec![value(v, col, ctx)?]),
+            (Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte, _) => {
+                if contains_duration(&col.ty) {
+                    return Err(Error::Invalid(match unfrozen(&col.ty) {
+                        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => {
+                            "Slice restrictions are not supported on collections containing durations".to_string()
+                        }
+                        CqlType::Tuple(_) => {
+                            "Slice restrictions are not supported on tuples containing durations".to_string()
+                        }
+                        _ => "Slice restrictions are not supported on duration columns".to_string(),
+                    }));
+                }
+                Restriction::Slice(Bounds::one(op, vec![value(v, col, ctx)?]))
+            }
+            (Operator::Contains, _) => {
+                let elem = value_for(v, &elem_ty, &format!("value({name})"), ctx)?;
+                Restriction::contains_value(elem)
+            }
+            (Operator::ContainsKey, _) => {
+                let key = value_for(v, &key_ty, &format!("key({name})"), ctx)?;
+                Restriction::contains_key(key)
+            }
+            (Operator::Neq, _) => {
+                return Err(Error::Invalid(format!(
+                    "Unsupported \"!=\" relation: {}",
+                    relation_text(rel)
+                )))
+            }
+            (Operator::Like, _) => {
+                value(v, col, ctx)?;
+                return Err(Error::Invalid(format!(
+                "LIKE restriction is only supported on properly indexed columns. {} is not valid.",
+                relation_text(rel)
+            )));
+            }
+        },
+        Relation::IsNotNull(_) => {
+            return Err(Error::Invalid(format!(
+                "Unsupported restriction: {}",
+                relation_text(rel)
+            )))
+        }
+    })
+}
+
+/// Every single-column relation of a WHERE clause checked against its column, without its
+/// values (for PREPARE, where Cassandra refuses these already).
+pub fn check_receivers(
+    schema: &TableSchema,
+    where_clause: &[Relation],
+    kind: StatementKind,
+) -> Result<()> {
+    for rel in where_clause {
+        let name = match rel {
+            Relation::Compare {
+                target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+                ..
+            }
+            | Relation::In {
+                target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+                ..
+            } => n,
+            _ => continue,
+        };
+        check_receiver(column(schema, name)?, rel, kind)?;
+    }
+    Ok(())
+}
+
+/// A single-column relation's operator (`=` for IN) and map key (`m[k] op v`).
+fn op_and_map_key(rel: &Relation) -> (Operator, Option<&Term>) {
+    match rel {
         Relation::Compare {
             target: RelationTarget::Element(_, k),
+            op,
             ..
-        } => Some(k),
-        _ => None,
-    };
+        } => (*op, Some(k)),
+        Relation::Compare { op, .. } => (*op, None),
+        _ => (Operator::Eq, None),
+    }
+}
+
+/// Cassandra's checks of a single-column relation's receiver (`toReceivers`): the operator
+/// against the column's type, before any value is bound.
+fn check_receiver(col: &ColumnDef, rel: &Relation, kind: StatementKind) -> Result<()> {
+    let name = col.name.as_str();
+    let (op, map_key) = op_and_map_key(rel);
     if matches!(op, Operator::Contains | Operator::ContainsKey) && kind != StatementKind::Select {
         return Err(Error::Invalid(format!(
             "Cannot use {} with {}",
@@ -383,70 +516,7 @@ fn single_restriction(
             col.ty.name()
         )));
     }
-    let (key_ty, elem_ty) = match unfrozen(&col.ty) {
-        CqlType::Map(k, v) => ((**k).clone(), (**v).clone()),
-        CqlType::List(e) | CqlType::Set(e) => ((**e).clone(), (**e).clone()),
-        t => (t.clone(), t.clone()),
-    };
-    Ok(match rel {
-        Relation::In { values, .. } => {
-            let mut vals = in_values(values, &col.ty, name, ctx)?;
-            if vals.len() == 1 {
-                Restriction::Eq(vec![vals.remove(0)])
-            } else {
-                Restriction::In(vals.into_iter().map(|v| vec![v]).collect())
-            }
-        }
-        Relation::Compare { value: v, .. } => match (op, map_key) {
-            (Operator::Eq, Some(k)) => {
-                let key = value_for(k, &key_ty, &format!("key({name})"), ctx)?;
-                let val = value_for(v, &elem_ty, &format!("value({name})"), ctx)?;
-                Restriction::contains_entry(key, val)
-            }
-            (Operator::Eq, None) => Restriction::Eq(vec![value(v, col, ctx)?]),
-            (Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte, _) => {
-                if contains_duration(&col.ty) {
-                    return Err(Error::Invalid(match unfrozen(&col.ty) {
-                        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => {
-                            "Slice restrictions are not supported on collections containing durations".to_string()
-                        }
-                        CqlType::Tuple(_) => {
-                            "Slice restrictions are not supported on tuples containing durations".to_string()
-                        }
-                        _ => "Slice restrictions are not supported on duration columns".to_string(),
-                    }));
-                }
-                Restriction::Slice(Bounds::one(op, vec![value(v, col, ctx)?]))
-            }
-            (Operator::Contains, _) => {
-                let elem = value_for(v, &elem_ty, &format!("value({name})"), ctx)?;
-                Restriction::contains_value(elem)
-            }
-            (Operator::ContainsKey, _) => {
-                let key = value_for(v, &key_ty, &format!("key({name})"), ctx)?;
-                Restriction::contains_key(key)
-            }
-            (Operator::Neq, _) => {
-                return Err(Error::Invalid(format!(
-                    "Unsupported \"!=\" relation: {}",
-                    relation_text(rel)
-                )))
-            }
-            (Operator::Like, _) => {
-                value(v, col, ctx)?;
-                return Err(Error::Invalid(format!(
-                "LIKE restriction is only supported on properly indexed columns. {} is not valid.",
-                relation_text(rel)
-            )));
-            }
-        },
-        Relation::IsNotNull(_) => {
-            return Err(Error::Invalid(format!(
-                "Unsupported restriction: {}",
-                relation_text(rel)
-            )))
-        }
-    })
+    Ok(())
 }
 
 /// A multi-column relation `(c1, c2, …) op …` as a restriction on clustering columns.
@@ -556,7 +626,7 @@ fn multi_restriction(
                     }
                 }
             };
-            if tuples.len() == 1 {
+            if tuples.len() == 1 && matches!(values, InValues::Terms(_)) {
                 Restriction::Eq(tuples.into_iter().next().unwrap_or_default())
             } else {
                 Restriction::In(tuples)

@@ -16,9 +16,6 @@ use std::cmp::Ordering;
 /// One side of a token range: the token and whether it is included.
 type TokenBound = Option<(i64, bool)>;
 
-/// Largest serialized partition key (an unsigned short length on disk and on the wire).
-const MAX_KEY_LEN: usize = 65_535;
-
 /// The partition-key restrictions of a WHERE clause, as they are added.
 pub struct PartitionRestrictions {
     columns: Vec<ColumnDef>,
@@ -222,7 +219,7 @@ impl PartitionRestrictions {
         for (c, r) in self.columns.iter().zip(&self.per_column) {
             match r {
                 Some(Restriction::Eq(_)) => out.eq_columns.push(c.id),
-                Some(Restriction::In(vs)) if vs.len() > 1 => out.key_in = true,
+                Some(Restriction::In(_)) => out.key_in = true,
                 _ => {}
             }
         }
@@ -288,27 +285,18 @@ impl PartitionRestrictions {
         };
         tuples.sort_by(order);
         tuples.dedup_by(|a, b| order(a, b) == Ordering::Equal);
+        // The keys are validated later ([`Restrictions::check_keys`]): Cassandra answers a
+        // read that selects no rows before it looks at them.
         tuples
             .into_iter()
             .map(|parts| {
                 let key = match parts.as_slice() {
-                    [one] => {
-                        if one.is_empty() {
-                            return Err(Error::Invalid("Key may not be empty".into()));
-                        }
-                        one.clone()
-                    }
+                    [one] => one.clone(),
                     _ => {
                         let refs: Vec<&[u8]> = parts.iter().map(|b| b.as_ref()).collect();
                         composite_partition_key(&refs)
                     }
                 };
-                if key.len() > MAX_KEY_LEN {
-                    return Err(Error::Invalid(format!(
-                        "Key length of {} is longer than maximum of {MAX_KEY_LEN}",
-                        key.len()
-                    )));
-                }
                 Ok(DecoratedKey::new(key))
             })
             .collect()

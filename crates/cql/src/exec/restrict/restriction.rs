@@ -37,7 +37,7 @@ impl Bounds {
 /// restriction covers (one for a single column).
 #[derive(Debug, Clone)]
 pub enum Restriction {
-    /// `= v` (or an `IN` of one value).
+    /// `= v` (or a literal `IN` of one value).
     Eq(Vec<Bytes>),
     /// `IN (v1, v2, …)`.
     In(Vec<Vec<Bytes>>),

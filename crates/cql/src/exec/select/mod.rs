@@ -63,11 +63,28 @@ pub fn select(
     }
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
-    let plan = match cache {
-        Some(cache) => cache.get_or_plan(&schema, || plan(&schema, s))?,
-        None => Arc::new(plan(&schema, s)?),
-    };
     let ctx = Binds::new(params);
+    let planned = match cache {
+        Some(cache) => cache.get_or_plan(&schema, || plan(&schema, s)),
+        None => plan(&schema, s).map(Arc::new),
+    };
+    let plan = match planned {
+        Ok(plan) => plan,
+        // Cassandra resolves the selected names first (`toSelectables`), then prepares the
+        // WHERE clause, then the rest of the selection (`prepareRestrictions`, then
+        // `prepareSelection`): the WHERE clause's refusals come before the selection's. (The
+        // static-only rule needs the selection; without it, that one refusal is missed.)
+        Err(e) if !matches!(&e, Error::Invalid(m) if m.starts_with("Undefined column name")) => {
+            restrict::resolve(
+                &schema,
+                &s.where_clause,
+                &ctx,
+                restrict::Context::select(s.allow_filtering, false),
+            )?;
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let r = restrict::resolve(
         &schema,
         &s.where_clause,
@@ -165,7 +182,7 @@ impl<'a> Query<'a> {
                     "PER PARTITION LIMIT is not allowed with SELECT DISTINCT queries".into(),
                 ));
             }
-            check_distinct(schema, plan, r)?;
+            check_distinct(schema, s, plan, r)?;
         }
         let mode = match group_prefix(schema, s, r)? {
             Some(n) => Mode::GroupBy(n),
@@ -183,9 +200,6 @@ impl<'a> Query<'a> {
         let limit = limit_of(&s.limit, "[limit]", ctx)?;
         let per_partition = limit_of(&s.per_partition_limit, "[per_partition_limit]", ctx)?;
         let page_size = params.page_size.filter(|p| *p > 0).map(|p| p as usize);
-        if page_size.is_some() && post_order.is_some() {
-            return Err(Error::Invalid("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query".into()));
-        }
         Ok(Query {
             schema,
             plan,
@@ -219,10 +233,31 @@ impl<'a> Query<'a> {
             .map(|b| PagingState::decode(b))
             .transpose()?;
         let mut run = Run::new(self, resume.as_ref());
-        if self.r.empty {
+        // As Cassandra's `getSliceCommands`: a query that selects nothing (an empty `IN`, an
+        // impossible clustering slice) answers no rows before its keys are validated. A
+        // paged sort across partitions is refused after that: for an aggregate or GROUP BY
+        // query always (Cassandra pages those internally), for rows only when something is
+        // read (`execute`'s paging path).
+        let refuse_paging = self.post_order.is_some() && params.page_size.is_some_and(|p| p > 0);
+        let aggregated = matches!(self.mode, Mode::AggregateAll | Mode::GroupBy(_));
+        let paging_refused = || {
+            Err(Error::Invalid("Cannot page queries with both ORDER BY and a IN restriction on the partition key; you must either remove the ORDER BY or the IN and sort client side, or disable paging for this query".into()))
+        };
+        let slice = if self.r.empty {
+            None
+        } else {
+            Some(self.r.slice(self.schema)?).filter(|s| !s.is_empty())
+        };
+        let Some(slice) = slice else {
+            if refuse_paging && aggregated {
+                return paging_refused();
+            }
             return Ok(run.finish());
+        };
+        self.r.check_keys()?;
+        if refuse_paging {
+            return paging_refused();
         }
-        let slice = self.r.slice(self.schema)?;
         let mut cmd = ReadCommand::all(super::catalog::now_secs());
         cmd.slice = slice.clone();
         cmd.reversed = self.reversed;
@@ -346,6 +381,9 @@ struct OpenGroup {
     prefix: Vec<Bytes>,
     group: Group,
     last_ck: Bytes,
+    /// For ORDER BY across partitions: the group's first row's ordering values (what
+    /// Cassandra's selection shows for a column that is not aggregated).
+    sort_key: Vec<Option<Bytes>>,
 }
 
 impl<'q> Run<'q> {
@@ -440,12 +478,18 @@ impl<'q> Run<'q> {
                             break;
                         }
                     }
-                    let g = self.group.get_or_insert_with(|| OpenGroup {
-                        key: p.key.clone(),
-                        prefix,
-                        group: Group::new(q.plan),
-                        last_ck: Bytes::new(),
-                    });
+                    if self.group.is_none() {
+                        self.group = Some(OpenGroup {
+                            key: p.key.clone(),
+                            prefix,
+                            group: Group::new(q.plan),
+                            last_ck: Bytes::new(),
+                            sort_key: self.sort_key(&view),
+                        });
+                    }
+                    let Some(g) = self.group.as_mut() else {
+                        continue;
+                    };
                     g.group.add(q.plan, q.schema, &view, q.ctx)?;
                     g.last_ck = ck.0.clone();
                 }
@@ -485,6 +529,7 @@ impl<'q> Run<'q> {
                             prefix: Vec::new(),
                             group,
                             last_ck: Bytes::new(),
+                            sort_key: self.sort_key(&view),
                         });
                     }
                     Mode::AggregateAll => {
@@ -512,6 +557,9 @@ impl<'q> Run<'q> {
             return Ok(true);
         };
         let values = g.group.result(self.q.plan, self.q.ctx)?;
+        if self.q.post_order.is_some() {
+            self.sort_keys.push(g.sort_key);
+        }
         self.rows.push(values);
         self.remaining = self.remaining.saturating_sub(1);
         self.last = Some((g.key, g.last_ck, in_partition));
@@ -538,16 +586,23 @@ impl<'q> Run<'q> {
             .all(|f| f.matches(view.value(self.q.schema, &f.column).as_deref()))
     }
 
+    /// A row's values of the ORDER BY columns, for a sort across partitions (none without
+    /// one).
+    fn sort_key(&self, view: &RowView<'_>) -> Vec<Option<Bytes>> {
+        self.q.post_order.as_ref().map_or_else(Vec::new, |order| {
+            order
+                .iter()
+                .map(|(pos, _)| view.ck.and_then(|c| c.get(*pos)).cloned())
+                .collect()
+        })
+    }
+
     fn emit(&mut self, view: &RowView<'_>) -> Result<()> {
         let q = self.q;
         let values = row_values(q.plan, q.schema, view, q.ctx)?;
-        if let Some(order) = &q.post_order {
-            self.sort_keys.push(
-                order
-                    .iter()
-                    .map(|(pos, _)| view.ck.and_then(|c| c.get(*pos)).cloned())
-                    .collect(),
-            );
+        if q.post_order.is_some() {
+            let key = self.sort_key(view);
+            self.sort_keys.push(key);
         }
         self.rows.push(values);
         self.remaining = self.remaining.saturating_sub(1);
@@ -574,7 +629,13 @@ impl<'q> Run<'q> {
             let mut idx: Vec<usize> = (0..self.rows.len()).collect();
             idx.sort_by(|&a, &b| {
                 for (i, (_, desc)) in order.iter().enumerate() {
-                    let (x, y) = (&self.sort_keys[a][i], &self.sort_keys[b][i]);
+                    let key = |row: usize| {
+                        self.sort_keys
+                            .get(row)
+                            .and_then(|k| k.get(i))
+                            .and_then(Option::as_ref)
+                    };
+                    let (x, y) = (key(a), key(b));
                     let o = match (x, y) {
                         (Some(x), Some(y)) => compare(&types[i], x, y),
                         (None, Some(_)) => Ordering::Less,
@@ -657,8 +718,10 @@ fn limit_of(t: &Option<Term>, what: &str, ctx: &Binds<'_>) -> Result<Option<usiz
     }
 }
 
-/// Cassandra's rules for SELECT DISTINCT (`validateDistinctSelection`).
-fn check_distinct(schema: &TableSchema, plan: &Plan, r: &Restrictions) -> Result<()> {
+/// Cassandra's rules for SELECT DISTINCT (`validateDistinctSelection`). With an `IN` on the
+/// partition key the ORDER BY columns count as requested: Cassandra adds them to the
+/// selection to sort on (`getResultSetOrdering`), even when the `IN` is empty.
+fn check_distinct(schema: &TableSchema, s: &Select, plan: &Plan, r: &Restrictions) -> Result<()> {
     let non_static_filter = r
         .filters
         .iter()
@@ -670,8 +733,18 @@ fn check_distinct(schema: &TableSchema, plan: &Plan, r: &Restrictions) -> Result
         ));
     }
     let requested = plan.columns();
+    let ordering: Vec<&ColumnDef> = if r.key_in {
+        s.order_by
+            .iter()
+            .filter_map(|(name, _)| schema.column(name))
+            .collect()
+    } else {
+        Vec::new()
+    };
     if let Some(c) = requested
         .iter()
+        .copied()
+        .chain(ordering)
         .find(|c| !matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Static))
     {
         return Err(Error::Invalid(format!(

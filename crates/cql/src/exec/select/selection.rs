@@ -549,9 +549,8 @@ impl Planner<'_> {
                     return Ok((s, name, from));
                 }
                 if !crate::values::aggregate::can_cast(&from, &to_ty) {
-                    return Err(Error::Invalid(format!(
-                        "{name} cannot be cast to {}",
-                        to_ty.name()
+                    return Err(Error::Invalid(crate::values::aggregate::cast_refusal(
+                        &name, &to_ty,
                     )));
                 }
                 let label = format!("cast({name} as {})", to_ty.name());
