@@ -19,6 +19,7 @@
 //! virtual tables ([`refuse_virtual_write`]), `system` and `system_schema` as Cairn's own
 //! system keyspaces.
 
+mod filter;
 mod local;
 mod schema;
 mod views;
@@ -424,7 +425,7 @@ fn set_text() -> CqlType {
 pub fn select(v: Virtual, s: &Select, params: &QueryParams) -> Result<ResultSet> {
     let mut rows = Vec::new();
     for row in v.rows {
-        if super::select::virtual_matches(&v.specs, &row, &s.where_clause, params)? {
+        if filter::matches(&v.specs, &row, &s.where_clause, params)? {
             rows.push(row);
         }
     }
