@@ -8,9 +8,9 @@ use super::write;
 use super::{system, ColumnSpec, Executor, QueryParams, Session};
 use crate::ast::{
     Assignment, BatchStatement, Conditions, InValues, InsertValues, Operator, Relation,
-    RelationTarget, Statement, Term, Using,
+    RelationTarget, Select, Statement, Term, Using,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ParsedStatement;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::{ColumnKind, TableSchema};
@@ -499,7 +499,10 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         }
         if let Statement::Select(s) = stmt {
             if system::virtual_schema(&ks, &table.name).is_none() {
-                let plan = select::plan(&schema, s)?;
+                let plan = match select::plan(&schema, s) {
+                    Ok(plan) => plan,
+                    Err(e) => return Err(where_refusal_first(&schema, s, e)),
+                };
                 // Markers in element keys and slice bounds of the selection.
                 let mut markers = Vec::new();
                 plan.selectors
@@ -552,4 +555,25 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         pk_indexes,
         result,
     })
+}
+
+/// A selection that cannot be planned, refused at PREPARE: Cassandra prepares the WHERE clause
+/// before the selection, so a query that needs ALLOW FILTERING is refused for that first. With
+/// no values bound yet, only that refusal (which needs none) is looked for; unknown selected
+/// columns still come first, as in Cassandra.
+fn where_refusal_first(schema: &TableSchema, s: &Select, e: Error) -> Error {
+    if matches!(&e, Error::Invalid(m) if m.starts_with("Undefined column name")) {
+        return e;
+    }
+    let params = QueryParams::default();
+    let ctx = super::Binds::new(&params);
+    match restrict::resolve(
+        schema,
+        &s.where_clause,
+        &ctx,
+        restrict::Context::select(s.allow_filtering, false),
+    ) {
+        Err(Error::Invalid(m)) if m.contains("ALLOW FILTERING") => Error::Invalid(m),
+        _ => e,
+    }
 }
