@@ -375,13 +375,27 @@ pub fn batch(
     }
     let ts = timestamp.unwrap_or_else(now_micros);
     let mut planned = Vec::with_capacity(statements.len());
+    // Cassandra validates the keys of a batch's mutations once every statement is built: a
+    // later statement's own refusal (a missing clustering column…) comes before an earlier
+    // statement's empty or oversized key (F62).
+    let mut key_error = None;
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
-        let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
+        let p = match plan(ex, session, stmt, &ctx, Some(ts), None) {
+            Ok(p) => p,
+            Err(e) if restrict::is_key_error(&e) => {
+                key_error.get_or_insert(e);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let Some(name) = target_table(stmt) else {
             continue;
         };
         planned.push((table_schema(ex, session, name)?, p));
+    }
+    if let Some(e) = key_error {
+        return Err(e);
     }
     let all = complete_all(ex, planned, None)?;
     let warnings = super::batch_limits::check(ex, kind, &all)?;

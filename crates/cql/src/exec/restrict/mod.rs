@@ -208,6 +208,12 @@ pub fn check_key(key: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Whether `e` is one of [`check_key`]'s refusals.
+pub fn is_key_error(e: &Error) -> bool {
+    matches!(e, Error::Invalid(m) if m == "Key may not be empty"
+        || (m.starts_with("Key length of ") && m.ends_with(&format!("maximum of {MAX_KEY_LEN}"))))
+}
+
 fn invalid(e: impl std::fmt::Display) -> Error {
     Error::Invalid(e.to_string())
 }
