@@ -320,13 +320,16 @@ class JavaDriverTest {
     session.execute("CREATE TABLE " + KS + ".pages (p int, c int, v text, PRIMARY KEY (p, c))");
     PreparedStatement insert =
         session.prepare("INSERT INTO " + KS + ".pages (p, c, v) VALUES (?, ?, ?)");
-    List<CompletionStage<AsyncResultSet>> writes = new ArrayList<>();
+    // One partition (250 writes) in flight at a time: the driver refuses a request outright
+    // ("No connection was available") once a connection holds 1024 in flight
+    // (advanced.connection.max-requests-per-connection), against any server.
     for (int p = 0; p < 5; p++) {
+      List<CompletionStage<AsyncResultSet>> writes = new ArrayList<>();
       for (int c = 0; c < 250; c++) {
         writes.add(session.executeAsync(insert.bind(p, c, "v" + p + "-" + c)));
       }
+      waitAll(writes);
     }
-    waitAll(writes);
 
     // Automatic paging, one partition: rows in clustering order across pages.
     ResultSet rs =
