@@ -291,12 +291,19 @@ impl TableSchema {
     /// a dropped column's drop time and hides older cells of that name).
     pub fn hidden_cells(&self) -> Vec<(ColumnId, i64)> {
         let mut out: Vec<(ColumnId, i64)> = Vec::new();
-        for d in self.dropped_columns() {
-            if self.column_by_id(d.id).is_none() {
-                out.push((d.id, i64::MAX));
-            }
+        let dropped = self.dropped_columns();
+        for d in &dropped {
             if let Some(c) = self.column(&d.name) {
                 out.push((c.id, d.dropped_at));
+            }
+        }
+        // Ids are never reused, so every id below the highest one ever allocated that no
+        // column holds now was a dropped column's — including the ids of a name dropped,
+        // added again and dropped again, whose record keeps only the last id.
+        let top = dropped.iter().map(|d| d.id).max();
+        for id in 0..=top.unwrap_or(0) {
+            if top.is_some() && self.column_by_id(id).is_none() {
+                out.push((id, i64::MAX));
             }
         }
         out.sort_unstable();
@@ -665,4 +672,25 @@ fn get_options(d: &mut Decoder<'_>) -> crate::model::codec::DecodeResult<Vec<(St
 /// A random table id (version-4 UUID bits).
 pub fn rand_table_id() -> TableId {
     uuid::Uuid::new_v4().as_u128()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_dropped_added_and_dropped_again_hides_both_ids() {
+        let mut s = TableSchema::new("ks", "t");
+        s.add_column("k", CqlType::Int, ColumnKind::PartitionKey, Order::Asc);
+        let first = s.add_column("v", CqlType::Bigint, ColumnKind::Regular, Order::Asc);
+        assert!(s.drop_column("v", 10));
+        let second = s.add_column("v", CqlType::Bigint, ColumnKind::Regular, Order::Asc);
+        assert_eq!(s.hidden_cells(), vec![(first, i64::MAX), (second, 10)]);
+        assert!(s.drop_column("v", 20));
+        // The record keeps the last id only; the first id's cells stay hidden all the same.
+        assert_eq!(
+            s.hidden_cells(),
+            vec![(first, i64::MAX), (second, i64::MAX)]
+        );
+    }
 }
