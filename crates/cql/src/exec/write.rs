@@ -153,9 +153,26 @@ fn merge_by_partition(all: Vec<Mutation>) -> Vec<Mutation> {
                 row.apply_deletion(d);
                 row.deletion = Some(d);
             }
+            purge_collection_deletions(row);
+        }
+        if let Some(row) = m.update.static_row.as_mut() {
+            purge_collection_deletions(row);
         }
     }
     merged
+}
+
+/// Drops the cells of a collection that the same update's deletion of that collection
+/// shadows (`DELETE m` beside `SET m = {…}` in one conditional batch: the deletion wins the
+/// timestamp tie, as in Cassandra's merge, before the ballot's time is set).
+fn purge_collection_deletions(row: &mut Row) {
+    for (_, data) in &mut row.columns {
+        if let ColumnData::Complex(cc) = data {
+            if let Some(d) = cc.deletion {
+                cc.cells.retain(|(_, c)| c.timestamp > d.marked_at);
+            }
+        }
+    }
 }
 
 /// Plans one INSERT / UPDATE / DELETE.
