@@ -232,6 +232,45 @@ impl TermContext for Binds<'_> {
     }
 }
 
+/// A term context for PREPARE: every marker stands for a placeholder of its receiver's type
+/// (see [`crate::values::placeholder`]), so resolving a statement refuses what its shape
+/// alone makes wrong, as Cassandra does when it prepares it.
+#[derive(Debug, Clone, Copy)]
+pub struct Placeholders {
+    now: i64,
+}
+
+impl Placeholders {
+    /// Placeholders, with the current time for `now()`.
+    pub fn new() -> Self {
+        Placeholders {
+            now: catalog::now_micros(),
+        }
+    }
+}
+
+impl Default for Placeholders {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TermContext for Placeholders {
+    fn bind(&self, _marker: &BindMarker) -> Option<BoundValue> {
+        // Not asked: with `placeholders()`, term evaluation makes the value itself, as only
+        // it knows the receiver's type.
+        None
+    }
+
+    fn now_micros(&self) -> i64 {
+        self.now
+    }
+
+    fn placeholders(&self) -> bool {
+        true
+    }
+}
+
 /// Executes statements against a database.
 pub struct Executor {
     catalog: Catalog,

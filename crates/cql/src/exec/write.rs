@@ -9,7 +9,7 @@ use super::catalog::{now_micros, now_secs};
 use super::lwt::{self, CasRequest, RowCondition, RowTarget};
 use super::plan_cache::PlanCache;
 use super::restrict::{self, Context, Restrictions, StatementKind};
-use super::{Binds, Executor, Outcome, QueryParams, Session};
+use super::{Binds, Executor, Outcome, Placeholders, QueryParams, Session};
 use crate::ast::{
     Assignment, Batch, BatchStatement, BindMarker, Conditions, Delete, Insert, InsertValues,
     RelationTarget, Statement, Term, Update, Using,
@@ -191,6 +191,19 @@ fn plan(
         _ => Err(Error::Invalid(
             "Only INSERT, UPDATE and DELETE statements are allowed in a BATCH".into(),
         )),
+    }
+}
+
+/// Checks an UPDATE's or DELETE's shape at PREPARE, as Cassandra does when it prepares one
+/// (its restrictions and operations): the statement is planned with every marker a
+/// placeholder (see [`crate::values::placeholder`]) and the plan dropped. An INSERT's shape is
+/// its column list, which [`InsertPlan::new`] checks.
+pub fn check_shape(ex: &Executor, session: &Session, stmt: &Statement) -> Result<()> {
+    match stmt {
+        Statement::Update(_) | Statement::Delete(_) => {
+            plan(ex, session, stmt, &Placeholders::new(), None, None).map(drop)
+        }
+        _ => Ok(()),
     }
 }
 

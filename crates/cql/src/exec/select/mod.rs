@@ -33,7 +33,7 @@ use super::system;
 use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
 use crate::ast::{Order as AstOrder, Select, Term};
 use crate::error::{Error, Result};
-use crate::values::{compare, json, term_to_bytes, TermValue};
+use crate::values::{compare, json, term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::token::split_composite_partition_key;
@@ -64,21 +64,35 @@ pub fn select(
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
     let ctx = Binds::new(params);
+    let (plan, r) = plan_and_resolve(&schema, s, &ctx, cache)?;
+    let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
+    let rows = q.run(ex, &table, params)?;
+    Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
+}
+
+/// A SELECT's plan and its WHERE clause resolved, refused in Cassandra's order: the selected
+/// names first (`toSelectables`), then the WHERE clause (`prepareRestrictions`), then the
+/// rest of the selection (`prepareSelection`). PREPARE runs this too, with placeholders for
+/// the markers, so a statement whose shape is wrong is refused there.
+pub fn plan_and_resolve(
+    schema: &Arc<TableSchema>,
+    s: &Select,
+    ctx: &dyn TermContext,
+    cache: Option<&PlanCache<Plan>>,
+) -> Result<(Arc<Plan>, Restrictions)> {
     let planned = match cache {
-        Some(cache) => cache.get_or_plan(&schema, || plan(&schema, s)),
-        None => plan(&schema, s).map(Arc::new),
+        Some(cache) => cache.get_or_plan(schema, || plan(schema, s)),
+        None => plan(schema, s).map(Arc::new),
     };
     let plan = match planned {
         Ok(plan) => plan,
-        // Cassandra resolves the selected names first (`toSelectables`), then prepares the
-        // WHERE clause, then the rest of the selection (`prepareRestrictions`, then
-        // `prepareSelection`): the WHERE clause's refusals come before the selection's. (The
-        // static-only rule needs the selection; without it, that one refusal is missed.)
+        // (The static-only rule needs the selection; without it, that one refusal is
+        // missed.)
         Err(e) if !matches!(&e, Error::Invalid(m) if m.starts_with("Undefined column name")) => {
             restrict::resolve(
-                &schema,
+                schema,
                 &s.where_clause,
-                &ctx,
+                ctx,
                 restrict::Context::select(s.allow_filtering, false),
             )?;
             return Err(e);
@@ -86,14 +100,12 @@ pub fn select(
         Err(e) => return Err(e),
     };
     let r = restrict::resolve(
-        &schema,
+        schema,
         &s.where_clause,
-        &ctx,
-        restrict::Context::select(s.allow_filtering, plan.selects_only_statics(&schema)),
+        ctx,
+        restrict::Context::select(s.allow_filtering, plan.selects_only_statics(schema)),
     )?;
-    let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
-    let rows = q.run(ex, &table, params)?;
-    Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
+    Ok((plan, r))
 }
 
 /// The one result column of `SELECT JSON` on `columns`' table.
