@@ -42,6 +42,10 @@ pub(super) struct Planned {
     /// a conditional statement or BATCH, whatever the values).
     key_in: bool,
     ck_in: bool,
+    /// The statement writes clustering rows (Cassandra's `updatesRegularRows`: the table has
+    /// no clustering column or the statement names one, whatever it writes): a conditional
+    /// check then reads every regular column.
+    updates_rows: bool,
     /// List edits that need the list's current elements, made by [`complete`] when the write
     /// is made (after a conditional statement's check, as Cassandra does).
     list_edits: Vec<ListWrite>,
@@ -57,6 +61,7 @@ impl Planned {
             conditions: Vec::new(),
             key_in: false,
             ck_in: false,
+            updates_rows: false,
             list_edits: Vec::new(),
             deferred: None,
         }
@@ -282,11 +287,8 @@ fn run_one(
     for (target, condition) in planned.conditions.clone() {
         req.add_condition(target, condition)?;
     }
-    for m in &planned.mutations {
-        req.add_write(m);
-    }
-    if planned.list_edits.iter().any(|lw| lw.ck.is_some()) {
-        req.writes_row();
+    if planned.updates_rows {
+        req.writes_rows();
     }
     if names_static_columns(&schema, stmt) {
         req.writes_static_row();
@@ -500,10 +502,10 @@ fn conditional_batch(
                     "Batch with conditions cannot span multiple partitions".into(),
                 ));
             }
-            req.add_write(m);
         }
-        if p.list_edits.iter().any(|lw| lw.ck.is_some()) {
-            req.writes_row();
+        // Cassandra's BatchStatement counts the row writes of every statement.
+        if p.updates_rows {
+            req.writes_rows();
         }
         // Cassandra's BatchStatement counts the static writes of its conditional
         // statements only (and the row writes of all).
@@ -1341,6 +1343,7 @@ fn insert_mutation(
         conditions: condition,
         key_in: false,
         ck_in: false,
+        updates_rows: plan.writes_row,
         list_edits: Vec::new(),
         deferred,
     })
@@ -1557,6 +1560,7 @@ fn update(
         conditions,
         key_in: r.key_in,
         ck_in: r.ck_in,
+        updates_rows: r.updates_rows(&schema),
         list_edits,
         deferred,
     })
@@ -1862,6 +1866,7 @@ fn delete(
         conditions,
         key_in: r.key_in,
         ck_in: r.ck_in,
+        updates_rows: r.updates_rows(&schema),
         list_edits,
         deferred,
     })

@@ -167,6 +167,13 @@ impl Restrictions {
         self.prefix_len > 0 || self.slice_bounds.is_some()
     }
 
+    /// Whether the statement writes clustering rows (Cassandra's `updatesRegularRows`): the
+    /// table has no clustering column, or the WHERE clause restricts one.
+    pub fn updates_rows(&self, schema: &TableSchema) -> bool {
+        self.has_clustering_restrictions
+            || schema.columns_of(ColumnKind::Clustering).next().is_none()
+    }
+
     /// Whether a partition without rows but with static content is shown (Cassandra's
     /// `returnStaticContentOnPartitionWithNoRows`): only when no clustering or regular column
     /// is restricted.
