@@ -628,14 +628,14 @@ impl<'q> Run<'q> {
             self.rows = vec![row];
         }
         if let Some(order) = &q.post_order {
-            let types: Vec<CqlType> = order
+            let columns: Vec<(CqlType, Order)> = order
                 .iter()
                 .map(|(pos, _)| {
                     q.layout
                         .columns
                         .get(*pos)
-                        .map(|(t, _)| t.clone())
-                        .unwrap_or(CqlType::Blob)
+                        .cloned()
+                        .unwrap_or((CqlType::Blob, Order::Asc))
                 })
                 .collect();
             let mut idx: Vec<usize> = (0..self.rows.len()).collect();
@@ -647,14 +647,31 @@ impl<'q> Run<'q> {
                             .and_then(|k| k.get(i))
                             .and_then(Option::as_ref)
                     };
-                    let (x, y) = (key(a), key(b));
-                    let o = match (x, y) {
-                        (Some(x), Some(y)) => compare(&types[i], x, y),
-                        (None, Some(_)) => Ordering::Less,
-                        (Some(_), None) => Ordering::Greater,
+                    let (ty, declared) = &columns[i];
+                    // A null (a static-only partition's row) is the smallest value in the
+                    // column's declared order (Cassandra compares with the column's type,
+                    // reversed for a DESC column, then reverses the whole comparator when
+                    // the query reads against that order): first when the query reads in
+                    // the declared order, last when against it.
+                    let against = *desc != (*declared == Order::Desc);
+                    let null_first = if against {
+                        Ordering::Greater
+                    } else {
+                        Ordering::Less
+                    };
+                    let o = match (key(a), key(b)) {
+                        (Some(x), Some(y)) => {
+                            let o = compare(ty, x, y);
+                            if *desc {
+                                o.reverse()
+                            } else {
+                                o
+                            }
+                        }
+                        (None, Some(_)) => null_first,
+                        (Some(_), None) => null_first.reverse(),
                         (None, None) => Ordering::Equal,
                     };
-                    let o = if *desc { o.reverse() } else { o };
                     if o != Ordering::Equal {
                         return o;
                     }
