@@ -3,19 +3,21 @@
 //! indexes, permissions) is refused clearly.
 //!
 //! Each statement checks what Cassandra checks, in Cassandra's order, with its texts:
-//! system keyspaces first ([`authorize`], then [`check_schema_keyspace`]), then the
+//! system keyspaces first ([`authorize`], then [`check_schema_keyspace`], both in
+//! [`schema_guard`](super::schema_guard)), then the
 //! statement's own properties, then whether its target exists (`IF EXISTS` / `IF NOT EXISTS`
 //! answer there), then the change itself.
 
 use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
 use super::properties::Properties;
 use super::replication::{self, Replication};
+use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::{create_table, options, ChangeKind, Executor, Outcome, SchemaChange, Session};
 use crate::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, Property, RoleOptions, Statement,
 };
 use crate::error::{Error, Result};
-use crate::parser::quote_identifier;
+use crate::identifier::quote_identifier;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::ColumnKind;
@@ -192,93 +194,6 @@ fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {
         table: table.map(str::to_string),
     })
 }
-
-// --- system keyspaces ----------------------------------------------------------------------
-
-/// Cassandra's local system keyspaces (virtual ones included), case-insensitively: no schema
-/// change at all.
-fn is_local_system(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    matches!(lower.as_str(), "system" | "system_schema")
-        || super::system::is_virtual_keyspace(&lower)
-}
-
-/// Cassandra's replicated system keyspaces: their replication may be altered, nothing else.
-fn is_replicated_system(name: &str) -> bool {
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "system_auth" | "system_traces" | "system_distributed"
-    )
-}
-
-/// What a schema statement needs (Cassandra's `Permission`).
-#[derive(Clone, Copy)]
-pub(super) enum Permission {
-    Create,
-    Alter,
-    Drop,
-}
-
-/// What it acts on (Cassandra's `DataResource`).
-#[derive(Clone, Copy)]
-pub(super) enum Resource<'a> {
-    Keyspace(&'a str),
-    AllTables(&'a str),
-    Table(&'a str, &'a str),
-}
-
-/// Cassandra's `ClientState.preventSystemKSSchemaModification`: the first check of a schema
-/// statement, before the statement looks at anything.
-pub(super) fn authorize(keyspace: &str, perm: Permission, resource: Resource<'_>) -> Result<()> {
-    if is_local_system(keyspace) {
-        return Err(Error::Unauthorized(format!(
-            "{keyspace} keyspace is not user-modifiable."
-        )));
-    }
-    if is_replicated_system(keyspace) {
-        if matches!((perm, resource), (Permission::Alter, Resource::Keyspace(_))) {
-            return Ok(());
-        }
-        let perm = match perm {
-            Permission::Create => "CREATE",
-            Permission::Alter => "ALTER",
-            Permission::Drop => "DROP",
-        };
-        let resource = match resource {
-            Resource::Keyspace(ks) => format!("<keyspace {ks}>"),
-            Resource::AllTables(ks) => format!("<all tables in {ks}>"),
-            Resource::Table(ks, t) => format!("<table {ks}.{t}>"),
-        };
-        return Err(Error::Unauthorized(format!("Cannot {perm} {resource}")));
-    }
-    Ok(())
-}
-
-/// Cassandra's checks of the keyspace a schema statement changes, after authorization
-/// (`AlterSchemaStatement.execute`): not a system keyspace, a valid name.
-pub(super) fn check_schema_keyspace(name: &str) -> Result<()> {
-    if is_local_system(name) {
-        return Err(Error::Invalid(format!(
-            "System keyspace '{name}' is not user-modifiable"
-        )));
-    }
-    let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid {
-        return Err(Error::Invalid(format!(
-            "Keyspace name must not be empty and must contain alphanumeric or underscore characters only (got \"{name}\")"
-        )));
-    }
-    if name.chars().count() > MAX_KEYSPACE_NAME {
-        return Err(Error::Invalid(format!(
-            "Keyspace name must not be more than {MAX_KEYSPACE_NAME} characters long (got {} characters for \"{name}\")",
-            name.chars().count()
-        )));
-    }
-    Ok(())
-}
-
-/// Cassandra's `SchemaConstants.NAME_LENGTH`.
-const MAX_KEYSPACE_NAME: usize = 48;
 
 /// Cairn's refusal to write into its own system keyspaces (TRUNCATE), with Cassandra's text
 /// for a schema change there.

@@ -7,7 +7,8 @@
 //! - [`catalog`]: keyspaces (stored through the engine) and tables;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE, with [`create_table`] for CREATE TABLE,
-//!   [`replication`] for keyspace replication and [`properties`] for reading `WITH` values;
+//!   [`replication`] for keyspace replication, [`properties`] for reading `WITH` values and
+//!   [`schema_guard`] for the keyspaces a schema statement may not change;
 //! - [`write`](mod@write): INSERT / UPDATE / DELETE / BATCH into engine mutations;
 //! - [`restrict`]: WHERE clauses resolved against a table (keys, slices, filters);
 //! - [`select`]: SELECT, paging, aggregates;
@@ -29,6 +30,7 @@ pub mod prepare;
 pub mod properties;
 pub mod replication;
 pub mod restrict;
+pub mod schema_guard;
 pub mod select;
 pub mod system;
 pub mod write;
