@@ -1474,6 +1474,15 @@ fn update(
         Context::modification(StatementKind::Update, static_only),
     )?;
     let keys = keys_of(&r)?;
+    if !conditional && r.selects_no_row() {
+        // Cassandra builds no update, so binds no USING, when a clustering IN names no row.
+        return Ok(Planned {
+            key_in: r.key_in,
+            ck_in: r.ck_in,
+            updates_rows: r.updates_rows(&schema),
+            ..Planned::unconditional(Vec::new())
+        });
+    }
     // USING is bound after the statement is validated, as in Cassandra.
     let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
     let now = now_secs();
@@ -1632,12 +1641,6 @@ fn delete(
     if d.using.ttl.is_some() {
         return Err(Error::Invalid("TTL is not supported for DELETE".into()));
     }
-    let (ts, _) = using(&d.using, &schema, ctx, default_ts)?;
-    let now = now_secs();
-    let deletion = DeletionTime {
-        marked_at: ts,
-        local_deletion_time: now,
-    };
     let condition = condition_of(&d.conditions, &d.using, &schema, ctx)?;
     let target_kinds: Vec<ColumnKind> = d
         .targets
@@ -1679,13 +1682,27 @@ fn delete(
         }
     }
     let restricted = r.clustering_restricted();
-    if r.empty {
+    // Cassandra's `addUpdates` returns before it binds USING when the clustering
+    // restrictions name no row (an empty IN) or no range (an impossible slice), whatever the
+    // partition keys.
+    let names_rows = !r.selects_no_row()
+        && (!restricted || r.full_clustering(&schema) || !r.slice(&schema)?.is_empty());
+    if r.empty || !names_rows {
         if let Some(c) = condition {
             // An empty IN is still an IN: refused in a conditional statement.
             conditions_for(c, &r, &[], static_only, true)?;
         }
+        if names_rows {
+            using(&d.using, &schema, ctx, default_ts)?;
+        }
         return Ok(Planned::unconditional(Vec::new()));
     }
+    let (ts, _) = using(&d.using, &schema, ctx, default_ts)?;
+    let now = now_secs();
+    let deletion = DeletionTime {
+        marked_at: ts,
+        local_deletion_time: now,
+    };
     let has_ck = schema.columns_of(ColumnKind::Clustering).next().is_some();
     let mut muts = Vec::new();
     let mut list_edits = Vec::new();

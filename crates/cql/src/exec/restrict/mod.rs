@@ -123,6 +123,8 @@ pub struct Restrictions {
     pub filters: Vec<Filter>,
     /// Some key column is restricted by an empty `IN`: nothing is selected.
     pub empty: bool,
+    /// A clustering column is restricted by an empty `IN`: no row is named.
+    pub no_clustering: bool,
     /// Columns restricted by `=` (or an `IN` of one value), for ORDER BY and GROUP BY.
     pub eq_columns: Vec<ColumnId>,
     /// Whether any clustering column is restricted.
@@ -165,6 +167,12 @@ impl Restrictions {
     /// Whether any clustering column is restricted by the read (prefix or slice).
     pub fn clustering_restricted(&self) -> bool {
         self.prefix_len > 0 || self.slice_bounds.is_some()
+    }
+
+    /// Whether the clustering restrictions name no row at all (an empty `IN`): Cassandra's
+    /// `restrictions.hasClusteringColumnsRestrictions() && clusterings.isEmpty()`.
+    pub fn selects_no_row(&self) -> bool {
+        self.no_clustering
     }
 
     /// Whether the statement writes clustering rows (Cassandra's `updatesRegularRows`): the
