@@ -3,7 +3,7 @@
 //! indexes, permissions) is refused clearly.
 //!
 //! Each statement checks what Cassandra checks, in Cassandra's order, with its texts:
-//! system keyspaces first ([`authorize`], then [`check_schema_keyspace`], both in
+//! system keyspaces first (`authorize`, then `check_schema_keyspace`, both in
 //! [`schema_guard`](super::schema_guard)), then the
 //! statement's own properties, then whether its target exists (`IF EXISTS` / `IF NOT EXISTS`
 //! answer there), then the change itself.
