@@ -1,7 +1,7 @@
 //! UPDATE: the named rows (or static row) of each partition, set by its assignments.
 
 use super::assignment::ListWrite;
-use super::assignment::{assignment_op, put_by_kind, ColumnOp, ListEdit};
+use super::assignment::{assignment_column, assignment_op, put_by_kind, ColumnOp, ListEdit};
 use super::condition::{condition_of, conditions_for, static_only};
 use super::keys::{clustering_of, keys_of, table_schema};
 use super::planned::Planned;
@@ -56,14 +56,7 @@ pub(super) fn update(
     let mut statics = Row::default();
     let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
     for a in &u.assignments {
-        let column = match a {
-            Assignment::Set { column, .. }
-            | Assignment::SetElement { column, .. }
-            | Assignment::SetField { column, .. }
-            | Assignment::Add { column, .. }
-            | Assignment::Prepend { column, .. }
-            | Assignment::Subtract { column, .. } => column,
-        };
+        let column = assignment_column(a);
         let c = schema
             .column(column)
             .ok_or_else(|| Error::undefined_column(&schema, column))?;
