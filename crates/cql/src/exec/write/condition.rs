@@ -10,18 +10,18 @@ use crate::values::TermContext;
 use cairn_engine::model::ClusteringKey;
 use cairn_engine::schema::{ColumnKind, TableSchema};
 
-/// The IF clause of an UPDATE or DELETE, resolved (`None` when there is none). A
-/// conditional statement may not carry its own timestamp.
+/// The IF clause of an UPDATE or DELETE, resolved (`None` when there is none). A statement
+/// with column conditions may not carry its own timestamp: Cassandra refuses that as it
+/// prepares the conditions, first of all (`IF [NOT] EXISTS` waits for
+/// [`check_custom_timestamp`]).
 pub(super) fn condition_of(
     c: &Conditions,
     using: &Using,
     schema: &TableSchema,
     ctx: &dyn TermContext,
 ) -> Result<Option<RowCondition>> {
-    if !matches!(c, Conditions::None) && using.timestamp.is_some() {
-        return Err(Error::Invalid(
-            "Cannot provide custom timestamp for conditional updates".into(),
-        ));
+    if matches!(c, Conditions::Columns(_)) {
+        check_custom_timestamp(c, using)?;
     }
     Ok(match c {
         Conditions::None => None,
@@ -115,4 +115,16 @@ pub(super) fn static_kinds(kinds: impl Iterator<Item = ColumnKind>) -> bool {
         }
     }
     any_static
+}
+
+/// A conditional statement may not carry its own timestamp (Cassandra's
+/// `ModificationStatement` constructor: after the operations and the WHERE clause are
+/// prepared, before any value is bound).
+pub(super) fn check_custom_timestamp(c: &Conditions, using: &Using) -> Result<()> {
+    if !matches!(c, Conditions::None) && using.timestamp.is_some() {
+        return Err(Error::Invalid(
+            "Cannot provide custom timestamp for conditional updates".into(),
+        ));
+    }
+    Ok(())
 }

@@ -4,7 +4,7 @@ use super::assignment::ListWrite;
 use super::assignment::{
     assignment_op, check_element_deletion, invalid, put_by_kind, ColumnOp, ListEdit,
 };
-use super::condition::{condition_of, conditions_for, static_kinds};
+use super::condition::{check_custom_timestamp, condition_of, conditions_for, static_kinds};
 use super::keys::{clustering_keys, keys_of, table_schema};
 use super::planned::Planned;
 use super::using::using;
@@ -64,6 +64,7 @@ pub(super) fn delete(
         ctx,
         Context::modification(StatementKind::Delete, static_only),
     )?;
+    check_custom_timestamp(&d.conditions, &d.using)?;
     let keys = keys_of(&r)?;
     if condition.is_some() && !(r.full_clustering(&schema) && r.keys.is_some()) {
         if target_kinds.contains(&ColumnKind::Regular) || row_kinds.is_some() {

@@ -157,10 +157,33 @@ pub(super) fn insert_mutation(
         Some(cache) => cache.get_or_plan(&schema, make)?,
         None => Arc::new(make()?),
     };
-    let (ts, ttl, deferred) = using_deferring(&i.using, &schema, ctx, default_ts, i.if_not_exists)?;
-    let now = now_secs();
+    // Cassandra's ModificationStatement constructor, once the column list is prepared and
+    // before any value is bound.
+    if i.if_not_exists && i.using.timestamp.is_some() {
+        return Err(Error::Invalid(
+            "Cannot provide custom timestamp for conditional updates".into(),
+        ));
+    }
+    // The keys are bound and checked before USING, as Cassandra's `addUpdates` does.
     let key_part = |p: &Part| key_value(&schema.columns[p.column], &values[p.value], values_ctx);
     let key = partition_key(&plan.partition_key, key_part)?;
+    let ckey = if plan.writes_row {
+        let vals: SmallVec<[Bytes; 4]> = plan
+            .clustering_key
+            .iter()
+            .map(key_part)
+            .collect::<Result<_>>()?;
+        let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
+        Some(
+            plan.layout
+                .encode_key(&refs)
+                .map_err(|e| Error::Invalid(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let (ts, ttl, deferred) = using_deferring(&i.using, &schema, ctx, default_ts, i.if_not_exists)?;
+    let now = now_secs();
     let cells = |parts: &[Part]| -> Result<Vec<(u32, ColumnData)>> {
         let mut out = Vec::with_capacity(parts.len());
         for p in parts {
@@ -173,7 +196,7 @@ pub(super) fn insert_mutation(
     };
     let mut update = Partition::default();
     let mut target = RowTarget::Static;
-    if plan.writes_row {
+    if let Some(ckey) = ckey {
         let row = Row {
             marker: Some(if ttl > 0 {
                 LivenessInfo::expiring(ts, ttl, now)
@@ -183,16 +206,6 @@ pub(super) fn insert_mutation(
             columns: cells(&plan.regular)?,
             ..Row::default()
         };
-        let vals: SmallVec<[Bytes; 4]> = plan
-            .clustering_key
-            .iter()
-            .map(key_part)
-            .collect::<Result<_>>()?;
-        let refs: SmallVec<[&[u8]; 4]> = vals.iter().map(|b| b.as_ref()).collect();
-        let ckey = plan
-            .layout
-            .encode_key(&refs)
-            .map_err(|e| Error::Invalid(e.to_string()))?;
         target = RowTarget::Row(ckey.clone());
         update.rows.insert(ckey, row);
     }
@@ -206,11 +219,6 @@ pub(super) fn insert_mutation(
         }
     }
     let condition = if i.if_not_exists {
-        if i.using.timestamp.is_some() {
-            return Err(Error::Invalid(
-                "Cannot provide custom timestamp for conditional updates".into(),
-            ));
-        }
         vec![(target, RowCondition::NotExists)]
     } else {
         Vec::new()

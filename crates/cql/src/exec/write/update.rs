@@ -2,7 +2,7 @@
 
 use super::assignment::ListWrite;
 use super::assignment::{assignment_column, assignment_op, put_by_kind, ColumnOp, ListEdit};
-use super::condition::{condition_of, conditions_for, static_only};
+use super::condition::{check_custom_timestamp, condition_of, conditions_for, static_only};
 use super::keys::{clustering_of, keys_of, table_schema};
 use super::planned::Planned;
 use super::using::using_deferring;
@@ -14,7 +14,7 @@ use crate::exec::{Executor, Session};
 use crate::values::TermContext;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{Mutation, Partition, Row};
-use cairn_engine::schema::{ColumnDef, ColumnKind};
+use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use std::collections::BTreeSet;
 
 pub(super) fn update(
@@ -28,12 +28,17 @@ pub(super) fn update(
     let conditional = !matches!(u.conditions, Conditions::None);
     let condition = condition_of(&u.conditions, &u.using, &schema, ctx)?;
     let static_only = static_only(&u.assignments, &schema, condition.as_ref());
+    // Cassandra prepares the operations before the WHERE clause.
+    for a in &u.assignments {
+        assigned_column(&schema, a)?;
+    }
     let r = restrict::resolve(
         &schema,
         &u.where_clause,
         ctx,
         Context::modification(StatementKind::Update, static_only),
     )?;
+    check_custom_timestamp(&u.conditions, &u.using)?;
     let keys = keys_of(&r)?;
     if !conditional && r.selects_no_row() {
         // Cassandra builds no update, so binds no USING, when a clustering IN names no row.
@@ -56,15 +61,7 @@ pub(super) fn update(
     let mut statics = Row::default();
     let mut indexed: Vec<(ColumnDef, ListEdit)> = Vec::new();
     for a in &u.assignments {
-        let column = assignment_column(a);
-        let c = schema
-            .column(column)
-            .ok_or_else(|| Error::undefined_column(&schema, column))?;
-        if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
-            return Err(Error::Invalid(format!(
-                "PRIMARY KEY part {column} found in SET part"
-            )));
-        }
+        let c = assigned_column(&schema, a)?;
         let repeat = if c.kind == ColumnKind::Static
             && matches!(c.ty, CqlType::List(_))
             && matches!(
@@ -127,4 +124,18 @@ pub(super) fn update(
         list_edits,
         deferred,
     })
+}
+
+/// The column an assignment sets: one of the table's, not of its primary key.
+fn assigned_column<'s>(schema: &'s TableSchema, a: &Assignment) -> Result<&'s ColumnDef> {
+    let column = assignment_column(a);
+    let c = schema
+        .column(column)
+        .ok_or_else(|| Error::undefined_column(schema, column))?;
+    if matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+        return Err(Error::Invalid(format!(
+            "PRIMARY KEY part {column} found in SET part"
+        )));
+    }
+    Ok(c)
 }
