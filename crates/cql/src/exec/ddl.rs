@@ -14,7 +14,8 @@ use super::replication::{self, Replication};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::{create_table, options, ChangeKind, Executor, Outcome, SchemaChange, Session};
 use crate::ast::{
-    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, Property, RoleOptions, Statement,
+    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropIndex, DropKeyspace,
+    DropTable, DropType, Property, QualifiedName, RoleOptions, Statement,
 };
 use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
@@ -24,97 +25,132 @@ use cairn_engine::schema::ColumnKind;
 
 /// Runs a schema (or otherwise non-data) statement.
 pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome> {
-    let cat = ex.catalog();
     match stmt {
         Statement::CreateKeyspace(c) => create_keyspace(ex, c),
         Statement::AlterKeyspace(a) => alter_keyspace(ex, a),
-        Statement::DropKeyspace(d) => {
-            authorize(&d.name, Permission::Drop, Resource::Keyspace(&d.name))?;
-            check_schema_keyspace(&d.name)?;
-            if cat.keyspace(&d.name).is_none() {
-                if d.if_exists {
-                    return Ok(Outcome::Void);
-                }
-                return Err(Error::Invalid(format!(
-                    "Keyspace '{}' doesn't exist",
-                    d.name
-                )));
-            }
-            cat.drop_keyspace(&d.name)?;
-            if session.keyspace.read().as_deref() == Some(d.name.as_str()) {
-                *session.keyspace.write() = None;
-            }
-            Ok(change(ChangeKind::Dropped, &d.name, None))
-        }
+        Statement::DropKeyspace(d) => drop_keyspace(ex, session, d),
         Statement::CreateTable(c) => super::create_table::run(ex, session, c),
         Statement::AlterTable(a) => alter_table(ex, session, a),
-        Statement::DropTable(d) => {
-            let ks = session.resolve(&d.name.keyspace)?;
-            let name = &d.name.name;
-            authorize(&ks, Permission::Drop, Resource::Table(&ks, name))?;
-            check_schema_keyspace(&ks)?;
-            if cat.table(&ks, name).is_none() {
-                if d.if_exists {
-                    return Ok(Outcome::Void);
-                }
-                return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
-            }
-            cat.db().drop_table(&ks, name)?;
-            cat.schema_changed();
-            Ok(change(ChangeKind::Dropped, &ks, Some(name)))
-        }
-        Statement::Truncate(name) => {
-            let ks = session.resolve(&name.keyspace)?;
-            super::system::refuse_truncate(&ks, &name.name)?;
-            // Cairn's system keyspaces are its own stores (keyspace definitions, roles) and
-            // tables built from metadata: never emptied by a user.
-            refuse_system(&ks)?;
-            // Cassandra's `Schema.validateTable` texts.
-            if cat.keyspace(&ks).is_none() {
-                return Err(Error::Invalid(format!("keyspace {ks} does not exist")));
-            }
-            if cat.table(&ks, &name.name).is_none() {
-                return Err(Error::Invalid(format!(
-                    "table {} does not exist",
-                    name.name
-                )));
-            }
-            // The engine recreates the table under a new id (after `auto_snapshot`).
-            cat.db().truncate_table(&ks, &name.name)?;
-            Ok(Outcome::Void)
-        }
-        // User types and secondary indexes cannot be created, so none exists: dropping one
-        // answers as Cassandra does for a missing one.
-        Statement::DropType(d) => {
-            let ks = session.resolve(&d.name.keyspace)?;
-            authorize(&ks, Permission::Drop, Resource::AllTables(&ks))?;
-            check_schema_keyspace(&ks)?;
-            if d.if_exists {
-                return Ok(Outcome::Void);
-            }
-            Err(Error::Invalid(format!(
-                "Type '{ks}.{}' doesn't exist",
-                d.name.name
-            )))
-        }
-        Statement::DropIndex(d) => {
-            let ks = session.resolve(&d.name.keyspace)?;
-            check_schema_keyspace(&ks)?;
-            if d.if_exists {
-                return Ok(Outcome::Void);
-            }
-            // Cassandra's text, stray quote included.
-            Err(Error::Invalid(format!(
-                "Index '{ks}.{}' doesn't exist'",
-                d.name.name
-            )))
-        }
+        Statement::DropTable(d) => drop_table(ex, session, d),
+        Statement::Truncate(name) => truncate(ex, session, name),
+        Statement::DropType(d) => drop_type(session, d),
+        Statement::DropIndex(d) => drop_index(session, d),
         Statement::CreateType(_) | Statement::AlterType(_) => Err(Error::Invalid(
             "User-defined types are not supported yet".into(),
         )),
         Statement::CreateIndex(_) => Err(Error::Invalid(
             "Secondary indexes are not supported yet".into(),
         )),
+        Statement::CreateRole(_)
+        | Statement::AlterRole(_)
+        | Statement::DropRole(_)
+        | Statement::ListRoles(_)
+        | Statement::CreateUser(_)
+        | Statement::AlterUser(_)
+        | Statement::DropUser(_)
+        | Statement::ListUsers => role_statement(ex, session, stmt),
+        _ => Err(Error::Invalid(
+            "Permissions (GRANT / REVOKE / LIST PERMISSIONS) are not supported yet".into(),
+        )),
+    }
+}
+
+// --- statements without properties ---------------------------------------------------------
+
+/// DROP KEYSPACE.
+fn drop_keyspace(ex: &Executor, session: &Session, d: &DropKeyspace) -> Result<Outcome> {
+    let cat = ex.catalog();
+    authorize(&d.name, Permission::Drop, Resource::Keyspace(&d.name))?;
+    check_schema_keyspace(&d.name)?;
+    if cat.keyspace(&d.name).is_none() {
+        if d.if_exists {
+            return Ok(Outcome::Void);
+        }
+        return Err(Error::Invalid(format!(
+            "Keyspace '{}' doesn't exist",
+            d.name
+        )));
+    }
+    cat.drop_keyspace(&d.name)?;
+    if session.keyspace.read().as_deref() == Some(d.name.as_str()) {
+        *session.keyspace.write() = None;
+    }
+    Ok(change(ChangeKind::Dropped, &d.name, None))
+}
+
+/// DROP TABLE (the engine snapshots it first when `auto_snapshot` is on).
+fn drop_table(ex: &Executor, session: &Session, d: &DropTable) -> Result<Outcome> {
+    let cat = ex.catalog();
+    let ks = session.resolve(&d.name.keyspace)?;
+    let name = &d.name.name;
+    authorize(&ks, Permission::Drop, Resource::Table(&ks, name))?;
+    check_schema_keyspace(&ks)?;
+    if cat.table(&ks, name).is_none() {
+        if d.if_exists {
+            return Ok(Outcome::Void);
+        }
+        return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
+    }
+    cat.db().drop_table(&ks, name)?;
+    cat.schema_changed();
+    Ok(change(ChangeKind::Dropped, &ks, Some(name)))
+}
+
+/// TRUNCATE.
+fn truncate(ex: &Executor, session: &Session, name: &QualifiedName) -> Result<Outcome> {
+    let cat = ex.catalog();
+    let ks = session.resolve(&name.keyspace)?;
+    super::system::refuse_truncate(&ks, &name.name)?;
+    // Cairn's system keyspaces are its own stores (keyspace definitions, roles) and
+    // tables built from metadata: never emptied by a user.
+    refuse_system(&ks)?;
+    // Cassandra's `Schema.validateTable` texts.
+    if cat.keyspace(&ks).is_none() {
+        return Err(Error::Invalid(format!("keyspace {ks} does not exist")));
+    }
+    if cat.table(&ks, &name.name).is_none() {
+        return Err(Error::Invalid(format!(
+            "table {} does not exist",
+            name.name
+        )));
+    }
+    // The engine recreates the table under a new id (after `auto_snapshot`).
+    cat.db().truncate_table(&ks, &name.name)?;
+    Ok(Outcome::Void)
+}
+
+/// DROP TYPE. User types cannot be created, so none exists: dropping one answers as
+/// Cassandra does for a missing one.
+fn drop_type(session: &Session, d: &DropType) -> Result<Outcome> {
+    let ks = session.resolve(&d.name.keyspace)?;
+    authorize(&ks, Permission::Drop, Resource::AllTables(&ks))?;
+    check_schema_keyspace(&ks)?;
+    if d.if_exists {
+        return Ok(Outcome::Void);
+    }
+    Err(Error::Invalid(format!(
+        "Type '{ks}.{}' doesn't exist",
+        d.name.name
+    )))
+}
+
+/// DROP INDEX (no index exists either; see [`drop_type`]).
+fn drop_index(session: &Session, d: &DropIndex) -> Result<Outcome> {
+    let ks = session.resolve(&d.name.keyspace)?;
+    check_schema_keyspace(&ks)?;
+    if d.if_exists {
+        return Ok(Outcome::Void);
+    }
+    // Cassandra's text, stray quote included.
+    Err(Error::Invalid(format!(
+        "Index '{ks}.{}' doesn't exist'",
+        d.name.name
+    )))
+}
+
+/// Role and user statements, run by the node's [`super::auth::Roles`].
+fn role_statement(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome> {
+    match stmt {
         Statement::CreateRole(r) => {
             ex.roles().create(
                 session,
@@ -168,9 +204,7 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
             Ok(Outcome::Void)
         }
         Statement::ListUsers => Ok(Outcome::Rows(ex.roles().list(None, true)?)),
-        _ => Err(Error::Invalid(
-            "Permissions (GRANT / REVOKE / LIST PERMISSIONS) are not supported yet".into(),
-        )),
+        _ => Err(Error::Invalid("not a role statement".into())),
     }
 }
 
