@@ -674,75 +674,7 @@ pub fn resolve(
     let mut ck = ClusteringRestrictions::new(schema, cx.allow_filtering);
     let mut others: Vec<(ColumnDef, Restriction)> = Vec::new();
     for rel in where_clause {
-        match rel {
-            Relation::Compare {
-                target: RelationTarget::Token(cols),
-                op,
-                value: v,
-            } => pk.add_token(cols, *op, v, ctx)?,
-            Relation::In {
-                target: RelationTarget::Token(_),
-                ..
-            } => {
-                return Err(Error::Invalid(
-                    "IN cannot be used with the token function".into(),
-                ))
-            }
-            Relation::Compare {
-                target: RelationTarget::Tuple(names),
-                ..
-            }
-            | Relation::In {
-                target: RelationTarget::Tuple(names),
-                ..
-            } => {
-                let (positions, r) = multi_restriction(schema, names, rel, ctx)?;
-                ck.add(positions, true, r)?;
-            }
-            Relation::Compare {
-                target: RelationTarget::Field(n, _),
-                ..
-            }
-            | Relation::In {
-                target: RelationTarget::Field(n, _),
-                ..
-            } => {
-                let c = column(schema, n)?;
-                return Err(Error::Invalid(format!(
-                    "Invalid field selection: {n} of type {} is not a user type",
-                    c.ty.name()
-                )));
-            }
-            Relation::Compare {
-                target: RelationTarget::Column(name) | RelationTarget::Element(name, _),
-                ..
-            }
-            | Relation::In {
-                target: RelationTarget::Column(name) | RelationTarget::Element(name, _),
-                ..
-            }
-            | Relation::IsNotNull(name) => {
-                let col = column(schema, name)?;
-                let r = single_restriction(col, rel, ctx, cx.kind)?;
-                match col.kind {
-                    ColumnKind::PartitionKey => pk.add(col, r)?,
-                    ColumnKind::Clustering => {
-                        let pos = schema
-                            .columns_of(ColumnKind::Clustering)
-                            .position(|c| c.id == col.id)
-                            .unwrap_or(0);
-                        ck.add(vec![pos], false, r)?;
-                    }
-                    _ => match others.iter_mut().find(|(c, _)| c.id == col.id) {
-                        Some((_, existing)) => {
-                            let merged = existing.clone().merge(r, &col.name, &col.name)?;
-                            *existing = merged;
-                        }
-                        None => others.push((col.clone(), r)),
-                    },
-                }
-            }
-        }
+        add_relation(schema, rel, ctx, cx, &mut pk, &mut ck, &mut others)?;
     }
 
     let mut out = Restrictions {
@@ -750,8 +682,108 @@ pub fn resolve(
         ..Restrictions::default()
     };
     pk.finish(schema, cx, &mut out)?;
-
     let has_ck = !ck.is_empty();
+    check_static_only(cx, has_ck)?;
+    ck.finish(schema, cx, &mut out)?;
+    if !others.is_empty() {
+        add_filters(others, cx, &mut out)?;
+    }
+    // A key range with clustering restrictions only filters (Cassandra's `needFiltering`).
+    if cx.kind == StatementKind::Select
+        && !cx.allow_filtering
+        && out.is_key_range
+        && (has_ck || !out.filters.is_empty())
+    {
+        return Err(Error::Invalid(REQUIRES_ALLOW_FILTERING.into()));
+    }
+    Ok(out)
+}
+
+/// One relation of the WHERE clause added to what is known of its column(s): the partition
+/// key's, the clustering columns', or the other columns' (filters).
+fn add_relation(
+    schema: &TableSchema,
+    rel: &Relation,
+    ctx: &dyn TermContext,
+    cx: Context,
+    pk: &mut PartitionRestrictions,
+    ck: &mut ClusteringRestrictions,
+    others: &mut Vec<(ColumnDef, Restriction)>,
+) -> Result<()> {
+    match rel {
+        Relation::Compare {
+            target: RelationTarget::Token(cols),
+            op,
+            value: v,
+        } => pk.add_token(cols, *op, v, ctx)?,
+        Relation::In {
+            target: RelationTarget::Token(_),
+            ..
+        } => {
+            return Err(Error::Invalid(
+                "IN cannot be used with the token function".into(),
+            ))
+        }
+        Relation::Compare {
+            target: RelationTarget::Tuple(names),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Tuple(names),
+            ..
+        } => {
+            let (positions, r) = multi_restriction(schema, names, rel, ctx)?;
+            ck.add(positions, true, r)?;
+        }
+        Relation::Compare {
+            target: RelationTarget::Field(n, _),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Field(n, _),
+            ..
+        } => {
+            let c = column(schema, n)?;
+            return Err(Error::Invalid(format!(
+                "Invalid field selection: {n} of type {} is not a user type",
+                c.ty.name()
+            )));
+        }
+        Relation::Compare {
+            target: RelationTarget::Column(name) | RelationTarget::Element(name, _),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Column(name) | RelationTarget::Element(name, _),
+            ..
+        }
+        | Relation::IsNotNull(name) => {
+            let col = column(schema, name)?;
+            let r = single_restriction(col, rel, ctx, cx.kind)?;
+            match col.kind {
+                ColumnKind::PartitionKey => pk.add(col, r)?,
+                ColumnKind::Clustering => {
+                    let pos = schema
+                        .columns_of(ColumnKind::Clustering)
+                        .position(|c| c.id == col.id)
+                        .unwrap_or(0);
+                    ck.add(vec![pos], false, r)?;
+                }
+                _ => match others.iter_mut().find(|(c, _)| c.id == col.id) {
+                    Some((_, existing)) => {
+                        let merged = existing.clone().merge(r, &col.name, &col.name)?;
+                        *existing = merged;
+                    }
+                    None => others.push((col.clone(), r)),
+                },
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A statement on static columns only may not restrict clustering columns.
+fn check_static_only(cx: Context, has_ck: bool) -> Result<()> {
     if cx.static_only && has_ck {
         return Err(Error::Invalid(match cx.kind {
             StatementKind::Select => {
@@ -763,38 +795,36 @@ pub fn resolve(
             ),
         }));
     }
-    ck.finish(schema, cx, &mut out)?;
+    Ok(())
+}
 
-    if !others.is_empty() {
-        if cx.kind != StatementKind::Select {
-            let names: Vec<&str> = others.iter().map(|(c, _)| c.name.as_str()).collect();
-            return Err(Error::Invalid(format!(
-                "Non PRIMARY KEY columns found in where clause: {} ",
-                names.join(", ")
-            )));
-        }
-        if !cx.allow_filtering {
-            return Err(Error::Invalid(REQUIRES_ALLOW_FILTERING.into()));
-        }
-        for (c, r) in others {
-            if c.kind == ColumnKind::Regular {
-                out.has_regular_restrictions = true;
-            }
-            if matches!(r, Restriction::Eq(_)) {
-                out.eq_columns.push(c.id);
-            }
-            r.into_filters(&c, &mut out.filters)?;
-        }
+/// Restrictions on static and regular columns: filters, which only a SELECT with ALLOW
+/// FILTERING may have.
+fn add_filters(
+    others: Vec<(ColumnDef, Restriction)>,
+    cx: Context,
+    out: &mut Restrictions,
+) -> Result<()> {
+    if cx.kind != StatementKind::Select {
+        let names: Vec<&str> = others.iter().map(|(c, _)| c.name.as_str()).collect();
+        return Err(Error::Invalid(format!(
+            "Non PRIMARY KEY columns found in where clause: {} ",
+            names.join(", ")
+        )));
     }
-    // A key range with clustering restrictions only filters (Cassandra's `needFiltering`).
-    if cx.kind == StatementKind::Select
-        && !cx.allow_filtering
-        && out.is_key_range
-        && (has_ck || !out.filters.is_empty())
-    {
+    if !cx.allow_filtering {
         return Err(Error::Invalid(REQUIRES_ALLOW_FILTERING.into()));
     }
-    Ok(out)
+    for (c, r) in others {
+        if c.kind == ColumnKind::Regular {
+            out.has_regular_restrictions = true;
+        }
+        if matches!(r, Restriction::Eq(_)) {
+            out.eq_columns.push(c.id);
+        }
+        r.into_filters(&c, &mut out.filters)?;
+    }
+    Ok(())
 }
 
 /// Whether a clustering column of the layout is DESC.
