@@ -7,7 +7,8 @@
 //! authentication is on, managing roles requires a superuser.
 
 use super::catalog::{now_micros, now_secs, stored_rows};
-use super::{ColumnSpec, ResultSet, Session};
+use super::result::{ColumnSpec, ResultSet};
+use super::session::Session;
 use crate::ast::RoleOptions;
 use crate::error::{Error, Result};
 use bytes::Bytes;

@@ -12,8 +12,10 @@
 //!
 //! Column types are checked by [`column_type`], which ALTER TABLE ADD shares.
 
+use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
-use super::{options, ChangeKind, Executor, Outcome, SchemaChange, Session};
+use super::session::Session;
+use super::{options, Executor};
 use crate::ast::{CreateTable, Order as AstOrder, TypeName};
 use crate::error::{Error, Result};
 use cairn_engine::model::clustering::Order;

@@ -11,8 +11,10 @@
 use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
 use super::properties::Properties;
 use super::replication::{self, Replication};
+use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
-use super::{create_table, options, ChangeKind, Executor, Outcome, SchemaChange, Session};
+use super::session::Session;
+use super::{create_table, options, Executor};
 use crate::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropIndex, DropKeyspace,
     DropTable, DropType, Property, QualifiedName, RoleOptions, Statement,

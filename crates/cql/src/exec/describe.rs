@@ -9,7 +9,9 @@
 
 use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
 use super::options;
-use super::{ColumnSpec, Executor, ResultSet, Session};
+use super::result::{ColumnSpec, ResultSet};
+use super::session::Session;
+use super::Executor;
 use crate::error::{Error, Result};
 use crate::values::format::java_double_string as double_to_string;
 use bytes::Bytes;

@@ -18,8 +18,9 @@
 //! writes do not take the lock, as in Cassandra, where mixing conditional and plain writes on
 //! the same data gives no isolation either.
 
+use super::result::{ColumnSpec, ResultSet};
 use super::select::{cell_value, partition_values, star_columns};
-use super::{ColumnSpec, Executor, ResultSet};
+use super::Executor;
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
 use crate::values::codec::{split_collection, split_map};

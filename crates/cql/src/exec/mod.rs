@@ -16,9 +16,13 @@
 //!   `system_virtual_schema`, `system_views`), built from live metadata;
 //! - [`prepare`]: bind-variable and result metadata of prepared statements;
 //! - [`plan_cache`]: what a prepared SELECT or INSERT works out once about its table.
+//!
+//! The vocabulary they share sits below them: [`result`] (what a statement answers),
+//! [`session`] (what a request brings) and [`binds`] (bound values as terms see them).
 
 pub mod auth;
 pub mod batch_limits;
+pub mod binds;
 pub mod catalog;
 pub mod create_table;
 pub mod ddl;
@@ -30,155 +34,25 @@ pub mod prepare;
 pub mod properties;
 pub mod replication;
 pub mod restrict;
+pub mod result;
 pub mod schema_guard;
 pub mod select;
+pub mod session;
 pub mod system;
 pub mod write;
 
-use crate::ast::{BindMarker, Statement};
+use crate::ast::Statement;
 use crate::error::{Error, Result};
 pub use crate::values::{BoundValue, TermContext, TermValue};
 use crate::ParsedStatement;
-use bytes::Bytes;
-use cairn_engine::model::types::CqlType;
+pub use binds::{Binds, Placeholders};
 use cairn_engine::Database;
 use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
+pub use result::{ChangeKind, ColumnSpec, Outcome, ResultSet, SchemaChange};
+pub use session::{QueryParams, Session};
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// A result column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ColumnSpec {
-    /// Keyspace of the table.
-    pub keyspace: String,
-    /// Table.
-    pub table: String,
-    /// Column name (or alias, or `[ttl]`-style name for bind variables).
-    pub name: String,
-    /// Type.
-    pub ty: CqlType,
-}
-
-/// Rows of a result.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ResultSet {
-    /// Columns (shared: a prepared SELECT's plan hands the same specs to every result).
-    pub columns: Arc<[ColumnSpec]>,
-    /// Rows of serialized values (`None` = null).
-    pub rows: Vec<Vec<Option<Bytes>>>,
-    /// Where the next page starts, when there is one.
-    pub paging_state: Option<Bytes>,
-}
-
-/// What a schema change changed (for RESULT SchemaChange and EVENTs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
-    Created,
-    Updated,
-    Dropped,
-}
-
-/// A schema change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaChange {
-    /// Created / updated / dropped.
-    pub change: ChangeKind,
-    /// Keyspace.
-    pub keyspace: String,
-    /// Table, when the change is a table's.
-    pub table: Option<String>,
-}
-
-/// The result of a statement.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// Nothing to return.
-    Void,
-    /// Rows.
-    Rows(ResultSet),
-    /// `USE ks` succeeded.
-    SetKeyspace(String),
-    /// A DDL statement succeeded.
-    SchemaChange(SchemaChange),
-    /// Another outcome with warnings for the client, sent in the native protocol's warnings
-    /// (as Cassandra's `ClientWarn`): a replication factor above the number of nodes, a batch
-    /// over `batch_size_warn_threshold`, …. Never nested and never with empty warnings (see
-    /// [`Outcome::with_warnings`]).
-    Warned(Box<Outcome>, Vec<String>),
-}
-
-impl Outcome {
-    /// This outcome with `warnings` for the client (itself when there are none).
-    pub fn with_warnings(self, mut warnings: Vec<String>) -> Outcome {
-        if warnings.is_empty() {
-            return self;
-        }
-        match self {
-            Outcome::Warned(inner, mut before) => {
-                before.append(&mut warnings);
-                Outcome::Warned(inner, before)
-            }
-            other => Outcome::Warned(Box::new(other), warnings),
-        }
-    }
-
-    /// The outcome without its warnings, and the warnings.
-    pub fn into_parts(self) -> (Outcome, Vec<String>) {
-        match self {
-            Outcome::Warned(inner, warnings) => (*inner, warnings),
-            other => (other, Vec::new()),
-        }
-    }
-
-    /// Whether a schema change happened (warnings or not).
-    pub fn is_schema_change(&self) -> bool {
-        match self {
-            Outcome::SchemaChange(_) => true,
-            Outcome::Warned(inner, _) => inner.is_schema_change(),
-            _ => false,
-        }
-    }
-}
-
-/// Per-request parameters (from QUERY / EXECUTE / BATCH).
-#[derive(Debug, Clone, Default)]
-pub struct QueryParams {
-    /// Bound values, positionally.
-    pub values: Vec<BoundValue>,
-    /// Names of the values, when the driver sent named values.
-    pub names: Option<Vec<String>>,
-    /// Rows per page (`None` or ≤ 0: no paging).
-    pub page_size: Option<i32>,
-    /// Where to resume.
-    pub paging_state: Option<Bytes>,
-    /// Default write timestamp (µs).
-    pub timestamp: Option<i64>,
-}
-
-/// A connection's state.
-#[derive(Debug, Default)]
-pub struct Session {
-    /// Current keyspace (`USE`).
-    pub keyspace: RwLock<Option<String>>,
-    /// The authenticated role, when authentication is on.
-    pub user: RwLock<Option<String>>,
-}
-
-impl Session {
-    /// The keyspace a name resolves in.
-    pub fn resolve(&self, keyspace: &Option<String>) -> Result<String> {
-        match keyspace {
-            Some(k) => Ok(k.clone()),
-            None => self.keyspace.read().clone().ok_or_else(|| {
-                Error::Invalid(
-                    "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename"
-                        .into(),
-                )
-            }),
-        }
-    }
-}
 
 /// A prepared statement.
 #[derive(Debug)]
@@ -200,77 +74,6 @@ pub struct Prepared {
     select_plan: plan_cache::PlanCache<select::Plan>,
     /// Where an INSERT's values go, worked out at its first execution.
     insert_plan: plan_cache::PlanCache<write::InsertPlan>,
-}
-
-/// Bound values as terms see them.
-pub struct Binds<'a> {
-    params: &'a QueryParams,
-    now: i64,
-}
-
-impl<'a> Binds<'a> {
-    /// Values from the request.
-    pub fn new(params: &'a QueryParams) -> Self {
-        Binds {
-            params,
-            now: catalog::now_micros(),
-        }
-    }
-}
-
-impl TermContext for Binds<'_> {
-    fn bind(&self, marker: &BindMarker) -> Option<BoundValue> {
-        match (&self.params.names, &marker.name) {
-            (Some(names), Some(name)) => names
-                .iter()
-                .position(|n| n == name)
-                .and_then(|i| self.params.values.get(i).cloned()),
-            _ => self.params.values.get(marker.index).cloned(),
-        }
-    }
-
-    fn now_micros(&self) -> i64 {
-        self.now
-    }
-}
-
-/// A term context for PREPARE: every marker stands for a placeholder of its receiver's type
-/// (see [`crate::values::placeholder`]), so resolving a statement refuses what its shape
-/// alone makes wrong, as Cassandra does when it prepares it.
-#[derive(Debug, Clone, Copy)]
-pub struct Placeholders {
-    now: i64,
-}
-
-impl Placeholders {
-    /// Placeholders, with the current time for `now()`.
-    pub fn new() -> Self {
-        Placeholders {
-            now: catalog::now_micros(),
-        }
-    }
-}
-
-impl Default for Placeholders {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl TermContext for Placeholders {
-    fn bind(&self, _marker: &BindMarker) -> Option<BoundValue> {
-        // Not asked: with `placeholders()`, term evaluation makes the value itself, as only
-        // it knows the receiver's type.
-        None
-    }
-
-    fn now_micros(&self) -> i64 {
-        self.now
-    }
-
-    fn placeholders(&self) -> bool {
-        true
-    }
 }
 
 /// Executes statements against a database.

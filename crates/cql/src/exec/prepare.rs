@@ -3,9 +3,11 @@
 //! the partition key (so drivers can route by token), and the result columns of a SELECT.
 
 use super::restrict::{self, StatementKind};
+use super::result::ColumnSpec;
 use super::select;
+use super::session::{QueryParams, Session};
 use super::write;
-use super::{system, ColumnSpec, Executor, QueryParams, Session};
+use super::{system, Executor};
 use crate::ast::{
     Assignment, BatchStatement, Conditions, InValues, InsertValues, Operator, Relation,
     RelationTarget, Statement, Term, Using,

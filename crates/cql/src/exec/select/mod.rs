@@ -28,9 +28,12 @@ mod selection;
 
 pub use selection::{cell_value, plan, star_columns, Plan, RowView};
 
+use super::binds::Binds;
 use super::restrict::{self, Restrictions};
+use super::result::{ColumnSpec, Outcome, ResultSet};
+use super::session::{QueryParams, Session};
 use super::system;
-use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
+use super::Executor;
 use crate::ast::{Order as AstOrder, Select, Term};
 use crate::error::{Error, Result};
 use crate::values::{compare, json, term_to_bytes, TermContext, TermValue};

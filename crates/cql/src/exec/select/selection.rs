@@ -9,13 +9,14 @@
 //! In a selection with an aggregate, every row of a group feeds the aggregates, and the other
 //! selectors show the group's first row (Cassandra's behaviour for non-aggregated columns).
 
-use super::super::{ColumnSpec, TermContext};
+use super::super::TermContext;
 use super::elements::{is_empty_collection, ElementSel};
 use crate::ast::{
     ArithmeticOp, BindMarker, CellRef, ElementRef, FunctionCall, QualifiedName, Select,
     SelectorExpr, Term, TypeName,
 };
 use crate::error::{Error, Result};
+use crate::exec::result::ColumnSpec;
 use crate::values::arithmetic;
 use crate::values::functions;
 use crate::values::term::term_display;

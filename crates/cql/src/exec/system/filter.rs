@@ -1,9 +1,11 @@
 //! WHERE clauses on the system tables, which are built from metadata at every read: `=` and
 //! `IN` on any column, anything else refused.
 
-use super::super::{Binds, ColumnSpec, QueryParams};
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
+use crate::exec::binds::Binds;
+use crate::exec::result::ColumnSpec;
+use crate::exec::session::QueryParams;
 use crate::values::{term_to_bytes, TermValue};
 use bytes::Bytes;
 

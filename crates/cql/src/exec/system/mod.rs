@@ -25,7 +25,9 @@ mod schema;
 mod views;
 mod virtual_schema;
 
-use super::{ColumnSpec, Executor, QueryParams, ResultSet, Session};
+use super::result::{ColumnSpec, ResultSet};
+use super::session::{QueryParams, Session};
+use super::Executor;
 use crate::ast::{Select, SelectorExpr};
 use crate::error::{Error, Result};
 use bytes::Bytes;

@@ -8,10 +8,13 @@ use super::statement::{is_conditional, names_static_columns, plan, target_table}
 use super::using::timestamp_of;
 use crate::ast::{Batch, BatchStatement, Statement};
 use crate::error::{Error, Result};
+use crate::exec::binds::Binds;
 use crate::exec::catalog::now_micros;
 use crate::exec::lwt::{self, CasRequest};
 use crate::exec::restrict::{self};
-use crate::exec::{Binds, Executor, Outcome, QueryParams, Session};
+use crate::exec::result::Outcome;
+use crate::exec::session::{QueryParams, Session};
+use crate::exec::Executor;
 use cairn_engine::schema::TableSchema;
 use std::sync::Arc;
 

@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::exec::catalog::now_secs;
 use crate::exec::lwt::RowCondition;
 use crate::exec::restrict::{self, Context, StatementKind};
-use crate::exec::{Executor, Session};
+use crate::exec::session::Session;
+use crate::exec::Executor;
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{

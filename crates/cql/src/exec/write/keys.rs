@@ -3,7 +3,8 @@
 
 use crate::error::{Error, Result};
 use crate::exec::restrict::{self, Restrictions};
-use crate::exec::{Executor, Session};
+use crate::exec::session::Session;
+use crate::exec::Executor;
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::{ClusteringKey, DecoratedKey};

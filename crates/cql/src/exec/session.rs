@@ -1,0 +1,46 @@
+//! What a request brings: its bound values and options ([`QueryParams`]) and the
+//! connection's state ([`Session`]: the current keyspace and the logged-in role).
+
+use crate::error::{Error, Result};
+use crate::values::BoundValue;
+use bytes::Bytes;
+use parking_lot::RwLock;
+
+/// Per-request parameters (from QUERY / EXECUTE / BATCH).
+#[derive(Debug, Clone, Default)]
+pub struct QueryParams {
+    /// Bound values, positionally.
+    pub values: Vec<BoundValue>,
+    /// Names of the values, when the driver sent named values.
+    pub names: Option<Vec<String>>,
+    /// Rows per page (`None` or ≤ 0: no paging).
+    pub page_size: Option<i32>,
+    /// Where to resume.
+    pub paging_state: Option<Bytes>,
+    /// Default write timestamp (µs).
+    pub timestamp: Option<i64>,
+}
+
+/// A connection's state.
+#[derive(Debug, Default)]
+pub struct Session {
+    /// Current keyspace (`USE`).
+    pub keyspace: RwLock<Option<String>>,
+    /// The authenticated role, when authentication is on.
+    pub user: RwLock<Option<String>>,
+}
+
+impl Session {
+    /// The keyspace a name resolves in.
+    pub fn resolve(&self, keyspace: &Option<String>) -> Result<String> {
+        match keyspace {
+            Some(k) => Ok(k.clone()),
+            None => self.keyspace.read().clone().ok_or_else(|| {
+                Error::Invalid(
+                    "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename"
+                        .into(),
+                )
+            }),
+        }
+    }
+}
