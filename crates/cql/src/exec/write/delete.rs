@@ -1,8 +1,7 @@
 //! DELETE: a partition, rows, ranges of rows, columns or elements, into tombstones.
 
-use super::assignment::ListWrite;
 use super::assignment::{
-    assignment_op, check_element_deletion, invalid, put_by_kind, ColumnOp, ListEdit,
+    assignment_op, check_element_deletion, invalid, put_by_kind, ColumnOp, ListEdit, ListWrite,
 };
 use super::condition::{check_custom_timestamp, condition_of, conditions_for, static_kinds};
 use super::keys::{clustering_keys, keys_of, table_schema};
@@ -12,7 +11,7 @@ use crate::ast::{Assignment, Delete, RelationTarget};
 use crate::error::{Error, Result};
 use crate::exec::catalog::now_secs;
 use crate::exec::lwt::RowCondition;
-use crate::exec::restrict::{self, Context, StatementKind};
+use crate::exec::restrict::{self, Context, Restrictions, StatementKind};
 use crate::exec::session::Session;
 use crate::exec::Executor;
 use crate::values::{term_to_bytes, TermContext, TermValue};
@@ -21,7 +20,7 @@ use cairn_engine::model::{
     Cell, ClusteringKey, ColumnData, ComplexColumn, DeletionTime, Mutation, Partition,
     RangeTombstone, Row,
 };
-use cairn_engine::schema::{ColumnDef, ColumnKind};
+use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 
 pub(super) fn delete(
     ex: &Executor,
@@ -105,101 +104,13 @@ pub(super) fn delete(
     for key in keys {
         let mut update = Partition::default();
         if d.targets.is_empty() {
-            if !restricted {
-                update.deletion = Some(deletion);
-                ckeys = vec![ClusteringKey::empty()];
-            } else if r.full_clustering(&schema) {
-                ckeys = clustering_keys(&r, &schema)?;
-                for ck in &ckeys {
-                    update.rows.insert(
-                        ck.clone(),
-                        Row {
-                            deletion: Some(deletion),
-                            ..Row::default()
-                        },
-                    );
-                }
-            } else {
-                if condition.is_some() {
-                    return Err(Error::Invalid(
-                        "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions".into(),
-                    ));
-                }
-                for range in r.slice(&schema)?.ranges() {
-                    update.range_tombstones.push(RangeTombstone {
-                        range: range.clone(),
-                        deletion,
-                    });
-                }
-            }
+            ckeys = delete_rows(&schema, &r, condition.is_some(), deletion, &mut update)?;
         } else {
-            let mut row = Row::default();
-            let mut statics = Row::default();
-            let mut element_deletes: Vec<(ColumnDef, ListEdit)> = Vec::new();
-            for t in &d.targets {
-                if let RelationTarget::Element(name, elem) = t {
-                    let c = schema
-                        .column(name)
-                        .ok_or_else(|| Error::undefined_column(&schema, name))?;
-                    check_element_deletion(c)?;
-                    if let CqlType::Set(et) = &c.ty {
-                        // `DELETE s[x]`: a tombstone for the element (Cassandra's
-                        // `Sets.ElementDiscarder`).
-                        let element = match term_to_bytes(elem, et, &c.name, ctx)? {
-                            TermValue::Value(b) => b,
-                            TermValue::Null => {
-                                return Err(Error::Invalid("Invalid null set element".into()))
-                            }
-                            TermValue::Unset => continue,
-                        };
-                        let path = crate::values::collections::element_path(&c.ty, &element)
-                            .map_err(invalid)?;
-                        let tombstone = ColumnData::Complex(ComplexColumn {
-                            deletion: None,
-                            cells: vec![(path, Cell::tombstone(ts, now))],
-                        });
-                        put_by_kind(c, &mut row, &mut statics, tombstone);
-                        continue;
-                    }
-                    let a = Assignment::SetElement {
-                        column: name.clone(),
-                        key: elem.clone(),
-                        value: crate::ast::Term::Null,
-                    };
-                    match assignment_op(c, &a, ctx, ts, 0, now)? {
-                        Some(ColumnOp::Data(d)) => put_by_kind(c, &mut row, &mut statics, d),
-                        Some(ColumnOp::List(edit)) => element_deletes.push((c.clone(), edit)),
-                        None => {}
-                    }
-                    continue;
-                }
-                let RelationTarget::Column(name) = t else {
-                    return Err(Error::Invalid(format!("Invalid deletion target {t:?}")));
-                };
-                let c = schema
-                    .column(name)
-                    .ok_or_else(|| Error::undefined_column(&schema, name))?;
-                let data = if matches!(
-                    c.ty,
-                    CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
-                ) {
-                    ColumnData::Complex(cairn_engine::model::ComplexColumn {
-                        deletion: Some(deletion),
-                        cells: Vec::new(),
-                    })
-                } else {
-                    ColumnData::Simple(Cell::tombstone(ts, now))
-                };
-                match c.kind {
-                    ColumnKind::Regular => row.columns.push((c.id, data)),
-                    ColumnKind::Static => statics.columns.push((c.id, data)),
-                    _ => {
-                        return Err(Error::Invalid(format!(
-                        "Invalid identifier {name} for deletion (should not be a PRIMARY KEY part)"
-                    )))
-                    }
-                }
-            }
+            let ColumnDeletions {
+                mut row,
+                mut statics,
+                element_deletes,
+            } = column_deletions(&schema, &d.targets, ctx, ts, now, deletion)?;
             let regular = !row.columns.is_empty()
                 || element_deletes
                     .iter()
@@ -280,5 +191,136 @@ pub(super) fn delete(
         updates_rows: r.updates_rows(&schema),
         list_edits,
         deferred,
+    })
+}
+
+/// A DELETE without a column list: the partition, the rows named, or the range of rows
+/// restricted. Returns the clustering keys deleted (for the IF clause).
+fn delete_rows(
+    schema: &TableSchema,
+    r: &Restrictions,
+    conditional: bool,
+    deletion: DeletionTime,
+    update: &mut Partition,
+) -> Result<Vec<ClusteringKey>> {
+    let mut ckeys: Vec<ClusteringKey> = Vec::new();
+    if !r.clustering_restricted() {
+        update.deletion = Some(deletion);
+        ckeys = vec![ClusteringKey::empty()];
+    } else if r.full_clustering(schema) {
+        ckeys = clustering_keys(r, schema)?;
+        for ck in &ckeys {
+            update.rows.insert(
+                ck.clone(),
+                Row {
+                    deletion: Some(deletion),
+                    ..Row::default()
+                },
+            );
+        }
+    } else {
+        if conditional {
+            return Err(Error::Invalid(
+                "DELETE statements must restrict all PRIMARY KEY columns with equality relations in order to use IF conditions".into(),
+            ));
+        }
+        for range in r.slice(schema)?.ranges() {
+            update.range_tombstones.push(RangeTombstone {
+                range: range.clone(),
+                deletion,
+            });
+        }
+    }
+    Ok(ckeys)
+}
+
+/// What a DELETE's column list deletes in each row it names.
+struct ColumnDeletions {
+    row: Row,
+    statics: Row,
+    /// List elements by index, which need the list's current elements.
+    element_deletes: Vec<(ColumnDef, ListEdit)>,
+}
+
+/// A DELETE's column list (`DELETE c, s[x], l[i] FROM …`) into tombstones.
+fn column_deletions(
+    schema: &TableSchema,
+    targets: &[RelationTarget],
+    ctx: &dyn TermContext,
+    ts: i64,
+    now: u32,
+    deletion: DeletionTime,
+) -> Result<ColumnDeletions> {
+    let mut row = Row::default();
+    let mut statics = Row::default();
+    let mut element_deletes: Vec<(ColumnDef, ListEdit)> = Vec::new();
+    for t in targets {
+        if let RelationTarget::Element(name, elem) = t {
+            let c = schema
+                .column(name)
+                .ok_or_else(|| Error::undefined_column(schema, name))?;
+            check_element_deletion(c)?;
+            if let CqlType::Set(et) = &c.ty {
+                // `DELETE s[x]`: a tombstone for the element (Cassandra's
+                // `Sets.ElementDiscarder`).
+                let element = match term_to_bytes(elem, et, &c.name, ctx)? {
+                    TermValue::Value(b) => b,
+                    TermValue::Null => {
+                        return Err(Error::Invalid("Invalid null set element".into()))
+                    }
+                    TermValue::Unset => continue,
+                };
+                let path =
+                    crate::values::collections::element_path(&c.ty, &element).map_err(invalid)?;
+                let tombstone = ColumnData::Complex(ComplexColumn {
+                    deletion: None,
+                    cells: vec![(path, Cell::tombstone(ts, now))],
+                });
+                put_by_kind(c, &mut row, &mut statics, tombstone);
+                continue;
+            }
+            let a = Assignment::SetElement {
+                column: name.clone(),
+                key: elem.clone(),
+                value: crate::ast::Term::Null,
+            };
+            match assignment_op(c, &a, ctx, ts, 0, now)? {
+                Some(ColumnOp::Data(d)) => put_by_kind(c, &mut row, &mut statics, d),
+                Some(ColumnOp::List(edit)) => element_deletes.push((c.clone(), edit)),
+                None => {}
+            }
+            continue;
+        }
+        let RelationTarget::Column(name) = t else {
+            return Err(Error::Invalid(format!("Invalid deletion target {t:?}")));
+        };
+        let c = schema
+            .column(name)
+            .ok_or_else(|| Error::undefined_column(schema, name))?;
+        let data = if matches!(
+            c.ty,
+            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
+        ) {
+            ColumnData::Complex(cairn_engine::model::ComplexColumn {
+                deletion: Some(deletion),
+                cells: Vec::new(),
+            })
+        } else {
+            ColumnData::Simple(Cell::tombstone(ts, now))
+        };
+        match c.kind {
+            ColumnKind::Regular => row.columns.push((c.id, data)),
+            ColumnKind::Static => statics.columns.push((c.id, data)),
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "Invalid identifier {name} for deletion (should not be a PRIMARY KEY part)"
+                )))
+            }
+        }
+    }
+    Ok(ColumnDeletions {
+        row,
+        statics,
+        element_deletes,
     })
 }
