@@ -123,195 +123,235 @@ pub(super) fn assignment_op(
     ttl: u32,
     now: u32,
 ) -> Result<Option<ColumnOp>> {
-    let elem_cells = |term: &crate::ast::Term| -> Result<Option<Vec<(Bytes, Bytes)>>> {
-        match term_to_bytes(term, &c.ty, &c.name, ctx)? {
-            TermValue::Unset => Ok(None),
-            TermValue::Null => Ok(Some(Vec::new())),
-            TermValue::Value(b) => Ok(Some(collection_to_cells(&c.ty, &b, ctx).map_err(invalid)?)),
-        }
-    };
-    let complex = |cells: Vec<(Bytes, Cell)>| {
-        ColumnOp::Data(ColumnData::Complex(ComplexColumn {
-            deletion: None,
-            cells,
-        }))
-    };
-    Ok(match a {
+    match a {
         Assignment::Set { value, .. } => {
-            column_data(c, value, ctx, ts, ttl, now)?.map(ColumnOp::Data)
+            Ok(column_data(c, value, ctx, ts, ttl, now)?.map(ColumnOp::Data))
         }
         Assignment::Add { value, .. } | Assignment::Prepend { value, .. } => {
-            if c.ty == CqlType::Counter {
-                return Err(Error::Invalid("Counters are not supported yet".into()));
-            }
-            if matches!(a, Assignment::Prepend { .. })
-                && matches!(value, crate::ast::Term::List(_))
-                && !matches!(crate::values::term::unfrozen(&c.ty), CqlType::List(_))
-            {
-                // The list literal meets its receiver first (Cassandra's ArrayLiteral).
-                return Err(Error::Invalid(format!(
-                    "Unexpected receiver type '{}'; only list and vector are expected",
-                    c.ty.name()
-                )));
-            }
-            let v = crate::values::term::term_display(value);
-            let shown = if matches!(a, Assignment::Prepend { .. }) {
-                // Cassandra prints a prepend with a minus.
-                format!("{0} = {v} - {0}", c.name)
-            } else {
-                format!("{0} = {0} + {v}", c.name)
-            };
-            if matches!(c.ty, CqlType::Frozen(_)) {
-                let what = if matches!(a, Assignment::Prepend { .. }) {
-                    "frozen list"
-                } else {
-                    "frozen collection"
-                };
-                return Err(Error::Invalid(format!(
-                    "Invalid operation ({shown}) for {what} column {}",
-                    c.name
-                )));
-            }
-            if matches!(c.ty, CqlType::Tuple(_)) && matches!(a, Assignment::Add { .. }) {
-                return Err(Error::Invalid(format!(
-                    "Invalid operation ({shown}) for tuple column {}",
-                    c.name
-                )));
-            }
-            if !is_multi_cell(&c.ty) {
-                let what = if matches!(a, Assignment::Prepend { .. }) {
-                    "non list"
-                } else {
-                    "non counter"
-                };
-                return Err(Error::Invalid(format!(
-                    "Invalid operation ({shown}) for {what} column {}",
-                    c.name
-                )));
-            }
-            let Some(cells) = elem_cells(value)? else {
+            append(c, a, value, ctx, ts, ttl, now)
+        }
+        Assignment::Subtract { value, .. } => subtract(c, value, ctx, ts, now),
+        Assignment::SetElement { key, value, .. } => set_element(c, key, value, ctx, ts, ttl, now),
+        Assignment::SetField { .. } => Err(Error::Invalid(
+            "User-defined types are not supported yet".into(),
+        )),
+    }
+}
+
+/// A collection's elements from a term, as cells (`None` when unset; none when null).
+fn elements(
+    c: &ColumnDef,
+    term: &crate::ast::Term,
+    ctx: &dyn TermContext,
+) -> Result<Option<Vec<(Bytes, Bytes)>>> {
+    match term_to_bytes(term, &c.ty, &c.name, ctx)? {
+        TermValue::Unset => Ok(None),
+        TermValue::Null => Ok(Some(Vec::new())),
+        TermValue::Value(b) => Ok(Some(collection_to_cells(&c.ty, &b, ctx).map_err(invalid)?)),
+    }
+}
+
+fn complex(cells: Vec<(Bytes, Cell)>) -> ColumnOp {
+    ColumnOp::Data(ColumnData::Complex(ComplexColumn {
+        deletion: None,
+        cells,
+    }))
+}
+
+/// `c = c + v` and `c = v + c` on a collection (counters are not supported yet).
+fn append(
+    c: &ColumnDef,
+    a: &Assignment,
+    value: &crate::ast::Term,
+    ctx: &dyn TermContext,
+    ts: i64,
+    ttl: u32,
+    now: u32,
+) -> Result<Option<ColumnOp>> {
+    if c.ty == CqlType::Counter {
+        return Err(Error::Invalid("Counters are not supported yet".into()));
+    }
+    if matches!(a, Assignment::Prepend { .. })
+        && matches!(value, crate::ast::Term::List(_))
+        && !matches!(crate::values::term::unfrozen(&c.ty), CqlType::List(_))
+    {
+        // The list literal meets its receiver first (Cassandra's ArrayLiteral).
+        return Err(Error::Invalid(format!(
+            "Unexpected receiver type '{}'; only list and vector are expected",
+            c.ty.name()
+        )));
+    }
+    let v = crate::values::term::term_display(value);
+    let shown = if matches!(a, Assignment::Prepend { .. }) {
+        // Cassandra prints a prepend with a minus.
+        format!("{0} = {v} - {0}", c.name)
+    } else {
+        format!("{0} = {0} + {v}", c.name)
+    };
+    if matches!(c.ty, CqlType::Frozen(_)) {
+        let what = if matches!(a, Assignment::Prepend { .. }) {
+            "frozen list"
+        } else {
+            "frozen collection"
+        };
+        return Err(Error::Invalid(format!(
+            "Invalid operation ({shown}) for {what} column {}",
+            c.name
+        )));
+    }
+    if matches!(c.ty, CqlType::Tuple(_)) && matches!(a, Assignment::Add { .. }) {
+        return Err(Error::Invalid(format!(
+            "Invalid operation ({shown}) for tuple column {}",
+            c.name
+        )));
+    }
+    if !is_multi_cell(&c.ty) {
+        let what = if matches!(a, Assignment::Prepend { .. }) {
+            "non list"
+        } else {
+            "non counter"
+        };
+        return Err(Error::Invalid(format!(
+            "Invalid operation ({shown}) for {what} column {}",
+            c.name
+        )));
+    }
+    let Some(cells) = elements(c, value, ctx)? else {
+        return Ok(None);
+    };
+    let cells = if matches!(a, Assignment::Prepend { .. }) {
+        if !matches!(c.ty, CqlType::List(_)) {
+            return Err(Error::Invalid(format!(
+                "Invalid operation ({shown}) for non list column {}",
+                c.name
+            )));
+        }
+        let paths = crate::values::collections::list_prepend_paths(
+            ctx.now_micros(),
+            ctx.random_u64() as u32,
+            cells.len(),
+        );
+        paths
+            .into_iter()
+            .zip(cells.into_iter().map(|(_, v)| v))
+            .collect()
+    } else {
+        cells
+    };
+    Ok(Some(complex(
+        cells
+            .into_iter()
+            .map(|(p, v)| (p, cell(ts, ttl, now, v)))
+            .collect(),
+    )))
+}
+
+/// `c = c - v`: elements of a set, keys of a map, values of a list.
+fn subtract(
+    c: &ColumnDef,
+    value: &crate::ast::Term,
+    ctx: &dyn TermContext,
+    ts: i64,
+    now: u32,
+) -> Result<Option<ColumnOp>> {
+    if c.ty == CqlType::Counter {
+        return Err(Error::Invalid("Counters are not supported yet".into()));
+    }
+    Ok(match &c.ty {
+        CqlType::Set(_) => {
+            let Some(cells) = elements(c, value, ctx)? else {
                 return Ok(None);
-            };
-            let cells = if matches!(a, Assignment::Prepend { .. }) {
-                if !matches!(c.ty, CqlType::List(_)) {
-                    return Err(Error::Invalid(format!(
-                        "Invalid operation ({shown}) for non list column {}",
-                        c.name
-                    )));
-                }
-                let paths = crate::values::collections::list_prepend_paths(
-                    ctx.now_micros(),
-                    ctx.random_u64() as u32,
-                    cells.len(),
-                );
-                paths
-                    .into_iter()
-                    .zip(cells.into_iter().map(|(_, v)| v))
-                    .collect()
-            } else {
-                cells
             };
             Some(complex(
                 cells
                     .into_iter()
-                    .map(|(p, v)| (p, cell(ts, ttl, now, v)))
+                    .map(|(p, _)| (p, Cell::tombstone(ts, now)))
                     .collect(),
             ))
         }
-        Assignment::Subtract { value, .. } => {
-            if c.ty == CqlType::Counter {
-                return Err(Error::Invalid("Counters are not supported yet".into()));
-            }
-            match &c.ty {
-                CqlType::Set(_) => {
-                    let Some(cells) = elem_cells(value)? else {
-                        return Ok(None);
-                    };
-                    Some(complex(
-                        cells
-                            .into_iter()
-                            .map(|(p, _)| (p, Cell::tombstone(ts, now)))
-                            .collect(),
-                    ))
-                }
-                CqlType::Map(k, _) => {
-                    // `m = m - {k1, k2}`: a set of keys.
-                    let keys_ty = CqlType::Set(k.clone());
-                    match term_to_bytes(value, &keys_ty, &c.name, ctx)? {
-                        TermValue::Value(b) => {
-                            let keys = restrict::decode_collection(&b);
-                            let mut cells = Vec::new();
-                            for key in keys {
-                                let path = crate::values::collections::element_path(&c.ty, &key)
-                                    .map_err(invalid)?;
-                                cells.push((path, Cell::tombstone(ts, now)));
-                            }
-                            Some(complex(cells))
-                        }
-                        _ => None,
+        CqlType::Map(k, _) => {
+            // `m = m - {k1, k2}`: a set of keys.
+            let keys_ty = CqlType::Set(k.clone());
+            match term_to_bytes(value, &keys_ty, &c.name, ctx)? {
+                TermValue::Value(b) => {
+                    let keys = restrict::decode_collection(&b);
+                    let mut cells = Vec::new();
+                    for key in keys {
+                        let path = crate::values::collections::element_path(&c.ty, &key)
+                            .map_err(invalid)?;
+                        cells.push((path, Cell::tombstone(ts, now)));
                     }
+                    Some(complex(cells))
                 }
-                CqlType::List(_) => match term_to_bytes(value, &c.ty, &c.name, ctx)? {
-                    TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
-                        restrict::decode_collection(&b),
-                    ))),
-                    _ => None,
-                },
-                CqlType::Frozen(_) => {
-                    return Err(Error::Invalid(format!(
-                        "Invalid operation ({0} = {0} - {1}) for frozen collection column {0}",
-                        c.name,
-                        crate::values::term::term_display(value)
-                    )))
-                }
-                _ => {
-                    return Err(Error::Invalid(format!(
-                        "Invalid operation ({0} = {0} - {1}) for non counter column {0}",
-                        c.name,
-                        crate::values::term::term_display(value)
-                    )))
-                }
+                _ => None,
             }
         }
-        Assignment::SetElement { key, value, .. } => match &c.ty {
-            CqlType::Map(kt, vt) => {
-                let k = match term_to_bytes(key, kt, &c.name, ctx)? {
-                    TermValue::Value(b) => b,
-                    _ => return Err(Error::Invalid("Invalid null map key".into())),
-                };
-                let path = crate::values::collections::element_path(&c.ty, &k).map_err(invalid)?;
-                let cell = match term_to_bytes(value, vt, &c.name, ctx)? {
-                    TermValue::Value(v) => cell(ts, ttl, now, v),
-                    TermValue::Null => Cell::tombstone(ts, now),
-                    TermValue::Unset => return Ok(None),
-                };
-                Some(complex(vec![(path, cell)]))
-            }
-            CqlType::List(et) => {
-                let index = match term_to_bytes(key, &CqlType::Int, &c.name, ctx)? {
-                    TermValue::Value(b) => i32::from_be_bytes(
-                        b.as_ref()
-                            .try_into()
-                            .map_err(|_| Error::Invalid("Invalid list index".into()))?,
-                    ),
-                    _ => return Err(Error::Invalid("Invalid null value for list index".into())),
-                };
-                let value = match term_to_bytes(value, et, &c.name, ctx)? {
-                    TermValue::Value(v) => Some(v),
-                    TermValue::Null => None,
-                    TermValue::Unset => return Ok(None),
-                };
-                Some(ColumnOp::List(ListEdit::Index(index, value)))
-            }
-            _ => {
-                check_set_element(c, key, value)?;
-                None
-            }
+        CqlType::List(_) => match term_to_bytes(value, &c.ty, &c.name, ctx)? {
+            TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
+                restrict::decode_collection(&b),
+            ))),
+            _ => None,
         },
-        Assignment::SetField { .. } => {
-            return Err(Error::Invalid(
-                "User-defined types are not supported yet".into(),
-            ))
+        CqlType::Frozen(_) => {
+            return Err(Error::Invalid(format!(
+                "Invalid operation ({0} = {0} - {1}) for frozen collection column {0}",
+                c.name,
+                crate::values::term::term_display(value)
+            )))
+        }
+        _ => {
+            return Err(Error::Invalid(format!(
+                "Invalid operation ({0} = {0} - {1}) for non counter column {0}",
+                c.name,
+                crate::values::term::term_display(value)
+            )))
+        }
+    })
+}
+
+/// `m[k] = v` and `l[i] = v`.
+fn set_element(
+    c: &ColumnDef,
+    key: &crate::ast::Term,
+    value: &crate::ast::Term,
+    ctx: &dyn TermContext,
+    ts: i64,
+    ttl: u32,
+    now: u32,
+) -> Result<Option<ColumnOp>> {
+    Ok(match &c.ty {
+        CqlType::Map(kt, vt) => {
+            let k = match term_to_bytes(key, kt, &c.name, ctx)? {
+                TermValue::Value(b) => b,
+                _ => return Err(Error::Invalid("Invalid null map key".into())),
+            };
+            let path = crate::values::collections::element_path(&c.ty, &k).map_err(invalid)?;
+            let cell = match term_to_bytes(value, vt, &c.name, ctx)? {
+                TermValue::Value(v) => cell(ts, ttl, now, v),
+                TermValue::Null => Cell::tombstone(ts, now),
+                TermValue::Unset => return Ok(None),
+            };
+            Some(complex(vec![(path, cell)]))
+        }
+        CqlType::List(et) => {
+            let index = match term_to_bytes(key, &CqlType::Int, &c.name, ctx)? {
+                TermValue::Value(b) => i32::from_be_bytes(
+                    b.as_ref()
+                        .try_into()
+                        .map_err(|_| Error::Invalid("Invalid list index".into()))?,
+                ),
+                _ => return Err(Error::Invalid("Invalid null value for list index".into())),
+            };
+            let value = match term_to_bytes(value, et, &c.name, ctx)? {
+                TermValue::Value(v) => Some(v),
+                TermValue::Null => None,
+                TermValue::Unset => return Ok(None),
+            };
+            Some(ColumnOp::List(ListEdit::Index(index, value)))
+        }
+        _ => {
+            check_set_element(c, key, value)?;
+            None
         }
     })
 }
