@@ -35,45 +35,7 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
     };
     let table = &c.name.name;
     // 1. What Cassandra's grammar actions refuse.
-    for (i, d) in c.columns.iter().enumerate() {
-        if c.columns[..i].iter().any(|e| e.name == d.name) {
-            return Err(Error::Invalid(format!(
-                "Duplicate column '{}' declaration for table '{shown_name}'",
-                d.name
-            )));
-        }
-    }
-    for (i, (n, _)) in c.clustering_order.iter().enumerate() {
-        if c.clustering_order[..i].iter().any(|(m, _)| m == n) {
-            return Err(Error::Invalid(format!(
-                "Duplicate column '{n}' in CLUSTERING ORDER BY clause for table '{shown_name}'"
-            )));
-        }
-    }
-    let inline: Vec<&str> = c
-        .columns
-        .iter()
-        .filter(|d| d.primary_key)
-        .map(|d| d.name.as_str())
-        .collect();
-    if inline.len() + c.key_clauses.len() > 1 {
-        return Err(Error::Invalid(format!(
-            "Multiple PRIMARY KEY specified for table '{shown_name}' (exactly one required)"
-        )));
-    }
-    let key = match (inline.first(), c.key_clauses.first()) {
-        (Some(col), _) => crate::ast::PrimaryKey {
-            partition_key: vec![col.to_string()],
-            clustering: Vec::new(),
-        },
-        (None, Some(k)) => k.clone(),
-        // Cassandra's text, spelling included.
-        (None, None) => {
-            return Err(Error::Invalid(format!(
-                "No PRIMARY KEY specifed for table '{shown_name}' (exactly one required)"
-            )))
-        }
-    };
+    let key = primary_key(c, &shown_name)?;
     let ks = session.resolve(&c.name.keyspace)?;
     // 2. Authorization, then what Cassandra validates before looking at the schema.
     authorize(&ks, Permission::Create, Resource::AllTables(&ks))?;
@@ -115,15 +77,86 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
     for d in &c.columns {
         types.push(column_type(&d.ty)?);
     }
-    let ty_of = |name: &str| {
-        c.columns
-            .iter()
-            .position(|d| d.name == name)
-            .map(|i| (&c.columns[i], &types[i]))
-    };
+    check_key_columns(c, &key, &types)?;
+    check_clustering_order(c, &key)?;
+    check_statics_and_counters(c, &key, &types, &schema)?;
+    check_table_name(&ks, table)?;
+    add_columns(&mut schema, c, &key, types);
+    cat.db().create_table(schema)?;
+    cat.schema_changed();
+    Ok(Outcome::SchemaChange(SchemaChange {
+        change: ChangeKind::Created,
+        keyspace: ks,
+        table: Some(table.clone()),
+    }))
+}
+
+/// The table's primary key, with what Cassandra's grammar actions refuse first: a column
+/// declared twice, a column ordered twice, no or several PRIMARY KEY clauses.
+fn primary_key(c: &CreateTable, shown_name: &str) -> Result<crate::ast::PrimaryKey> {
+    for (i, d) in c.columns.iter().enumerate() {
+        if c.columns[..i].iter().any(|e| e.name == d.name) {
+            return Err(Error::Invalid(format!(
+                "Duplicate column '{}' declaration for table '{shown_name}'",
+                d.name
+            )));
+        }
+    }
+    for (i, (n, _)) in c.clustering_order.iter().enumerate() {
+        if c.clustering_order[..i].iter().any(|(m, _)| m == n) {
+            return Err(Error::Invalid(format!(
+                "Duplicate column '{n}' in CLUSTERING ORDER BY clause for table '{shown_name}'"
+            )));
+        }
+    }
+    let inline: Vec<&str> = c
+        .columns
+        .iter()
+        .filter(|d| d.primary_key)
+        .map(|d| d.name.as_str())
+        .collect();
+    if inline.len() + c.key_clauses.len() > 1 {
+        return Err(Error::Invalid(format!(
+            "Multiple PRIMARY KEY specified for table '{shown_name}' (exactly one required)"
+        )));
+    }
+    Ok(match (inline.first(), c.key_clauses.first()) {
+        (Some(col), _) => crate::ast::PrimaryKey {
+            partition_key: vec![col.to_string()],
+            clustering: Vec::new(),
+        },
+        (None, Some(k)) => k.clone(),
+        // Cassandra's text, spelling included.
+        (None, None) => {
+            return Err(Error::Invalid(format!(
+                "No PRIMARY KEY specifed for table '{shown_name}' (exactly one required)"
+            )))
+        }
+    })
+}
+
+/// A column's declaration and type by name.
+fn declared<'c>(
+    c: &'c CreateTable,
+    types: &'c [CqlType],
+    name: &str,
+) -> Option<(&'c crate::ast::ColumnDef, &'c CqlType)> {
+    c.columns
+        .iter()
+        .position(|d| d.name == name)
+        .map(|i| (&c.columns[i], &types[i]))
+}
+
+/// Every key column is declared once, and of a type a key may have.
+fn check_key_columns(
+    c: &CreateTable,
+    key: &crate::ast::PrimaryKey,
+    types: &[CqlType],
+) -> Result<()> {
+    let table = &c.name.name;
     let mut seen: Vec<&str> = Vec::new();
     for name in key.partition_key.iter().chain(&key.clustering) {
-        let Some((d, ty)) = ty_of(name) else {
+        let Some((d, ty)) = declared(c, types, name) else {
             return Err(Error::Invalid(format!(
                 "Unknown column '{name}' referenced in PRIMARY KEY for table '{table}'"
             )));
@@ -156,6 +189,11 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
             )));
         }
     }
+    Ok(())
+}
+
+/// CLUSTERING ORDER BY names the clustering columns, in their order.
+fn check_clustering_order(c: &CreateTable, key: &crate::ast::PrimaryKey) -> Result<()> {
     let wrong: Vec<&str> = c
         .clustering_order
         .iter()
@@ -181,12 +219,18 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
             )));
         }
     }
-    let is_key = |n: &str| {
-        key.partition_key
-            .iter()
-            .chain(&key.clustering)
-            .any(|k| k == n)
-    };
+    Ok(())
+}
+
+/// Static columns need clustering columns; counters do not mix with other columns or a
+/// default TTL.
+fn check_statics_and_counters(
+    c: &CreateTable,
+    key: &crate::ast::PrimaryKey,
+    types: &[CqlType],
+    schema: &TableSchema,
+) -> Result<()> {
+    let is_key = |n: &str| is_key_column(key, n);
     if key.clustering.is_empty() && c.columns.iter().any(|d| d.is_static && !is_key(&d.name)) {
         return Err(Error::Invalid(
             "Static columns are only useful (and thus allowed) if the table has at least one clustering column".into(),
@@ -197,7 +241,7 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
         let mixed = c
             .columns
             .iter()
-            .zip(&types)
+            .zip(types)
             .any(|(d, ty)| !is_key(&d.name) && *ty != CqlType::Counter);
         if mixed {
             return Err(Error::Invalid(
@@ -210,9 +254,26 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
             ));
         }
     }
-    check_table_name(&ks, table)?;
+    Ok(())
+}
+
+fn is_key_column(key: &crate::ast::PrimaryKey, name: &str) -> bool {
+    key.partition_key
+        .iter()
+        .chain(&key.clustering)
+        .any(|k| k == name)
+}
+
+/// The columns in Cassandra's order: partition key, clustering (with their order), then
+/// the rest as declared.
+fn add_columns(
+    schema: &mut TableSchema,
+    c: &CreateTable,
+    key: &crate::ast::PrimaryKey,
+    types: Vec<CqlType>,
+) {
     for name in &key.partition_key {
-        if let Some((_, ty)) = ty_of(name) {
+        if let Some((_, ty)) = declared(c, &types, name) {
             schema.add_column(name, ty.clone(), ColumnKind::PartitionKey, Order::Asc);
         }
     }
@@ -221,12 +282,12 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
             Some((_, AstOrder::Desc)) => Order::Desc,
             _ => Order::Asc,
         };
-        if let Some((_, ty)) = ty_of(name) {
+        if let Some((_, ty)) = declared(c, &types, name) {
             schema.add_column(name, ty.clone(), ColumnKind::Clustering, order);
         }
     }
     for (d, ty) in c.columns.iter().zip(types) {
-        if is_key(&d.name) {
+        if is_key_column(key, &d.name) {
             continue;
         }
         let kind = if d.is_static {
@@ -236,13 +297,6 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
         };
         schema.add_column(&d.name, ty, kind, Order::Asc);
     }
-    cat.db().create_table(schema)?;
-    cat.schema_changed();
-    Ok(Outcome::SchemaChange(SchemaChange {
-        change: ChangeKind::Created,
-        keyspace: ks,
-        table: Some(table.clone()),
-    }))
 }
 
 /// Cassandra's `TableMetadata.validateTableName` (a configuration error naming the table).
