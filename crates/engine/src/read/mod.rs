@@ -1,0 +1,361 @@
+//! The read path: a table's sources merged into what a reader sees.
+//!
+//! It is built in separate steps over one seam ([`source`]): every source — memtable,
+//! sstable, and the merged set itself — yields partitions as data (tombstones included) in
+//! token order, each a stream of rows in clustering order; [`merge`] reconciles several
+//! sources' views of one partition into one, still data (compaction's view stops there);
+//! [`live`] applies the tombstones and keeps what is live (a query's view).
+//!
+//! Sources are consulted newest-first by maximum timestamp; once a partition tombstone newer
+//! than everything a source holds is known, that source is skipped (its data is shadowed).
+//! SSTables are also skipped by key range and bloom filter, and — when the read does not need
+//! the static row or partition-level tombstones — by their clustering range. Rows are merged
+//! lazily in clustering order (or reversed), so a `LIMIT` stops reading early.
+
+pub mod live;
+pub mod merge;
+pub mod source;
+
+use crate::error::Result;
+use crate::memtable::Memtable;
+use crate::metrics::ReadKind;
+use crate::model::{
+    CellCounts, ClusteringKey, ColumnId, DecoratedKey, NowSecs, PartitionPos, Row, Slice, Token,
+};
+use crate::sstable::reader::SSTable;
+use merge::MergedPartition;
+use source::{PartitionScan, PartitionSource, SourcePartition, SourceQuery};
+use std::sync::Arc;
+
+/// What to read from a partition.
+#[derive(Debug, Clone)]
+pub struct ReadCommand {
+    /// Clustering rows wanted.
+    pub slice: Slice,
+    /// Columns wanted (sorted ids); `None` for all.
+    pub columns: Option<Vec<ColumnId>>,
+    /// Read clustering rows in reverse order.
+    pub reversed: bool,
+    /// Stop after this many live rows.
+    pub limit: Option<usize>,
+    /// "Now" for TTL expiry.
+    pub now: NowSecs,
+    /// Whether the static row is wanted.
+    pub include_static: bool,
+}
+
+impl ReadCommand {
+    /// Every row and column of a partition at `now`.
+    pub fn all(now: NowSecs) -> Self {
+        ReadCommand {
+            slice: Slice::all(),
+            columns: None,
+            reversed: false,
+            limit: None,
+            now,
+            include_static: true,
+        }
+    }
+}
+
+/// The live content of one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionResult {
+    /// Partition key.
+    pub key: DecoratedKey,
+    /// Live static row.
+    pub static_row: Option<Row>,
+    /// Live rows in the requested order.
+    pub rows: Vec<(ClusteringKey, Row)>,
+}
+
+/// What one single-partition read did, for the table's metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadCounts {
+    /// SSTables consulted: those whose key range and bloom filter admit the key
+    /// (ScyllaDB's `sstables_per_read`).
+    pub sstables: usize,
+    /// Live cells and tombstones the merge visited (see `Snapshot::merge`).
+    pub cells: CellCounts,
+}
+
+/// A consistent view of a table's sources.
+#[derive(Clone)]
+pub struct Snapshot {
+    /// Memtables, newest first.
+    pub memtables: Vec<Arc<Memtable>>,
+    /// SSTables.
+    pub sstables: Vec<Arc<SSTable>>,
+    /// What dropped columns left (see [`crate::schema::TableSchema::hidden_cells`]): removed
+    /// before liveness is decided.
+    pub hidden_columns: Arc<[(ColumnId, i64)]>,
+}
+
+impl ReadCommand {
+    /// What this command asks of each source.
+    pub fn source_query(&self) -> SourceQuery<'_> {
+        SourceQuery {
+            slice: &self.slice,
+            reversed: self.reversed,
+            include_static: self.include_static,
+            kind: ReadKind::Query,
+        }
+    }
+}
+
+impl Snapshot {
+    /// Reads one partition; `None` when nothing live is selected.
+    pub fn read(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
+        Ok(self.read_consulting(key, cmd)?.0)
+    }
+
+    /// The sources, memtables first (newest first), then sstables.
+    fn source(&self, i: usize) -> Option<&dyn PartitionSource> {
+        match self.memtables.get(i) {
+            Some(m) => Some(m),
+            None => self
+                .sstables
+                .get(i - self.memtables.len())
+                .map(|s| s as &dyn PartitionSource),
+        }
+    }
+
+    fn source_count(&self) -> usize {
+        self.memtables.len() + self.sstables.len()
+    }
+
+    /// [`Snapshot::read`], also returning what the read consulted and visited.
+    pub fn read_consulting(
+        &self,
+        key: &DecoratedKey,
+        cmd: &ReadCommand,
+    ) -> Result<(Option<PartitionResult>, ReadCounts)> {
+        let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
+        let mut counts = ReadCounts::default();
+        let merged = self.merge_partition(key, hash, &cmd.source_query(), Some(&mut counts))?;
+        let result =
+            live::live_partition(key, merged, cmd, &self.hidden_columns, &mut counts.cells)?;
+        Ok((result, counts))
+    }
+
+    /// Merges one partition from every source that may hold it, newest first, skipping the
+    /// sources a partition tombstone already read shadows (see the module doc). `counts`,
+    /// when given, receives the sstables consulted.
+    fn merge_partition(
+        &self,
+        key: &DecoratedKey,
+        hash: (u64, u64),
+        q: &SourceQuery<'_>,
+        counts: Option<&mut ReadCounts>,
+    ) -> Result<MergedPartition> {
+        let m = self.memtables.len();
+        let mut order: Vec<usize> = (0..self.source_count())
+            .filter(|&i| i < m || self.source(i).is_some_and(|s| s.may_hold(key, hash)))
+            .collect();
+        if let Some(c) = counts {
+            c.sstables = order.len() - order.iter().filter(|&&i| i < m).count();
+        }
+        // Stable: memtables (no timestamp bound) stay first, in their order.
+        order
+            .sort_by_key(|&i| std::cmp::Reverse(self.source(i).map_or(0, |s| s.timestamp_bound())));
+        let mut merged = MergedPartition::new(q.reversed);
+        for i in order {
+            let Some(src) = self.source(i) else { continue };
+            if shadowed(&merged, src) || src.skippable(q) {
+                continue;
+            }
+            if let Some(p) = src.partition(key, hash, q)? {
+                merged.add(p);
+            }
+        }
+        Ok(merged)
+    }
+
+    /// Scans partitions in token order from `start`, up to and including `end_token`.
+    pub fn scan(
+        &self,
+        start: PartitionPos,
+        end_token: Option<Token>,
+        cmd: ReadCommand,
+    ) -> ScanIter {
+        ScanIter {
+            merge: self.merging_scan(&start, ReadKind::Query),
+            end_token,
+            cmd,
+            done: false,
+        }
+    }
+
+    fn merging_scan(&self, start: &PartitionPos, kind: ReadKind) -> MergingScan {
+        let scans = (0..self.source_count())
+            .filter_map(|i| self.source(i))
+            .map(|s| s.scan_partitions(start, kind))
+            .collect();
+        MergingScan {
+            snapshot: self.clone(),
+            scans,
+            peeked: None,
+        }
+    }
+}
+
+/// True when every write `src` holds is older than the partition tombstone merged so far.
+fn shadowed(merged: &MergedPartition, src: &dyn PartitionSource) -> bool {
+    merged
+        .deletion
+        .is_some_and(|d| src.timestamp_bound() <= d.marked_at)
+}
+
+/// The merged set of a snapshot is itself a source: what it yields is every source's data
+/// reconciled, tombstones still in (the row cache reads through it).
+impl PartitionSource for Snapshot {
+    fn partition(
+        &self,
+        key: &DecoratedKey,
+        hash: (u64, u64),
+        q: &SourceQuery<'_>,
+    ) -> Result<Option<SourcePartition>> {
+        let merged = self.merge_partition(key, hash, q, None)?;
+        Ok((merged.sources > 0).then(|| merged.into_source()))
+    }
+
+    fn scan_partitions(&self, start: &PartitionPos, kind: ReadKind) -> Box<dyn PartitionScan> {
+        Box::new(self.merging_scan(start, kind))
+    }
+}
+
+/// A scan merging every source's scan: each step takes the smallest next key over the sources
+/// and merges that partition from those holding it, newest first.
+pub struct MergingScan {
+    snapshot: Snapshot,
+    /// One scan per source, in [`Snapshot::source`] order.
+    scans: Vec<Box<dyn PartitionScan>>,
+    peeked: Option<DecoratedKey>,
+}
+
+impl MergingScan {
+    fn next_key(&mut self) -> Result<Option<DecoratedKey>> {
+        let mut next: Option<&DecoratedKey> = None;
+        for sc in &mut self.scans {
+            if let Some(k) = sc.peek()? {
+                if next.is_none_or(|n| k < n) {
+                    next = Some(k);
+                }
+            }
+        }
+        Ok(next.cloned())
+    }
+
+    /// Merges the peeked partition; `None` at the end.
+    fn open_merged(
+        &mut self,
+        q: &SourceQuery<'_>,
+    ) -> Result<Option<(DecoratedKey, MergedPartition)>> {
+        let key = match self.peeked.take() {
+            Some(k) => k,
+            None => match self.next_key()? {
+                Some(k) => k,
+                None => return Ok(None),
+            },
+        };
+        let mut holding = Vec::new();
+        for (i, sc) in self.scans.iter_mut().enumerate() {
+            if sc.peek()?.is_some_and(|k| *k == key) {
+                holding.push(i);
+            }
+        }
+        let snap = &self.snapshot;
+        holding
+            .sort_by_key(|&i| std::cmp::Reverse(snap.source(i).map_or(0, |s| s.timestamp_bound())));
+        let mut merged = MergedPartition::new(q.reversed);
+        for i in holding {
+            let (Some(src), Some(sc)) = (snap.source(i), self.scans.get_mut(i)) else {
+                continue;
+            };
+            if shadowed(&merged, src) || src.skippable(q) {
+                sc.skip();
+            } else if let Some(p) = sc.open(q)? {
+                merged.add(p);
+            }
+        }
+        Ok(Some((key, merged)))
+    }
+}
+
+impl PartitionScan for MergingScan {
+    fn peek(&mut self) -> Result<Option<&DecoratedKey>> {
+        if self.peeked.is_none() {
+            self.peeked = self.next_key()?;
+        }
+        Ok(self.peeked.as_ref())
+    }
+
+    fn open(&mut self, q: &SourceQuery<'_>) -> Result<Option<SourcePartition>> {
+        Ok(self.open_merged(q)?.map(|(_, m)| m.into_source()))
+    }
+
+    fn skip(&mut self) {
+        let Some(key) = self.peeked.take() else {
+            return;
+        };
+        for sc in &mut self.scans {
+            if sc.peek().ok().flatten().is_some_and(|k| *k == key) {
+                sc.skip();
+            }
+        }
+    }
+}
+
+/// Partitions of a range scan, in token order: live rows only.
+pub struct ScanIter {
+    merge: MergingScan,
+    end_token: Option<Token>,
+    cmd: ReadCommand,
+    done: bool,
+}
+
+impl ScanIter {
+    fn step(&mut self) -> Result<Option<PartitionResult>> {
+        loop {
+            let end = self.end_token;
+            let past_end = self
+                .merge
+                .peek()?
+                .is_none_or(|k| end.is_some_and(|t| k.token > t));
+            if past_end {
+                return Ok(None);
+            }
+            let q = self.cmd.source_query();
+            let Some((key, merged)) = self.merge.open_merged(&q)? else {
+                return Ok(None);
+            };
+            // Scans keep no per-read figures (Cassandra's are for single-partition reads).
+            let mut counts = CellCounts::default();
+            let hidden = Arc::clone(&self.merge.snapshot.hidden_columns);
+            if let Some(p) = live::live_partition(&key, merged, &self.cmd, &hidden, &mut counts)? {
+                return Ok(Some(p));
+            }
+        }
+    }
+}
+
+impl Iterator for ScanIter {
+    type Item = Result<PartitionResult>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(p)) => Some(Ok(p)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
