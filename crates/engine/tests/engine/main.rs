@@ -18,5 +18,6 @@ mod disk_full;
 mod engine_basics;
 mod model_oracle;
 mod nonblocking;
+mod reader_suite;
 mod snapshots;
 mod sstable_scan;
