@@ -573,7 +573,7 @@ impl MemPartition {
         }
         SourcePartition::from_rows(
             self.head.deletion,
-            if q.include_static {
+            if q.wants_static() {
                 self.head.static_row.clone()
             } else {
                 None
@@ -581,7 +581,7 @@ impl MemPartition {
             self.head
                 .range_tombstones
                 .iter()
-                .filter(|rt| q.slice.intersects(&rt.range))
+                .filter(|rt| q.wants(rt))
                 .cloned()
                 .collect(),
             rows,

@@ -89,6 +89,9 @@ pub struct Snapshot {
     /// What dropped columns left (see [`crate::schema::TableSchema::hidden_cells`]): removed
     /// before liveness is decided.
     pub hidden_columns: Arc<[(ColumnId, i64)]>,
+    /// The row cache in front of `sstables` (reading through to them): when set,
+    /// single-partition reads consult it instead of the sstables. Scans read the sstables.
+    pub cache: Option<Arc<dyn PartitionSource>>,
 }
 
 impl ReadCommand {
@@ -98,6 +101,7 @@ impl ReadCommand {
             slice: &self.slice,
             reversed: self.reversed,
             include_static: self.include_static,
+            full_header: false,
             kind: ReadKind::Query,
         }
     }
@@ -122,6 +126,18 @@ impl Snapshot {
 
     fn source_count(&self) -> usize {
         self.memtables.len() + self.sstables.len()
+    }
+
+    /// The sources of a single-partition read: the memtables, then the cache when there is
+    /// one, else the sstables.
+    fn point_sources(&self) -> Vec<&dyn PartitionSource> {
+        let mut out: Vec<&dyn PartitionSource> = Vec::with_capacity(self.source_count());
+        out.extend(self.memtables.iter().map(|m| m as &dyn PartitionSource));
+        match &self.cache {
+            Some(c) => out.push(c.as_ref()),
+            None => out.extend(self.sstables.iter().map(|s| s as &dyn PartitionSource)),
+        }
+        out
     }
 
     /// [`Snapshot::read`], also returning what the read consulted and visited.
@@ -149,18 +165,24 @@ impl Snapshot {
         counts: Option<&mut ReadCounts>,
     ) -> Result<MergedPartition> {
         let m = self.memtables.len();
-        let mut order: Vec<usize> = (0..self.source_count())
-            .filter(|&i| i < m || self.source(i).is_some_and(|s| s.may_hold(key, hash)))
-            .collect();
+        let sources = self.point_sources();
+        let mut order: Vec<&dyn PartitionSource> = Vec::with_capacity(sources.len());
+        for (i, s) in sources.into_iter().enumerate() {
+            if i < m || s.may_hold(key, hash) {
+                order.push(s);
+            }
+        }
         if let Some(c) = counts {
-            c.sstables = order.len() - order.iter().filter(|&&i| i < m).count();
+            c.sstables = if self.cache.is_some() {
+                0
+            } else {
+                order.len() - m
+            };
         }
         // Stable: memtables (no timestamp bound) stay first, in their order.
-        order
-            .sort_by_key(|&i| std::cmp::Reverse(self.source(i).map_or(0, |s| s.timestamp_bound())));
+        order.sort_by_key(|s| std::cmp::Reverse(s.timestamp_bound()));
         let mut merged = MergedPartition::new(q.reversed);
-        for i in order {
-            let Some(src) = self.source(i) else { continue };
+        for src in order {
             if shadowed(&merged, src) || src.skippable(q) {
                 continue;
             }

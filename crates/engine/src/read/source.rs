@@ -8,7 +8,8 @@
 //!   writes would give;
 //! - a partition's rows come in clustering order (reversed when the query says so), only rows
 //!   in the query's slice, each key once; the range tombstones are those intersecting the
-//!   slice; the static row is present only when the query asks for it;
+//!   slice (all of them with [`SourceQuery::full_header`]); the static row is present only
+//!   when the query asks for it;
 //! - a scan ([`PartitionScan`]) yields partitions in token order (then key bytes), each key
 //!   once, starting at the position it was given;
 //! - the skipping hints ([`PartitionSource::timestamp_bound`], [`PartitionSource::skippable`],
@@ -34,17 +35,32 @@ pub struct SourceQuery<'a> {
     pub reversed: bool,
     /// Whether the static row is wanted.
     pub include_static: bool,
+    /// The whole header: the static row and every range tombstone of the partition, not
+    /// only those intersecting the slice, and no source skipped by its clustering range
+    /// (the row cache fills a partition's header once for every later slice).
+    pub full_header: bool,
     /// Who pays for the I/O (queries or compaction).
     pub kind: ReadKind,
 }
 
 impl<'a> SourceQuery<'a> {
+    /// Whether a range tombstone belongs in the view.
+    pub fn wants(&self, rt: &RangeTombstone) -> bool {
+        self.full_header || self.slice.intersects(&rt.range)
+    }
+
+    /// Whether the static row belongs in the view.
+    pub fn wants_static(&self) -> bool {
+        self.full_header || self.include_static
+    }
+
     /// Everything a partition holds, forward: what compaction and flush read.
     pub fn whole(slice: &'a Slice, kind: ReadKind) -> Self {
         SourceQuery {
             slice,
             reversed: false,
             include_static: true,
+            full_header: true,
             kind,
         }
     }

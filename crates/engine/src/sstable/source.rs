@@ -22,6 +22,7 @@ impl PartitionSource for Arc<SSTable> {
 
     fn skippable(&self, q: &SourceQuery<'_>) -> bool {
         !q.include_static
+            && !q.full_header
             && self.stats.max_partition_deletion == i64::MIN
             && !self.stats.max_clustering.is_empty()
             && !q
@@ -71,7 +72,7 @@ fn open(
     let header = sst.read_header(entry, cur)?;
     let mut p = SourcePartition::from_rows(
         header.deletion,
-        if q.include_static {
+        if q.wants_static() {
             header.static_row
         } else {
             None
@@ -79,7 +80,7 @@ fn open(
         header
             .range_tombstones
             .into_iter()
-            .filter(|rt| q.slice.intersects(&rt.range))
+            .filter(|rt| q.wants(rt))
             .collect(),
         Vec::new(),
     );

@@ -19,5 +19,6 @@ mod engine_basics;
 mod model_oracle;
 mod nonblocking;
 mod reader_suite;
+mod row_cache;
 mod snapshots;
 mod sstable_scan;

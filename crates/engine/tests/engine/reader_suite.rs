@@ -1,7 +1,8 @@
 //! The reader suite of the data-source seam (`cairn_engine::read::source`): one set of
 //! data-driven cases, `testdata/reader_suite.txt`, run against every implementation of the
-//! seam — a memtable, an sstable, and the merged set of a memtable and several sstables — so a
-//! new source (the row cache) proves itself by joining the list in [`implementations`].
+//! seam — a memtable, an sstable, the merged set of a memtable and several sstables, and the
+//! row cache in front of that set (with a roomy budget, and one so small it evicts all the
+//! time) — every read twice, so the cache answers once from the sources and once from itself.
 //!
 //! A case writes to numbered sources (`src=0` is the merged set's memtable, `src=N` its N-th
 //! sstable; the single-source implementations receive every write), then reads through the
@@ -11,6 +12,7 @@
 
 use crate::common::{ck, pk};
 use bytes::Bytes;
+use cairn_engine::cache::{CacheTracker, CachedSource};
 use cairn_engine::memtable::Memtable;
 use cairn_engine::metrics::{IoCounters, ReadKind};
 use cairn_engine::model::{
@@ -234,7 +236,16 @@ fn implementations(case: &Case, dir: &Path) -> Vec<(&'static str, Box<dyn Partit
             .map(|(src, w)| sstable(&set, u64::from(*src), w))
             .collect(),
         hidden_columns: Arc::from(Vec::new()),
+        cache: None,
     };
+    // The row cache over the merged set: roomy, and so small that it evicts all the time.
+    for (name, budget) in [("cache", 64 << 20), ("cache-evicting", 2_000)] {
+        let cache = Arc::new(CacheTracker::new(budget).table());
+        out.push((
+            name,
+            Box::new(CachedSource::new(cache, 0, snapshot.clone())),
+        ));
+    }
     out.push(("merged", Box::new(snapshot)));
     out
 }
@@ -310,7 +321,14 @@ fn every_source_gives_the_expected_reads() {
         for (cmd, expected) in &case.reads {
             let mut first: Option<Vec<String>> = None;
             for (name, src) in &sources {
+                // Twice: a cache populates on the first read and serves the second.
                 let got = read(src.as_ref(), cmd);
+                assert_eq!(
+                    got,
+                    read(src.as_ref(), cmd),
+                    "case {:?}: {name} read again",
+                    case.name
+                );
                 if !rewrite && got != *expected {
                     failures.push(format!(
                         "case {:?}, {name}: > {cmd}\n  expected {expected:?}\n  got      {got:?}",
