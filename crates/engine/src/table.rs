@@ -10,7 +10,8 @@
 //! and only its last fragment records where the interval ends. Flushing — switching, writing
 //! and publishing a memtable — is `flush`'s (`table/flush.rs`).
 
-use crate::cache::{CacheTracker, CachedSource, RowCache};
+use crate::cache::source::CachedSource;
+use crate::cache::{CacheTracker, RowCache};
 use crate::commitlog::CommitlogPosition;
 use crate::error::{Error, IoResultExt, Result};
 use crate::memtable::Memtable;

@@ -2,7 +2,7 @@
 //! (ScyllaDB's design; see `docs/architecture.md`).
 //!
 //! **Contract.** From the outside a table's cache holds exactly what its sstables hold (the
-//! merged set [`crate::read::Snapshot`] of them): a read through [`CachedSource`] gives what the
+//! merged set [`crate::read::Snapshot`] of them): a read through [`source::CachedSource`] gives what the
 //! sstables give. Inside, it holds a subset — some partitions, some of their rows — and knows
 //! which intervals are complete (*continuous*, see [`partition`]): a read that stays within
 //! them touches no sstable, including "this partition does not exist" (a partition known
@@ -45,8 +45,6 @@ use partition::{CachedPartition, Ctx, EntryRef};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-pub use source::CachedSource;
 
 /// Counters of the whole cache (ScyllaDB's `scylla_cache_*` meanings).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -12,7 +12,8 @@
 
 use crate::common::{ck, pk};
 use bytes::Bytes;
-use cairn_engine::cache::{CacheTracker, CachedSource};
+use cairn_engine::cache::source::CachedSource;
+use cairn_engine::cache::CacheTracker;
 use cairn_engine::memtable::Memtable;
 use cairn_engine::metrics::{IoCounters, ReadKind};
 use cairn_engine::model::{
