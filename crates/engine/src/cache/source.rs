@@ -119,24 +119,37 @@ impl PartitionSource for CachedSource {
             populating: true,
             batches: 0,
         };
+        // `None`: the cache does not serve this read; `Some(None)`: a partition miss.
         let cached = {
             let mut g = self.cache.tracker.inner.lock();
-            g.stats.reads += 1;
-            let hit = g
-                .tables
-                .get(&self.cache.slot)
-                .and_then(|t| t.partitions.get(key))
-                .map(|p| Header {
-                    deletion: p.deletion,
-                    static_row: p.static_row.clone(),
-                    range_tombstones: p.range_tombstones.clone(),
-                });
-            if hit.is_some() {
-                g.stats.partition_hits += 1;
-            } else {
-                g.stats.partition_misses += 1;
+            let Inner { tables, stats, .. } = &mut *g;
+            stats.reads += 1;
+            match tables.get(&self.cache.slot) {
+                Some(t) if t.serves(self.phase) => {
+                    let hit = t.partitions.get(key).map(|p| Header {
+                        deletion: p.deletion,
+                        static_row: p.static_row.clone(),
+                        range_tombstones: p.range_tombstones.clone(),
+                    });
+                    if hit.is_some() {
+                        stats.partition_hits += 1;
+                    } else {
+                        stats.partition_misses += 1;
+                    }
+                    Some(hit)
+                }
+                _ => {
+                    // Read from the sstables, and not populated: a mispopulation.
+                    stats.reads_with_misses += 1;
+                    stats.mispopulations += 1;
+                    None
+                }
             }
-            hit
+        };
+        let Some(cached) = cached else {
+            // The cache has moved past this read's snapshot (a flush is merging, or merged, a
+            // memtable the snapshot does not hold): the snapshot's own sstables answer.
+            return self.underlying.partition(key, hash, q);
         };
         let header = match cached {
             Some(h) => h,
@@ -351,8 +364,11 @@ impl CacheRows {
             let Inner {
                 tables, lru, stats, ..
             } = &mut *g;
+            // Only while the cache is still at this read's phase: after a flush merge it may
+            // hold writes newer than the read's snapshot, and the read would see part of them.
             let p = tables
                 .get(&self.cache.slot)
+                .filter(|t| t.serves(self.phase))
                 .and_then(|t| t.partitions.get(&self.key));
             let end = match p {
                 Some(p) if self.reversed => p.walk_reverse(

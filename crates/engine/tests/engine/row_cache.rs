@@ -180,3 +180,86 @@ fn truncate_leaves_nothing_cached() {
     let stats = db.row_cache().unwrap().stats();
     assert!(stats.partition_removals >= 1, "{stats:?}");
 }
+
+/// Readers, a writer, flushes, compactions and eviction at once (in the spirit of ScyllaDB's
+/// `row_cache_stress_test`): every write sets all rows of a partition to one version, so a
+/// read must see every row at one version (all of a write or none of it), never older than
+/// the last write acknowledged before the read began (no stale row).
+#[test]
+fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
+    use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+    const PARTITIONS: i32 = 4;
+    const ROWS: i32 = 24;
+    const VERSIONS: i64 = 150;
+    let dir = tempfile::tempdir().unwrap();
+    let (db, t) = open(dir.path(), 24 << 10);
+    let db = Arc::new(db);
+    let acked: Arc<Vec<AtomicI64>> = Arc::new((0..PARTITIONS).map(|_| AtomicI64::new(0)).collect());
+    let done = Arc::new(AtomicBool::new(false));
+    let write_version = |db: &Database, t: &Table, a: i32, v: i64| {
+        let mut update = insert(0, &format!("v{v}"), v);
+        for b in 1..ROWS {
+            update.merge(insert(b, &format!("v{v}"), v));
+        }
+        db.apply(vec![Mutation {
+            table: t.schema().id,
+            key: pk(a),
+            update,
+        }])
+        .unwrap();
+    };
+    for a in 0..PARTITIONS {
+        write_version(&db, &t, a, 0);
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for v in 1..=VERSIONS {
+                for a in 0..PARTITIONS {
+                    write_version(&db, &t, a, v);
+                    acked[a as usize].store(v, Ordering::SeqCst);
+                }
+                if v % 10 == 0 {
+                    db.flush("ks", "t").unwrap();
+                }
+            }
+            done.store(true, Ordering::SeqCst);
+        });
+        for r in 0..2 {
+            let (t, acked, done) = (Arc::clone(&t), Arc::clone(&acked), Arc::clone(&done));
+            s.spawn(move || {
+                let mut i = 0u32;
+                while !done.load(Ordering::SeqCst) || i < 50 {
+                    i += 1;
+                    let a = ((i + r) % PARTITIONS as u32) as i32;
+                    let floor = acked[a as usize].load(Ordering::SeqCst);
+                    let (cmd, want) = match i % 4 {
+                        0 => (ReadCommand::all(now()), ROWS as usize),
+                        1 => (head(3), 3),
+                        2 => {
+                            let mut c = head(5);
+                            c.reversed = true;
+                            (c, 5)
+                        }
+                        _ => (slice(5, 14), 10),
+                    };
+                    let rows = values(&t, a, &cmd);
+                    assert_eq!(rows.len(), want, "partition {a}: {rows:?}");
+                    let first = rows[0].1.clone();
+                    assert!(
+                        rows.iter().all(|(_, v)| *v == first),
+                        "a partial write: {rows:?}"
+                    );
+                    let v: i64 = String::from_utf8_lossy(&first[1..]).parse().unwrap();
+                    assert!(
+                        v >= floor,
+                        "stale: version {v} read after {floor} was acknowledged"
+                    );
+                }
+            });
+        }
+    });
+    let stats = db.row_cache().unwrap().stats();
+    eprintln!("{stats:?}");
+    assert!(stats.row_evictions > 0 && stats.row_hits > 0, "{stats:?}");
+    assert!(stats.bytes_used <= stats.bytes_total, "{stats:?}");
+}
