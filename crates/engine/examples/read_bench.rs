@@ -2,7 +2,8 @@
 //! scans over a table of three sstables and a memtable (every partition in all four, so each
 //! read merges four sources). Meant to be timed from outside, one mode per run, A/B against
 //! another build: `cargo run --release -p cairn-engine --example read_bench -- MODE [N]`
-//! with MODE `point`, `head`, `reversed` or `scan` and N the number of reads (scans: passes).
+//! with MODE `point`, `head`, `reversed` or `scan` and N the number of reads (scans: passes);
+//! a third argument, a budget in MiB, turns the row cache on (0 or none: off).
 //! It prints the time of its read loop and a checksum of what it read.
 
 use bytes::Bytes;
@@ -27,8 +28,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("point", String::as_str).to_string();
     let n: usize = args.get(2).map_or(Ok(200_000), |s| s.parse())?;
+    let cache_mib: usize = args.get(3).map_or(Ok(0), |s| s.parse())?;
     let dir = tempfile::tempdir()?;
-    let db = Database::open(DatabaseConfig::new(dir.path()))?;
+    let mut cfg = DatabaseConfig::new(dir.path());
+    cfg.row_cache_bytes = cache_mib << 20;
+    let db = Database::open(cfg)?;
     let schema = TableSchema::new("ks", "t")
         .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
         .with_clustering("b", CqlType::Int, Order::Asc)
@@ -107,5 +111,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     println!("{mode}: {n} in {:?}, {sum} rows", started.elapsed());
+    if let Some(c) = db.row_cache() {
+        println!("{:?}", c.stats());
+    }
     Ok(())
 }
