@@ -412,3 +412,163 @@ impl CachedPartition {
         ctx.refund(self.header_bytes);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::LivenessInfo;
+
+    fn k(b: u8) -> ClusteringKey {
+        ClusteringKey(Bytes::from(vec![0x10, b]))
+    }
+
+    fn row() -> Row {
+        Row {
+            marker: Some(LivenessInfo::live(1)),
+            ..Row::default()
+        }
+    }
+
+    fn all() -> (Position, Position) {
+        let r = crate::model::ClusteringRange::all();
+        (Position::before(&r.start), Position::before(&r.end))
+    }
+
+    /// Rows `[from, to]` read forward from the head, as a populating read marks them.
+    fn populated(lru: &mut Lru<EntryRef>, key: &DecoratedKey, from: u8, to: u8) -> CachedPartition {
+        let mut ctx = Ctx {
+            lru,
+            table: 1,
+            key,
+            bytes: 0,
+            row_insertions: 0,
+        };
+        let mut p = CachedPartition::new(None, None, Vec::new(), &mut ctx);
+        let (lo, _) = all();
+        let mut cursor = lo;
+        for b in from..=to {
+            p.insert_row(&k(b), row(), &mut ctx);
+            p.mark(cursor, Position::at(&k(b)), &mut ctx);
+            cursor = Position::at(&k(b));
+        }
+        p
+    }
+
+    fn keys(rows: &[(ClusteringKey, Row)]) -> Vec<u8> {
+        rows.iter()
+            .filter_map(|(k, _)| k.0.get(1).copied())
+            .collect()
+    }
+
+    #[test]
+    fn population_marks_exactly_the_interval_read() {
+        let mut lru = Lru::default();
+        let key = DecoratedKey::new(Bytes::from_static(b"p"));
+        // A `LIMIT 3` read from the head: rows 1..=3 and "nothing before row 1".
+        let p = populated(&mut lru, &key, 1, 3);
+        let (lo, hi) = all();
+        let mut out = Vec::new();
+        let end = p.walk_forward(&lo, &hi, 10, &mut lru, &mut out);
+        assert_eq!(keys(&out), vec![1, 2, 3]);
+        assert_eq!(
+            end,
+            WalkEnd::Gap(Position::at(&k(3))),
+            "nothing known past row 3"
+        );
+        // Reversed from the end: unknown at once.
+        let mut out = Vec::new();
+        assert_eq!(
+            p.walk_reverse(&hi, &lo, 10, &mut lru, &mut out),
+            WalkEnd::Gap(hi.clone())
+        );
+        // Just past row 3 is unknown (the read stopped at row 3); below it all is known.
+        let mut out = Vec::new();
+        let past = Position::after(&k(3));
+        assert_eq!(
+            p.walk_reverse(&past, &lo, 10, &mut lru, &mut out),
+            WalkEnd::Gap(past.clone())
+        );
+        let mut out = Vec::new();
+        let from = Position::at(&k(3));
+        assert_eq!(
+            p.walk_reverse(&from, &lo, 10, &mut lru, &mut out),
+            WalkEnd::Done
+        );
+        assert_eq!(keys(&out), vec![2, 1]);
+    }
+
+    #[test]
+    fn evicting_a_row_breaks_continuity_next_to_it_only() {
+        let mut lru = Lru::default();
+        let key = DecoratedKey::new(Bytes::from_static(b"p"));
+        let mut p = populated(&mut lru, &key, 1, 5);
+        let mut ctx = Ctx {
+            lru: &mut lru,
+            table: 1,
+            key: &key,
+            bytes: 0,
+            row_insertions: 0,
+        };
+        assert!(p.evict(&Position::at(&k(3)), &mut ctx));
+        assert!(ctx.bytes < 0, "eviction refunds");
+        let (lo, hi) = all();
+        let mut out = Vec::new();
+        let end = p.walk_forward(&lo, &hi, 10, &mut lru, &mut out);
+        assert_eq!(keys(&out), vec![1, 2]);
+        assert_eq!(end, WalkEnd::Gap(Position::at(&k(2))));
+        // Past the hole, rows 4 and 5 are still known to follow each other.
+        let mut out = Vec::new();
+        let from = Position::at(&k(4));
+        let to = Position::at(&k(5));
+        assert_eq!(
+            p.walk_forward(&from, &to, 10, &mut lru, &mut out),
+            WalkEnd::Done
+        );
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn one_eviction_step_removes_one_entry_of_a_large_partition() {
+        let mut lru = Lru::default();
+        let key = DecoratedKey::new(Bytes::from_static(b"p"));
+        let mut p = populated(&mut lru, &key, 0, 200);
+        let before = p.entry_count();
+        let oldest = lru.pop_oldest().map(|r| r.pos);
+        let mut ctx = Ctx {
+            lru: &mut lru,
+            table: 1,
+            key: &key,
+            bytes: 0,
+            row_insertions: 0,
+        };
+        if let Some(pos) = oldest {
+            p.evict(&pos, &mut ctx);
+        }
+        assert_eq!(p.entry_count(), before - 1);
+    }
+
+    #[test]
+    fn a_flush_merges_only_where_the_cache_is_continuous() {
+        let mut lru = Lru::default();
+        let key = DecoratedKey::new(Bytes::from_static(b"p"));
+        // Rows 10..=12 known from the head; nothing known after 12.
+        let mut p = populated(&mut lru, &key, 10, 12);
+        let mut ctx = Ctx {
+            lru: &mut lru,
+            table: 1,
+            key: &key,
+            bytes: 0,
+            row_insertions: 0,
+        };
+        let rows = [5u8, 11, 20].into_iter().map(|b| (k(b), row()));
+        let merged = p.apply_flushed(None, None, &[], rows, &mut ctx);
+        assert_eq!(
+            merged, 2,
+            "row 5 (a known gap) and row 11 (cached); not row 20"
+        );
+        let (lo, hi) = all();
+        let mut out = Vec::new();
+        p.walk_forward(&lo, &hi, 10, &mut lru, &mut out);
+        assert_eq!(keys(&out), vec![5, 10, 11, 12]);
+    }
+}
