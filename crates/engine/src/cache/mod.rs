@@ -206,13 +206,7 @@ impl Inner {
         let Inner {
             tables, lru, stats, ..
         } = self;
-        let mut ctx = Ctx {
-            lru,
-            table: r.table,
-            key: &r.key,
-            bytes: 0,
-            row_insertions: 0,
-        };
+        let mut ctx = Ctx::new(lru, r.table, &r.key);
         if let Some(t) = tables.get_mut(&r.table) {
             let emptied = match t.partitions.get_mut(&r.key) {
                 Some(p) => {
@@ -243,13 +237,7 @@ impl Inner {
         let parts = std::mem::take(&mut t.partitions);
         let mut freed = 0isize;
         for (key, p) in parts {
-            let mut ctx = Ctx {
-                lru: &mut self.lru,
-                table: slot,
-                key: &key,
-                bytes: 0,
-                row_insertions: 0,
-            };
+            let mut ctx = Ctx::new(&mut self.lru, slot, &key);
             let (rows, _) = p.release(&mut ctx);
             freed += ctx.bytes;
             self.stats.row_removals += rows;
@@ -324,13 +312,7 @@ impl RowCache {
         else {
             return;
         };
-        let mut ctx = Ctx {
-            lru,
-            table: self.slot,
-            key,
-            bytes: 0,
-            row_insertions: 0,
-        };
+        let mut ctx = Ctx::new(lru, self.slot, key);
         let merged = cached.apply_flushed(
             p.deletion,
             p.static_row,

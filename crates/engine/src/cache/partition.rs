@@ -102,7 +102,18 @@ pub struct Ctx<'a> {
     pub row_insertions: u64,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// An operation on partition `key` of table slot `table`, nothing accounted yet.
+    pub fn new(lru: &'a mut Lru<EntryRef>, table: u64, key: &'a DecoratedKey) -> Self {
+        Ctx {
+            lru,
+            table,
+            key,
+            bytes: 0,
+            row_insertions: 0,
+        }
+    }
+
     fn charge(&mut self, n: usize) {
         self.bytes += isize::try_from(n).unwrap_or(isize::MAX);
     }
@@ -436,13 +447,7 @@ mod tests {
 
     /// Rows `[from, to]` read forward from the head, as a populating read marks them.
     fn populated(lru: &mut Lru<EntryRef>, key: &DecoratedKey, from: u8, to: u8) -> CachedPartition {
-        let mut ctx = Ctx {
-            lru,
-            table: 1,
-            key,
-            bytes: 0,
-            row_insertions: 0,
-        };
+        let mut ctx = Ctx::new(lru, 1, key);
         let mut p = CachedPartition::new(None, None, Vec::new(), &mut ctx);
         let (lo, _) = all();
         let mut cursor = lo;
@@ -502,13 +507,7 @@ mod tests {
         let mut lru = Lru::default();
         let key = DecoratedKey::new(Bytes::from_static(b"p"));
         let mut p = populated(&mut lru, &key, 1, 5);
-        let mut ctx = Ctx {
-            lru: &mut lru,
-            table: 1,
-            key: &key,
-            bytes: 0,
-            row_insertions: 0,
-        };
+        let mut ctx = Ctx::new(&mut lru, 1, &key);
         assert!(p.evict(&Position::at(&k(3)), &mut ctx));
         assert!(ctx.bytes < 0, "eviction refunds");
         let (lo, hi) = all();
@@ -534,13 +533,7 @@ mod tests {
         let mut p = populated(&mut lru, &key, 0, 200);
         let before = p.entry_count();
         let oldest = lru.pop_oldest().map(|r| r.pos);
-        let mut ctx = Ctx {
-            lru: &mut lru,
-            table: 1,
-            key: &key,
-            bytes: 0,
-            row_insertions: 0,
-        };
+        let mut ctx = Ctx::new(&mut lru, 1, &key);
         if let Some(pos) = oldest {
             p.evict(&pos, &mut ctx);
         }
@@ -553,13 +546,7 @@ mod tests {
         let key = DecoratedKey::new(Bytes::from_static(b"p"));
         // Rows 10..=12 known from the head; nothing known after 12.
         let mut p = populated(&mut lru, &key, 10, 12);
-        let mut ctx = Ctx {
-            lru: &mut lru,
-            table: 1,
-            key: &key,
-            bytes: 0,
-            row_insertions: 0,
-        };
+        let mut ctx = Ctx::new(&mut lru, 1, &key);
         let rows = [5u8, 11, 20].into_iter().map(|b| (k(b), row()));
         let merged = p.apply_flushed(None, None, &[], rows, &mut ctx);
         assert_eq!(

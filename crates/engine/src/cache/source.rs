@@ -68,13 +68,7 @@ impl RowCache {
             stats.mispopulations += 1;
             return false;
         }
-        let mut ctx = Ctx {
-            lru,
-            table: self.slot,
-            key,
-            bytes: 0,
-            row_insertions: 0,
-        };
+        let mut ctx = Ctx::new(lru, self.slot, key);
         let p = t.partitions.entry(key.clone()).or_insert_with(|| {
             stats.partition_insertions += 1;
             CachedPartition::new(
