@@ -11,6 +11,7 @@
 //! already hold — the replayed data is flushed, and only then are the old segments released.
 //! A crash at any point of startup leaves the same data to recover again.
 
+use crate::cache::CacheTracker;
 use crate::commitlog::{self, Commitlog, CommitlogConfig, ReplayReport, SyncMode};
 use crate::compaction;
 use crate::compaction::job::JobReport;
@@ -69,6 +70,9 @@ pub struct DatabaseConfig {
     /// `incremental_backups`: link every flushed or loaded sstable into the table's
     /// `backups/` (switched at run time with [`Database::set_incremental_backups`]).
     pub incremental_backups: bool,
+    /// The row cache's byte budget, shared by every table ([`crate::cache`]); 0 (the
+    /// default for now) runs without a row cache.
+    pub row_cache_bytes: usize,
 }
 
 impl DatabaseConfig {
@@ -90,6 +94,7 @@ impl DatabaseConfig {
             map_sequential_reads: true,
             auto_snapshot: true,
             incremental_backups: false,
+            row_cache_bytes: 0,
         }
     }
 }
@@ -135,6 +140,8 @@ struct Inner {
     describer: RwLock<Option<Arc<SchemaDescriber>>>,
     /// Wakes the snapshot-expiry thread (to stop it).
     expiry_wake: (Mutex<bool>, Condvar),
+    /// The row cache every table shares (`row_cache_bytes > 0`).
+    cache: Option<Arc<CacheTracker>>,
 }
 
 /// A Cairn database.
@@ -155,9 +162,11 @@ impl Database {
         let mut names = TableNames::default();
         let registry = snapshot::Registry::default();
         let backups = Arc::new(AtomicBool::new(config.incremental_backups));
+        let cache = (config.row_cache_bytes > 0).then(|| CacheTracker::new(config.row_cache_bytes));
         let settings = |backups: &Arc<AtomicBool>| TableSettings {
             incremental_backups: Arc::clone(backups),
             map_sequential_reads: config.map_sequential_reads,
+            cache: cache.clone(),
         };
         for ks in std::fs::read_dir(&config.data_dir).with_path(&config.data_dir)? {
             let ks = ks.with_path(&config.data_dir)?.path();
@@ -255,6 +264,7 @@ impl Database {
             incremental_backups: backups,
             describer: RwLock::new(None),
             expiry_wake: (Mutex::new(false), Condvar::new()),
+            cache,
         });
         let weak = Arc::downgrade(&inner);
         let mut manager_config = inner.config.compaction.clone();
@@ -322,6 +332,7 @@ impl Database {
             TableSettings {
                 incremental_backups: Arc::clone(&self.inner.incremental_backups),
                 map_sequential_reads: self.inner.config.map_sequential_reads,
+                cache: self.inner.cache.clone(),
             },
         )?);
         self.inner.snapshots.insert(Arc::clone(table.snapshots()));
@@ -582,6 +593,11 @@ impl Database {
                 .lock()
                 .send(FlushJob::Table(t.schema().id, None));
         }
+    }
+
+    /// The row cache every table shares, when the database has one.
+    pub fn row_cache(&self) -> Option<&Arc<CacheTracker>> {
+        self.inner.cache.as_ref()
     }
 
     /// Reads one partition.

@@ -4,6 +4,7 @@
 //! `cql` crate turns statements into [`model::Partition`] mutations and read commands.
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod cache;
 pub mod commitlog;
 pub mod compaction;
 pub mod database;

@@ -21,8 +21,11 @@
 //! Readers and a flush may run while writes continue; a flush works on a memtable that has
 //! been switched out and receives no more writes.
 
+use crate::error::Result;
+use crate::metrics::ReadKind;
 use crate::model::{ClusteringKey, DecoratedKey, DeletionTime, Partition, PartitionPos};
 use crate::model::{RangeTombstone, Row};
+use crate::read::source::{PartitionScan, PartitionSource, SourcePartition, SourceQuery};
 use parking_lot::{Mutex, RwLock};
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap};
@@ -490,6 +493,99 @@ impl DoubleEndedIterator for RowsIter<'_> {
             RowsIter::Small(it) => it.next_back().map(|(k, r)| (k, r)),
             RowsIter::Large(it) => it.next_back(),
         }
+    }
+}
+
+/// A memtable is a source of partitions ([`crate::read::source`]). Its rows are copied out
+/// under the partition's lock (only the slice asked for), so a reader never holds a lock
+/// while it merges, and sees each partition as of one instant: all of a write or none of it.
+/// It gives no timestamp bound: writes land while it is read, so its
+/// [`PartitionSource::timestamp_bound`] is the default "unknown".
+impl PartitionSource for Arc<Memtable> {
+    fn partition(
+        &self,
+        key: &DecoratedKey,
+        _hash: (u64, u64),
+        q: &SourceQuery<'_>,
+    ) -> Result<Option<SourcePartition>> {
+        Ok(self.with_partition(key, |p| p.slice(q)))
+    }
+
+    fn scan_partitions(&self, start: &PartitionPos, _kind: ReadKind) -> Box<dyn PartitionScan> {
+        Box::new(MemtableScan {
+            memtable: Arc::clone(self),
+            pos: start.clone(),
+            peeked: None,
+        })
+    }
+}
+
+/// A scan of a memtable: each step finds the next key after the last one, so partitions
+/// written meanwhile ahead of the scan are seen.
+struct MemtableScan {
+    memtable: Arc<Memtable>,
+    pos: PartitionPos,
+    peeked: Option<DecoratedKey>,
+}
+
+impl PartitionScan for MemtableScan {
+    fn peek(&mut self) -> Result<Option<&DecoratedKey>> {
+        if self.peeked.is_none() {
+            self.peeked = self.memtable.next_key(&self.pos);
+        }
+        Ok(self.peeked.as_ref())
+    }
+
+    fn open(&mut self, q: &SourceQuery<'_>) -> Result<Option<SourcePartition>> {
+        self.peek()?;
+        let Some(key) = self.peeked.take() else {
+            return Ok(None);
+        };
+        let p = self.memtable.with_partition(&key, |p| p.slice(q));
+        self.pos = PartitionPos::After(key);
+        Ok(p)
+    }
+
+    fn skip(&mut self) {
+        if let Some(key) = self.peeked.take() {
+            self.pos = PartitionPos::After(key);
+        }
+    }
+}
+
+impl MemPartition {
+    /// A copy of what `q` wants of the partition, as a source's view.
+    fn slice(&self, q: &SourceQuery<'_>) -> SourcePartition {
+        let mut rows = Vec::new();
+        for r in q.slice.ranges() {
+            let lo = ClusteringKey(r.start.clone());
+            let hi = ClusteringKey(r.end.clone());
+            if lo >= hi {
+                continue;
+            }
+            rows.extend(
+                self.rows_in(Bound::Included(&lo), Bound::Excluded(&hi))
+                    .map(|(k, row)| (k.clone(), row.clone())),
+            );
+        }
+        if q.reversed {
+            rows.reverse();
+        }
+        SourcePartition::from_rows(
+            self.head.deletion,
+            if q.wants_static() {
+                self.head.static_row.clone()
+            } else {
+                None
+            },
+            self.head
+                .range_tombstones
+                .iter()
+                .filter(|rt| q.wants(rt))
+                .cloned()
+                .collect(),
+            rows,
+        )
     }
 }
 

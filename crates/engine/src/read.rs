@@ -1,23 +1,30 @@
-//! The read path: merge a partition from memtables and sstables, apply every tombstone,
-//! keep what is live, and scan partitions in token order.
+//! The read path: a table's sources merged into what a reader sees.
+//!
+//! It is built in separate steps over one seam ([`source`]): every source — memtable,
+//! sstable, and the merged set itself — yields partitions as data (tombstones included) in
+//! token order, each a stream of rows in clustering order; [`merge`] reconciles several
+//! sources' views of one partition into one, still data (compaction's view stops there);
+//! [`live`] applies the tombstones and keeps what is live (a query's view).
 //!
 //! Sources are consulted newest-first by maximum timestamp; once a partition tombstone newer
-//! than everything an sstable holds is known, that sstable is skipped (its data is shadowed).
+//! than everything a source holds is known, that source is skipped (its data is shadowed).
 //! SSTables are also skipped by key range and bloom filter, and — when the read does not need
 //! the static row or partition-level tombstones — by their clustering range. Rows are merged
 //! lazily in clustering order (or reversed), so a `LIMIT` stops reading early.
 
+pub mod live;
+pub mod merge;
+pub mod source;
+
 use crate::error::Result;
-use crate::memtable::{MemPartition, Memtable};
+use crate::memtable::Memtable;
 use crate::metrics::ReadKind;
-use crate::model::partition::covering_deletion;
 use crate::model::{
-    CellCounts, ClusteringKey, ColumnId, DecoratedKey, DeletionTime, NowSecs, Partition,
-    PartitionPos, RangeTombstone, Row, Slice, Token,
+    CellCounts, ClusteringKey, ColumnId, DecoratedKey, NowSecs, PartitionPos, Row, Slice, Token,
 };
-use crate::sstable::reader::{DataCursor, IndexEntry, IndexScanner, RowIter, SSTable};
-use std::collections::HashMap;
-use std::ops::Bound;
+use crate::sstable::reader::SSTable;
+use merge::MergedPartition;
+use source::{PartitionScan, PartitionSource, SourcePartition, SourceQuery};
 use std::sync::Arc;
 
 /// What to read from a partition.
@@ -82,64 +89,55 @@ pub struct Snapshot {
     /// What dropped columns left (see [`crate::schema::TableSchema::hidden_cells`]): removed
     /// before liveness is decided.
     pub hidden_columns: Arc<[(ColumnId, i64)]>,
+    /// The row cache in front of `sstables` (reading through to them): when set,
+    /// single-partition reads consult it instead of the sstables. Scans read the sstables.
+    pub cache: Option<Arc<dyn PartitionSource>>,
 }
 
-/// Where a partition's rows come from during a merge.
-enum RowStream {
-    /// Rows copied out of a memtable, already in read order.
-    Memtable(std::vec::IntoIter<(ClusteringKey, Row)>),
-    /// Rows read lazily from an sstable (with the sstable's generation).
-    SSTable(u64, Box<RowIter>),
-}
-
-impl Iterator for RowStream {
-    type Item = Result<(ClusteringKey, Row)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            RowStream::Memtable(it) => it.next().map(Ok),
-            RowStream::SSTable(_, it) => it.next(),
+impl ReadCommand {
+    /// What this command asks of each source.
+    pub fn source_query(&self) -> SourceQuery<'_> {
+        SourceQuery {
+            slice: &self.slice,
+            reversed: self.reversed,
+            include_static: self.include_static,
+            full_header: false,
+            kind: ReadKind::Query,
         }
     }
-}
-
-/// Scan cursors kept per sstable generation across the partitions of a scan.
-type Cursors = HashMap<u64, DataCursor>;
-
-fn slice_of(p: &MemPartition, cmd: &ReadCommand) -> Partition {
-    let mut out = Partition {
-        deletion: p.deletion(),
-        static_row: if cmd.include_static {
-            p.static_row().cloned()
-        } else {
-            None
-        },
-        range_tombstones: p
-            .range_tombstones()
-            .iter()
-            .filter(|rt| cmd.slice.intersects(&rt.range))
-            .cloned()
-            .collect(),
-        rows: Default::default(),
-    };
-    for r in cmd.slice.ranges() {
-        let lo = ClusteringKey(r.start.clone());
-        let hi = ClusteringKey(r.end.clone());
-        if lo >= hi {
-            continue;
-        }
-        let rows = p.rows_in(Bound::Included(&lo), Bound::Excluded(&hi));
-        for (k, row) in rows {
-            out.rows.insert(k.clone(), row.clone());
-        }
-    }
-    out
 }
 
 impl Snapshot {
     /// Reads one partition; `None` when nothing live is selected.
     pub fn read(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
         Ok(self.read_consulting(key, cmd)?.0)
+    }
+
+    /// The sources, memtables first (newest first), then sstables.
+    fn source(&self, i: usize) -> Option<&dyn PartitionSource> {
+        match self.memtables.get(i) {
+            Some(m) => Some(m),
+            None => self
+                .sstables
+                .get(i - self.memtables.len())
+                .map(|s| s as &dyn PartitionSource),
+        }
+    }
+
+    fn source_count(&self) -> usize {
+        self.memtables.len() + self.sstables.len()
+    }
+
+    /// The sources of a single-partition read: the memtables, then the cache when there is
+    /// one, else the sstables.
+    fn point_sources(&self) -> Vec<&dyn PartitionSource> {
+        let mut out: Vec<&dyn PartitionSource> = Vec::with_capacity(self.source_count());
+        out.extend(self.memtables.iter().map(|m| m as &dyn PartitionSource));
+        match &self.cache {
+            Some(c) => out.push(c.as_ref()),
+            None => out.extend(self.sstables.iter().map(|s| s as &dyn PartitionSource)),
+        }
+        out
     }
 
     /// [`Snapshot::read`], also returning what the read consulted and visited.
@@ -149,150 +147,50 @@ impl Snapshot {
         cmd: &ReadCommand,
     ) -> Result<(Option<PartitionResult>, ReadCounts)> {
         let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
-        let mut sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)> = self
-            .sstables
-            .iter()
-            .filter(|s| s.may_contain(key, hash))
-            .map(|s| (Arc::clone(s), None))
-            .collect();
-        sstables.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
-        let mut counts = ReadCounts {
-            sstables: sstables.len(),
-            cells: CellCounts::default(),
-        };
-        let result = self.merge(key, sstables, cmd, None, &mut counts.cells)?;
+        let mut counts = ReadCounts::default();
+        let merged = self.merge_partition(key, hash, &cmd.source_query(), Some(&mut counts))?;
+        let result =
+            live::live_partition(key, merged, cmd, &self.hidden_columns, &mut counts.cells)?;
         Ok((result, counts))
     }
 
-    /// Merges one partition from the memtables and the given sstables (newest first). Scans
-    /// pass `cursors` so each sstable keeps one read-ahead cursor across partitions.
-    ///
-    /// `counts` receives what the merge visited: the partition tombstone, the range
-    /// tombstones intersecting the slice (one each), and each merged row's live cells and
-    /// tombstones ([`Row::into_live_counting`]) — rows up to the one that completed the
-    /// limit, after shadowing by the partition and range tombstones (shadowed data is not
-    /// visited: the covering tombstone stands for it).
-    fn merge(
+    /// Merges one partition from every source that may hold it, newest first, skipping the
+    /// sources a partition tombstone already read shadows (see the module doc). `counts`,
+    /// when given, receives the sstables consulted.
+    fn merge_partition(
         &self,
         key: &DecoratedKey,
-        sstables: Vec<(Arc<SSTable>, Option<IndexEntry>)>,
-        cmd: &ReadCommand,
-        mut cursors: Option<&mut Cursors>,
-        counts: &mut CellCounts,
-    ) -> Result<Option<PartitionResult>> {
-        let mut deletion: Option<DeletionTime> = None;
-        let mut static_row: Option<Row> = None;
-        let mut rts: Vec<RangeTombstone> = Vec::new();
-        let mut streams: Vec<RowStream> = Vec::new();
-
-        for m in &self.memtables {
-            if let Some(p) = m.with_partition(key, |p| slice_of(p, cmd)) {
-                deletion = DeletionTime::max(deletion, p.deletion);
-                merge_static(&mut static_row, p.static_row);
-                rts.extend(p.range_tombstones);
-                let rows: Vec<_> = if cmd.reversed {
-                    p.rows.into_iter().rev().collect()
-                } else {
-                    p.rows.into_iter().collect()
-                };
-                streams.push(RowStream::Memtable(rows.into_iter()));
+        hash: (u64, u64),
+        q: &SourceQuery<'_>,
+        counts: Option<&mut ReadCounts>,
+    ) -> Result<MergedPartition> {
+        let m = self.memtables.len();
+        let sources = self.point_sources();
+        let mut order: Vec<&dyn PartitionSource> = Vec::with_capacity(sources.len());
+        for (i, s) in sources.into_iter().enumerate() {
+            if i < m || s.may_hold(key, hash) {
+                order.push(s);
             }
         }
-        for (sst, entry) in sstables {
-            if deletion.is_some_and(|d| sst.stats.max_timestamp <= d.marked_at) {
-                // Everything in this sstable is older than a partition tombstone we hold.
+        if let Some(c) = counts {
+            c.sstables = if self.cache.is_some() {
+                0
+            } else {
+                order.len() - m
+            };
+        }
+        // Stable: memtables (no timestamp bound) stay first, in their order.
+        order.sort_by_key(|s| std::cmp::Reverse(s.timestamp_bound()));
+        let mut merged = MergedPartition::new(q.reversed);
+        for src in order {
+            if shadowed(&merged, src) || src.skippable(q) {
                 continue;
             }
-            // Skip by clustering range (rows and range-tombstone bounds) when neither the static
-            // row nor a partition tombstone can matter.
-            if !cmd.include_static
-                && sst.stats.max_partition_deletion == i64::MIN
-                && !sst.stats.max_clustering.is_empty()
-                && !cmd
-                    .slice
-                    .overlaps_keys(&sst.stats.min_clustering, &sst.stats.max_clustering)
-            {
-                continue;
-            }
-            let entry = match entry {
-                Some(e) => e,
-                // Only point reads come without an entry, and they consult only the sstables
-                // whose bloom filter admitted the key (`read_consulting`).
-                None => match sst.find_admitted(key, ReadKind::Query)? {
-                    Some(e) => e,
-                    None => continue,
-                },
-            };
-            let mut cur = match cursors.as_deref_mut() {
-                Some(c) => c
-                    .remove(&sst.generation)
-                    .unwrap_or_else(|| sst.scan_cursor(ReadKind::Query)),
-                None => sst.cursor(ReadKind::Query),
-            };
-            let header = sst.read_header(&entry, &mut cur)?;
-            deletion = DeletionTime::max(deletion, header.deletion);
-            if cmd.include_static {
-                merge_static(&mut static_row, header.static_row);
-            }
-            rts.extend(
-                header
-                    .range_tombstones
-                    .into_iter()
-                    .filter(|rt| cmd.slice.intersects(&rt.range)),
-            );
-            streams.push(RowStream::SSTable(
-                sst.generation,
-                Box::new(sst.rows(&entry, &cmd.slice, cmd.reversed, cur)),
-            ));
-        }
-
-        counts.tombstones += u64::from(deletion.is_some()) + rts.len() as u64;
-        let static_row = static_row.and_then(|mut s| {
-            if let Some(d) = deletion {
-                s.apply_deletion(d);
-            }
-            s.remove_columns(&self.hidden_columns);
-            let mut live = s.into_live_counting(cmd.now, counts)?;
-            if let Some(cols) = &cmd.columns {
-                live.retain_columns(cols);
-            }
-            (!live.columns.is_empty()).then_some(live)
-        });
-
-        let mut rows = Vec::new();
-        let limit = cmd.limit.unwrap_or(usize::MAX);
-        let mut merger = RowMerger::new(streams, cmd.reversed);
-        while rows.len() < limit {
-            let Some((ck, mut row)) = merger.next_row()? else {
-                break;
-            };
-            let shadow = DeletionTime::max(deletion, covering_deletion(&rts, &ck.0));
-            if let Some(d) = shadow {
-                row.apply_deletion(d);
-            }
-            row.remove_columns(&self.hidden_columns);
-            if let Some(mut live) = row.into_live_counting(cmd.now, counts) {
-                if let Some(cols) = &cmd.columns {
-                    live.retain_columns(cols);
-                }
-                rows.push((ck, live));
+            if let Some(p) = src.partition(key, hash, q)? {
+                merged.add(p);
             }
         }
-        if let Some(c) = cursors {
-            for stream in merger.streams {
-                if let RowStream::SSTable(generation, it) = stream {
-                    c.insert(generation, it.into_cursor());
-                }
-            }
-        }
-        if static_row.is_none() && rows.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(PartitionResult {
-            key: key.clone(),
-            static_row,
-            rows,
-        }))
+        Ok(merged)
     }
 
     /// Scans partitions in token order from `start`, up to and including `end_token`.
@@ -302,157 +200,161 @@ impl Snapshot {
         end_token: Option<Token>,
         cmd: ReadCommand,
     ) -> ScanIter {
-        let scanners = self
-            .sstables
-            .iter()
-            .map(|s| (s.scan(&start, ReadKind::Query), None))
-            .collect();
         ScanIter {
-            snapshot: self.clone(),
-            pos: start,
+            merge: self.merging_scan(&start, ReadKind::Query),
             end_token,
             cmd,
-            scanners,
-            cursors: HashMap::new(),
             done: false,
         }
     }
-}
 
-fn merge_static(acc: &mut Option<Row>, next: Option<Row>) {
-    match (acc.as_mut(), next) {
-        (Some(a), Some(b)) => a.merge(b),
-        (None, Some(b)) => *acc = Some(b),
-        _ => {}
-    }
-}
-
-/// K-way merge of row streams sorted in the same direction; equal keys are reconciled.
-struct RowMerger {
-    streams: Vec<RowStream>,
-    heads: Vec<Option<(ClusteringKey, Row)>>,
-    reversed: bool,
-    primed: bool,
-}
-
-impl RowMerger {
-    fn new(streams: Vec<RowStream>, reversed: bool) -> Self {
-        let heads = streams.iter().map(|_| None).collect();
-        RowMerger {
-            streams,
-            heads,
-            reversed,
-            primed: false,
+    fn merging_scan(&self, start: &PartitionPos, kind: ReadKind) -> MergingScan {
+        let scans = (0..self.source_count())
+            .filter_map(|i| self.source(i))
+            .map(|s| s.scan_partitions(start, kind))
+            .collect();
+        MergingScan {
+            snapshot: self.clone(),
+            scans,
+            peeked: None,
         }
-    }
-
-    fn advance(&mut self, i: usize) -> Result<()> {
-        self.heads[i] = self.streams[i].next().transpose()?;
-        Ok(())
-    }
-
-    fn next_row(&mut self) -> Result<Option<(ClusteringKey, Row)>> {
-        if !self.primed {
-            for i in 0..self.streams.len() {
-                self.advance(i)?;
-            }
-            self.primed = true;
-        }
-        let mut best: Option<usize> = None;
-        for (i, h) in self.heads.iter().enumerate() {
-            let Some((k, _)) = h else { continue };
-            best = match best {
-                None => Some(i),
-                Some(b) => {
-                    let bk = self.heads[b].as_ref().map(|h| &h.0);
-                    let better = bk.is_some_and(|bk| if self.reversed { k > bk } else { k < bk });
-                    if better {
-                        Some(i)
-                    } else {
-                        Some(b)
-                    }
-                }
-            };
-        }
-        let Some(b) = best else { return Ok(None) };
-        let Some((key, mut row)) = self.heads[b].take() else {
-            return Ok(None);
-        };
-        self.advance(b)?;
-        for i in 0..self.heads.len() {
-            if self.heads[i].as_ref().is_some_and(|h| h.0 == key) {
-                if let Some((_, other)) = self.heads[i].take() {
-                    row.merge(other);
-                }
-                self.advance(i)?;
-            }
-        }
-        Ok(Some((key, row)))
     }
 }
 
-/// Partitions of a range scan, in token order.
-pub struct ScanIter {
+/// True when every write `src` holds is older than the partition tombstone merged so far.
+fn shadowed(merged: &MergedPartition, src: &dyn PartitionSource) -> bool {
+    merged
+        .deletion
+        .is_some_and(|d| src.timestamp_bound() <= d.marked_at)
+}
+
+/// The merged set of a snapshot is itself a source: what it yields is every source's data
+/// reconciled, tombstones still in (the row cache reads through it).
+impl PartitionSource for Snapshot {
+    fn partition(
+        &self,
+        key: &DecoratedKey,
+        hash: (u64, u64),
+        q: &SourceQuery<'_>,
+    ) -> Result<Option<SourcePartition>> {
+        let merged = self.merge_partition(key, hash, q, None)?;
+        Ok((merged.sources > 0).then(|| merged.into_source()))
+    }
+
+    fn scan_partitions(&self, start: &PartitionPos, kind: ReadKind) -> Box<dyn PartitionScan> {
+        Box::new(self.merging_scan(start, kind))
+    }
+}
+
+/// A scan merging every source's scan: each step takes the smallest next key over the sources
+/// and merges that partition from those holding it, newest first.
+pub struct MergingScan {
     snapshot: Snapshot,
-    pos: PartitionPos,
+    /// One scan per source, in [`Snapshot::source`] order.
+    scans: Vec<Box<dyn PartitionScan>>,
+    peeked: Option<DecoratedKey>,
+}
+
+impl MergingScan {
+    fn next_key(&mut self) -> Result<Option<DecoratedKey>> {
+        let mut next: Option<&DecoratedKey> = None;
+        for sc in &mut self.scans {
+            if let Some(k) = sc.peek()? {
+                if next.is_none_or(|n| k < n) {
+                    next = Some(k);
+                }
+            }
+        }
+        Ok(next.cloned())
+    }
+
+    /// Merges the peeked partition; `None` at the end.
+    fn open_merged(
+        &mut self,
+        q: &SourceQuery<'_>,
+    ) -> Result<Option<(DecoratedKey, MergedPartition)>> {
+        let key = match self.peeked.take() {
+            Some(k) => k,
+            None => match self.next_key()? {
+                Some(k) => k,
+                None => return Ok(None),
+            },
+        };
+        let mut holding = Vec::new();
+        for (i, sc) in self.scans.iter_mut().enumerate() {
+            if sc.peek()?.is_some_and(|k| *k == key) {
+                holding.push(i);
+            }
+        }
+        let snap = &self.snapshot;
+        holding
+            .sort_by_key(|&i| std::cmp::Reverse(snap.source(i).map_or(0, |s| s.timestamp_bound())));
+        let mut merged = MergedPartition::new(q.reversed);
+        for i in holding {
+            let (Some(src), Some(sc)) = (snap.source(i), self.scans.get_mut(i)) else {
+                continue;
+            };
+            if shadowed(&merged, src) || src.skippable(q) {
+                sc.skip();
+            } else if let Some(p) = sc.open(q)? {
+                merged.add(p);
+            }
+        }
+        Ok(Some((key, merged)))
+    }
+}
+
+impl PartitionScan for MergingScan {
+    fn peek(&mut self) -> Result<Option<&DecoratedKey>> {
+        if self.peeked.is_none() {
+            self.peeked = self.next_key()?;
+        }
+        Ok(self.peeked.as_ref())
+    }
+
+    fn open(&mut self, q: &SourceQuery<'_>) -> Result<Option<SourcePartition>> {
+        Ok(self.open_merged(q)?.map(|(_, m)| m.into_source()))
+    }
+
+    fn skip(&mut self) {
+        let Some(key) = self.peeked.take() else {
+            return;
+        };
+        for sc in &mut self.scans {
+            if sc.peek().ok().flatten().is_some_and(|k| *k == key) {
+                sc.skip();
+            }
+        }
+    }
+}
+
+/// Partitions of a range scan, in token order: live rows only.
+pub struct ScanIter {
+    merge: MergingScan,
     end_token: Option<Token>,
     cmd: ReadCommand,
-    scanners: Vec<(IndexScanner, Option<IndexEntry>)>,
-    cursors: Cursors,
     done: bool,
 }
 
 impl ScanIter {
     fn step(&mut self) -> Result<Option<PartitionResult>> {
         loop {
-            // The smallest next key over all sources.
-            let mut next: Option<DecoratedKey> = None;
-            for m in &self.snapshot.memtables {
-                if let Some(k) = m.next_key(&self.pos) {
-                    if next.as_ref().is_none_or(|n| k < *n) {
-                        next = Some(k);
-                    }
-                }
-            }
-            for (sc, peeked) in &mut self.scanners {
-                while peeked.as_ref().is_some_and(|e| !self.pos.admits(&e.key)) {
-                    *peeked = None;
-                }
-                if peeked.is_none() {
-                    *peeked = sc.next_entry()?;
-                    while peeked.as_ref().is_some_and(|e| !self.pos.admits(&e.key)) {
-                        *peeked = sc.next_entry()?;
-                    }
-                }
-                if let Some(e) = peeked {
-                    if next.as_ref().is_none_or(|n| e.key < *n) {
-                        next = Some(e.key.clone());
-                    }
-                }
-            }
-            let Some(key) = next else { return Ok(None) };
-            if self.end_token.is_some_and(|t| key.token > t) {
+            let end = self.end_token;
+            let past_end = self
+                .merge
+                .peek()?
+                .is_none_or(|k| end.is_some_and(|t| k.token > t));
+            if past_end {
                 return Ok(None);
             }
-            let mut entries = Vec::new();
-            for (sc, peeked) in &mut self.scanners {
-                if peeked.as_ref().is_some_and(|e| e.key == key) {
-                    if let Some(e) = peeked.take() {
-                        entries.push((Arc::clone(sc.sstable()), Some(e)));
-                    }
-                }
-            }
-            entries.sort_by_key(|s| std::cmp::Reverse(s.0.stats.max_timestamp));
-            self.pos = PartitionPos::After(key.clone());
+            let q = self.cmd.source_query();
+            let Some((key, merged)) = self.merge.open_merged(&q)? else {
+                return Ok(None);
+            };
             // Scans keep no per-read figures (Cassandra's are for single-partition reads).
             let mut counts = CellCounts::default();
-            if let Some(p) = self.snapshot.merge(
-                &key,
-                entries,
-                &self.cmd,
-                Some(&mut self.cursors),
-                &mut counts,
-            )? {
+            let hidden = Arc::clone(&self.merge.snapshot.hidden_columns);
+            if let Some(p) = live::live_partition(&key, merged, &self.cmd, &hidden, &mut counts)? {
                 return Ok(Some(p));
             }
         }

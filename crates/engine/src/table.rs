@@ -10,6 +10,8 @@
 //! and only its last fragment records where the interval ends. Flushing — switching, writing
 //! and publishing a memtable — is `flush`'s (`table/flush.rs`).
 
+use crate::cache::source::CachedSource;
+use crate::cache::{CacheTracker, RowCache};
 use crate::commitlog::CommitlogPosition;
 use crate::error::{Error, IoResultExt, Result};
 use crate::memtable::Memtable;
@@ -40,6 +42,9 @@ pub struct TableState {
     pub flushing: Vec<(Arc<Memtable>, CommitlogPosition)>,
     /// Live sstables.
     pub sstables: Vec<Arc<SSTable>>,
+    /// The row cache's phase this set belongs to (see [`crate::cache`]): advanced by every
+    /// change of the sstable set; 0 without a cache.
+    pub cache_phase: u64,
 }
 
 /// A snapshot of a table's counters.
@@ -131,6 +136,8 @@ pub struct TableSettings {
     pub incremental_backups: Arc<AtomicBool>,
     /// How sequential reads read data files ([`SSTable::map_sequential_reads`]).
     pub map_sequential_reads: bool,
+    /// The database's row cache, when it has one.
+    pub cache: Option<Arc<CacheTracker>>,
 }
 
 /// One table.
@@ -159,6 +166,8 @@ pub struct Table {
     settings: TableSettings,
     /// Held while `refresh` loads sstables into the table.
     refresh_lock: Mutex<()>,
+    /// The table's row cache (in front of its sstables), when the database has one.
+    cache: Option<Arc<RowCache>>,
 }
 
 impl Table {
@@ -225,6 +234,7 @@ impl Table {
                 active: Arc::new(Memtable::new(1)),
                 flushing: Vec::new(),
                 sstables,
+                cache_phase: 0,
             })),
             write_gate: RwLock::new(()),
             flush_lock: Mutex::new(()),
@@ -237,6 +247,7 @@ impl Table {
             requests: RequestMetrics::default(),
             dropped: AtomicBool::new(false),
             snapshots,
+            cache: settings.cache.as_ref().map(|t| Arc::new(t.table())),
             settings,
             refresh_lock: Mutex::new(()),
         })
@@ -304,8 +315,27 @@ impl Table {
         Arc::clone(&self.state.read())
     }
 
-    /// A read snapshot.
+    /// A read snapshot: single-partition reads go through the row cache when the table has
+    /// one.
     pub fn snapshot(&self) -> Snapshot {
+        let mut snap = self.snapshot_uncached();
+        if let Some(cache) = &self.cache {
+            let underlying = Snapshot {
+                memtables: Vec::new(),
+                ..snap.clone()
+            };
+            let phase = self.state.read().cache_phase;
+            snap.cache = Some(Arc::new(CachedSource::new(
+                Arc::clone(cache),
+                phase,
+                underlying,
+            )));
+        }
+        snap
+    }
+
+    /// A read snapshot that bypasses the row cache.
+    pub fn snapshot_uncached(&self) -> Snapshot {
         let st = self.state();
         let mut memtables = vec![Arc::clone(&st.active)];
         memtables.extend(st.flushing.iter().rev().map(|(m, _)| Arc::clone(m)));
@@ -313,7 +343,25 @@ impl Table {
             memtables,
             sstables: st.sstables.clone(),
             hidden_columns: Arc::clone(&self.hidden_columns.read()),
+            cache: None,
         }
+    }
+
+    /// The table's row cache, when the database has one.
+    pub fn row_cache(&self) -> Option<&Arc<RowCache>> {
+        self.cache.as_ref()
+    }
+
+    /// Drops everything the row cache holds for the table.
+    pub fn invalidate_cache(&self) {
+        if let Some(c) = &self.cache {
+            c.invalidate();
+        }
+    }
+
+    /// The phase a new table state carries: the cache's, advanced (the sstable set changes).
+    fn next_cache_phase(&self) -> u64 {
+        self.cache.as_ref().map_or(0, |c| c.advance_phase())
     }
 
     /// Reads one partition, recording its latency, the sstables it consulted and the live
@@ -362,10 +410,14 @@ impl Table {
             s.mark_deleted();
         }
         sstables.extend(add);
+        // Same data in other files (compaction), or new data that the caller invalidates in
+        // the cache (refresh): either way reads started before must not populate.
+        let cache_phase = self.next_cache_phase();
         *state = Arc::new(TableState {
             active: Arc::clone(&state.active),
             flushing: state.flushing.clone(),
             sstables,
+            cache_phase,
         });
     }
 
@@ -377,6 +429,7 @@ impl Table {
     /// Marks every sstable for deletion (table dropped).
     pub fn mark_all_deleted(&self) {
         self.dropped.store(true, Ordering::Relaxed);
+        self.invalidate_cache();
         for s in &self.state().sstables {
             s.mark_deleted();
         }

@@ -25,7 +25,9 @@ use crate::metrics::{ReadKind, WriteKind};
 use crate::model::key::{PartitionPos, Slice};
 use crate::model::token::Token;
 use crate::model::{DecoratedKey, Partition};
-use crate::sstable::reader::{DataCursor, IndexEntry, IndexScanner, SSTable};
+use crate::read::merge::MergedPartition;
+use crate::read::source::{PartitionScan, PartitionSource, SourceQuery};
+use crate::sstable::reader::SSTable;
 use crate::sstable::writer::{SSTableWriter, WriterOptions};
 use crate::table::Table;
 use std::collections::BTreeMap;
@@ -83,19 +85,10 @@ pub struct JobReport {
     pub duration: std::time::Duration,
 }
 
-/// One input being merged.
+/// One input being merged: the sstable and its scan.
 struct Source {
     sst: Arc<SSTable>,
-    scanner: IndexScanner,
-    peeked: Option<IndexEntry>,
-    cursor: Option<DataCursor>,
-}
-
-impl Source {
-    fn advance(&mut self) -> Result<()> {
-        self.peeked = self.scanner.next_entry()?;
-        Ok(())
-    }
+    scan: Box<dyn PartitionScan>,
 }
 
 /// The outputs of a job and its commits.
@@ -320,17 +313,19 @@ fn merge_inputs(
     out: &mut Outputs<'_>,
     report: &mut JobReport,
 ) -> Result<Vec<Arc<SSTable>>> {
-    let mut sources = Vec::with_capacity(inputs.len());
-    for s in inputs {
-        let mut src = Source {
-            scanner: s.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Compaction),
-            peeked: None,
-            cursor: Some(s.scan_cursor(ReadKind::Compaction)),
-            sst: s,
-        };
-        src.advance()?;
-        sources.push(src);
-    }
+    let mut sources: Vec<Source> = inputs
+        .into_iter()
+        .map(|sst| Source {
+            scan: PartitionSource::scan_partitions(
+                &sst,
+                &PartitionPos::TokenStart(Token::MIN),
+                ReadKind::Compaction,
+            ),
+            sst,
+        })
+        .collect();
+    let whole = Slice::all();
+    let q = SourceQuery::whole(&whole, ReadKind::Compaction);
     let job_gens: Vec<u64> = job.inputs.clone();
     loop {
         if env.stop.load(Ordering::Relaxed) {
@@ -340,33 +335,29 @@ fn merge_inputs(
                 table: report.table.clone(),
             });
         }
-        let Some(key) = sources
-            .iter()
-            .filter_map(|s| s.peeked.as_ref().map(|e| &e.key))
-            .min()
-            .cloned()
-        else {
+        let mut next: Option<DecoratedKey> = None;
+        for src in &mut sources {
+            if let Some(k) = src.scan.peek()? {
+                if next.as_ref().is_none_or(|n| k < n) {
+                    next = Some(k.clone());
+                }
+            }
+        }
+        let Some(key) = next else {
             break;
         };
-        let mut merged: Option<Partition> = None;
-        let mut from = 0usize;
+        let mut merged = MergedPartition::new(false);
         let mut read_bytes = 0u64;
         for src in sources.iter_mut() {
-            if src.peeked.as_ref().is_none_or(|e| e.key != key) {
+            if src.scan.peek()?.is_none_or(|k| *k != key) {
                 continue;
             }
-            let Some(entry) = src.peeked.take() else {
-                continue;
-            };
-            read_bytes += entry.len;
-            let p = read_partition(src, &entry)?;
-            match merged.as_mut() {
-                Some(m) => m.merge(p),
-                None => merged = Some(p),
+            if let Some(p) = src.scan.open(&q)? {
+                read_bytes += p.stored_bytes;
+                merged.add(p);
             }
-            from += 1;
-            src.advance()?;
         }
+        let from = merged.sources;
         if report.merged_from.len() < from {
             report.merged_from.resize(from, 0);
         }
@@ -376,7 +367,10 @@ fn merge_inputs(
         {
             *c += 1;
         }
-        let Some(mut p) = merged else { continue };
+        if from == 0 {
+            continue;
+        }
+        let mut p = merged.into_partition()?;
         let counts = compact_partition(&mut p, env.policy, || {
             max_purgeable(env.table, &key, &job_gens, &out.committed, job, &sources)
         });
@@ -393,9 +387,15 @@ fn merge_inputs(
             if let Some(sealed) = out.seal(window)? {
                 if job.incremental {
                     let last = sealed.stats.last_key.clone();
-                    let (exhausted, rest): (Vec<Source>, Vec<Source>) = sources
-                        .into_iter()
-                        .partition(|s| s.peeked.is_none() && s.sst.stats.last_key <= last);
+                    let mut exhausted = Vec::new();
+                    let mut rest = Vec::new();
+                    for mut s in sources {
+                        if s.scan.peek()?.is_none() && s.sst.stats.last_key <= last {
+                            exhausted.push(s);
+                        } else {
+                            rest.push(s);
+                        }
+                    }
                     sources = rest;
                     let released: Vec<Arc<SSTable>> =
                         exhausted.into_iter().map(|s| s.sst).collect();
@@ -405,28 +405,6 @@ fn merge_inputs(
         }
     }
     Ok(sources.into_iter().map(|s| s.sst).collect())
-}
-
-/// Reads one whole partition (tombstones included) from a source.
-fn read_partition(src: &mut Source, entry: &IndexEntry) -> Result<Partition> {
-    let mut cur = src
-        .cursor
-        .take()
-        .unwrap_or_else(|| src.sst.scan_cursor(ReadKind::Compaction));
-    let header = src.sst.read_header(entry, &mut cur)?;
-    let mut rows = BTreeMap::new();
-    let mut it = src.sst.rows(entry, &Slice::all(), false, cur);
-    for r in &mut it {
-        let (k, row) = r?;
-        rows.insert(k, row);
-    }
-    src.cursor = Some(it.into_cursor());
-    Ok(Partition {
-        deletion: header.deletion,
-        static_row: header.static_row,
-        range_tombstones: header.range_tombstones,
-        rows,
-    })
 }
 
 /// The smallest timestamp a source outside the job may hold for `key` (see `purge`): other

@@ -278,5 +278,7 @@ fn publish(table: &Table, upload: &Path, sstables: &[Arc<SSTable>]) -> Result<Ve
 /// ROW CACHE HOOK. Loaded sstables may hold cells newer than what a row cache holds for
 /// their partitions, so the cached partitions in each sstable's key range
 /// (`stats.first_key ..= stats.last_key`) must be invalidated right after the swap that makes
-/// them live. There is no row cache yet; the row-cache issue fills this in.
-fn invalidate_row_cache(_table: &Table, _loaded: &[Arc<SSTable>]) {}
+/// them live. The whole table's cache goes for now (key ranges are a refinement to come).
+fn invalidate_row_cache(table: &Table, _loaded: &[Arc<SSTable>]) {
+    table.invalidate_cache();
+}

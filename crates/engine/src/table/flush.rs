@@ -37,6 +37,7 @@ impl Table {
             active: Arc::new(Memtable::new(id)),
             flushing,
             sstables: state.sstables.clone(),
+            cache_phase: state.cache_phase,
         });
         true
     }
@@ -74,8 +75,18 @@ impl Table {
             for w in written {
                 ssts.push(Arc::new(self.open_sstable(w.generation)?));
             }
+            // The row cache takes in the flushed memtable (population stops meanwhile, and
+            // resumes in the phase the new state carries).
+            if let Some(cache) = &self.cache {
+                cache.begin_update();
+                mem.for_each(|key, p| {
+                    cache.apply_flushed(key, p.to_partition());
+                    Ok(())
+                })?;
+            }
             {
                 let mut state = self.state.write();
+                let cache_phase = self.cache.as_ref().map_or(0, |c| c.end_update());
                 let mut sstables = state.sstables.clone();
                 sstables.extend(ssts);
                 let flushing = state
@@ -88,6 +99,7 @@ impl Table {
                     active: Arc::clone(&state.active),
                     flushing,
                     sstables,
+                    cache_phase,
                 });
             }
             self.flushes.fetch_add(1, Ordering::Relaxed);

@@ -18,5 +18,7 @@ mod disk_full;
 mod engine_basics;
 mod model_oracle;
 mod nonblocking;
+mod reader_suite;
+mod row_cache;
 mod snapshots;
 mod sstable_scan;

@@ -128,10 +128,21 @@ struct Harness {
     clock: Arc<AtomicU64>,
     /// Tombstones purged by compactions (background and the harness's own).
     purged: u64,
+    /// The row cache's budget (0: no cache).
+    row_cache_bytes: usize,
 }
 
 impl Harness {
     fn new(seed: u64, compression: CompressionParams, desc: bool) -> Self {
+        Self::with_cache(seed, compression, desc, 0)
+    }
+
+    fn with_cache(
+        seed: u64,
+        compression: CompressionParams,
+        desc: bool,
+        row_cache_bytes: usize,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let mut schema = TableSchema::new("ks", "m")
             .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
@@ -185,7 +196,7 @@ impl Harness {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         let clock = Arc::new(AtomicU64::new(1_000_000));
-        let db = Database::open(Self::config(dir.path(), &clock)).unwrap();
+        let db = Database::open(Self::config(dir.path(), &clock, row_cache_bytes)).unwrap();
         db.create_table(schema.clone()).unwrap();
         let mut rng = StdRng::seed_from_u64(seed);
         // Unique timestamps, shuffled within blocks of TS_BLOCK: out of order, boundedly late.
@@ -207,11 +218,13 @@ impl Harness {
             desc,
             clock,
             purged: 0,
+            row_cache_bytes,
         }
     }
 
-    fn config(dir: &std::path::Path, clock: &Arc<AtomicU64>) -> DatabaseConfig {
+    fn config(dir: &std::path::Path, clock: &Arc<AtomicU64>, row_cache: usize) -> DatabaseConfig {
         let mut c = DatabaseConfig::new(dir);
+        c.row_cache_bytes = row_cache;
         let clock = Arc::clone(clock);
         c.compaction.clock = Clock(Arc::new(move || clock.load(Ordering::Relaxed)));
         c.commitlog_segment_size = 256 * 1024;
@@ -418,7 +431,14 @@ impl Harness {
             89..=90 => {
                 self.count_background_purges();
                 drop(self.db.take());
-                self.db = Some(Database::open(Self::config(self.dir.path(), &self.clock)).unwrap());
+                self.db = Some(
+                    Database::open(Self::config(
+                        self.dir.path(),
+                        &self.clock,
+                        self.row_cache_bytes,
+                    ))
+                    .unwrap(),
+                );
                 return;
             }
             _ => {
@@ -632,5 +652,27 @@ fn oracle_chunk_sizes() {
     for (i, kb) in [1u32, 16, 64].into_iter().enumerate() {
         let mut h = Harness::new(200 + i as u64, params(Codec::Lz4, kb), i % 2 == 0);
         h.run(3000);
+    }
+}
+
+/// The same histories through the row cache, with a budget so small that it evicts all the
+/// time, interleaved with the harness's flushes, compactions and restarts.
+#[test]
+fn oracle_row_cache() {
+    for (i, budget) in [16usize << 10, 1 << 20].into_iter().enumerate() {
+        let mut h = Harness::with_cache(300 + i as u64, params(Codec::Lz4, 4), i % 2 == 1, budget);
+        h.run(2000);
+        // Every partition again: now (mostly) from the cache the first pass populated.
+        for a in 0..PKS {
+            h.check_read(a);
+        }
+        let stats = h.db().row_cache().map(|c| c.stats()).unwrap_or_default();
+        eprintln!("row cache: {stats:?}");
+        assert!(stats.bytes_used <= stats.bytes_total, "{stats:?}");
+        if i == 0 {
+            assert!(stats.row_evictions > 0, "{stats:?}");
+        } else {
+            assert!(stats.partition_hits > 0 && stats.row_hits > 0, "{stats:?}");
+        }
     }
 }
