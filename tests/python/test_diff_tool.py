@@ -75,6 +75,17 @@ def test_results_compare_by_bytes_names_types_and_order():
     assert compare(s, Outcome(), _rows(cols)) is not None
 
 
+def test_nans_match_whatever_their_bits():
+    s = Stmt("t", ["SELECT"], "read")
+    cols = [("avg(v)", "float")]
+    java_nan, x86_nan = bytes.fromhex("7fc00000"), bytes.fromhex("ffc00000")
+    assert compare(s, _rows(cols, [x86_nan]), _rows(cols, [java_nan])) is None
+    assert compare(s, _rows(cols, [struct.pack(">f", 1.0)]), _rows(cols, [java_nan])) is not None
+    dcols = [("v", "double")]
+    assert compare(s, _rows(dcols, [bytes.fromhex("fff8000000000000")]),
+                   _rows(dcols, [bytes.fromhex("7ff8000000000000")])) is None
+
+
 def test_loose_columns():
     ttl = Stmt("t", ["SELECT"], "read", loose={0: "ttl"})
     cols = [("ttl(v)", "int")]
