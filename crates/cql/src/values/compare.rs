@@ -12,8 +12,8 @@
 //! first; tuple components with null before non-null and a shorter tuple before a longer
 //! one. Malformed values compare as raw bytes, so the order stays total.
 
-use super::codec::{split_collection, split_map, split_tuple};
 use cairn_engine::model::clustering::ClusteringLayout;
+use cairn_engine::model::types::framing::{split_collection, split_map, split_tuple};
 use cairn_engine::model::types::CqlType;
 use std::cmp::Ordering;
 

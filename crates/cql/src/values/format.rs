@@ -10,10 +10,11 @@
 //! (`0x…`) rather than failing: this never panics.
 
 use super::bigint::{BigDecimal, BigInt};
-use super::codec::{split_collection, split_map, split_tuple};
-use super::literal::{decode_duration, duration_to_string};
+use super::literal::duration_to_string;
 use super::temporal;
 use super::term::unfrozen;
+use cairn_engine::model::types::decode_duration;
+use cairn_engine::model::types::framing::{split_collection, split_map, split_tuple};
 use cairn_engine::model::types::CqlType;
 
 /// `'text'` with single quotes doubled.
@@ -231,7 +232,7 @@ fn format_checked(ty: &CqlType, v: &[u8]) -> Option<String> {
             quote_string(&temporal::format_time(n))
         }
         T::Duration => {
-            let (m, d, n) = decode_duration(v)?;
+            let (m, d, n) = decode_duration(v).ok()?;
             let s = duration_to_string(m, d, n);
             if s.is_empty() || s == "-" {
                 "0s".to_string()

@@ -25,7 +25,6 @@ pub mod aggregate;
 pub mod arithmetic;
 pub mod assign;
 pub mod bigint;
-pub mod codec;
 pub mod collections;
 pub mod compare;
 pub mod error;
@@ -36,6 +35,10 @@ pub mod literal;
 pub mod number;
 pub mod temporal;
 pub mod term;
+
+/// The framing of collections and tuples is the engine's types room's
+/// ([`cairn_engine::model::types::framing`]); this name keeps the executor's imports.
+pub use cairn_engine::model::types::framing as codec;
 
 pub use aggregate::{cast, Accumulator, AggregateKind};
 pub use collections::{cells_to_collection, collection_to_cells, element_path};

@@ -5,6 +5,7 @@ use super::super::types::decode_duration;
 use super::super::types::CqlType;
 use super::format::*;
 use super::numbers::*;
+use crate::model::types::framing::split_items;
 use std::cmp::Ordering;
 
 pub(super) fn compare_non_empty(ty: &CqlType, a: &[u8], b: &[u8]) -> Option<Ordering> {

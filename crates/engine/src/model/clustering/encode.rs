@@ -5,6 +5,7 @@ use super::super::types::CqlType;
 use super::format::*;
 use super::numbers::*;
 use crate::error::Result;
+use crate::model::types::framing::split_items;
 
 // ---------------------------------------------------------------------------------------
 // Encoding.

@@ -1,6 +1,7 @@
 //! The shared pieces of the clustering encoding: tags and item markers (see the parent
-//! module's docs), the framing of serialized collections and tuples as CQL sends them, and
-//! the numeric helpers every other piece uses (canonical floats, UUID timestamps).
+//! module's docs) and the numeric helpers every other piece uses (canonical floats, UUID
+//! timestamps). The framing of serialized collections and tuples is the types room's
+//! ([`crate::model::types::framing`]).
 
 use super::super::types::CqlType;
 use crate::error::Error;
@@ -22,83 +23,6 @@ pub(super) const SHORT_LEN_MAX: usize = 0xF7;
 
 pub(super) fn invalid(type_name: &'static str, reason: &'static str) -> Error {
     Error::InvalidValue { type_name, reason }
-}
-
-/// Reads the native protocol framing of collections and tuples.
-pub(super) struct Framed<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Framed<'a> {
-    fn i32(&mut self) -> FramingResult<i32> {
-        let (head, rest) = self
-            .rest
-            .split_first_chunk::<4>()
-            .ok_or("truncated length or count")?;
-        self.rest = rest;
-        Ok(i32::from_be_bytes(*head))
-    }
-
-    /// One `[i32 len][bytes]` element; `None` for a negative length (null).
-    fn element(&mut self) -> FramingResult<Option<&'a [u8]>> {
-        let Ok(len) = usize::try_from(self.i32()?) else {
-            return Ok(None);
-        };
-        if self.rest.len() < len {
-            return Err("truncated element");
-        }
-        let (body, rest) = self.rest.split_at(len);
-        self.rest = rest;
-        Ok(Some(body))
-    }
-
-    fn non_null(&mut self) -> FramingResult<&'a [u8]> {
-        self.element()?.ok_or("null element in a collection")
-    }
-}
-
-/// An error in the framing of a collection or tuple.
-pub(super) type FramingResult<T> = std::result::Result<T, &'static str>;
-
-/// Items of a collection or tuple, each with its type; `None` for a null tuple field.
-pub(super) type Items<'t, 'a> = Vec<(&'t CqlType, Option<&'a [u8]>)>;
-
-/// The items of a non-empty serialized collection or tuple of type `ty` (frozen or not), each
-/// with its type: list and set elements, map keys and values alternately, tuple fields
-/// (`None` when null). Checks the framing only, not the items themselves.
-pub(super) fn split_items<'t, 'a>(ty: &'t CqlType, v: &'a [u8]) -> FramingResult<Items<'t, 'a>> {
-    let mut r = Framed { rest: v };
-    let mut items = Vec::new();
-    match ty {
-        CqlType::Frozen(inner) => return split_items(inner, v),
-        CqlType::List(e) | CqlType::Set(e) => {
-            let n = usize::try_from(r.i32()?).map_err(|_| "negative element count")?;
-            for _ in 0..n {
-                items.push((&**e, Some(r.non_null()?)));
-            }
-        }
-        CqlType::Map(k, val) => {
-            let n = usize::try_from(r.i32()?).map_err(|_| "negative element count")?;
-            for _ in 0..n {
-                items.push((&**k, Some(r.non_null()?)));
-                items.push((&**val, Some(r.non_null()?)));
-            }
-        }
-        CqlType::Tuple(types) => {
-            for t in types {
-                if r.rest.is_empty() {
-                    break;
-                }
-                items.push((t, r.element()?));
-            }
-        }
-        _ => return Err("not a collection or tuple"),
-    }
-    if r.rest.is_empty() {
-        Ok(items)
-    } else {
-        Err("bytes after the end of the value")
-    }
 }
 
 pub(super) fn signed_be(v: &[u8]) -> Option<i64> {

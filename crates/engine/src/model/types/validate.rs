@@ -192,6 +192,7 @@ mod tests {
         assert!(CqlType::Blob.validate(b"\xff\x00").is_ok());
     }
 
+    #[test]
     fn collections_and_tuples() {
         let one = 1i32.to_be_bytes();
         let list_t = CqlType::List(Box::new(CqlType::Int));
