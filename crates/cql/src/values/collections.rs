@@ -49,11 +49,11 @@
 //! `c[k]` and `c[a..b]` on a serialized set or map (Cassandra's `ElementsSelector`), with
 //! [`element_selection`] / [`slice_selection`] for their types and Cassandra's refusals.
 
-use super::compare::compare;
 use super::error::{ValueError, ValueResult};
 use super::term::{sorted_map, sorted_set, unfrozen, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::types::compare;
 use cairn_engine::model::types::framing::{
     build_collection, build_map, split_collection, split_map, split_tuple,
 };
@@ -555,9 +555,9 @@ fn kind_name(ty: &CqlType) -> &'static str {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use super::super::compare::compare;
     use super::super::tests::{ty, value, Ctx};
     use super::*;
+    use cairn_engine::model::types::compare;
     use proptest::prelude::*;
     use std::cmp::Ordering;
 

@@ -407,7 +407,7 @@ mod tests {
         fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..48)) {
             for t in all_types() {
                 let _ = format_value(&t, &bytes);
-                let _ = super::super::compare::compare(&t, &bytes, &bytes[..bytes.len() / 2]);
+                let _ = cairn_engine::model::types::compare(&t, &bytes, &bytes[..bytes.len() / 2]);
                 let _ = super::super::collections::comparable_encode(&t, &bytes);
                 let _ = super::super::collections::comparable_decode(&t, &bytes);
                 let _ = super::super::term::normalize_collection(&t, bytes::Bytes::copy_from_slice(&bytes));

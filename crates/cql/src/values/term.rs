@@ -27,12 +27,12 @@
 
 use super::arithmetic::{self, Operand};
 pub use super::assign::{unfrozen, value_compatible, Assignment};
-use super::compare::compare;
 use super::error::{ValueError, ValueResult};
 use super::functions;
 use super::literal::{literal_accepts, literal_display, literal_to_bytes_at};
 use crate::ast::{BindMarker, Literal, Term};
 use bytes::Bytes;
+use cairn_engine::model::types::compare;
 use cairn_engine::model::types::framing::{
     build_collection, build_map, build_tuple, split_collection, split_map,
 };

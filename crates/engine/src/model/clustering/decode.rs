@@ -3,8 +3,10 @@
 use super::super::types::encode_duration;
 use super::super::types::CqlType;
 use super::format::*;
-use super::numbers::*;
 use crate::error::Result;
+use crate::model::types::compare::unorder_timestamp;
+use crate::model::types::numbers::*;
+use crate::model::types::unfrozen;
 
 // ---------------------------------------------------------------------------------------
 // Decoding.

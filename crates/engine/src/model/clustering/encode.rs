@@ -3,9 +3,11 @@
 use super::super::types::decode_duration;
 use super::super::types::CqlType;
 use super::format::*;
-use super::numbers::*;
 use crate::error::Result;
+use crate::model::types::compare::reorder_timestamp;
 use crate::model::types::framing::split_items;
+use crate::model::types::numbers::*;
+use crate::model::types::unfrozen;
 
 // ---------------------------------------------------------------------------------------
 // Encoding.

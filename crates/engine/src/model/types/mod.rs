@@ -1,7 +1,8 @@
 //! CQL data types: the one room for what a type is — its name and the parsing of type
 //! names ([`name`]), validation of values in their native-protocol (v4) serialized form
 //! ([`validate`](mod@validate)), the framing of collections and tuples ([`framing`]),
-//! Cassandra's order of values ([`compare`](mod@compare)), durations and vints ([`duration`]).
+//! Cassandra's order of values ([`compare`](mod@compare)), durations and vints ([`duration`]),
+//! and the arithmetic the order and the clustering encoding need on big numbers (`numbers`).
 //!
 //! Why here, in the engine's model: every value the engine stores is kept as the exact
 //! bytes the CQL native protocol uses for it, and the engine must validate and order them
@@ -22,11 +23,14 @@
 //! - Nothing may follow a complete value; Cassandra ignores bytes after a duration's three
 //!   vints, we reject them, so that every accepted value has one meaning.
 
+pub mod compare;
 pub mod duration;
 pub mod framing;
 pub mod name;
+pub(crate) mod numbers;
 pub mod validate;
 
+pub use compare::compare;
 pub use duration::{decode_duration, encode_duration, read_unsigned_vint, write_unsigned_vint};
 
 /// A CQL data type. `varchar` is [`CqlType::Text`].
@@ -152,4 +156,12 @@ impl std::fmt::Display for CqlType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.name())
     }
+}
+
+/// `ty` without its `frozen<…>` wrappers.
+pub fn unfrozen(mut ty: &CqlType) -> &CqlType {
+    while let CqlType::Frozen(inner) = ty {
+        ty = inner;
+    }
+    ty
 }

@@ -1,14 +1,13 @@
-//! Arbitrary-precision helpers for `varint` and `decimal` bodies (magnitudes are unsigned
-//! big-endian byte strings), and Cassandra's order of decimals.
-
-use std::cmp::Ordering;
+//! Arbitrary-precision helpers for `varint` and `decimal` values (magnitudes are unsigned
+//! big-endian byte strings): sign and magnitude, decimal digits, a decimal's normal form.
+//! Cassandra's order of them is [`super::compare`]'s; the clustering encoding uses these.
 
 // ---------------------------------------------------------------------------------------
 // Arbitrary-precision helpers (magnitudes are unsigned big-endian byte strings).
 
 /// Splits a non-empty two's-complement integer into (negative, magnitude without leading
 /// zero bytes; empty for zero).
-pub(super) fn varint_to_sign_mag(v: &[u8]) -> (bool, Vec<u8>) {
+pub(crate) fn varint_to_sign_mag(v: &[u8]) -> (bool, Vec<u8>) {
     let negative = v.first().is_some_and(|&f| f & 0x80 != 0);
     let mut mag = v.to_vec();
     if negative {
@@ -20,7 +19,7 @@ pub(super) fn varint_to_sign_mag(v: &[u8]) -> (bool, Vec<u8>) {
 }
 
 /// Two's-complement negation within the same width.
-pub(super) fn negate_in_place(v: &mut [u8]) {
+pub(crate) fn negate_in_place(v: &mut [u8]) {
     let mut carry = true;
     for b in v.iter_mut().rev() {
         let (x, c) = (!*b).overflowing_add(u8::from(carry));
@@ -30,7 +29,7 @@ pub(super) fn negate_in_place(v: &mut [u8]) {
 }
 
 /// Shortest two's-complement encoding of `±mag` (Java's `BigInteger.toByteArray`).
-pub(super) fn sign_mag_to_varint(negative: bool, mag: &[u8]) -> Vec<u8> {
+pub(crate) fn sign_mag_to_varint(negative: bool, mag: &[u8]) -> Vec<u8> {
     let skip = mag.iter().take_while(|&&b| b == 0).count();
     let mag = mag.get(skip..).unwrap_or_default();
     if mag.is_empty() {
@@ -53,7 +52,7 @@ pub(super) fn sign_mag_to_varint(negative: bool, mag: &[u8]) -> Vec<u8> {
 }
 
 /// Decimal digits (0-9, most significant first) of a magnitude; empty for zero.
-pub(super) fn mag_to_digits(mag: &[u8]) -> Vec<u8> {
+pub(crate) fn mag_to_digits(mag: &[u8]) -> Vec<u8> {
     // Base 2^32 limbs, most significant first, repeatedly divided by 10^9.
     let mut limbs: Vec<u32> = Vec::with_capacity(mag.len() / 4 + 1);
     let head = mag.len() % 4;
@@ -95,7 +94,7 @@ pub(super) fn mag_to_digits(mag: &[u8]) -> Vec<u8> {
 }
 
 /// Magnitude (no leading zero bytes) of a decimal digit string.
-pub(super) fn digits_to_mag(digits: &[u8]) -> Vec<u8> {
+pub(crate) fn digits_to_mag(digits: &[u8]) -> Vec<u8> {
     // Base 2^32 limbs, least significant first; multiply-add 9 digits at a time.
     let mut limbs: Vec<u32> = Vec::new();
     for chunk in digits.chunks(9) {
@@ -119,13 +118,13 @@ pub(super) fn digits_to_mag(digits: &[u8]) -> Vec<u8> {
 
 /// A decimal split into sign, significant digits (no leading or trailing zeros) and the
 /// exponent `e` such that the value is `0.digits × 10^e`. `None` digits means zero.
-pub(super) struct NormDecimal {
-    pub(super) negative: bool,
-    pub(super) digits: Vec<u8>,
-    pub(super) exponent: i64,
+pub(crate) struct NormDecimal {
+    pub(crate) negative: bool,
+    pub(crate) digits: Vec<u8>,
+    pub(crate) exponent: i64,
 }
 
-pub(super) fn normalize_decimal(v: &[u8]) -> Option<NormDecimal> {
+pub(crate) fn normalize_decimal(v: &[u8]) -> Option<NormDecimal> {
     let scale = i32::from_be_bytes(v.get(..4)?.try_into().ok()?);
     let unscaled = v.get(4..)?;
     if unscaled.is_empty() {
@@ -149,46 +148,5 @@ pub(super) fn normalize_decimal(v: &[u8]) -> Option<NormDecimal> {
         negative: negative && !digits.is_empty(),
         digits,
         exponent,
-    })
-}
-
-/// BigDecimal.compareTo on two non-empty serialized decimals, computed without the
-/// normalisation the encoding uses: by adjusted exponent, then by digits.
-pub(super) fn compare_decimals(a: &[u8], b: &[u8]) -> Option<Ordering> {
-    let parse = |v: &[u8]| -> Option<(i32, Vec<u8>, i64)> {
-        let scale = i32::from_be_bytes(v.get(..4)?.try_into().ok()?);
-        let unscaled = v.get(4..)?;
-        if unscaled.is_empty() {
-            return Some((0, Vec::new(), 0));
-        }
-        let (neg, mag) = varint_to_sign_mag(unscaled);
-        let digits = mag_to_digits(&mag);
-        let sign = if digits.is_empty() {
-            0
-        } else if neg {
-            -1
-        } else {
-            1
-        };
-        let adjusted = digits.len() as i64 - i64::from(scale);
-        Some((sign, digits, adjusted))
-    };
-    let (sa, da, ea) = parse(a)?;
-    let (sb, db, eb) = parse(b)?;
-    if sa != sb || sa == 0 {
-        return Some(sa.cmp(&sb));
-    }
-    let magnitude = ea.cmp(&eb).then_with(|| {
-        let len = da.len().max(db.len());
-        let pad = |d: &Vec<u8>, i: usize| d.get(i).copied().unwrap_or(0);
-        (0..len)
-            .map(|i| pad(&da, i).cmp(&pad(&db, i)))
-            .find(|o| o.is_ne())
-            .unwrap_or(Ordering::Equal)
-    });
-    Some(if sa < 0 {
-        magnitude.reverse()
-    } else {
-        magnitude
     })
 }
