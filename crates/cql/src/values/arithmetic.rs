@@ -37,7 +37,6 @@
 //! than computed.
 
 use super::assign::{unfrozen, value_compatible, Assignment};
-use super::bigint::{BigDecimal, BigInt};
 use super::error::{FunctionFailure, ValueError, ValueResult};
 use super::literal::duration_to_string;
 use super::number::{decimal_of_f64, narrow, read_num, signed, Num};
@@ -46,6 +45,7 @@ use crate::ast::ArithmeticOp;
 use bytes::Bytes;
 use cairn_engine::model::types::decode_duration;
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{BigDecimal, BigInt};
 
 /// The largest number of decimal digits (or limbs' worth of them) an exact `decimal` or
 /// `varint` intermediate may have; beyond it the operation is refused.

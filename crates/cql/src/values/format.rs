@@ -9,13 +9,13 @@
 //! a non-string type is `null`. A value that is not valid for its type is written as a blob
 //! (`0x…`) rather than failing: this never panics.
 
-use super::bigint::{BigDecimal, BigInt};
 use super::literal::duration_to_string;
 use super::temporal;
 use super::term::unfrozen;
 use cairn_engine::model::types::decode_duration;
 use cairn_engine::model::types::framing::{split_collection, split_map, split_tuple};
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{BigDecimal, BigInt};
 
 /// `'text'` with single quotes doubled.
 pub fn quote_string(s: &str) -> String {

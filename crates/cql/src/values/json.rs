@@ -25,7 +25,6 @@
 //! Parsing is Jackson's default reading: text after the first complete value is ignored
 //! (`'{"k": 1} trailing'` is accepted, as by Cassandra), duplicate keys keep the last value.
 
-use super::bigint::{BigDecimal, BigInt};
 use super::error::{FunctionFailure, ValueError, ValueResult};
 use super::format::{java_double_string, java_float_string, java_host_address};
 use super::literal::{duration_to_string, from_string};
@@ -38,6 +37,7 @@ use cairn_engine::model::types::framing::{
     build_collection, build_map, build_tuple, split_collection, split_map, split_tuple,
 };
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{BigDecimal, BigInt};
 use serde_json::Value;
 
 /// The `[json]` result column of `SELECT JSON`.

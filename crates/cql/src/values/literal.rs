@@ -27,12 +27,12 @@
 //! address is stored as 4 bytes; odd-length hex gets a leading zero nibble. Strings are never
 //! accepted by `boolean`, `uuid` or the numbers (Cassandra refuses `'true'` for a boolean).
 
-use super::bigint::{BigDecimal, BigInt};
 use super::error::{ValueError, ValueResult};
 use super::temporal;
 use crate::ast::Literal;
 use bytes::Bytes;
 use cairn_engine::model::types::{encode_duration, CqlType, NANOS_PER_DAY};
+use cairn_engine::model::types::{BigDecimal, BigInt};
 
 /// Cassandra's name for the kind of a literal (`STRING`, `INTEGER`, `FLOAT`, `BOOLEAN`,
 /// `UUID`, `HEX`, `DURATION`).

@@ -24,7 +24,6 @@
 pub mod aggregate;
 pub mod arithmetic;
 pub mod assign;
-pub mod bigint;
 pub mod collections;
 pub mod error;
 pub mod format;

@@ -16,9 +16,10 @@
 //! Invariant: the order is total and never panics: a value that is not valid for its type
 //! compares as raw bytes.
 
+use super::bigdecimal::BigDecimal;
+use super::bigint::BigInt;
 use super::duration::decode_duration;
 use super::framing::split_items;
-use super::numbers::{mag_to_digits, varint_to_sign_mag};
 use super::CqlType;
 use std::cmp::Ordering;
 
@@ -75,8 +76,8 @@ fn compare_non_empty(ty: &CqlType, a: &[u8], b: &[u8]) -> Option<Ordering> {
                 sx.cmp(sy)
             })
         }
-        CqlType::Varint => compare_varints(a, b),
-        CqlType::Decimal => compare_decimals(a, b)?,
+        CqlType::Varint => BigInt::from_bytes(a).cmp(&BigInt::from_bytes(b)),
+        CqlType::Decimal => BigDecimal::from_bytes(a)?.cmp_value(&BigDecimal::from_bytes(b)?),
         CqlType::Duration => decode_duration(a).ok()?.cmp(&decode_duration(b).ok()?),
         CqlType::Frozen(inner) => compare_non_empty(inner, a, b)?,
         CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _) | CqlType::Tuple(_) => {
@@ -158,70 +159,4 @@ pub(crate) fn reorder_timestamp(msb: u64) -> u64 {
 /// Inverse of [`reorder_timestamp`].
 pub(crate) fn unorder_timestamp(ts: u64) -> u64 {
     (ts << 32) | ((ts >> 16) & 0xFFFF_0000) | (ts >> 48)
-}
-
-/// Numeric comparison of two non-empty two's-complement big-endian integers of any length.
-fn compare_varints(a: &[u8], b: &[u8]) -> Ordering {
-    let len = a.len().max(b.len());
-    let ext = |v: &[u8], i: usize| -> u8 {
-        // Byte `i` of `v` sign-extended to `len` bytes.
-        let pad = len - v.len();
-        if i < pad {
-            if v.first().is_some_and(|&f| f & 0x80 != 0) {
-                0xFF
-            } else {
-                0
-            }
-        } else {
-            v.get(i - pad).copied().unwrap_or(0)
-        }
-    };
-    let (a0, b0) = (ext(a, 0) as i8, ext(b, 0) as i8);
-    a0.cmp(&b0).then_with(|| {
-        (1..len)
-            .map(|i| ext(a, i).cmp(&ext(b, i)))
-            .find(|o| o.is_ne())
-            .unwrap_or(Ordering::Equal)
-    })
-}
-
-/// BigDecimal.compareTo on two non-empty serialized decimals, computed without the
-/// normalisation the encoding uses: by adjusted exponent, then by digits.
-fn compare_decimals(a: &[u8], b: &[u8]) -> Option<Ordering> {
-    let parse = |v: &[u8]| -> Option<(i32, Vec<u8>, i64)> {
-        let scale = i32::from_be_bytes(v.get(..4)?.try_into().ok()?);
-        let unscaled = v.get(4..)?;
-        if unscaled.is_empty() {
-            return Some((0, Vec::new(), 0));
-        }
-        let (neg, mag) = varint_to_sign_mag(unscaled);
-        let digits = mag_to_digits(&mag);
-        let sign = if digits.is_empty() {
-            0
-        } else if neg {
-            -1
-        } else {
-            1
-        };
-        let adjusted = digits.len() as i64 - i64::from(scale);
-        Some((sign, digits, adjusted))
-    };
-    let (sa, da, ea) = parse(a)?;
-    let (sb, db, eb) = parse(b)?;
-    if sa != sb || sa == 0 {
-        return Some(sa.cmp(&sb));
-    }
-    let magnitude = ea.cmp(&eb).then_with(|| {
-        let len = da.len().max(db.len());
-        let pad = |d: &Vec<u8>, i: usize| d.get(i).copied().unwrap_or(0);
-        (0..len)
-            .map(|i| pad(&da, i).cmp(&pad(&db, i)))
-            .find(|o| o.is_ne())
-            .unwrap_or(Ordering::Equal)
-    });
-    Some(if sa < 0 {
-        magnitude.reverse()
-    } else {
-        magnitude
-    })
 }

@@ -2,7 +2,9 @@
 //! names ([`name`]), validation of values in their native-protocol (v4) serialized form
 //! ([`validate`](mod@validate)), the framing of collections and tuples ([`framing`]),
 //! Cassandra's order of values ([`compare`](mod@compare)), durations and vints ([`duration`]),
-//! and the arithmetic the order and the clustering encoding need on big numbers (`numbers`).
+//! and big numbers ([`BigInt`] for `varint`, [`BigDecimal`] for `decimal`: Java's
+//! `BigInteger` and `BigDecimal`, one implementation for the order, the clustering encoding
+//! and the CQL layer).
 //!
 //! Why here, in the engine's model: every value the engine stores is kept as the exact
 //! bytes the CQL native protocol uses for it, and the engine must validate and order them
@@ -23,13 +25,16 @@
 //! - Nothing may follow a complete value; Cassandra ignores bytes after a duration's three
 //!   vints, we reject them, so that every accepted value has one meaning.
 
+pub mod bigdecimal;
+pub mod bigint;
 pub mod compare;
 pub mod duration;
 pub mod framing;
 pub mod name;
-pub(crate) mod numbers;
 pub mod validate;
 
+pub use bigdecimal::BigDecimal;
+pub use bigint::BigInt;
 pub use compare::compare;
 pub use duration::{decode_duration, encode_duration, read_unsigned_vint, write_unsigned_vint};
 
