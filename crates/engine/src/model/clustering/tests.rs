@@ -11,28 +11,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::cmp::Ordering;
 
-const NATIVE: &[CqlType] = &[
-    CqlType::Ascii,
-    CqlType::Bigint,
-    CqlType::Blob,
-    CqlType::Boolean,
-    CqlType::Counter,
-    CqlType::Date,
-    CqlType::Decimal,
-    CqlType::Double,
-    CqlType::Duration,
-    CqlType::Float,
-    CqlType::Inet,
-    CqlType::Int,
-    CqlType::Smallint,
-    CqlType::Text,
-    CqlType::Time,
-    CqlType::Timestamp,
-    CqlType::Timeuuid,
-    CqlType::Tinyint,
-    CqlType::Uuid,
-    CqlType::Varint,
-];
+const NATIVE: &[CqlType] = &types::NATIVE_TYPES;
 
 /// Shortest two's complement, computed independently of the code under test.
 fn minimal_varint(v: &[u8]) -> Vec<u8> {
