@@ -90,7 +90,7 @@ impl From<crate::values::ValueError> for Error {
 impl Error {
     /// Cassandra 5's text for a column the table does not have.
     pub fn undefined_column(schema: &cairn_engine::schema::TableSchema, name: &str) -> Error {
-        use crate::parser::quote_identifier as q;
+        use crate::identifier::quote_identifier as q;
         Error::Invalid(format!(
             "Undefined column name {} in table {}.{}",
             q(name),

@@ -3,6 +3,7 @@
 //! - [`lexer`] splits query text into tokens with line/column positions;
 //! - [`parser`] is a hand-written recursive-descent parser over those tokens;
 //! - [`ast`] is the tree it produces, one type per statement kind;
+//! - [`identifier`] holds the reserved keywords and how a name is quoted;
 //! - [`error`] is the crate's error type, whose syntax errors read like Cassandra's
 //!   `SyntaxException` messages.
 //!
@@ -36,13 +37,15 @@
 pub mod ast;
 pub mod error;
 pub mod exec;
+pub mod identifier;
 pub mod lexer;
 pub mod parser;
 pub mod values;
 
 pub use ast::{ParsedStatement, Statement};
 pub use error::{Error, Result, SyntaxError};
-pub use parser::{is_reserved, parse_statement, parse_statements, quote_identifier, MAX_DEPTH};
+pub use identifier::{is_reserved, quote_identifier};
+pub use parser::{parse_statement, parse_statements, MAX_DEPTH};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -16,7 +16,7 @@
 use super::Executor;
 use crate::ast::BatchKind;
 use crate::error::{Error, Result};
-use crate::parser::quote_identifier;
+use crate::identifier::quote_identifier;
 use cairn_engine::java::{self, hash_set_order};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{ColumnData, Mutation, Row};

@@ -12,7 +12,7 @@
 //!
 //! Column types are checked by [`column_type`], which ALTER TABLE ADD shares.
 
-use super::ddl::{authorize, check_schema_keyspace, Permission, Resource};
+use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::{options, ChangeKind, Executor, Outcome, SchemaChange, Session};
 use crate::ast::{CreateTable, Order as AstOrder, TypeName};
 use crate::error::{Error, Result};

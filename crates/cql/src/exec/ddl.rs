@@ -3,116 +3,154 @@
 //! indexes, permissions) is refused clearly.
 //!
 //! Each statement checks what Cassandra checks, in Cassandra's order, with its texts:
-//! system keyspaces first ([`authorize`], then [`check_schema_keyspace`]), then the
+//! system keyspaces first (`authorize`, then `check_schema_keyspace`, both in
+//! [`schema_guard`](super::schema_guard)), then the
 //! statement's own properties, then whether its target exists (`IF EXISTS` / `IF NOT EXISTS`
 //! answer there), then the change itself.
 
 use super::catalog::{Keyspace, SYSTEM_KEYSPACES};
 use super::properties::Properties;
 use super::replication::{self, Replication};
+use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::{create_table, options, ChangeKind, Executor, Outcome, SchemaChange, Session};
 use crate::ast::{
-    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, Property, RoleOptions, Statement,
+    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropIndex, DropKeyspace,
+    DropTable, DropType, Property, QualifiedName, RoleOptions, Statement,
 };
 use crate::error::{Error, Result};
-use crate::parser::quote_identifier;
+use crate::identifier::quote_identifier;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::ColumnKind;
 
 /// Runs a schema (or otherwise non-data) statement.
 pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome> {
-    let cat = ex.catalog();
     match stmt {
         Statement::CreateKeyspace(c) => create_keyspace(ex, c),
         Statement::AlterKeyspace(a) => alter_keyspace(ex, a),
-        Statement::DropKeyspace(d) => {
-            authorize(&d.name, Permission::Drop, Resource::Keyspace(&d.name))?;
-            check_schema_keyspace(&d.name)?;
-            if cat.keyspace(&d.name).is_none() {
-                if d.if_exists {
-                    return Ok(Outcome::Void);
-                }
-                return Err(Error::Invalid(format!(
-                    "Keyspace '{}' doesn't exist",
-                    d.name
-                )));
-            }
-            cat.drop_keyspace(&d.name)?;
-            if session.keyspace.read().as_deref() == Some(d.name.as_str()) {
-                *session.keyspace.write() = None;
-            }
-            Ok(change(ChangeKind::Dropped, &d.name, None))
-        }
+        Statement::DropKeyspace(d) => drop_keyspace(ex, session, d),
         Statement::CreateTable(c) => super::create_table::run(ex, session, c),
         Statement::AlterTable(a) => alter_table(ex, session, a),
-        Statement::DropTable(d) => {
-            let ks = session.resolve(&d.name.keyspace)?;
-            let name = &d.name.name;
-            authorize(&ks, Permission::Drop, Resource::Table(&ks, name))?;
-            check_schema_keyspace(&ks)?;
-            if cat.table(&ks, name).is_none() {
-                if d.if_exists {
-                    return Ok(Outcome::Void);
-                }
-                return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
-            }
-            cat.db().drop_table(&ks, name)?;
-            cat.schema_changed();
-            Ok(change(ChangeKind::Dropped, &ks, Some(name)))
-        }
-        Statement::Truncate(name) => {
-            let ks = session.resolve(&name.keyspace)?;
-            super::system::refuse_truncate(&ks, &name.name)?;
-            // Cairn's system keyspaces are its own stores (keyspace definitions, roles) and
-            // tables built from metadata: never emptied by a user.
-            refuse_system(&ks)?;
-            // Cassandra's `Schema.validateTable` texts.
-            if cat.keyspace(&ks).is_none() {
-                return Err(Error::Invalid(format!("keyspace {ks} does not exist")));
-            }
-            if cat.table(&ks, &name.name).is_none() {
-                return Err(Error::Invalid(format!(
-                    "table {} does not exist",
-                    name.name
-                )));
-            }
-            // The engine recreates the table under a new id (after `auto_snapshot`).
-            cat.db().truncate_table(&ks, &name.name)?;
-            Ok(Outcome::Void)
-        }
-        // User types and secondary indexes cannot be created, so none exists: dropping one
-        // answers as Cassandra does for a missing one.
-        Statement::DropType(d) => {
-            let ks = session.resolve(&d.name.keyspace)?;
-            authorize(&ks, Permission::Drop, Resource::AllTables(&ks))?;
-            check_schema_keyspace(&ks)?;
-            if d.if_exists {
-                return Ok(Outcome::Void);
-            }
-            Err(Error::Invalid(format!(
-                "Type '{ks}.{}' doesn't exist",
-                d.name.name
-            )))
-        }
-        Statement::DropIndex(d) => {
-            let ks = session.resolve(&d.name.keyspace)?;
-            check_schema_keyspace(&ks)?;
-            if d.if_exists {
-                return Ok(Outcome::Void);
-            }
-            // Cassandra's text, stray quote included.
-            Err(Error::Invalid(format!(
-                "Index '{ks}.{}' doesn't exist'",
-                d.name.name
-            )))
-        }
+        Statement::DropTable(d) => drop_table(ex, session, d),
+        Statement::Truncate(name) => truncate(ex, session, name),
+        Statement::DropType(d) => drop_type(session, d),
+        Statement::DropIndex(d) => drop_index(session, d),
         Statement::CreateType(_) | Statement::AlterType(_) => Err(Error::Invalid(
             "User-defined types are not supported yet".into(),
         )),
         Statement::CreateIndex(_) => Err(Error::Invalid(
             "Secondary indexes are not supported yet".into(),
         )),
+        Statement::CreateRole(_)
+        | Statement::AlterRole(_)
+        | Statement::DropRole(_)
+        | Statement::ListRoles(_)
+        | Statement::CreateUser(_)
+        | Statement::AlterUser(_)
+        | Statement::DropUser(_)
+        | Statement::ListUsers => role_statement(ex, session, stmt),
+        _ => Err(Error::Invalid(
+            "Permissions (GRANT / REVOKE / LIST PERMISSIONS) are not supported yet".into(),
+        )),
+    }
+}
+
+// --- statements without properties ---------------------------------------------------------
+
+/// DROP KEYSPACE.
+fn drop_keyspace(ex: &Executor, session: &Session, d: &DropKeyspace) -> Result<Outcome> {
+    let cat = ex.catalog();
+    authorize(&d.name, Permission::Drop, Resource::Keyspace(&d.name))?;
+    check_schema_keyspace(&d.name)?;
+    if cat.keyspace(&d.name).is_none() {
+        if d.if_exists {
+            return Ok(Outcome::Void);
+        }
+        return Err(Error::Invalid(format!(
+            "Keyspace '{}' doesn't exist",
+            d.name
+        )));
+    }
+    cat.drop_keyspace(&d.name)?;
+    if session.keyspace.read().as_deref() == Some(d.name.as_str()) {
+        *session.keyspace.write() = None;
+    }
+    Ok(change(ChangeKind::Dropped, &d.name, None))
+}
+
+/// DROP TABLE (the engine snapshots it first when `auto_snapshot` is on).
+fn drop_table(ex: &Executor, session: &Session, d: &DropTable) -> Result<Outcome> {
+    let cat = ex.catalog();
+    let ks = session.resolve(&d.name.keyspace)?;
+    let name = &d.name.name;
+    authorize(&ks, Permission::Drop, Resource::Table(&ks, name))?;
+    check_schema_keyspace(&ks)?;
+    if cat.table(&ks, name).is_none() {
+        if d.if_exists {
+            return Ok(Outcome::Void);
+        }
+        return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
+    }
+    cat.db().drop_table(&ks, name)?;
+    cat.schema_changed();
+    Ok(change(ChangeKind::Dropped, &ks, Some(name)))
+}
+
+/// TRUNCATE.
+fn truncate(ex: &Executor, session: &Session, name: &QualifiedName) -> Result<Outcome> {
+    let cat = ex.catalog();
+    let ks = session.resolve(&name.keyspace)?;
+    super::system::refuse_truncate(&ks, &name.name)?;
+    // Cairn's system keyspaces are its own stores (keyspace definitions, roles) and
+    // tables built from metadata: never emptied by a user.
+    refuse_system(&ks)?;
+    // Cassandra's `Schema.validateTable` texts.
+    if cat.keyspace(&ks).is_none() {
+        return Err(Error::Invalid(format!("keyspace {ks} does not exist")));
+    }
+    if cat.table(&ks, &name.name).is_none() {
+        return Err(Error::Invalid(format!(
+            "table {} does not exist",
+            name.name
+        )));
+    }
+    // The engine recreates the table under a new id (after `auto_snapshot`).
+    cat.db().truncate_table(&ks, &name.name)?;
+    Ok(Outcome::Void)
+}
+
+/// DROP TYPE. User types cannot be created, so none exists: dropping one answers as
+/// Cassandra does for a missing one.
+fn drop_type(session: &Session, d: &DropType) -> Result<Outcome> {
+    let ks = session.resolve(&d.name.keyspace)?;
+    authorize(&ks, Permission::Drop, Resource::AllTables(&ks))?;
+    check_schema_keyspace(&ks)?;
+    if d.if_exists {
+        return Ok(Outcome::Void);
+    }
+    Err(Error::Invalid(format!(
+        "Type '{ks}.{}' doesn't exist",
+        d.name.name
+    )))
+}
+
+/// DROP INDEX (no index exists either; see [`drop_type`]).
+fn drop_index(session: &Session, d: &DropIndex) -> Result<Outcome> {
+    let ks = session.resolve(&d.name.keyspace)?;
+    check_schema_keyspace(&ks)?;
+    if d.if_exists {
+        return Ok(Outcome::Void);
+    }
+    // Cassandra's text, stray quote included.
+    Err(Error::Invalid(format!(
+        "Index '{ks}.{}' doesn't exist'",
+        d.name.name
+    )))
+}
+
+/// Role and user statements, run by the node's [`super::auth::Roles`].
+fn role_statement(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome> {
+    match stmt {
         Statement::CreateRole(r) => {
             ex.roles().create(
                 session,
@@ -166,9 +204,7 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
             Ok(Outcome::Void)
         }
         Statement::ListUsers => Ok(Outcome::Rows(ex.roles().list(None, true)?)),
-        _ => Err(Error::Invalid(
-            "Permissions (GRANT / REVOKE / LIST PERMISSIONS) are not supported yet".into(),
-        )),
+        _ => Err(Error::Invalid("not a role statement".into())),
     }
 }
 
@@ -192,93 +228,6 @@ fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {
         table: table.map(str::to_string),
     })
 }
-
-// --- system keyspaces ----------------------------------------------------------------------
-
-/// Cassandra's local system keyspaces (virtual ones included), case-insensitively: no schema
-/// change at all.
-fn is_local_system(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    matches!(lower.as_str(), "system" | "system_schema")
-        || super::system::is_virtual_keyspace(&lower)
-}
-
-/// Cassandra's replicated system keyspaces: their replication may be altered, nothing else.
-fn is_replicated_system(name: &str) -> bool {
-    matches!(
-        name.to_ascii_lowercase().as_str(),
-        "system_auth" | "system_traces" | "system_distributed"
-    )
-}
-
-/// What a schema statement needs (Cassandra's `Permission`).
-#[derive(Clone, Copy)]
-pub(super) enum Permission {
-    Create,
-    Alter,
-    Drop,
-}
-
-/// What it acts on (Cassandra's `DataResource`).
-#[derive(Clone, Copy)]
-pub(super) enum Resource<'a> {
-    Keyspace(&'a str),
-    AllTables(&'a str),
-    Table(&'a str, &'a str),
-}
-
-/// Cassandra's `ClientState.preventSystemKSSchemaModification`: the first check of a schema
-/// statement, before the statement looks at anything.
-pub(super) fn authorize(keyspace: &str, perm: Permission, resource: Resource<'_>) -> Result<()> {
-    if is_local_system(keyspace) {
-        return Err(Error::Unauthorized(format!(
-            "{keyspace} keyspace is not user-modifiable."
-        )));
-    }
-    if is_replicated_system(keyspace) {
-        if matches!((perm, resource), (Permission::Alter, Resource::Keyspace(_))) {
-            return Ok(());
-        }
-        let perm = match perm {
-            Permission::Create => "CREATE",
-            Permission::Alter => "ALTER",
-            Permission::Drop => "DROP",
-        };
-        let resource = match resource {
-            Resource::Keyspace(ks) => format!("<keyspace {ks}>"),
-            Resource::AllTables(ks) => format!("<all tables in {ks}>"),
-            Resource::Table(ks, t) => format!("<table {ks}.{t}>"),
-        };
-        return Err(Error::Unauthorized(format!("Cannot {perm} {resource}")));
-    }
-    Ok(())
-}
-
-/// Cassandra's checks of the keyspace a schema statement changes, after authorization
-/// (`AlterSchemaStatement.execute`): not a system keyspace, a valid name.
-pub(super) fn check_schema_keyspace(name: &str) -> Result<()> {
-    if is_local_system(name) {
-        return Err(Error::Invalid(format!(
-            "System keyspace '{name}' is not user-modifiable"
-        )));
-    }
-    let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !valid {
-        return Err(Error::Invalid(format!(
-            "Keyspace name must not be empty and must contain alphanumeric or underscore characters only (got \"{name}\")"
-        )));
-    }
-    if name.chars().count() > MAX_KEYSPACE_NAME {
-        return Err(Error::Invalid(format!(
-            "Keyspace name must not be more than {MAX_KEYSPACE_NAME} characters long (got {} characters for \"{name}\")",
-            name.chars().count()
-        )));
-    }
-    Ok(())
-}
-
-/// Cassandra's `SchemaConstants.NAME_LENGTH`.
-const MAX_KEYSPACE_NAME: usize = 48;
 
 /// Cairn's refusal to write into its own system keyspaces (TRUNCATE), with Cassandra's text
 /// for a schema change there.

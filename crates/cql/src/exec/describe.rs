@@ -23,7 +23,7 @@ pub fn is_describe(text: &str) -> bool {
     first.eq_ignore_ascii_case("describe") || first.eq_ignore_ascii_case("desc")
 }
 
-use crate::parser::quote_identifier as quote;
+use crate::identifier::quote_identifier as quote;
 
 fn string_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

@@ -26,7 +26,7 @@ use crate::values::codec::{split_collection, split_map};
 use crate::values::{compare, term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
-use cairn_engine::model::{ClusteringKey, ClusteringRange, DecoratedKey, Mutation, Row, Slice};
+use cairn_engine::model::{ClusteringKey, ClusteringRange, DecoratedKey, Row, Slice};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::ReadCommand;
 use parking_lot::{Mutex, MutexGuard};
@@ -478,19 +478,10 @@ impl CasRequest {
         &self.key
     }
 
-    /// Notes the clustering rows a statement's write (a mutation of this partition) touches:
-    /// the check then reads every regular column.
-    pub fn add_write(&mut self, m: &Mutation) {
-        if !m.update.rows.is_empty()
-            || !m.update.range_tombstones.is_empty()
-            || m.update.deletion.is_some()
-        {
-            self.writes_rows = true;
-        }
-    }
-
-    /// Notes a write of a clustering row that is not in a mutation yet (a list edit).
-    pub fn writes_row(&mut self) {
+    /// Notes that the request writes clustering rows (Cassandra's `updatesRegularRows`): the
+    /// check then reads every regular column, so a row whose conditioned columns are all null
+    /// is still told from a missing one.
+    pub fn writes_rows(&mut self) {
         self.writes_rows = true;
     }
 

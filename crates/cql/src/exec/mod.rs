@@ -7,7 +7,8 @@
 //! - [`catalog`]: keyspaces (stored through the engine) and tables;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE, with [`create_table`] for CREATE TABLE,
-//!   [`replication`] for keyspace replication and [`properties`] for reading `WITH` values;
+//!   [`replication`] for keyspace replication, [`properties`] for reading `WITH` values and
+//!   [`schema_guard`] for the keyspaces a schema statement may not change;
 //! - [`write`](mod@write): INSERT / UPDATE / DELETE / BATCH into engine mutations;
 //! - [`restrict`]: WHERE clauses resolved against a table (keys, slices, filters);
 //! - [`select`]: SELECT, paging, aggregates;
@@ -29,6 +30,7 @@ pub mod prepare;
 pub mod properties;
 pub mod replication;
 pub mod restrict;
+pub mod schema_guard;
 pub mod select;
 pub mod system;
 pub mod write;
@@ -229,6 +231,45 @@ impl TermContext for Binds<'_> {
 
     fn now_micros(&self) -> i64 {
         self.now
+    }
+}
+
+/// A term context for PREPARE: every marker stands for a placeholder of its receiver's type
+/// (see [`crate::values::placeholder`]), so resolving a statement refuses what its shape
+/// alone makes wrong, as Cassandra does when it prepares it.
+#[derive(Debug, Clone, Copy)]
+pub struct Placeholders {
+    now: i64,
+}
+
+impl Placeholders {
+    /// Placeholders, with the current time for `now()`.
+    pub fn new() -> Self {
+        Placeholders {
+            now: catalog::now_micros(),
+        }
+    }
+}
+
+impl Default for Placeholders {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TermContext for Placeholders {
+    fn bind(&self, _marker: &BindMarker) -> Option<BoundValue> {
+        // Not asked: with `placeholders()`, term evaluation makes the value itself, as only
+        // it knows the receiver's type.
+        None
+    }
+
+    fn now_micros(&self) -> i64 {
+        self.now
+    }
+
+    fn placeholders(&self) -> bool {
+        true
     }
 }
 

@@ -8,9 +8,9 @@ use super::write;
 use super::{system, ColumnSpec, Executor, QueryParams, Session};
 use crate::ast::{
     Assignment, BatchStatement, Conditions, InValues, InsertValues, Operator, Relation,
-    RelationTarget, Select, Statement, Term, Using,
+    RelationTarget, Statement, Term, Using,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ParsedStatement;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::{ColumnKind, TableSchema};
@@ -477,6 +477,9 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
             None => ex.catalog().require_table(&ks, &table.name)?.schema(),
         };
         check_receivers(&schema, stmt)?;
+        if system::virtual_schema(&ks, &table.name).is_none() {
+            write::check_shape(ex, session, stmt)?;
+        }
         let pk_count = schema.columns_of(ColumnKind::PartitionKey).count();
         let mut c = Collector {
             schema: &schema,
@@ -499,10 +502,8 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         }
         if let Statement::Select(s) = stmt {
             if system::virtual_schema(&ks, &table.name).is_none() {
-                let plan = match select::plan(&schema, s) {
-                    Ok(plan) => plan,
-                    Err(e) => return Err(where_refusal_first(&schema, s, e)),
-                };
+                let (plan, _) =
+                    select::plan_and_resolve(&schema, s, &super::Placeholders::new(), None)?;
                 // Markers in element keys and slice bounds of the selection.
                 let mut markers = Vec::new();
                 plan.selectors
@@ -555,25 +556,4 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         pk_indexes,
         result,
     })
-}
-
-/// A selection that cannot be planned, refused at PREPARE: Cassandra prepares the WHERE clause
-/// before the selection, so a query that needs ALLOW FILTERING is refused for that first. With
-/// no values bound yet, only that refusal (which needs none) is looked for; unknown selected
-/// columns still come first, as in Cassandra.
-fn where_refusal_first(schema: &TableSchema, s: &Select, e: Error) -> Error {
-    if matches!(&e, Error::Invalid(m) if m.starts_with("Undefined column name")) {
-        return e;
-    }
-    let params = QueryParams::default();
-    let ctx = super::Binds::new(&params);
-    match restrict::resolve(
-        schema,
-        &s.where_clause,
-        &ctx,
-        restrict::Context::select(s.allow_filtering, false),
-    ) {
-        Err(Error::Invalid(m)) if m.contains("ALLOW FILTERING") => Error::Invalid(m),
-        _ => e,
-    }
 }

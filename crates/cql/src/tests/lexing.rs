@@ -171,7 +171,7 @@ fn unreserved_keywords_are_identifiers() {
 /// Every reserved keyword is refused as a bare name and accepted when quoted.
 #[test]
 fn reserved_keywords_need_quotes() {
-    for w in crate::parser::RESERVED {
+    for w in crate::identifier::RESERVED {
         // A column list has no keyword alternatives (`CREATE TABLE if ...` would read
         // as IF NOT EXISTS), so every reserved word gets the same error there.
         let bare = format!("INSERT INTO t ({w}) VALUES (1)");

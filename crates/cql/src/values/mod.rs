@@ -16,6 +16,7 @@
 //!   selection (`c[k]`, `c[a..b]`);
 //! - [`json`]: the JSON forms of `SELECT JSON`, `INSERT … JSON`, `toJson` and `fromJson`;
 //! - [`format`](mod@format): bytes to CQL literal text;
+//! - [`placeholder`]: stand-in values for bind markers, to check a statement's shape at PREPARE;
 //! - [`error`]: [`ValueError`], whose texts are Cassandra's `InvalidRequest` messages.
 //!
 //! Everything here is a pure function of its inputs (the clock and randomness come through
@@ -31,6 +32,7 @@ pub mod functions;
 pub mod json;
 pub mod literal;
 pub mod number;
+pub mod placeholder;
 pub mod temporal;
 pub mod term;
 

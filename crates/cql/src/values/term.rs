@@ -30,6 +30,7 @@ pub use super::assign::{unfrozen, value_compatible, Assignment};
 use super::error::{ValueError, ValueResult};
 use super::functions;
 use super::literal::{literal_accepts, literal_display, literal_to_bytes_at};
+use super::placeholder::placeholder;
 use crate::ast::{BindMarker, Literal, Term};
 use bytes::Bytes;
 use cairn_engine::model::types::compare;
@@ -72,6 +73,11 @@ pub trait TermContext {
     /// Randomness for `uuid()` and the node half of `now()`.
     fn random_u64(&self) -> u64 {
         rand::random()
+    }
+    /// Whether every marker stands for a placeholder of its receiver's type instead of a
+    /// bound value (PREPARE's check of a statement's shape; see [`super::placeholder`]).
+    fn placeholders(&self) -> bool {
+        false
     }
 }
 
@@ -424,6 +430,7 @@ pub fn term_to_bytes(
                 Ok(TermValue::Null)
             }
         }
+        Term::Bind(_) if ctx.placeholders() => Ok(TermValue::Value(placeholder(ty))),
         Term::Bind(marker) => {
             let bound = ctx.bind(marker).ok_or_else(|| {
                 ValueError::invalid(format!(

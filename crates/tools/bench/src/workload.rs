@@ -272,7 +272,7 @@ impl TimeseriesRead {
 
 impl Workload for TimeseriesRead {
     fn next_partition_key(&mut self) -> i64 {
-        let now = super::unix_nanos();
+        let now = crate::clock::unix_nanos();
         // Rows written so far in each partition (index of the newest).
         let latest = ((now - self.start_ns).max(0) / self.period_ns) as u64;
         self.cur_generation = latest / self.ck_count;

@@ -259,6 +259,7 @@ impl ClusteringRestrictions {
                 Restriction::In(tuples) => {
                     if tuples.is_empty() {
                         out.empty = true;
+                        out.no_clustering = true;
                     }
                     let mut next = Vec::with_capacity(prefixes.len() * tuples.len());
                     for p in &prefixes {

@@ -123,6 +123,8 @@ pub struct Restrictions {
     pub filters: Vec<Filter>,
     /// Some key column is restricted by an empty `IN`: nothing is selected.
     pub empty: bool,
+    /// A clustering column is restricted by an empty `IN`: no row is named.
+    pub no_clustering: bool,
     /// Columns restricted by `=` (or an `IN` of one value), for ORDER BY and GROUP BY.
     pub eq_columns: Vec<ColumnId>,
     /// Whether any clustering column is restricted.
@@ -165,6 +167,19 @@ impl Restrictions {
     /// Whether any clustering column is restricted by the read (prefix or slice).
     pub fn clustering_restricted(&self) -> bool {
         self.prefix_len > 0 || self.slice_bounds.is_some()
+    }
+
+    /// Whether the clustering restrictions name no row at all (an empty `IN`): Cassandra's
+    /// `restrictions.hasClusteringColumnsRestrictions() && clusterings.isEmpty()`.
+    pub fn selects_no_row(&self) -> bool {
+        self.no_clustering
+    }
+
+    /// Whether the statement writes clustering rows (Cassandra's `updatesRegularRows`): the
+    /// table has no clustering column, or the WHERE clause restricts one.
+    pub fn updates_rows(&self, schema: &TableSchema) -> bool {
+        self.has_clustering_restrictions
+            || schema.columns_of(ColumnKind::Clustering).next().is_none()
     }
 
     /// Whether a partition without rows but with static content is shown (Cassandra's
@@ -659,75 +674,7 @@ pub fn resolve(
     let mut ck = ClusteringRestrictions::new(schema, cx.allow_filtering);
     let mut others: Vec<(ColumnDef, Restriction)> = Vec::new();
     for rel in where_clause {
-        match rel {
-            Relation::Compare {
-                target: RelationTarget::Token(cols),
-                op,
-                value: v,
-            } => pk.add_token(cols, *op, v, ctx)?,
-            Relation::In {
-                target: RelationTarget::Token(_),
-                ..
-            } => {
-                return Err(Error::Invalid(
-                    "IN cannot be used with the token function".into(),
-                ))
-            }
-            Relation::Compare {
-                target: RelationTarget::Tuple(names),
-                ..
-            }
-            | Relation::In {
-                target: RelationTarget::Tuple(names),
-                ..
-            } => {
-                let (positions, r) = multi_restriction(schema, names, rel, ctx)?;
-                ck.add(positions, true, r)?;
-            }
-            Relation::Compare {
-                target: RelationTarget::Field(n, _),
-                ..
-            }
-            | Relation::In {
-                target: RelationTarget::Field(n, _),
-                ..
-            } => {
-                let c = column(schema, n)?;
-                return Err(Error::Invalid(format!(
-                    "Invalid field selection: {n} of type {} is not a user type",
-                    c.ty.name()
-                )));
-            }
-            Relation::Compare {
-                target: RelationTarget::Column(name) | RelationTarget::Element(name, _),
-                ..
-            }
-            | Relation::In {
-                target: RelationTarget::Column(name) | RelationTarget::Element(name, _),
-                ..
-            }
-            | Relation::IsNotNull(name) => {
-                let col = column(schema, name)?;
-                let r = single_restriction(col, rel, ctx, cx.kind)?;
-                match col.kind {
-                    ColumnKind::PartitionKey => pk.add(col, r)?,
-                    ColumnKind::Clustering => {
-                        let pos = schema
-                            .columns_of(ColumnKind::Clustering)
-                            .position(|c| c.id == col.id)
-                            .unwrap_or(0);
-                        ck.add(vec![pos], false, r)?;
-                    }
-                    _ => match others.iter_mut().find(|(c, _)| c.id == col.id) {
-                        Some((_, existing)) => {
-                            let merged = existing.clone().merge(r, &col.name, &col.name)?;
-                            *existing = merged;
-                        }
-                        None => others.push((col.clone(), r)),
-                    },
-                }
-            }
-        }
+        add_relation(schema, rel, ctx, cx, &mut pk, &mut ck, &mut others)?;
     }
 
     let mut out = Restrictions {
@@ -735,8 +682,108 @@ pub fn resolve(
         ..Restrictions::default()
     };
     pk.finish(schema, cx, &mut out)?;
-
     let has_ck = !ck.is_empty();
+    check_static_only(cx, has_ck)?;
+    ck.finish(schema, cx, &mut out)?;
+    if !others.is_empty() {
+        add_filters(others, cx, &mut out)?;
+    }
+    // A key range with clustering restrictions only filters (Cassandra's `needFiltering`).
+    if cx.kind == StatementKind::Select
+        && !cx.allow_filtering
+        && out.is_key_range
+        && (has_ck || !out.filters.is_empty())
+    {
+        return Err(Error::Invalid(REQUIRES_ALLOW_FILTERING.into()));
+    }
+    Ok(out)
+}
+
+/// One relation of the WHERE clause added to what is known of its column(s): the partition
+/// key's, the clustering columns', or the other columns' (filters).
+fn add_relation(
+    schema: &TableSchema,
+    rel: &Relation,
+    ctx: &dyn TermContext,
+    cx: Context,
+    pk: &mut PartitionRestrictions,
+    ck: &mut ClusteringRestrictions,
+    others: &mut Vec<(ColumnDef, Restriction)>,
+) -> Result<()> {
+    match rel {
+        Relation::Compare {
+            target: RelationTarget::Token(cols),
+            op,
+            value: v,
+        } => pk.add_token(cols, *op, v, ctx)?,
+        Relation::In {
+            target: RelationTarget::Token(_),
+            ..
+        } => {
+            return Err(Error::Invalid(
+                "IN cannot be used with the token function".into(),
+            ))
+        }
+        Relation::Compare {
+            target: RelationTarget::Tuple(names),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Tuple(names),
+            ..
+        } => {
+            let (positions, r) = multi_restriction(schema, names, rel, ctx)?;
+            ck.add(positions, true, r)?;
+        }
+        Relation::Compare {
+            target: RelationTarget::Field(n, _),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Field(n, _),
+            ..
+        } => {
+            let c = column(schema, n)?;
+            return Err(Error::Invalid(format!(
+                "Invalid field selection: {n} of type {} is not a user type",
+                c.ty.name()
+            )));
+        }
+        Relation::Compare {
+            target: RelationTarget::Column(name) | RelationTarget::Element(name, _),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Column(name) | RelationTarget::Element(name, _),
+            ..
+        }
+        | Relation::IsNotNull(name) => {
+            let col = column(schema, name)?;
+            let r = single_restriction(col, rel, ctx, cx.kind)?;
+            match col.kind {
+                ColumnKind::PartitionKey => pk.add(col, r)?,
+                ColumnKind::Clustering => {
+                    let pos = schema
+                        .columns_of(ColumnKind::Clustering)
+                        .position(|c| c.id == col.id)
+                        .unwrap_or(0);
+                    ck.add(vec![pos], false, r)?;
+                }
+                _ => match others.iter_mut().find(|(c, _)| c.id == col.id) {
+                    Some((_, existing)) => {
+                        let merged = existing.clone().merge(r, &col.name, &col.name)?;
+                        *existing = merged;
+                    }
+                    None => others.push((col.clone(), r)),
+                },
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A statement on static columns only may not restrict clustering columns.
+fn check_static_only(cx: Context, has_ck: bool) -> Result<()> {
     if cx.static_only && has_ck {
         return Err(Error::Invalid(match cx.kind {
             StatementKind::Select => {
@@ -748,38 +795,36 @@ pub fn resolve(
             ),
         }));
     }
-    ck.finish(schema, cx, &mut out)?;
+    Ok(())
+}
 
-    if !others.is_empty() {
-        if cx.kind != StatementKind::Select {
-            let names: Vec<&str> = others.iter().map(|(c, _)| c.name.as_str()).collect();
-            return Err(Error::Invalid(format!(
-                "Non PRIMARY KEY columns found in where clause: {} ",
-                names.join(", ")
-            )));
-        }
-        if !cx.allow_filtering {
-            return Err(Error::Invalid(REQUIRES_ALLOW_FILTERING.into()));
-        }
-        for (c, r) in others {
-            if c.kind == ColumnKind::Regular {
-                out.has_regular_restrictions = true;
-            }
-            if matches!(r, Restriction::Eq(_)) {
-                out.eq_columns.push(c.id);
-            }
-            r.into_filters(&c, &mut out.filters)?;
-        }
+/// Restrictions on static and regular columns: filters, which only a SELECT with ALLOW
+/// FILTERING may have.
+fn add_filters(
+    others: Vec<(ColumnDef, Restriction)>,
+    cx: Context,
+    out: &mut Restrictions,
+) -> Result<()> {
+    if cx.kind != StatementKind::Select {
+        let names: Vec<&str> = others.iter().map(|(c, _)| c.name.as_str()).collect();
+        return Err(Error::Invalid(format!(
+            "Non PRIMARY KEY columns found in where clause: {} ",
+            names.join(", ")
+        )));
     }
-    // A key range with clustering restrictions only filters (Cassandra's `needFiltering`).
-    if cx.kind == StatementKind::Select
-        && !cx.allow_filtering
-        && out.is_key_range
-        && (has_ck || !out.filters.is_empty())
-    {
+    if !cx.allow_filtering {
         return Err(Error::Invalid(REQUIRES_ALLOW_FILTERING.into()));
     }
-    Ok(out)
+    for (c, r) in others {
+        if c.kind == ColumnKind::Regular {
+            out.has_regular_restrictions = true;
+        }
+        if matches!(r, Restriction::Eq(_)) {
+            out.eq_columns.push(c.id);
+        }
+        r.into_filters(&c, &mut out.filters)?;
+    }
+    Ok(())
 }
 
 /// Whether a clustering column of the layout is DESC.

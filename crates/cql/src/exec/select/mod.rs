@@ -33,7 +33,7 @@ use super::system;
 use super::{Binds, ColumnSpec, Executor, Outcome, QueryParams, ResultSet, Session};
 use crate::ast::{Order as AstOrder, Select, Term};
 use crate::error::{Error, Result};
-use crate::values::{compare, json, term_to_bytes, TermValue};
+use crate::values::{compare, json, term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::token::split_composite_partition_key;
@@ -64,21 +64,35 @@ pub fn select(
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
     let ctx = Binds::new(params);
+    let (plan, r) = plan_and_resolve(&schema, s, &ctx, cache)?;
+    let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
+    let rows = q.run(ex, &table, params)?;
+    Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
+}
+
+/// A SELECT's plan and its WHERE clause resolved, refused in Cassandra's order: the selected
+/// names first (`toSelectables`), then the WHERE clause (`prepareRestrictions`), then the
+/// rest of the selection (`prepareSelection`). PREPARE runs this too, with placeholders for
+/// the markers, so a statement whose shape is wrong is refused there.
+pub fn plan_and_resolve(
+    schema: &Arc<TableSchema>,
+    s: &Select,
+    ctx: &dyn TermContext,
+    cache: Option<&PlanCache<Plan>>,
+) -> Result<(Arc<Plan>, Restrictions)> {
     let planned = match cache {
-        Some(cache) => cache.get_or_plan(&schema, || plan(&schema, s)),
-        None => plan(&schema, s).map(Arc::new),
+        Some(cache) => cache.get_or_plan(schema, || plan(schema, s)),
+        None => plan(schema, s).map(Arc::new),
     };
     let plan = match planned {
         Ok(plan) => plan,
-        // Cassandra resolves the selected names first (`toSelectables`), then prepares the
-        // WHERE clause, then the rest of the selection (`prepareRestrictions`, then
-        // `prepareSelection`): the WHERE clause's refusals come before the selection's. (The
-        // static-only rule needs the selection; without it, that one refusal is missed.)
+        // (The static-only rule needs the selection; without it, that one refusal is
+        // missed.)
         Err(e) if !matches!(&e, Error::Invalid(m) if m.starts_with("Undefined column name")) => {
             restrict::resolve(
-                &schema,
+                schema,
                 &s.where_clause,
-                &ctx,
+                ctx,
                 restrict::Context::select(s.allow_filtering, false),
             )?;
             return Err(e);
@@ -86,14 +100,12 @@ pub fn select(
         Err(e) => return Err(e),
     };
     let r = restrict::resolve(
-        &schema,
+        schema,
         &s.where_clause,
-        &ctx,
-        restrict::Context::select(s.allow_filtering, plan.selects_only_statics(&schema)),
+        ctx,
+        restrict::Context::select(s.allow_filtering, plan.selects_only_statics(schema)),
     )?;
-    let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
-    let rows = q.run(ex, &table, params)?;
-    Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
+    Ok((plan, r))
 }
 
 /// The one result column of `SELECT JSON` on `columns`' table.
@@ -616,14 +628,14 @@ impl<'q> Run<'q> {
             self.rows = vec![row];
         }
         if let Some(order) = &q.post_order {
-            let types: Vec<CqlType> = order
+            let columns: Vec<(CqlType, Order)> = order
                 .iter()
                 .map(|(pos, _)| {
                     q.layout
                         .columns
                         .get(*pos)
-                        .map(|(t, _)| t.clone())
-                        .unwrap_or(CqlType::Blob)
+                        .cloned()
+                        .unwrap_or((CqlType::Blob, Order::Asc))
                 })
                 .collect();
             let mut idx: Vec<usize> = (0..self.rows.len()).collect();
@@ -635,14 +647,31 @@ impl<'q> Run<'q> {
                             .and_then(|k| k.get(i))
                             .and_then(Option::as_ref)
                     };
-                    let (x, y) = (key(a), key(b));
-                    let o = match (x, y) {
-                        (Some(x), Some(y)) => compare(&types[i], x, y),
-                        (None, Some(_)) => Ordering::Less,
-                        (Some(_), None) => Ordering::Greater,
+                    let (ty, declared) = &columns[i];
+                    // A null (a static-only partition's row) is the smallest value in the
+                    // column's declared order (Cassandra compares with the column's type,
+                    // reversed for a DESC column, then reverses the whole comparator when
+                    // the query reads against that order): first when the query reads in
+                    // the declared order, last when against it.
+                    let against = *desc != (*declared == Order::Desc);
+                    let null_first = if against {
+                        Ordering::Greater
+                    } else {
+                        Ordering::Less
+                    };
+                    let o = match (key(a), key(b)) {
+                        (Some(x), Some(y)) => {
+                            let o = compare(ty, x, y);
+                            if *desc {
+                                o.reverse()
+                            } else {
+                                o
+                            }
+                        }
+                        (None, Some(_)) => null_first,
+                        (Some(_), None) => null_first.reverse(),
                         (None, None) => Ordering::Equal,
                     };
-                    let o = if *desc { o.reverse() } else { o };
                     if o != Ordering::Equal {
                         return o;
                     }

@@ -112,6 +112,11 @@ impl CqlType {
         }
     }
 
+    /// Every native (non-composite) type, in name order.
+    pub fn natives() -> impl Iterator<Item = &'static CqlType> {
+        NATIVE_TYPES.iter()
+    }
+
     /// A static name for error messages: the full name of a native type, the kind
     /// (`list`, `set`, `map`, `tuple`, `frozen`) of a composite one.
     pub fn static_name(&self) -> &'static str {

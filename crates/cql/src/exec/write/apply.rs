@@ -1,0 +1,111 @@
+//! Planned writes made real: list edits that need the list's current elements are completed
+//! (read under the statement's lock, after a conditional check), the mutations of one
+//! statement or BATCH are merged per partition and applied in one `Database::apply` — one
+//! commitlog record, so all of them survive a crash or none.
+
+use super::assignment::{list_edit_cell, put_column};
+use super::planned::Planned;
+use crate::error::Result;
+use crate::exec::Executor;
+use cairn_engine::model::{ColumnData, Mutation, Row};
+use cairn_engine::schema::TableSchema;
+use std::sync::Arc;
+
+/// Makes a statement's pending list edits (reading the lists), ready to apply.
+pub(super) fn complete(ex: &Executor, schema: &TableSchema, planned: &mut Planned) -> Result<()> {
+    if let Some(e) = planned.deferred.take() {
+        return Err(e);
+    }
+    for lw in std::mem::take(&mut planned.list_edits) {
+        let Some(m) = planned.mutations.get_mut(lw.mutation) else {
+            continue;
+        };
+        let data = list_edit_cell(ex, schema, &m.key, &lw)?;
+        let row = match &lw.ck {
+            Some(ck) => m.update.rows.entry(ck.clone()).or_default(),
+            None => m.update.static_row.get_or_insert_with(Row::default),
+        };
+        put_column(row, lw.column.id, data);
+        row.columns.sort_by_key(|(id, _)| *id);
+    }
+    Ok(())
+}
+
+/// Completes and applies statements' writes; a conditional request's (`ballot`) all get its
+/// one timestamp, deletions just below it, as a Paxos commit does.
+pub(super) fn apply_all(
+    ex: &Executor,
+    planned: Vec<(Arc<TableSchema>, Planned)>,
+    ballot: Option<i64>,
+) -> Result<()> {
+    let all = complete_all(ex, planned, ballot)?;
+    ex.catalog().db().apply(all)?;
+    Ok(())
+}
+
+/// The mutations of planned statements, completed (and stamped with the ballot), ready to
+/// apply.
+pub(super) fn complete_all(
+    ex: &Executor,
+    planned: Vec<(Arc<TableSchema>, Planned)>,
+    ballot: Option<i64>,
+) -> Result<Vec<Mutation>> {
+    let mut all = Vec::new();
+    for (schema, mut p) in planned {
+        complete(ex, &schema, &mut p)?;
+        all.extend(p.mutations);
+    }
+    if let Some(ts) = ballot {
+        all = merge_by_partition(all);
+        for m in &mut all {
+            m.update.set_timestamps(ts);
+        }
+    }
+    Ok(all)
+}
+
+/// A conditional request's mutations as Cassandra applies them: one update per partition,
+/// its statements' writes merged (they share one timestamp) before the ballot's time is set
+/// (`CQL3CasRequest.makeUpdates`, then `withUpdatedTimestamps`). Merging a row's deletion
+/// with the same row's writes purges them, as Cassandra's row merge does (a deletion wins a
+/// timestamp tie), so `INSERT` and `DELETE` of one row in one conditional batch leave no
+/// row. Partition and range deletions stay beside the rows, as in Cassandra's update, and
+/// end up just below the ballot.
+pub(super) fn merge_by_partition(all: Vec<Mutation>) -> Vec<Mutation> {
+    let mut merged: Vec<Mutation> = Vec::with_capacity(all.len());
+    for m in all {
+        match merged
+            .iter_mut()
+            .find(|x| x.table == m.table && x.key == m.key)
+        {
+            Some(x) => x.update.merge(m.update),
+            None => merged.push(m),
+        }
+    }
+    for m in &mut merged {
+        for row in m.update.rows.values_mut() {
+            if let Some(d) = row.deletion {
+                row.apply_deletion(d);
+                row.deletion = Some(d);
+            }
+            purge_collection_deletions(row);
+        }
+        if let Some(row) = m.update.static_row.as_mut() {
+            purge_collection_deletions(row);
+        }
+    }
+    merged
+}
+
+/// Drops the cells of a collection that the same update's deletion of that collection
+/// shadows (`DELETE m` beside `SET m = {…}` in one conditional batch: the deletion wins the
+/// timestamp tie, as in Cassandra's merge, before the ballot's time is set).
+pub(super) fn purge_collection_deletions(row: &mut Row) {
+    for (_, data) in &mut row.columns {
+        if let ColumnData::Complex(cc) = data {
+            if let Some(d) = cc.deletion {
+                cc.cells.retain(|(_, c)| c.timestamp > d.marked_at);
+            }
+        }
+    }
+}

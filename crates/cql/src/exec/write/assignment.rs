@@ -1,0 +1,451 @@
+//! SET operations and column deletions into cells: `c = v`, `c = c + v`, element and field
+//! updates, list edits that need the current list, with Cassandra's checks and texts
+//! (including those PREPARE makes: [`check_set_element`], [`check_element_deletion`]).
+
+use crate::ast::{Assignment, Term};
+use crate::error::{Error, Result};
+use crate::exec::restrict::{self};
+use crate::exec::Executor;
+use crate::values::collections::collection_to_cells;
+use crate::values::{term_to_bytes, TermContext, TermValue};
+use bytes::Bytes;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::model::{
+    Cell, ClusteringKey, ColumnData, ComplexColumn, DecoratedKey, DeletionTime, Row,
+};
+use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use cairn_engine::ReadCommand;
+
+pub(super) fn cell(ts: i64, ttl: u32, now: u32, v: Bytes) -> Cell {
+    if ttl > 0 {
+        Cell::expiring(ts, ttl, now, v)
+    } else {
+        Cell::live(ts, v)
+    }
+}
+
+/// A column's new data from a term (`None` for unset).
+pub(super) fn column_data(
+    col: &ColumnDef,
+    term: &crate::ast::Term,
+    ctx: &dyn TermContext,
+    ts: i64,
+    ttl: u32,
+    now: u32,
+) -> Result<Option<ColumnData>> {
+    if is_multi_cell(&col.ty) {
+        // Overwriting a collection: delete what was there (just before this write), then
+        // write the new elements.
+        let value = term_to_bytes(term, &col.ty, &col.name, ctx)?;
+        let deletion = DeletionTime {
+            marked_at: ts - 1,
+            local_deletion_time: now,
+        };
+        let cells = match value {
+            TermValue::Unset => return Ok(None),
+            TermValue::Null => Vec::new(),
+            TermValue::Value(b) => collection_to_cells(&col.ty, &b, ctx).map_err(invalid)?,
+        };
+        return Ok(Some(ColumnData::Complex(ComplexColumn {
+            deletion: Some(deletion),
+            cells: cells
+                .into_iter()
+                .map(|(p, v)| (p, cell(ts, ttl, now, v)))
+                .collect(),
+        })));
+    }
+    if col.ty == CqlType::Counter {
+        return Err(Error::Invalid(format!(
+            "Cannot set the value of counter column {} (counters can only be incremented/decremented, not set)",
+            col.name
+        )));
+    }
+    Ok(match term_to_bytes(term, &col.ty, &col.name, ctx)? {
+        TermValue::Unset => None,
+        TermValue::Null => Some(ColumnData::Simple(Cell::tombstone(ts, now))),
+        TermValue::Value(b) => Some(ColumnData::Simple(cell(ts, ttl, now, b))),
+    })
+}
+
+pub(super) fn invalid(e: impl std::fmt::Display) -> Error {
+    Error::Invalid(e.to_string())
+}
+
+/// Non-frozen collections are stored one cell per element.
+pub(super) fn is_multi_cell(ty: &CqlType) -> bool {
+    matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _))
+}
+
+/// Adds column data to a row, merging with what the same statement already set.
+pub(super) fn put_column(row: &mut Row, id: u32, data: ColumnData) {
+    match row.columns.iter_mut().find(|(c, _)| *c == id) {
+        Some((_, existing)) => {
+            let old = std::mem::replace(existing, ColumnData::Complex(ComplexColumn::default()));
+            *existing = old.merge(data);
+        }
+        None => row.columns.push((id, data)),
+    }
+}
+
+/// [`put_column`] into the static row or the clustering row, by the column's kind.
+pub(super) fn put_by_kind(c: &ColumnDef, row: &mut Row, statics: &mut Row, data: ColumnData) {
+    let target = if c.kind == ColumnKind::Static {
+        statics
+    } else {
+        row
+    };
+    put_column(target, c.id, data);
+}
+
+/// An assignment resolved against its column.
+pub(super) enum ColumnOp {
+    /// Data to write as is.
+    Data(ColumnData),
+    /// A list edit that needs the list's current elements (read before write).
+    List(ListEdit),
+}
+
+/// List edits that depend on the list's current contents.
+#[derive(Debug, Clone)]
+pub(super) enum ListEdit {
+    /// `l[i] = v` (`None`: `DELETE l[i]`).
+    Index(i32, Option<Bytes>),
+    /// `l = l - [v…]`: removes every element equal to one of the values.
+    Remove(Vec<Bytes>),
+}
+
+/// Resolves one UPDATE assignment.
+pub(super) fn assignment_op(
+    c: &ColumnDef,
+    a: &Assignment,
+    ctx: &dyn TermContext,
+    ts: i64,
+    ttl: u32,
+    now: u32,
+) -> Result<Option<ColumnOp>> {
+    let elem_cells = |term: &crate::ast::Term| -> Result<Option<Vec<(Bytes, Bytes)>>> {
+        match term_to_bytes(term, &c.ty, &c.name, ctx)? {
+            TermValue::Unset => Ok(None),
+            TermValue::Null => Ok(Some(Vec::new())),
+            TermValue::Value(b) => Ok(Some(collection_to_cells(&c.ty, &b, ctx).map_err(invalid)?)),
+        }
+    };
+    let complex = |cells: Vec<(Bytes, Cell)>| {
+        ColumnOp::Data(ColumnData::Complex(ComplexColumn {
+            deletion: None,
+            cells,
+        }))
+    };
+    Ok(match a {
+        Assignment::Set { value, .. } => {
+            column_data(c, value, ctx, ts, ttl, now)?.map(ColumnOp::Data)
+        }
+        Assignment::Add { value, .. } | Assignment::Prepend { value, .. } => {
+            if c.ty == CqlType::Counter {
+                return Err(Error::Invalid("Counters are not supported yet".into()));
+            }
+            if matches!(a, Assignment::Prepend { .. })
+                && matches!(value, crate::ast::Term::List(_))
+                && !matches!(crate::values::term::unfrozen(&c.ty), CqlType::List(_))
+            {
+                // The list literal meets its receiver first (Cassandra's ArrayLiteral).
+                return Err(Error::Invalid(format!(
+                    "Unexpected receiver type '{}'; only list and vector are expected",
+                    c.ty.name()
+                )));
+            }
+            let v = crate::values::term::term_display(value);
+            let shown = if matches!(a, Assignment::Prepend { .. }) {
+                // Cassandra prints a prepend with a minus.
+                format!("{0} = {v} - {0}", c.name)
+            } else {
+                format!("{0} = {0} + {v}", c.name)
+            };
+            if matches!(c.ty, CqlType::Frozen(_)) {
+                let what = if matches!(a, Assignment::Prepend { .. }) {
+                    "frozen list"
+                } else {
+                    "frozen collection"
+                };
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for {what} column {}",
+                    c.name
+                )));
+            }
+            if matches!(c.ty, CqlType::Tuple(_)) && matches!(a, Assignment::Add { .. }) {
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for tuple column {}",
+                    c.name
+                )));
+            }
+            if !is_multi_cell(&c.ty) {
+                let what = if matches!(a, Assignment::Prepend { .. }) {
+                    "non list"
+                } else {
+                    "non counter"
+                };
+                return Err(Error::Invalid(format!(
+                    "Invalid operation ({shown}) for {what} column {}",
+                    c.name
+                )));
+            }
+            let Some(cells) = elem_cells(value)? else {
+                return Ok(None);
+            };
+            let cells = if matches!(a, Assignment::Prepend { .. }) {
+                if !matches!(c.ty, CqlType::List(_)) {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({shown}) for non list column {}",
+                        c.name
+                    )));
+                }
+                let paths = crate::values::collections::list_prepend_paths(
+                    ctx.now_micros(),
+                    ctx.random_u64() as u32,
+                    cells.len(),
+                );
+                paths
+                    .into_iter()
+                    .zip(cells.into_iter().map(|(_, v)| v))
+                    .collect()
+            } else {
+                cells
+            };
+            Some(complex(
+                cells
+                    .into_iter()
+                    .map(|(p, v)| (p, cell(ts, ttl, now, v)))
+                    .collect(),
+            ))
+        }
+        Assignment::Subtract { value, .. } => {
+            if c.ty == CqlType::Counter {
+                return Err(Error::Invalid("Counters are not supported yet".into()));
+            }
+            match &c.ty {
+                CqlType::Set(_) => {
+                    let Some(cells) = elem_cells(value)? else {
+                        return Ok(None);
+                    };
+                    Some(complex(
+                        cells
+                            .into_iter()
+                            .map(|(p, _)| (p, Cell::tombstone(ts, now)))
+                            .collect(),
+                    ))
+                }
+                CqlType::Map(k, _) => {
+                    // `m = m - {k1, k2}`: a set of keys.
+                    let keys_ty = CqlType::Set(k.clone());
+                    match term_to_bytes(value, &keys_ty, &c.name, ctx)? {
+                        TermValue::Value(b) => {
+                            let keys = restrict::decode_collection(&b);
+                            let mut cells = Vec::new();
+                            for key in keys {
+                                let path = crate::values::collections::element_path(&c.ty, &key)
+                                    .map_err(invalid)?;
+                                cells.push((path, Cell::tombstone(ts, now)));
+                            }
+                            Some(complex(cells))
+                        }
+                        _ => None,
+                    }
+                }
+                CqlType::List(_) => match term_to_bytes(value, &c.ty, &c.name, ctx)? {
+                    TermValue::Value(b) => Some(ColumnOp::List(ListEdit::Remove(
+                        restrict::decode_collection(&b),
+                    ))),
+                    _ => None,
+                },
+                CqlType::Frozen(_) => {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({0} = {0} - {1}) for frozen collection column {0}",
+                        c.name,
+                        crate::values::term::term_display(value)
+                    )))
+                }
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({0} = {0} - {1}) for non counter column {0}",
+                        c.name,
+                        crate::values::term::term_display(value)
+                    )))
+                }
+            }
+        }
+        Assignment::SetElement { key, value, .. } => match &c.ty {
+            CqlType::Map(kt, vt) => {
+                let k = match term_to_bytes(key, kt, &c.name, ctx)? {
+                    TermValue::Value(b) => b,
+                    _ => return Err(Error::Invalid("Invalid null map key".into())),
+                };
+                let path = crate::values::collections::element_path(&c.ty, &k).map_err(invalid)?;
+                let cell = match term_to_bytes(value, vt, &c.name, ctx)? {
+                    TermValue::Value(v) => cell(ts, ttl, now, v),
+                    TermValue::Null => Cell::tombstone(ts, now),
+                    TermValue::Unset => return Ok(None),
+                };
+                Some(complex(vec![(path, cell)]))
+            }
+            CqlType::List(et) => {
+                let index = match term_to_bytes(key, &CqlType::Int, &c.name, ctx)? {
+                    TermValue::Value(b) => i32::from_be_bytes(
+                        b.as_ref()
+                            .try_into()
+                            .map_err(|_| Error::Invalid("Invalid list index".into()))?,
+                    ),
+                    _ => return Err(Error::Invalid("Invalid null value for list index".into())),
+                };
+                let value = match term_to_bytes(value, et, &c.name, ctx)? {
+                    TermValue::Value(v) => Some(v),
+                    TermValue::Null => None,
+                    TermValue::Unset => return Ok(None),
+                };
+                Some(ColumnOp::List(ListEdit::Index(index, value)))
+            }
+            _ => {
+                check_set_element(c, key, value)?;
+                None
+            }
+        },
+        Assignment::SetField { .. } => {
+            return Err(Error::Invalid(
+                "User-defined types are not supported yet".into(),
+            ))
+        }
+    })
+}
+
+/// Cassandra's `SetElement.prepare` checks: `c[k] = v` needs a list or a map that is not
+/// frozen.
+pub fn check_set_element(c: &ColumnDef, key: &Term, value: &Term) -> Result<()> {
+    let what = match &c.ty {
+        CqlType::List(_) | CqlType::Map(..) => return Ok(()),
+        CqlType::Set(_) => "set",
+        t if is_frozen_collection(t) => "frozen collection",
+        _ => "non collection",
+    };
+    Err(Error::Invalid(format!(
+        "Invalid operation ({}[{}] = {}) for {what} column {}",
+        c.name,
+        crate::values::term::term_display(key),
+        crate::values::term::term_display(value),
+        c.name
+    )))
+}
+
+/// Cassandra's `ElementDeletion.prepare` checks: `DELETE c[k]` needs a collection that is
+/// not frozen.
+pub fn check_element_deletion(c: &ColumnDef) -> Result<()> {
+    let what = match &c.ty {
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => return Ok(()),
+        t if is_frozen_collection(t) => "frozen collection",
+        _ => "non collection",
+    };
+    Err(Error::Invalid(format!(
+        "Invalid deletion operation for {what} column {}",
+        c.name
+    )))
+}
+
+pub(super) fn is_frozen_collection(ty: &CqlType) -> bool {
+    matches!(ty, CqlType::Frozen(inner) if matches!(inner.as_ref(), CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)))
+}
+
+/// The cells a list edit writes, computed from the row's current list (read before write,
+/// as Cassandra does), with Cassandra's texts for a null list and an index out of bounds.
+pub(super) fn list_edit_cell(
+    ex: &Executor,
+    schema: &TableSchema,
+    key: &DecoratedKey,
+    lw: &ListWrite,
+) -> Result<ColumnData> {
+    let (col, ts, ttl, now) = (&lw.column, lw.ts, lw.ttl, lw.now);
+    let table = ex.catalog().require_table(&schema.keyspace, &schema.name)?;
+    let mut cmd = ReadCommand::all(now);
+    let ck = lw.ck.clone().unwrap_or_else(ClusteringKey::empty);
+    cmd.slice =
+        cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(&ck.0)]);
+    cmd.include_static = col.kind == ColumnKind::Static;
+    let current = table.read(key, &cmd)?;
+    let row = current.as_ref().and_then(|p| {
+        if col.kind == ColumnKind::Static {
+            p.static_row.as_ref()
+        } else {
+            p.rows.first().map(|(_, r)| r)
+        }
+    });
+    let elements: Vec<(Bytes, Bytes)> = row
+        .and_then(|r| r.columns.iter().find(|(id, _)| *id == col.id))
+        .map(|(_, d)| match d {
+            ColumnData::Complex(cc) => cc
+                .cells
+                .iter()
+                .map(|(p, c)| (p.clone(), c.value.clone()))
+                .collect(),
+            ColumnData::Simple(_) => Vec::new(),
+        })
+        .unwrap_or_default();
+    let cells = match &lw.edit {
+        ListEdit::Index(index, value) => {
+            if elements.is_empty() {
+                return Err(Error::Invalid(
+                    if value.is_some() {
+                        "Attempted to set an element on a list which is null"
+                    } else {
+                        "Attempted to delete an element from a list which is null"
+                    }
+                    .into(),
+                ));
+            }
+            let path = usize::try_from(*index)
+                .ok()
+                .and_then(|i| elements.get(i))
+                .map(|(p, _)| p.clone())
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "List index {index} out of bound, list has size {}",
+                        elements.len()
+                    ))
+                })?;
+            let c = match value {
+                Some(v) => cell(ts, ttl, now, v.clone()),
+                None => Cell::tombstone(ts, now),
+            };
+            vec![(path, c)]
+        }
+        ListEdit::Remove(values) => elements
+            .into_iter()
+            .filter(|(_, v)| values.contains(v))
+            .map(|(p, _)| (p, Cell::tombstone(ts, now)))
+            .collect(),
+    };
+    Ok(ColumnData::Complex(ComplexColumn {
+        deletion: None,
+        cells,
+    }))
+}
+
+pub(super) fn assignment_column(a: &Assignment) -> &str {
+    match a {
+        Assignment::Set { column, .. }
+        | Assignment::SetElement { column, .. }
+        | Assignment::SetField { column, .. }
+        | Assignment::Add { column, .. }
+        | Assignment::Prepend { column, .. }
+        | Assignment::Subtract { column, .. } => column,
+    }
+}
+
+/// A list edit of one row, waiting for the list's current elements.
+pub(super) struct ListWrite {
+    /// Index of the mutation (partition) it belongs to.
+    pub(super) mutation: usize,
+    /// The row (`None`: the static row).
+    pub(super) ck: Option<ClusteringKey>,
+    pub(super) column: ColumnDef,
+    pub(super) edit: ListEdit,
+    pub(super) ts: i64,
+    pub(super) ttl: u32,
+    pub(super) now: u32,
+}

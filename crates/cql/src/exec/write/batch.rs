@@ -1,0 +1,211 @@
+//! BATCH: its statements planned in order and applied as one write; a conditional batch (one
+//! partition) checks every statement's IF clause under the partition's lock first. Batch
+//! size thresholds are `super::super::batch_limits`'.
+
+use super::apply::{apply_all, complete_all};
+use super::keys::table_schema;
+use super::statement::{is_conditional, names_static_columns, plan, target_table};
+use super::using::timestamp_of;
+use crate::ast::{Batch, BatchStatement, Statement};
+use crate::error::{Error, Result};
+use crate::exec::catalog::now_micros;
+use crate::exec::lwt::{self, CasRequest};
+use crate::exec::restrict::{self};
+use crate::exec::{Binds, Executor, Outcome, QueryParams, Session};
+use cairn_engine::schema::TableSchema;
+use std::sync::Arc;
+
+/// A BATCH statement given as CQL text.
+pub fn batch_statement(
+    ex: &Executor,
+    session: &Session,
+    b: &Batch,
+    params: &QueryParams,
+) -> Result<Outcome> {
+    let statements: Vec<(Statement, QueryParams)> = b
+        .statements
+        .iter()
+        .map(|s| {
+            let stmt = match s {
+                BatchStatement::Insert(i) => Statement::Insert(i.clone()),
+                BatchStatement::Update(u) => Statement::Update(u.clone()),
+                BatchStatement::Delete(d) => Statement::Delete(d.clone()),
+            };
+            (stmt, params.clone())
+        })
+        .collect();
+    if b.using.ttl.is_some() {
+        return Err(Error::Invalid(
+            "Global TTL on the BATCH statement is not supported.".into(),
+        ));
+    }
+    let ts = match &b.using.timestamp {
+        Some(t) => {
+            if statements.iter().any(|(s, _)| is_conditional(s)) {
+                return Err(Error::Invalid(
+                    "Cannot provide custom timestamp for conditional BATCH".into(),
+                ));
+            }
+            if statements.iter().any(|(s, _)| has_timestamp(s)) {
+                return Err(Error::Invalid(
+                    "Timestamp must be set either on BATCH or individual statements".into(),
+                ));
+            }
+            timestamp_of(t, &Binds::new(params))?.or(params.timestamp)
+        }
+        None => params.timestamp,
+    };
+    batch(ex, session, b.kind, &statements, ts)
+}
+
+pub(super) fn has_timestamp(s: &Statement) -> bool {
+    match s {
+        Statement::Insert(i) => i.using.timestamp.is_some(),
+        Statement::Update(u) => u.using.timestamp.is_some(),
+        Statement::Delete(d) => d.using.timestamp.is_some(),
+        _ => false,
+    }
+}
+
+/// Statements (each with its own bound values) applied as one atomic write; with
+/// conditions, as one conditional request on a single partition.
+pub fn batch(
+    ex: &Executor,
+    session: &Session,
+    kind: crate::ast::BatchKind,
+    statements: &[(Statement, QueryParams)],
+    timestamp: Option<i64>,
+) -> Result<Outcome> {
+    // Counters are not supported yet, so no statement can belong in a counter batch.
+    if kind == crate::ast::BatchKind::Counter && !statements.is_empty() {
+        return Err(Error::Invalid(
+            "Cannot include non-counter statement in a counter batch".into(),
+        ));
+    }
+    if statements.iter().any(|(s, _)| is_conditional(s)) {
+        return conditional_batch(ex, session, statements);
+    }
+    let ts = timestamp.unwrap_or_else(now_micros);
+    let mut planned = Vec::with_capacity(statements.len());
+    // Cassandra validates the keys of a batch's mutations once every statement is built: a
+    // later statement's own refusal (a missing clustering column…) comes before an earlier
+    // statement's empty or oversized key (F62).
+    let mut key_error = None;
+    for (stmt, params) in statements {
+        let ctx = Binds::new(params);
+        let p = match plan(ex, session, stmt, &ctx, Some(ts), None) {
+            Ok(p) => p,
+            Err(e) if restrict::is_key_error(&e) => {
+                key_error.get_or_insert(e);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let Some(name) = target_table(stmt) else {
+            continue;
+        };
+        planned.push((table_schema(ex, session, name)?, p));
+    }
+    if let Some(e) = key_error {
+        return Err(e);
+    }
+    let all = complete_all(ex, planned, None)?;
+    let warnings = crate::exec::batch_limits::check(ex, kind, &all)?;
+    ex.catalog().db().apply(all)?;
+    Ok(Outcome::Void.with_warnings(warnings))
+}
+
+/// A BATCH with conditions: one table, one partition, checked and applied as one request.
+pub(super) fn conditional_batch(
+    ex: &Executor,
+    session: &Session,
+    statements: &[(Statement, QueryParams)],
+) -> Result<Outcome> {
+    let mut schema: Option<Arc<TableSchema>> = None;
+    for (stmt, _) in statements {
+        let Some(name) = target_table(stmt) else {
+            return Err(Error::Invalid(
+                "Only INSERT, UPDATE and DELETE statements are allowed in a BATCH".into(),
+            ));
+        };
+        let s = table_schema(ex, session, name)?;
+        match &schema {
+            Some(prev) if prev.id != s.id => {
+                return Err(Error::Invalid(
+                    "Batch with conditions cannot span multiple tables".into(),
+                ))
+            }
+            _ => schema = Some(s),
+        }
+    }
+    let Some(schema) = schema else {
+        return Ok(Outcome::Void);
+    };
+    // The node's clock, as for any conditional write (a BATCH timestamp is refused; the
+    // client's default timestamp is not used).
+    let ts = now_micros();
+    let mut planned = Vec::with_capacity(statements.len());
+    for (stmt, params) in statements {
+        let ctx = Binds::new(params);
+        let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
+        if p.mutations.len() > 1 || p.key_in {
+            return Err(Error::Invalid(
+                "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
+            ));
+        }
+        if p.ck_in {
+            let what = if matches!(stmt, Statement::Delete(_)) {
+                "deletions"
+            } else {
+                "updates"
+            };
+            return Err(Error::Invalid(format!(
+                "IN on the clustering key columns is not supported with conditional {what}"
+            )));
+        }
+        planned.push(p);
+    }
+    let Some(key) = planned
+        .iter()
+        .flat_map(|p| p.mutations.first())
+        .map(|m| m.key.clone())
+        .next()
+    else {
+        return Ok(Outcome::Rows(lwt::applied_only(&schema, true)));
+    };
+    let _lock = ex.partition_locks().lock(schema.id, &key)?;
+    let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
+    for ((stmt, _), p) in statements.iter().zip(&planned) {
+        for m in &p.mutations {
+            if m.key != key {
+                return Err(Error::Invalid(
+                    "Batch with conditions cannot span multiple partitions".into(),
+                ));
+            }
+        }
+        // Cassandra's BatchStatement counts the row writes of every statement.
+        if p.updates_rows {
+            req.writes_rows();
+        }
+        // Cassandra's BatchStatement counts the static writes of its conditional
+        // statements only (and the row writes of all).
+        if !p.conditions.is_empty() && names_static_columns(&schema, stmt) {
+            req.writes_static_row();
+        }
+        for (target, condition) in p.conditions.clone() {
+            req.add_condition(target, condition)?;
+        }
+    }
+    if let Some(refused) = lwt::check(ex, &req)? {
+        return Ok(Outcome::Rows(refused));
+    }
+    apply_all(
+        ex,
+        planned
+            .into_iter()
+            .map(|p| (Arc::clone(&schema), p))
+            .collect(),
+        Some(ts),
+    )?;
+    Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
+}
