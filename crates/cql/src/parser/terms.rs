@@ -10,31 +10,6 @@ use crate::error::Result;
 use crate::lexer::TokenKind as T;
 use cairn_engine::model::types::CqlType;
 
-/// Native type names (`varchar` is an alias of `text`).
-const NATIVE_TYPES: &[(&str, CqlType)] = &[
-    ("ascii", CqlType::Ascii),
-    ("bigint", CqlType::Bigint),
-    ("blob", CqlType::Blob),
-    ("boolean", CqlType::Boolean),
-    ("counter", CqlType::Counter),
-    ("date", CqlType::Date),
-    ("decimal", CqlType::Decimal),
-    ("double", CqlType::Double),
-    ("duration", CqlType::Duration),
-    ("float", CqlType::Float),
-    ("inet", CqlType::Inet),
-    ("int", CqlType::Int),
-    ("smallint", CqlType::Smallint),
-    ("text", CqlType::Text),
-    ("time", CqlType::Time),
-    ("timestamp", CqlType::Timestamp),
-    ("timeuuid", CqlType::Timeuuid),
-    ("tinyint", CqlType::Tinyint),
-    ("uuid", CqlType::Uuid),
-    ("varchar", CqlType::Text),
-    ("varint", CqlType::Varint),
-];
-
 /// Names Cassandra refuses for user types (`reservedTypeNames` in its parser).
 const RESERVED_TYPE_NAMES: &[&str] = &[
     "byte",
@@ -358,9 +333,9 @@ impl Parser<'_> {
         }
         if self.tok().kind == T::Ident {
             let word = self.text_of(self.tok()).to_ascii_lowercase();
-            if let Some((_, t)) = NATIVE_TYPES.iter().find(|(n, _)| *n == word) {
+            if let Some(t) = CqlType::native(&word) {
                 self.advance();
-                return Ok(TypeName::Native(t.clone()));
+                return Ok(TypeName::Native(t));
             }
             if self.is_at(1, &T::Lt) {
                 match word.as_str() {

@@ -19,15 +19,15 @@
 //!   `toString` forms, timestamps as `2024-01-01T00:00:00.000Z`), and among `timestamp`,
 //!   `date` and `timeuuid` (to the coarser type).
 
-use super::bigint::{BigDecimal, BigInt};
-use super::compare::compare;
 use super::error::{ValueError, ValueResult};
 use super::format::{java_double_string, java_float_string, java_host_address};
 use super::number::{float_of, is_integer, is_numeric, narrow, num_to, read_num, signed};
 use super::temporal::{self, MILLIS_PER_DAY};
 use super::term::unfrozen;
 use bytes::Bytes;
+use cairn_engine::model::types::compare;
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{BigDecimal, BigInt};
 use std::cmp::Ordering;
 
 /// Which aggregate.

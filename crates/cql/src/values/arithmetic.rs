@@ -37,14 +37,15 @@
 //! than computed.
 
 use super::assign::{unfrozen, value_compatible, Assignment};
-use super::bigint::{BigDecimal, BigInt};
 use super::error::{FunctionFailure, ValueError, ValueResult};
-use super::literal::{decode_duration, duration_to_string};
+use super::literal::duration_to_string;
 use super::number::{decimal_of_f64, narrow, read_num, signed, Num};
 use super::temporal::{add_duration_millis, MILLIS_PER_DAY};
 use crate::ast::ArithmeticOp;
 use bytes::Bytes;
+use cairn_engine::model::types::decode_duration;
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{BigDecimal, BigInt};
 
 /// The largest number of decimal digits (or limbs' worth of them) an exact `decimal` or
 /// `varint` intermediate may have; beyond it the operation is refused.
@@ -409,7 +410,7 @@ fn temporal(
     duration: &[u8],
     fail: &dyn Fn(&str) -> ValueError,
 ) -> ValueResult<Bytes> {
-    let (months, days, nanos) = decode_duration(duration).ok_or_else(|| fail("invalid value"))?;
+    let (months, days, nanos) = decode_duration(duration).map_err(|_| fail("invalid value"))?;
     let millis = match ty {
         CqlType::Timestamp => signed(value).filter(|_| value.len() == 8),
         CqlType::Date => <[u8; 4]>::try_from(value)

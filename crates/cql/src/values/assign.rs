@@ -23,13 +23,7 @@ impl Assignment {
     }
 }
 
-/// The type without `frozen<…>`.
-pub fn unfrozen(ty: &CqlType) -> &CqlType {
-    match ty {
-        CqlType::Frozen(inner) => unfrozen(inner),
-        other => other,
-    }
-}
+pub use cairn_engine::model::types::unfrozen;
 
 /// Whether a value of type `from` can be stored as `to` without conversion (Cassandra's
 /// `isValueCompatibleWith`, for the cases that matter to terms).

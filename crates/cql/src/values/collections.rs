@@ -49,12 +49,14 @@
 //! `c[k]` and `c[a..b]` on a serialized set or map (Cassandra's `ElementsSelector`), with
 //! [`element_selection`] / [`slice_selection`] for their types and Cassandra's refusals.
 
-use super::codec::{build_collection, build_map, split_collection, split_map, split_tuple};
-use super::compare::compare;
 use super::error::{ValueError, ValueResult};
 use super::term::{sorted_map, sorted_set, unfrozen, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::types::compare;
+use cairn_engine::model::types::framing::{
+    build_collection, build_map, split_collection, split_map, split_tuple,
+};
 use cairn_engine::model::types::CqlType;
 use std::cmp::Ordering;
 
@@ -206,7 +208,9 @@ fn decode_prefix<'a>(ty: &CqlType, data: &'a [u8]) -> Option<(Vec<u8>, &'a [u8])
             loop {
                 let (&tag, r) = rest.split_first()?;
                 match tag {
-                    0x00 => return Some((super::codec::build_tuple(&comps), r)),
+                    0x00 => {
+                        return Some((cairn_engine::model::types::framing::build_tuple(&comps), r))
+                    }
                     0x01 => {
                         comps.push(None);
                         rest = r;
@@ -551,9 +555,9 @@ fn kind_name(ty: &CqlType) -> &'static str {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use super::super::compare::compare;
     use super::super::tests::{ty, value, Ctx};
     use super::*;
+    use cairn_engine::model::types::compare;
     use proptest::prelude::*;
     use std::cmp::Ordering;
 
@@ -715,7 +719,7 @@ mod tests {
             b in proptest::collection::vec(proptest::option::of("[ab\u{0}]{0,2}"), 0..3),
         ) {
             let t = ty("tuple<text, text, text>");
-            let enc = |x: &Vec<Option<String>>| super::super::codec::build_tuple(
+            let enc = |x: &Vec<Option<String>>| cairn_engine::model::types::framing::build_tuple(
                 &x.iter().map(|c| c.as_ref().map(|s| s.as_bytes().to_vec())).collect::<Vec<_>>());
             let (va, vb) = (enc(&a), enc(&b));
             let (ea, eb) = (comparable_encode(&t, &va).unwrap(), comparable_encode(&t, &vb).unwrap());

@@ -9,12 +9,13 @@
 //! a non-string type is `null`. A value that is not valid for its type is written as a blob
 //! (`0x…`) rather than failing: this never panics.
 
-use super::bigint::{BigDecimal, BigInt};
-use super::codec::{split_collection, split_map, split_tuple};
-use super::literal::{decode_duration, duration_to_string};
+use super::literal::duration_to_string;
 use super::temporal;
 use super::term::unfrozen;
+use cairn_engine::model::types::decode_duration;
+use cairn_engine::model::types::framing::{split_collection, split_map, split_tuple};
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{BigDecimal, BigInt};
 
 /// `'text'` with single quotes doubled.
 pub fn quote_string(s: &str) -> String {
@@ -231,7 +232,7 @@ fn format_checked(ty: &CqlType, v: &[u8]) -> Option<String> {
             quote_string(&temporal::format_time(n))
         }
         T::Duration => {
-            let (m, d, n) = decode_duration(v)?;
+            let (m, d, n) = decode_duration(v).ok()?;
             let s = duration_to_string(m, d, n);
             if s.is_empty() || s == "-" {
                 "0s".to_string()
@@ -406,7 +407,7 @@ mod tests {
         fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..48)) {
             for t in all_types() {
                 let _ = format_value(&t, &bytes);
-                let _ = super::super::compare::compare(&t, &bytes, &bytes[..bytes.len() / 2]);
+                let _ = cairn_engine::model::types::compare(&t, &bytes, &bytes[..bytes.len() / 2]);
                 let _ = super::super::collections::comparable_encode(&t, &bytes);
                 let _ = super::super::collections::comparable_decode(&t, &bytes);
                 let _ = super::super::term::normalize_collection(&t, bytes::Bytes::copy_from_slice(&bytes));

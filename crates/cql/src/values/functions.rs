@@ -47,32 +47,10 @@ impl Signature {
     }
 }
 
-/// Every native type with a blob conversion, by the name used in the function names.
-fn blob_conversion_types() -> impl Iterator<Item = (&'static str, CqlType)> {
-    use CqlType as T;
-    [
-        ("ascii", T::Ascii),
-        ("bigint", T::Bigint),
-        ("boolean", T::Boolean),
-        ("counter", T::Counter),
-        ("date", T::Date),
-        ("decimal", T::Decimal),
-        ("double", T::Double),
-        ("duration", T::Duration),
-        ("float", T::Float),
-        ("inet", T::Inet),
-        ("int", T::Int),
-        ("smallint", T::Smallint),
-        ("text", T::Text),
-        ("varchar", T::Text),
-        ("time", T::Time),
-        ("timestamp", T::Timestamp),
-        ("timeuuid", T::Timeuuid),
-        ("tinyint", T::Tinyint),
-        ("uuid", T::Uuid),
-        ("varint", T::Varint),
-    ]
-    .into_iter()
+/// The native type with a blob conversion named `name` in the function names
+/// (`intasblob`, `blobasvarchar`): every native type but `blob` itself.
+fn blob_conversion_type(name: &str) -> Option<CqlType> {
+    CqlType::native(name).filter(|t| *t != CqlType::Blob)
 }
 
 /// The signatures of a (lowercased, unqualified) function name; `None` if unknown.
@@ -97,10 +75,10 @@ pub fn signatures(name: &str) -> Option<Vec<Signature>> {
         ],
         other => {
             if let Some(t) = other.strip_suffix("asblob") {
-                let (_, ty) = blob_conversion_types().find(|(n, _)| *n == t)?;
+                let ty = blob_conversion_type(t)?;
                 vec![s(&[ty], T::Blob)]
             } else if let Some(t) = other.strip_prefix("blobas") {
-                let (_, ty) = blob_conversion_types().find(|(n, _)| *n == t)?;
+                let ty = blob_conversion_type(t)?;
                 vec![s(&[T::Blob], ty)]
             } else {
                 return None;

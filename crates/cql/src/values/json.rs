@@ -25,18 +25,19 @@
 //! Parsing is Jackson's default reading: text after the first complete value is ignored
 //! (`'{"k": 1} trailing'` is accepted, as by Cassandra), duplicate keys keep the last value.
 
-use super::bigint::{BigDecimal, BigInt};
-use super::codec::{
-    build_collection, build_map, build_tuple, split_collection, split_map, split_tuple,
-};
 use super::error::{FunctionFailure, ValueError, ValueResult};
 use super::format::{java_double_string, java_float_string, java_host_address};
-use super::literal::{decode_duration, duration_to_string, from_string};
+use super::literal::{duration_to_string, from_string};
 use super::number::{is_integer, signed};
 use super::temporal::{self, civil_from_days, format_date_days, format_time, MILLIS_PER_DAY};
 use super::term::{sorted_map, sorted_set, unfrozen, TermValue};
 use bytes::Bytes;
+use cairn_engine::model::types::decode_duration;
+use cairn_engine::model::types::framing::{
+    build_collection, build_map, build_tuple, split_collection, split_map, split_tuple,
+};
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{BigDecimal, BigInt};
 use serde_json::Value;
 
 /// The `[json]` result column of `SELECT JSON`.
@@ -203,7 +204,7 @@ fn write_json(ty: &CqlType, v: &[u8], out: &mut String) -> ValueResult<()> {
         T::Uuid | T::Timeuuid if v.len() == 16 => quoted(out, &temporal::format_uuid(v)),
         T::Inet => quoted(out, &java_host_address(v).ok_or_else(bad)?),
         T::Duration => {
-            let (m, d, n) = decode_duration(v).ok_or_else(bad)?;
+            let (m, d, n) = decode_duration(v).map_err(|_| bad())?;
             quoted(out, &duration_to_string(m, d, n));
         }
         T::List(e) | T::Set(e) => {

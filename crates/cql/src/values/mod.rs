@@ -1,14 +1,14 @@
 //! CQL values: from literals and terms to native-protocol bytes, and back.
 //!
-//! Every value in Cairn is kept as its native-protocol v4 serialization (see
-//! [`cairn_engine::model::types`]). This module is what turns query text into such bytes and
-//! what works on them:
+//! Every value in Cairn is kept as its native-protocol v4 serialization. What a type is —
+//! its name, validation, framing, Cassandra's order ([`compare`]), canonical forms — is the
+//! engine's types room ([`cairn_engine::model::types`]); this module is what turns query
+//! text into such bytes and what works on them:
 //!
 //! - [`literal`]: one literal constant to bytes for a receiver type, with Cassandra's rules
 //!   and error texts;
 //! - [`term`]: whole terms (collections, tuples, bind markers, type hints, term-level
 //!   functions such as `now()` or `blobAsInt()`) to bytes;
-//! - [`compare`](mod@compare): Cassandra's order for every type, collections and tuples included;
 //! - [`aggregate`]: `sum`, `avg`, `min`, `max`, `count` and `CAST` conversions;
 //! - [`arithmetic`]: the operators `+ - * / %` and unary `-`, overload resolution included;
 //! - [`number`]: numbers read from values and converted as Java's `Number` does;
@@ -25,10 +25,7 @@
 pub mod aggregate;
 pub mod arithmetic;
 pub mod assign;
-pub mod bigint;
-pub mod codec;
 pub mod collections;
-pub mod compare;
 pub mod error;
 pub mod format;
 pub mod functions;
@@ -39,9 +36,13 @@ pub mod placeholder;
 pub mod temporal;
 pub mod term;
 
+/// The framing of collections and tuples is the engine's types room's
+/// ([`cairn_engine::model::types::framing`]); this name keeps the executor's imports.
+pub use cairn_engine::model::types::framing as codec;
+
 pub use aggregate::{cast, Accumulator, AggregateKind};
+pub use cairn_engine::model::types::compare;
 pub use collections::{cells_to_collection, collection_to_cells, element_path};
-pub use compare::compare;
 pub use error::{ValueError, ValueResult};
 pub use format::format_value;
 pub use literal::{literal_to_bytes, literal_to_bytes_at};

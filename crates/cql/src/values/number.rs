@@ -6,11 +6,11 @@
 //! narrowing wraps like Java's casts; `float`/`double` keep IEEE semantics (NaN, infinities,
 //! signed zero).
 
-use super::bigint::{BigDecimal, BigInt};
 use super::error::{ValueError, ValueResult};
 use super::format::java_double_string;
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{BigDecimal, BigInt};
 
 /// `tinyint`, `smallint`, `int`, `bigint` and `counter`: the types read as a Java `long`.
 pub(crate) fn is_integer(ty: &CqlType) -> bool {

@@ -14,8 +14,8 @@
 //! (`validate_bound`), is not empty (so no key is refused as empty), and a collection holds
 //! one element (so `IN ?` selects something, as a real list usually does).
 
-use super::codec::{build_collection, build_map, build_tuple};
 use bytes::Bytes;
+use cairn_engine::model::types::framing::{build_collection, build_map, build_tuple};
 use cairn_engine::model::types::CqlType;
 
 /// A valid, non-empty value of `ty`.

@@ -27,14 +27,16 @@
 
 use super::arithmetic::{self, Operand};
 pub use super::assign::{unfrozen, value_compatible, Assignment};
-use super::codec::{build_collection, build_map, build_tuple, split_collection, split_map};
-use super::compare::compare;
 use super::error::{ValueError, ValueResult};
 use super::functions;
 use super::literal::{literal_accepts, literal_display, literal_to_bytes_at};
 use super::placeholder::placeholder;
 use crate::ast::{BindMarker, Literal, Term};
 use bytes::Bytes;
+use cairn_engine::model::types::compare;
+use cairn_engine::model::types::framing::{
+    build_collection, build_map, build_tuple, split_collection, split_map,
+};
 use cairn_engine::model::types::CqlType;
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -755,7 +757,7 @@ fn canonical(ty: &CqlType, bytes: &[u8]) -> Option<Vec<u8>> {
             Some(build_map(&sorted_map(k, entries)))
         }
         CqlType::Tuple(types) => {
-            let parts = super::codec::split_tuple(bytes)?;
+            let parts = cairn_engine::model::types::framing::split_tuple(bytes)?;
             let out: Vec<Option<Bytes>> = parts
                 .into_iter()
                 .enumerate()

@@ -1,12 +1,12 @@
 //! Tests across the value modules: terms parsed from real CQL text, functions, orders.
 
-use super::codec::*;
-use super::compare::compare;
 use super::term::*;
 use super::*;
 use crate::ast::{BindMarker, InsertValues, Statement, Term};
 use crate::parse_statement;
 use bytes::Bytes;
+use cairn_engine::model::types::compare;
+use cairn_engine::model::types::framing::*;
 use cairn_engine::model::types::CqlType;
 use std::cell::Cell;
 use std::cmp::Ordering;

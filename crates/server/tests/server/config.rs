@@ -430,7 +430,7 @@ fn opens_a_database_from_the_configuration() {
 /// is supported; the ones that enable nothing, and the defaults, pass.
 #[test]
 fn security_settings_fail_closed() {
-    // One refused value for every security key, in SECURITY_KEYS' order.
+    // One refused value for every security key, in security_keys()' order.
     let text = "cluster_name: c\n\
 authenticator: org.apache.cassandra.auth.MutualTlsAuthenticator\n\
 authorizer: CassandraAuthorizer\n\
@@ -449,7 +449,7 @@ auth_superuser_name: admin\n\
 auth_superuser_salted_password: x\n";
     let p = problems(text);
     let keys: Vec<&str> = p.iter().map(|p| p.key.as_str()).collect();
-    let all: Vec<&str> = SECURITY_KEYS.iter().map(|(k, _)| *k).collect();
+    let all: Vec<&str> = keys::security_keys().map(|(k, _)| k).collect();
     assert_eq!(keys, all);
     for pr in &p {
         assert!(pr.line > 0, "{pr:?}");

@@ -3,8 +3,10 @@
 use super::super::types::encode_duration;
 use super::super::types::CqlType;
 use super::format::*;
-use super::numbers::*;
 use crate::error::Result;
+use crate::model::types::compare::unorder_timestamp;
+use crate::model::types::unfrozen;
+use crate::model::types::BigInt;
 
 // ---------------------------------------------------------------------------------------
 // Decoding.
@@ -250,7 +252,7 @@ pub(super) fn decode_varint_mag(cur: &mut Cursor<'_>, negative: bool) -> Result<
     if mag.first().is_none_or(|&b| b == 0) {
         return Err(invalid("varint", "non-canonical encoded magnitude"));
     }
-    Ok(sign_mag_to_varint(negative, &mag))
+    Ok(BigInt::from_sign_magnitude(negative, &mag).to_bytes())
 }
 
 /// Longest run of zeros decoding may append to bring a scale back into i32 range (a value
@@ -293,6 +295,10 @@ pub(super) fn decode_decimal(cur: &mut Cursor<'_>, negative: bool) -> Result<Vec
     }
     let scale = i32::try_from(scale).map_err(|_| invalid("decimal", "scale out of range"))?;
     let mut out = scale.to_be_bytes().to_vec();
-    out.extend(sign_mag_to_varint(negative, &digits_to_mag(&digits)));
+    // The digits are 0-9 and start with a non-zero one (checked above), so they parse.
+    let text: String = digits.iter().map(|&d| char::from(b'0' + d)).collect();
+    let magnitude = BigInt::parse(&text).unwrap_or_default();
+    let unscaled = if negative { magnitude.neg() } else { magnitude };
+    out.extend(unscaled.to_bytes());
     Ok(out)
 }

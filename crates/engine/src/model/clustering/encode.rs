@@ -3,8 +3,11 @@
 use super::super::types::decode_duration;
 use super::super::types::CqlType;
 use super::format::*;
-use super::numbers::*;
 use crate::error::Result;
+use crate::model::types::compare::reorder_timestamp;
+use crate::model::types::framing::split_items;
+use crate::model::types::unfrozen;
+use crate::model::types::{BigDecimal, BigInt};
 
 // ---------------------------------------------------------------------------------------
 // Encoding.
@@ -142,7 +145,8 @@ pub(super) fn encode_body(ty: &CqlType, v: &[u8], out: &mut Vec<u8>) -> Result<(
             }
         }
         CqlType::Varint => {
-            let (negative, mag) = varint_to_sign_mag(v);
+            let n = BigInt::from_bytes(v);
+            let (negative, mag) = (n.is_negative(), n.magnitude_bytes());
             if mag.is_empty() {
                 out.push(TAG_ZERO);
             } else {
@@ -219,4 +223,39 @@ pub(super) fn encode_composite(ty: &CqlType, v: &[u8], out: &mut Vec<u8>) -> Res
     }
     out.push(ITEM_END);
     Ok(())
+}
+
+/// A decimal as its body writes it: the sign, the significant digits (0-9, no leading or
+/// trailing zeros; empty for zero) and the exponent `e` such that the value is
+/// `0.digits × 10^e`. `None` when the value is shorter than its 4-byte scale.
+struct NormDecimal {
+    negative: bool,
+    digits: Vec<u8>,
+    exponent: i64,
+}
+
+fn normalize_decimal(v: &[u8]) -> Option<NormDecimal> {
+    let d = BigDecimal::from_bytes(v)?;
+    if d.unscaled.is_zero() {
+        return Some(NormDecimal {
+            negative: false,
+            digits: Vec::new(),
+            exponent: 0,
+        });
+    }
+    let mut digits: Vec<u8> = d
+        .unscaled
+        .magnitude_digits()
+        .bytes()
+        .map(|c| c - b'0')
+        .collect();
+    let trailing = digits.iter().rev().take_while(|&&x| x == 0).count();
+    digits.truncate(digits.len() - trailing);
+    // value = digits × 10^(trailing - scale) = 0.digits × 10^(len + trailing - scale)
+    let exponent = digits.len() as i64 + trailing as i64 - i64::from(d.scale);
+    Some(NormDecimal {
+        negative: d.unscaled.is_negative(),
+        digits,
+        exponent,
+    })
 }

@@ -13,7 +13,7 @@
 //! Invariants (checked by the tests for every native type and for nested collections and
 //! tuples, ASC and DESC):
 //! - `memcmp(body(a), body(b))` has the sign of Cassandra's comparator on `a`, `b`
-//!   ([`ClusteringLayout::compare_values`]), reversed for `DESC`.
+//!   ([`crate::model::types::compare`]), reversed for `DESC`.
 //! - Bodies of one type are prefix-free, so comparing concatenated components compares
 //!   component by component, and a byte after a complete body is always the next marker.
 //! - The empty value (zero bytes) sorts before every non-empty value of its type.
@@ -71,22 +71,19 @@
 //!   canonicalised like a top-level value of its type, so `decode` returns the value
 //!   re-serialized from its canonical elements.
 //!
-//! Pieces: `compare` (Cassandra's comparator, which the encoding must agree with),
-//! `encode` and `decode` (the bodies), `numbers` (varint and decimal arithmetic),
-//! `format` (tags, item markers, the framing of serialized collections), and the tests
-//! checking the encoding against the comparator for every type.
+//! Pieces: `encode` and `decode` (the bodies), `format` (tags and item markers), and the
+//! tests checking the encoding against the comparator for every type. What a type is —
+//! its framing, validation, Cassandra's order and big-number arithmetic — is the types
+//! room's ([`crate::model::types`]); this module keeps only the byte-comparable encoding.
 
 use super::key::{ClusteringKey, COMPONENT_MARKER};
 use super::types::CqlType;
 use crate::error::Result;
 use bytes::Bytes;
-use std::cmp::Ordering;
 
-mod compare;
 mod decode;
 mod encode;
 mod format;
-mod numbers;
 
 use decode::{decode_body, Cursor};
 use encode::encode_body;
@@ -174,11 +171,5 @@ impl ClusteringLayout {
             return Err(invalid("clustering key", "bytes after the last component"));
         }
         Ok(out)
-    }
-
-    /// Cassandra's comparator for `ty` on two serialized values: the order the encoding
-    /// reproduces. Values that are not valid for the type compare as raw bytes.
-    pub fn compare_values(ty: &CqlType, a: &[u8], b: &[u8]) -> Ordering {
-        compare::compare_values(ty, a, b)
     }
 }

@@ -5,32 +5,13 @@
 use super::format::*;
 use super::*;
 use crate::model::key::{after_prefix, ClusteringRange};
-use crate::model::types::encode_duration;
+use crate::model::types::compare::unorder_timestamp;
+use crate::model::types::{self, encode_duration};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::cmp::Ordering;
 
-const NATIVE: &[CqlType] = &[
-    CqlType::Ascii,
-    CqlType::Bigint,
-    CqlType::Blob,
-    CqlType::Boolean,
-    CqlType::Counter,
-    CqlType::Date,
-    CqlType::Decimal,
-    CqlType::Double,
-    CqlType::Duration,
-    CqlType::Float,
-    CqlType::Inet,
-    CqlType::Int,
-    CqlType::Smallint,
-    CqlType::Text,
-    CqlType::Time,
-    CqlType::Timestamp,
-    CqlType::Timeuuid,
-    CqlType::Tinyint,
-    CqlType::Uuid,
-    CqlType::Varint,
-];
+const NATIVE: &[CqlType] = &types::NATIVE_TYPES;
 
 /// Shortest two's complement, computed independently of the code under test.
 fn minimal_varint(v: &[u8]) -> Vec<u8> {
@@ -389,7 +370,7 @@ fn every_native_type_orders_and_round_trips() {
             }
             for (a, ea) in vals.iter().zip(&encs) {
                 for (b, eb) in vals.iter().zip(&encs) {
-                    let want = ClusteringLayout::compare_values(ty, a, b);
+                    let want = types::compare(ty, a, b);
                     let want = if order == Order::Desc {
                         want.reverse()
                     } else {
@@ -504,7 +485,7 @@ fn non_canonical_values_normalise() {
     ];
     for (ty, raw, canonical) in cases {
         assert_eq!(
-            ClusteringLayout::compare_values(&ty, &raw, &canonical),
+            types::compare(&ty, &raw, &canonical),
             Ordering::Equal,
             "{ty} {raw:02x?}"
         );
@@ -538,10 +519,7 @@ fn non_canonical_varints_and_decimals_order_numerically() {
             b
         };
         let (bx, by) = (pad(x, &mut rng), pad(y, &mut rng));
-        assert_eq!(
-            ClusteringLayout::compare_values(&CqlType::Varint, &bx, &by),
-            x.cmp(&y)
-        );
+        assert_eq!(types::compare(&CqlType::Varint, &bx, &by), x.cmp(&y));
         let (ex, ey) = (l.encode_key(&[&bx]).unwrap(), l.encode_key(&[&by]).unwrap());
         assert_eq!(ex.cmp(&ey), x.cmp(&y), "{x} vs {y}");
         assert_eq!(
@@ -562,10 +540,7 @@ fn non_canonical_varints_and_decimals_order_numerically() {
             v
         };
         let (vx, vy) = (dec(sx, dx, &mut rng), dec(sy, dy, &mut rng));
-        assert_eq!(
-            ClusteringLayout::compare_values(&CqlType::Decimal, &vx, &vy),
-            ix.cmp(&iy)
-        );
+        assert_eq!(types::compare(&CqlType::Decimal, &vx, &vy), ix.cmp(&iy));
         let (ex, ey) = (
             ld.encode_key(&[&vx]).unwrap(),
             ld.encode_key(&[&vy]).unwrap(),
@@ -573,7 +548,7 @@ fn non_canonical_varints_and_decimals_order_numerically() {
         assert_eq!(ex.cmp(&ey), ix.cmp(&iy), "{dx}e-{sx} vs {dy}e-{sy}");
         let back = ld.decode(ex.as_bytes()).unwrap();
         assert_eq!(
-            ClusteringLayout::compare_values(&CqlType::Decimal, &back[0], &vx),
+            types::compare(&CqlType::Decimal, &back[0], &vx),
             Ordering::Equal
         );
     }
@@ -582,7 +557,7 @@ fn non_canonical_varints_and_decimals_order_numerically() {
 #[test]
 fn compare_values_matches_native_semantics() {
     use CqlType::*;
-    let cv = ClusteringLayout::compare_values;
+    let cv = types::compare;
     assert_eq!(
         cv(&Int, &(-1i32).to_be_bytes(), &1i32.to_be_bytes()),
         Ordering::Less
@@ -717,7 +692,7 @@ fn invalid_values_are_rejected() {
 
 fn compare_keys(l: &ClusteringLayout, a: &[Vec<u8>], b: &[Vec<u8>]) -> Ordering {
     for (((ty, order), x), y) in l.columns.iter().zip(a).zip(b) {
-        let c = ClusteringLayout::compare_values(ty, x, y);
+        let c = types::compare(ty, x, y);
         let c = if *order == Order::Desc {
             c.reverse()
         } else {
@@ -830,7 +805,7 @@ proptest::proptest! {
         let l = layout(&CqlType::Varint, Order::Asc);
         let ea = l.encode_key(&[&a]).unwrap();
         let eb = l.encode_key(&[&b]).unwrap();
-        proptest::prop_assert_eq!(ea.cmp(&eb), ClusteringLayout::compare_values(&CqlType::Varint, &a, &b));
+        proptest::prop_assert_eq!(ea.cmp(&eb), types::compare(&CqlType::Varint, &a, &b));
     }
 }
 
@@ -1025,7 +1000,7 @@ mod composite {
                 for (j, (b, eb)) in vals.iter().zip(&encs).enumerate() {
                     let want = a.cmp(b);
                     prop_assert_eq!(
-                        ClusteringLayout::compare_values(ty, &sers[i], &sers[j]),
+                        types::compare(ty, &sers[i], &sers[j]),
                         want,
                         "compare_values {:?} vs {:?}",
                         a,
@@ -1145,12 +1120,12 @@ mod composite {
             if let Ok(e) = enc {
                 let back = l.decode(e.as_bytes()).unwrap();
                 prop_assert_eq!(
-                    ClusteringLayout::compare_values(&ty, &back[0], &bad),
+                    types::compare(&ty, &back[0], &bad),
                     Ordering::Equal
                 );
             }
             // compare_values never panics on garbage either.
-            let _ = ClusteringLayout::compare_values(&ty, &bad, &junk);
+            let _ = types::compare(&ty, &bad, &junk);
         }
 
         /// Corrupted encodings: decoding never panics, and whatever decodes re-encodes to
@@ -1274,10 +1249,7 @@ mod composite {
         ];
         for w in sorted.windows(2) {
             assert!(l.encode_key(&[&w[0]]).unwrap() < l.encode_key(&[&w[1]]).unwrap());
-            assert_eq!(
-                ClusteringLayout::compare_values(&lt, &w[0], &w[1]),
-                Ordering::Less
-            );
+            assert_eq!(types::compare(&lt, &w[0], &w[1]), Ordering::Less);
         }
         // (1) < (1, null) < (1, '') < (1, 'a') < (2)
         let tt = CqlType::Tuple(vec![CqlType::Int, CqlType::Text]);
@@ -1296,10 +1268,7 @@ mod composite {
         .map(|m| ser(&m));
         for w in sorted.windows(2) {
             assert!(l.encode_key(&[&w[0]]).unwrap() < l.encode_key(&[&w[1]]).unwrap());
-            assert_eq!(
-                ClusteringLayout::compare_values(&tt, &w[0], &w[1]),
-                Ordering::Less
-            );
+            assert_eq!(types::compare(&tt, &w[0], &w[1]), Ordering::Less);
         }
     }
 
@@ -1348,7 +1317,7 @@ mod composite {
         for (ty, raw, canonical) in cases {
             assert!(ty.validate(&raw).is_ok(), "{ty}");
             assert_eq!(
-                ClusteringLayout::compare_values(&ty, &raw, &canonical),
+                types::compare(&ty, &raw, &canonical),
                 Ordering::Equal,
                 "{ty}"
             );

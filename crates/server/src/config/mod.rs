@@ -1,0 +1,426 @@
+//! Node configuration: a YAML file with Cassandra's and ScyllaDB's key names
+//! (`cassandra.yaml` / `scylla.yaml`), embedded defaults that work with no file, and
+//! command-line overrides.
+//!
+//! Loading ([`Config::load`], [`Config::from_yaml_str`], [`Config::resolve`]):
+//! - every key we use is checked; an invalid value is an error naming the key and its line;
+//! - a key nobody knows is an error, as in Cassandra, with a "did you mean" hint;
+//! - a key of Cassandra's or ScyllaDB's that Cairn does not use (`hinted_handoff_enabled`,
+//!   `seed_provider`, …, see [`keys`]) is accepted and listed in one warning, so an
+//!   existing `cassandra.yaml` starts a node;
+//! - security settings fail closed: an authenticator, authorizer, role manager, encryption
+//!   or audit setting that Cairn does not implement is an error naming the key, its line and
+//!   what is supported — never accepted and ignored, which would run the node with less
+//!   protection than the operator asked for (see [`keys::security_keys`]);
+//! - every problem of the file is reported at once.
+//!
+//! Defaults listen on loopback only and keep data under `./data` (`data/data` and
+//! `data/commitlog`), relative to the working directory, like ScyllaDB's `workdir`.
+//! Both Cassandra's old key names (`commitlog_sync_period_in_ms: 10000`) and the
+//! unit-carrying names of Cassandra 4.1+ (`commitlog_sync_period: 10000ms`,
+//! `compaction_throughput: 64MiB/s`) are accepted.
+
+//!
+//! This file is the contract: [`Config`] and its parts, the errors, and what a loaded
+//! configuration gives the node (directories, the engine's configuration, addresses). The
+//! pieces: [`keys`] is the one table of keys (names, aliases, how each sets its field,
+//! security and ignored keys) that both loading ([`load`]) and the "did you mean" hint
+//! ([`suggest`]) read; `yaml` the YAML tree with lines; `units` Cassandra 4.1's durations,
+//! sizes and rates; `settings` the configuration as `system_views.settings` shows it.
+
+pub mod keys;
+mod load;
+mod setters;
+mod settings;
+mod suggest;
+mod units;
+mod yaml;
+
+use cairn_engine::commitlog::SyncMode;
+use cairn_engine::DatabaseConfig;
+use std::fmt;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One mebibyte, the unit of the old `_in_mb` keys.
+const MIB: u64 = 1 << 20;
+
+/// `commitlog_sync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitlogSync {
+    /// Acknowledge once in memory; sync every `commitlog_sync_period`.
+    Periodic,
+    /// Acknowledge once durable (concurrent writers share syncs). Cassandra's `group`
+    /// mode maps here too.
+    Batch,
+}
+
+/// `authenticator`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Authenticator {
+    /// No authentication (the default).
+    AllowAll,
+    /// Username and password (SASL PLAIN), roles in `system_auth`.
+    Password,
+}
+
+/// `authorizer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Authorizer {
+    /// Every user may do everything (the default, as in Cassandra). `CassandraAuthorizer`
+    /// is refused until permissions are enforced.
+    AllowAll,
+}
+
+/// A node's configuration. Field names follow the YAML keys; sizes are in bytes and
+/// periods are [`Duration`]s whatever unit the file used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `cluster_name`.
+    pub cluster_name: String,
+    /// `listen_address`: the node's own address (shown in system.local).
+    pub listen_address: String,
+    /// `broadcast_address` (defaults to `listen_address`).
+    pub broadcast_address: Option<String>,
+    /// `rpc_address` (alias `native_transport_address`): where CQL listens.
+    pub rpc_address: String,
+    /// `broadcast_rpc_address` (defaults to `rpc_address`).
+    pub broadcast_rpc_address: Option<String>,
+    /// `native_transport_port`.
+    pub native_transport_port: u16,
+    /// `start_native_transport`.
+    pub start_native_transport: bool,
+    /// `native_transport_max_frame_size(_in_mb)`, in bytes.
+    pub native_transport_max_frame_size: u64,
+    /// `native_transport_max_concurrent_connections` (-1 = unlimited).
+    pub native_transport_max_concurrent_connections: i64,
+    /// `native_transport_max_concurrent_requests_in_bytes` (-1 = automatic).
+    pub native_transport_max_concurrent_requests_in_bytes: i64,
+    /// `api_address`: the REST admin API's address (ScyllaDB).
+    pub api_address: String,
+    /// `api_port` (ScyllaDB: 10000).
+    pub api_port: u16,
+    /// `prometheus_address`.
+    pub prometheus_address: String,
+    /// `prometheus_port` (ScyllaDB: 9180).
+    pub prometheus_port: u16,
+    /// `prometheus_prefix` (ScyllaDB: `scylla`, so dashboards carry over).
+    pub prometheus_prefix: String,
+    /// `workdir` (ScyllaDB): default parent of the data and commitlog directories.
+    pub workdir: PathBuf,
+    /// `data_file_directories` (one supported); empty = `workdir/data`.
+    pub data_file_directories: Vec<PathBuf>,
+    /// `commitlog_directory`; `None` = `workdir/commitlog`.
+    pub commitlog_directory: Option<PathBuf>,
+    /// `commitlog_sync`.
+    pub commitlog_sync: CommitlogSync,
+    /// `commitlog_sync_period(_in_ms)`.
+    pub commitlog_sync_period: Duration,
+    /// `commitlog_segment_size(_in_mb)`, in bytes.
+    pub commitlog_segment_size: u64,
+    /// `commitlog_total_space(_in_mb)`, in bytes: past it, tables are flushed so that old
+    /// segments can be released (Cassandra's default, 8192 MiB).
+    pub commitlog_total_space: u64,
+    /// `memtable_flush_writers`.
+    pub memtable_flush_writers: usize,
+    /// `memtable_heap_space(_in_mb)` (also `memtable_total_space_in_mb`): all memtables
+    /// together, in bytes.
+    pub memtable_heap_space: u64,
+    /// `memtable_cleanup_threshold`: a table's memtable is flushed at this fraction of the
+    /// memtable space (`None`: a quarter).
+    pub memtable_cleanup_threshold: Option<f64>,
+    /// `compaction_throughput(_mb_per_sec)`, in MiB/s; 0 = unthrottled.
+    pub compaction_throughput_mb_per_sec: u64,
+    /// `concurrent_compactors`.
+    pub concurrent_compactors: usize,
+    /// `disk_access_mode`: `auto` and `mmap` (true, the default) read data files through a
+    /// memory map in scans and compactions; `standard` and `mmap_index_only` use `pread`.
+    pub map_sequential_reads: bool,
+    /// `auto_snapshot`: snapshot a table before DROP TABLE, DROP KEYSPACE and TRUNCATE
+    /// delete its data (Cassandra's default, true).
+    pub auto_snapshot: bool,
+    /// `incremental_backups`: hard-link every flushed or loaded sstable into its table's
+    /// `backups/` (default false; `nodetool enablebackup` turns it on at run time).
+    pub incremental_backups: bool,
+    /// `authenticator`.
+    pub authenticator: Authenticator,
+    /// `authorizer`.
+    pub authorizer: Authorizer,
+    /// `num_tokens`.
+    pub num_tokens: u32,
+    /// `initial_token` (comma-separated tokens), if set.
+    pub initial_token: Option<String>,
+    /// `endpoint_snitch` (class name as written).
+    pub endpoint_snitch: String,
+    /// `partitioner` (only Murmur3Partitioner).
+    pub partitioner: String,
+    /// `blocked_reactor_notify_ms` (ScyllaDB): the stall detector's threshold.
+    pub blocked_reactor_notify: Duration,
+    /// `blocked_reactor_reports_per_minute` (ScyllaDB): stall reports logged a minute at most.
+    pub blocked_reactor_reports_per_minute: u32,
+    /// `read_request_timeout(_in_ms)`.
+    pub read_request_timeout: Duration,
+    /// `write_request_timeout(_in_ms)`.
+    pub write_request_timeout: Duration,
+    /// `range_request_timeout(_in_ms)`.
+    pub range_request_timeout: Duration,
+    /// `request_timeout(_in_ms)`.
+    pub request_timeout: Duration,
+    /// `truncate_request_timeout(_in_ms)`.
+    pub truncate_request_timeout: Duration,
+    /// `tombstone_warn_threshold`.
+    pub tombstone_warn_threshold: u64,
+    /// `tombstone_failure_threshold`.
+    pub tombstone_failure_threshold: u64,
+    /// `batch_size_warn_threshold(_in_kb)`, in bytes.
+    pub batch_size_warn_threshold: u64,
+    /// `batch_size_fail_threshold(_in_kb)`, in bytes.
+    pub batch_size_fail_threshold: u64,
+    /// `unlogged_batch_across_partitions_warn_threshold`.
+    pub unlogged_batch_across_partitions_warn_threshold: u64,
+    /// `row_cache_size(_in_mb)`, in bytes (0 = no row cache).
+    pub row_cache_size: u64,
+    /// The file the configuration was read from, if any.
+    pub source: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cluster_name: "Test Cluster".into(),
+            listen_address: "127.0.0.1".into(),
+            broadcast_address: None,
+            rpc_address: "127.0.0.1".into(),
+            broadcast_rpc_address: None,
+            native_transport_port: 9042,
+            start_native_transport: true,
+            native_transport_max_frame_size: 16 * MIB,
+            native_transport_max_concurrent_connections: -1,
+            native_transport_max_concurrent_requests_in_bytes: -1,
+            api_address: "127.0.0.1".into(),
+            api_port: 10000,
+            prometheus_address: "127.0.0.1".into(),
+            prometheus_port: 9180,
+            prometheus_prefix: "scylla".into(),
+            workdir: PathBuf::from("data"),
+            data_file_directories: Vec::new(),
+            commitlog_directory: None,
+            commitlog_sync: CommitlogSync::Periodic,
+            commitlog_sync_period: Duration::from_secs(10),
+            commitlog_segment_size: 32 * MIB,
+            commitlog_total_space: 8192 * MIB,
+            memtable_flush_writers: 2,
+            memtable_heap_space: 256 * MIB,
+            memtable_cleanup_threshold: None,
+            compaction_throughput_mb_per_sec: 0,
+            concurrent_compactors: 2,
+            map_sequential_reads: true,
+            auto_snapshot: true,
+            incremental_backups: false,
+            authenticator: Authenticator::AllowAll,
+            authorizer: Authorizer::AllowAll,
+            num_tokens: 16,
+            initial_token: None,
+            endpoint_snitch: "SimpleSnitch".into(),
+            partitioner: "org.apache.cassandra.dht.Murmur3Partitioner".into(),
+            blocked_reactor_notify: Duration::from_millis(25),
+            blocked_reactor_reports_per_minute: 5,
+            read_request_timeout: Duration::from_millis(5000),
+            write_request_timeout: Duration::from_millis(2000),
+            range_request_timeout: Duration::from_millis(10000),
+            request_timeout: Duration::from_millis(10000),
+            truncate_request_timeout: Duration::from_millis(60000),
+            tombstone_warn_threshold: 1000,
+            tombstone_failure_threshold: 100_000,
+            batch_size_warn_threshold: 5 << 10,
+            batch_size_fail_threshold: 50 << 10,
+            unlogged_batch_across_partitions_warn_threshold: 10,
+            row_cache_size: 0,
+            source: None,
+        }
+    }
+}
+
+/// Command-line overrides (`cairn serve` flags); each wins over the file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// `--config FILE`.
+    pub config: Option<PathBuf>,
+    /// `--data-dir DIR`: data under `DIR/data`, commitlog under `DIR/commitlog`, whatever
+    /// the file says (so several nodes can run side by side from one file).
+    pub data_dir: Option<PathBuf>,
+    /// `--native-port N`.
+    pub native_port: Option<u16>,
+    /// `--api-port N`.
+    pub api_port: Option<u16>,
+    /// `--metrics-port N`.
+    pub metrics_port: Option<u16>,
+    /// `--listen-address ADDR`: listen, rpc, api and prometheus addresses at once.
+    pub listen_address: Option<String>,
+}
+
+/// A loaded configuration and what loading it had to say.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The configuration.
+    pub config: Config,
+    /// Warnings to log at startup (keys accepted but not used, …).
+    pub warnings: Vec<String>,
+}
+
+/// One problem of a configuration file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based line (0 when the problem has no line, e.g. the file is unreadable).
+    pub line: usize,
+    /// The key concerned (empty for syntax errors).
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The configuration could not be loaded: every problem found, with lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file (or `<string>`).
+    pub source: String,
+    /// The problems, in file order.
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid configuration {}", self.source)?;
+        for p in &self.problems {
+            f.write_str("\n  ")?;
+            if p.line > 0 {
+                write!(f, "line {}: ", p.line)?;
+            }
+            if !p.key.is_empty() {
+                write!(f, "{}: ", p.key)?;
+            }
+            f.write_str(&p.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Applies command-line overrides (not `--config`, which [`Config::resolve`] reads).
+    pub fn apply_overrides(&mut self, o: &Overrides) {
+        if let Some(dir) = &o.data_dir {
+            self.workdir = dir.clone();
+            self.data_file_directories.clear();
+            self.commitlog_directory = None;
+        }
+        if let Some(p) = o.native_port {
+            self.native_transport_port = p;
+        }
+        if let Some(p) = o.api_port {
+            self.api_port = p;
+        }
+        if let Some(p) = o.metrics_port {
+            self.prometheus_port = p;
+        }
+        if let Some(a) = &o.listen_address {
+            self.listen_address = a.clone();
+            self.rpc_address = a.clone();
+            self.api_address = a.clone();
+            self.prometheus_address = a.clone();
+        }
+    }
+
+    /// Where sstables live (`data_file_directories[0]`, else `workdir/data`).
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_file_directories
+            .first()
+            .cloned()
+            .unwrap_or_else(|| self.workdir.join("data"))
+    }
+
+    /// Where the commitlog lives (`commitlog_directory`, else `workdir/commitlog`).
+    pub fn commitlog_dir(&self) -> PathBuf {
+        self.commitlog_directory
+            .clone()
+            .unwrap_or_else(|| self.workdir.join("commitlog"))
+    }
+
+    /// The storage engine's configuration.
+    pub fn database_config(&self) -> DatabaseConfig {
+        let mut d = DatabaseConfig::new(&self.workdir);
+        d.data_dir = self.data_dir();
+        d.commitlog_dir = self.commitlog_dir();
+        d.commitlog_sync = match self.commitlog_sync {
+            CommitlogSync::Periodic => SyncMode::Periodic {
+                period: self.commitlog_sync_period,
+            },
+            CommitlogSync::Batch => SyncMode::Batch,
+        };
+        d.commitlog_segment_size = self.commitlog_segment_size;
+        d.commitlog_total_space = self.commitlog_total_space;
+        let total = usize::try_from(self.memtable_heap_space).unwrap_or(usize::MAX);
+        d.memtable_total_space = total;
+        d.memtable_flush_threshold = match self.memtable_cleanup_threshold {
+            Some(t) => ((total as f64) * t) as usize,
+            None => total / 4,
+        }
+        .max(1);
+        d.flush_writers = self.memtable_flush_writers;
+        d.compaction.concurrent_compactors = self.concurrent_compactors;
+        d.compaction.throughput_bytes_per_sec =
+            self.compaction_throughput_mb_per_sec.saturating_mul(MIB);
+        d.compaction.backlog_normalization_bytes = self.memtable_heap_space;
+        d.map_sequential_reads = self.map_sequential_reads;
+        d.auto_snapshot = self.auto_snapshot;
+        d.incremental_backups = self.incremental_backups;
+        d
+    }
+
+    /// The CQL listener's address.
+    pub fn native_addr(&self) -> std::io::Result<SocketAddr> {
+        socket_addr(&self.rpc_address, self.native_transport_port)
+    }
+
+    /// The REST admin API's address.
+    pub fn api_addr(&self) -> std::io::Result<SocketAddr> {
+        socket_addr(&self.api_address, self.api_port)
+    }
+
+    /// The Prometheus endpoint's address.
+    pub fn prometheus_addr(&self) -> std::io::Result<SocketAddr> {
+        socket_addr(&self.prometheus_address, self.prometheus_port)
+    }
+}
+
+/// Opens (and recovers) the node's storage engine with every setting of `config`, and
+/// logs what startup found.
+pub fn open_database(config: &Config) -> cairn_engine::Result<cairn_engine::Database> {
+    let db = cairn_engine::Database::open(config.database_config())?;
+    let r = db.recovery_report();
+    tracing::info!(
+        tables = db.tables().len(),
+        replayed = r.mutations_replayed,
+        segments = r.replay.segments,
+        problems = r.replay.problems.len(),
+        "storage engine ready: data {}, commitlog {}",
+        config.data_dir().display(),
+        config.commitlog_dir().display()
+    );
+    Ok(db)
+}
+
+/// Resolves `host:port` (an IP address or a host name) to its first address.
+pub fn socket_addr(host: &str, port: u16) -> std::io::Result<SocketAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    (host, port).to_socket_addrs()?.next().ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("address {host} resolves to nothing"),
+        )
+    })
+}

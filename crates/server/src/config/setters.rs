@@ -1,0 +1,245 @@
+//! The setters of the key table ([`super::keys`]) too long for a line of it, the checks of
+//! the security settings, and [`Bad`], what a setter says when it does not take a value.
+//!
+//! Invariant: a setter changes the configuration only when it returns `Ok`; a security
+//! setting Cairn does not enforce is [`Bad::Refused`], never accepted and ignored.
+
+use super::yaml::{Node, Value};
+use super::{Authenticator, Authorizer, CommitlogSync, Config};
+
+/// Why a value was not taken.
+pub(super) enum Bad {
+    /// The value is malformed or out of range: the message says how.
+    Invalid(String),
+    /// A security setting Cairn does not enforce: what was asked (`` `LDAPRoleManager` ``).
+    Refused(String),
+}
+
+impl From<String> for Bad {
+    fn from(message: String) -> Self {
+        Bad::Invalid(message)
+    }
+}
+
+impl From<&str> for Bad {
+    fn from(message: &str) -> Self {
+        Bad::Invalid(message.to_string())
+    }
+}
+
+/// The error for a security setting Cairn does not implement: what was asked, that the node
+/// refuses to start rather than run without it, and what is supported.
+pub(super) fn refused(supported: &str, what: &str) -> String {
+    format!(
+        "{what} is a security setting Cairn does not implement yet; rather than run without \
+         it, Cairn refuses to start. Supported: {supported}"
+    )
+}
+
+pub(super) fn set_prometheus_prefix(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let s = v.string()?;
+    if s.is_empty()
+        || !s
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == ':')
+    {
+        return Err(Bad::Invalid(format!(
+            "`{s}` is not a valid Prometheus metric prefix (letters, digits, _ and :)"
+        )));
+    }
+    c.prometheus_prefix = s;
+    Ok(())
+}
+
+/// One directory (a list of one, or a single path); `key:` alone clears the list.
+pub(super) fn set_data_file_directories(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let dirs = match &v.value {
+        Value::Null => Vec::new(),
+        Value::Seq(items) => items
+            .iter()
+            .map(|n| n.path())
+            .collect::<Result<Vec<_>, _>>()?,
+        Value::Scalar(..) => vec![v.path()?],
+        Value::Map(_) => return Err("expected a list of directories".into()),
+    };
+    if dirs.len() > 1 {
+        return Err(Bad::Invalid(format!(
+            "{} directories given; Cairn supports one data directory",
+            dirs.len()
+        )));
+    }
+    c.data_file_directories = dirs;
+    Ok(())
+}
+
+pub(super) fn set_commitlog_sync(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    c.commitlog_sync = match v.string()?.as_str() {
+        "periodic" => CommitlogSync::Periodic,
+        "batch" | "group" => CommitlogSync::Batch,
+        other => {
+            return Err(Bad::Invalid(format!(
+                "`{other}` is not a commitlog_sync mode (periodic, batch or group)"
+            )))
+        }
+    };
+    Ok(())
+}
+
+pub(super) fn set_disk_access_mode(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    c.map_sequential_reads = match v.string()?.as_str() {
+        "auto" | "mmap" => true,
+        "standard" | "mmap_index_only" => false,
+        other => {
+            return Err(Bad::Invalid(format!(
+                "`{other}` is not a disk_access_mode (auto, mmap, mmap_index_only or standard)"
+            )))
+        }
+    };
+    Ok(())
+}
+
+/// A fraction of the memtable space in (0, 1].
+pub(super) fn set_memtable_cleanup_threshold(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let t = v.float()?;
+    if !(t > 0.0 && t <= 1.0) {
+        return Err(Bad::Invalid(format!("must be in (0, 1], not {t}")));
+    }
+    c.memtable_cleanup_threshold = Some(t);
+    Ok(())
+}
+
+/// A snapshot before every compaction is a debugging aid of Cassandra's that Cairn does not
+/// implement; its default, false, is accepted so existing files start.
+pub(super) fn set_snapshot_before_compaction(_: &mut Config, v: &Node) -> Result<(), Bad> {
+    if v.boolean()? {
+        return Err(
+            "snapshot_before_compaction: true is not supported (take snapshots with `nodetool snapshot`)"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+pub(super) fn set_authenticator(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    c.authenticator = match class_name(v)?.as_str() {
+        "AllowAllAuthenticator" => Authenticator::AllowAll,
+        "PasswordAuthenticator" => Authenticator::Password,
+        other => return Err(Bad::Refused(format!("`{other}`"))),
+    };
+    Ok(())
+}
+
+pub(super) fn set_authorizer(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    c.authorizer = match class_name(v)?.as_str() {
+        "AllowAllAuthorizer" => Authorizer::AllowAll,
+        other => return Err(Bad::Refused(format!("`{other}`"))),
+    };
+    Ok(())
+}
+
+/// Comma-separated Murmur3 tokens.
+pub(super) fn set_initial_token(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let s = v.string()?;
+    for t in s.split(',') {
+        if t.trim().parse::<i64>().is_err() {
+            return Err(Bad::Invalid(format!(
+                "`{}` is not a Murmur3 token (a signed 64-bit integer)",
+                t.trim()
+            )));
+        }
+    }
+    c.initial_token = Some(s);
+    Ok(())
+}
+
+pub(super) fn set_endpoint_snitch(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let s = v.string()?;
+    if s.is_empty() {
+        return Err("empty snitch class name".into());
+    }
+    c.endpoint_snitch = s;
+    Ok(())
+}
+
+/// Only Murmur3, by its short or full class name; stored by its full name.
+pub(super) fn set_partitioner(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let s = v.string()?;
+    let short = s.rsplit('.').next().unwrap_or(&s);
+    if short != "Murmur3Partitioner" {
+        return Err(Bad::Invalid(format!(
+            "unsupported partitioner `{s}`: Cairn only supports \
+             org.apache.cassandra.dht.Murmur3Partitioner"
+        )));
+    }
+    c.partitioner = "org.apache.cassandra.dht.Murmur3Partitioner".into();
+    Ok(())
+}
+
+/// A security class setting (`role_manager`, …) that must name `supported`.
+pub(super) fn require_class(v: &Node, supported: &str) -> Result<(), Bad> {
+    let name = class_name(v)?;
+    if name == supported {
+        return Ok(());
+    }
+    Err(Bad::Refused(format!("`{name}`")))
+}
+
+/// An options mapping (`client_encryption_options`, …) that must enable nothing: its
+/// `enabled` and `optional` flags, when present, are false. Its other entries (keystores,
+/// ciphers, …) only matter once enabled.
+pub(super) fn require_disabled(v: &Node) -> Result<(), Bad> {
+    let Value::Map(entries) = &v.value else {
+        return Err("expected a mapping (e.g. `enabled: false`)".into());
+    };
+    for (k, line, n) in entries {
+        if matches!(k.as_str(), "enabled" | "optional") && n.boolean()? {
+            return Err(Bad::Refused(format!("`{k}: true` (line {line})")));
+        }
+    }
+    Ok(())
+}
+
+/// `server_encryption_options`: disabled, and `internode_encryption` (if present) `none`.
+pub(super) fn require_server_encryption_disabled(v: &Node) -> Result<(), Bad> {
+    require_disabled(v)?;
+    if let Value::Map(entries) = &v.value {
+        for (k, line, n) in entries {
+            if k == "internode_encryption" {
+                match n.string()?.as_str() {
+                    "none" => {}
+                    other => {
+                        return Err(Bad::Refused(format!(
+                            "`internode_encryption: {other}` (line {line})"
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A key whose only supported state is not set (`key:` with no value keeps the default).
+pub(super) fn refuse_any_value(_: &mut Config, _: &Node) -> Result<(), Bad> {
+    Err(Bad::Refused("a value".into()))
+}
+
+/// `authenticator: PasswordAuthenticator`, `org.apache.cassandra.auth.PasswordAuthenticator`
+/// or Cassandra 5's `{class_name: …, parameters: …}` → the short class name.
+fn class_name(v: &Node) -> Result<String, String> {
+    let full = match &v.value {
+        Value::Map(entries) => {
+            let mut name = None;
+            for (k, _, n) in entries {
+                match k.as_str() {
+                    "class_name" => name = Some(n.string()?),
+                    "parameters" => {}
+                    other => return Err(format!("unexpected `{other}` (class_name, parameters)")),
+                }
+            }
+            name.ok_or("missing class_name")?
+        }
+        _ => v.string()?,
+    };
+    Ok(full.rsplit('.').next().unwrap_or(&full).to_string())
+}
