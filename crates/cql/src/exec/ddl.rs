@@ -487,7 +487,7 @@ fn readd_compatible(new: &CqlType, old: &str) -> bool {
     };
     let multi_cell =
         |t: &CqlType| matches!(t, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..));
-    let fixed_len = |t: &CqlType| match crate::values::term::unfrozen(t) {
+    let fixed_len = |t: &CqlType| match cairn_engine::model::types::unfrozen(t) {
         CqlType::Boolean | CqlType::Tinyint => Some(1),
         CqlType::Smallint => Some(2),
         CqlType::Int | CqlType::Float | CqlType::Date => Some(4),

@@ -23,10 +23,11 @@ use super::select::{cell_value, partition_values, star_columns};
 use super::Executor;
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
-use crate::values::codec::{split_collection, split_map};
-use crate::values::{compare, term_to_bytes, TermContext, TermValue};
+use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
+use cairn_engine::model::types::framing::{split_collection, split_map};
 use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{compare, unfrozen};
 use cairn_engine::model::{ClusteringKey, ClusteringRange, DecoratedKey, Row, Slice};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::ReadCommand;
@@ -257,10 +258,6 @@ fn in_values(
             }
         }
     }
-}
-
-fn unfrozen(ty: &CqlType) -> &CqlType {
-    crate::values::term::unfrozen(ty)
 }
 
 fn op_text(op: Operator) -> &'static str {

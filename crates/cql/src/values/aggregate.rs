@@ -10,7 +10,7 @@
 //!   count; of `varint` the truncated quotient; of `decimal` Cassandra's running mean
 //!   `avg += (x - avg) / n` rounded half-even at the operands' scale. With no input the
 //!   average is zero.
-//! - `min`/`max` use [`super::compare`](fn@super::compare) and give null for no input; `count`
+//! - `min`/`max` use [`compare`](fn@cairn_engine::model::types::compare) and give null for no input; `count`
 //!   counts non-null
 //!   values. Null (absent) inputs are skipped; empty values count for `count`, `min` and
 //!   `max` (they sort first) and are skipped by `sum` and `avg`.
@@ -23,9 +23,9 @@ use super::error::{ValueError, ValueResult};
 use super::format::{java_double_string, java_float_string, java_host_address};
 use super::number::{float_of, is_integer, is_numeric, narrow, num_to, read_num, signed};
 use super::temporal::{self, MILLIS_PER_DAY};
-use super::term::unfrozen;
 use bytes::Bytes;
 use cairn_engine::model::types::compare;
+use cairn_engine::model::types::unfrozen;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::types::{BigDecimal, BigInt};
 use std::cmp::Ordering;

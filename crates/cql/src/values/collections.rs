@@ -12,7 +12,7 @@
 //! | `list<T>` | 16 bytes, see below | the serialized element |
 //!
 //! **Comparable encoding.** memcmp order of [`comparable_encode`] is the CQL order of the
-//! type ([`super::compare`](fn@super::compare)), and it decodes back ([`comparable_decode`]).
+//! type ([`compare`](fn@cairn_engine::model::types::compare)), and it decodes back ([`comparable_decode`]).
 //! Native types use
 //! the engine's clustering encoding (`ClusteringLayout` with one ascending column: a
 //! component marker and the byte-comparable body). Frozen collections and tuples (which the

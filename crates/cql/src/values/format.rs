@@ -11,9 +11,9 @@
 
 use super::literal::duration_to_string;
 use super::temporal;
-use super::term::unfrozen;
 use cairn_engine::model::types::decode_duration;
 use cairn_engine::model::types::framing::{split_collection, split_map, split_tuple};
+use cairn_engine::model::types::unfrozen;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::types::{BigDecimal, BigInt};
 

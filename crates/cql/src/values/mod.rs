@@ -1,9 +1,9 @@
 //! CQL values: from literals and terms to native-protocol bytes, and back.
 //!
 //! Every value in Cairn is kept as its native-protocol v4 serialization. What a type is —
-//! its name, validation, framing, Cassandra's order ([`compare`]), canonical forms — is the
-//! engine's types room ([`cairn_engine::model::types`]); this module is what turns query
-//! text into such bytes and what works on them:
+//! its name, validation, framing, Cassandra's order, canonical forms — is the engine's
+//! types room ([`cairn_engine::model::types`]), which this module uses directly; this module
+//! is what turns query text into such bytes and what works on them:
 //!
 //! - [`literal`]: one literal constant to bytes for a receiver type, with Cassandra's rules
 //!   and error texts;
@@ -38,10 +38,7 @@ pub mod term;
 
 /// The framing of collections and tuples is the engine's types room's
 /// ([`cairn_engine::model::types::framing`]); this name keeps the executor's imports.
-pub use cairn_engine::model::types::framing as codec;
-
 pub use aggregate::{cast, Accumulator, AggregateKind};
-pub use cairn_engine::model::types::compare;
 pub use collections::{cells_to_collection, collection_to_cells, element_path};
 pub use error::{ValueError, ValueResult};
 pub use format::format_value;

@@ -11,7 +11,7 @@
 //! - `[…]`, `{…}`, `{k: v…}`, `{}` and `(…)` must match the receiver's kind
 //!   (`Invalid list literal for a of type set<int>`); each element is evaluated for
 //!   `value(a)` / `key(a)` / `a[i]`; sets and maps come out sorted by the element (key) order
-//!   of [`super::compare`](fn@super::compare) and deduplicated (for maps the last value of a key
+//!   of [`compare`](fn@cairn_engine::model::types::compare) and deduplicated (for maps the last value of a key
 //!   wins); a null
 //!   element is `null is not supported inside collections`; an unset element makes the whole
 //!   collection unset (an unset map key is an error);

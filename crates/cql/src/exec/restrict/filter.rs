@@ -6,10 +6,10 @@
 //! condition.
 
 use crate::ast::Operator;
-use crate::values::codec::{split_collection, split_map};
-use crate::values::compare;
-use crate::values::term::unfrozen;
 use bytes::Bytes;
+use cairn_engine::model::types::compare;
+use cairn_engine::model::types::framing::{split_collection, split_map};
+use cairn_engine::model::types::unfrozen;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::schema::ColumnDef;
 use std::cmp::Ordering;

@@ -27,12 +27,12 @@ pub use filter::{Filter, FilterKind};
 
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
-use crate::values::codec::split_collection;
 use crate::values::term::{term_display, unfrozen};
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::model::key::Slice;
+use cairn_engine::model::types::framing::split_collection;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{ColumnId, DecoratedKey};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
@@ -290,7 +290,7 @@ pub fn decode_collection(b: &[u8]) -> Vec<Bytes> {
 
 /// The fields of a serialized tuple (a null field as an empty value).
 pub fn tuple_parts(b: &[u8]) -> Vec<Bytes> {
-    crate::values::codec::split_tuple(b)
+    cairn_engine::model::types::framing::split_tuple(b)
         .unwrap_or_default()
         .into_iter()
         .map(|f| f.map(Bytes::copy_from_slice).unwrap_or_default())
@@ -599,7 +599,7 @@ fn multi_restriction(
                 )))
             }
         };
-        let fields = crate::values::codec::split_tuple(&b).unwrap_or_default();
+        let fields = cairn_engine::model::types::framing::split_tuple(&b).unwrap_or_default();
         let mut out = Vec::with_capacity(cols.len());
         for (i, c) in cols.iter().enumerate() {
             match fields.get(i).copied().flatten() {

@@ -545,7 +545,9 @@ impl Planner<'_> {
                 let to_ty = to
                     .to_cql_type()
                     .ok_or_else(|| Error::Invalid(format!("Unsupported type {to}")))?;
-                if crate::values::term::unfrozen(&from) == crate::values::term::unfrozen(&to_ty) {
+                if cairn_engine::model::types::unfrozen(&from)
+                    == cairn_engine::model::types::unfrozen(&to_ty)
+                {
                     // A cast to the value's own type is dropped (name and type stay).
                     return Ok((s, name, from));
                 }

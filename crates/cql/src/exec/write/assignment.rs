@@ -173,7 +173,10 @@ fn append(
     }
     if matches!(a, Assignment::Prepend { .. })
         && matches!(value, crate::ast::Term::List(_))
-        && !matches!(crate::values::term::unfrozen(&c.ty), CqlType::List(_))
+        && !matches!(
+            cairn_engine::model::types::unfrozen(&c.ty),
+            CqlType::List(_)
+        )
     {
         // The list literal meets its receiver first (Cassandra's ArrayLiteral).
         return Err(Error::Invalid(format!(
