@@ -94,3 +94,49 @@ def test_cql_traffic_moves_metrics_and_nodetool(node, session, ks, tname):
     assert status[5].split()[:2] == ["UN", "127.0.0.1"]
     info = dict(line.split(":", 1) for line in nodetool(node, "info").splitlines())
     assert info["Native Transport active"].strip() == "true"
+
+
+def test_row_cache_serves_repeated_reads_and_shows_in_metrics(node, session, ks, tname):
+    """The row cache is on by default: a partition read once from its sstable is read again
+    from the cache (no sstable read, counted as a hit), a write after it is seen, a flush
+    merges into it, and ScyllaDB's `scylla_cache_*` figures move accordingly."""
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (p int, c int, v text, PRIMARY KEY (p, c))")
+    ins = session.prepare(f"INSERT INTO {t} (p, c, v) VALUES (?, ?, ?)")
+    for c in range(20):
+        session.execute(ins, (1, c, f"v{c}"))
+    assert nodetool(node, "flush", ks, tname) == ""
+    sel = session.prepare(f"SELECT c, v FROM {t} WHERE p = ? LIMIT 5")
+    first5 = [(c, f"v{c}") for c in range(5)]
+
+    before = scrape(node)
+    assert 0 < value(before, "scylla_cache_bytes_total")
+    assert [tuple(r) for r in session.execute(sel, (1,))] == first5
+    cold = scrape(node)
+    assert [tuple(r) for r in session.execute(sel, (1,))] == first5
+    warm = scrape(node)
+
+    def delta(a, b, name):
+        return value(b, name) - value(a, name)
+
+    assert delta(before, cold, "scylla_cache_reads") == 1
+    assert delta(before, cold, "scylla_cache_reads_with_misses") == 1
+    assert delta(before, cold, "scylla_cache_row_insertions") >= 5
+    assert delta(cold, warm, "scylla_cache_reads") == 1
+    assert delta(cold, warm, "scylla_cache_reads_with_misses") == 0
+    assert delta(cold, warm, "scylla_cache_row_hits") >= 5
+    assert 0 < value(warm, "scylla_cache_bytes_used") <= value(warm, "scylla_cache_bytes_total")
+
+    # A write lands in the memtable and is merged with the cached rows; a flush merges it
+    # into the cache, which stays warm.
+    session.execute(ins, (1, -1, "new"))
+    assert [tuple(r) for r in session.execute(sel, (1,))] == [(-1, "new")] + first5[:4]
+    assert nodetool(node, "flush", ks, tname) == ""
+    flushed = scrape(node)
+    assert delta(warm, flushed, "scylla_cache_rows_merged_from_memtable") >= 1
+    assert [tuple(r) for r in session.execute(sel, (1,))] == [(-1, "new")] + first5[:4]
+    assert delta(flushed, scrape(node), "scylla_cache_reads_with_misses") == 0
+
+    # TRUNCATE leaves nothing of the table cached.
+    session.execute(f"TRUNCATE {t}")
+    assert list(session.execute(sel, (1,))) == []

@@ -151,7 +151,19 @@ impl Snapshot {
         let merged = self.merge_partition(key, hash, &cmd.source_query(), Some(&mut counts))?;
         let result =
             live::live_partition(key, merged, cmd, &self.hidden_columns, &mut counts.cells)?;
+        if let Some(cache) = &self.cache {
+            // The rows are all read now: what the cache's misses took from sstables.
+            counts.sstables = cache.sstables_read();
+        }
         Ok((result, counts))
+    }
+
+    /// The sources whose key range and bloom filter admit `key` (memtables always do).
+    pub fn sources_admitting(&self, key: &DecoratedKey, hash: (u64, u64)) -> usize {
+        self.point_sources()
+            .into_iter()
+            .filter(|s| s.may_hold(key, hash))
+            .count()
     }
 
     /// Merges one partition from every source that may hold it, newest first, skipping the

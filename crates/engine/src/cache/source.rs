@@ -12,6 +12,7 @@ use crate::read::source::SourceQuery;
 use crate::read::source::{PartitionScan, PartitionSource, RowStream, SourcePartition};
 use crate::read::Snapshot;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Rows copied out of the cache per lock hold: a few first (a `LIMIT 1` copies little), then
@@ -25,6 +26,8 @@ pub struct CachedSource {
     phase: u64,
     /// The sstables the cache mirrors (no memtables).
     underlying: Snapshot,
+    /// The sstables reads through this source went to (see `sstables_read`).
+    sstables_read: Arc<AtomicUsize>,
 }
 
 impl CachedSource {
@@ -34,6 +37,7 @@ impl CachedSource {
             cache,
             phase,
             underlying,
+            sstables_read: Arc::new(AtomicUsize::new(0)),
         }
     }
 }
@@ -86,6 +90,10 @@ impl RowCache {
 }
 
 impl PartitionSource for CachedSource {
+    fn sstables_read(&self) -> usize {
+        self.sstables_read.load(Ordering::Relaxed)
+    }
+
     fn partition(
         &self,
         key: &DecoratedKey,
@@ -102,6 +110,7 @@ impl PartitionSource for CachedSource {
             key: key.clone(),
             hash,
             underlying: self.underlying.clone(),
+            sstables_read: Arc::clone(&self.sstables_read),
             reversed: q.reversed,
             cursor: first_cursor(ranges.first(), q.reversed),
             ranges,
@@ -143,6 +152,10 @@ impl PartitionSource for CachedSource {
         let Some(cached) = cached else {
             // The cache has moved past this read's snapshot (a flush is merging, or merged, a
             // memtable the snapshot does not hold): the snapshot's own sstables answer.
+            self.sstables_read.fetch_add(
+                self.underlying.sources_admitting(key, hash),
+                Ordering::Relaxed,
+            );
             return self.underlying.partition(key, hash, q);
         };
         let header = match cached {
@@ -213,6 +226,7 @@ struct CacheRows {
     key: DecoratedKey,
     hash: (u64, u64),
     underlying: Snapshot,
+    sstables_read: Arc<AtomicUsize>,
     reversed: bool,
     /// The slice's ranges in read order.
     ranges: Vec<ClusteringRange>,
@@ -237,6 +251,10 @@ impl CacheRows {
         if !self.missed {
             self.missed = true;
             self.cache.tracker.inner.lock().stats.reads_with_misses += 1;
+            self.sstables_read.fetch_add(
+                self.underlying.sources_admitting(&self.key, self.hash),
+                Ordering::Relaxed,
+            );
         }
         let q = SourceQuery {
             slice: &rest,

@@ -131,6 +131,13 @@ pub trait PartitionSource: Send + Sync {
 
     /// The partitions from `start` on, in token order.
     fn scan_partitions(&self, start: &PartitionPos, kind: ReadKind) -> Box<dyn PartitionScan>;
+
+    /// For a source in front of sstables (the row cache): the sstables its reads have gone
+    /// to so far, each counted once per read that missed (ScyllaDB's `sstables_per_read`
+    /// counts a cache hit as none). Other sources are read directly: 0.
+    fn sstables_read(&self) -> usize {
+        0
+    }
 }
 
 /// A scan over one source: peek at the next key, then open or skip that partition.

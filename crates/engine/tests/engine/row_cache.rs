@@ -263,3 +263,25 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
     assert!(stats.row_evictions > 0 && stats.row_hits > 0, "{stats:?}");
     assert!(stats.bytes_used <= stats.bytes_total, "{stats:?}");
 }
+
+#[test]
+fn sstables_per_read_counts_what_a_miss_read_and_nothing_for_a_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, t) = open(dir.path(), 8 << 20);
+    // Partition 1 in two sstables, partition 2 in none.
+    write(&db, &t, 1, 0, "a", 10);
+    db.flush("ks", "t").unwrap();
+    write(&db, &t, 1, 1, "b", 11);
+    db.flush("ks", "t").unwrap();
+    let all = ReadCommand::all(now());
+    let recorded = |t: &Table| t.stats().unwrap().sstables_per_read;
+    assert_eq!(values(&t, 1, &all).len(), 2);
+    let miss = recorded(&t);
+    assert_eq!((miss.count(), miss.max()), (1, 2), "{miss:?}");
+    assert_eq!(values(&t, 1, &all).len(), 2);
+    let hit = recorded(&t);
+    assert_eq!((hit.count(), hit.max(), hit.sum), (2, 2, 2), "{hit:?}");
+    assert!(values(&t, 2, &all).is_empty());
+    let absent = recorded(&t);
+    assert_eq!((absent.count(), absent.sum), (3, 2), "{absent:?}");
+}

@@ -436,6 +436,11 @@ static KEYS: &[Key] = &[
         "0MiB",
         field!(row_cache_size, v => v.size_in(0, u64::MAX)?),
     ),
+    key(
+        "enable_cache",
+        "false",
+        field!(enable_cache, v => v.boolean()?),
+    ),
     // Security settings: fail closed (see `Handling::Security`).
     security(
         "role_manager",
@@ -771,7 +776,6 @@ static KEYS: &[Key] = &[
     ignored("live_updatable_config_params_changeable_via_cql"),
     ignored("maintenance_socket"),
     ignored("force_schema_commit_log"),
-    ignored("enable_cache"),
     ignored("enable_commitlog"),
     ignored("commitlog_use_o_dsync"),
     ignored("commitlog_reuse_segments"),

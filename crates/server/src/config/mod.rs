@@ -179,8 +179,12 @@ pub struct Config {
     pub batch_size_fail_threshold: u64,
     /// `unlogged_batch_across_partitions_warn_threshold`.
     pub unlogged_batch_across_partitions_warn_threshold: u64,
-    /// `row_cache_size(_in_mb)`, in bytes (0 = no row cache).
+    /// `row_cache_size(_in_mb)`: the row cache's budget in bytes, shared by every table (0 =
+    /// no row cache). Cairn caches rows by default, as ScyllaDB does (Cassandra's default is
+    /// 0); the cache grows with use, so an idle node holds none of it.
     pub row_cache_size: u64,
+    /// `enable_cache` (ScyllaDB's key): false turns the row cache off whatever its size.
+    pub enable_cache: bool,
     /// The file the configuration was read from, if any.
     pub source: Option<PathBuf>,
 }
@@ -236,7 +240,8 @@ impl Default for Config {
             batch_size_warn_threshold: 5 << 10,
             batch_size_fail_threshold: 50 << 10,
             unlogged_batch_across_partitions_warn_threshold: 10,
-            row_cache_size: 0,
+            row_cache_size: 256 * MIB,
+            enable_cache: true,
             source: None,
         }
     }
@@ -376,6 +381,11 @@ impl Config {
         d.map_sequential_reads = self.map_sequential_reads;
         d.auto_snapshot = self.auto_snapshot;
         d.incremental_backups = self.incremental_backups;
+        d.row_cache_bytes = if self.enable_cache {
+            usize::try_from(self.row_cache_size).unwrap_or(usize::MAX)
+        } else {
+            0
+        };
         d
     }
 

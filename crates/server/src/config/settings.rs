@@ -152,6 +152,7 @@ impl Config {
                     .to_string(),
             ),
             ("row_cache_size", size(self.row_cache_size)),
+            ("enable_cache", self.enable_cache.to_string()),
         ];
         out.sort_by(|a, b| a.0.cmp(b.0));
         out.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
