@@ -395,32 +395,8 @@ pub fn term_to_bytes(
     ctx: &dyn TermContext,
 ) -> ValueResult<TermValue> {
     let base = unfrozen(ty);
-    let kind_error = |kind: &str| {
-        ValueError::invalid(format!(
-            "Invalid {kind} literal for {receiver} of type {}",
-            ty.name()
-        ))
-    };
     match term {
-        Term::Literal(lit) => {
-            let now_ms = ctx.now_micros().div_euclid(1000);
-            literal_to_bytes_at(lit, base, receiver, now_ms)
-                .map_err(|e| match e {
-                    ValueError::InvalidConstant {
-                        kind,
-                        text,
-                        receiver,
-                        ..
-                    } => ValueError::InvalidConstant {
-                        kind,
-                        text,
-                        receiver,
-                        type_name: ty.name(),
-                    },
-                    other => other,
-                })
-                .map(TermValue::Value)
-        }
+        Term::Literal(lit) => literal_value(lit, ty, receiver, ctx),
         Term::Null => {
             if *base == CqlType::Counter {
                 Err(ValueError::invalid(
@@ -431,157 +407,24 @@ pub fn term_to_bytes(
             }
         }
         Term::Bind(_) if ctx.placeholders() => Ok(TermValue::Value(placeholder(ty))),
-        Term::Bind(marker) => {
-            let bound = ctx.bind(marker).ok_or_else(|| {
-                ValueError::invalid(format!(
-                    "No value bound for bind marker {} ({})",
-                    marker.index,
-                    term_display(term)
-                ))
-            })?;
-            match bound {
-                TermValue::Value(bytes) => {
-                    validate_bound(ty, &bytes)?;
-                    Ok(TermValue::Value(normalize_collection(ty, bytes)))
-                }
-                other => Ok(other),
-            }
-        }
-        Term::List(elems) => {
-            let CqlType::List(elem_ty) = base else {
-                return Err(kind_error("list"));
-            };
-            let spec = format!("value({receiver})");
-            check_elements(elems, elem_ty, |t| {
-                format!(
-                    "Invalid list literal for {receiver}: value {} is not of type {}",
-                    term_display(t),
-                    elem_ty.name()
-                )
-            })?;
-            let mut out = Vec::with_capacity(elems.len());
-            for e in elems {
-                match element(e, elem_ty, &spec, ctx)? {
-                    Some(b) => out.push(b),
-                    None => return Ok(TermValue::Unset),
-                }
-            }
-            Ok(TermValue::Value(Bytes::from(build_collection(&out))))
-        }
-        Term::Set(elems) => {
-            let CqlType::Set(elem_ty) = base else {
-                return Err(kind_error("set"));
-            };
-            let spec = format!("value({receiver})");
-            check_elements(elems, elem_ty, |t| {
-                format!(
-                    "Invalid set literal for {receiver}: value {} is not of type {}",
-                    term_display(t),
-                    elem_ty.name()
-                )
-            })?;
-            let mut out = Vec::with_capacity(elems.len());
-            for e in elems {
-                match element(e, elem_ty, &spec, ctx)? {
-                    Some(b) => out.push(b),
-                    None => return Ok(TermValue::Unset),
-                }
-            }
-            Ok(TermValue::Value(Bytes::from(build_collection(
-                &sorted_set(elem_ty, out),
-            ))))
-        }
+        Term::Bind(marker) => bound_value(term, marker, ty, ctx),
+        Term::List(elems) => list_literal(elems, ty, receiver, ctx),
+        Term::Set(elems) => set_literal(elems, ty, receiver, ctx),
         Term::EmptyBraces => match base {
             CqlType::Set(_) | CqlType::Map(_, _) => {
                 Ok(TermValue::Value(Bytes::from(0i32.to_be_bytes().to_vec())))
             }
-            _ => Err(kind_error("set")),
+            _ => Err(kind_error(receiver, ty, "set")),
         },
-        Term::Map(entries) => {
-            let CqlType::Map(key_ty, val_ty) = base else {
-                return Err(kind_error("map"));
-            };
-            for (k, v) in entries {
-                if !assignment(k, key_ty).is_assignable() {
-                    return Err(ValueError::invalid(format!(
-                        "Invalid map literal for {receiver}: key {} is not of type {}",
-                        term_display(k),
-                        key_ty.name()
-                    )));
-                }
-                if !assignment(v, val_ty).is_assignable() {
-                    return Err(ValueError::invalid(format!(
-                        "Invalid map literal for {receiver}: value {} is not of type {}",
-                        term_display(v),
-                        val_ty.name()
-                    )));
-                }
-            }
-            let (kspec, vspec) = (format!("key({receiver})"), format!("value({receiver})"));
-            let mut out = Vec::with_capacity(entries.len());
-            for (k, v) in entries {
-                let key = match term_to_bytes(k, key_ty, &kspec, ctx)? {
-                    TermValue::Value(b) => b,
-                    TermValue::Null => return Err(null_in_collection()),
-                    TermValue::Unset => {
-                        return Err(ValueError::invalid(
-                            "unset value is not supported for map keys",
-                        ))
-                    }
-                };
-                match element(v, val_ty, &vspec, ctx)? {
-                    Some(val) => out.push((key, val)),
-                    None => return Ok(TermValue::Unset),
-                }
-            }
-            Ok(TermValue::Value(Bytes::from(build_map(&sorted_map(
-                key_ty, out,
-            )))))
-        }
+        Term::Map(entries) => map_literal(entries, ty, receiver, ctx),
         // `(x)` for a receiver that is not a tuple is `x`: that is how `(1 + 2) * 3` reads.
         Term::Tuple(elems) if elems.len() == 1 && !matches!(base, CqlType::Tuple(_)) => {
             match elems.first() {
                 Some(e) => term_to_bytes(e, ty, receiver, ctx),
-                None => Err(kind_error("tuple")),
+                None => Err(kind_error(receiver, ty, "tuple")),
             }
         }
-        Term::Tuple(elems) => {
-            let CqlType::Tuple(types) = base else {
-                return Err(ValueError::invalid(format!(
-                    "Invalid tuple type literal for {receiver} of type {}",
-                    ty.name()
-                )));
-            };
-            if elems.len() > types.len() {
-                return Err(ValueError::invalid(format!(
-                    "Invalid tuple literal for {receiver}: too many elements. Type {} expects {} but got {}",
-                    base.name(),
-                    types.len(),
-                    elems.len()
-                )));
-            }
-            for (i, (e, t)) in elems.iter().zip(types).enumerate() {
-                if !assignment(e, t).is_assignable() {
-                    return Err(ValueError::invalid(format!(
-                        "Invalid tuple literal for {receiver}: component {i} is not of type {}",
-                        t.name()
-                    )));
-                }
-            }
-            let mut out = Vec::with_capacity(elems.len());
-            for (i, (e, t)) in elems.iter().zip(types).enumerate() {
-                match term_to_bytes(e, t, &format!("{receiver}[{i}]"), ctx)? {
-                    TermValue::Value(b) => out.push(Some(b)),
-                    TermValue::Null => out.push(None),
-                    TermValue::Unset => {
-                        return Err(ValueError::invalid(format!(
-                            "Invalid unset value for tuple field number {i}"
-                        )))
-                    }
-                }
-            }
-            Ok(TermValue::Value(Bytes::from(build_tuple(&out))))
-        }
+        Term::Tuple(elems) => tuple_literal(elems, ty, receiver, ctx),
         Term::UserType(_) => Err(ValueError::invalid(format!(
             "Invalid user type literal for {receiver} of type {}",
             ty.name()
@@ -589,71 +432,316 @@ pub fn term_to_bytes(
         Term::Function(call) if functions::is_from_json(call) => {
             functions::from_json_call(call, ty, receiver, ctx)
         }
-        Term::Function(call) => {
-            let (ret, value) = functions::call(call, ctx)?;
-            if !value_compatible(base, &ret) {
-                return Err(ValueError::invalid(format!(
-                    "Type error: cannot assign result of function {} (type {}) to {receiver} (type {})",
-                    functions::qualified_name(call),
-                    ret.name(),
-                    ty.name()
-                )));
-            }
-            Ok(value)
+        Term::Function(call) => function_value(call, ty, receiver, ctx),
+        Term::TypeHint(hint, inner) => type_hinted(term, hint, inner, ty, receiver, ctx),
+        Term::Arithmetic(op, l, r) => arithmetic_value(*op, l, r, base, ctx),
+        Term::Negate(x) => negation(x, base, ctx),
+    }
+}
+
+/// "Invalid list literal for r of type t" and its kin: a literal of the wrong kind.
+fn kind_error(receiver: &str, ty: &CqlType, kind: &str) -> ValueError {
+    ValueError::invalid(format!(
+        "Invalid {kind} literal for {receiver} of type {}",
+        ty.name()
+    ))
+}
+
+/// A constant, at the statement's time (for `'now'`), with the receiver's full type name in
+/// its errors.
+fn literal_value(
+    lit: &crate::ast::Literal,
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let base = unfrozen(ty);
+    let now_ms = ctx.now_micros().div_euclid(1000);
+    literal_to_bytes_at(lit, base, receiver, now_ms)
+        .map_err(|e| match e {
+            ValueError::InvalidConstant {
+                kind,
+                text,
+                receiver,
+                ..
+            } => ValueError::InvalidConstant {
+                kind,
+                text,
+                receiver,
+                type_name: ty.name(),
+            },
+            other => other,
+        })
+        .map(TermValue::Value)
+}
+
+/// A bound value, checked against its type and put in canonical order.
+fn bound_value(
+    term: &Term,
+    marker: &crate::ast::BindMarker,
+    ty: &CqlType,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let bound = ctx.bind(marker).ok_or_else(|| {
+        ValueError::invalid(format!(
+            "No value bound for bind marker {} ({})",
+            marker.index,
+            term_display(term)
+        ))
+    })?;
+    match bound {
+        TermValue::Value(bytes) => {
+            validate_bound(ty, &bytes)?;
+            Ok(TermValue::Value(normalize_collection(ty, bytes)))
         }
-        Term::TypeHint(hint, inner) => {
-            let text = term_display(term);
-            let Some(hinted) = hint.to_cql_type() else {
-                return Err(ValueError::invalid(format!(
-                    "Cannot cast value {} to type {hint}",
-                    term_display(inner)
-                )));
-            };
-            if !assignment(inner, &hinted).is_assignable() {
-                return Err(ValueError::invalid(format!(
-                    "Cannot cast value {} to type {hint}",
-                    term_display(inner)
-                )));
-            }
-            if !value_compatible(base, &hinted) {
-                return Err(ValueError::invalid(format!(
-                    "Cannot assign value {text} to {receiver} of type {}",
-                    ty.name()
-                )));
-            }
-            term_to_bytes(inner, &hinted, &text, ctx)
-        }
-        Term::Arithmetic(op, l, r) => {
-            let memo = FitMemo::default();
-            let (lo, ro) = (operand_in(l, &memo), operand_in(r, &memo));
-            let sig = arithmetic::resolve(*op, &lo, &ro, Some(base))?;
-            let name = format!("system.{}", arithmetic::function_name(*op));
-            // Both arguments are bound (an unset one is an error) before a null one makes
-            // the result null, as Cassandra's `FunctionCall` does.
-            let lv = operation_arg(l, &sig.left, 0, &name, ctx)?;
-            let rv = operation_arg(r, &sig.right, 1, &name, ctx)?;
-            let (Some(lv), Some(rv)) = (lv, rv) else {
-                return Ok(TermValue::Null);
-            };
-            Ok(
-                match arithmetic::apply(*op, &sig.left, &lv, &sig.right, &rv)? {
-                    Some(b) => TermValue::Value(b),
-                    None => TermValue::Null,
-                },
-            )
-        }
-        Term::Negate(x) => {
-            let arg_ty = arithmetic::resolve_negation(&operand(x), Some(base))?;
-            let name = format!("system.{}", arithmetic::NEGATE_FUNCTION);
-            let Some(v) = operation_arg(x, &arg_ty, 0, &name, ctx)? else {
-                return Ok(TermValue::Null);
-            };
-            Ok(match arithmetic::negate(&arg_ty, &v)? {
-                Some(b) => TermValue::Value(b),
-                None => TermValue::Null,
-            })
+        other => Ok(other),
+    }
+}
+
+/// `[a, b]` for a list receiver.
+fn list_literal(
+    elems: &[Term],
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let base = unfrozen(ty);
+    let CqlType::List(elem_ty) = base else {
+        return Err(kind_error(receiver, ty, "list"));
+    };
+    let spec = format!("value({receiver})");
+    check_elements(elems, elem_ty, |t| {
+        format!(
+            "Invalid list literal for {receiver}: value {} is not of type {}",
+            term_display(t),
+            elem_ty.name()
+        )
+    })?;
+    let mut out = Vec::with_capacity(elems.len());
+    for e in elems {
+        match element(e, elem_ty, &spec, ctx)? {
+            Some(b) => out.push(b),
+            None => return Ok(TermValue::Unset),
         }
     }
+    Ok(TermValue::Value(Bytes::from(build_collection(&out))))
+}
+
+/// `{a, b}` for a set receiver, elements sorted and deduplicated.
+fn set_literal(
+    elems: &[Term],
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let base = unfrozen(ty);
+    let CqlType::Set(elem_ty) = base else {
+        return Err(kind_error(receiver, ty, "set"));
+    };
+    let spec = format!("value({receiver})");
+    check_elements(elems, elem_ty, |t| {
+        format!(
+            "Invalid set literal for {receiver}: value {} is not of type {}",
+            term_display(t),
+            elem_ty.name()
+        )
+    })?;
+    let mut out = Vec::with_capacity(elems.len());
+    for e in elems {
+        match element(e, elem_ty, &spec, ctx)? {
+            Some(b) => out.push(b),
+            None => return Ok(TermValue::Unset),
+        }
+    }
+    Ok(TermValue::Value(Bytes::from(build_collection(
+        &sorted_set(elem_ty, out),
+    ))))
+}
+
+/// `{k: v}` for a map receiver, entries sorted by key.
+fn map_literal(
+    entries: &[(Term, Term)],
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let base = unfrozen(ty);
+    let CqlType::Map(key_ty, val_ty) = base else {
+        return Err(kind_error(receiver, ty, "map"));
+    };
+    for (k, v) in entries {
+        if !assignment(k, key_ty).is_assignable() {
+            return Err(ValueError::invalid(format!(
+                "Invalid map literal for {receiver}: key {} is not of type {}",
+                term_display(k),
+                key_ty.name()
+            )));
+        }
+        if !assignment(v, val_ty).is_assignable() {
+            return Err(ValueError::invalid(format!(
+                "Invalid map literal for {receiver}: value {} is not of type {}",
+                term_display(v),
+                val_ty.name()
+            )));
+        }
+    }
+    let (kspec, vspec) = (format!("key({receiver})"), format!("value({receiver})"));
+    let mut out = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        let key = match term_to_bytes(k, key_ty, &kspec, ctx)? {
+            TermValue::Value(b) => b,
+            TermValue::Null => return Err(null_in_collection()),
+            TermValue::Unset => {
+                return Err(ValueError::invalid(
+                    "unset value is not supported for map keys",
+                ))
+            }
+        };
+        match element(v, val_ty, &vspec, ctx)? {
+            Some(val) => out.push((key, val)),
+            None => return Ok(TermValue::Unset),
+        }
+    }
+    Ok(TermValue::Value(Bytes::from(build_map(&sorted_map(
+        key_ty, out,
+    )))))
+}
+
+/// `(a, b)` for a tuple receiver.
+fn tuple_literal(
+    elems: &[Term],
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let base = unfrozen(ty);
+    let CqlType::Tuple(types) = base else {
+        return Err(ValueError::invalid(format!(
+            "Invalid tuple type literal for {receiver} of type {}",
+            ty.name()
+        )));
+    };
+    if elems.len() > types.len() {
+        return Err(ValueError::invalid(format!(
+            "Invalid tuple literal for {receiver}: too many elements. Type {} expects {} but got {}",
+            base.name(),
+            types.len(),
+            elems.len()
+        )));
+    }
+    for (i, (e, t)) in elems.iter().zip(types).enumerate() {
+        if !assignment(e, t).is_assignable() {
+            return Err(ValueError::invalid(format!(
+                "Invalid tuple literal for {receiver}: component {i} is not of type {}",
+                t.name()
+            )));
+        }
+    }
+    let mut out = Vec::with_capacity(elems.len());
+    for (i, (e, t)) in elems.iter().zip(types).enumerate() {
+        match term_to_bytes(e, t, &format!("{receiver}[{i}]"), ctx)? {
+            TermValue::Value(b) => out.push(Some(b)),
+            TermValue::Null => out.push(None),
+            TermValue::Unset => {
+                return Err(ValueError::invalid(format!(
+                    "Invalid unset value for tuple field number {i}"
+                )))
+            }
+        }
+    }
+    Ok(TermValue::Value(Bytes::from(build_tuple(&out))))
+}
+
+/// A function call's result, if its type fits the receiver.
+fn function_value(
+    call: &crate::ast::FunctionCall<Term>,
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let base = unfrozen(ty);
+    let (ret, value) = functions::call(call, ctx)?;
+    if !value_compatible(base, &ret) {
+        return Err(ValueError::invalid(format!(
+            "Type error: cannot assign result of function {} (type {}) to {receiver} (type {})",
+            functions::qualified_name(call),
+            ret.name(),
+            ty.name()
+        )));
+    }
+    Ok(value)
+}
+
+/// `(type) term`.
+fn type_hinted(
+    term: &Term,
+    hint: &crate::ast::TypeName,
+    inner: &Term,
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let base = unfrozen(ty);
+    let text = term_display(term);
+    let Some(hinted) = hint.to_cql_type() else {
+        return Err(ValueError::invalid(format!(
+            "Cannot cast value {} to type {hint}",
+            term_display(inner)
+        )));
+    };
+    if !assignment(inner, &hinted).is_assignable() {
+        return Err(ValueError::invalid(format!(
+            "Cannot cast value {} to type {hint}",
+            term_display(inner)
+        )));
+    }
+    if !value_compatible(base, &hinted) {
+        return Err(ValueError::invalid(format!(
+            "Cannot assign value {text} to {receiver} of type {}",
+            ty.name()
+        )));
+    }
+    term_to_bytes(inner, &hinted, &text, ctx)
+}
+
+/// `a + b` and the other operators, with Cassandra's overload resolution.
+fn arithmetic_value(
+    op: crate::ast::ArithmeticOp,
+    l: &Term,
+    r: &Term,
+    base: &CqlType,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let memo = FitMemo::default();
+    let (lo, ro) = (operand_in(l, &memo), operand_in(r, &memo));
+    let sig = arithmetic::resolve(op, &lo, &ro, Some(base))?;
+    let name = format!("system.{}", arithmetic::function_name(op));
+    // Both arguments are bound (an unset one is an error) before a null one makes
+    // the result null, as Cassandra's `FunctionCall` does.
+    let lv = operation_arg(l, &sig.left, 0, &name, ctx)?;
+    let rv = operation_arg(r, &sig.right, 1, &name, ctx)?;
+    let (Some(lv), Some(rv)) = (lv, rv) else {
+        return Ok(TermValue::Null);
+    };
+    Ok(
+        match arithmetic::apply(op, &sig.left, &lv, &sig.right, &rv)? {
+            Some(b) => TermValue::Value(b),
+            None => TermValue::Null,
+        },
+    )
+}
+
+/// `- a`.
+fn negation(x: &Term, base: &CqlType, ctx: &dyn TermContext) -> ValueResult<TermValue> {
+    let arg_ty = arithmetic::resolve_negation(&operand(x), Some(base))?;
+    let name = format!("system.{}", arithmetic::NEGATE_FUNCTION);
+    let Some(v) = operation_arg(x, &arg_ty, 0, &name, ctx)? else {
+        return Ok(TermValue::Null);
+    };
+    Ok(match arithmetic::negate(&arg_ty, &v)? {
+        Some(b) => TermValue::Value(b),
+        None => TermValue::Null,
+    })
 }
 
 /// Argument `index` of an operator's function, evaluated for the parameter type (receiver
