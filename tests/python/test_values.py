@@ -204,3 +204,16 @@ def test_insert_json_using_bound_timestamp(session, t):
     ps = session.prepare(f"""INSERT INTO {t} JSON '{{"k": 9, "i": 1}}' USING TTL 0 AND TIMESTAMP ?""")
     session.execute(ps, (1234,))
     assert tuples(session, f"SELECT i, writetime(i) FROM {t} WHERE k = 9") == [(1, 1234)]
+
+
+def test_blob_literals_need_an_even_number_of_hex_digits(session, ks, tname):
+    # `0x1` is no bytes: Cassandra refuses it (Hex.hexToBytes), it is not padded to 0x01.
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (k blob PRIMARY KEY, v int)")
+    for stmt, digits in [(f"INSERT INTO {t} (k, v) VALUES (0x1, 1)", "1"),
+                         (f"SELECT v FROM {t} WHERE k = 0x123", "123"),
+                         (f"UPDATE {t} SET v = 1 WHERE k = 0x0", "0")]:
+        e = expect_error(InvalidRequest, session.execute, stmt)
+        assert server_message(e) == f"cannot parse '{digits}' as hex bytes"
+    session.execute(f"INSERT INTO {t} (k, v) VALUES (0xAbCd, 2)")
+    assert [tuple(r) for r in session.execute(f"SELECT k, v FROM {t}")] == [(b"\xab\xcd", 2)]

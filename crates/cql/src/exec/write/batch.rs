@@ -148,9 +148,19 @@ pub(super) fn conditional_batch(
     // client's default timestamp is not used).
     let ts = now_micros();
     let mut planned = Vec::with_capacity(statements.len());
+    // As in an unconditional batch (F62): the keys are validated once every statement is
+    // built, so a later statement's own refusal comes first.
+    let mut key_error = None;
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
-        let p = plan(ex, session, stmt, &ctx, Some(ts), None)?;
+        let p = match plan(ex, session, stmt, &ctx, Some(ts), None) {
+            Ok(p) => p,
+            Err(e) if restrict::is_key_error(&e) => {
+                key_error.get_or_insert(e);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if p.mutations.len() > 1 || p.key_in {
             return Err(Error::Invalid(
                 "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
@@ -167,6 +177,9 @@ pub(super) fn conditional_batch(
             )));
         }
         planned.push(p);
+    }
+    if let Some(e) = key_error {
+        return Err(e);
     }
     let Some(key) = planned
         .iter()

@@ -15,6 +15,7 @@ use crate::exec::binds::{Binds, Placeholders};
 use crate::exec::catalog::now_micros;
 use crate::exec::lwt::{self, CasRequest};
 use crate::exec::plan_cache::PlanCache;
+use crate::exec::restrict;
 use crate::exec::result::Outcome;
 use crate::exec::session::{QueryParams, Session};
 use crate::exec::Executor;
@@ -41,17 +42,37 @@ pub(super) fn plan(
     }
 }
 
-/// Checks an UPDATE's or DELETE's shape at PREPARE, as Cassandra does when it prepares one
-/// (its restrictions and operations): the statement is planned with every marker a
-/// placeholder (see [`crate::values::placeholder`]) and the plan dropped. An INSERT's shape is
-/// its column list, which [`InsertPlan::new`] checks.
+/// Checks a statement's shape as Cassandra does when it prepares one (at PREPARE, and for
+/// every statement of a batch before any runs): an UPDATE or DELETE is planned with every
+/// marker a placeholder (see [`crate::values::placeholder`]) and the plan dropped (its
+/// restrictions and operations); an INSERT's shape is its column list ([`InsertPlan::new`]).
 pub fn check_shape(ex: &Executor, session: &Session, stmt: &Statement) -> Result<()> {
     match stmt {
         Statement::Update(_) | Statement::Delete(_) => {
-            plan(ex, session, stmt, &Placeholders::new(), None, None).map(drop)
+            match plan(ex, session, stmt, &Placeholders::new(), None, None) {
+                Err(e) if is_value_error(&e) => Ok(()),
+                other => other.map(drop),
+            }
         }
+        Statement::Insert(Insert {
+            table,
+            values: InsertValues::Columns { columns, values },
+            ..
+        }) => InsertPlan::new(&*table_schema(ex, session, table)?, columns, values.len()).map(drop),
         _ => Ok(()),
     }
+}
+
+/// The refusals Cassandra makes only when it binds values, which a literal in the statement
+/// can trigger while its shape is checked: an empty or oversized key, a null or unset key
+/// value, a bad TTL or timestamp.
+fn is_value_error(e: &Error) -> bool {
+    restrict::is_key_error(e)
+        || matches!(e, Error::Invalid(m) if m.starts_with("Invalid null value")
+            || m.starts_with("Invalid unset value")
+            || m.starts_with("A TTL must be")
+            || m.starts_with("ttl is too large")
+            || m.starts_with("Out of bound timestamp"))
 }
 
 /// The table a modification statement writes to.
