@@ -48,7 +48,7 @@ pub fn java_double_string(x: f64) -> String {
             if a.fract() == 0.0 && (0..63).contains(&bin_exp) {
                 java_whole_number(a as u64, bin_exp, 53)
             } else {
-                format!("{a:e}")
+                java_tie(format!("{a:e}"), a)
             }
         },
     )
@@ -67,10 +67,71 @@ pub fn java_float_string(x: f32) -> String {
             if a.fract() == 0.0 && (0..63).contains(&bin_exp) {
                 java_whole_number(a as u64, bin_exp, 24)
             } else {
-                format!("{a:e}")
+                java_tie(format!("{a:e}"), f64::from(a))
             }
         },
     )
+}
+
+/// Rust's shortest digits (`d.ddde<exp>`) of a value whose exact value is `exact`, with Java
+/// 17's choice on a tie: when the value lies exactly halfway between the two shortest
+/// candidates, `FloatingDecimal` keeps the even last digit (`1584822.25f` prints as
+/// `1584822.2`), where Rust may take the odd one. Other cases where Java 17's digits are not
+/// the shortest are not reproduced (FINDINGS F69).
+fn java_tie(shortest: String, exact: f64) -> String {
+    let Some((mantissa, exp)) = shortest.split_once('e') else {
+        return shortest;
+    };
+    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
+    if digits.last().is_none_or(|d| (d - b'0').is_multiple_of(2)) {
+        return shortest;
+    }
+    // Enough digits for any double's exact value (at most 767 significant digits).
+    let full = format!("{exact:.800e}");
+    let Some((full_mantissa, full_exp)) = full.split_once('e') else {
+        return shortest;
+    };
+    if full_exp != exp {
+        return shortest;
+    }
+    let full_digits: Vec<u8> = full_mantissa.bytes().filter(|b| *b != b'.').collect();
+    let n = digits.len();
+    let tie = full_digits.get(n) == Some(&b'5')
+        && full_digits
+            .get(n + 1..)
+            .is_some_and(|rest| rest.iter().all(|d| *d == b'0'));
+    if !tie {
+        return shortest;
+    }
+    // The two candidates are the exact value's first n digits and those plus one unit.
+    let below = full_digits[..n].to_vec();
+    let chosen = if digits == below {
+        // Rust kept the odd lower one: Java rounds it up, unless that carries out.
+        let mut up = below;
+        let mut i = n;
+        loop {
+            if i == 0 {
+                return shortest;
+            }
+            i -= 1;
+            if up[i] == b'9' {
+                up[i] = b'0';
+            } else {
+                up[i] += 1;
+                break;
+            }
+        }
+        up
+    } else {
+        below
+    };
+    let text = String::from_utf8_lossy(&chosen).into_owned();
+    let (first, rest) = text.split_at(1);
+    if rest.is_empty() {
+        format!("{first}e{exp}")
+    } else {
+        format!("{first}.{rest}e{exp}")
+    }
 }
 
 /// Java 17's `FloatingDecimal` digits of a whole number `value` below 2^63 (`bin_exp` its
@@ -286,6 +347,30 @@ mod tests {
     use super::super::tests::{ty, value};
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    #[allow(clippy::excessive_precision)] // the literals as Java was given them
+    fn java_keeps_the_even_digit_on_a_tie() {
+        // Expected texts from Java 17's Float.toString / Double.toString.
+        for (f, java) in [
+            (1584822.25f32, "1584822.2"),
+            (-2803088.25, "-2803088.2"),
+            (2.5, "2.5"),
+            (123456.75, "123456.75"),
+            (16777.125, "16777.125"),
+            (1.1, "1.1"),
+        ] {
+            assert_eq!(java_float_string(f), java, "{f}");
+        }
+        for (d, java) in [
+            (1528560442095752.25f64, "1.5285604420957522E15"),
+            (4503599627370497.5, "4.503599627370498E15"),
+            (123456789012345.675, "1.2345678901234567E14"),
+            (0.125, "0.125"),
+        ] {
+            assert_eq!(java_double_string(d), java, "{d}");
+        }
+    }
 
     #[test]
     fn java_number_strings() {
