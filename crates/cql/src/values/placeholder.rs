@@ -6,9 +6,10 @@
 //! needs ALLOW FILTERING…); only what depends on the bound values (null, unset, an empty or
 //! oversized key) waits for execution. Cairn resolves a statement once, with its values, so
 //! PREPARE runs that same resolution with a term context whose `placeholders()` is true
-//! (`exec::Placeholders`): every marker stands for a valid,
-//! non-null, non-empty value of its receiver's type ([`placeholder`]), and whatever is refused
-//! is refused for the statement's shape alone.
+//! (`exec::binds::Placeholders`): every marker stands for a valid, non-null, non-empty value
+//! of its receiver's type ([`placeholder`]), and whatever is refused is refused for the
+//! statement's shape alone (a literal in the statement can still trip a value check; PREPARE
+//! leaves those to execution, see `exec::write::check_shape`).
 //!
 //! Invariant: a placeholder passes every validation a bound value of its type passes
 //! (`validate_bound`), is not empty (so no key is refused as empty), and a collection holds
