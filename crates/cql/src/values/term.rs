@@ -505,26 +505,10 @@ fn list_literal(
     receiver: &str,
     ctx: &dyn TermContext,
 ) -> ValueResult<TermValue> {
-    let base = unfrozen(ty);
-    let CqlType::List(elem_ty) = base else {
-        return Err(kind_error(receiver, ty, "list"));
-    };
-    let spec = format!("value({receiver})");
-    check_elements(elems, elem_ty, |t| {
-        format!(
-            "Invalid list literal for {receiver}: value {} is not of type {}",
-            term_display(t),
-            elem_ty.name()
-        )
-    })?;
-    let mut out = Vec::with_capacity(elems.len());
-    for e in elems {
-        match element(e, elem_ty, &spec, ctx)? {
-            Some(b) => out.push(b),
-            None => return Ok(TermValue::Unset),
-        }
+    match unfrozen(ty) {
+        CqlType::List(elem_ty) => collection_literal(elems, elem_ty, "list", receiver, ctx),
+        _ => Err(kind_error(receiver, ty, "list")),
     }
-    Ok(TermValue::Value(Bytes::from(build_collection(&out))))
 }
 
 /// `{a, b}` for a set receiver, elements sorted and deduplicated.
@@ -534,14 +518,25 @@ fn set_literal(
     receiver: &str,
     ctx: &dyn TermContext,
 ) -> ValueResult<TermValue> {
-    let base = unfrozen(ty);
-    let CqlType::Set(elem_ty) = base else {
-        return Err(kind_error(receiver, ty, "set"));
-    };
+    match unfrozen(ty) {
+        CqlType::Set(elem_ty) => collection_literal(elems, elem_ty, "set", receiver, ctx),
+        _ => Err(kind_error(receiver, ty, "set")),
+    }
+}
+
+/// The elements of a list or set literal (`kind`), each checked against `elem_ty` first;
+/// a set's sorted and deduplicated. An unset element makes the whole value unset.
+fn collection_literal(
+    elems: &[Term],
+    elem_ty: &CqlType,
+    kind: &str,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
     let spec = format!("value({receiver})");
     check_elements(elems, elem_ty, |t| {
         format!(
-            "Invalid set literal for {receiver}: value {} is not of type {}",
+            "Invalid {kind} literal for {receiver}: value {} is not of type {}",
             term_display(t),
             elem_ty.name()
         )
@@ -553,9 +548,10 @@ fn set_literal(
             None => return Ok(TermValue::Unset),
         }
     }
-    Ok(TermValue::Value(Bytes::from(build_collection(
-        &sorted_set(elem_ty, out),
-    ))))
+    if kind == "set" {
+        out = sorted_set(elem_ty, out);
+    }
+    Ok(TermValue::Value(Bytes::from(build_collection(&out))))
 }
 
 /// `{k: v}` for a map receiver, entries sorted by key.

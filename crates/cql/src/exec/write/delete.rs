@@ -183,15 +183,9 @@ pub(super) fn delete(
         Some(c) => conditions_for(c, &r, &ckeys, static_only, true)?,
         None => Vec::new(),
     };
-    Ok(Planned {
-        mutations: muts,
-        conditions,
-        key_in: r.key_in,
-        ck_in: r.ck_in,
-        updates_rows: r.updates_rows(&schema),
-        list_edits,
-        deferred,
-    })
+    Ok(Planned::restricted(
+        &r, &schema, muts, conditions, list_edits, deferred,
+    ))
 }
 
 /// A DELETE without a column list: the partition, the rows named, or the range of rows

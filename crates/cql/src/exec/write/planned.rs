@@ -4,7 +4,9 @@
 use super::assignment::ListWrite;
 use crate::error::Error;
 use crate::exec::lwt::{RowCondition, RowTarget};
+use crate::exec::restrict::Restrictions;
 use cairn_engine::model::Mutation;
+use cairn_engine::schema::TableSchema;
 
 /// A statement turned into writes.
 pub(crate) struct Planned {
@@ -39,6 +41,27 @@ impl Planned {
             updates_rows: false,
             list_edits: Vec::new(),
             deferred: None,
+        }
+    }
+
+    /// An UPDATE's or DELETE's writes, with what its WHERE clause says of them (IN on the
+    /// key or clustering columns, rows written).
+    pub(super) fn restricted(
+        r: &Restrictions,
+        schema: &TableSchema,
+        mutations: Vec<Mutation>,
+        conditions: Vec<(RowTarget, RowCondition)>,
+        list_edits: Vec<ListWrite>,
+        deferred: Option<Error>,
+    ) -> Self {
+        Planned {
+            mutations,
+            conditions,
+            key_in: r.key_in,
+            ck_in: r.ck_in,
+            updates_rows: r.updates_rows(schema),
+            list_edits,
+            deferred,
         }
     }
 }

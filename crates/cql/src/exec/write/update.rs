@@ -43,12 +43,14 @@ pub(super) fn update(
     let keys = keys_of(&r)?;
     if !conditional && r.selects_no_row() {
         // Cassandra builds no update, so binds no USING, when a clustering IN names no row.
-        return Ok(Planned {
-            key_in: r.key_in,
-            ck_in: r.ck_in,
-            updates_rows: r.updates_rows(&schema),
-            ..Planned::unconditional(Vec::new())
-        });
+        return Ok(Planned::restricted(
+            &r,
+            &schema,
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            None,
+        ));
     }
     // USING is bound after the statement is validated, as in Cassandra.
     let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
@@ -116,15 +118,9 @@ pub(super) fn update(
         Some(c) => conditions_for(c, &r, &ckeys, static_only, false)?,
         None => Vec::new(),
     };
-    Ok(Planned {
-        mutations: muts,
-        conditions,
-        key_in: r.key_in,
-        ck_in: r.ck_in,
-        updates_rows: r.updates_rows(&schema),
-        list_edits,
-        deferred,
-    })
+    Ok(Planned::restricted(
+        &r, &schema, muts, conditions, list_edits, deferred,
+    ))
 }
 
 /// The column an assignment sets: one of the table's, not of its primary key.
