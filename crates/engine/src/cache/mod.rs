@@ -176,6 +176,15 @@ impl CacheTracker {
         s
     }
 
+    /// Evicts every entry of every table, one eviction step at a time from the LRU's old end
+    /// (counted as evictions, not removals: ScyllaDB's reclaim of all cache memory).
+    pub fn evict_all(&self) {
+        // Evicting keeps what stays cached true to the sstables, so unlike invalidation it
+        // leaves the phase alone: a read in flight may populate again.
+        let mut g = self.inner.lock();
+        while g.evict_one() {}
+    }
+
     /// Empties every table's cache.
     pub fn invalidate_all(&self) {
         let mut g = self.inner.lock();

@@ -181,6 +181,8 @@ struct Query<'a> {
     limit: Option<usize>,
     per_partition: Option<usize>,
     page_size: Option<usize>,
+    /// `BYPASS CACHE`: read past the row cache.
+    bypass_cache: bool,
 }
 
 impl<'a> Query<'a> {
@@ -232,6 +234,7 @@ impl<'a> Query<'a> {
                 Mode::AggregateAll => None,
                 _ => page_size,
             },
+            bypass_cache: s.bypass_cache,
         })
     }
 
@@ -278,6 +281,7 @@ impl<'a> Query<'a> {
         cmd.slice = slice.clone();
         cmd.reversed = self.reversed;
         cmd.include_static = true;
+        cmd.bypass_cache = self.bypass_cache;
         if self.mode == Mode::Distinct {
             // One live row proves the partition; only its key and statics are shown.
             cmd.limit = Some(1);
