@@ -203,9 +203,11 @@ def test_row_cache_controls(node, session, ks, tname):
     assert hits >= 1 and int(rest_get(node, "/cache_service/metrics/row/requests")) > hits
     info = {k.strip(): v.strip() for k, v in
             (line.split(":", 1) for line in nodetool(node, "info").splitlines())}
-    row_cache = info["Row Cache"]
-    assert row_cache.startswith("entries ") and " hits, " in row_cache, row_cache
-    assert "0 requests" not in row_cache
+    row_cache = re.fullmatch(r"entries (\d+), size (.+), capacity (.+), (\d+) hits, (\d+) requests, "
+                             r"([0-9.]+|NaN) recent hit rate, 0 save period in seconds",
+                             info["Row Cache"])
+    assert row_cache, info["Row Cache"]
+    assert int(row_cache.group(1)) >= 1 and int(row_cache.group(5)) > int(row_cache.group(4)) >= 1
 
     evictions = value(scrape(node), "scylla_cache_row_evictions")
     assert rest_post(node, "/lsa/compact") == 200
