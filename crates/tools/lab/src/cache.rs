@@ -65,7 +65,7 @@ pub struct CacheArgs {
     /// Bytes of each row's value.
     #[arg(long, default_value_t = 64)]
     row_size: usize,
-    /// Modes to run, comma-separated (`cache`, `nocache`).
+    /// Modes to run, comma-separated (`cache`, `nocache`); empty for the CPU comparison only.
     #[arg(long, default_value = "cache,nocache")]
     modes: String,
     /// Partitions (one row each) of each table in the CPU comparison; 0 skips it.
@@ -77,6 +77,10 @@ pub struct CacheArgs {
     /// Rounds of the CPU comparison (each reads the cached table, then the uncached one).
     #[arg(long, default_value_t = 3)]
     cpu_rounds: u32,
+    /// Sstables each partition of the CPU comparison is spread over (written and flushed
+    /// that many times).
+    #[arg(long, default_value_t = 1)]
+    cpu_sstables: u32,
 }
 
 /// Runs the lab.
@@ -87,7 +91,12 @@ pub fn run(args: CacheArgs) -> Result<()> {
         .enable_all()
         .build()?;
     let mut runs = Vec::new();
-    for mode in args.modes.split(',').map(str::trim) {
+    for mode in args
+        .modes
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
         let cached = match mode {
             "cache" => true,
             "nocache" => false,
@@ -572,43 +581,35 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
             &[],
         )
         .await?;
-    for (table, with) in [
-        ("hot", ""),
-        ("cold", " WITH caching = {'enabled': 'false'}"),
-    ] {
+    // No compaction: the sstables stay as written, and no background work lands in the
+    // CPU figures.
+    for (table, with) in [("hot", ""), ("cold", " AND caching = {'enabled': 'false'}")] {
         session
             .query_unpaged(
-                format!("CREATE TABLE lab.{table} (pk bigint PRIMARY KEY, v blob){with}"),
+                format!("CREATE TABLE lab.{table} (pk bigint PRIMARY KEY, v blob) WITH compaction = {{'class': 'NullCompactionStrategy'}}{with}"),
                 &[],
             )
             .await?;
-        let insert = session
-            .prepare(format!("INSERT INTO lab.{table} (pk, v) VALUES (?, ?)"))
-            .await?;
-        let value = vec![0xa5u8; args.row_size];
-        let n = args.cpu_partitions;
-        let chunks: Vec<_> = (0..8u64)
-            .map(|w| {
-                let (session, insert, value) =
-                    (Arc::clone(&session), insert.clone(), value.clone());
-                tokio::spawn(async move {
-                    for pk in (w..n).step_by(8) {
-                        session
-                            .execute_unpaged(&insert, (pk as i64, value.as_slice()))
-                            .await?;
-                    }
-                    anyhow::Ok(())
-                })
-            })
-            .collect();
-        for c in chunks {
-            c.await??;
-        }
     }
-    http(node.api, "POST", "/storage_service/keyspace_flush/lab")?;
+    // Every partition written once per sstable, so that a read from sstables merges
+    // `--cpu-sstables` of them (an STCS table before its first compaction holds up to four).
+    for generation in 0..args.cpu_sstables.max(1) {
+        for table in ["hot", "cold"] {
+            write_keys(
+                &session,
+                table,
+                args.cpu_partitions,
+                args.row_size,
+                generation,
+            )
+            .await?;
+        }
+        http(node.api, "POST", "/storage_service/keyspace_flush/lab")?;
+    }
     eprintln!(
-        "cache lab [cpu]: {} partitions in lab.hot (cached) and lab.cold (cache off), flushed",
-        args.cpu_partitions
+        "cache lab [cpu]: {} partitions in lab.hot (cached) and lab.cold (cache off), {} sstables each",
+        args.cpu_partitions,
+        args.cpu_sstables.max(1)
     );
     // Warm the cached table: every partition read once.
     read_keys(
@@ -644,6 +645,38 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
     drop(session);
     node.stop()?;
     Ok(rounds)
+}
+
+/// Writes one row to each of the partitions `0..partitions` of `lab.{table}`, eight at a
+/// time; `generation` tells the values of successive rounds apart.
+async fn write_keys(
+    session: &Arc<Session>,
+    table: &str,
+    partitions: u64,
+    row_size: usize,
+    generation: u32,
+) -> Result<()> {
+    let insert = session
+        .prepare(format!("INSERT INTO lab.{table} (pk, v) VALUES (?, ?)"))
+        .await?;
+    let value = vec![generation as u8; row_size];
+    let tasks: Vec<_> = (0..8u64)
+        .map(|w| {
+            let (session, insert, value) = (Arc::clone(session), insert.clone(), value.clone());
+            tokio::spawn(async move {
+                for pk in (w..partitions).step_by(8) {
+                    session
+                        .execute_unpaged(&insert, (pk as i64, value.as_slice()))
+                        .await?;
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await??;
+    }
+    Ok(())
 }
 
 /// Reads `count` single-row SELECTs of `lab.{table}` over keys `0..partitions` (in order when
@@ -803,10 +836,11 @@ fn write_reports(args: &CacheArgs, runs: &[ModeRun], cpu: Option<&Vec<CpuRound>>
         let ((hot, hot_sd), (cold, cold_sd)) = (mean("hot"), mean("cold"));
         let _ = write!(
             md,
-            "\nServer CPU per single-row SELECT ({} partitions of {} B in one sstable, {} reads per table per round, {} rounds alternating):\n\n\
+            "\nServer CPU per single-row SELECT ({} partitions of {} B, each in {} sstable(s), {} reads per table per round, {} rounds alternating):\n\n\
              | served from | µs CPU per SELECT (mean ± sd) |\n|---|---|\n| the row cache | {hot:.1} ± {hot_sd:.1} |\n| sstables (`caching = {{'enabled': 'false'}}`) | {cold:.1} ± {cold_sd:.1} |\n\nRatio cache / sstables: {:.2}.\n",
             args.cpu_partitions,
             args.row_size,
+            args.cpu_sstables.max(1),
             args.cpu_reads,
             args.cpu_rounds,
             if cold > 0.0 { hot / cold } else { 0.0 }
