@@ -41,6 +41,10 @@ pub struct SourceQuery<'a> {
     pub full_header: bool,
     /// Who pays for the I/O (queries or compaction).
     pub kind: ReadKind,
+    /// About how many rows the reader will take (its `LIMIT`): a source may copy that many
+    /// first and the rest only when asked, and may then end its stream with
+    /// [`crate::Error::SourceChanged`] (see `Snapshot::read_consulting`). `None`: every row.
+    pub row_budget: Option<usize>,
 }
 
 impl<'a> SourceQuery<'a> {
@@ -62,6 +66,7 @@ impl<'a> SourceQuery<'a> {
             include_static: true,
             full_header: true,
             kind,
+            row_budget: None,
         }
     }
 }
