@@ -517,25 +517,7 @@ impl PartitionSource for Arc<Memtable> {
         _hash: (u64, u64),
         q: &SourceQuery<'_>,
     ) -> Result<Option<SourcePartition>> {
-        let Some(budget) = q.row_budget else {
-            return Ok(self.with_partition(key, |p| p.slice(q)));
-        };
-        // A read that needs a few rows (`LIMIT`) copies those first, and the rest only if
-        // the merge asks for more (rows shadowed by other sources' tombstones).
-        Ok(self.with_slot(key, |slot| {
-            let p = slot.lock();
-            let mut rows = MemRows {
-                slot: Arc::clone(slot),
-                version: p.version,
-                ranges: read_order(q),
-                reversed: q.reversed,
-                after: None,
-                buf: Vec::new().into_iter(),
-                complete: false,
-            };
-            rows.copy(&p, Some(budget.max(1)));
-            p.head_view(q, Box::new(rows))
-        }))
+        Ok(self.view(key, q, q.row_budget))
     }
 
     fn scan_partitions(&self, start: &PartitionPos, _kind: ReadKind) -> Box<dyn PartitionScan> {
@@ -568,7 +550,7 @@ impl PartitionScan for MemtableScan {
         let Some(key) = self.peeked.take() else {
             return Ok(None);
         };
-        let p = self.memtable.with_partition(&key, |p| p.slice(q));
+        let p = self.memtable.view(&key, q, None);
         self.pos = PartitionPos::After(key);
         Ok(p)
     }
@@ -577,6 +559,32 @@ impl PartitionScan for MemtableScan {
         if let Some(key) = self.peeked.take() {
             self.pos = PartitionPos::After(key);
         }
+    }
+}
+
+impl Memtable {
+    /// What `q` wants of partition `key`, copied under its lock: with a `budget`, that many
+    /// rows first and the rest when the reader asks ([`MemRows`]); without, every row.
+    fn view(
+        &self,
+        key: &DecoratedKey,
+        q: &SourceQuery<'_>,
+        budget: Option<usize>,
+    ) -> Option<SourcePartition> {
+        self.with_slot(key, |slot| {
+            let p = slot.lock();
+            let mut rows = MemRows {
+                slot: Arc::clone(slot),
+                version: p.version,
+                ranges: read_order(q),
+                reversed: q.reversed,
+                after: None,
+                buf: Vec::new().into_iter(),
+                complete: false,
+            };
+            rows.copy(&p, budget.map(|b| b.max(1)));
+            p.head_view(q, Box::new(rows))
+        })
     }
 }
 
@@ -692,40 +700,6 @@ impl MemPartition {
             rows,
             stored_bytes: 0,
         }
-    }
-
-    /// A copy of what `q` wants of the partition, as a source's view.
-    fn slice(&self, q: &SourceQuery<'_>) -> SourcePartition {
-        let mut rows = Vec::new();
-        for r in q.slice.ranges() {
-            let lo = ClusteringKey(r.start.clone());
-            let hi = ClusteringKey(r.end.clone());
-            if lo >= hi {
-                continue;
-            }
-            rows.extend(
-                self.rows_in(Bound::Included(&lo), Bound::Excluded(&hi))
-                    .map(|(k, row)| (k.clone(), row.clone())),
-            );
-        }
-        if q.reversed {
-            rows.reverse();
-        }
-        SourcePartition::from_rows(
-            self.head.deletion,
-            if q.wants_static() {
-                self.head.static_row.clone()
-            } else {
-                None
-            },
-            self.head
-                .range_tombstones
-                .iter()
-                .filter(|rt| q.wants(rt))
-                .cloned()
-                .collect(),
-            rows,
-        )
     }
 }
 
