@@ -107,7 +107,8 @@ impl ReadCommand {
             include_static: self.include_static,
             full_header: false,
             kind: ReadKind::Query,
-            row_budget: self.limit,
+            // The merge looks one row past each row it returns (to order the sources).
+            row_budget: self.limit.map(|l| l.saturating_add(1)),
         }
     }
 }
