@@ -25,8 +25,11 @@
 pub mod aggregate;
 pub mod arithmetic;
 pub mod assign;
+pub mod canonical;
 pub mod collections;
+pub mod display;
 pub mod error;
+pub mod fit;
 pub mod format;
 pub mod functions;
 pub mod json;
@@ -35,6 +38,7 @@ pub mod number;
 pub mod placeholder;
 pub mod temporal;
 pub mod term;
+pub mod value;
 
 /// The framing of collections and tuples is the engine's types room's
 /// ([`cairn_engine::model::types::framing`]); this name keeps the executor's imports.
@@ -43,7 +47,8 @@ pub use collections::{cells_to_collection, collection_to_cells, element_path};
 pub use error::{ValueError, ValueResult};
 pub use format::format_value;
 pub use literal::{literal_to_bytes, literal_to_bytes_at};
-pub use term::{term_to_bytes, BoundValue, TermContext, TermValue};
+pub use term::term_to_bytes;
+pub use value::{BoundValue, TermContext, TermValue};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
