@@ -1,9 +1,9 @@
 //! `cairn lab compaction`: write and space amplification of the compaction strategies
 //! (seeds 000 and 003), measured on the real engine.
 //!
-//! Each run opens a fresh embedded [`Database`] with one table `(a int, b int, c blob,
-//! PRIMARY KEY (a, b))` under one strategy, writes one workload at a paced rate, and samples
-//! the table every 0.5 s:
+//! Each run opens a fresh embedded [`Database`](cairn_engine::Database) with one table
+//! `(a int, b int, c blob, PRIMARY KEY (a, b))` under one strategy, writes one workload at a
+//! paced rate, and samples the table every 0.5 s:
 //!
 //! * `disk_bytes` = every sstable file in the table directory (live, awaiting deletion and
 //!   compaction outputs in progress) — what `du` sees;
@@ -28,11 +28,11 @@
 //! run). `--sustained SECS` runs write-delete (and timeseries for TWCS) for a fixed time per
 //! strategy and reports the trend of pending compactions.
 //!
-//! The pieces: [`args`] (the options and shared names), [`setup`] (strategies, workloads,
-//! sizes, schema and database configuration), [`clock`], [`workload`] (the operations and
-//! their live units), [`measure`] (samples and amplification figures), [`run`] (the
-//! calibration and one run on the real engine), [`simulate`] (the pure simulator beside
-//! it), [`report`] (CSVs, markdown, charts) and [`replot`]; [`run()`](fn@run) here only
+//! The pieces: `args` (the options and shared names), `setup` (strategies, workloads,
+//! sizes, schema and database configuration), `clock`, `workload` (the operations and
+//! their live units), `measure` (samples and amplification figures), `run` (the
+//! calibration and one run on the real engine), `simulate` (the pure simulator beside
+//! it), `report` (CSVs, markdown, charts) and `replot`; [`run()`](fn@run) here only
 //! dispatches.
 
 mod args;

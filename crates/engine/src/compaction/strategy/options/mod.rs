@@ -21,8 +21,8 @@
 //!   `(1.0, 2.0]`;
 //! - `CompactionOptions::from_map(&o.to_map()) == Ok(o)` (the round trip `system_schema` relies on).
 //!
-//! The pieces: [`types`] (the parsed options and their defaults), [`map`] (reading the map,
-//! Cassandra's number and boolean forms), [`parse`] (each group of options, validated);
+//! The pieces: `types` (the parsed options and their defaults), `map` (reading the map,
+//! Cassandra's number and boolean forms), `parse` (each group of options, validated);
 //! [`CompactionOptions::from_map`] and [`CompactionOptions::to_map`] here put them in order.
 
 mod map;
