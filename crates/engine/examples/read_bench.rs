@@ -11,15 +11,18 @@ use cairn_engine::database::{Database, DatabaseConfig};
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{
-    Cell, ColumnData, LivenessInfo, Mutation, Partition, PartitionPos, Row, Token,
+    Cell, ColumnData, DecoratedKey, LivenessInfo, Mutation, Partition, PartitionPos, Row, Token,
 };
 use cairn_engine::read::ReadCommand;
 use cairn_engine::schema::{ColumnKind, TableSchema};
-use cairn_test_support::kv::pk;
 use std::time::Instant;
 
 const PARTITIONS: i32 = 2_000;
 const ROWS: i32 = 40;
+
+fn pk(a: i32) -> DecoratedKey {
+    DecoratedKey::new(Bytes::copy_from_slice(&a.to_be_bytes()))
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
