@@ -704,6 +704,7 @@ impl MemPartition {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::model::{ClusteringKey, LivenessInfo, Row};
