@@ -595,6 +595,14 @@ impl Database {
         }
     }
 
+    /// Empties the row cache of every table (`nodetool invalidaterowcache`); reads populate
+    /// it again from then on.
+    pub fn invalidate_row_cache(&self) {
+        for t in self.tables() {
+            t.invalidate_cache();
+        }
+    }
+
     /// The row cache every table shares, when the database has one.
     pub fn row_cache(&self) -> Option<&Arc<CacheTracker>> {
         self.inner.cache.as_ref()

@@ -361,9 +361,19 @@ impl Table {
     }
 
     /// Drops everything the row cache holds for the table.
+    ///
+    /// The table state takes the cache's new phase: reads from now on populate it again,
+    /// reads begun before neither read nor populate it (see [`crate::cache`]).
     pub fn invalidate_cache(&self) {
         if let Some(c) = &self.cache {
-            c.invalidate();
+            let mut state = self.state.write();
+            let cache_phase = c.invalidate();
+            *state = Arc::new(TableState {
+                active: Arc::clone(&state.active),
+                flushing: state.flushing.clone(),
+                sstables: state.sstables.clone(),
+                cache_phase,
+            });
         }
     }
 

@@ -202,15 +202,6 @@ impl CacheTracker {
         let mut g = self.inner.lock();
         while g.evict_one() {}
     }
-
-    /// Empties every table's cache.
-    pub fn invalidate_all(&self) {
-        let mut g = self.inner.lock();
-        let slots: Vec<u64> = g.tables.keys().copied().collect();
-        for slot in slots {
-            g.clear_table(slot);
-        }
-    }
 }
 
 impl Inner {
@@ -384,9 +375,13 @@ impl RowCache {
         g.settle(bytes, ins);
     }
 
-    /// Drops everything cached for the table (TRUNCATE, DROP, sstables loaded from outside).
-    pub fn invalidate(&self) {
-        self.tracker.inner.lock().clear_table(self.slot);
+    /// Drops everything cached for the table (TRUNCATE, DROP, sstables loaded from outside,
+    /// an operator's invalidation); returns the new phase, which the table state must carry
+    /// for reads to populate again.
+    pub fn invalidate(&self) -> u64 {
+        let mut g = self.tracker.inner.lock();
+        g.clear_table(self.slot);
+        g.tables.get(&self.slot).map_or(0, |t| t.phase)
     }
 
     /// The tracker.

@@ -97,9 +97,7 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
             if let Some((k, _)) = req.params.first() {
                 return Some(Response::error(400, format!("Unexpected parameter '{k}'")));
             }
-            if let Some(cache) = backend.database().row_cache() {
-                cache.invalidate_all();
-            }
+            backend.database().invalidate_row_cache();
             Response::void()
         }
         ["cache_service", "invalidate_key_cache" | "invalidate_counter_cache"] if post => {
@@ -128,9 +126,7 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
         }
         // "Drop in-memory caches for data which is in sstables".
         ["system", "drop_sstable_caches"] if post => {
-            if let Some(cache) = backend.database().row_cache() {
-                cache.invalidate_all();
-            }
+            backend.database().invalidate_row_cache();
             Response::void()
         }
         _ if known(seg) => Response::error(
