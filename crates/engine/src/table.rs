@@ -218,7 +218,8 @@ impl Table {
         let mut floor = CommitlogPosition::NONE;
         for gen in committed {
             let s = SSTable::open(dir, gen, Arc::clone(&io))?
-                .map_sequential_reads(settings.map_sequential_reads);
+                .map_sequential_reads(settings.map_sequential_reads)
+                .with_index_cache(settings.cache.as_ref().map(|c| c.index_pages()));
             let (seg, off) = s.stats.commitlog_upper;
             floor = floor.max(CommitlogPosition {
                 segment_id: seg,
@@ -263,10 +264,12 @@ impl Table {
         self.settings.incremental_backups.load(Ordering::Relaxed)
     }
 
-    /// Opens one of the table's committed sstables, with its byte counters and settings.
+    /// Opens one of the table's committed sstables, with its byte counters and settings (and
+    /// its handle on the index-page cache, when the database has a cache).
     pub fn open_sstable(&self, generation: u64) -> Result<SSTable> {
         Ok(SSTable::open(&self.dir, generation, Arc::clone(&self.io))?
-            .map_sequential_reads(self.settings.map_sequential_reads))
+            .map_sequential_reads(self.settings.map_sequential_reads)
+            .with_index_cache(self.settings.cache.as_ref().map(|c| c.index_pages())))
     }
 
     /// Serializes loads into the table (`refresh`).

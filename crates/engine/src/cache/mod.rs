@@ -39,15 +39,26 @@
 //! inserting and reading count as uses. Past the byte budget, entries are evicted one at a
 //! time from the LRU's old end — each step is bounded work, whatever the partition's size —
 //! breaking the continuity next to the evicted entry; a partition left without entries goes.
+//!
+//! **Index pages.** The same LRU and budget hold sstables' parsed partition-index pages
+//! ([`index_pages`]), bounded to `index_fraction` of the budget (ScyllaDB's
+//! `index_cache_fraction`, 0.2 by default), so a cold point read of a small partition costs
+//! its data chunk alone. Pages are immutable, so they need no phase: an sstable's pages go
+//! when its reader is dropped ([`IndexPageCache`]).
 
+pub mod index_pages;
+pub mod key;
 pub mod lru;
 pub mod partition;
 pub mod source;
 
 use crate::model::DecoratedKey;
+use crate::sstable::index::Page;
+use index_pages::{IndexPageStats, IndexPages};
+use key::{Evictable, PageKey};
 use lru::Lru;
 use parking_lot::Mutex;
-use partition::{CachedPartition, Ctx, EntryRef};
+use partition::{CachedPartition, Ctx};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -93,7 +104,13 @@ pub struct CacheStats {
     pub bytes_used: u64,
     /// The budget.
     pub bytes_total: u64,
+    /// The index-page cache's counters (its bytes are part of `bytes_used`).
+    pub index_pages: IndexPageStats,
 }
+
+/// ScyllaDB's default `index_cache_fraction`: index pages may hold at most this share of the
+/// cache's budget.
+pub const DEFAULT_INDEX_FRACTION: f64 = 0.2;
 
 /// One table's part of the cache.
 #[derive(Default)]
@@ -115,9 +132,12 @@ impl TableCache {
 
 struct Inner {
     tables: HashMap<u64, TableCache>,
-    lru: Lru<EntryRef>,
+    index: IndexPages,
+    lru: Lru<Evictable>,
+    /// Bytes of rows, partitions and index pages.
     bytes: usize,
     budget: usize,
+    index_fraction: f64,
     stats: CacheStats,
 }
 
@@ -125,6 +145,7 @@ struct Inner {
 pub struct CacheTracker {
     inner: Mutex<Inner>,
     next_table: AtomicU64,
+    next_sstable: AtomicU64,
 }
 
 impl std::fmt::Debug for CacheTracker {
@@ -136,18 +157,36 @@ impl std::fmt::Debug for CacheTracker {
 }
 
 impl CacheTracker {
-    /// A cache holding at most `budget` bytes.
+    /// A cache holding at most `budget` bytes, of which index pages at most
+    /// [`DEFAULT_INDEX_FRACTION`].
     pub fn new(budget: usize) -> Arc<Self> {
+        Self::with_index_fraction(budget, DEFAULT_INDEX_FRACTION)
+    }
+
+    /// A cache holding at most `budget` bytes, of which index pages at most `index_fraction`
+    /// (clamped to `0..=1`; 0 caches no index page).
+    pub fn with_index_fraction(budget: usize, index_fraction: f64) -> Arc<Self> {
         Arc::new(CacheTracker {
             inner: Mutex::new(Inner {
                 tables: HashMap::new(),
+                index: IndexPages::default(),
                 lru: Lru::default(),
                 bytes: 0,
                 budget,
+                index_fraction: index_fraction.clamp(0.0, 1.0),
                 stats: CacheStats::default(),
             }),
             next_table: AtomicU64::new(1),
+            next_sstable: AtomicU64::new(1),
         })
+    }
+
+    /// A newly opened sstable's handle on the index-page cache.
+    pub fn index_pages(self: &Arc<Self>) -> IndexPageCache {
+        IndexPageCache {
+            tracker: Arc::clone(self),
+            sstable: self.next_sstable.fetch_add(1, Ordering::Relaxed),
+        }
     }
 
     /// A new table's cache.
@@ -173,16 +212,20 @@ impl CacheTracker {
             .sum();
         s.bytes_used = g.bytes as u64;
         s.bytes_total = g.budget as u64;
+        s.index_pages = g.index.stats();
         s
     }
 
-    /// Empties every table's cache.
+    /// Empties every table's cache and drops every index page.
     pub fn invalidate_all(&self) {
         let mut g = self.inner.lock();
         let slots: Vec<u64> = g.tables.keys().copied().collect();
         for slot in slots {
             g.clear_table(slot);
         }
+        let Inner { index, lru, .. } = &mut *g;
+        let freed = index.clear(lru);
+        g.bytes = g.bytes.saturating_sub(freed);
     }
 }
 
@@ -198,10 +241,22 @@ impl Inner {
         }
     }
 
+    /// The most bytes index pages may hold.
+    fn index_limit(&self) -> usize {
+        // Exact for any budget a machine has (below 2^53 bytes).
+        (self.budget as f64 * self.index_fraction) as usize
+    }
+
     /// One eviction step: the least recently used entry. Bounded work.
     fn evict_one(&mut self) -> bool {
-        let Some(r) = self.lru.pop_oldest() else {
-            return false;
+        let r = match self.lru.pop_oldest() {
+            None => return false,
+            Some(Evictable::IndexPage(k)) => {
+                let freed = self.index.evicted(k);
+                self.bytes = self.bytes.saturating_sub(freed);
+                return true;
+            }
+            Some(Evictable::Row(r)) => r,
         };
         let Inner {
             tables, lru, stats, ..
@@ -334,6 +389,54 @@ impl RowCache {
     /// The tracker.
     pub fn tracker(&self) -> &Arc<CacheTracker> {
         &self.tracker
+    }
+}
+
+/// One sstable's handle on the index-page cache ([`index_pages`]); dropping it (with the
+/// sstable's reader) drops the sstable's pages.
+pub struct IndexPageCache {
+    tracker: Arc<CacheTracker>,
+    sstable: u64,
+}
+
+impl IndexPageCache {
+    /// Page `page` of the sstable's partition index, if cached (counted as a hit or a miss).
+    pub fn get(&self, page: u32) -> Option<Arc<Page>> {
+        let key = PageKey {
+            sstable: self.sstable,
+            page,
+        };
+        let mut g = self.tracker.inner.lock();
+        let Inner { index, lru, .. } = &mut *g;
+        index.get(key, lru)
+    }
+
+    /// Caches page `page` (`raw_len` bytes on disk), then evicts down to the budget.
+    pub fn insert(&self, page: u32, p: Arc<Page>, raw_len: usize) {
+        let key = PageKey {
+            sstable: self.sstable,
+            page,
+        };
+        let mut g = self.tracker.inner.lock();
+        let limit = g.index_limit();
+        let Inner { index, lru, .. } = &mut *g;
+        let bytes = index.insert(key, p, raw_len, limit, lru);
+        g.settle(bytes, 0);
+    }
+}
+
+impl Drop for IndexPageCache {
+    fn drop(&mut self) {
+        let mut g = self.tracker.inner.lock();
+        let Inner { index, lru, .. } = &mut *g;
+        let freed = index.drop_sstable(self.sstable, lru);
+        g.bytes = g.bytes.saturating_sub(freed);
+    }
+}
+
+impl std::fmt::Debug for IndexPageCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IndexPageCache({})", self.sstable)
     }
 }
 

@@ -17,6 +17,12 @@
 //! reads copy what they return instead, so a small result never pins a whole chunk. Every
 //! chunk's CRC is verified before it is decompressed, on every path.
 //!
+//! Index pages: with the row cache on, partition-index pages read for queries are kept in the
+//! cache's LRU ([`crate::cache::index_pages`]) and served from it, so a point lookup whose
+//! page is cached reads the data chunk alone. A page served from the cache is counted as
+//! neither an index-page read nor bytes read. Compaction and tools read pages from disk and
+//! do not cache them (one pass each; they would only push out what queries use).
+//!
 //! Deletion: [`SSTable::mark_deleted`] only flags the sstable; the files go when the last
 //! `Arc<SSTable>` is dropped, so a reader that holds it keeps reading consistent data.
 
@@ -24,8 +30,9 @@ use super::bloom::BloomFilter;
 use super::chunked::{ChunkOffsets, ChunkedReader, ReadWindow};
 use super::compression::Compressor;
 use super::format::*;
-use super::index::{Page, Summary};
+use super::index::{Page, PageRef, Summary};
 use super::stats::SSTableStats;
+use crate::cache::IndexPageCache;
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
 use crate::io::check_crc;
 use crate::metrics::{IoCounters, ReadKind};
@@ -90,6 +97,8 @@ pub struct SSTable {
     disk_bytes: u64,
     io: Arc<IoCounters>,
     deleted: AtomicBool,
+    /// The cache of this sstable's index pages (with the row cache on).
+    index_cache: Option<IndexPageCache>,
     /// Values kept alive until this sstable is dropped (after its files are deleted, since
     /// fields drop after `Drop::drop`): a compaction's transaction log must outlive the
     /// files of the inputs it removed.
@@ -141,6 +150,12 @@ impl SSTable {
     /// [`ChunkedReader::map_sequential_reads`]; mapped by default).
     pub fn map_sequential_reads(mut self, on: bool) -> Self {
         self.data.set_map_sequential_reads(on);
+        self
+    }
+
+    /// Keeps the index pages queries read in `cache` (see the module doc).
+    pub fn with_index_cache(mut self, cache: Option<IndexPageCache>) -> Self {
+        self.index_cache = cache;
         self
     }
 
@@ -244,6 +259,7 @@ impl SSTable {
             disk_bytes,
             io,
             deleted: AtomicBool::new(false),
+            index_cache: None,
             holds: parking_lot::Mutex::new(Vec::new()),
         })
     }
@@ -352,13 +368,40 @@ impl SSTable {
         self.bloom.may_contain(hash)
     }
 
-    fn load_index_page(&self, page_no: usize, kind: ReadKind) -> Result<Option<Page>> {
+    fn load_index_page(&self, page_no: usize, kind: ReadKind) -> Result<Option<Arc<Page>>> {
         let Some(r) = self.summary.pages.get(page_no) else {
             return Ok(None);
         };
+        if let Some(page) = self.cached_index_page(page_no, r, kind)? {
+            return Ok(Some(page));
+        }
         let page = Page::read(&self.index_file, &self.index_path, r)?;
         self.io.add_index_page_read();
         self.io.add_read(kind, u64::from(r.len));
+        Ok(Some(Arc::new(page)))
+    }
+
+    /// Index page `page_no` (at `r`) through the index-page cache: from the cache, or read
+    /// (and counted) and cached. `None` when the read does not go through the cache (no
+    /// cache, or not a query).
+    fn cached_index_page(
+        &self,
+        page_no: usize,
+        r: &PageRef,
+        kind: ReadKind,
+    ) -> Result<Option<Arc<Page>>> {
+        let (Some(cache), ReadKind::Query, Ok(page_no)) =
+            (&self.index_cache, kind, u32::try_from(page_no))
+        else {
+            return Ok(None);
+        };
+        if let Some(page) = cache.get(page_no) {
+            return Ok(Some(page));
+        }
+        let page = Arc::new(Page::read(&self.index_file, &self.index_path, r)?);
+        self.io.add_index_page_read();
+        self.io.add_read(kind, u64::from(r.len));
+        cache.insert(page_no, Arc::clone(&page), r.len as usize);
         Ok(Some(page))
     }
 
@@ -408,16 +451,22 @@ impl SSTable {
         })
     }
 
-    /// Finds a partition's index entry (one index-page read).
+    /// Finds a partition's index entry (one index-page read, none when the page is cached).
     pub fn find(&self, key: &DecoratedKey, kind: ReadKind) -> Result<Option<IndexEntry>> {
         let ik = index_key(key);
-        let Some(r) = self
+        let Some((page_no, r)) = self
             .summary
             .floor(&ik)
-            .and_then(|n| self.summary.pages.get(n))
+            .and_then(|n| Some((n, self.summary.pages.get(n)?)))
         else {
             return Ok(None);
         };
+        if let Some(page) = self.cached_index_page(page_no, r, kind)? {
+            return match page.find(&ik).and_then(|i| page.entries.get(i)) {
+                Some((_, v)) => Ok(Some(self.entry_value(key.clone(), v, r.offset)?)),
+                None => Ok(None),
+            };
+        }
         let value = Page::lookup(&self.index_file, &self.index_path, r, &ik)?;
         self.io.add_index_page_read();
         self.io.add_read(kind, u64::from(r.len));
@@ -1021,7 +1070,7 @@ impl Iterator for RowIter {
 pub struct IndexScanner {
     table: Arc<SSTable>,
     page_no: usize,
-    page: Option<Page>,
+    page: Option<Arc<Page>>,
     idx: usize,
     start: PartitionPos,
     kind: ReadKind,

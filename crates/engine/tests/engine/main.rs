@@ -16,6 +16,7 @@ mod crash_sigkill;
 mod crash_snapshot;
 mod disk_full;
 mod engine_basics;
+mod index_page_cache;
 mod model_oracle;
 mod nonblocking;
 mod reader_suite;

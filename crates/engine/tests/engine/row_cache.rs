@@ -4,21 +4,12 @@
 //! within the budget, and invalidation by TRUNCATE.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::common::{ck, insert, kv_schema, now, pk};
+use crate::common::{ck, insert, now, open_with_cache, pk};
 use cairn_engine::model::{ClusteringRange, Mutation, Slice};
 use cairn_engine::read::ReadCommand;
 use cairn_engine::table::Table;
-use cairn_engine::{Database, DatabaseConfig};
+use cairn_engine::Database;
 use std::sync::Arc;
-
-fn open(dir: &std::path::Path, budget: usize) -> (Database, Arc<Table>) {
-    let mut cfg = DatabaseConfig::new(dir);
-    cfg.row_cache_bytes = budget;
-    let db = Database::open(cfg).unwrap();
-    db.create_table(kv_schema()).unwrap();
-    let t = db.table("ks", "t").unwrap();
-    (db, t)
-}
 
 fn write(db: &Database, t: &Table, a: i32, b: i32, v: &str, ts: i64) {
     db.apply(vec![Mutation {
@@ -67,7 +58,7 @@ fn values(t: &Table, a: i32, cmd: &ReadCommand) -> Vec<(i32, Vec<u8>)> {
 #[test]
 fn a_repeated_read_and_an_absent_partition_touch_no_sstable() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     for b in 0..20 {
         write(&db, &t, 1, b, "v", 10);
     }
@@ -90,7 +81,7 @@ fn a_repeated_read_and_an_absent_partition_touch_no_sstable() {
 #[test]
 fn a_head_read_after_a_flush_hits() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     // A time series prepending rows: the newest row is the partition's head.
     for b in (500..510).rev() {
         write(&db, &t, 1, b, "old", 10);
@@ -116,7 +107,7 @@ fn a_head_read_after_a_flush_hits() {
 fn a_head_read_after_the_tail_was_evicted_still_hits() {
     let dir = tempfile::tempdir().unwrap();
     let budget = 24 << 10;
-    let (db, t) = open(dir.path(), budget);
+    let (db, t) = open_with_cache(dir.path(), budget);
     for b in 0..100 {
         write(
             &db,
@@ -147,7 +138,7 @@ fn a_head_read_after_the_tail_was_evicted_still_hits() {
 #[test]
 fn a_read_started_before_a_flush_does_not_populate() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     write(&db, &t, 1, 1, "a", 10);
     db.flush("ks", "t").unwrap();
     let old = t.snapshot();
@@ -170,7 +161,7 @@ fn a_read_started_before_a_flush_does_not_populate() {
 #[test]
 fn truncate_leaves_nothing_cached() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     write(&db, &t, 1, 1, "a", 10);
     db.flush("ks", "t").unwrap();
     assert_eq!(values(&t, 1, &ReadCommand::all(now())).len(), 1);
@@ -192,7 +183,7 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
     const ROWS: i32 = 24;
     const VERSIONS: i64 = 150;
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 24 << 10);
+    let (db, t) = open_with_cache(dir.path(), 24 << 10);
     let db = Arc::new(db);
     let acked: Arc<Vec<AtomicI64>> = Arc::new((0..PARTITIONS).map(|_| AtomicI64::new(0)).collect());
     let done = Arc::new(AtomicBool::new(false));
@@ -267,7 +258,7 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
 #[test]
 fn sstables_per_read_counts_what_a_miss_read_and_nothing_for_a_hit() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     // Partition 1 in two sstables, partition 2 in none.
     write(&db, &t, 1, 0, "a", 10);
     db.flush("ks", "t").unwrap();
