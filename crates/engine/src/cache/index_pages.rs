@@ -1,5 +1,5 @@
-//! The index-page cache: parsed partition-index pages of sstables, kept in the row cache's
-//! LRU and charged to its byte budget (ScyllaDB's index cache with `index_cache_fraction`).
+//! The index-page cache: partition-index pages of sstables, kept in the row cache's LRU and
+//! charged to its byte budget (ScyllaDB's index cache with `index_cache_fraction`).
 //!
 //! A point lookup in an sstable costs an index page (about 4 KiB) plus the data chunk; with
 //! the page cached it costs the chunk alone, which is what makes small chunks pay off.
@@ -13,23 +13,21 @@
 //! - a page is found only under its sstable's tracker number, issued when the sstable opened
 //!   and never reused; the sstable's pages go when its reader is dropped (after compaction,
 //!   DROP or TRUNCATE released it), so no page outlives the file it came from;
-//! - a page's charge is its raw bytes (the parsed entries are slices of them) plus a fixed
-//!   overhead per entry and per page.
+//! - a page is kept as its verified body, as on disk: a point lookup scans it without
+//!   decoding the other entries, as it scans a page read from disk, and a page costs its own
+//!   size plus a fixed overhead (decoded entries would cost 64 bytes of handles each, three
+//!   times a small entry, so the fraction would hold a third as many pages).
 
 use super::key::{Evictable, PageKey};
 use super::lru::Lru;
-use crate::sstable::index::Page;
+use bytes::Bytes;
 use std::collections::HashMap;
-use std::sync::Arc;
 
-/// Bytes a page costs besides its raw bytes: the maps' slots and the two LRU nodes.
+/// Bytes a page costs besides its body: the maps' slots and the two LRU nodes.
 const PAGE_OVERHEAD: usize = 160;
 
-/// Bytes each entry of a parsed page costs: its key and value handles.
-const ENTRY_OVERHEAD: usize = 2 * std::mem::size_of::<bytes::Bytes>();
-
 struct Cached {
-    page: Arc<Page>,
+    body: Bytes,
     /// Handle in the shared LRU.
     lru: usize,
     /// Handle in `order`.
@@ -66,7 +64,7 @@ pub struct IndexPages {
 
 impl IndexPages {
     /// The page `key`, marked used in both lists; counts a hit or a miss.
-    pub fn get(&mut self, key: PageKey, lru: &mut Lru<Evictable>) -> Option<Arc<Page>> {
+    pub fn get(&mut self, key: PageKey, lru: &mut Lru<Evictable>) -> Option<Bytes> {
         let found = self
             .sstables
             .get(&key.sstable)
@@ -76,7 +74,7 @@ impl IndexPages {
                 lru.touch(c.lru);
                 self.order.touch(c.order);
                 self.stats.hits += 1;
-                Some(Arc::clone(&c.page))
+                Some(c.body.clone())
             }
             None => {
                 self.stats.misses += 1;
@@ -85,18 +83,17 @@ impl IndexPages {
         }
     }
 
-    /// Caches `page` (`raw_len` bytes on disk) as the most recently used, unless it is there
-    /// already or alone would pass `limit`; then evicts the oldest pages while the pages
-    /// hold more than `limit`. Returns the bytes charged (negative: freed).
+    /// Caches the page body `body` as the most recently used, unless it is there already or
+    /// alone would pass `limit`; then evicts the oldest pages while the pages hold more than
+    /// `limit`. Returns the bytes charged (negative: freed).
     pub fn insert(
         &mut self,
         key: PageKey,
-        page: Arc<Page>,
-        raw_len: usize,
+        body: Bytes,
         limit: usize,
         lru: &mut Lru<Evictable>,
     ) -> isize {
-        let bytes = PAGE_OVERHEAD + raw_len + page.entries.len() * ENTRY_OVERHEAD;
+        let bytes = PAGE_OVERHEAD + body.len();
         let pages = self.sstables.entry(key.sstable).or_default();
         if bytes > limit || pages.contains_key(&key.page) {
             if pages.is_empty() {
@@ -105,7 +102,7 @@ impl IndexPages {
             return 0;
         }
         let cached = Cached {
-            page,
+            body,
             lru: lru.push(Evictable::IndexPage(key)),
             order: self.order.push(key),
             bytes,
@@ -201,14 +198,9 @@ fn signed(n: usize) -> isize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bytes::Bytes;
 
-    fn page(n: usize) -> Arc<Page> {
-        Arc::new(Page {
-            entries: (0..n)
-                .map(|i| (Bytes::from(vec![i as u8]), Bytes::new()))
-                .collect(),
-        })
+    fn page(n: usize) -> Bytes {
+        Bytes::from(vec![7u8; n])
     }
 
     fn key(sstable: u64, page: u32) -> PageKey {
@@ -219,23 +211,23 @@ mod tests {
     fn pages_stay_within_their_limit_oldest_first() {
         let mut lru = Lru::default();
         let mut pages = IndexPages::default();
-        let one = PAGE_OVERHEAD + 1000 + ENTRY_OVERHEAD;
+        let one = PAGE_OVERHEAD + 1000;
         let limit = one * 3;
         for p in 0..3 {
             assert_eq!(
-                pages.insert(key(1, p), page(1), 1000, limit, &mut lru),
+                pages.insert(key(1, p), page(1000), limit, &mut lru),
                 signed(one)
             );
         }
         assert!(pages.get(key(1, 0), &mut lru).is_some());
         // A fourth page evicts the least recently used one: page 1 (page 0 was just used).
-        assert_eq!(pages.insert(key(1, 3), page(1), 1000, limit, &mut lru), 0);
+        assert_eq!(pages.insert(key(1, 3), page(1000), limit, &mut lru), 0);
         assert!(pages.bytes() <= limit);
         assert!(pages.get(key(1, 1), &mut lru).is_none());
         assert!(pages.get(key(1, 0), &mut lru).is_some());
         assert_eq!(lru.len(), 3, "the evicted page left the shared LRU too");
         // A page larger than the limit is not cached at all.
-        assert_eq!(pages.insert(key(2, 0), page(1), limit, limit, &mut lru), 0);
+        assert_eq!(pages.insert(key(2, 0), page(limit), limit, &mut lru), 0);
         assert!(pages.get(key(2, 0), &mut lru).is_none());
         // The shared LRU's eviction and a dropped sstable free their bytes.
         let Some(Evictable::IndexPage(k)) = lru.pop_oldest() else {

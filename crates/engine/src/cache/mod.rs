@@ -40,7 +40,7 @@
 //! time from the LRU's old end — each step is bounded work, whatever the partition's size —
 //! breaking the continuity next to the evicted entry; a partition left without entries goes.
 //!
-//! **Index pages.** The same LRU and budget hold sstables' parsed partition-index pages
+//! **Index pages.** The same LRU and budget hold sstables' partition-index pages
 //! ([`index_pages`]), bounded to `index_fraction` of the budget (ScyllaDB's
 //! `index_cache_fraction`, 0.2 by default), so a cold point read of a small partition costs
 //! its data chunk alone. Pages are immutable, so they need no phase: an sstable's pages go
@@ -53,7 +53,6 @@ pub mod partition;
 pub mod source;
 
 use crate::model::DecoratedKey;
-use crate::sstable::index::Page;
 use index_pages::{IndexPageStats, IndexPages};
 use key::{Evictable, PageKey};
 use lru::Lru;
@@ -400,8 +399,9 @@ pub struct IndexPageCache {
 }
 
 impl IndexPageCache {
-    /// Page `page` of the sstable's partition index, if cached (counted as a hit or a miss).
-    pub fn get(&self, page: u32) -> Option<Arc<Page>> {
+    /// The body of page `page` of the sstable's partition index, if cached (counted as a hit
+    /// or a miss).
+    pub fn get(&self, page: u32) -> Option<bytes::Bytes> {
         let key = PageKey {
             sstable: self.sstable,
             page,
@@ -411,8 +411,8 @@ impl IndexPageCache {
         index.get(key, lru)
     }
 
-    /// Caches page `page` (`raw_len` bytes on disk), then evicts down to the budget.
-    pub fn insert(&self, page: u32, p: Arc<Page>, raw_len: usize) {
+    /// Caches page `page`'s verified body, then evicts down to the budget.
+    pub fn insert(&self, page: u32, body: bytes::Bytes) {
         let key = PageKey {
             sstable: self.sstable,
             page,
@@ -420,7 +420,7 @@ impl IndexPageCache {
         let mut g = self.tracker.inner.lock();
         let limit = g.index_limit();
         let Inner { index, lru, .. } = &mut *g;
-        let bytes = index.insert(key, p, raw_len, limit, lru);
+        let bytes = index.insert(key, body, limit, lru);
         g.settle(bytes, 0);
     }
 }

@@ -368,41 +368,45 @@ impl SSTable {
         self.bloom.may_contain(hash)
     }
 
-    fn load_index_page(&self, page_no: usize, kind: ReadKind) -> Result<Option<Arc<Page>>> {
+    fn load_index_page(&self, page_no: usize, kind: ReadKind) -> Result<Option<Page>> {
         let Some(r) = self.summary.pages.get(page_no) else {
             return Ok(None);
         };
-        if let Some(page) = self.cached_index_page(page_no, r, kind)? {
-            return Ok(Some(page));
+        if let Some(body) = self.cached_index_page(page_no, r, kind)? {
+            return Page::decode_body(body, &self.index_path, r.offset).map(Some);
         }
         let page = Page::read(&self.index_file, &self.index_path, r)?;
-        self.io.add_index_page_read();
-        self.io.add_read(kind, u64::from(r.len));
-        Ok(Some(Arc::new(page)))
+        self.count_index_page(kind, r.len);
+        Ok(Some(page))
     }
 
-    /// Index page `page_no` (at `r`) through the index-page cache: from the cache, or read
-    /// (and counted) and cached. `None` when the read does not go through the cache (no
-    /// cache, or not a query).
+    /// The verified body of index page `page_no` (at `r`) through the index-page cache: from
+    /// the cache, or read (and counted) and cached. `None` when the read does not go through
+    /// the cache (no cache, or not a query).
     fn cached_index_page(
         &self,
         page_no: usize,
         r: &PageRef,
         kind: ReadKind,
-    ) -> Result<Option<Arc<Page>>> {
+    ) -> Result<Option<Bytes>> {
         let (Some(cache), ReadKind::Query, Ok(page_no)) =
             (&self.index_cache, kind, u32::try_from(page_no))
         else {
             return Ok(None);
         };
-        if let Some(page) = cache.get(page_no) {
-            return Ok(Some(page));
+        if let Some(body) = cache.get(page_no) {
+            return Ok(Some(body));
         }
-        let page = Arc::new(Page::read(&self.index_file, &self.index_path, r)?);
+        let body = Page::read_body(&self.index_file, &self.index_path, r)?;
+        self.count_index_page(kind, r.len);
+        cache.insert(page_no, body.clone());
+        Ok(Some(body))
+    }
+
+    /// Counts an index page of `len` bytes read from disk.
+    fn count_index_page(&self, kind: ReadKind, len: u32) {
         self.io.add_index_page_read();
-        self.io.add_read(kind, u64::from(r.len));
-        cache.insert(page_no, Arc::clone(&page), r.len as usize);
-        Ok(Some(page))
+        self.io.add_read(kind, u64::from(len));
     }
 
     /// The index entry under index key `k` with value `v` (in the page at `page_offset`).
@@ -461,15 +465,14 @@ impl SSTable {
         else {
             return Ok(None);
         };
-        if let Some(page) = self.cached_index_page(page_no, r, kind)? {
-            return match page.find(&ik).and_then(|i| page.entries.get(i)) {
-                Some((_, v)) => Ok(Some(self.entry_value(key.clone(), v, r.offset)?)),
-                None => Ok(None),
-            };
-        }
-        let value = Page::lookup(&self.index_file, &self.index_path, r, &ik)?;
-        self.io.add_index_page_read();
-        self.io.add_read(kind, u64::from(r.len));
+        let value = match self.cached_index_page(page_no, r, kind)? {
+            Some(body) => Page::lookup_in(&body, &self.index_path, r.offset, &ik)?,
+            None => {
+                let value = Page::lookup(&self.index_file, &self.index_path, r, &ik)?;
+                self.count_index_page(kind, r.len);
+                value
+            }
+        };
         match value {
             Some(v) => Ok(Some(self.entry_value(key.clone(), &v, r.offset)?)),
             None => Ok(None),
@@ -744,8 +747,7 @@ impl SSTable {
             return Ok(None);
         };
         let page = Page::read(&self.rows_file, &self.rows_path, r)?;
-        self.io.add_index_page_read();
-        self.io.add_read(kind, u64::from(r.len));
+        self.count_index_page(kind, r.len);
         Ok(Some(page))
     }
 }
@@ -1070,7 +1072,7 @@ impl Iterator for RowIter {
 pub struct IndexScanner {
     table: Arc<SSTable>,
     page_no: usize,
-    page: Option<Arc<Page>>,
+    page: Option<Page>,
     idx: usize,
     start: PartitionPos,
     kind: ReadKind,
