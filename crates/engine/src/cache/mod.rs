@@ -36,7 +36,8 @@
 //! sstables too (its position is a clustering position, never a reference).
 //!
 //! **Eviction.** One LRU for every table's entries (rows and dummies), most recent last;
-//! inserting and reading count as uses. Past the byte budget, entries are evicted one at a
+//! inserting and reading count as uses. Past the limit (the byte budget, less what memtables
+//! need; below), entries are evicted one at a
 //! time from the LRU's old end — each step is bounded work, whatever the partition's size —
 //! breaking the continuity next to the evicted entry; a partition left without entries goes.
 //!
@@ -45,6 +46,20 @@
 //! `index_cache_fraction`, 0.2 by default), so a cold point read of a small partition costs
 //! its data chunk alone. Pages are immutable, so they need no phase: an sstable's pages go
 //! when its reader is dropped ([`IndexPageCache`]).
+//!
+//! **Memory shared with memtables.** The node's memory for data is `row_cache_size` plus
+//! `memtable_space`: memtables normally stay below `memtable_space` (flushes start there) and
+//! the cache fills its budget. When writes outpace flushes, memtables grow past
+//! `memtable_space` (up to twice it, where writers wait for flushes, as they always have);
+//! the database then hands the excess to [`CacheTracker::give_way`], and the cache's limit
+//! becomes its budget minus that excess, so cache and memtables together stay within the sum
+//! (the cache shrinks to nothing at worst). The cache gives way, never the writer:
+//! `give_way` stores the excess in an atomic and evicts only if it gets the lock without
+//! waiting (`try_lock`), at most [`GIVE_WAY_STEPS`] entries — bounded work that keeps up
+//! with memtable growth, since one write adds about one row and every eviction frees at
+//! least an entry's overhead. When the lock is busy the holder (a read populating, a flush
+//! merging) evicts down to the same limit before it lets go, so the cache catches up at once.
+//! When flushes free memtable memory, the excess falls and the cache may grow again.
 
 pub mod index_pages;
 pub mod key;
@@ -59,7 +74,7 @@ use lru::Lru;
 use parking_lot::Mutex;
 use partition::{CachedPartition, Ctx};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Counters of the whole cache (ScyllaDB's `scylla_cache_*` meanings).
@@ -103,9 +118,15 @@ pub struct CacheStats {
     pub bytes_used: u64,
     /// The budget.
     pub bytes_total: u64,
+    /// The limit now: the budget minus what memtables hold past their space (see the module
+    /// doc).
+    pub bytes_limit: u64,
     /// The index-page cache's counters (its bytes are part of `bytes_used`).
     pub index_pages: IndexPageStats,
 }
+
+/// Entries one [`CacheTracker::give_way`] evicts at most.
+pub const GIVE_WAY_STEPS: usize = 32;
 
 /// ScyllaDB's default `index_cache_fraction`: index pages may hold at most this share of the
 /// cache's budget.
@@ -136,6 +157,9 @@ struct Inner {
     /// Bytes of rows, partitions and index pages.
     bytes: usize,
     budget: usize,
+    /// Bytes memtables hold past their space, given way by the cache (shared with the tracker,
+    /// which writers update without the lock).
+    pressure: Arc<AtomicUsize>,
     index_fraction: f64,
     stats: CacheStats,
 }
@@ -143,6 +167,7 @@ struct Inner {
 /// The cache of every table of a database: one byte budget and one LRU.
 pub struct CacheTracker {
     inner: Mutex<Inner>,
+    pressure: Arc<AtomicUsize>,
     next_table: AtomicU64,
     next_sstable: AtomicU64,
 }
@@ -165,6 +190,7 @@ impl CacheTracker {
     /// A cache holding at most `budget` bytes, of which index pages at most `index_fraction`
     /// (clamped to `0..=1`; 0 caches no index page).
     pub fn with_index_fraction(budget: usize, index_fraction: f64) -> Arc<Self> {
+        let pressure = Arc::new(AtomicUsize::new(0));
         Arc::new(CacheTracker {
             inner: Mutex::new(Inner {
                 tables: HashMap::new(),
@@ -172,12 +198,28 @@ impl CacheTracker {
                 lru: Lru::default(),
                 bytes: 0,
                 budget,
+                pressure: Arc::clone(&pressure),
                 index_fraction: index_fraction.clamp(0.0, 1.0),
                 stats: CacheStats::default(),
             }),
+            pressure,
             next_table: AtomicU64::new(1),
             next_sstable: AtomicU64::new(1),
         })
+    }
+
+    /// Memtables hold `memtable_excess` bytes past their space: the cache's limit becomes its
+    /// budget minus that. Never waits: evicts at most [`GIVE_WAY_STEPS`] entries, and only if
+    /// the lock is free (see the module doc).
+    pub fn give_way(&self, memtable_excess: usize) {
+        self.pressure.store(memtable_excess, Ordering::Relaxed);
+        if let Some(mut g) = self.inner.try_lock() {
+            for _ in 0..GIVE_WAY_STEPS {
+                if g.bytes <= g.limit() || !g.evict_one() {
+                    break;
+                }
+            }
+        }
     }
 
     /// A newly opened sstable's handle on the index-page cache.
@@ -211,6 +253,7 @@ impl CacheTracker {
             .sum();
         s.bytes_used = g.bytes as u64;
         s.bytes_total = g.budget as u64;
+        s.bytes_limit = g.limit() as u64;
         s.index_pages = g.index.stats();
         s
     }
@@ -229,21 +272,28 @@ impl CacheTracker {
 }
 
 impl Inner {
-    /// Applies a partition operation's accounting, then evicts down to the budget.
+    /// The budget less what memtables hold past their space.
+    fn limit(&self) -> usize {
+        self.budget
+            .saturating_sub(self.pressure.load(Ordering::Relaxed))
+    }
+
+    /// Applies a partition operation's accounting, then evicts down to the limit.
     fn settle(&mut self, bytes: isize, row_insertions: u64) {
         self.bytes = self.bytes.saturating_add_signed(bytes);
         self.stats.row_insertions += row_insertions;
-        while self.bytes > self.budget {
+        let limit = self.limit();
+        while self.bytes > limit {
             if !self.evict_one() {
                 break;
             }
         }
     }
 
-    /// The most bytes index pages may hold.
+    /// The most bytes index pages may hold: their fraction of the limit.
     fn index_limit(&self) -> usize {
         // Exact for any budget a machine has (below 2^53 bytes).
-        (self.budget as f64 * self.index_fraction) as usize
+        (self.limit() as f64 * self.index_fraction) as usize
     }
 
     /// One eviction step: the least recently used entry. Bounded work.
@@ -445,5 +495,61 @@ impl Drop for RowCache {
         let mut g = self.tracker.inner.lock();
         g.clear_table(self.slot);
         g.tables.remove(&self.slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(n: usize) -> bytes::Bytes {
+        bytes::Bytes::from(vec![1u8; n])
+    }
+
+    /// A 100 000-byte cache whose pages may fill it, holding ten pages of 5 000 bytes.
+    fn ten_pages() -> (Arc<CacheTracker>, IndexPageCache) {
+        let tracker = CacheTracker::with_index_fraction(100_000, 1.0);
+        let pages = tracker.index_pages();
+        for p in 0..10 {
+            pages.insert(p, body(5000));
+        }
+        (tracker, pages)
+    }
+
+    #[test]
+    fn memtable_pressure_shrinks_the_limit_and_evicts() {
+        let (tracker, pages) = ten_pages();
+        let full = tracker.stats();
+        assert_eq!(full.index_pages.pages, 10);
+        tracker.give_way(60_000);
+        let s = tracker.stats();
+        assert_eq!(s.bytes_limit, 40_000);
+        assert!(s.bytes_used <= s.bytes_limit, "{s:?}");
+        assert!(s.index_pages.pages < 10);
+        // The least recently used pages went first.
+        assert!(pages.get(0).is_none());
+        assert!(pages.get(9).is_some());
+        // Pressure gone: the cache may grow again.
+        tracker.give_way(0);
+        pages.insert(20, body(5000));
+        assert_eq!(tracker.stats().bytes_limit, 100_000);
+        assert!(pages.get(20).is_some());
+    }
+
+    #[test]
+    fn giving_way_never_waits_for_the_lock() {
+        let (tracker, pages) = ten_pages();
+        {
+            // The lock is held (here by this very thread, so waiting would never end): the
+            // writer's call returns at once, having only recorded the pressure.
+            let _held = tracker.inner.lock();
+            tracker.give_way(90_000);
+        }
+        let s = tracker.stats();
+        assert_eq!((s.bytes_limit, s.index_pages.pages), (10_000, 10));
+        // The next operation under the lock evicts down to the limit.
+        pages.insert(10, body(10));
+        let s = tracker.stats();
+        assert!(s.bytes_used <= 10_000, "{s:?}");
     }
 }

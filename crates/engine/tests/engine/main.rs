@@ -8,6 +8,7 @@
 
 mod common;
 
+mod cache_memory;
 mod commitlog_space;
 mod compaction;
 mod corruption;
