@@ -18,14 +18,23 @@
 //!
 //! **Flush.** [`RowCache::begin_update`] advances the phase and blocks population; the flushed
 //! memtable is merged into cached partitions where they are continuous
-//! ([`RowCache::apply_flushed`], one partition per lock hold, so readers interleave);
-//! [`RowCache::end_update`] advances the phase again once the new sstables are published.
+//! ([`RowCache::apply_flushed`]), at most [`MERGE_BATCH`] rows per lock hold: the merge
+//! yields between rows, so no cache user — a read of any table, an index-page lookup, a
+//! writer giving way — waits behind a whole partition, let alone a whole memtable (seed 004's
+//! preemptible merge); [`RowCache::end_update`] advances the phase again once the new
+//! sstables are published.
 //! Readers that still see the memtable see its data twice meanwhile, which reconciliation
 //! makes harmless.
 //!
 //! **Isolation.** One lock (the tracker's) covers every table's cache and the LRU. Readers
-//! copy rows out in batches under it; a partition is changed only under it, one whole
-//! partition update at a time. A read uses the cache only while the table's phase is still
+//! copy rows out in batches under it, and a partition is changed only under it — a flushed
+//! partition in several holds, so between them a cached partition holds part of a flushed
+//! write. No read sees that: no read of the table uses the cache from `begin_update` to
+//! `end_update` (the phase rule below), and by `end_update` every partition of the memtable
+//! is merged in full. Population is stopped meanwhile, so only eviction touches a partition
+//! between two batches; it only removes entries (breaking continuity around them), and when
+//! it removed the whole partition the rest of its merge is dropped — the sstables about to
+//! be published hold it. A read uses the cache only while the table's phase is still
 //! the read's: once a flush starts merging a memtable in, the cache may hold writes newer
 //! than the read's snapshot, and a read mixing cached rows with its snapshot's would see
 //! part of a write — so the read continues from its own sstables (batches it already copied
@@ -124,6 +133,9 @@ pub struct CacheStats {
     /// The index-page cache's counters (its bytes are part of `bytes_used`).
     pub index_pages: IndexPageStats,
 }
+
+/// Rows of a flushed partition merged per lock hold ([`RowCache::apply_flushed`]).
+pub const MERGE_BATCH: usize = 64;
 
 /// Entries one [`CacheTracker::give_way`] evicts at most.
 pub const GIVE_WAY_STEPS: usize = 32;
@@ -405,29 +417,42 @@ impl RowCache {
 
     /// Merges one flushed partition into the cache where it is cached (see
     /// [`CachedPartition::apply_flushed`]); a partition not cached is left to the sstables.
+    /// Takes the lock once per [`MERGE_BATCH`] rows, so a large partition holds up no other
+    /// cache user for long (see the module doc's "Flush" and "Isolation"); stops early when
+    /// eviction removed the partition between batches (the sstables have the rest).
     pub fn apply_flushed(&self, key: &DecoratedKey, p: crate::model::Partition) {
-        let mut g = self.tracker.inner.lock();
-        let Inner {
-            tables, lru, stats, ..
-        } = &mut *g;
-        let Some(cached) = tables
-            .get_mut(&self.slot)
-            .and_then(|t| t.partitions.get_mut(key))
-        else {
-            return;
-        };
-        let mut ctx = Ctx::new(lru, self.slot, key);
-        let merged = cached.apply_flushed(
-            p.deletion,
-            p.static_row,
-            &p.range_tombstones,
-            p.rows.into_iter(),
-            &mut ctx,
-        );
-        stats.partition_merges += 1;
-        stats.rows_merged_from_memtable += merged;
-        let (bytes, ins) = (ctx.bytes, ctx.row_insertions);
-        g.settle(bytes, ins);
+        let mut header = Some((p.deletion, p.static_row, p.range_tombstones));
+        let mut rows = p.rows.into_iter().peekable();
+        loop {
+            let mut g = self.tracker.inner.lock();
+            let Inner {
+                tables, lru, stats, ..
+            } = &mut *g;
+            let Some(cached) = tables
+                .get_mut(&self.slot)
+                .and_then(|t| t.partitions.get_mut(key))
+            else {
+                return;
+            };
+            let mut ctx = Ctx::new(lru, self.slot, key);
+            // The header goes in with the first batch; later batches bring rows only.
+            let first = header.is_some();
+            let (deletion, static_row, range_tombstones) = header.take().unwrap_or_default();
+            let merged = cached.apply_flushed(
+                deletion,
+                static_row,
+                &range_tombstones,
+                rows.by_ref().take(MERGE_BATCH),
+                &mut ctx,
+            );
+            stats.partition_merges += u64::from(first);
+            stats.rows_merged_from_memtable += merged;
+            let (bytes, ins) = (ctx.bytes, ctx.row_insertions);
+            g.settle(bytes, ins);
+            if rows.peek().is_none() {
+                return;
+            }
+        }
     }
 
     /// Drops everything cached for the table (TRUNCATE, DROP, sstables loaded from outside).

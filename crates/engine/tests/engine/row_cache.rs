@@ -178,18 +178,33 @@ fn truncate_leaves_nothing_cached() {
 /// the last write acknowledged before the read began (no stale row).
 #[test]
 fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
+    stress(24, 24 << 10);
+}
+
+/// The stress test with partitions wider than a flush merges per lock hold
+/// ([`cairn_engine::cache::MERGE_BATCH`]), so flushes merge them in several batches, readers
+/// and eviction running in between: still all of a write or none.
+#[test]
+fn wide_partitions_merged_row_batch_by_batch_still_read_as_whole_writes() {
+    const ROWS: i32 = 200;
+    assert!(ROWS as usize > 2 * cairn_engine::cache::MERGE_BATCH);
+    stress(ROWS, 128 << 10);
+}
+
+/// `PARTITIONS` partitions of `ROWS` rows rewritten `VERSIONS` times under a cache of `budget`
+/// bytes, while two readers check every read.
+fn stress(rows: i32, budget: usize) {
     use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
     const PARTITIONS: i32 = 4;
-    const ROWS: i32 = 24;
     const VERSIONS: i64 = 150;
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open_with_cache(dir.path(), 24 << 10);
+    let (db, t) = open_with_cache(dir.path(), budget);
     let db = Arc::new(db);
     let acked: Arc<Vec<AtomicI64>> = Arc::new((0..PARTITIONS).map(|_| AtomicI64::new(0)).collect());
     let done = Arc::new(AtomicBool::new(false));
     let write_version = |db: &Database, t: &Table, a: i32, v: i64| {
         let mut update = insert(0, &format!("v{v}"), v);
-        for b in 1..ROWS {
+        for b in 1..rows {
             update.merge(insert(b, &format!("v{v}"), v));
         }
         db.apply(vec![Mutation {
@@ -224,7 +239,7 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
                     let a = ((i + r) % PARTITIONS as u32) as i32;
                     let floor = acked[a as usize].load(Ordering::SeqCst);
                     let (cmd, want) = match i % 4 {
-                        0 => (ReadCommand::all(now()), ROWS as usize),
+                        0 => (ReadCommand::all(now()), rows as usize),
                         1 => (head(3), 3),
                         2 => {
                             let mut c = head(5);
@@ -233,12 +248,12 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
                         }
                         _ => (slice(5, 14), 10),
                     };
-                    let rows = values(&t, a, &cmd);
-                    assert_eq!(rows.len(), want, "partition {a}: {rows:?}");
-                    let first = rows[0].1.clone();
+                    let got = values(&t, a, &cmd);
+                    assert_eq!(got.len(), want, "partition {a}: {got:?}");
+                    let first = got[0].1.clone();
                     assert!(
-                        rows.iter().all(|(_, v)| *v == first),
-                        "a partial write: {rows:?}"
+                        got.iter().all(|(_, v)| *v == first),
+                        "a partial write: {got:?}"
                     );
                     let v: i64 = String::from_utf8_lossy(&first[1..]).parse().unwrap();
                     assert!(
@@ -253,6 +268,36 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
     eprintln!("{stats:?}");
     assert!(stats.row_evictions > 0 && stats.row_hits > 0, "{stats:?}");
     assert!(stats.bytes_used <= stats.bytes_total, "{stats:?}");
+}
+
+#[test]
+fn a_flush_merges_a_wide_cached_partition_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
+    let rows = 3 * cairn_engine::cache::MERGE_BATCH as i32 + 5;
+    for b in 0..rows {
+        write(&db, &t, 1, b, "old", 10);
+    }
+    db.flush("ks", "t").unwrap();
+    let all = ReadCommand::all(now());
+    assert_eq!(values(&t, 1, &all).len(), rows as usize);
+    let before = db.row_cache().unwrap().stats();
+    for b in 0..rows {
+        write(&db, &t, 1, b, "new", 11);
+    }
+    db.flush("ks", "t").unwrap();
+    let after = db.row_cache().unwrap().stats();
+    assert_eq!(after.partition_merges - before.partition_merges, 1);
+    assert_eq!(
+        after.rows_merged_from_memtable - before.rows_merged_from_memtable,
+        rows as u64
+    );
+    // Every row merged in: the next read is served from the cache, all of it new.
+    let reads = sstable_reads(&t);
+    let got = values(&t, 1, &all);
+    assert_eq!(sstable_reads(&t), reads);
+    assert_eq!(got.len(), rows as usize);
+    assert!(got.iter().all(|(_, v)| v == b"new"), "{got:?}");
 }
 
 #[test]
