@@ -74,6 +74,9 @@ pub struct DatabaseConfig {
     /// default for now) runs without a row cache. It gives way to memtables past
     /// `memtable_total_space` (the cache module doc's "Memory shared with memtables").
     pub row_cache_bytes: usize,
+    /// `index_cache_fraction` (ScyllaDB's key): the share of the row cache's budget sstable
+    /// index pages may hold (0.2; 0 caches none; see [`crate::cache::index_pages`]).
+    pub index_cache_fraction: f64,
 }
 
 impl DatabaseConfig {
@@ -96,6 +99,7 @@ impl DatabaseConfig {
             auto_snapshot: true,
             incremental_backups: false,
             row_cache_bytes: 0,
+            index_cache_fraction: crate::cache::DEFAULT_INDEX_FRACTION,
         }
     }
 }
@@ -163,7 +167,9 @@ impl Database {
         let mut names = TableNames::default();
         let registry = snapshot::Registry::default();
         let backups = Arc::new(AtomicBool::new(config.incremental_backups));
-        let cache = (config.row_cache_bytes > 0).then(|| CacheTracker::new(config.row_cache_bytes));
+        let cache = (config.row_cache_bytes > 0).then(|| {
+            CacheTracker::with_index_fraction(config.row_cache_bytes, config.index_cache_fraction)
+        });
         let settings = |backups: &Arc<AtomicBool>| TableSettings {
             incremental_backups: Arc::clone(backups),
             map_sequential_reads: config.map_sequential_reads,

@@ -1,14 +1,15 @@
 //! The index-page cache through a real database: a point lookup on a page another lookup
 //! read costs no index-page read and no index bytes; a tiny budget keeps index pages within
 //! their fraction while both the fraction and the shared LRU evict them; a compacted-away
-//! sstable's pages are dropped with it; with the cache off nothing is cached.
+//! sstable's pages are dropped with it; with the cache off, or an index fraction of 0, no page
+//! is cached.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::common::{insert, now, open_with_cache, pk};
+use crate::common::{insert, kv_schema, now, open_with_cache, pk};
 use cairn_engine::model::Mutation;
 use cairn_engine::read::ReadCommand;
 use cairn_engine::table::Table;
-use cairn_engine::Database;
+use cairn_engine::{Database, DatabaseConfig};
 
 /// Partitions `0..n`, one row of `value_len` bytes each, flushed into one sstable.
 fn load(db: &Database, t: &Table, n: i32, value_len: usize) {
@@ -123,4 +124,21 @@ fn with_the_cache_off_every_lookup_reads_its_page() {
     assert!(db.row_cache().is_none());
     assert_eq!(read(&t, 1).0, 1);
     assert_eq!(read(&t, 2).0, 1);
+}
+
+#[test]
+fn an_index_fraction_of_zero_caches_rows_but_no_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = DatabaseConfig::new(dir.path());
+    cfg.row_cache_bytes = 8 << 20;
+    cfg.index_cache_fraction = 0.0;
+    let db = Database::open(cfg).unwrap();
+    let t = db.create_table(kv_schema()).unwrap();
+    load(&db, &t, 20, 10);
+    assert_eq!(read(&t, 1).0, 1);
+    assert_eq!(read(&t, 2).0, 1);
+    let s = db.row_cache().unwrap().stats();
+    assert_eq!(s.index_pages.pages, 0, "{s:?}");
+    assert!(t.read(&pk(3), &ReadCommand::all(now())).unwrap().is_some());
+    assert_eq!(db.row_cache().unwrap().stats().partitions, 1);
 }
