@@ -224,7 +224,15 @@ impl CacheTracker {
     /// budget minus that. Never waits: evicts at most [`GIVE_WAY_STEPS`] entries, and only if
     /// the lock is free (see the module doc).
     pub fn give_way(&self, memtable_excess: usize) {
-        self.pressure.store(memtable_excess, Ordering::Relaxed);
+        // Every write calls this: in the common case (memtables within their space, as they
+        // were) it only reads the atomic, so writers share no written cache line and no lock.
+        if self.pressure.load(Ordering::Relaxed) != memtable_excess {
+            self.pressure.store(memtable_excess, Ordering::Relaxed);
+        }
+        if memtable_excess == 0 {
+            // The limit is the budget, which every operation under the lock already keeps.
+            return;
+        }
         if let Some(mut g) = self.inner.try_lock() {
             for _ in 0..GIVE_WAY_STEPS {
                 if g.bytes <= g.limit() || !g.evict_one() {
