@@ -140,3 +140,109 @@ def test_row_cache_serves_repeated_reads_and_shows_in_metrics(node, session, ks,
     # TRUNCATE leaves nothing of the table cached.
     session.execute(f"TRUNCATE {t}")
     assert list(session.execute(sel, (1,))) == []
+
+
+def rest_post(node, path):
+    req = urllib.request.Request(f"http://{node.host}:{node.api_port}{path}", method="POST")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.status
+
+
+def rest_get(node, path):
+    with urllib.request.urlopen(f"http://{node.host}:{node.api_port}{path}", timeout=30) as r:
+        return r.read().decode()
+
+
+def test_row_cache_controls(node, session, ks, tname):
+    """The row cache's controls: `caching = {'enabled': 'false'}` (ScyllaDB) and Cassandra's
+    sub-options round-trip and decide whether reads use the cache; `BYPASS CACHE` reads past
+    it; `/lsa/compact`, `/system/drop_sstable_caches`, `/cache_service/…` and nodetool's
+    `info` / `invalidaterowcache` act on it and report it."""
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (p int, c int, v text, PRIMARY KEY (p, c))")
+    ins = session.prepare(f"INSERT INTO {t} (p, c, v) VALUES (?, ?, ?)")
+    for c in range(10):
+        session.execute(ins, (1, c, f"v{c}"))
+    assert nodetool(node, "flush", ks, tname) == ""
+    sel = session.prepare(f"SELECT c FROM {t} WHERE p = ? LIMIT 3")
+    head = [(0,), (1,), (2,)]
+
+    def caching():
+        row = session.execute(
+            "SELECT caching FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+            (ks, tname)).one()
+        return dict(row.caching)
+
+    def reads(query, *args):
+        """(result, cache reads, cache reads with misses) of one statement."""
+        before = scrape(node)
+        result = [tuple(r) for r in session.execute(query, *args)]
+        after = scrape(node)
+        return (result,
+                value(after, "scylla_cache_reads") - value(before, "scylla_cache_reads"),
+                value(after, "scylla_cache_reads_with_misses")
+                - value(before, "scylla_cache_reads_with_misses"))
+
+    # On by default; a repeated read hits.
+    assert caching() == {"keys": "ALL", "rows_per_partition": "NONE"}
+    assert reads(sel, (1,)) == (head, 1, 1)
+    assert reads(sel, (1,)) == (head, 1, 0)
+
+    # BYPASS CACHE neither consults nor fills the cache, and answers the same.
+    bypass = f"SELECT c FROM {t} WHERE p = 1 LIMIT 3 BYPASS CACHE"
+    assert reads(bypass) == (head, 0, 0)
+    assert reads(f"SELECT c FROM {t} WHERE p = 1 AND c > 0 ALLOW FILTERING BYPASS CACHE") \
+        == ([(c,) for c in range(1, 10)], 0, 0)
+
+    # The REST surface: metrics of the row cache, then each way to empty it.
+    assert int(rest_get(node, "/cache_service/metrics/row/entries")) >= 1
+    assert int(rest_get(node, "/cache_service/metrics/row/size")) > 0
+    assert int(rest_get(node, "/cache_service/metrics/row/capacity")) >= \
+        int(rest_get(node, "/cache_service/metrics/row/size"))
+    hits = int(rest_get(node, "/cache_service/metrics/row/hits"))
+    assert hits >= 1 and int(rest_get(node, "/cache_service/metrics/row/requests")) > hits
+    info = {k.strip(): v.strip() for k, v in
+            (line.split(":", 1) for line in nodetool(node, "info").splitlines())}
+    row_cache = re.fullmatch(r"entries (\d+), size (.+), capacity (.+), (\d+) hits, (\d+) requests, "
+                             r"([0-9.]+|NaN) recent hit rate, 0 save period in seconds",
+                             info["Row Cache"])
+    assert row_cache, info["Row Cache"]
+    assert int(row_cache.group(1)) >= 1 and int(row_cache.group(5)) > int(row_cache.group(4)) >= 1
+
+    evictions = value(scrape(node), "scylla_cache_row_evictions")
+    assert rest_post(node, "/lsa/compact") == 200
+    after = scrape(node)
+    assert value(after, "scylla_cache_row_evictions") > evictions
+    assert value(after, "scylla_cache_partitions") == 0
+    assert reads(sel, (1,)) == (head, 1, 1)
+    assert rest_post(node, "/system/drop_sstable_caches") == 200
+    assert value(scrape(node), "scylla_cache_partitions") == 0
+    assert reads(sel, (1,)) == (head, 1, 1)
+    assert nodetool(node, "invalidaterowcache") == ""
+    assert value(scrape(node), "scylla_cache_partitions") == 0
+    assert reads(sel, (1,)) == (head, 1, 1)
+
+    # ScyllaDB's switch: off for the table, reads leave the cache alone and the table's
+    # entries are dropped; Cassandra's sub-options are kept and shown back.
+    session.execute(f"ALTER TABLE {t} WITH caching = {{'enabled': 'false', 'keys': 'ALL', "
+                    f"'rows_per_partition': '10'}}")
+    assert caching() == {"enabled": "false", "keys": "ALL", "rows_per_partition": "10"}
+    assert value(scrape(node), "scylla_cache_partitions") == 0
+    assert reads(sel, (1,)) == (head, 0, 0)
+    session.execute(ins, (1, -1, "new"))
+    assert nodetool(node, "flush", ks, tname) == ""
+    assert reads(sel, (1,)) == ([(-1,), (0,), (1,)], 0, 0)
+    describe = session.execute(f"DESCRIBE TABLE {t}").one().create_statement
+    assert "'enabled': 'false'" in describe
+
+    # Back on: reads fill the cache again and see every write.
+    session.execute(f"ALTER TABLE {t} WITH caching = {{'keys': 'ALL'}}")
+    assert caching() == {"keys": "ALL", "rows_per_partition": "NONE"}
+    assert reads(sel, (1,)) == ([(-1,), (0,), (1,)], 1, 1)
+    assert reads(sel, (1,)) == ([(-1,), (0,), (1,)], 1, 0)
+
+    # A table created without the cache.
+    session.execute(f"CREATE TABLE {t}_off (p int PRIMARY KEY, v int) "
+                    f"WITH caching = {{'enabled': 'false'}}")
+    session.execute(f"INSERT INTO {t}_off (p, v) VALUES (1, 1)")
+    assert reads(f"SELECT v FROM {t}_off WHERE p = 1") == ([(1,)], 0, 0)

@@ -144,9 +144,13 @@ async fn shutdown_signal() {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse_from(cairn_bench::normalize_args(std::env::args_os()));
-    // The driver's INFO lines would interleave with the bench's per-second table.
+    // The driver's INFO lines would interleave with the bench's per-second table and the
+    // cache lab's progress lines.
     let level = match cli.command {
-        Command::Bench(_) => tracing::Level::WARN,
+        Command::Bench(_)
+        | Command::Lab {
+            lab: cairn_lab::LabCommand::Cache(_),
+        } => tracing::Level::WARN,
         _ => tracing::Level::INFO,
     };
     tracing_subscriber::fmt()

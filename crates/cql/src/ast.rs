@@ -383,6 +383,8 @@ pub struct Select {
     pub per_partition_limit: Option<Term>,
     pub limit: Option<Term>,
     pub allow_filtering: bool,
+    /// `BYPASS CACHE` (ScyllaDB's extension).
+    pub bypass_cache: bool,
 }
 
 /// One selected expression and its `AS` alias.

@@ -42,6 +42,9 @@ pub struct ReadCommand {
     pub now: NowSecs,
     /// Whether the static row is wanted.
     pub include_static: bool,
+    /// Read past the row cache, neither consulting nor populating it (ScyllaDB's
+    /// `SELECT … BYPASS CACHE`).
+    pub bypass_cache: bool,
 }
 
 impl ReadCommand {
@@ -54,6 +57,7 @@ impl ReadCommand {
             limit: None,
             now,
             include_static: true,
+            bypass_cache: false,
         }
     }
 }

@@ -62,7 +62,8 @@ pub struct TableOptions {
     pub default_time_to_live: u32,
     /// Free-form comment.
     pub comment: String,
-    /// Options the engine stores but does not interpret yet (caching, …).
+    /// Further options, stored as text; the engine interprets [`CACHING_ENABLED`] and the
+    /// dropped-column records, and keeps the rest for CQL to show back.
     pub extra: Vec<(String, String)>,
     /// The CQL `compaction` map (`class` and the strategy's options) as given; empty means
     /// the default strategy. Parsed by `compaction::strategy::CompactionOptions`.
@@ -133,6 +134,20 @@ impl Default for TableOptions {
             compaction: Vec::new(),
             tombstone_gc: TombstoneGcMode::Timeout,
         }
+    }
+}
+
+/// The `extra` option that turns the row cache off for a table (ScyllaDB's
+/// `caching = {'enabled': 'false'}`); any other value, or none, leaves it on.
+pub const CACHING_ENABLED: &str = "caching.enabled";
+
+impl TableOptions {
+    /// Whether reads of the table go through the row cache (when the database has one).
+    pub fn cache_enabled(&self) -> bool {
+        !self
+            .extra
+            .iter()
+            .any(|(k, v)| k == CACHING_ENABLED && v.eq_ignore_ascii_case("false"))
     }
 }
 

@@ -283,8 +283,13 @@ impl Table {
     }
 
     /// Replaces the schema (new options apply to sstables written from now on).
+    /// Turning the cache off for the table (`caching = {'enabled': 'false'}`) empties its
+    /// part of the cache: no memory is held for a table that does not use it.
     pub fn set_schema(&self, schema: TableSchema) -> Result<()> {
         schema.save(&self.dir)?;
+        if !schema.options.cache_enabled() {
+            self.invalidate_cache();
+        }
         *self.hidden_columns.write() = schema.hidden_cells().into();
         *self.schema.write() = Arc::new(schema);
         Ok(())
@@ -319,9 +324,12 @@ impl Table {
     }
 
     /// A read snapshot: single-partition reads go through the row cache when the table has
-    /// one.
+    /// one and its `caching` option leaves it enabled.
     pub fn snapshot(&self) -> Snapshot {
         let mut snap = self.snapshot_uncached();
+        if !self.schema.read().options.cache_enabled() {
+            return snap;
+        }
         if let Some(cache) = &self.cache {
             let underlying = Snapshot {
                 memtables: Vec::new(),
@@ -375,7 +383,12 @@ impl Table {
         cmd: &ReadCommand,
     ) -> Result<Option<crate::read::PartitionResult>> {
         let start = std::time::Instant::now();
-        let (result, counts) = self.snapshot().read_consulting(key, cmd)?;
+        let snapshot = if cmd.bypass_cache {
+            self.snapshot_uncached()
+        } else {
+            self.snapshot()
+        };
+        let (result, counts) = snapshot.read_consulting(key, cmd)?;
         let req = &self.requests;
         req.read_latency.record(micros_since(start));
         req.sstables_per_read.record(counts.sstables as u64);

@@ -88,6 +88,12 @@ impl Parser<'_> {
         } else {
             false
         };
+        // ScyllaDB's extension: read past the row cache, neither using nor filling it.
+        let bypass_cache = self.is_kw("bypass") && {
+            self.advance();
+            self.expect_kw("cache")?;
+            true
+        };
         Ok(Select {
             table,
             json,
@@ -99,6 +105,7 @@ impl Parser<'_> {
             per_partition_limit,
             limit,
             allow_filtering,
+            bypass_cache,
         })
     }
 

@@ -340,35 +340,35 @@ fn relations() {
     check(&[
         (
             r##"SELECT * FROM t WHERE a = 1 AND b < 2 AND c <= 3 AND d > 4 AND e >= 5 AND f != 6"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("a"), op: Eq, value: Literal(Integer("1")) }, Compare { target: Column("b"), op: Lt, value: Literal(Integer("2")) }, Compare { target: Column("c"), op: Lte, value: Literal(Integer("3")) }, Compare { target: Column("d"), op: Gt, value: Literal(Integer("4")) }, Compare { target: Column("e"), op: Gte, value: Literal(Integer("5")) }, Compare { target: Column("f"), op: Neq, value: Literal(Integer("6")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("a"), op: Eq, value: Literal(Integer("1")) }, Compare { target: Column("b"), op: Lt, value: Literal(Integer("2")) }, Compare { target: Column("c"), op: Lte, value: Literal(Integer("3")) }, Compare { target: Column("d"), op: Gt, value: Literal(Integer("4")) }, Compare { target: Column("e"), op: Gte, value: Literal(Integer("5")) }, Compare { target: Column("f"), op: Neq, value: Literal(Integer("6")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE a IN (1, 2, 3) AND b IN () AND c IN ? AND d IN :vals"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [In { target: Column("a"), values: Terms([Literal(Integer("1")), Literal(Integer("2")), Literal(Integer("3"))]) }, In { target: Column("b"), values: Terms([]) }, In { target: Column("c"), values: Marker(BindMarker { index: 0, name: None, line: 1, column: 58 }) }, In { target: Column("d"), values: Marker(BindMarker { index: 1, name: Some("vals"), line: 1, column: 69 }) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [In { target: Column("a"), values: Terms([Literal(Integer("1")), Literal(Integer("2")), Literal(Integer("3"))]) }, In { target: Column("b"), values: Terms([]) }, In { target: Column("c"), values: Marker(BindMarker { index: 0, name: None, line: 1, column: 58 }) }, In { target: Column("d"), values: Marker(BindMarker { index: 1, name: Some("vals"), line: 1, column: 69 }) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE s CONTAINS 1 AND m CONTAINS KEY 'k' AND m['k'] = 2 AND t LIKE 'a%'"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("s"), op: Contains, value: Literal(Integer("1")) }, Compare { target: Column("m"), op: ContainsKey, value: Literal(String("k")) }, Compare { target: Element("m", Literal(String("k"))), op: Eq, value: Literal(Integer("2")) }, Compare { target: Column("t"), op: Like, value: Literal(String("a%")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("s"), op: Contains, value: Literal(Integer("1")) }, Compare { target: Column("m"), op: ContainsKey, value: Literal(String("k")) }, Compare { target: Element("m", Literal(String("k"))), op: Eq, value: Literal(Integer("2")) }, Compare { target: Column("t"), op: Like, value: Literal(String("a%")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE (c, d) > (1, 2) AND (c, d) <= ?"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Tuple(["c", "d"]), op: Gt, value: Tuple([Literal(Integer("1")), Literal(Integer("2"))]) }, Compare { target: Tuple(["c", "d"]), op: Lte, value: Bind(BindMarker { index: 0, name: None, line: 1, column: 52 }) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Tuple(["c", "d"]), op: Gt, value: Tuple([Literal(Integer("1")), Literal(Integer("2"))]) }, Compare { target: Tuple(["c", "d"]), op: Lte, value: Bind(BindMarker { index: 0, name: None, line: 1, column: 52 }) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE (c, d) IN ((1, 2), (3, 4)) AND (e, f) IN (?, ?) AND (g) IN ?"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [In { target: Tuple(["c", "d"]), values: Terms([Tuple([Literal(Integer("1")), Literal(Integer("2"))]), Tuple([Literal(Integer("3")), Literal(Integer("4"))])]) }, In { target: Tuple(["e", "f"]), values: Terms([Bind(BindMarker { index: 0, name: None, line: 1, column: 64 }), Bind(BindMarker { index: 1, name: None, line: 1, column: 67 })]) }, In { target: Tuple(["g"]), values: Marker(BindMarker { index: 2, name: None, line: 1, column: 81 }) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [In { target: Tuple(["c", "d"]), values: Terms([Tuple([Literal(Integer("1")), Literal(Integer("2"))]), Tuple([Literal(Integer("3")), Literal(Integer("4"))])]) }, In { target: Tuple(["e", "f"]), values: Terms([Bind(BindMarker { index: 0, name: None, line: 1, column: 64 }), Bind(BindMarker { index: 1, name: None, line: 1, column: 67 })]) }, In { target: Tuple(["g"]), values: Marker(BindMarker { index: 2, name: None, line: 1, column: 81 }) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE token(pk) > token(?) AND token(pk) <= -123"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Token(["pk"]), op: Gt, value: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "token" }, args: [Bind(BindMarker { index: 0, name: None, line: 1, column: 40 })] }) }, Compare { target: Token(["pk"]), op: Lte, value: Literal(Integer("-123")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Token(["pk"]), op: Gt, value: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "token" }, args: [Bind(BindMarker { index: 0, name: None, line: 1, column: 40 })] }) }, Compare { target: Token(["pk"]), op: Lte, value: Literal(Integer("-123")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE token(a, b) >= token(1, 'x') AND token(a, b) < ?"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Token(["a", "b"]), op: Gte, value: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "token" }, args: [Literal(Integer("1")), Literal(String("x"))] }) }, Compare { target: Token(["a", "b"]), op: Lt, value: Bind(BindMarker { index: 0, name: None, line: 1, column: 69 }) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Token(["a", "b"]), op: Gte, value: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "token" }, args: [Literal(Integer("1")), Literal(String("x"))] }) }, Compare { target: Token(["a", "b"]), op: Lt, value: Bind(BindMarker { index: 0, name: None, line: 1, column: 69 }) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE v IS NOT NULL"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [IsNotNull("v")], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [IsNotNull("v")], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
     ]);
 }
@@ -437,75 +437,83 @@ fn select() {
     check(&[
         (
             r##"SELECT * FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM system.local WHERE key='local'"##,
-            r##"Select(Select { table: QualifiedName { keyspace: Some("system"), name: "local" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("key"), op: Eq, value: Literal(String("local")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: Some("system"), name: "local" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("key"), op: Eq, value: Literal(String("local")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT a, b AS bee, "C" FROM ks.t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: Some("ks"), name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Column("a"), alias: None }, Selector { expr: Column("b"), alias: Some("bee") }, Selector { expr: Column("C"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: Some("ks"), name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Column("a"), alias: None }, Selector { expr: Column("b"), alias: Some("bee") }, Selector { expr: Column("C"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT JSON * FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: true, distinct: false, selectors: None, where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: true, distinct: false, selectors: None, where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT DISTINCT pk FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: true, selectors: Some([Selector { expr: Column("pk"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: true, selectors: Some([Selector { expr: Column("pk"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT JSON DISTINCT a FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: true, distinct: true, selectors: Some([Selector { expr: Column("a"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: true, distinct: true, selectors: Some([Selector { expr: Column("a"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT json, distinct FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Column("json"), alias: None }, Selector { expr: Column("distinct"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Column("json"), alias: None }, Selector { expr: Column("distinct"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT json FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Column("json"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Column("json"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT COUNT(*) FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: CountAll, alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: CountAll, alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT count(1) AS n, count(c) FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: CountAll, alias: Some("n") }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "count" }, args: [Column("c")] }), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: CountAll, alias: Some("n") }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "count" }, args: [Column("c")] }), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT writetime(c), maxwritetime(c), ttl(c), ttl FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: WriteTime(CellRef { column: "c", element: None }), alias: None }, Selector { expr: MaxWriteTime(CellRef { column: "c", element: None }), alias: None }, Selector { expr: Ttl(CellRef { column: "c", element: None }), alias: None }, Selector { expr: Column("ttl"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: WriteTime(CellRef { column: "c", element: None }), alias: None }, Selector { expr: MaxWriteTime(CellRef { column: "c", element: None }), alias: None }, Selector { expr: Ttl(CellRef { column: "c", element: None }), alias: None }, Selector { expr: Column("ttl"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT token(a, b), toTimestamp(now()), ks.myfn(a, 1), "F"(a) FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "token" }, args: [Column("a"), Column("b")] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "totimestamp" }, args: [Function(FunctionCall { name: QualifiedName { keyspace: None, name: "now" }, args: [] })] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: Some("ks"), name: "myfn" }, args: [Column("a"), Term(Literal(Integer("1")))] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "F" }, args: [Column("a")] }), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "token" }, args: [Column("a"), Column("b")] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "totimestamp" }, args: [Function(FunctionCall { name: QualifiedName { keyspace: None, name: "now" }, args: [] })] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: Some("ks"), name: "myfn" }, args: [Column("a"), Term(Literal(Integer("1")))] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "F" }, args: [Column("a")] }), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT CAST(a AS text), min(b), max(b), sum(b), avg(b) FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Cast(Column("a"), Native(Text)), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "min" }, args: [Column("b")] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "max" }, args: [Column("b")] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "sum" }, args: [Column("b")] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "avg" }, args: [Column("b")] }), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Cast(Column("a"), Native(Text)), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "min" }, args: [Column("b")] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "max" }, args: [Column("b")] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "sum" }, args: [Column("b")] }), alias: None }, Selector { expr: Function(FunctionCall { name: QualifiedName { keyspace: None, name: "avg" }, args: [Column("b")] }), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT m['k'], u.f, 1, 'lit', -2.5, null, [1], {1: 2} FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Element(Column("m"), Literal(String("k"))), alias: None }, Selector { expr: Field(Column("u"), "f"), alias: None }, Selector { expr: Term(Literal(Integer("1"))), alias: None }, Selector { expr: Term(Literal(String("lit"))), alias: None }, Selector { expr: Term(Literal(Float("-2.5"))), alias: None }, Selector { expr: Term(Null), alias: None }, Selector { expr: Term(List([Literal(Integer("1"))])), alias: None }, Selector { expr: Term(Map([(Literal(Integer("1")), Literal(Integer("2")))])), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: Element(Column("m"), Literal(String("k"))), alias: None }, Selector { expr: Field(Column("u"), "f"), alias: None }, Selector { expr: Term(Literal(Integer("1"))), alias: None }, Selector { expr: Term(Literal(String("lit"))), alias: None }, Selector { expr: Term(Literal(Float("-2.5"))), alias: None }, Selector { expr: Term(Null), alias: None }, Selector { expr: Term(List([Literal(Integer("1"))])), alias: None }, Selector { expr: Term(Map([(Literal(Integer("1")), Literal(Integer("2")))])), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE pk = 1 ORDER BY c DESC, d"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("pk"), op: Eq, value: Literal(Integer("1")) }], group_by: [], order_by: [("c", Desc), ("d", Asc)], per_partition_limit: None, limit: None, allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("pk"), op: Eq, value: Literal(Integer("1")) }], group_by: [], order_by: [("c", Desc), ("d", Asc)], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE pk = 1 GROUP BY pk, c PER PARTITION LIMIT 2 LIMIT ? ALLOW FILTERING"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("pk"), op: Eq, value: Literal(Integer("1")) }], group_by: ["pk", "c"], order_by: [], per_partition_limit: Some(Literal(Integer("2"))), limit: Some(Bind(BindMarker { index: 0, name: None, line: 1, column: 72 })), allow_filtering: true })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("pk"), op: Eq, value: Literal(Integer("1")) }], group_by: ["pk", "c"], order_by: [], per_partition_limit: Some(Literal(Integer("2"))), limit: Some(Bind(BindMarker { index: 0, name: None, line: 1, column: 72 })), allow_filtering: true, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t LIMIT :lim"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: Some(Bind(BindMarker { index: 0, name: Some("lim"), line: 1, column: 22 })), allow_filtering: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: Some(Bind(BindMarker { index: 0, name: Some("lim"), line: 1, column: 22 })), allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT * FROM t WHERE a = 1 ORDER BY c ASC LIMIT 10 ALLOW FILTERING"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("a"), op: Eq, value: Literal(Integer("1")) }], group_by: [], order_by: [("c", Asc)], per_partition_limit: None, limit: Some(Literal(Integer("10"))), allow_filtering: true })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("a"), op: Eq, value: Literal(Integer("1")) }], group_by: [], order_by: [("c", Asc)], per_partition_limit: None, limit: Some(Literal(Integer("10"))), allow_filtering: true, bypass_cache: false })"##,
+        ),
+        (
+            r##"SELECT * FROM t WHERE a = 1 ALLOW FILTERING BYPASS CACHE"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [Compare { target: Column("a"), op: Eq, value: Literal(Integer("1")) }], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: true, bypass_cache: true })"##,
+        ),
+        (
+            r##"select * from t limit 1 bypass cache"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: None, where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: Some(Literal(Integer("1"))), allow_filtering: false, bypass_cache: true })"##,
         ),
     ]);
 }

@@ -11,14 +11,17 @@
 //! **Population.** A read that finds a gap reads the sources from there to the end of its
 //! slice, inserting the rows it pulls and marking continuous exactly the interval it covered
 //! (up to the last row pulled when a `LIMIT` stops it early). Every change of a table's
-//! sstable set advances the table's *phase*; a read carries the phase of the snapshot it
-//! started on, and populates only while that is still the table's phase and no flush is being
-//! merged in — otherwise it counts a mispopulation and only reads (its sstables may lack data
-//! a flush has since moved from a memtable into the cache).
+//! sstable set (and every memtable switch) advances the table's *phase*; a read carries the
+//! phase of the snapshot it started on, and populates only while that is still the table's
+//! phase and no flush is being merged in — otherwise it counts a mispopulation and only reads
+//! (its sstables may lack data a flush has since moved from a memtable into the cache).
 //!
-//! **Flush.** [`RowCache::begin_update`] advances the phase and blocks population; the flushed
-//! memtable is merged into cached partitions where they are continuous
-//! ([`RowCache::apply_flushed`]), at most [`MERGE_BATCH`] rows per lock hold: the merge
+//! **Flush.** Switching the active memtable out *seals* it ([`RowCache::seal`]): the phase
+//! advances, and the new table state carries it, so a read knows whether its snapshot holds
+//! that memtable sealed (whole) or still active (taking writes). [`RowCache::begin_update`]
+//! advances the phase and blocks population; the flushed memtable is merged into cached
+//! partitions where they are continuous ([`RowCache::apply_flushed`]; partitions not cached
+//! are skipped without being copied), at most [`MERGE_BATCH`] rows per lock hold: the merge
 //! yields between rows, so no cache user — a read of any table, an index-page lookup, a
 //! writer giving way — waits behind a whole partition, let alone a whole memtable (seed 004's
 //! preemptible merge); [`RowCache::end_update`] advances the phase again once the new
@@ -27,22 +30,25 @@
 //! makes harmless.
 //!
 //! **Isolation.** One lock (the tracker's) covers every table's cache and the LRU. Readers
-//! copy rows out in batches under it, and a partition is changed only under it — a flushed
-//! partition in several holds, so between them a cached partition holds part of a flushed
-//! write. No read sees that: no read of the table uses the cache from `begin_update` to
-//! `end_update` (the phase rule below), and by `end_update` every partition of the memtable
-//! is merged in full. Population is stopped meanwhile, so only eviction touches a partition
-//! between two batches; it only removes entries (breaking continuity around them), and when
-//! it removed the whole partition the rest of its merge is dropped — the sstables about to
-//! be published hold it. A read uses the cache only while the table's phase is still
-//! the read's: once a flush starts merging a memtable in, the cache may hold writes newer
-//! than the read's snapshot, and a read mixing cached rows with its snapshot's would see
-//! part of a write — so the read continues from its own sstables (batches it already copied
-//! came from the cache when it mirrored exactly those sstables). Reads therefore see all of a
-//! write or none without MVCC versions, at the price of reading sstables while a flush is
-//! merged in (ScyllaDB's MVCC versions avoid that; see the report of issue 17). A reader
-//! between batches may also find what it had not read yet evicted: it continues from the
-//! sstables too (its position is a clustering position, never a reference).
+//! copy rows out in batches under it; a partition is changed only under it — a flushed
+//! partition in several holds of [`MERGE_BATCH`] rows. A flush merge may bring into the
+//! cache a write that a read begun *before the memtable was sealed* does not see (it arrived
+//! in the memtable after the read looked there); such a read, copying the cache batch by
+//! batch, could see part of that write. So a read uses the cache only if it began after the
+//! memtable being (or last) merged was sealed, and after the last invalidation
+//! (`read_floor`); otherwise it continues from its own sstables. A read begun after the seal
+//! sees the whole memtable in its snapshot, so whatever the merge adds to the cache it sees
+//! anyway — also between two batches of one partition, when the cache holds part of a
+//! flushed write: the rest comes from the memtable, and reconciliation makes the rows seen
+//! twice harmless. Reads served by the cache during a flush merge therefore see all of a
+//! write or none, without MVCC versions. Only reads that straddle a memtable switch *and*
+//! the merge that follows read their sstables (ScyllaDB's MVCC versions avoid even that).
+//! Population is stopped during the merge, so between two batches only eviction touches the
+//! partition; it only removes entries (breaking continuity around them), and when it
+//! removed the whole partition the rest of its merge is dropped — the sstables about to be
+//! published hold it. A reader between batches may also find what it had not read yet
+//! evicted: it continues from the sstables too (its position is a clustering position,
+//! never a reference).
 //!
 //! **Eviction.** One LRU for every table's entries (rows and dummies), most recent last;
 //! inserting and reading count as uses. Past the limit (the byte budget, less what memtables
@@ -82,7 +88,7 @@ use key::{Evictable, PageKey};
 use lru::Lru;
 use parking_lot::Mutex;
 use partition::{CachedPartition, Ctx};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -147,18 +153,30 @@ pub const DEFAULT_INDEX_FRACTION: f64 = 0.2;
 /// One table's part of the cache.
 #[derive(Default)]
 struct TableCache {
-    /// Advanced by every change of the table's sstable set.
+    /// Advanced by every change of the table's sstable set and every memtable switch.
     phase: u64,
     /// Flushes being merged in (population waits for none).
     updating: u32,
+    /// Reads of an older phase may not read the cache (see [`TableCache::may_read`]).
+    read_floor: u64,
+    /// The phases memtables were sealed in, oldest first, not merged in yet.
+    sealed: VecDeque<u64>,
     partitions: BTreeMap<DecoratedKey, CachedPartition>,
 }
 
 impl TableCache {
-    /// True when a read of `phase` may read from (and populate) the cache: the sstable set
-    /// is still the read's, and no flush is being merged in.
-    fn serves(&self, phase: u64) -> bool {
+    /// True when a read of `phase` may populate the cache: the sstable set is still the
+    /// read's, and no flush is being merged in.
+    fn may_populate(&self, phase: u64) -> bool {
         self.phase == phase && self.updating == 0
+    }
+
+    /// True when a read of `phase` may read from the cache: it began after the memtable
+    /// last merged in (or being merged in) was sealed, so it sees that memtable whole and
+    /// what the merge adds to the cache is already in its view; and after the last
+    /// invalidation.
+    fn may_read(&self, phase: u64) -> bool {
+        phase >= self.read_floor
     }
 }
 
@@ -278,6 +296,16 @@ impl CacheTracker {
         s
     }
 
+    /// Evicts every entry of every table and every index page, one eviction step at a time
+    /// from the LRU's old end (counted as evictions, not removals: ScyllaDB's reclaim of all
+    /// cache memory).
+    pub fn evict_all(&self) {
+        // Evicting keeps what stays cached true to the sstables, so unlike invalidation it
+        // leaves the phase alone: a read in flight may populate again.
+        let mut g = self.inner.lock();
+        while g.evict_one() {}
+    }
+
     /// Empties every table's cache and drops every index page.
     pub fn invalidate_all(&self) {
         let mut g = self.inner.lock();
@@ -358,6 +386,8 @@ impl Inner {
             return;
         };
         t.phase += 1;
+        // Reads begun before may not read what reads after it populate (new sstables).
+        t.read_floor = t.phase;
         let parts = std::mem::take(&mut t.partitions);
         let mut freed = 0isize;
         for (key, p) in parts {
@@ -401,13 +431,42 @@ impl RowCache {
         }
     }
 
-    /// A flush starts merging a memtable in: population stops until [`RowCache::end_update`].
+    /// The active memtable is sealed (switched out for flushing): advances the phase, which
+    /// the new table state carries, and returns it. Reads of this phase or later see the
+    /// sealed memtable whole, so they may read the cache while it is merged in.
+    pub fn seal(&self) -> u64 {
+        let mut g = self.tracker.inner.lock();
+        match g.tables.get_mut(&self.slot) {
+            Some(t) => {
+                t.phase += 1;
+                t.sealed.push_back(t.phase);
+                t.phase
+            }
+            None => 0,
+        }
+    }
+
+    /// A flush starts merging the oldest sealed memtable in: population stops until
+    /// [`RowCache::end_update`], and reads begun before that memtable was sealed stop reading
+    /// the cache (it may gain writes their view of the memtable lacks).
     pub fn begin_update(&self) {
         let mut g = self.tracker.inner.lock();
         if let Some(t) = g.tables.get_mut(&self.slot) {
             t.phase += 1;
             t.updating += 1;
+            let sealed = t.sealed.pop_front().unwrap_or(t.phase);
+            t.read_floor = t.read_floor.max(sealed);
         }
+    }
+
+    /// Whether the partition is cached (a flush merges only into cached partitions).
+    pub fn holds(&self, key: &DecoratedKey) -> bool {
+        self.tracker
+            .inner
+            .lock()
+            .tables
+            .get(&self.slot)
+            .is_some_and(|t| t.partitions.contains_key(key))
     }
 
     /// The flush is published; returns the new phase.

@@ -162,6 +162,10 @@ impl CachedPartition {
     ) -> WalkEnd {
         let mut c = from.clone();
         let mut taken = 0;
+        // A dummy at `from` bounds the interval the walk relies on: it is used too.
+        if let Some(e) = self.entries.get(from) {
+            lru.touch(e.lru);
+        }
         for (pos, e) in self
             .entries
             .range((Bound::Excluded(from), Bound::Unbounded))
@@ -200,11 +204,16 @@ impl CachedPartition {
         loop {
             // The interval just below `c` is known when the first entry at or after `c` is
             // continuous (its interval reaches down to the entry before `c`).
-            let covers = self
+            let cover = self
                 .entries
                 .range((Bound::Included(&c), Bound::Unbounded))
                 .next()
-                .is_some_and(|(_, e)| e.continuous);
+                .filter(|(_, e)| e.continuous);
+            // The entry whose interval the walk relies on is used too.
+            if let Some((_, e)) = cover {
+                lru.touch(e.lru);
+            }
+            let covers = cover.is_some();
             let prev = self
                 .entries
                 .range((Bound::Unbounded, Bound::Excluded(&c)))
@@ -292,7 +301,10 @@ impl CachedPartition {
             return;
         }
         if !self.entries.contains_key(&lo) {
-            let continuous = self.is_continuous_at(&lo);
+            // Nothing precedes a partition's start: a dummy there is continuous, so that
+            // evicting it (it is used only by reads from the head) keeps the head known.
+            let continuous =
+                lo == Position::before(&bytes::Bytes::new()) || self.is_continuous_at(&lo);
             self.insert_entry(lo.clone(), None, continuous, ctx);
         }
         if !self.entries.contains_key(&hi) {

@@ -68,7 +68,7 @@ impl RowCache {
         let Some(t) = tables.get_mut(&self.slot) else {
             return false;
         };
-        if t.phase != phase || t.updating > 0 {
+        if !t.may_populate(phase) {
             stats.mispopulations += 1;
             return false;
         }
@@ -128,7 +128,7 @@ impl PartitionSource for CachedSource {
             let Inner { tables, stats, .. } = &mut *g;
             stats.reads += 1;
             match tables.get(&self.cache.slot) {
-                Some(t) if t.serves(self.phase) => {
+                Some(t) if t.may_read(self.phase) => {
                     let hit = t.partitions.get(key).map(|p| Header {
                         deletion: p.deletion,
                         static_row: p.static_row.clone(),
@@ -376,11 +376,12 @@ impl CacheRows {
             let Inner {
                 tables, lru, stats, ..
             } = &mut *g;
-            // Only while the cache is still at this read's phase: after a flush merge it may
-            // hold writes newer than the read's snapshot, and the read would see part of them.
+            // Only while the read may: a flush merge of a memtable sealed after the read
+            // began may bring writes newer than the read's snapshot, of which the read would
+            // see part.
             let p = tables
                 .get(&self.cache.slot)
-                .filter(|t| t.serves(self.phase))
+                .filter(|t| t.may_read(self.phase))
                 .and_then(|t| t.partitions.get(&self.key));
             let end = match p {
                 Some(p) if self.reversed => p.walk_reverse(

@@ -33,11 +33,14 @@ impl Table {
         let id = self.next_memtable_id.fetch_add(1, Ordering::Relaxed);
         let mut flushing = state.flushing.clone();
         flushing.push((Arc::clone(&state.active), pos));
+        // Reads from now on see the switched memtable whole (sealed): the row cache notes
+        // the phase they carry.
+        let cache_phase = self.cache.as_ref().map_or(0, |c| c.seal());
         *state = Arc::new(TableState {
             active: Arc::new(Memtable::new(id)),
             flushing,
             sstables: state.sstables.clone(),
-            cache_phase: state.cache_phase,
+            cache_phase,
         });
         true
     }
@@ -79,8 +82,12 @@ impl Table {
             // resumes in the phase the new state carries).
             if let Some(cache) = &self.cache {
                 cache.begin_update();
+                // No partition becomes cached during the update (population waits), so one
+                // not cached now is skipped without copying it.
                 mem.for_each(|key, p| {
-                    cache.apply_flushed(key, p.to_partition());
+                    if cache.holds(key) {
+                        cache.apply_flushed(key, p.to_partition());
+                    }
                     Ok(())
                 })?;
             }

@@ -321,3 +321,55 @@ fn sstables_per_read_counts_what_a_miss_read_and_nothing_for_a_hit() {
     let absent = recorded(&t);
     assert_eq!((absent.count(), absent.sum), (3, 2), "{absent:?}");
 }
+
+/// Seed 004's workload in small: rows prepended to a partition, flushed again and again, the
+/// partition's head read with `LIMIT 1` between flushes, in a cache far smaller than the
+/// partition. Eviction must take the least recently used rows (the old tail) and leave the
+/// head cached: the head reads keep hitting, and a read populates only what it returned —
+/// never the whole partition (which would evict as much again, every read).
+#[test]
+fn head_reads_of_a_growing_partition_keep_hitting_under_eviction() {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = 64 << 10;
+    let (db, t) = open_with_cache(dir.path(), budget);
+    let cache = Arc::clone(db.row_cache().unwrap());
+    let mut next = 1_000_000;
+    let value = "a value of some forty bytes, as a row...";
+    let mut misses_late = 0;
+    for round in 0..30 {
+        for _ in 0..100 {
+            next -= 1;
+            write(&db, &t, 1, next, value, i64::from(1_000_000 - next));
+        }
+        db.flush("ks", "t").unwrap();
+        for _ in 0..5 {
+            let before = cache.stats();
+            let p = t.read(&pk(1), &head(1)).unwrap().unwrap();
+            assert_eq!(p.rows.len(), 1);
+            assert_eq!(
+                p.rows[0].0,
+                ck(next),
+                "round {round}: the newest row is the head"
+            );
+            let after = cache.stats();
+            assert!(
+                after.row_insertions - before.row_insertions <= 2,
+                "round {round}: one head read inserted {} rows",
+                after.row_insertions - before.row_insertions
+            );
+            assert!(after.bytes_used <= budget as u64);
+            if round >= 10 {
+                misses_late += after.reads_with_misses - before.reads_with_misses;
+            }
+        }
+    }
+    let stats = cache.stats();
+    assert!(
+        stats.row_evictions > 0,
+        "the partition outgrew the cache: {stats:?}"
+    );
+    assert!(
+        misses_late <= 2,
+        "head reads missed {misses_late} times: {stats:?}"
+    );
+}

@@ -93,22 +93,46 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
             Response::ok(Json::uint(backend.node().started.elapsed().as_millis() as u64).to_text())
         }
         ["system", "memory"] if get => Response::ok(memory(backend).to_text()),
-        ["cache_service", "invalidate_key_cache" | "invalidate_row_cache" | "invalidate_counter_cache"]
-            if post =>
-        {
+        ["cache_service", "invalidate_row_cache"] if post => {
             if let Some((k, _)) = req.params.first() {
                 return Some(Response::error(400, format!("Unexpected parameter '{k}'")));
             }
-            // No-op: there is no cache to invalidate yet (see module docs).
+            if let Some(cache) = backend.database().row_cache() {
+                cache.invalidate_all();
+            }
             Response::void()
         }
-        ["cache_service", "metrics", "key" | "row" | "counter", metric] if get => match *metric {
+        ["cache_service", "invalidate_key_cache" | "invalidate_counter_cache"] if post => {
+            if let Some((k, _)) = req.params.first() {
+                return Some(Response::error(400, format!("Unexpected parameter '{k}'")));
+            }
+            // Cairn has no key cache (index pages are cached with the rows) and no counter
+            // cache: nothing to drop, as ScyllaDB's stubs.
+            Response::void()
+        }
+        ["cache_service", "metrics", "row", metric] if get => row_cache_metric(backend, metric),
+        ["cache_service", "metrics", "key" | "counter", metric] if get => match *metric {
             "entries" | "size" | "capacity" | "hits" | "requests" | "misses" => {
                 Response::ok(Json::Int(0).to_text())
             }
             "hit_rate" => Response::ok(Json::Float(0.0).to_text()),
             _ => Response::error(404, format!("Unknown cache metric {metric}")),
         },
+        // ScyllaDB reclaims all of its LSA memory, which evicts the whole row cache; so does
+        // this, entry by entry from the LRU's old end (seed 004 forces an invalidation so).
+        ["lsa", "compact"] if post => {
+            if let Some(cache) = backend.database().row_cache() {
+                cache.evict_all();
+            }
+            Response::void()
+        }
+        // "Drop in-memory caches for data which is in sstables".
+        ["system", "drop_sstable_caches"] if post => {
+            if let Some(cache) = backend.database().row_cache() {
+                cache.invalidate_all();
+            }
+            Response::void()
+        }
         _ if known(seg) => Response::error(
             405,
             format!("Method {} not allowed for {}", req.method, req.path),
@@ -142,10 +166,38 @@ fn known(seg: &[&str]) -> bool {
             _
         ] | ["gossiper", "endpoint", _]
             | ["snitch", _]
-            | ["system", "uptime_ms" | "memory"]
+            | ["system", "uptime_ms" | "memory" | "drop_sstable_caches"]
+            | ["lsa", "compact"]
             | ["cache_service", _]
             | ["cache_service", "metrics", _, _]
     )
+}
+
+/// `/cache_service/metrics/row/{metric}`: the row cache's figures as ScyllaDB reports them
+/// to nodetool — entries are cached partitions, size the bytes used, capacity the budget,
+/// hits and misses are partition lookups; all zero without a cache.
+fn row_cache_metric(backend: &dyn AdminBackend, metric: &str) -> Response {
+    let s = backend
+        .database()
+        .row_cache()
+        .map(|c| c.stats())
+        .unwrap_or_default();
+    let requests = s.partition_hits + s.partition_misses;
+    let value = match metric {
+        "entries" => Json::uint(s.partitions),
+        "size" => Json::uint(s.bytes_used),
+        "capacity" => Json::uint(s.bytes_total),
+        "hits" => Json::uint(s.partition_hits),
+        "misses" => Json::uint(s.partition_misses),
+        "requests" => Json::uint(requests),
+        "hit_rate" => Json::Float(if requests == 0 {
+            0.0
+        } else {
+            s.partition_hits as f64 / requests as f64
+        }),
+        _ => return Response::error(404, format!("Unknown cache metric {metric}")),
+    };
+    Response::ok(value.to_text())
 }
 
 /// Bytes of live sstables over every table (Cassandra's load).

@@ -238,6 +238,10 @@ fn status_and_info() {
     assert_eq!(field(&f, "Rack"), "rack1");
     assert_eq!(field(&f, "Exceptions"), "0");
     assert!(field(&f, "Key Cache").starts_with("entries 0, size 0 bytes"));
+    assert!(field(&f, "Row Cache").starts_with("entries "));
+    assert!(field(&f, "Row Cache").ends_with("0 save period in seconds"));
+    assert_eq!(run(&node, "invalidaterowcache").unwrap(), "");
+    assert_eq!(run(&node, "invalidaterowcache x").unwrap_err().exit_code, 1);
     assert_eq!(field(&f, "Token"), "0");
 }
 

@@ -18,7 +18,7 @@
 //! operation.
 
 mod args;
-mod clock;
+pub mod clock;
 mod deadline;
 mod plot;
 mod report;

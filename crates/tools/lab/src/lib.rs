@@ -4,6 +4,7 @@
 //! directory and prints progress lines as it goes.
 
 pub mod backup;
+pub mod cache;
 pub mod chunk_size;
 pub mod compaction;
 pub mod compression;
@@ -25,6 +26,9 @@ pub enum LabCommand {
     Compaction(compaction::CompactionArgs),
     /// Embedded write throughput and CPU per insert, periodic and batch commitlog modes.
     Write(write::WriteArgs),
+    /// Seed 004's row-cache experiment through CQL on a real node: head reads while ten
+    /// writers prepend rows, flushes and a forced invalidation; CPU per cached SELECT.
+    Cache(cache::CacheArgs),
     /// Snapshot of a large table and refresh speed against the disk (issue 21).
     Backup(backup::BackupArgs),
 }
@@ -37,6 +41,7 @@ pub fn run(cmd: LabCommand) -> anyhow::Result<()> {
         LabCommand::Write(a) => write::run(a),
         LabCommand::Compaction(a) => compaction::run(a),
         LabCommand::Backup(a) => backup::run(a),
+        LabCommand::Cache(a) => cache::run(a),
     }
 }
 

@@ -234,14 +234,31 @@ pub struct XyChart<'a> {
 
 /// Writes `<base>.png` and `<base>.svg`.
 pub fn xy_chart(base: &Path, chart: &XyChart) -> Result<()> {
+    xy_chart_marked(base, chart, &[])
+}
+
+/// [`xy_chart`] with events marked: a dashed vertical line at each `(x, label)`, labelled.
+pub fn xy_chart_marked(base: &Path, chart: &XyChart, markers: &[(f64, String)]) -> Result<()> {
     let png = base.with_extension("png");
     let svg = base.with_extension("svg");
-    draw_xy(BitMapBackend::new(&png, SIZE).into_drawing_area(), chart)?;
-    draw_xy(SVGBackend::new(&svg, SIZE).into_drawing_area(), chart)?;
+    draw_xy(
+        BitMapBackend::new(&png, SIZE).into_drawing_area(),
+        chart,
+        markers,
+    )?;
+    draw_xy(
+        SVGBackend::new(&svg, SIZE).into_drawing_area(),
+        chart,
+        markers,
+    )?;
     Ok(())
 }
 
-fn draw_xy<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &XyChart) -> Result<()> {
+fn draw_xy<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    c: &XyChart,
+    markers: &[(f64, String)],
+) -> Result<()> {
     let text = has_font();
     root.fill(&WHITE).map_err(err)?;
     let pts = || c.series.iter().flat_map(|s| s.points.iter().copied());
@@ -274,6 +291,24 @@ fn draw_xy<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, c: &XyChart) -> Res
         mesh.x_labels(0).y_labels(0);
     }
     mesh.draw().map_err(err)?;
+    let grey = RGBColor(150, 150, 150);
+    for (x, label) in markers {
+        // Dashes: short segments up the whole height.
+        let dashes = (0..40).filter(|k| k % 2 == 0).map(|k| {
+            let (y0, y1) = (ymax * k as f64 / 40.0, ymax * (k + 1) as f64 / 40.0);
+            PathElement::new(vec![(*x, y0), (*x, y1)], grey.stroke_width(1))
+        });
+        chart.draw_series(dashes).map_err(err)?;
+        if text {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    label.clone(),
+                    (*x, ymax * 0.97),
+                    ("sans-serif", 11).into_font().color(&grey),
+                )))
+                .map_err(err)?;
+        }
+    }
     for (si, s) in c.series.iter().enumerate() {
         let color = COLORS[si % COLORS.len()];
         let drawn = chart

@@ -52,6 +52,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("getcompactionthroughput", "getcompactionthroughput              Print the MB/s throughput cap for compaction in the system"),
     ("help", "help                                 Display help information"),
     ("info", "info                                 Print node information (uptime, load, ...)"),
+    ("invalidatekeycache", "invalidatekeycache                   Invalidate the key cache (Cairn has none: a no-op)"),
+    ("invalidaterowcache", "invalidaterowcache                   Invalidate the row cache"),
     ("listsnapshots", "listsnapshots [-nt] [-e]             Lists all the snapshots along with the size on disk and true size"),
     ("refresh", "refresh <keyspace> <table>           Load newly placed SSTables (in the table's upload/ directory) to the system without restart"),
     ("setcompactionthroughput", "setcompactionthroughput <MB/s>       Set the MB/s throughput cap for compaction in the system, or 0 to disable throttling"),
@@ -207,6 +209,15 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
         "info" => {
             max_args(0)?;
             reports::info(&client)
+        }
+        "invalidaterowcache" | "invalidatekeycache" => {
+            max_args(0)?;
+            let which = inv
+                .command
+                .trim_start_matches("invalidate")
+                .replace("cache", "");
+            client.post(&format!("/cache_service/invalidate_{which}_cache"), &[])?;
+            Ok(String::new())
         }
         "describering" => reports::describering(&client, args),
         "snapshot" => snapshots::snapshot(&client, inv),

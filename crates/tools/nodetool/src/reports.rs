@@ -127,6 +127,15 @@ pub fn status(client: &Client) -> Result<String, NodetoolError> {
     Ok(out)
 }
 
+/// Cassandra's `%.3f` of hits over requests; `NaN` before any request.
+fn hit_rate(hits: f64, requests: f64) -> String {
+    if requests == 0.0 {
+        "NaN".into()
+    } else {
+        format!("{:.3}", hits / requests)
+    }
+}
+
 /// `nodetool info`.
 pub fn info(client: &Client) -> Result<String, NodetoolError> {
     let host_id = get_str(client, "/storage_service/hostid/local")?;
@@ -162,14 +171,30 @@ pub fn info(client: &Client) -> Result<String, NodetoolError> {
     line("Data Center", dc);
     line("Rack", rack);
     line("Exceptions", "0".into());
-    for (name, save) in [("Key", 14400), ("Row", 0), ("Counter", 7200)] {
-        line(
-            &format!("{name} Cache"),
-            format!(
-                "entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, {save} save period in seconds"
-            ),
-        );
-    }
+    let row = |m: &str| get_f64(client, &format!("/cache_service/metrics/row/{m}"));
+    let (entries, size, capacity) = (row("entries")?, row("size")?, row("capacity")?);
+    let (hits, requests) = (row("hits")?, row("requests")?);
+    // Cairn caches index pages with the rows and has no counter cache: those lines stay
+    // Cassandra's empty ones, so scripts reading them still parse.
+    let empty = |save: u32| {
+        format!(
+            "entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, {save} save period in seconds"
+        )
+    };
+    line("Key Cache", empty(14400));
+    line(
+        "Row Cache",
+        format!(
+            "entries {}, size {}, capacity {}, {} hits, {} requests, {} recent hit rate, 0 save period in seconds",
+            entries as u64,
+            file_size(size),
+            file_size(capacity),
+            hits as u64,
+            requests as u64,
+            hit_rate(hits, requests),
+        ),
+    );
+    line("Counter Cache", empty(7200));
     line("Percent Repaired", "0.0%".into());
     match tokens.as_slice() {
         [one] => line("Token", one.clone()),

@@ -1,9 +1,15 @@
-//! The `caching` table option, as Cassandra's `CachingParams`: `keys` (`ALL` or `NONE`) and
-//! `rows_per_partition` (`ALL`, `NONE` or a count), any case. A map replaces the whole option:
-//! a missing `keys` means `NONE`, a missing `rows_per_partition` `NONE`. Shown back as
-//! Cassandra shows it (`{'keys': 'ALL', 'rows_per_partition': 'NONE'}`).
+//! The `caching` table option: Cassandra's `CachingParams` — `keys` (`ALL` or `NONE`) and
+//! `rows_per_partition` (`ALL`, `NONE` or a count), any case — plus ScyllaDB's `enabled`
+//! (`true` or `false`, any case). A map replaces the whole option: a missing `keys` means
+//! `NONE`, a missing `rows_per_partition` `NONE`, a missing `enabled` `true`. Shown back as
+//! Cassandra shows it (`{'keys': 'ALL', 'rows_per_partition': 'NONE'}`), with
+//! `'enabled': 'false'` first when the cache is off, as ScyllaDB shows it.
 //!
-//! Kept for the row cache to come: today nothing is cached per these settings.
+//! Cairn's row cache is ScyllaDB's: on for every table unless `enabled` is `false`
+//! ([`cairn_engine::schema::CACHING_ENABLED`]). `keys` and `rows_per_partition` are kept and
+//! shown back for Cassandra's tools, and — as in ScyllaDB — do not limit what is cached: a
+//! partition is cached row by row as far as it is read, and the cache's own budget and LRU
+//! bound it (`docs/cql.md`, "Caching").
 
 use crate::error::{Error, Result};
 use cairn_engine::java::hash_map_order;
@@ -11,6 +17,8 @@ use cairn_engine::java::hash_map_order;
 /// A table's caching settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caching {
+    /// Reads go through the row cache (ScyllaDB's `enabled`).
+    pub enabled: bool,
     pub keys: bool,
     /// Rows cached per partition: 0 for none, `i32::MAX` for all.
     pub rows_per_partition: i32,
@@ -19,6 +27,7 @@ pub struct Caching {
 impl Default for Caching {
     fn default() -> Self {
         Caching {
+            enabled: true,
             keys: true,
             rows_per_partition: 0,
         }
@@ -36,7 +45,7 @@ impl Caching {
         let mut unknown: Vec<&str> = map
             .iter()
             .map(|(k, _)| k.as_str())
-            .filter(|k| !matches!(*k, "keys" | "rows_per_partition"))
+            .filter(|k| !matches!(*k, "keys" | "rows_per_partition" | "enabled"))
             .collect();
         let keys = match get("keys") {
             None => false,
@@ -45,6 +54,16 @@ impl Caching {
             Some(v) => {
                 return Err(Error::Configuration(format!(
                     "Invalid value '{v}' for caching sub-option 'keys': only 'ALL' and 'NONE' are allowed"
+                )))
+            }
+        };
+        let enabled = match get("enabled") {
+            None => true,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                return Err(Error::Configuration(format!(
+                    "Invalid value '{v}' for caching sub-option 'enabled': only 'true' and 'false' are allowed"
                 )))
             }
         };
@@ -75,6 +94,7 @@ impl Caching {
             )));
         }
         Ok(Caching {
+            enabled,
             keys,
             rows_per_partition,
         })
@@ -98,11 +118,25 @@ impl Caching {
         }
     }
 
-    /// Reads the stored values back (`keys` / `rows_per_partition` as [`Caching::keys_str`]
-    /// and [`Caching::rows_str`] wrote them); defaults for what is missing.
-    pub fn from_stored(keys: Option<&str>, rows: Option<&str>) -> Caching {
+    /// The map shown back: `enabled` only when off (ScyllaDB), then `keys` and
+    /// `rows_per_partition`.
+    pub fn to_map(&self) -> Vec<(String, String)> {
+        let mut m = Vec::with_capacity(3);
+        if !self.enabled {
+            m.push(("enabled".to_string(), "false".to_string()));
+        }
+        m.push(("keys".to_string(), self.keys_str().to_string()));
+        m.push(("rows_per_partition".to_string(), self.rows_str()));
+        m
+    }
+
+    /// Reads the stored values back (`enabled` as the engine reads it, `keys` /
+    /// `rows_per_partition` as [`Caching::keys_str`] and [`Caching::rows_str`] wrote them);
+    /// defaults for what is missing.
+    pub fn from_stored(enabled: bool, keys: Option<&str>, rows: Option<&str>) -> Caching {
         let d = Caching::default();
         Caching {
+            enabled,
             keys: keys.map_or(d.keys, |k| k.eq_ignore_ascii_case("ALL")),
             rows_per_partition: match rows {
                 None => d.rows_per_partition,
@@ -135,8 +169,9 @@ mod tests {
         let c = Caching::from_map(&m(&[("rows_per_partition", "0")])).unwrap();
         assert_eq!(c.rows_str(), "NONE");
         assert_eq!(
-            Caching::from_stored(Some("NONE"), Some("ALL")),
+            Caching::from_stored(true, Some("NONE"), Some("ALL")),
             Caching {
+                enabled: true,
                 keys: false,
                 rows_per_partition: i32::MAX
             }
@@ -159,8 +194,28 @@ mod tests {
             "Invalid caching sub-options [bar, foo]: only 'keys' and 'rows_per_partition' are allowed"
         );
         assert_eq!(
-            err(&[("enabled", "true")]),
-            "Invalid caching sub-options [enabled]: only 'keys' and 'rows_per_partition' are allowed"
+            err(&[("enabled", "no")]),
+            "Invalid value 'no' for caching sub-option 'enabled': only 'true' and 'false' are allowed"
+        );
+    }
+
+    #[test]
+    fn scylla_enabled_flag() {
+        let c = Caching::from_map(&m(&[("enabled", "FALSE")])).unwrap();
+        assert!(!c.enabled);
+        assert_eq!(
+            c.to_map(),
+            m(&[
+                ("enabled", "false"),
+                ("keys", "NONE"),
+                ("rows_per_partition", "NONE")
+            ])
+        );
+        let c = Caching::from_map(&m(&[("enabled", "true"), ("keys", "ALL")])).unwrap();
+        assert!(c.enabled);
+        assert_eq!(
+            c.to_map(),
+            m(&[("keys", "ALL"), ("rows_per_partition", "NONE")])
         );
     }
 }

@@ -8,7 +8,7 @@
 //!   `bloom_filter_fp_chance`, `gc_grace_seconds`, `default_time_to_live`, `comment`, and
 //!   ScyllaDB's `tombstone_gc`;
 //! - kept in their canonical spelling (`TableOptions::extra`), with nothing to act on yet on
-//!   one node: `caching` ([`caching`], for the row cache to come), `speculative_retry` /
+//!   one node: `caching` ([`caching`]; its `enabled` turns the row cache off for the table), `speculative_retry` /
 //!   `additional_write_policy` ([`speculative_retry`]: one node never speculates),
 //!   `read_repair`, `min_index_interval` / `max_index_interval` (Cairn's index has no
 //!   sampling), `memtable_flush_period_in_ms`, `cdc` (accepted as by a Cassandra node with
@@ -34,7 +34,7 @@ use crate::values::format::java_double_string as double_to_string;
 use caching::Caching;
 use cairn_engine::compaction::strategy::{CompactionOptions, StrategyOptions};
 use cairn_engine::schema::compression::CompressionParams;
-use cairn_engine::schema::{TableOptions, TombstoneGcMode};
+use cairn_engine::schema::{TableOptions, TombstoneGcMode, CACHING_ENABLED};
 use speculative_retry::Policy;
 
 /// Every property Cassandra 5.0 accepts for a table.
@@ -125,6 +125,11 @@ fn build(o: &mut TableOptions, props: &[Property]) -> Result<()> {
         let c = Caching::from_map(m)?;
         set_extra(o, "caching.keys", c.keys_str().into());
         set_extra(o, "caching.rows_per_partition", c.rows_str());
+        if c.enabled {
+            unset_extra(o, CACHING_ENABLED);
+        } else {
+            set_extra(o, CACHING_ENABLED, "false".into());
+        }
     }
     if let Some(v) = p.string("comment")? {
         o.comment = v.to_string();
@@ -395,6 +400,7 @@ pub fn compaction_map(o: &TableOptions) -> Vec<(String, String)> {
 /// The table's caching settings.
 pub fn caching(o: &TableOptions) -> Caching {
     Caching::from_stored(
+        o.cache_enabled(),
         extra(o, "caching.keys"),
         extra(o, "caching.rows_per_partition"),
     )
@@ -402,11 +408,7 @@ pub fn caching(o: &TableOptions) -> Caching {
 
 /// The `caching` map shown back.
 pub fn caching_map(o: &TableOptions) -> Vec<(String, String)> {
-    let c = caching(o);
-    vec![
-        ("keys".to_string(), c.keys_str().to_string()),
-        ("rows_per_partition".to_string(), c.rows_str()),
-    ]
+    caching(o).to_map()
 }
 
 /// A text option shown back, with its default.

@@ -181,6 +181,8 @@ struct Query<'a> {
     limit: Option<usize>,
     per_partition: Option<usize>,
     page_size: Option<usize>,
+    /// `BYPASS CACHE`: read past the row cache.
+    bypass_cache: bool,
 }
 
 impl<'a> Query<'a> {
@@ -232,6 +234,7 @@ impl<'a> Query<'a> {
                 Mode::AggregateAll => None,
                 _ => page_size,
             },
+            bypass_cache: s.bypass_cache,
         })
     }
 
@@ -278,6 +281,7 @@ impl<'a> Query<'a> {
         cmd.slice = slice.clone();
         cmd.reversed = self.reversed;
         cmd.include_static = true;
+        cmd.bypass_cache = self.bypass_cache;
         if self.mode == Mode::Distinct {
             // One live row proves the partition; only its key and statics are shown.
             cmd.limit = Some(1);
@@ -304,11 +308,11 @@ impl<'a> Query<'a> {
                         (Some(p), Some(rk)) if key == rk => match resumed(p) {
                             Some(c) => {
                                 let prior = p.partition_rows as usize;
-                                (self.read_command(&c, prior), prior, true)
+                                (self.read_command(&c, prior, &run), prior, true)
                             }
                             None => continue,
                         },
-                        _ => (self.read_command(&cmd, 0), 0, false),
+                        _ => (self.read_command(&cmd, 0, &run), 0, false),
                     };
                     if let Some(p) = table.read(key, &c)? {
                         if !run.partition(p, prior, is_resumed)? {
@@ -338,7 +342,7 @@ impl<'a> Query<'a> {
                 if let (Some(p), Some(rk)) = (&resume, &resume_key) {
                     if let Some(c) = resumed(p) {
                         let prior = p.partition_rows as usize;
-                        if let Some(part) = table.read(rk, &self.read_command(&c, prior))? {
+                        if let Some(part) = table.read(rk, &self.read_command(&c, prior, &run))? {
                             go_on = run.partition(part, prior, true)?;
                         }
                     }
@@ -349,7 +353,7 @@ impl<'a> Query<'a> {
                         &self.schema.name,
                         start,
                         end,
-                        self.read_command(&cmd, 0),
+                        self.read_command(&cmd, 0, &run),
                     )?;
                     for p in scan {
                         if !run.partition(p?, 0, false)? {
@@ -362,12 +366,22 @@ impl<'a> Query<'a> {
         Ok(run.finish())
     }
 
-    /// The read command for a partition: the per-partition limit goes down to the engine
-    /// when no row is filtered or grouped here.
-    fn read_command(&self, cmd: &ReadCommand, prior: usize) -> ReadCommand {
+    /// The read command for a partition. When every live row read is a row of the result
+    /// (no filter, grouping or sort here), the engine stops at the rows the result can still
+    /// take — the per-partition limit, LIMIT and the page — so that a `LIMIT 1` reads one
+    /// row of a partition, not all of it (nor fills the row cache with all of it).
+    fn read_command(&self, cmd: &ReadCommand, prior: usize, run: &Run<'_>) -> ReadCommand {
         let mut c = cmd.clone();
         if self.mode == Mode::Rows && self.r.filters.is_empty() && self.post_order.is_none() {
-            c.limit = self.per_partition.map(|l| l.saturating_sub(prior).max(1));
+            let per_partition = self.per_partition.map(|l| l.saturating_sub(prior).max(1));
+            let page_room = self
+                .page_size
+                .map(|p| p.saturating_sub(run.rows.len()).max(1));
+            c.limit = [per_partition, Some(run.remaining.max(1)), page_room]
+                .into_iter()
+                .flatten()
+                .min()
+                .filter(|n| *n != usize::MAX);
         }
         c
     }
