@@ -96,6 +96,10 @@ pub struct Snapshot {
     /// The row cache in front of `sstables` (reading through to them): when set,
     /// single-partition reads consult it instead of the sstables. Scans read the sstables.
     pub cache: Option<Arc<dyn PartitionSource>>,
+    /// Whether single-partition reads of the sstables use the index-page cache
+    /// ([`crate::cache::index_pages`]): on in a table's cached snapshot, off in one that
+    /// bypasses the cache.
+    pub index_cache: bool,
 }
 
 impl ReadCommand {
@@ -107,6 +111,8 @@ impl ReadCommand {
             include_static: self.include_static,
             full_header: false,
             kind: ReadKind::Query,
+            // The snapshot decides (`Snapshot::index_cache`).
+            index_cache: false,
         }
     }
 }
@@ -152,7 +158,11 @@ impl Snapshot {
     ) -> Result<(Option<PartitionResult>, ReadCounts)> {
         let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
         let mut counts = ReadCounts::default();
-        let merged = self.merge_partition(key, hash, &cmd.source_query(), Some(&mut counts))?;
+        let q = SourceQuery {
+            index_cache: self.index_cache,
+            ..cmd.source_query()
+        };
+        let merged = self.merge_partition(key, hash, &q, Some(&mut counts))?;
         let result =
             live::live_partition(key, merged, cmd, &self.hidden_columns, &mut counts.cells)?;
         if let Some(cache) = &self.cache {

@@ -284,11 +284,15 @@ impl Table {
 
     /// Replaces the schema (new options apply to sstables written from now on).
     /// Turning the cache off for the table (`caching = {'enabled': 'false'}`) empties its
-    /// part of the cache: no memory is held for a table that does not use it.
+    /// part of the cache, and its sstables' index pages: no memory is held for a table that
+    /// does not use it.
     pub fn set_schema(&self, schema: TableSchema) -> Result<()> {
         schema.save(&self.dir)?;
         if !schema.options.cache_enabled() {
             self.invalidate_cache();
+            for s in &self.state().sstables {
+                s.drop_cached_index_pages();
+            }
         }
         *self.hidden_columns.write() = schema.hidden_cells().into();
         *self.schema.write() = Arc::new(schema);
@@ -331,6 +335,7 @@ impl Table {
             return snap;
         }
         if let Some(cache) = &self.cache {
+            snap.index_cache = true;
             let underlying = Snapshot {
                 memtables: Vec::new(),
                 ..snap.clone()
@@ -345,7 +350,8 @@ impl Table {
         snap
     }
 
-    /// A read snapshot that bypasses the row cache.
+    /// A read snapshot that bypasses the row cache (and the index-page cache: set
+    /// [`Snapshot::index_cache`] to use that one).
     pub fn snapshot_uncached(&self) -> Snapshot {
         let st = self.state();
         let mut memtables = vec![Arc::clone(&st.active)];
@@ -355,6 +361,7 @@ impl Table {
             sstables: st.sstables.clone(),
             hidden_columns: Arc::clone(&self.hidden_columns.read()),
             cache: None,
+            index_cache: false,
         }
     }
 

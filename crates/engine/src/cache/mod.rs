@@ -567,12 +567,19 @@ impl IndexPageCache {
     }
 }
 
-impl Drop for IndexPageCache {
-    fn drop(&mut self) {
+impl IndexPageCache {
+    /// Drops every cached page of the sstable (its table stopped using the cache).
+    pub fn clear(&self) {
         let mut g = self.tracker.inner.lock();
         let Inner { index, lru, .. } = &mut *g;
         let freed = index.drop_sstable(self.sstable, lru);
         g.bytes = g.bytes.saturating_sub(freed);
+    }
+}
+
+impl Drop for IndexPageCache {
+    fn drop(&mut self) {
+        self.clear();
     }
 }
 

@@ -41,6 +41,10 @@ pub struct SourceQuery<'a> {
     pub full_header: bool,
     /// Who pays for the I/O (queries or compaction).
     pub kind: ReadKind,
+    /// Whether sstables look the partition's index page up in the index-page cache, and add
+    /// it there (see [`crate::cache::index_pages`]): a query's, unless it bypasses the
+    /// cache (`BYPASS CACHE`, a table with `caching = {'enabled': 'false'}`).
+    pub index_cache: bool,
 }
 
 impl<'a> SourceQuery<'a> {
@@ -62,6 +66,7 @@ impl<'a> SourceQuery<'a> {
             include_static: true,
             full_header: true,
             kind,
+            index_cache: false,
         }
     }
 }

@@ -17,11 +17,15 @@
 //! reads copy what they return instead, so a small result never pins a whole chunk. Every
 //! chunk's CRC is verified before it is decompressed, on every path.
 //!
-//! Index pages: with the row cache on, partition-index pages read for queries are kept in the
-//! cache's LRU ([`crate::cache::index_pages`]) and served from it, so a point lookup whose
-//! page is cached reads the data chunk alone. A page served from the cache is counted as
-//! neither an index-page read nor bytes read. Compaction and tools read pages from disk and
-//! do not cache them (one pass each; they would only push out what queries use).
+//! Index pages: with the row cache on, the partition-index pages of point lookups that use it
+//! ([`SourceQuery::index_cache`]: queries not bypassing the cache) are kept in the cache's LRU
+//! ([`crate::cache::index_pages`]) and served from it, so a point lookup whose page is cached
+//! reads the data chunk alone. A page served from the cache is counted as neither an
+//! index-page read nor bytes read. Scans, compaction and tools read pages from disk and do
+//! not cache them: they read each page once, in order, and would only push out the pages
+//! point lookups use (ScyllaDB keeps compaction and `BYPASS CACHE` out of its index cache too).
+//!
+//! [`SourceQuery::index_cache`]: crate::read::source::SourceQuery::index_cache
 //!
 //! Deletion: [`SSTable::mark_deleted`] only flags the sstable; the files go when the last
 //! `Arc<SSTable>` is dropped, so a reader that holds it keeps reading consistent data.
@@ -151,6 +155,13 @@ impl SSTable {
     pub fn map_sequential_reads(mut self, on: bool) -> Self {
         self.data.set_map_sequential_reads(on);
         self
+    }
+
+    /// Drops the sstable's pages from the index-page cache (its table stopped using it).
+    pub fn drop_cached_index_pages(&self) {
+        if let Some(c) = &self.index_cache {
+            c.clear();
+        }
     }
 
     /// Keeps the index pages queries read in `cache` (see the module doc).
@@ -372,9 +383,6 @@ impl SSTable {
         let Some(r) = self.summary.pages.get(page_no) else {
             return Ok(None);
         };
-        if let Some(body) = self.cached_index_page(page_no, r, kind)? {
-            return Page::decode_body(body, &self.index_path, r.offset).map(Some);
-        }
         let page = Page::read(&self.index_file, &self.index_path, r)?;
         self.count_index_page(kind, r.len);
         Ok(Some(page))
@@ -382,15 +390,16 @@ impl SSTable {
 
     /// The verified body of index page `page_no` (at `r`) through the index-page cache: from
     /// the cache, or read (and counted) and cached. `None` when the read does not go through
-    /// the cache (no cache, or not a query).
+    /// the cache (no cache, `use_cache` false, or not a query).
     fn cached_index_page(
         &self,
         page_no: usize,
         r: &PageRef,
         kind: ReadKind,
+        use_cache: bool,
     ) -> Result<Option<Bytes>> {
-        let (Some(cache), ReadKind::Query, Ok(page_no)) =
-            (&self.index_cache, kind, u32::try_from(page_no))
+        let (Some(cache), ReadKind::Query, true, Ok(page_no)) =
+            (&self.index_cache, kind, use_cache, u32::try_from(page_no))
         else {
             return Ok(None);
         };
@@ -455,8 +464,14 @@ impl SSTable {
         })
     }
 
-    /// Finds a partition's index entry (one index-page read, none when the page is cached).
-    pub fn find(&self, key: &DecoratedKey, kind: ReadKind) -> Result<Option<IndexEntry>> {
+    /// Finds a partition's index entry: one index-page read, none when `use_cache` and the
+    /// page is in the index-page cache.
+    pub fn find(
+        &self,
+        key: &DecoratedKey,
+        kind: ReadKind,
+        use_cache: bool,
+    ) -> Result<Option<IndexEntry>> {
         let ik = index_key(key);
         let Some((page_no, r)) = self
             .summary
@@ -465,7 +480,7 @@ impl SSTable {
         else {
             return Ok(None);
         };
-        let value = match self.cached_index_page(page_no, r, kind)? {
+        let value = match self.cached_index_page(page_no, r, kind, use_cache)? {
             Some(body) => Page::lookup_in(&body, &self.index_path, r.offset, &ik)?,
             None => {
                 let value = Page::lookup(&self.index_file, &self.index_path, r, &ik)?;
@@ -481,8 +496,13 @@ impl SSTable {
 
     /// [`SSTable::find`] for a key [`SSTable::may_contain`] admitted, counting the bloom
     /// filter's answer as a true or a false positive in the table's counters.
-    pub fn find_admitted(&self, key: &DecoratedKey, kind: ReadKind) -> Result<Option<IndexEntry>> {
-        let entry = self.find(key, kind)?;
+    pub fn find_admitted(
+        &self,
+        key: &DecoratedKey,
+        kind: ReadKind,
+        use_cache: bool,
+    ) -> Result<Option<IndexEntry>> {
+        let entry = self.find(key, kind, use_cache)?;
         self.io.add_bloom_outcome(entry.is_some());
         Ok(entry)
     }

@@ -1,8 +1,8 @@
 //! The index-page cache through a real database: a point lookup on a page another lookup
 //! read costs no index-page read and no index bytes; a tiny budget keeps index pages within
 //! their fraction while both the fraction and the shared LRU evict them; a compacted-away
-//! sstable's pages are dropped with it; with the cache off, or an index fraction of 0, no page
-//! is cached.
+//! sstable's pages are dropped with it; with the cache off, an index fraction of 0, a
+//! `BYPASS CACHE` read or a table with caching disabled, no page is cached or served.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common::{insert, kv_schema, now, open_with_cache, pk};
@@ -25,14 +25,22 @@ fn load(db: &Database, t: &Table, n: i32, value_len: usize) {
     db.flush("ks", "t").unwrap();
 }
 
+/// A database with an 8 MiB cache and one sstable of 20 small partitions: every key's index
+/// entry is on the one page, every row in one chunk.
+fn loaded(dir: &std::path::Path) -> (Database, std::sync::Arc<Table>) {
+    let (db, t) = open_with_cache(dir, 8 << 20);
+    load(&db, &t, 20, 10);
+    (db, t)
+}
+
 /// Reads partition `a` from the sstables (not the row cache, which would serve a repeated
-/// read without any sstable); returns (index pages read, query bytes read) by the read.
+/// read without any sstable) with the index-page cache; returns (index pages read, query
+/// bytes read) by the read.
 fn read(t: &Table, a: i32) -> (u64, u64) {
     let before = t.stats().unwrap();
-    let p = t
-        .snapshot_uncached()
-        .read(&pk(a), &ReadCommand::all(now()))
-        .unwrap();
+    let mut snapshot = t.snapshot_uncached();
+    snapshot.index_cache = true;
+    let p = snapshot.read(&pk(a), &ReadCommand::all(now())).unwrap();
     assert_eq!(p.map(|p| p.rows.len()), Some(1), "partition {a}");
     let after = t.stats().unwrap();
     (
@@ -44,9 +52,7 @@ fn read(t: &Table, a: i32) -> (u64, u64) {
 #[test]
 fn a_second_lookup_on_a_cached_page_reads_no_index_page() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open_with_cache(dir.path(), 8 << 20);
-    // Small partitions: every key's index entry is on the one page, every row in one chunk.
-    load(&db, &t, 20, 10);
+    let (db, t) = loaded(dir.path());
     let cache = db.row_cache().unwrap();
     let (pages, cold_bytes) = read(&t, 1);
     assert_eq!(pages, 1);
@@ -141,4 +147,40 @@ fn an_index_fraction_of_zero_caches_rows_but_no_page() {
     assert_eq!(s.index_pages.pages, 0, "{s:?}");
     assert!(t.read(&pk(3), &ReadCommand::all(now())).unwrap().is_some());
     assert_eq!(db.row_cache().unwrap().stats().partitions, 1);
+}
+
+/// Reads partition `a` through the table with `cmd`; returns the index pages it read.
+fn pages_read_by(t: &Table, a: i32, cmd: &ReadCommand) -> u64 {
+    let before = t.stats().unwrap().index_pages_read;
+    assert!(t.read(&pk(a), cmd).unwrap().is_some());
+    t.stats().unwrap().index_pages_read - before
+}
+
+#[test]
+fn bypass_cache_and_a_table_without_caching_use_no_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, t) = loaded(dir.path());
+    let cache = db.row_cache().unwrap();
+    // BYPASS CACHE: every read reads its page, and none is cached.
+    let mut bypass = ReadCommand::all(now());
+    bypass.bypass_cache = true;
+    for a in 0..3 {
+        assert_eq!(pages_read_by(&t, a, &bypass), 1);
+    }
+    assert_eq!(cache.stats().index_pages, Default::default());
+    // A cached read fills the page; turning caching off drops it and stops using it.
+    let all = ReadCommand::all(now());
+    assert_eq!(pages_read_by(&t, 1, &all), 1);
+    assert_eq!(cache.stats().index_pages.pages, 1);
+    let mut schema = (*t.schema()).clone();
+    schema
+        .options
+        .extra
+        .push((cairn_engine::schema::CACHING_ENABLED.into(), "false".into()));
+    db.alter_table(schema).unwrap();
+    assert_eq!(cache.stats().index_pages.pages, 0);
+    for a in 2..5 {
+        assert_eq!(pages_read_by(&t, a, &all), 1);
+    }
+    assert_eq!(cache.stats().index_pages.pages, 0);
 }

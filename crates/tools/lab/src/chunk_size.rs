@@ -211,8 +211,10 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
         let name = format!("t{}k", r.chunk_kb);
         let table = db.table(KEYSPACE, &name).context("table vanished")?;
         let read_all = || -> Result<()> {
-            // From the sstables, past the row cache (which would answer repeated reads).
-            let snapshot = table.snapshot_uncached();
+            // From the sstables, past the row cache (which would answer repeated reads), with
+            // the index-page cache.
+            let mut snapshot = table.snapshot_uncached();
+            snapshot.index_cache = true;
             for &a in picks {
                 anyhow::ensure!(
                     snapshot.read(&pk(a), &ReadCommand::all(0))?.is_some(),
