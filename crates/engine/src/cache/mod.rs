@@ -59,8 +59,9 @@
 //! **Index pages.** The same LRU and budget hold sstables' partition-index pages
 //! ([`index_pages`]), bounded to `index_fraction` of the budget (ScyllaDB's
 //! `index_cache_fraction`, 0.2 by default), so a cold point read of a small partition costs
-//! its data chunk alone. Pages are immutable, so they need no phase: an sstable's pages go
-//! when its reader is dropped ([`IndexPageCache`]).
+//! its data chunk alone. Only point reads that use the cache use them: not `BYPASS CACHE`,
+//! not a table with caching disabled, not scans or compaction. Pages are immutable, so they
+//! need no phase: an sstable's pages go when its reader is dropped ([`IndexPageCache`]).
 //!
 //! **Memory shared with memtables.** The node's memory for data is `row_cache_size` plus
 //! `memtable_space`: memtables normally stay below `memtable_space` (flushes start there) and
