@@ -111,6 +111,11 @@ impl std::fmt::Display for OptionError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// A memtable partition took a write while a read copied it in two steps; the read is
+    /// retried copying whole slices (`Snapshot::read_consulting`), so this never reaches a
+    /// caller of the engine's reads.
+    #[error("a partition changed while it was read; the read is retried")]
+    SourceChanged,
     /// An operating-system I/O failure on a named file or directory.
     #[error("I/O error on {}: {source}", path.display())]
     Io {

@@ -21,11 +21,13 @@
 //! Readers and a flush may run while writes continue; a flush works on a memtable that has
 //! been switched out and receives no more writes.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::metrics::ReadKind;
 use crate::model::{ClusteringKey, DecoratedKey, DeletionTime, Partition, PartitionPos};
-use crate::model::{RangeTombstone, Row};
-use crate::read::source::{PartitionScan, PartitionSource, SourcePartition, SourceQuery};
+use crate::model::{ClusteringRange, RangeTombstone, Row};
+use crate::read::source::{
+    PartitionScan, PartitionSource, RowStream, SourcePartition, SourceQuery,
+};
 use parking_lot::{Mutex, RwLock};
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap};
@@ -310,6 +312,9 @@ pub struct MemPartition {
     /// The partition tombstone, static row and range tombstones; its `rows` stay empty.
     head: Partition,
     rows: Rows,
+    /// Writes merged in so far: a reader copying the rows in two steps checks that none
+    /// came between them (see [`MemRows`]).
+    version: u64,
 }
 
 /// A partition's clustering rows, in key order.
@@ -405,6 +410,7 @@ impl MemPartition {
     /// Merges `update` in (reconciliation) and returns how much the heap bytes the partition
     /// holds grew, or 0 when they shrank: what the memtable charges for the write.
     fn merge_growth(&mut self, mut update: Partition) -> usize {
+        self.version += 1;
         let size = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         let rows = std::mem::take(&mut update.rows);
         // The head's own rows are empty, so `Partition` charges only the head's growth.
@@ -499,6 +505,9 @@ impl DoubleEndedIterator for RowsIter<'_> {
 /// A memtable is a source of partitions ([`crate::read::source`]). Its rows are copied out
 /// under the partition's lock (only the slice asked for), so a reader never holds a lock
 /// while it merges, and sees each partition as of one instant: all of a write or none of it.
+/// A read with a row budget (`LIMIT`) copies that many rows first and the rest only if the
+/// merge asks ([`MemRows`]): a `LIMIT 1` at the head of a wide partition costs one row, not
+/// the partition.
 /// It gives no timestamp bound: writes land while it is read, so its
 /// [`PartitionSource::timestamp_bound`] is the default "unknown".
 impl PartitionSource for Arc<Memtable> {
@@ -508,7 +517,7 @@ impl PartitionSource for Arc<Memtable> {
         _hash: (u64, u64),
         q: &SourceQuery<'_>,
     ) -> Result<Option<SourcePartition>> {
-        Ok(self.with_partition(key, |p| p.slice(q)))
+        Ok(self.view(key, q, q.row_budget))
     }
 
     fn scan_partitions(&self, start: &PartitionPos, _kind: ReadKind) -> Box<dyn PartitionScan> {
@@ -541,7 +550,7 @@ impl PartitionScan for MemtableScan {
         let Some(key) = self.peeked.take() else {
             return Ok(None);
         };
-        let p = self.memtable.with_partition(&key, |p| p.slice(q));
+        let p = self.memtable.view(&key, q, None);
         self.pos = PartitionPos::After(key);
         Ok(p)
     }
@@ -553,43 +562,149 @@ impl PartitionScan for MemtableScan {
     }
 }
 
-impl MemPartition {
-    /// A copy of what `q` wants of the partition, as a source's view.
-    fn slice(&self, q: &SourceQuery<'_>) -> SourcePartition {
-        let mut rows = Vec::new();
-        for r in q.slice.ranges() {
+impl Memtable {
+    /// What `q` wants of partition `key`, copied under its lock: with a `budget`, that many
+    /// rows first and the rest when the reader asks ([`MemRows`]); without, every row.
+    fn view(
+        &self,
+        key: &DecoratedKey,
+        q: &SourceQuery<'_>,
+        budget: Option<usize>,
+    ) -> Option<SourcePartition> {
+        self.with_slot(key, |slot| {
+            let p = slot.lock();
+            let mut rows = MemRows {
+                slot: Arc::clone(slot),
+                version: p.version,
+                ranges: read_order(q),
+                reversed: q.reversed,
+                after: None,
+                buf: Vec::new().into_iter(),
+                complete: false,
+            };
+            rows.copy(&p, budget.map(|b| b.max(1)));
+            p.head_view(q, Box::new(rows))
+        })
+    }
+}
+
+/// The slice's ranges in the order a read visits them.
+fn read_order(q: &SourceQuery<'_>) -> Vec<ClusteringRange> {
+    let mut ranges = q.slice.ranges().to_vec();
+    if q.reversed {
+        ranges.reverse();
+    }
+    ranges
+}
+
+/// A memtable partition's rows copied in two steps: the rows a read is likely to need
+/// first, the rest when it asks for more — provided no write came in between (the
+/// partition's version is unchanged), so the reader sees the partition as of one instant.
+/// Otherwise the stream ends with [`Error::SourceChanged`], and the read starts over copying
+/// whole slices.
+struct MemRows {
+    slot: Slot,
+    version: u64,
+    /// The slice's ranges in read order; those before `after`'s range are done.
+    ranges: Vec<ClusteringRange>,
+    reversed: bool,
+    /// The last row copied, and the index of its range.
+    after: Option<(usize, ClusteringKey)>,
+    buf: std::vec::IntoIter<(ClusteringKey, Row)>,
+    /// Every row of the slice was copied.
+    complete: bool,
+}
+
+impl MemRows {
+    /// Copies rows after `after`, in read order, at most `limit` (all without one).
+    fn copy(&mut self, p: &MemPartition, limit: Option<usize>) {
+        let mut out = Vec::new();
+        let first = self.after.as_ref().map_or(0, |(i, _)| *i);
+        let mut last = self.after.clone();
+        for (i, r) in self.ranges.iter().enumerate().skip(first) {
             let lo = ClusteringKey(r.start.clone());
             let hi = ClusteringKey(r.end.clone());
             if lo >= hi {
                 continue;
             }
-            rows.extend(
-                self.rows_in(Bound::Included(&lo), Bound::Excluded(&hi))
-                    .map(|(k, row)| (k.clone(), row.clone())),
-            );
+            // Within the range the read stopped in, only the rows past its last one.
+            let resume = last
+                .as_ref()
+                .filter(|(j, _)| *j == i)
+                .map(|(_, k)| k.clone());
+            let (lo_b, hi_b) = match (&resume, self.reversed) {
+                (Some(k), false) => (Bound::Excluded(k), Bound::Excluded(&hi)),
+                (Some(k), true) => (Bound::Included(&lo), Bound::Excluded(k)),
+                (None, _) => (Bound::Included(&lo), Bound::Excluded(&hi)),
+            };
+            let it = p.rows_in(lo_b, hi_b);
+            let it: Box<dyn Iterator<Item = (&ClusteringKey, &Row)>> = if self.reversed {
+                Box::new(it.rev())
+            } else {
+                Box::new(it)
+            };
+            for (k, row) in it {
+                if limit.is_some_and(|l| out.len() >= l) {
+                    self.after = last;
+                    self.buf = out.into_iter();
+                    return;
+                }
+                last = Some((i, k.clone()));
+                out.push((k.clone(), row.clone()));
+            }
         }
-        if q.reversed {
-            rows.reverse();
+        self.complete = true;
+        self.buf = out.into_iter();
+    }
+}
+
+impl Iterator for MemRows {
+    type Item = Result<(ClusteringKey, Row)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(r) = self.buf.next() {
+            return Some(Ok(r));
         }
-        SourcePartition::from_rows(
-            self.head.deletion,
-            if q.wants_static() {
+        if self.complete {
+            return None;
+        }
+        let slot = Arc::clone(&self.slot);
+        let p = slot.lock();
+        if p.version != self.version {
+            self.complete = true;
+            return Some(Err(Error::SourceChanged));
+        }
+        self.copy(&p, None);
+        drop(p);
+        self.buf.next().map(Ok)
+    }
+}
+
+impl MemPartition {
+    /// A source's view of the partition with `rows` as its rows: the header `q` wants.
+    fn head_view(&self, q: &SourceQuery<'_>, rows: RowStream) -> SourcePartition {
+        SourcePartition {
+            deletion: self.head.deletion,
+            static_row: if q.wants_static() {
                 self.head.static_row.clone()
             } else {
                 None
             },
-            self.head
+            range_tombstones: self
+                .head
                 .range_tombstones
                 .iter()
                 .filter(|rt| q.wants(rt))
                 .cloned()
                 .collect(),
             rows,
-        )
+            stored_bytes: 0,
+        }
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::model::{ClusteringKey, LivenessInfo, Row};
@@ -758,6 +873,61 @@ mod tests {
             }
         }
         assert_eq!(p.to_partition().rows, oracle);
+    }
+
+    /// A `LIMIT` read copies its budget of rows first and the rest on demand, in read order
+    /// over several ranges, both ways; a write in between ends the stream with
+    /// `SourceChanged` (the read then starts over), never with a mix of two versions.
+    #[test]
+    fn budgeted_reads_copy_in_two_steps_and_detect_writes_between() {
+        use crate::model::{ClusteringRange, Slice};
+        let m = Arc::new(Memtable::new(1));
+        let key = DecoratedKey::new(Bytes::from_static(b"k"));
+        for ck in 0..40u8 {
+            m.apply(&key, update(ck, 1));
+        }
+        let range = |lo: u8, hi: u8| {
+            ClusteringRange::from_bounds(
+                Some((&[0x10, lo][..], true)),
+                Some((&[0x10, hi][..], false)),
+            )
+        };
+        let slice = Slice::new(vec![range(2, 10), range(20, 30)]);
+        let keys = |reversed: bool, budget: Option<usize>| -> Vec<u8> {
+            let q = SourceQuery {
+                slice: &slice,
+                reversed,
+                include_static: true,
+                full_header: false,
+                kind: ReadKind::Query,
+                row_budget: budget,
+                index_cache: false,
+            };
+            let p = m.partition(&key, (0, 0), &q).unwrap().unwrap();
+            p.rows.map(|r| r.unwrap().0 .0[1]).collect()
+        };
+        let forward: Vec<u8> = (2..10).chain(20..30).collect();
+        let backward: Vec<u8> = forward.iter().rev().copied().collect();
+        for budget in [None, Some(1), Some(3), Some(8), Some(9), Some(100)] {
+            assert_eq!(keys(false, budget), forward, "{budget:?}");
+            assert_eq!(keys(true, budget), backward, "{budget:?}");
+        }
+
+        let q = SourceQuery {
+            slice: &slice,
+            reversed: false,
+            include_static: true,
+            full_header: false,
+            kind: ReadKind::Query,
+            row_budget: Some(2),
+            index_cache: false,
+        };
+        let mut rows = m.partition(&key, (0, 0), &q).unwrap().unwrap().rows;
+        assert!(rows.next().unwrap().is_ok());
+        assert!(rows.next().unwrap().is_ok());
+        m.apply(&key, update(25, 2));
+        assert!(matches!(rows.next(), Some(Err(Error::SourceChanged))));
+        assert!(rows.next().is_none());
     }
 
     #[test]

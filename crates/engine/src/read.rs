@@ -16,7 +16,7 @@ pub mod live;
 pub mod merge;
 pub mod source;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::memtable::Memtable;
 use crate::metrics::ReadKind;
 use crate::model::{
@@ -113,6 +113,8 @@ impl ReadCommand {
             kind: ReadKind::Query,
             // The snapshot decides (`Snapshot::index_cache`).
             index_cache: false,
+            // The merge looks one row past each row it returns (to order the sources).
+            row_budget: self.limit.map(|l| l.saturating_add(1)),
         }
     }
 }
@@ -157,18 +159,42 @@ impl Snapshot {
         cmd: &ReadCommand,
     ) -> Result<(Option<PartitionResult>, ReadCounts)> {
         let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
-        let mut counts = ReadCounts::default();
         let q = SourceQuery {
             index_cache: self.index_cache,
             ..cmd.source_query()
         };
-        let merged = self.merge_partition(key, hash, &q, Some(&mut counts))?;
-        let result =
-            live::live_partition(key, merged, cmd, &self.hidden_columns, &mut counts.cells)?;
+        let (result, mut counts) = match self.read_once(key, hash, cmd, &q) {
+            // A memtable took a write between the rows a `LIMIT` read copied first and the
+            // rest it turned out to need: read again, copying whole slices (see
+            // `SourceQuery::row_budget`), so the read sees each partition as of one instant.
+            Err(Error::SourceChanged) => {
+                let whole = SourceQuery {
+                    row_budget: None,
+                    ..q
+                };
+                self.read_once(key, hash, cmd, &whole)?
+            }
+            other => other?,
+        };
         if let Some(cache) = &self.cache {
             // The rows are all read now: what the cache's misses took from sstables.
             counts.sstables = cache.sstables_read();
         }
+        Ok((result, counts))
+    }
+
+    /// One attempt of [`Snapshot::read_consulting`].
+    fn read_once(
+        &self,
+        key: &DecoratedKey,
+        hash: (u64, u64),
+        cmd: &ReadCommand,
+        q: &SourceQuery<'_>,
+    ) -> Result<(Option<PartitionResult>, ReadCounts)> {
+        let mut counts = ReadCounts::default();
+        let merged = self.merge_partition(key, hash, q, Some(&mut counts))?;
+        let result =
+            live::live_partition(key, merged, cmd, &self.hidden_columns, &mut counts.cells)?;
         Ok((result, counts))
     }
 

@@ -1,7 +1,7 @@
 //! How well a value of one type fits a receiver of another: Cassandra's
 //! `AssignmentTestable.TestResult` and `isValueCompatibleWith`, shared by term evaluation
-//! ([`super::term`]), function resolution ([`super::functions`]) and operator resolution
-//! ([`super::arithmetic`]).
+//! ([`super::term`]), term fit and function resolution ([`super::fit`]) and operator
+//! resolution ([`super::arithmetic`]).
 
 use cairn_engine::model::types::CqlType;
 

@@ -49,8 +49,10 @@
 //! `c[k]` and `c[a..b]` on a serialized set or map (Cassandra's `ElementsSelector`), with
 //! [`element_selection`] / [`slice_selection`] for their types and Cassandra's refusals.
 
+use super::assign::unfrozen;
+use super::canonical::{sorted_map, sorted_set};
 use super::error::{ValueError, ValueResult};
-use super::term::{sorted_map, sorted_set, unfrozen, TermContext, TermValue};
+use super::value::{TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::types::compare;

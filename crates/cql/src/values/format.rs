@@ -497,7 +497,7 @@ mod tests {
                 let _ = cairn_engine::model::types::compare(&t, &bytes, &bytes[..bytes.len() / 2]);
                 let _ = super::super::collections::comparable_encode(&t, &bytes);
                 let _ = super::super::collections::comparable_decode(&t, &bytes);
-                let _ = super::super::term::normalize_collection(&t, bytes::Bytes::copy_from_slice(&bytes));
+                let _ = super::super::canonical::normalize_collection(&t, bytes::Bytes::copy_from_slice(&bytes));
                 if let CqlType::Set(_) | CqlType::Map(_, _) | CqlType::List(_) = t {
                     let cell = (bytes::Bytes::copy_from_slice(&bytes), bytes::Bytes::copy_from_slice(&bytes));
                     let _ = super::super::collections::cells_to_collection(&t, &[cell]);

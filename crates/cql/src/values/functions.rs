@@ -15,18 +15,16 @@
 //! | `tojson`, `to_json` | `(any) -> text`: the argument's JSON form (see [`super::json`]) |
 //! | `fromjson`, `from_json` | `(text) -> <receiver's type>`: evaluated in [`super::term`], which knows the receiver |
 //!
-//! Overloads are chosen as Cassandra's `FunctionResolver` does: the signatures whose
-//! parameter types every argument can be assigned to; if several remain, those matched
-//! exactly; if still several, the call is ambiguous. A null argument gives a null result.
-//! Names arrive lowercased; a keyspace other than `system` is an unknown function.
+//! This is the catalogue: names, [`signatures`] and what each function does to evaluated
+//! arguments ([`apply`]). Which overload a call picks is [`super::fit::resolve`] (it needs
+//! the arguments' fit); evaluating a call's argument terms is [`super::term::call`]. A
+//! null argument gives a null result. Names arrive lowercased; a keyspace other than
+//! `system` is an unknown function.
 
 use super::error::{ValueError, ValueResult};
 use super::json;
 use super::temporal::{self, GREGORIAN_OFFSET, MILLIS_PER_DAY};
-use super::term::{
-    assignment_in, literal_preferred_type, term_display, term_to_bytes, Assignment, FitMemo,
-    TermContext, TermValue,
-};
+use super::value::TermContext;
 use crate::ast::{FunctionCall, Term};
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
@@ -39,7 +37,7 @@ pub struct Signature {
 }
 
 impl Signature {
-    fn new(args: &[CqlType], ret: CqlType) -> Self {
+    pub(crate) fn new(args: &[CqlType], ret: CqlType) -> Self {
         Signature {
             args: args.to_vec(),
             ret,
@@ -88,7 +86,7 @@ pub fn signatures(name: &str) -> Option<Vec<Signature>> {
 }
 
 /// The function's name if it is a system function (`None` for another keyspace).
-fn system_name(call: &FunctionCall<Term>) -> Option<&str> {
+pub(crate) fn system_name(call: &FunctionCall<Term>) -> Option<&str> {
     match call.name.keyspace.as_deref() {
         None | Some("system") => Some(call.name.name.as_str()),
         Some(_) => None,
@@ -108,7 +106,7 @@ pub fn qualified_name(call: &FunctionCall<Term>) -> String {
     format!("system.{}", call.name.name)
 }
 
-fn describe(name: &str, sig: &Signature) -> String {
+pub(crate) fn describe(name: &str, sig: &Signature) -> String {
     let args: Vec<String> = sig.args.iter().map(CqlType::name).collect();
     format!(
         "system.{name} : ({}) -> {}",
@@ -117,141 +115,10 @@ fn describe(name: &str, sig: &Signature) -> String {
     )
 }
 
-/// Picks the signature for a call, with Cassandra's resolution errors.
-fn resolve(call: &FunctionCall<Term>) -> ValueResult<(String, Signature)> {
-    resolve_in(call, &FitMemo::default())
-}
-
-fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String, Signature)> {
-    let assignment = |t: &Term, ty: &CqlType| assignment_in(t, ty, memo);
-    if let Some(name @ ("tojson" | "to_json")) = system_name(call) {
-        return to_json_signature(name, call, memo).map(|sig| (name.to_string(), sig));
-    }
-    let unknown = || ValueError::invalid(format!("Unknown function {} called", display_name(call)));
-    let name = system_name(call).ok_or_else(unknown)?;
-    let sigs = signatures(name).ok_or_else(unknown)?;
-    let qualified = format!("system.{name}");
-    if let [only] = sigs.as_slice() {
-        if only.args.len() != call.args.len() {
-            return Err(ValueError::invalid(format!(
-                "Invalid number of arguments in call to function {qualified}: {} required but {} provided",
-                only.args.len(),
-                call.args.len()
-            )));
-        }
-        for (i, (arg, t)) in call.args.iter().zip(&only.args).enumerate() {
-            if !assignment(arg, t).is_assignable() {
-                return Err(ValueError::invalid(format!(
-                    "Type error: {} cannot be passed as argument {i} of function {qualified} of type {}",
-                    term_display(arg),
-                    t.name()
-                )));
-            }
-        }
-        return Ok((name.to_string(), only.clone()));
-    }
-    let scored: Vec<(&Signature, bool)> = sigs
-        .iter()
-        .filter(|s| s.args.len() == call.args.len())
-        .filter_map(|s| {
-            let results: Vec<Assignment> = call
-                .args
-                .iter()
-                .zip(&s.args)
-                .map(|(a, t)| assignment(a, t))
-                .collect();
-            results
-                .iter()
-                .all(|r| r.is_assignable())
-                .then(|| (s, results.iter().all(|r| *r == Assignment::Exact)))
-        })
-        .collect();
-    let known = || {
-        sigs.iter()
-            .map(|s| describe(name, s))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match scored.as_slice() {
-        [] => Err(ValueError::invalid(format!(
-            "Invalid call to function {qualified}, none of its type signatures match (known type signatures: {})",
-            known()
-        ))),
-        [(one, _)] => Ok((name.to_string(), (*one).clone())),
-        many => {
-            let exact: Vec<&Signature> = many.iter().filter(|(_, e)| *e).map(|(s, _)| *s).collect();
-            if let [one] = exact.as_slice() {
-                return Ok((name.to_string(), (*one).clone()));
-            }
-            let candidates: Vec<String> = many.iter().map(|(s, _)| describe(name, s)).collect();
-            Err(ValueError::invalid(format!(
-                "Ambiguous call to function {qualified} (can be matched by following signatures: {}): use type casts to disambiguate",
-                candidates.join(", ")
-            )))
-        }
-    }
-}
-
-/// `toJson(x)` takes any type: the argument's own type (a type hint, a function's return
-/// type, a literal's preferred type), returning `text` (Cassandra's `ToJsonFct` factory).
-fn to_json_signature(
-    name: &str,
-    call: &FunctionCall<Term>,
-    memo: &FitMemo,
-) -> ValueResult<Signature> {
-    let [arg] = call.args.as_slice() else {
-        return Err(ValueError::invalid(format!(
-            "Invalid number of arguments for function system.{name}(any)"
-        )));
-    };
-    let ty = match arg {
-        Term::TypeHint(hint, _) => hint.to_cql_type(),
-        Term::Function(inner) => return_type_in(inner, memo),
-        Term::Literal(lit) => literal_preferred_type(lit),
-        _ => None,
-    }
-    .ok_or_else(|| {
-        ValueError::invalid(format!(
-            "Cannot infer type of argument {} in call to function system.{name}(any): use type casts to disambiguate",
-            term_display(arg)
-        ))
-    })?;
-    Ok(Signature::new(&[ty], CqlType::Text))
-}
-
 /// Whether a call is `fromJson(…)` / `from_json(…)`, which takes its return type from the
 /// receiver (see [`super::term::term_to_bytes`]).
 pub fn is_from_json(call: &FunctionCall<Term>) -> bool {
     matches!(system_name(call), Some("fromjson" | "from_json"))
-}
-
-/// The receivers of a call's arguments as Cassandra names them when it prepares the call
-/// (`arg0(system.blobasint)`) with their types; `None` if the call does not resolve.
-/// `fromJson` takes `text`.
-pub fn argument_specs(call: &FunctionCall<Term>) -> Option<Vec<(String, CqlType)>> {
-    let types = if is_from_json(call) {
-        vec![CqlType::Text]
-    } else {
-        resolve(call).ok()?.1.args
-    };
-    let name = call.name.name.to_lowercase();
-    Some(
-        types
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| (format!("arg{i}(system.{name})"), t))
-            .collect(),
-    )
-}
-
-/// The return type of a call, if it resolves.
-pub fn return_type(call: &FunctionCall<Term>) -> Option<CqlType> {
-    resolve(call).ok().map(|(_, s)| s.ret)
-}
-
-/// [`return_type`] sharing the memo of the resolution it is part of.
-pub(crate) fn return_type_in(call: &FunctionCall<Term>, memo: &FitMemo) -> Option<CqlType> {
-    resolve_in(call, memo).ok().map(|(_, s)| s.ret)
 }
 
 fn i64_arg(v: &[u8]) -> Option<i64> {
@@ -283,39 +150,8 @@ pub fn timeuuid_at(micros: i64, ctx: &dyn TermContext) -> [u8; 16] {
     temporal::make_v1(ticks, csn)
 }
 
-/// Evaluates a call: its return type and value.
-pub fn call(call: &FunctionCall<Term>, ctx: &dyn TermContext) -> ValueResult<(CqlType, TermValue)> {
-    let (name, sig) = resolve(call)?;
-    let qualified = format!("system.{name}");
-    let mut args = Vec::with_capacity(call.args.len());
-    for (i, (arg, t)) in call.args.iter().zip(&sig.args).enumerate() {
-        let spec = format!("arg{i}({qualified})");
-        match term_to_bytes(arg, t, &spec, ctx)? {
-            TermValue::Value(b) => args.push(b),
-            // `toJson(null)` is the text `null`; every other function returns null.
-            TermValue::Null if matches!(name.as_str(), "tojson" | "to_json") => {
-                return Ok((sig.ret, TermValue::Value(Bytes::from_static(b"null"))))
-            }
-            TermValue::Null => return Ok((sig.ret, TermValue::Null)),
-            TermValue::Unset => {
-                return Err(ValueError::invalid(format!(
-                    "Invalid unset value for argument in call to function {qualified}"
-                )))
-            }
-        }
-    }
-    let value = apply(&name, &sig, &args, ctx)?;
-    Ok((
-        sig.ret,
-        match value {
-            Some(b) => TermValue::Value(b),
-            None => TermValue::Null,
-        },
-    ))
-}
-
 /// Runs a resolved function on evaluated arguments (`None` = null result).
-fn apply(
+pub fn apply(
     name: &str,
     sig: &Signature,
     args: &[Bytes],
@@ -396,37 +232,4 @@ fn apply(
             )))
         }
     }))
-}
-
-/// `fromJson(text)` for a receiver of type `ty` (Cassandra's `FromJsonFct`, whose return
-/// type is the receiver's), called by [`term_to_bytes`] for the calls [`is_from_json`] finds.
-pub fn from_json_call(
-    call: &FunctionCall<Term>,
-    ty: &CqlType,
-    receiver: &str,
-    ctx: &dyn TermContext,
-) -> ValueResult<TermValue> {
-    let name = call.name.name.as_str();
-    let [arg] = call.args.as_slice() else {
-        return Err(ValueError::invalid(format!(
-            "Invalid number of arguments for function system.{name}(text)"
-        )));
-    };
-    if !assignment_in(arg, &CqlType::Text, &FitMemo::default()).is_assignable() {
-        return Err(ValueError::invalid(format!(
-            "Type error: {} cannot be passed as argument 0 of function system.{name} of type text",
-            term_display(arg)
-        )));
-    }
-    match term_to_bytes(arg, &CqlType::Text, &format!("arg0(system.{name})"), ctx)? {
-        TermValue::Value(b) => {
-            let text = std::str::from_utf8(&b)
-                .map_err(|_| ValueError::marshal("String didn't validate."))?;
-            json::from_json_function(ty, text, name, receiver)
-        }
-        TermValue::Null => Ok(TermValue::Null),
-        TermValue::Unset => Err(ValueError::invalid(format!(
-            "Invalid unset value for argument in call to function {name}"
-        ))),
-    }
 }

@@ -48,6 +48,39 @@ pub fn literal_kind(lit: &Literal) -> &'static str {
     }
 }
 
+/// The type Cassandra infers for a literal by itself (`getPreferedTypeFor`).
+pub fn literal_preferred_type(lit: &Literal) -> Option<CqlType> {
+    Some(match lit {
+        Literal::String(s) => {
+            if s.is_ascii() {
+                CqlType::Ascii
+            } else {
+                CqlType::Text
+            }
+        }
+        Literal::Integer(s) => {
+            if s.parse::<i32>().is_ok() {
+                CqlType::Int
+            } else if s.parse::<i64>().is_ok() {
+                CqlType::Bigint
+            } else {
+                CqlType::Varint
+            }
+        }
+        Literal::Float(_) => CqlType::Double,
+        Literal::Boolean(_) => CqlType::Boolean,
+        Literal::Uuid(s) => {
+            if s.as_bytes().get(14) == Some(&b'1') {
+                CqlType::Timeuuid
+            } else {
+                CqlType::Uuid
+            }
+        }
+        Literal::Blob(_) => CqlType::Tinyint,
+        Literal::Duration(_) => CqlType::Duration,
+    })
+}
+
 /// Whether a literal of this kind may be assigned to `ty` (step 1 of the module docs).
 pub fn literal_accepts(lit: &Literal, ty: &CqlType) -> bool {
     use CqlType as T;

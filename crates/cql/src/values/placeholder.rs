@@ -53,7 +53,7 @@ pub fn placeholder(ty: &CqlType) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::values::term::validate_bound;
+    use crate::values::value::validate_bound;
 
     #[test]
     fn every_placeholder_is_a_valid_non_empty_value() {

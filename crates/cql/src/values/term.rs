@@ -22,244 +22,30 @@
 //!   and run it (see [`super::arithmetic`]); a one-element tuple `(x)` stands for `x`
 //!   wherever the receiver is not a tuple, which is how parentheses group terms.
 //!
-//! [`assignment`] is Cassandra's `testAssignment`, used to pick function overloads and to
-//! check elements before evaluating them.
+//! Term evaluation is the top of this module's rooms: it dispatches on the kind of term to
+//! the literal, collection, function and operator rules below it. How a term fits a type
+//! and which overload a call picks are [`super::fit`]'s; the function catalogue is
+//! [`super::functions`]; what a term evaluates to is [`super::value`]. [`call`] evaluates a
+//! function call (its arguments are terms, so it lives here), and [`marker_types`] names
+//! the bind markers inside a term for PREPARE.
 
-use super::arithmetic::{self, Operand};
+use super::arithmetic;
 pub use super::assign::{unfrozen, value_compatible, Assignment};
+use super::canonical::{normalize_collection, sorted_map, sorted_set};
+pub use super::display::term_display;
 use super::error::{ValueError, ValueResult};
-use super::functions;
-use super::literal::{literal_accepts, literal_display, literal_to_bytes_at};
+use super::fit::{argument_specs, assignment_in, operand_in, resolve, FitMemo};
+pub use super::fit::{assignment, operand, return_type};
+use super::functions::{self, is_from_json, qualified_name};
+use super::json;
+use super::literal::literal_to_bytes_at;
 use super::placeholder::placeholder;
-use crate::ast::{BindMarker, Literal, Term};
+use super::value::validate_bound;
+pub use super::value::{BoundValue, TermContext, TermValue};
+use crate::ast::{FunctionCall, Term};
 use bytes::Bytes;
-use cairn_engine::model::types::compare;
-use cairn_engine::model::types::framing::{
-    build_collection, build_map, build_tuple, split_collection, split_map,
-};
+use cairn_engine::model::types::framing::{build_collection, build_map, build_tuple};
 use cairn_engine::model::types::CqlType;
-use std::cell::RefCell;
-use std::cmp::Ordering;
-use std::collections::HashMap;
-
-/// The value of a term: null, unset (leave the column alone), or bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TermValue {
-    Null,
-    Unset,
-    Value(Bytes),
-}
-
-impl TermValue {
-    /// The bytes, if this is a value.
-    pub fn bytes(&self) -> Option<&Bytes> {
-        match self {
-            TermValue::Value(b) => Some(b),
-            _ => None,
-        }
-    }
-}
-
-/// What a bind marker is bound to.
-pub type BoundValue = TermValue;
-
-/// What evaluating a term needs from the statement's execution.
-pub trait TermContext {
-    /// The value bound to a marker, `None` if the request bound nothing for it.
-    fn bind(&self, marker: &BindMarker) -> Option<BoundValue>;
-    /// The statement's current time, in microseconds since the epoch (for `now()`,
-    /// `currentTimestamp()`, `'now'`, list cell paths…).
-    fn now_micros(&self) -> i64;
-    /// Randomness for `uuid()` and the node half of `now()`.
-    fn random_u64(&self) -> u64 {
-        rand::random()
-    }
-    /// Whether every marker stands for a placeholder of its receiver's type instead of a
-    /// bound value (PREPARE's check of a statement's shape; see [`super::placeholder`]).
-    fn placeholders(&self) -> bool {
-        false
-    }
-}
-
-/// The type Cassandra infers for a literal by itself (`getPreferedTypeFor`).
-pub fn literal_preferred_type(lit: &Literal) -> Option<CqlType> {
-    Some(match lit {
-        Literal::String(s) => {
-            if s.is_ascii() {
-                CqlType::Ascii
-            } else {
-                CqlType::Text
-            }
-        }
-        Literal::Integer(s) => {
-            if s.parse::<i32>().is_ok() {
-                CqlType::Int
-            } else if s.parse::<i64>().is_ok() {
-                CqlType::Bigint
-            } else {
-                CqlType::Varint
-            }
-        }
-        Literal::Float(_) => CqlType::Double,
-        Literal::Boolean(_) => CqlType::Boolean,
-        Literal::Uuid(s) => {
-            if s.as_bytes().get(14) == Some(&b'1') {
-                CqlType::Timeuuid
-            } else {
-                CqlType::Uuid
-            }
-        }
-        Literal::Blob(_) => CqlType::Tinyint,
-        Literal::Duration(_) => CqlType::Duration,
-    })
-}
-
-/// A term as an operator's operand (see [`arithmetic::resolve`]): it fits a type as
-/// [`assignment`] says, and shows as [`term_display`] in messages.
-pub fn operand(term: &Term) -> Operand<'_> {
-    operand_flags(
-        term,
-        Operand::new(move || term_display(term), move |ty| assignment(term, ty)),
-    )
-}
-
-/// [`operand`] sharing `memo` with the resolution it is part of.
-fn operand_in<'a>(term: &'a Term, memo: &'a FitMemo) -> Operand<'a> {
-    operand_flags(
-        term,
-        Operand::new(
-            move || term_display(term),
-            move |ty| assignment_in(term, ty, memo),
-        ),
-    )
-}
-
-fn operand_flags<'a>(term: &Term, op: Operand<'a>) -> Operand<'a> {
-    match term {
-        Term::Bind(_) => op.bind_marker(),
-        Term::List(_) => op.list_literal(),
-        _ => op,
-    }
-}
-
-/// Remembered assignment tests of operations and function calls during one resolution.
-///
-/// Overload resolution tests each operand against every candidate's parameter type, and a
-/// nested operation or call resolves its own operands for each of those tests; without the
-/// memo, `1 + (1 + (1 + …))` would cost exponential time. Keys are the term's address (the
-/// tree does not move while it is being resolved) and the tested type.
-#[derive(Default)]
-pub(crate) struct FitMemo {
-    seen: RefCell<HashMap<(usize, CqlType), Assignment>>,
-}
-
-impl FitMemo {
-    fn get_or(&self, term: &Term, ty: &CqlType, f: impl FnOnce() -> Assignment) -> Assignment {
-        let key = (term as *const Term as usize, ty.clone());
-        if let Some(a) = self.seen.borrow().get(&key) {
-            return *a;
-        }
-        let a = f();
-        self.seen.borrow_mut().insert(key, a);
-        a
-    }
-}
-
-/// Cassandra's `testAssignment` of a term to a type.
-pub fn assignment(term: &Term, ty: &CqlType) -> Assignment {
-    assignment_in(term, ty, &FitMemo::default())
-}
-
-/// [`assignment`] sharing `memo` with the resolution it is part of.
-pub(crate) fn assignment_in(term: &Term, ty: &CqlType, memo: &FitMemo) -> Assignment {
-    let base = unfrozen(ty);
-    let all = |terms: &mut dyn Iterator<Item = (&Term, &CqlType)>| {
-        for (t, ty) in terms {
-            if !assignment_in(t, ty, memo).is_assignable() {
-                return Assignment::No;
-            }
-        }
-        Assignment::Weak
-    };
-    // A resolved function or operation: exact for its own return type, weak for types that
-    // can take its values; one that does not resolve is weak, so the caller reports the
-    // real error later (`FunctionCall.Raw.testAssignment`).
-    let returning = |ret: Option<CqlType>| match ret {
-        Some(ret) if unfrozen(&ret) == base => Assignment::Exact,
-        Some(ret) if value_compatible(base, &ret) => Assignment::Weak,
-        Some(_) => Assignment::No,
-        None => Assignment::Weak,
-    };
-    match term {
-        Term::Literal(lit) => {
-            if !literal_accepts(lit, base) {
-                Assignment::No
-            } else if literal_preferred_type(lit).as_ref() == Some(base) {
-                Assignment::Exact
-            } else {
-                Assignment::Weak
-            }
-        }
-        Term::Null => {
-            if *base == CqlType::Counter {
-                Assignment::No
-            } else {
-                Assignment::Weak
-            }
-        }
-        Term::Bind(_) => Assignment::Weak,
-        Term::List(elems) => match base {
-            CqlType::List(e) => all(&mut elems.iter().map(|t| (t, &**e))),
-            _ => Assignment::No,
-        },
-        Term::Set(elems) => match base {
-            CqlType::Set(e) => all(&mut elems.iter().map(|t| (t, &**e))),
-            _ => Assignment::No,
-        },
-        Term::Map(entries) => match base {
-            CqlType::Map(k, v) => {
-                all(&mut entries.iter().flat_map(|(kt, vt)| [(kt, &**k), (vt, &**v)]))
-            }
-            _ => Assignment::No,
-        },
-        Term::EmptyBraces => match base {
-            CqlType::Set(_) | CqlType::Map(_, _) => Assignment::Weak,
-            _ => Assignment::No,
-        },
-        // `(x)` for a receiver that is not a tuple is `x` (Cassandra's `Tuples.Literal`).
-        Term::Tuple(elems) if elems.len() == 1 && !matches!(base, CqlType::Tuple(_)) => elems
-            .first()
-            .map_or(Assignment::No, |e| assignment_in(e, ty, memo)),
-        Term::Tuple(elems) => match base {
-            CqlType::Tuple(types) if elems.len() <= types.len() => {
-                all(&mut elems.iter().zip(types.iter()))
-            }
-            _ => Assignment::No,
-        },
-        Term::UserType(_) => Assignment::No,
-        // Its return type is the receiver's (a function factory: always weak, as Cassandra).
-        Term::Function(call) if functions::is_from_json(call) => Assignment::Weak,
-        Term::Function(call) => memo.get_or(term, base, || {
-            returning(functions::return_type_in(call, memo))
-        }),
-        Term::TypeHint(hint, _) => match hint.to_cql_type() {
-            Some(h) if unfrozen(&h) == base => Assignment::Exact,
-            Some(h) if value_compatible(base, &h) => Assignment::Weak,
-            _ => Assignment::No,
-        },
-        Term::Arithmetic(op, l, r) => memo.get_or(term, base, || {
-            let (l, r) = (operand_in(l, memo), operand_in(r, memo));
-            returning(
-                arithmetic::resolve(*op, &l, &r, Some(base))
-                    .ok()
-                    .map(|s| s.ret),
-            )
-        }),
-        Term::Negate(x) => memo.get_or(term, base, || {
-            returning(arithmetic::resolve_negation(&operand_in(x, memo), Some(base)).ok())
-        }),
-    }
-}
 
 /// The bind markers inside `term`, evaluated for a receiver named `receiver` of type `ty`,
 /// with the name and type Cassandra gives each in a PREPARE result: a marker is its
@@ -316,7 +102,7 @@ fn collect_markers(
         }
         Term::TypeHint(_, t) => collect_markers(t, receiver, ty, out),
         Term::Function(call) => {
-            if let Some(specs) = functions::argument_specs(call) {
+            if let Some(specs) = argument_specs(call) {
                 for (arg, (name, t)) in call.args.iter().zip(&specs) {
                     collect_markers(arg, name, t, out);
                 }
@@ -337,53 +123,6 @@ fn collect_markers(
             }
         }
         Term::Literal(_) | Term::Null | Term::EmptyBraces | Term::UserType(_) => {}
-    }
-}
-
-/// The text Cassandra shows for a term in messages (`getText`).
-pub fn term_display(term: &Term) -> String {
-    let join = |ts: &[Term]| ts.iter().map(term_display).collect::<Vec<_>>().join(", ");
-    match term {
-        Term::Literal(lit) => literal_display(lit),
-        Term::Null => "NULL".to_string(),
-        Term::Bind(m) => match &m.name {
-            Some(n) => format!(":{n}"),
-            None => "?".to_string(),
-        },
-        Term::List(ts) => format!("[{}]", join(ts)),
-        Term::Set(ts) => format!("{{{}}}", join(ts)),
-        Term::Map(entries) => format!(
-            "{{{}}}",
-            entries
-                .iter()
-                .map(|(k, v)| format!("{}: {}", term_display(k), term_display(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Term::EmptyBraces => "{}".to_string(),
-        Term::Tuple(ts) => format!("({})", join(ts)),
-        Term::UserType(fields) => format!(
-            "{{{}}}",
-            fields
-                .iter()
-                .map(|(f, v)| format!("{f}: {}", term_display(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Term::Function(call) => format!("{}({})", functions::display_name(call), join(&call.args)),
-        Term::TypeHint(t, inner) => format!("({t}){}", term_display(inner)),
-        // Operations are function calls to Cassandra, and show as such.
-        Term::Arithmetic(op, l, r) => format!(
-            "system.\"{}\"({}, {})",
-            arithmetic::function_name(*op),
-            term_display(l),
-            term_display(r)
-        ),
-        Term::Negate(inner) => format!(
-            "system.\"{}\"({})",
-            arithmetic::NEGATE_FUNCTION,
-            term_display(inner)
-        ),
     }
 }
 
@@ -429,9 +168,7 @@ pub fn term_to_bytes(
             "Invalid user type literal for {receiver} of type {}",
             ty.name()
         ))),
-        Term::Function(call) if functions::is_from_json(call) => {
-            functions::from_json_call(call, ty, receiver, ctx)
-        }
+        Term::Function(call) if is_from_json(call) => from_json_call(call, ty, receiver, ctx),
         Term::Function(call) => function_value(call, ty, receiver, ctx),
         Term::TypeHint(hint, inner) => type_hinted(term, hint, inner, ty, receiver, ctx),
         Term::Arithmetic(op, l, r) => arithmetic_value(*op, l, r, base, ctx),
@@ -656,11 +393,11 @@ fn function_value(
     ctx: &dyn TermContext,
 ) -> ValueResult<TermValue> {
     let base = unfrozen(ty);
-    let (ret, value) = functions::call(call, ctx)?;
+    let (ret, value) = self::call(call, ctx)?;
     if !value_compatible(base, &ret) {
         return Err(ValueError::invalid(format!(
             "Type error: cannot assign result of function {} (type {}) to {receiver} (type {})",
-            functions::qualified_name(call),
+            qualified_name(call),
             ret.name(),
             ty.name()
         )));
@@ -791,102 +528,66 @@ fn element(
     }
 }
 
-/// Sorts set elements by the element order and drops duplicates (first kept).
-pub fn sorted_set(elem_ty: &CqlType, mut elems: Vec<Bytes>) -> Vec<Bytes> {
-    elems.sort_by(|a, b| compare(elem_ty, a, b));
-    elems.dedup_by(|a, b| compare(elem_ty, a, b) == Ordering::Equal);
-    elems
-}
-
-/// Sorts map entries by key order; for equal keys the last entry wins.
-pub fn sorted_map(key_ty: &CqlType, entries: Vec<(Bytes, Bytes)>) -> Vec<(Bytes, Bytes)> {
-    let mut indexed: Vec<(usize, (Bytes, Bytes))> = entries.into_iter().enumerate().collect();
-    indexed.sort_by(|(i, (a, _)), (j, (b, _))| compare(key_ty, a, b).then(j.cmp(i)));
-    indexed.dedup_by(|a, b| compare(key_ty, &a.1 .0, &b.1 .0) == Ordering::Equal);
-    indexed.into_iter().map(|(_, e)| e).collect()
-}
-
-/// The canonical form of a serialized value, as Cassandra's deserialization of a bound value
-/// gives it: sets and maps re-sorted and deduplicated at every depth (inside lists, tuples,
-/// map values and other sets), so that equal values have equal bytes and lookups of frozen
-/// collections match. Anything malformed is returned unchanged (validation reports it).
-pub fn normalize_collection(ty: &CqlType, bytes: Bytes) -> Bytes {
-    canonical(ty, &bytes).map_or(bytes, Bytes::from)
-}
-
-fn canonical(ty: &CqlType, bytes: &[u8]) -> Option<Vec<u8>> {
-    let canon = |t: &CqlType, b: &[u8]| {
-        canonical(t, b).map_or_else(|| Bytes::copy_from_slice(b), Bytes::from)
-    };
-    match unfrozen(ty) {
-        CqlType::Set(e) => {
-            let elems = split_collection(bytes)?
-                .into_iter()
-                .map(|x| canon(e, x))
-                .collect();
-            Some(build_collection(&sorted_set(e, elems)))
+/// Evaluates a call: its return type and value.
+pub fn call(call: &FunctionCall<Term>, ctx: &dyn TermContext) -> ValueResult<(CqlType, TermValue)> {
+    let (name, sig) = resolve(call)?;
+    let qualified = format!("system.{name}");
+    let mut args = Vec::with_capacity(call.args.len());
+    for (i, (arg, t)) in call.args.iter().zip(&sig.args).enumerate() {
+        let spec = format!("arg{i}({qualified})");
+        match term_to_bytes(arg, t, &spec, ctx)? {
+            TermValue::Value(b) => args.push(b),
+            // `toJson(null)` is the text `null`; every other function returns null.
+            TermValue::Null if matches!(name.as_str(), "tojson" | "to_json") => {
+                return Ok((sig.ret, TermValue::Value(Bytes::from_static(b"null"))))
+            }
+            TermValue::Null => return Ok((sig.ret, TermValue::Null)),
+            TermValue::Unset => {
+                return Err(ValueError::invalid(format!(
+                    "Invalid unset value for argument in call to function {qualified}"
+                )))
+            }
         }
-        CqlType::List(e) => {
-            let elems: Vec<Bytes> = split_collection(bytes)?
-                .into_iter()
-                .map(|x| canon(e, x))
-                .collect();
-            Some(build_collection(&elems))
-        }
-        CqlType::Map(k, v) => {
-            let entries = split_map(bytes)?
-                .into_iter()
-                .map(|(kb, vb)| (canon(k, kb), canon(v, vb)))
-                .collect();
-            Some(build_map(&sorted_map(k, entries)))
-        }
-        CqlType::Tuple(types) => {
-            let parts = cairn_engine::model::types::framing::split_tuple(bytes)?;
-            let out: Vec<Option<Bytes>> = parts
-                .into_iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    p.map(|b| match types.get(i) {
-                        Some(t) => canon(t, b),
-                        None => Bytes::copy_from_slice(b),
-                    })
-                })
-                .collect();
-            Some(build_tuple(&out))
-        }
-        _ => None,
     }
+    let value = functions::apply(&name, &sig, &args, ctx)?;
+    Ok((
+        sig.ret,
+        match value {
+            Some(b) => TermValue::Value(b),
+            None => TermValue::Null,
+        },
+    ))
 }
 
-/// Validates a bound value, with Cassandra's `MarshalException` texts for native types.
-pub fn validate_bound(ty: &CqlType, v: &[u8]) -> ValueResult<()> {
-    use CqlType as T;
-    let n = v.len();
-    let msg = match unfrozen(ty) {
-        T::Int if n != 4 && n != 0 => format!("Expected 4 or 0 byte int ({n})"),
-        T::Bigint | T::Counter if n != 8 && n != 0 => format!("Expected 8 or 0 byte long ({n})"),
-        T::Smallint if n != 2 => format!("Expected 2 bytes for a smallint ({n})"),
-        T::Tinyint if n != 1 => format!("Expected 1 byte for a tinyint ({n})"),
-        T::Float if n != 4 && n != 0 => format!("Expected 4 or 0 byte value for a float ({n})"),
-        T::Double if n != 8 && n != 0 => format!("Expected 8 or 0 byte value for a double ({n})"),
-        T::Boolean if n > 1 => format!("Expected 1 or 0 byte value ({n})"),
-        T::Timestamp if n != 8 && n != 0 => format!("Expected 8 or 0 byte long for date ({n})"),
-        T::Date if n != 4 => format!("Expected 4 byte long for date ({n})"),
-        T::Time if n != 8 => format!("Expected 8 byte long for time ({n})"),
-        T::Uuid if n != 16 && n != 0 => format!("UUID should be 16 or 0 bytes ({n})"),
-        T::Timeuuid if n != 16 && n != 0 => format!("TimeUUID should be 16 or 0 bytes ({n})"),
-        T::Timeuuid if n == 16 && v.get(6).is_some_and(|b| b >> 4 != 1) => {
-            "Invalid version for TimeUUID type.".to_string()
-        }
-        T::Text if std::str::from_utf8(v).is_err() => "String didn't validate.".to_string(),
-        T::Ascii if !v.is_ascii() => {
-            let b = v.iter().find(|b| !b.is_ascii()).copied().unwrap_or(0);
-            format!("Invalid byte for ascii: {}", b as i8)
-        }
-        _ => match ty.validate(v) {
-            Ok(()) => return Ok(()),
-            Err(e) => e.to_string(),
-        },
+/// `fromJson(text)` for a receiver of type `ty` (Cassandra's `FromJsonFct`, whose return
+/// type is the receiver's), for the calls [`is_from_json`] finds.
+fn from_json_call(
+    call: &FunctionCall<Term>,
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let name = call.name.name.as_str();
+    let [arg] = call.args.as_slice() else {
+        return Err(ValueError::invalid(format!(
+            "Invalid number of arguments for function system.{name}(text)"
+        )));
     };
-    Err(ValueError::Marshal(msg))
+    if !assignment_in(arg, &CqlType::Text, &FitMemo::default()).is_assignable() {
+        return Err(ValueError::invalid(format!(
+            "Type error: {} cannot be passed as argument 0 of function system.{name} of type text",
+            term_display(arg)
+        )));
+    }
+    match term_to_bytes(arg, &CqlType::Text, &format!("arg0(system.{name})"), ctx)? {
+        TermValue::Value(b) => {
+            let text = std::str::from_utf8(&b)
+                .map_err(|_| ValueError::marshal("String didn't validate."))?;
+            json::from_json_function(ty, text, name, receiver)
+        }
+        TermValue::Null => Ok(TermValue::Null),
+        TermValue::Unset => Err(ValueError::invalid(format!(
+            "Invalid unset value for argument in call to function {name}"
+        ))),
+    }
 }

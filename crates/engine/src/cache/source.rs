@@ -263,6 +263,7 @@ impl CacheRows {
             full_header: true,
             kind: ReadKind::Query,
             index_cache: self.underlying.index_cache,
+            row_budget: None,
         };
         match self.underlying.partition(&self.key, self.hash, &q)? {
             Some(p) => {

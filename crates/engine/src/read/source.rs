@@ -45,6 +45,10 @@ pub struct SourceQuery<'a> {
     /// it there (see [`crate::cache::index_pages`]): a query's, unless it bypasses the
     /// cache (`BYPASS CACHE`, a table with `caching = {'enabled': 'false'}`).
     pub index_cache: bool,
+    /// About how many rows the reader will take (its `LIMIT`): a source may copy that many
+    /// first and the rest only when asked, and may then end its stream with
+    /// [`crate::Error::SourceChanged`] (see `Snapshot::read_consulting`). `None`: every row.
+    pub row_budget: Option<usize>,
 }
 
 impl<'a> SourceQuery<'a> {
@@ -67,6 +71,7 @@ impl<'a> SourceQuery<'a> {
             full_header: true,
             kind,
             index_cache: false,
+            row_budget: None,
         }
     }
 }

@@ -1,56 +1,13 @@
-//! Helpers shared by the engine's integration tests.
+//! Helpers shared by the engine's integration tests; what other crates' tests use too is
+//! `cairn-test-support`'s.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use bytes::Bytes;
-use cairn_engine::model::clustering::{ClusteringLayout, Order};
-use cairn_engine::model::types::CqlType;
-use cairn_engine::model::{
-    Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Partition, Row,
-};
-use cairn_engine::schema::{ColumnKind, TableSchema};
+use cairn_engine::schema::TableSchema;
+pub use cairn_test_support::kv::{ck, insert, now, pk};
 
-/// `(a int, b int, c text, PRIMARY KEY (a, b))` — the compression seed's table.
+/// `ks.t (a int, b int, c text, PRIMARY KEY (a, b))` — the compression seed's table.
 pub fn kv_schema() -> TableSchema {
-    TableSchema::new("ks", "t")
-        .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
-        .with_clustering("b", CqlType::Int, Order::Asc)
-        .with_column("c", CqlType::Text, ColumnKind::Regular)
-}
-
-/// Seconds since the epoch (a read command's "now").
-pub fn now() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as u32
-}
-
-pub fn pk(a: i32) -> DecoratedKey {
-    DecoratedKey::new(Bytes::copy_from_slice(&a.to_be_bytes()))
-}
-
-pub fn ck(b: i32) -> ClusteringKey {
-    let layout = ClusteringLayout {
-        columns: vec![(CqlType::Int, Order::Asc)],
-    };
-    layout.encode_key(&[&b.to_be_bytes()]).unwrap()
-}
-
-/// An INSERT of one row: marker + cell `c` (column id 2).
-pub fn insert(b: i32, value: &str, ts: i64) -> Partition {
-    let mut p = Partition::default();
-    p.rows.insert(
-        ck(b),
-        Row {
-            marker: Some(LivenessInfo::live(ts)),
-            deletion: None,
-            columns: vec![(
-                2,
-                ColumnData::Simple(Cell::live(ts, Bytes::copy_from_slice(value.as_bytes()))),
-            )],
-        },
-    );
-    p
+    cairn_test_support::kv::kv_schema("ks", "t")
 }
 
 /// Runs this test binary again as a crash child: only the test `child` (a module path such as

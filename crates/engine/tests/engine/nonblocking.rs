@@ -9,7 +9,6 @@ use cairn_engine::io::nonblocking;
 use cairn_engine::model::Mutation;
 use cairn_engine::{Database, DatabaseConfig, Error, ReadCommand};
 use common::*;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
 fn put(db: &Database, id: u128, a: i32, v: &str) -> Result<(), Error> {
@@ -24,20 +23,6 @@ fn get(db: &Database, a: i32) -> Result<Option<usize>, Error> {
     Ok(db
         .read("ks", "t", &pk(a), &ReadCommand::all(now()))?
         .map(|p| p.rows.len()))
-}
-
-/// Drops every file under `dir` from the page cache (clean pages only, which a flushed
-/// sstable's are).
-fn evict(dir: &Path) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            evict(&path);
-        } else if let Ok(f) = std::fs::File::open(&path) {
-            // SAFETY: a plain advisory call on a descriptor owned by `f`.
-            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        }
-    }
 }
 
 /// tmpfs keeps every page in memory: nothing can be evicted there.
@@ -58,7 +43,7 @@ fn cold_sstable_read_would_block_until_cached() {
         put(&db, id, a, &"x".repeat(200)).unwrap();
     }
     db.flush("ks", "t").unwrap();
-    evict(dir.path());
+    cairn_test_support::page_cache::evict(dir.path());
     if on_tmpfs(dir.path()) {
         eprintln!("skipped: the data directory is on tmpfs");
         return;

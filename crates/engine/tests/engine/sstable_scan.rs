@@ -3,10 +3,9 @@
 //! alive by the caller while the scan goes on, slices, and damage in the middle of a scan.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::common::ck;
 use bytes::Bytes;
 use cairn_engine::metrics::{IoCounters, ReadKind};
-use cairn_engine::model::clustering::{ClusteringLayout, Order};
-use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{
     Cell, ClusteringKey, ClusteringRange, ColumnData, DecoratedKey, LivenessInfo, Partition,
     PartitionPos, Row, Slice, Token,
@@ -19,14 +18,6 @@ use cairn_engine::{CorruptionKind, Error};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::sync::Arc;
-
-fn ck(b: i32) -> ClusteringKey {
-    ClusteringLayout {
-        columns: vec![(CqlType::Int, Order::Asc)],
-    }
-    .encode_key(&[&b.to_be_bytes()])
-    .unwrap()
-}
 
 fn row(value: Vec<u8>) -> Row {
     Row {

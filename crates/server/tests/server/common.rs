@@ -2,19 +2,16 @@
 //! REST API and the Prometheus endpoint on free loopback ports, a stall detector.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use bytes::Bytes;
-use cairn_engine::model::clustering::{ClusteringLayout, Order};
-use cairn_engine::model::types::CqlType;
-use cairn_engine::model::{
-    Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Mutation, Partition, Row,
-};
-use cairn_engine::schema::{ColumnKind, TableSchema};
+use cairn_engine::model::{Mutation, Partition};
+use cairn_engine::schema::TableSchema;
 use cairn_engine::Database;
 use cairn_server::config::{Config, Overrides};
 use cairn_server::metrics::MetricsSource;
 use cairn_server::rest::{self, AdminBackend, EngineBackend, NodeInfo, RestServer};
 use cairn_server::stall::StallDetector;
 use std::sync::Arc;
+
+pub use cairn_test_support::kv::{ck, insert, kv_schema, pk};
 
 pub struct Node {
     pub dir: tempfile::TempDir,
@@ -145,41 +142,12 @@ impl Drop for Node {
     }
 }
 
+/// [`kv_schema`] with background compaction off.
 pub fn schema(ks: &str, t: &str) -> TableSchema {
-    let mut s = TableSchema::new(ks, t)
-        .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
-        .with_clustering("b", CqlType::Int, Order::Asc)
-        .with_column("c", CqlType::Text, ColumnKind::Regular);
+    let mut s = kv_schema(ks, t);
     s.options.compaction = vec![
         ("class".into(), "SizeTieredCompactionStrategy".into()),
         ("enabled".into(), "false".into()),
     ];
     s
-}
-
-pub fn pk(a: i32) -> DecoratedKey {
-    DecoratedKey::new(Bytes::copy_from_slice(&a.to_be_bytes()))
-}
-
-pub fn ck(b: i32) -> ClusteringKey {
-    let layout = ClusteringLayout {
-        columns: vec![(CqlType::Int, Order::Asc)],
-    };
-    layout.encode_key(&[&b.to_be_bytes()]).unwrap()
-}
-
-pub fn insert(b: i32, value: &str, ts: i64) -> Partition {
-    let mut p = Partition::default();
-    p.rows.insert(
-        ck(b),
-        Row {
-            marker: Some(LivenessInfo::live(ts)),
-            deletion: None,
-            columns: vec![(
-                2,
-                ColumnData::Simple(Cell::live(ts, Bytes::copy_from_slice(value.as_bytes()))),
-            )],
-        },
-    );
-    p
 }

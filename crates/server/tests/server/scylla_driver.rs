@@ -788,20 +788,6 @@ async fn use_keyspace() {
     .await;
 }
 
-/// Drops every file under `dir` from the page cache (flushed sstables have clean pages).
-fn evict_page_cache(dir: &std::path::Path) {
-    use std::os::fd::AsRawFd;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            evict_page_cache(&path);
-        } else if let Ok(f) = std::fs::File::open(&path) {
-            // SAFETY: an advisory call on a descriptor owned by `f`.
-            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_missing_the_page_cache_leave_the_reactor_and_answer_right() {
     run(async {
@@ -830,7 +816,7 @@ async fn reads_missing_the_page_cache_leave_the_reactor_and_answer_right() {
         tokio::task::spawn_blocking(move || db.flush_all().unwrap())
             .await
             .unwrap();
-        evict_page_cache(n._dir.path());
+        cairn_test_support::page_cache::evict(n._dir.path());
         let select = s.prepare("SELECT v FROM cold.t WHERE k = ?").await.unwrap();
         let spawned_before = stats.spawned();
         for k in (0..300i32).step_by(29) {

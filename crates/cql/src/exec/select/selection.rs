@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::exec::result::ColumnSpec;
 use crate::values::arithmetic;
 use crate::values::functions;
-use crate::values::term::term_display;
+use crate::values::term::{self, term_display};
 use crate::values::{term_to_bytes, Accumulator, AggregateKind, BoundValue, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
@@ -357,7 +357,7 @@ fn call_with(
         values,
         now: ctx.now_micros(),
     };
-    match functions::call(call, &args).map_err(invalid)? {
+    match term::call(call, &args).map_err(invalid)? {
         (_, TermValue::Value(b)) => Ok(Some(b)),
         _ => Ok(None),
     }
@@ -748,7 +748,7 @@ impl Planner<'_> {
                 })
                 .collect(),
         };
-        let ty = functions::return_type(&call).ok_or_else(|| {
+        let ty = term::return_type(&call).ok_or_else(|| {
             Error::Invalid(match functions::signatures(fname) {
                 Some(_) if system => format!(
                     "Invalid call to function {}, none of its type signatures match",
@@ -773,7 +773,7 @@ impl Operand<'_> {
     fn operand(&self) -> arithmetic::Operand<'_> {
         match self {
             Operand::Selector(p) => arithmetic::Operand::typed(&p.2, p.1.clone()),
-            Operand::Term(t) => crate::values::term::operand(t),
+            Operand::Term(t) => term::operand(t),
         }
     }
 
@@ -811,7 +811,7 @@ fn qualified(n: &QualifiedName) -> String {
 fn term_type(t: &Term) -> Option<CqlType> {
     match t {
         Term::TypeHint(ty, _) => ty.to_cql_type(),
-        Term::Function(call) => functions::return_type(call),
+        Term::Function(call) => term::return_type(call),
         _ => None,
     }
 }

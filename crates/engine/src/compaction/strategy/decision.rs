@@ -97,6 +97,14 @@ pub struct TimeWindow {
 }
 
 impl TimeWindow {
+    /// The window TWCS's options split outputs by.
+    pub fn of(o: &options::TwcsOptions) -> Self {
+        TimeWindow {
+            secs: o.window_secs(),
+            resolution: o.timestamp_resolution,
+        }
+    }
+
     /// Start (seconds since the epoch) of the window a write timestamp falls in.
     pub fn start(&self, timestamp: i64) -> i64 {
         let secs = self.resolution.to_secs(timestamp);

@@ -21,15 +21,16 @@
 use std::collections::BTreeMap;
 
 use super::common::{self, candidates, job};
-use super::decision::{Job, JobKind, SSTableInfo, Strategy, StrategyState};
+use super::decision::{Job, JobKind, SSTableInfo, Strategy, StrategyState, TimeWindow};
 use super::options::{CommonOptions, TwcsOptions};
 use super::stcs;
 
 /// Sstables by window start (seconds), oldest window first.
 fn windows<'a>(set: &[&'a SSTableInfo], o: &TwcsOptions) -> BTreeMap<i64, Vec<&'a SSTableInfo>> {
+    let window = TimeWindow::of(o);
     let mut out: BTreeMap<i64, Vec<&SSTableInfo>> = BTreeMap::new();
     for s in set {
-        out.entry(o.window_start(s.max_timestamp))
+        out.entry(window.start(s.max_timestamp))
             .or_default()
             .push(s);
     }
@@ -38,7 +39,7 @@ fn windows<'a>(set: &[&'a SSTableInfo], o: &TwcsOptions) -> BTreeMap<i64, Vec<&'
 
 fn twcs_job(inputs: &[&SSTableInfo], o: &TwcsOptions, kind: JobKind) -> Job {
     let mut j = job(inputs.iter().map(|s| s.generation), 0, u64::MAX, kind);
-    j.time_window = Some(o.time_window());
+    j.time_window = Some(TimeWindow::of(o));
     j
 }
 
@@ -85,13 +86,14 @@ pub fn choose(
 /// several windows; outputs split by window.
 pub fn major(set: &[SSTableInfo], o: &TwcsOptions, state: &StrategyState) -> Vec<Job> {
     let cands = candidates(set, state);
+    let window = TimeWindow::of(o);
     windows(&cands, o)
         .into_values()
         .filter(|ssts| {
             ssts.len() >= 2
                 || ssts
                     .iter()
-                    .any(|s| o.window_start(s.min_timestamp) != o.window_start(s.max_timestamp))
+                    .any(|s| window.start(s.min_timestamp) != window.start(s.max_timestamp))
         })
         .map(|ssts| twcs_job(&ssts, o, JobKind::Major))
         .collect()
