@@ -217,10 +217,17 @@ def test_row_cache_controls(node, session, ks, tname):
     assert reads(sel, (1,)) == (head, 1, 1)
     assert rest_post(node, "/system/drop_sstable_caches") == 200
     assert value(scrape(node), "scylla_cache_partitions") == 0
+    assert value(scrape(node), "scylla_sstables_index_page_cache_bytes") == 0
     assert reads(sel, (1,)) == (head, 1, 1)
+    # The next read hits: an invalidation leaves the cache ready to fill at once.
+    assert reads(sel, (1,)) == (head, 1, 0)
     assert nodetool(node, "invalidaterowcache") == ""
     assert value(scrape(node), "scylla_cache_partitions") == 0
     assert reads(sel, (1,)) == (head, 1, 1)
+    assert reads(sel, (1,)) == (head, 1, 0)
+    assert value(scrape(node), "scylla_sstables_index_page_cache_bytes") > 0
+    assert nodetool(node, "invalidatekeycache") == ""
+    assert value(scrape(node), "scylla_sstables_index_page_cache_bytes") == 0
 
     # ScyllaDB's switch: off for the table, reads leave the cache alone and the table's
     # entries are dropped; Cassandra's sub-options are kept and shown back.

@@ -53,7 +53,7 @@ pub struct DatabaseConfig {
     /// A table's memtable is flushed when it reaches this many bytes.
     pub memtable_flush_threshold: usize,
     /// `memtable_space_in_mb`: all memtables together; past it the largest is flushed, and past
-    /// twice it writers wait for flushes.
+    /// twice it writers wait for flushes. What memtables hold past it the row cache gives up.
     pub memtable_total_space: usize,
     /// `memtable_flush_writers`: background flush threads.
     pub flush_writers: usize,
@@ -71,8 +71,12 @@ pub struct DatabaseConfig {
     /// `backups/` (switched at run time with [`Database::set_incremental_backups`]).
     pub incremental_backups: bool,
     /// The row cache's byte budget, shared by every table ([`crate::cache`]); 0 (the
-    /// default for now) runs without a row cache.
+    /// default for now) runs without a row cache. It gives way to memtables past
+    /// `memtable_total_space` (the cache module doc's "Memory shared with memtables").
     pub row_cache_bytes: usize,
+    /// `index_cache_fraction` (ScyllaDB's key): the share of the row cache's budget sstable
+    /// index pages may hold (0.2; 0 caches none; see [`crate::cache::index_pages`]).
+    pub index_cache_fraction: f64,
 }
 
 impl DatabaseConfig {
@@ -95,6 +99,7 @@ impl DatabaseConfig {
             auto_snapshot: true,
             incremental_backups: false,
             row_cache_bytes: 0,
+            index_cache_fraction: crate::cache::DEFAULT_INDEX_FRACTION,
         }
     }
 }
@@ -162,7 +167,9 @@ impl Database {
         let mut names = TableNames::default();
         let registry = snapshot::Registry::default();
         let backups = Arc::new(AtomicBool::new(config.incremental_backups));
-        let cache = (config.row_cache_bytes > 0).then(|| CacheTracker::new(config.row_cache_bytes));
+        let cache = (config.row_cache_bytes > 0).then(|| {
+            CacheTracker::with_index_fraction(config.row_cache_bytes, config.index_cache_fraction)
+        });
         let settings = |backups: &Arc<AtomicBool>| TableSettings {
             incremental_backups: Arc::clone(backups),
             map_sequential_reads: config.map_sequential_reads,
@@ -408,6 +415,7 @@ impl Database {
                 .min(self.inner.memtable_bytes.load(Ordering::Relaxed)),
             Ordering::Relaxed,
         );
+        self.inner.cache_give_way();
         self.inner.commitlog.forget_table(id);
         let dir = t.dir().to_path_buf();
         drop(t);
@@ -527,6 +535,7 @@ impl Database {
             .memtable_bytes
             .fetch_add(charged_total, Ordering::Relaxed)
             + charged_total;
+        self.inner.cache_give_way();
         for t in to_flush {
             self.request_flush(&t);
         }
@@ -894,6 +903,17 @@ impl TableNames {
     }
 }
 
+impl Inner {
+    /// Tells the row cache how far memtables are past `memtable_total_space`: it gives way
+    /// by as much, without ever making the caller wait ([`CacheTracker::give_way`]).
+    fn cache_give_way(&self) {
+        if let Some(cache) = &self.cache {
+            let held = self.memtable_bytes.load(Ordering::Relaxed);
+            cache.give_way(held.saturating_sub(self.config.memtable_total_space));
+        }
+    }
+}
+
 fn flush_table(inner: &Inner, t: &Arc<Table>) -> Result<()> {
     t.switch_memtable(|| inner.commitlog.current_position());
     let r = t.flush_pending(&compaction::flush_fragments);
@@ -904,6 +924,7 @@ fn flush_table(inner: &Inner, t: &Arc<Table>) -> Result<()> {
             inner
                 .memtable_bytes
                 .fetch_sub(freed.min(cur), Ordering::Relaxed);
+            inner.cache_give_way();
             if let Some(pos) = upto {
                 inner.commitlog.discard_completed(t.schema().id, pos);
                 if let Some(m) = inner.compaction.get() {

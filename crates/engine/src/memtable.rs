@@ -901,6 +901,7 @@ mod tests {
                 full_header: false,
                 kind: ReadKind::Query,
                 row_budget: budget,
+                index_cache: false,
             };
             let p = m.partition(&key, (0, 0), &q).unwrap().unwrap();
             p.rows.map(|r| r.unwrap().0 .0[1]).collect()
@@ -919,6 +920,7 @@ mod tests {
             full_header: false,
             kind: ReadKind::Query,
             row_budget: Some(2),
+            index_cache: false,
         };
         let mut rows = m.partition(&key, (0, 0), &q).unwrap().unwrap().rows;
         assert!(rows.next().unwrap().is_ok());

@@ -96,6 +96,10 @@ pub struct Snapshot {
     /// The row cache in front of `sstables` (reading through to them): when set,
     /// single-partition reads consult it instead of the sstables. Scans read the sstables.
     pub cache: Option<Arc<dyn PartitionSource>>,
+    /// Whether single-partition reads of the sstables use the index-page cache
+    /// ([`crate::cache::index_pages`]): on in a table's cached snapshot, off in one that
+    /// bypasses the cache.
+    pub index_cache: bool,
 }
 
 impl ReadCommand {
@@ -107,6 +111,8 @@ impl ReadCommand {
             include_static: self.include_static,
             full_header: false,
             kind: ReadKind::Query,
+            // The snapshot decides (`Snapshot::index_cache`).
+            index_cache: false,
             // The merge looks one row past each row it returns (to order the sources).
             row_budget: self.limit.map(|l| l.saturating_add(1)),
         }
@@ -153,7 +159,10 @@ impl Snapshot {
         cmd: &ReadCommand,
     ) -> Result<(Option<PartitionResult>, ReadCounts)> {
         let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
-        let q = cmd.source_query();
+        let q = SourceQuery {
+            index_cache: self.index_cache,
+            ..cmd.source_query()
+        };
         let (result, mut counts) = match self.read_once(key, hash, cmd, &q) {
             // A memtable took a write between the rows a `LIMIT` read copied first and the
             // rest it turned out to need: read again, copying whole slices (see

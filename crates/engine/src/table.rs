@@ -218,7 +218,8 @@ impl Table {
         let mut floor = CommitlogPosition::NONE;
         for gen in committed {
             let s = SSTable::open(dir, gen, Arc::clone(&io))?
-                .map_sequential_reads(settings.map_sequential_reads);
+                .map_sequential_reads(settings.map_sequential_reads)
+                .with_index_cache(settings.cache.as_ref().map(|c| c.index_pages()));
             let (seg, off) = s.stats.commitlog_upper;
             floor = floor.max(CommitlogPosition {
                 segment_id: seg,
@@ -263,10 +264,12 @@ impl Table {
         self.settings.incremental_backups.load(Ordering::Relaxed)
     }
 
-    /// Opens one of the table's committed sstables, with its byte counters and settings.
+    /// Opens one of the table's committed sstables, with its byte counters and settings (and
+    /// its handle on the index-page cache, when the database has a cache).
     pub fn open_sstable(&self, generation: u64) -> Result<SSTable> {
         Ok(SSTable::open(&self.dir, generation, Arc::clone(&self.io))?
-            .map_sequential_reads(self.settings.map_sequential_reads))
+            .map_sequential_reads(self.settings.map_sequential_reads)
+            .with_index_cache(self.settings.cache.as_ref().map(|c| c.index_pages())))
     }
 
     /// Serializes loads into the table (`refresh`).
@@ -281,11 +284,15 @@ impl Table {
 
     /// Replaces the schema (new options apply to sstables written from now on).
     /// Turning the cache off for the table (`caching = {'enabled': 'false'}`) empties its
-    /// part of the cache: no memory is held for a table that does not use it.
+    /// part of the cache, and its sstables' index pages: no memory is held for a table that
+    /// does not use it.
     pub fn set_schema(&self, schema: TableSchema) -> Result<()> {
         schema.save(&self.dir)?;
         if !schema.options.cache_enabled() {
             self.invalidate_cache();
+            for s in &self.state().sstables {
+                s.drop_cached_index_pages();
+            }
         }
         *self.hidden_columns.write() = schema.hidden_cells().into();
         *self.schema.write() = Arc::new(schema);
@@ -328,6 +335,7 @@ impl Table {
             return snap;
         }
         if let Some(cache) = &self.cache {
+            snap.index_cache = true;
             let underlying = Snapshot {
                 memtables: Vec::new(),
                 ..snap.clone()
@@ -342,7 +350,8 @@ impl Table {
         snap
     }
 
-    /// A read snapshot that bypasses the row cache.
+    /// A read snapshot that bypasses the row cache (and the index-page cache: set
+    /// [`Snapshot::index_cache`] to use that one).
     pub fn snapshot_uncached(&self) -> Snapshot {
         let st = self.state();
         let mut memtables = vec![Arc::clone(&st.active)];
@@ -352,6 +361,7 @@ impl Table {
             sstables: st.sstables.clone(),
             hidden_columns: Arc::clone(&self.hidden_columns.read()),
             cache: None,
+            index_cache: false,
         }
     }
 

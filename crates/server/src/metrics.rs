@@ -413,7 +413,7 @@ fn cache_families(w: &mut Writer<'_>, c: &cairn_engine::cache::CacheStats) {
         (
             "cache_bytes_used",
             "gauge",
-            "Bytes the row cache holds (rows, partitions and their bookkeeping).",
+            "Bytes the row cache holds (rows, partitions, sstable index pages and their bookkeeping).",
             c.bytes_used,
         ),
         (
@@ -520,7 +520,40 @@ fn cache_families(w: &mut Writer<'_>, c: &cairn_engine::cache::CacheStats) {
             c.mispopulations,
         ),
     ];
-    for (name, kind, help, v) in families {
+    let i = &c.index_pages;
+    let index: [(&str, &str, &str, u64); 5] = [
+        (
+            "sstables_index_page_cache_hits",
+            "counter",
+            "Index page lookups served from the cache.",
+            i.hits,
+        ),
+        (
+            "sstables_index_page_cache_misses",
+            "counter",
+            "Index page lookups that read the page from disk.",
+            i.misses,
+        ),
+        (
+            "sstables_index_page_cache_populations",
+            "counter",
+            "Index pages inserted into the cache.",
+            i.populations,
+        ),
+        (
+            "sstables_index_page_cache_evictions",
+            "counter",
+            "Index pages evicted from the cache.",
+            i.evictions,
+        ),
+        (
+            "sstables_index_page_cache_bytes",
+            "gauge",
+            "Bytes of index pages in the cache (part of cache_bytes_used).",
+            i.bytes,
+        ),
+    ];
+    for (name, kind, help, v) in families.into_iter().chain(index) {
         w.family(name, kind, help);
         w.sample(name, "shard=\"0\"", v as f64);
     }

@@ -17,61 +17,12 @@
 //!
 //! [`SourceQuery::full_header`]: crate::read::source::SourceQuery::full_header
 
+pub use super::key::Position;
+use super::key::{EntryRef, Evictable};
 use super::lru::Lru;
 use crate::model::{ClusteringKey, DecoratedKey, DeletionTime, RangeTombstone, Row};
-use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-
-/// A clustering position.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Position {
-    key: Bytes,
-    /// -1 before the key, 0 at it, 1 after it.
-    weight: i8,
-}
-
-impl Position {
-    /// Just before `key` (a range's inclusive start or exclusive end).
-    pub fn before(key: &Bytes) -> Self {
-        Position {
-            key: key.clone(),
-            weight: -1,
-        }
-    }
-
-    /// A row's position.
-    pub fn at(key: &ClusteringKey) -> Self {
-        Position {
-            key: key.0.clone(),
-            weight: 0,
-        }
-    }
-
-    /// The position's clustering bytes.
-    pub fn key(&self) -> &Bytes {
-        &self.key
-    }
-
-    /// Just after `key`.
-    pub fn after(key: &ClusteringKey) -> Self {
-        Position {
-            key: key.0.clone(),
-            weight: 1,
-        }
-    }
-}
-
-/// What identifies an entry in the shared LRU.
-#[derive(Debug, Clone)]
-pub struct EntryRef {
-    /// The table's slot in the tracker.
-    pub table: u64,
-    /// The partition.
-    pub key: DecoratedKey,
-    /// The entry's position.
-    pub pos: Position,
-}
 
 /// One entry: a row, or a dummy bound.
 pub struct Entry {
@@ -91,7 +42,7 @@ const PARTITION_OVERHEAD: usize = 160;
 /// Where the changes of one cache operation are accounted.
 pub struct Ctx<'a> {
     /// The shared LRU.
-    pub lru: &'a mut Lru<EntryRef>,
+    pub lru: &'a mut Lru<Evictable>,
     /// The table's slot.
     pub table: u64,
     /// The partition.
@@ -104,7 +55,7 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     /// An operation on partition `key` of table slot `table`, nothing accounted yet.
-    pub fn new(lru: &'a mut Lru<EntryRef>, table: u64, key: &'a DecoratedKey) -> Self {
+    pub fn new(lru: &'a mut Lru<Evictable>, table: u64, key: &'a DecoratedKey) -> Self {
         Ctx {
             lru,
             table,
@@ -148,7 +99,7 @@ pub struct CachedPartition {
 }
 
 fn row_bytes(pos: &Position, row: Option<&Row>) -> usize {
-    ENTRY_OVERHEAD + pos.key.len() + row.map_or(0, Row::heap_size)
+    ENTRY_OVERHEAD + pos.key().len() + row.map_or(0, Row::heap_size)
 }
 
 impl CachedPartition {
@@ -206,7 +157,7 @@ impl CachedPartition {
         from: &Position,
         hi: &Position,
         max_rows: usize,
-        lru: &mut Lru<EntryRef>,
+        lru: &mut Lru<Evictable>,
         out: &mut Vec<(ClusteringKey, Row)>,
     ) -> WalkEnd {
         let mut c = from.clone();
@@ -227,7 +178,7 @@ impl CachedPartition {
                 return WalkEnd::Done;
             }
             if let Some(row) = &e.row {
-                out.push((ClusteringKey(pos.key.clone()), row.clone()));
+                out.push((ClusteringKey(pos.key().clone()), row.clone()));
                 taken += 1;
             }
             c = pos.clone();
@@ -245,7 +196,7 @@ impl CachedPartition {
         from: &Position,
         lo: &Position,
         max_rows: usize,
-        lru: &mut Lru<EntryRef>,
+        lru: &mut Lru<Evictable>,
         out: &mut Vec<(ClusteringKey, Row)>,
     ) -> WalkEnd {
         let mut c = from.clone();
@@ -275,7 +226,7 @@ impl CachedPartition {
                 return WalkEnd::Done;
             }
             if let Some(row) = &e.row {
-                out.push((ClusteringKey(pos.key.clone()), row.clone()));
+                out.push((ClusteringKey(pos.key().clone()), row.clone()));
                 taken += 1;
             }
             c = pos.clone();
@@ -318,11 +269,11 @@ impl CachedPartition {
         ctx: &mut Ctx<'_>,
     ) {
         let bytes = row_bytes(&pos, row.as_ref());
-        let lru = ctx.lru.push(EntryRef {
+        let lru = ctx.lru.push(Evictable::Row(EntryRef {
             table: ctx.table,
             key: ctx.key.clone(),
             pos: pos.clone(),
-        });
+        }));
         ctx.charge(bytes);
         self.entries.insert(
             pos,
@@ -352,7 +303,8 @@ impl CachedPartition {
         if !self.entries.contains_key(&lo) {
             // Nothing precedes a partition's start: a dummy there is continuous, so that
             // evicting it (it is used only by reads from the head) keeps the head known.
-            let continuous = lo == Position::before(&Bytes::new()) || self.is_continuous_at(&lo);
+            let continuous =
+                lo == Position::before(&bytes::Bytes::new()) || self.is_continuous_at(&lo);
             self.insert_entry(lo.clone(), None, continuous, ctx);
         }
         if !self.entries.contains_key(&hi) {
@@ -439,6 +391,7 @@ impl CachedPartition {
 mod tests {
     use super::*;
     use crate::model::LivenessInfo;
+    use bytes::Bytes;
 
     fn k(b: u8) -> ClusteringKey {
         ClusteringKey(Bytes::from(vec![0x10, b]))
@@ -457,7 +410,12 @@ mod tests {
     }
 
     /// Rows `[from, to]` read forward from the head, as a populating read marks them.
-    fn populated(lru: &mut Lru<EntryRef>, key: &DecoratedKey, from: u8, to: u8) -> CachedPartition {
+    fn populated(
+        lru: &mut Lru<Evictable>,
+        key: &DecoratedKey,
+        from: u8,
+        to: u8,
+    ) -> CachedPartition {
         let mut ctx = Ctx::new(lru, 1, key);
         let mut p = CachedPartition::new(None, None, Vec::new(), &mut ctx);
         let (lo, _) = all();
@@ -543,7 +501,10 @@ mod tests {
         let key = DecoratedKey::new(Bytes::from_static(b"p"));
         let mut p = populated(&mut lru, &key, 0, 200);
         let before = p.entry_count();
-        let oldest = lru.pop_oldest().map(|r| r.pos);
+        let oldest = match lru.pop_oldest() {
+            Some(Evictable::Row(r)) => Some(r.pos),
+            _ => None,
+        };
         let mut ctx = Ctx::new(&mut lru, 1, &key);
         if let Some(pos) = oldest {
             p.evict(&pos, &mut ctx);

@@ -262,6 +262,7 @@ impl CacheRows {
             include_static: true,
             full_header: true,
             kind: ReadKind::Query,
+            index_cache: self.underlying.index_cache,
             row_budget: None,
         };
         match self.underlying.partition(&self.key, self.hash, &q)? {

@@ -41,6 +41,10 @@ pub struct SourceQuery<'a> {
     pub full_header: bool,
     /// Who pays for the I/O (queries or compaction).
     pub kind: ReadKind,
+    /// Whether sstables look the partition's index page up in the index-page cache, and add
+    /// it there (see [`crate::cache::index_pages`]): a query's, unless it bypasses the
+    /// cache (`BYPASS CACHE`, a table with `caching = {'enabled': 'false'}`).
+    pub index_cache: bool,
     /// About how many rows the reader will take (its `LIMIT`): a source may copy that many
     /// first and the rest only when asked, and may then end its stream with
     /// [`crate::Error::SourceChanged`] (see `Snapshot::read_consulting`). `None`: every row.
@@ -66,6 +70,7 @@ impl<'a> SourceQuery<'a> {
             include_static: true,
             full_header: true,
             kind,
+            index_cache: false,
             row_budget: None,
         }
     }

@@ -143,9 +143,17 @@ pub struct Page {
 impl Page {
     /// Reads and verifies the page `r` of `file` (`path` names it in errors).
     pub fn read(file: &std::fs::File, path: &Path, r: &PageRef) -> Result<Page> {
+        Self::decode_body(Self::read_body(file, path, r)?, path, r.offset)
+    }
+
+    /// Reads the page `r` of `file` and verifies its CRC; returns its body (the entries,
+    /// without the CRC), which [`Page::lookup_in`] and [`Page::decode_body`] read.
+    pub fn read_body(file: &std::fs::File, path: &Path, r: &PageRef) -> Result<Bytes> {
         let mut buf = vec![0u8; r.len as usize];
         crate::io::read_exact_at(file, path, &mut buf, r.offset)?;
-        Self::decode(Bytes::from(buf), path, r.offset)
+        let body_len = verified_len(&buf, path, r.offset)?;
+        buf.truncate(body_len);
+        Ok(Bytes::from(buf))
     }
 
     /// Reads and verifies the page `r` of `file`, and returns the value stored under exactly
@@ -156,10 +164,13 @@ impl Page {
         r: &PageRef,
         key: &[u8],
     ) -> Result<Option<Bytes>> {
-        let mut buf = vec![0u8; r.len as usize];
-        crate::io::read_exact_at(file, path, &mut buf, r.offset)?;
-        let body_len = verified_len(&buf, path, r.offset)?;
-        let mut d = Decoder::new(&buf[..body_len]);
+        Self::lookup_in(&Self::read_body(file, path, r)?, path, r.offset, key)
+    }
+
+    /// The value stored under exactly `key` in a verified page body (of the page at `offset`
+    /// of `path`), found without decoding the other entries.
+    pub fn lookup_in(body: &Bytes, path: &Path, offset: u64, key: &[u8]) -> Result<Option<Bytes>> {
+        let mut d = Decoder::new(body);
         let found = (|| {
             let n = d.len()?;
             for _ in 0..n {
@@ -177,17 +188,17 @@ impl Page {
             Ok(None)
         })();
         match found {
-            Ok(range) => Ok(range.map(|range| Bytes::copy_from_slice(&buf[range]))),
+            Ok(range) => Ok(range.map(|range| body.slice(range))),
             Err(e) => {
                 let e: crate::model::codec::DecodeError = e;
-                Err(Error::corruption(path, r.offset + e.offset as u64, e.kind))
+                Err(Error::corruption(path, offset + e.offset as u64, e.kind))
             }
         }
     }
 
-    /// Verifies and decodes a page held in memory at `offset` of `path`.
-    pub fn decode(buf: Bytes, path: &Path, offset: u64) -> Result<Page> {
-        let body = buf.slice(..verified_len(&buf, path, offset)?);
+    /// Decodes a verified page body (of the page at `offset` of `path`); the entries are
+    /// slices of it.
+    pub fn decode_body(body: Bytes, path: &Path, offset: u64) -> Result<Page> {
         let mut d = Decoder::from_bytes(&body);
         let decoded = (|| {
             let n = d.len()?;

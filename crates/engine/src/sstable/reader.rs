@@ -17,6 +17,16 @@
 //! reads copy what they return instead, so a small result never pins a whole chunk. Every
 //! chunk's CRC is verified before it is decompressed, on every path.
 //!
+//! Index pages: with the row cache on, the partition-index pages of point lookups that use it
+//! ([`SourceQuery::index_cache`]: queries not bypassing the cache) are kept in the cache's LRU
+//! ([`crate::cache::index_pages`]) and served from it, so a point lookup whose page is cached
+//! reads the data chunk alone. A page served from the cache is counted as neither an
+//! index-page read nor bytes read. Scans, compaction and tools read pages from disk and do
+//! not cache them: they read each page once, in order, and would only push out the pages
+//! point lookups use (ScyllaDB keeps compaction and `BYPASS CACHE` out of its index cache too).
+//!
+//! [`SourceQuery::index_cache`]: crate::read::source::SourceQuery::index_cache
+//!
 //! Deletion: [`SSTable::mark_deleted`] only flags the sstable; the files go when the last
 //! `Arc<SSTable>` is dropped, so a reader that holds it keeps reading consistent data.
 
@@ -24,8 +34,9 @@ use super::bloom::BloomFilter;
 use super::chunked::{ChunkOffsets, ChunkedReader, ReadWindow};
 use super::compression::Compressor;
 use super::format::*;
-use super::index::{Page, Summary};
+use super::index::{Page, PageRef, Summary};
 use super::stats::SSTableStats;
+use crate::cache::IndexPageCache;
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
 use crate::io::check_crc;
 use crate::metrics::{IoCounters, ReadKind};
@@ -90,6 +101,8 @@ pub struct SSTable {
     disk_bytes: u64,
     io: Arc<IoCounters>,
     deleted: AtomicBool,
+    /// The cache of this sstable's index pages (with the row cache on).
+    index_cache: Option<IndexPageCache>,
     /// Values kept alive until this sstable is dropped (after its files are deleted, since
     /// fields drop after `Drop::drop`): a compaction's transaction log must outlive the
     /// files of the inputs it removed.
@@ -141,6 +154,19 @@ impl SSTable {
     /// [`ChunkedReader::map_sequential_reads`]; mapped by default).
     pub fn map_sequential_reads(mut self, on: bool) -> Self {
         self.data.set_map_sequential_reads(on);
+        self
+    }
+
+    /// Drops the sstable's pages from the index-page cache (its table stopped using it).
+    pub fn drop_cached_index_pages(&self) {
+        if let Some(c) = &self.index_cache {
+            c.clear();
+        }
+    }
+
+    /// Keeps the index pages queries read in `cache` (see the module doc).
+    pub fn with_index_cache(mut self, cache: Option<IndexPageCache>) -> Self {
+        self.index_cache = cache;
         self
     }
 
@@ -244,6 +270,7 @@ impl SSTable {
             disk_bytes,
             io,
             deleted: AtomicBool::new(false),
+            index_cache: None,
             holds: parking_lot::Mutex::new(Vec::new()),
         })
     }
@@ -357,9 +384,38 @@ impl SSTable {
             return Ok(None);
         };
         let page = Page::read(&self.index_file, &self.index_path, r)?;
-        self.io.add_index_page_read();
-        self.io.add_read(kind, u64::from(r.len));
+        self.count_index_page(kind, r.len);
         Ok(Some(page))
+    }
+
+    /// The verified body of index page `page_no` (at `r`) through the index-page cache: from
+    /// the cache, or read (and counted) and cached. `None` when the read does not go through
+    /// the cache (no cache, `use_cache` false, or not a query).
+    fn cached_index_page(
+        &self,
+        page_no: usize,
+        r: &PageRef,
+        kind: ReadKind,
+        use_cache: bool,
+    ) -> Result<Option<Bytes>> {
+        let (Some(cache), ReadKind::Query, true, Ok(page_no)) =
+            (&self.index_cache, kind, use_cache, u32::try_from(page_no))
+        else {
+            return Ok(None);
+        };
+        if let Some(body) = cache.get(page_no) {
+            return Ok(Some(body));
+        }
+        let body = Page::read_body(&self.index_file, &self.index_path, r)?;
+        self.count_index_page(kind, r.len);
+        cache.insert(page_no, body.clone());
+        Ok(Some(body))
+    }
+
+    /// Counts an index page of `len` bytes read from disk.
+    fn count_index_page(&self, kind: ReadKind, len: u32) {
+        self.io.add_index_page_read();
+        self.io.add_read(kind, u64::from(len));
     }
 
     /// The index entry under index key `k` with value `v` (in the page at `page_offset`).
@@ -408,19 +464,30 @@ impl SSTable {
         })
     }
 
-    /// Finds a partition's index entry (one index-page read).
-    pub fn find(&self, key: &DecoratedKey, kind: ReadKind) -> Result<Option<IndexEntry>> {
+    /// Finds a partition's index entry: one index-page read, none when `use_cache` and the
+    /// page is in the index-page cache.
+    pub fn find(
+        &self,
+        key: &DecoratedKey,
+        kind: ReadKind,
+        use_cache: bool,
+    ) -> Result<Option<IndexEntry>> {
         let ik = index_key(key);
-        let Some(r) = self
+        let Some((page_no, r)) = self
             .summary
             .floor(&ik)
-            .and_then(|n| self.summary.pages.get(n))
+            .and_then(|n| Some((n, self.summary.pages.get(n)?)))
         else {
             return Ok(None);
         };
-        let value = Page::lookup(&self.index_file, &self.index_path, r, &ik)?;
-        self.io.add_index_page_read();
-        self.io.add_read(kind, u64::from(r.len));
+        let value = match self.cached_index_page(page_no, r, kind, use_cache)? {
+            Some(body) => Page::lookup_in(&body, &self.index_path, r.offset, &ik)?,
+            None => {
+                let value = Page::lookup(&self.index_file, &self.index_path, r, &ik)?;
+                self.count_index_page(kind, r.len);
+                value
+            }
+        };
         match value {
             Some(v) => Ok(Some(self.entry_value(key.clone(), &v, r.offset)?)),
             None => Ok(None),
@@ -429,8 +496,13 @@ impl SSTable {
 
     /// [`SSTable::find`] for a key [`SSTable::may_contain`] admitted, counting the bloom
     /// filter's answer as a true or a false positive in the table's counters.
-    pub fn find_admitted(&self, key: &DecoratedKey, kind: ReadKind) -> Result<Option<IndexEntry>> {
-        let entry = self.find(key, kind)?;
+    pub fn find_admitted(
+        &self,
+        key: &DecoratedKey,
+        kind: ReadKind,
+        use_cache: bool,
+    ) -> Result<Option<IndexEntry>> {
+        let entry = self.find(key, kind, use_cache)?;
         self.io.add_bloom_outcome(entry.is_some());
         Ok(entry)
     }
@@ -695,8 +767,7 @@ impl SSTable {
             return Ok(None);
         };
         let page = Page::read(&self.rows_file, &self.rows_path, r)?;
-        self.io.add_index_page_read();
-        self.io.add_read(kind, u64::from(r.len));
+        self.count_index_page(kind, r.len);
         Ok(Some(page))
     }
 }

@@ -43,7 +43,7 @@ impl PartitionSource for Arc<SSTable> {
         if !SSTable::may_contain(self, key, hash) {
             return Ok(None);
         }
-        let Some(entry) = self.find_admitted(key, q.kind)? else {
+        let Some(entry) = self.find_admitted(key, q.kind, q.index_cache)? else {
             return Ok(None);
         };
         let mut cur = self.cursor(q.kind);

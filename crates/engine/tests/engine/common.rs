@@ -30,3 +30,20 @@ pub fn spawn_crash_child(
     let stdout = c.stdout.take().unwrap();
     (c, stdout)
 }
+
+/// A database under `dir` with a row cache of `budget` bytes (0: none) and the table
+/// [`kv_schema`].
+pub fn open_with_cache(
+    dir: &std::path::Path,
+    budget: usize,
+) -> (
+    cairn_engine::Database,
+    std::sync::Arc<cairn_engine::table::Table>,
+) {
+    let mut cfg = cairn_engine::DatabaseConfig::new(dir);
+    cfg.row_cache_bytes = budget;
+    let db = cairn_engine::Database::open(cfg).unwrap();
+    db.create_table(kv_schema()).unwrap();
+    let t = db.table("ks", "t").unwrap();
+    (db, t)
+}

@@ -8,6 +8,7 @@
 
 mod common;
 
+mod cache_memory;
 mod commitlog_space;
 mod compaction;
 mod corruption;
@@ -16,6 +17,7 @@ mod crash_sigkill;
 mod crash_snapshot;
 mod disk_full;
 mod engine_basics;
+mod index_page_cache;
 mod model_oracle;
 mod nonblocking;
 mod reader_suite;

@@ -238,6 +238,7 @@ fn implementations(case: &Case, dir: &Path) -> Vec<(&'static str, Box<dyn Partit
             .collect(),
         hidden_columns: Arc::from(Vec::new()),
         cache: None,
+        index_cache: false,
     };
     // The row cache over the merged set: roomy, and so small that it evicts all the time.
     for (name, budget) in [("cache", 64 << 20), ("cache-evicting", 2_000)] {

@@ -4,21 +4,12 @@
 //! within the budget, and invalidation by TRUNCATE.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::common::{ck, insert, kv_schema, now, pk};
+use crate::common::{ck, insert, now, open_with_cache, pk};
 use cairn_engine::model::{ClusteringRange, Mutation, Slice};
 use cairn_engine::read::ReadCommand;
 use cairn_engine::table::Table;
-use cairn_engine::{Database, DatabaseConfig};
+use cairn_engine::Database;
 use std::sync::Arc;
-
-fn open(dir: &std::path::Path, budget: usize) -> (Database, Arc<Table>) {
-    let mut cfg = DatabaseConfig::new(dir);
-    cfg.row_cache_bytes = budget;
-    let db = Database::open(cfg).unwrap();
-    db.create_table(kv_schema()).unwrap();
-    let t = db.table("ks", "t").unwrap();
-    (db, t)
-}
 
 fn write(db: &Database, t: &Table, a: i32, b: i32, v: &str, ts: i64) {
     db.apply(vec![Mutation {
@@ -67,7 +58,7 @@ fn values(t: &Table, a: i32, cmd: &ReadCommand) -> Vec<(i32, Vec<u8>)> {
 #[test]
 fn a_repeated_read_and_an_absent_partition_touch_no_sstable() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     for b in 0..20 {
         write(&db, &t, 1, b, "v", 10);
     }
@@ -90,7 +81,7 @@ fn a_repeated_read_and_an_absent_partition_touch_no_sstable() {
 #[test]
 fn a_head_read_after_a_flush_hits() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     // A time series prepending rows: the newest row is the partition's head.
     for b in (500..510).rev() {
         write(&db, &t, 1, b, "old", 10);
@@ -116,7 +107,7 @@ fn a_head_read_after_a_flush_hits() {
 fn a_head_read_after_the_tail_was_evicted_still_hits() {
     let dir = tempfile::tempdir().unwrap();
     let budget = 24 << 10;
-    let (db, t) = open(dir.path(), budget);
+    let (db, t) = open_with_cache(dir.path(), budget);
     for b in 0..100 {
         write(
             &db,
@@ -147,7 +138,7 @@ fn a_head_read_after_the_tail_was_evicted_still_hits() {
 #[test]
 fn a_read_started_before_a_flush_does_not_populate() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     write(&db, &t, 1, 1, "a", 10);
     db.flush("ks", "t").unwrap();
     let old = t.snapshot();
@@ -170,7 +161,7 @@ fn a_read_started_before_a_flush_does_not_populate() {
 #[test]
 fn truncate_leaves_nothing_cached() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     write(&db, &t, 1, 1, "a", 10);
     db.flush("ks", "t").unwrap();
     assert_eq!(values(&t, 1, &ReadCommand::all(now())).len(), 1);
@@ -187,18 +178,33 @@ fn truncate_leaves_nothing_cached() {
 /// the last write acknowledged before the read began (no stale row).
 #[test]
 fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
+    stress(24, 24 << 10);
+}
+
+/// The stress test with partitions wider than a flush merges per lock hold
+/// ([`cairn_engine::cache::MERGE_BATCH`]), so flushes merge them in several batches, readers
+/// and eviction running in between: still all of a write or none.
+#[test]
+fn wide_partitions_merged_row_batch_by_batch_still_read_as_whole_writes() {
+    const ROWS: i32 = 200;
+    assert!(ROWS as usize > 2 * cairn_engine::cache::MERGE_BATCH);
+    stress(ROWS, 128 << 10);
+}
+
+/// `PARTITIONS` partitions of `ROWS` rows rewritten `VERSIONS` times under a cache of `budget`
+/// bytes, while two readers check every read.
+fn stress(rows: i32, budget: usize) {
     use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
     const PARTITIONS: i32 = 4;
-    const ROWS: i32 = 24;
     const VERSIONS: i64 = 150;
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 24 << 10);
+    let (db, t) = open_with_cache(dir.path(), budget);
     let db = Arc::new(db);
     let acked: Arc<Vec<AtomicI64>> = Arc::new((0..PARTITIONS).map(|_| AtomicI64::new(0)).collect());
     let done = Arc::new(AtomicBool::new(false));
     let write_version = |db: &Database, t: &Table, a: i32, v: i64| {
         let mut update = insert(0, &format!("v{v}"), v);
-        for b in 1..ROWS {
+        for b in 1..rows {
             update.merge(insert(b, &format!("v{v}"), v));
         }
         db.apply(vec![Mutation {
@@ -233,7 +239,7 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
                     let a = ((i + r) % PARTITIONS as u32) as i32;
                     let floor = acked[a as usize].load(Ordering::SeqCst);
                     let (cmd, want) = match i % 4 {
-                        0 => (ReadCommand::all(now()), ROWS as usize),
+                        0 => (ReadCommand::all(now()), rows as usize),
                         1 => (head(3), 3),
                         2 => {
                             let mut c = head(5);
@@ -242,12 +248,12 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
                         }
                         _ => (slice(5, 14), 10),
                     };
-                    let rows = values(&t, a, &cmd);
-                    assert_eq!(rows.len(), want, "partition {a}: {rows:?}");
-                    let first = rows[0].1.clone();
+                    let got = values(&t, a, &cmd);
+                    assert_eq!(got.len(), want, "partition {a}: {got:?}");
+                    let first = got[0].1.clone();
                     assert!(
-                        rows.iter().all(|(_, v)| *v == first),
-                        "a partial write: {rows:?}"
+                        got.iter().all(|(_, v)| *v == first),
+                        "a partial write: {got:?}"
                     );
                     let v: i64 = String::from_utf8_lossy(&first[1..]).parse().unwrap();
                     assert!(
@@ -265,9 +271,39 @@ fn concurrent_reads_writes_flushes_and_eviction_see_whole_writes() {
 }
 
 #[test]
+fn a_flush_merges_a_wide_cached_partition_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
+    let rows = 3 * cairn_engine::cache::MERGE_BATCH as i32 + 5;
+    for b in 0..rows {
+        write(&db, &t, 1, b, "old", 10);
+    }
+    db.flush("ks", "t").unwrap();
+    let all = ReadCommand::all(now());
+    assert_eq!(values(&t, 1, &all).len(), rows as usize);
+    let before = db.row_cache().unwrap().stats();
+    for b in 0..rows {
+        write(&db, &t, 1, b, "new", 11);
+    }
+    db.flush("ks", "t").unwrap();
+    let after = db.row_cache().unwrap().stats();
+    assert_eq!(after.partition_merges - before.partition_merges, 1);
+    assert_eq!(
+        after.rows_merged_from_memtable - before.rows_merged_from_memtable,
+        rows as u64
+    );
+    // Every row merged in: the next read is served from the cache, all of it new.
+    let reads = sstable_reads(&t);
+    let got = values(&t, 1, &all);
+    assert_eq!(sstable_reads(&t), reads);
+    assert_eq!(got.len(), rows as usize);
+    assert!(got.iter().all(|(_, v)| v == b"new"), "{got:?}");
+}
+
+#[test]
 fn sstables_per_read_counts_what_a_miss_read_and_nothing_for_a_hit() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, t) = open(dir.path(), 8 << 20);
+    let (db, t) = open_with_cache(dir.path(), 8 << 20);
     // Partition 1 in two sstables, partition 2 in none.
     write(&db, &t, 1, 0, "a", 10);
     db.flush("ks", "t").unwrap();
@@ -295,7 +331,7 @@ fn sstables_per_read_counts_what_a_miss_read_and_nothing_for_a_hit() {
 fn head_reads_of_a_growing_partition_keep_hitting_under_eviction() {
     let dir = tempfile::tempdir().unwrap();
     let budget = 64 << 10;
-    let (db, t) = open(dir.path(), budget);
+    let (db, t) = open_with_cache(dir.path(), budget);
     let cache = Arc::clone(db.row_cache().unwrap());
     let mut next = 1_000_000;
     let value = "a value of some forty bytes, as a row...";

@@ -33,9 +33,11 @@
 //! | GET | `/column_family/sstables/per_level/{ks}:{cf}` | live sstables per level |
 //! | GET | `/storage_service/{hostid/local, host_id, release_version, scylla_release_version, cluster_name, partitioner_name, schema_version}` | node info |
 //! | GET | `/storage_service/{load, load_map, gossiping, native_transport, generation_number, operation_mode, tokens, tokens_endpoint, ownership[/{ks}], describe_ring/{ks}}`, `/gossiper/endpoint/{live, down}`, `/snitch/{datacenter, rack}`, `/system/{uptime_ms, memory}` | storage service ([`node_api`]) |
-//! | POST | `/cache_service/invalidate_row_cache`, `/system/drop_sstable_caches` | empty the row cache (removals) |
-//! | POST | `/lsa/compact` | evict the whole row cache (evictions), as ScyllaDB's reclaim of all its memory |
-//! | POST | `/cache_service/{invalidate_key_cache, invalidate_counter_cache}` | no-ops: no such caches |
+//! | POST | `/cache_service/invalidate_row_cache` | empty the row cache (removals) |
+//! | POST | `/cache_service/invalidate_key_cache` | drop the cached index pages (Cairn's key cache) |
+//! | POST | `/system/drop_sstable_caches` | both |
+//! | POST | `/lsa/compact` | evict the whole cache, rows and index pages (evictions), as ScyllaDB's reclaim of all its memory |
+//! | POST | `/cache_service/invalidate_counter_cache` | no-op: no counter cache |
 //! | GET | `/cache_service/metrics/row/{entries, size, capacity, hits, misses, requests, hit_rate}` | the row cache (partitions, bytes, budget, partition lookups) |
 //! | GET | `/cache_service/metrics/{key, counter}/{…}` | zeros |
 //! | GET, POST, DELETE | `/storage_service/snapshots`, `/storage_service/snapshots/size/true`, `/storage_service/sstables/{ks}`, `/storage_service/incremental_backups` | snapshots, refresh, backups ([`snapshots`]) |

@@ -100,12 +100,21 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
             backend.database().invalidate_row_cache();
             Response::void()
         }
-        ["cache_service", "invalidate_key_cache" | "invalidate_counter_cache"] if post => {
+        ["cache_service", "invalidate_key_cache"] if post => {
             if let Some((k, _)) = req.params.first() {
                 return Some(Response::error(400, format!("Unexpected parameter '{k}'")));
             }
-            // Cairn has no key cache (index pages are cached with the rows) and no counter
-            // cache: nothing to drop, as ScyllaDB's stubs.
+            // The cached index pages are what Cassandra's key cache stands for.
+            if let Some(cache) = backend.database().row_cache() {
+                cache.drop_index_pages();
+            }
+            Response::void()
+        }
+        ["cache_service", "invalidate_counter_cache"] if post => {
+            if let Some((k, _)) = req.params.first() {
+                return Some(Response::error(400, format!("Unexpected parameter '{k}'")));
+            }
+            // No counter cache: nothing to drop, as ScyllaDB's stub.
             Response::void()
         }
         ["cache_service", "metrics", "row", metric] if get => row_cache_metric(backend, metric),
@@ -127,6 +136,9 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
         // "Drop in-memory caches for data which is in sstables".
         ["system", "drop_sstable_caches"] if post => {
             backend.database().invalidate_row_cache();
+            if let Some(cache) = backend.database().row_cache() {
+                cache.drop_index_pages();
+            }
             Response::void()
         }
         _ if known(seg) => Response::error(

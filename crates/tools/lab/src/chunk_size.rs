@@ -6,6 +6,11 @@
 //! sstables. Then uniform random single-partition reads run against each table, and the
 //! table's I/O counters give bytes, chunks and index pages read per read. The in-memory
 //! metadata (chunk offsets + index summary + bloom filter) is reported per GiB of data.
+//!
+//! Those reads run without a cache. Then the database is reopened with a row cache (so its
+//! index-page cache is on) and the same reads run twice from the sstables, bypassing the row
+//! cache: the first pass warms the index pages, the second gives bytes read per read with
+//! the index-page cache warm (`bytes_read_per_read_warm_index`): the data chunk alone.
 
 use super::{corpus, fresh_dir, plot};
 use anyhow::{Context, Result};
@@ -40,6 +45,9 @@ pub struct ChunkSizeArgs {
 const CHUNKS_KB: [u32; 4] = [1, 4, 16, 64];
 const KEYSPACE: &str = "lab";
 const GIB: f64 = (1u64 << 30) as f64;
+/// The row cache of the warm-index passes: 20% of it (the index pages' share) holds every
+/// index page of the four tables at the default size many times over.
+const WARM_CACHE_BYTES: usize = 256 << 20;
 
 /// One table's measurements.
 struct ChunkResult {
@@ -47,6 +55,10 @@ struct ChunkResult {
     reads: usize,
     partitions: usize,
     bytes_read_per_read: f64,
+    /// The same reads with the index-page cache warm.
+    bytes_read_per_read_warm_index: f64,
+    /// Index pages read per read with the cache warm (0 when it holds them all).
+    index_pages_per_read_warm: f64,
     chunks_per_read: f64,
     index_pages_per_read: f64,
     partition_bytes_mean: f64,
@@ -112,6 +124,8 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
     .map_err(|e| anyhow::anyhow!("encoding clustering key: {e:?}"))?;
 
     let mut results = Vec::new();
+    // Each table's read keys, for the warm-index passes.
+    let mut keys: Vec<Vec<i32>> = Vec::new();
     for chunk_kb in CHUNKS_KB {
         let name = format!("t{chunk_kb}k");
         let id = db.create_table(schema(&name, chunk_kb))?.schema().id;
@@ -138,8 +152,10 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
         let table = db.table(KEYSPACE, &name).context("table vanished")?;
         let before = table.stats()?;
         let mut found = 0usize;
-        for _ in 0..args.reads {
-            let a = rng.gen_range(0..values.len()) as i32;
+        let picks: Vec<i32> = (0..args.reads)
+            .map(|_| rng.gen_range(0..values.len()) as i32)
+            .collect();
+        for &a in &picks {
             if db
                 .read(KEYSPACE, &name, &pk(a), &ReadCommand::all(0))?
                 .is_some()
@@ -163,6 +179,8 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
             reads: args.reads,
             partitions: values.len(),
             bytes_read_per_read: (after.query_bytes_read - before.query_bytes_read) as f64 / reads,
+            bytes_read_per_read_warm_index: 0.0,
+            index_pages_per_read_warm: 0.0,
             chunks_per_read: (after.chunks_read - before.chunks_read) as f64 / reads,
             index_pages_per_read: (after.index_pages_read - before.index_pages_read) as f64 / reads,
             // Serialized partition size, from the sstables' partition-size histogram.
@@ -181,6 +199,43 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
             chunk_kb, r.bytes_read_per_read, r.chunks_per_read, r.index_pages_per_read, r.partition_bytes_mean, r.metadata_bytes_per_gib, r.sstables
         );
         results.push(r);
+        keys.push(picks);
+    }
+    drop(db);
+
+    // The same reads with the index-page cache warm.
+    let mut cfg = DatabaseConfig::new(&db_dir);
+    cfg.row_cache_bytes = WARM_CACHE_BYTES;
+    let db = Database::open(cfg)?;
+    for (r, picks) in results.iter_mut().zip(&keys) {
+        let name = format!("t{}k", r.chunk_kb);
+        let table = db.table(KEYSPACE, &name).context("table vanished")?;
+        let read_all = || -> Result<()> {
+            // From the sstables, past the row cache (which would answer repeated reads), with
+            // the index-page cache.
+            let mut snapshot = table.snapshot_uncached();
+            snapshot.index_cache = true;
+            for &a in picks {
+                anyhow::ensure!(
+                    snapshot.read(&pk(a), &ReadCommand::all(0))?.is_some(),
+                    "partition {a} vanished"
+                );
+            }
+            Ok(())
+        };
+        read_all()?;
+        let before = table.stats()?;
+        read_all()?;
+        let after = table.stats()?;
+        let reads = picks.len().max(1) as f64;
+        r.bytes_read_per_read_warm_index =
+            (after.query_bytes_read - before.query_bytes_read) as f64 / reads;
+        r.index_pages_per_read_warm =
+            (after.index_pages_read - before.index_pages_read) as f64 / reads;
+        println!(
+            "chunk {:>2} KiB, index pages cached: {:.0} B/read, {:.3} index pages/read",
+            r.chunk_kb, r.bytes_read_per_read_warm_index, r.index_pages_per_read_warm
+        );
     }
     drop(db);
     let _ = std::fs::remove_dir_all(&db_dir);
@@ -191,16 +246,16 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
 
 fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
     let mut csv = String::from(
-        "chunk_kb,reads,bytes_read_per_read,partition_bytes_mean,metadata_bytes_per_gib,chunks_per_read,index_pages_per_read,payload_bytes_mean,offsets_bytes_per_gib,summary_bytes_per_gib,bloom_bytes_per_gib,partitions,live_disk_bytes,uncompressed_data_bytes,sstables\n",
+        "chunk_kb,reads,bytes_read_per_read,partition_bytes_mean,metadata_bytes_per_gib,chunks_per_read,index_pages_per_read,payload_bytes_mean,offsets_bytes_per_gib,summary_bytes_per_gib,bloom_bytes_per_gib,partitions,live_disk_bytes,uncompressed_data_bytes,sstables,bytes_read_per_read_warm_index\n",
     );
     let mut md = String::from(
-        "| chunk KiB | reads | bytes read / read | chunks / read | index pages / read | partition bytes (mean) | read amplification | metadata B / GiB | offsets B / GiB | summary B / GiB | bloom B / GiB |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| chunk KiB | reads | bytes read / read | bytes read / read, index pages cached | chunks / read | index pages / read | partition bytes (mean) | read amplification | metadata B / GiB | offsets B / GiB | summary B / GiB | bloom B / GiB |\n\
+         |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in results {
         writeln!(
             csv,
-            "{},{},{:.1},{:.1},{:.0},{:.3},{:.3},{:.1},{:.0},{:.0},{:.0},{},{},{},{}",
+            "{},{},{:.1},{:.1},{:.0},{:.3},{:.3},{:.1},{:.0},{:.0},{:.0},{},{},{},{},{:.1}",
             r.chunk_kb,
             r.reads,
             r.bytes_read_per_read,
@@ -215,14 +270,16 @@ fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
             r.partitions,
             r.data_bytes,
             r.uncompressed_bytes,
-            r.sstables
+            r.sstables,
+            r.bytes_read_per_read_warm_index
         )?;
         writeln!(
             md,
-            "| {} | {} | {:.0} | {:.2} | {:.2} | {:.0} | {:.1}x | {:.0} | {:.0} | {:.0} | {:.0} |",
+            "| {} | {} | {:.0} | {:.0} | {:.2} | {:.2} | {:.0} | {:.1}x | {:.0} | {:.0} | {:.0} | {:.0} |",
             r.chunk_kb,
             r.reads,
             r.bytes_read_per_read,
+            r.bytes_read_per_read_warm_index,
             r.chunks_per_read,
             r.index_pages_per_read,
             r.partition_bytes_mean,
@@ -234,7 +291,8 @@ fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
         )?;
     }
     md.push_str(
-        "\nbytes read / read = query bytes read (data chunks + index pages) per uniform random single-partition read; \
+        "\nbytes read / read = query bytes read (data chunks + index pages) per uniform random single-partition read, no cache; \
+         index pages cached = the same reads again with the index-page cache warm (the row cache bypassed); \
          metadata = chunk offsets + index summary + bloom filter, per GiB of payload (text) data.\n",
     );
     std::fs::write(out.join("chunk-size.csv"), csv).context("writing chunk-size.csv")?;
@@ -252,6 +310,13 @@ fn write_reports(out: &Path, results: &[ChunkResult]) -> Result<()> {
                 plot::Series {
                     label: "bytes read / read".into(),
                     values: results.iter().map(|r| r.bytes_read_per_read).collect(),
+                },
+                plot::Series {
+                    label: "bytes read / read, index pages cached".into(),
+                    values: results
+                        .iter()
+                        .map(|r| r.bytes_read_per_read_warm_index)
+                        .collect(),
                 },
                 plot::Series {
                     label: "partition bytes (mean)".into(),

@@ -52,7 +52,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("getcompactionthroughput", "getcompactionthroughput              Print the MB/s throughput cap for compaction in the system"),
     ("help", "help                                 Display help information"),
     ("info", "info                                 Print node information (uptime, load, ...)"),
-    ("invalidatekeycache", "invalidatekeycache                   Invalidate the key cache (Cairn has none: a no-op)"),
+    ("invalidatekeycache", "invalidatekeycache                   Invalidate the key cache (Cairn's cached index pages)"),
     ("invalidaterowcache", "invalidaterowcache                   Invalidate the row cache"),
     ("listsnapshots", "listsnapshots [-nt] [-e]             Lists all the snapshots along with the size on disk and true size"),
     ("refresh", "refresh <keyspace> <table>           Load newly placed SSTables (in the table's upload/ directory) to the system without restart"),

@@ -174,7 +174,8 @@ pub fn info(client: &Client) -> Result<String, NodetoolError> {
     let row = |m: &str| get_f64(client, &format!("/cache_service/metrics/row/{m}"));
     let (entries, size, capacity) = (row("entries")?, row("size")?, row("capacity")?);
     let (hits, requests) = (row("hits")?, row("requests")?);
-    // Cairn caches index pages with the rows and has no counter cache: those lines stay
+    // Cairn's index pages live in the row cache's memory (its figures are Prometheus'
+    // `scylla_sstables_index_page_cache_*`) and it has no counter cache: those lines stay
     // Cassandra's empty ones, so scripts reading them still parse.
     let empty = |save: u32| {
         format!(
