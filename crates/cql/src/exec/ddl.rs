@@ -475,19 +475,29 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
 }
 
 /// Whether a column of type `new` may take the name of a dropped column of type `old` (a
-/// type name): Cassandra's `isSerializationCompatibleWith` — the old values read as the new
-/// type, of the same fixed length, both or neither multi-cell. Beyond the scalar
-/// compatibilities of [`value_compatible`] (a blob reads anything), types must be equal.
+/// type name): [`serialization_compatible`].
 fn readd_compatible(new: &CqlType, old: &str) -> bool {
     if new.name() == old {
         return true;
     }
-    let Some(old) = CqlType::parse(old) else {
-        return false;
-    };
+    CqlType::parse(old).is_some_and(|old| serialization_compatible(new, &old))
+}
+
+/// Cassandra's `AbstractType.isSerializationCompatibleWith`: `new` reads the cells written
+/// as `old` — value-compatible, same fixed length, both multi-cell or neither; a blob only
+/// over a type that is neither a collection nor a UDT (`BytesType`); a collection's cell
+/// values too (`CollectionType`: a list's elements, a map's values; a set's cells hold none).
+fn serialization_compatible(new: &CqlType, old: &CqlType) -> bool {
+    use cairn_engine::model::types::unfrozen;
     let multi_cell =
         |t: &CqlType| matches!(t, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..));
-    let fixed_len = |t: &CqlType| match cairn_engine::model::types::unfrozen(t) {
+    let collection = |t: &CqlType| {
+        matches!(
+            unfrozen(t),
+            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)
+        )
+    };
+    let fixed_len = |t: &CqlType| match unfrozen(t) {
         CqlType::Boolean | CqlType::Tinyint => Some(1),
         CqlType::Smallint => Some(2),
         CqlType::Int | CqlType::Float | CqlType::Date => Some(4),
@@ -499,7 +509,19 @@ fn readd_compatible(new: &CqlType, old: &str) -> bool {
         CqlType::Uuid | CqlType::Timeuuid => Some(16),
         _ => None,
     };
-    crate::values::assign::value_compatible(new, &old)
-        && fixed_len(new) == fixed_len(&old)
-        && multi_cell(new) == multi_cell(&old)
+    if matches!(unfrozen(new), CqlType::Blob) && collection(old) {
+        return false;
+    }
+    if !(crate::values::assign::value_compatible(new, old)
+        && fixed_len(new) == fixed_len(old)
+        && multi_cell(new) == multi_cell(old))
+    {
+        return false;
+    }
+    match (unfrozen(new), unfrozen(old)) {
+        (CqlType::List(a), CqlType::List(b)) | (CqlType::Map(_, a), CqlType::Map(_, b)) => {
+            serialization_compatible(a, b)
+        }
+        _ => true,
+    }
 }
