@@ -217,3 +217,24 @@ def test_blob_literals_need_an_even_number_of_hex_digits(session, ks, tname):
         assert server_message(e) == f"cannot parse '{digits}' as hex bytes"
     session.execute(f"INSERT INTO {t} (k, v) VALUES (0xAbCd, 2)")
     assert [tuple(r) for r in session.execute(f"SELECT k, v FROM {t}")] == [(b"\xab\xcd", 2)]
+
+
+def test_selected_function_of_literals_takes_the_functions_types(session, ks, tname):
+    # A literal of no type of its own (`0x…`) is typed by the function it is passed to, as
+    # Cassandra's resolver does; answers and refusals as Cassandra 5.0.9's (F75).
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (p int PRIMARY KEY, v int)")
+    session.execute(f"INSERT INTO {t} (p, v) VALUES (1, 1)")
+    rs = session.execute(f"SELECT blobAsInt(0x00000001), blobAsText(0x6869) AS h, p FROM {t}")
+    assert rs.column_names == ["system.blobasint(0x00000001)", "h", "p"]
+    assert [tuple(r) for r in rs] == [(1, "hi", 1)]
+    assert [tuple(r) for r in session.execute(f"SELECT toJson(0x01) FROM {t}")] == [("1",)]
+    assert list(session.execute(f"SELECT blobAsInt(0x00000001) FROM {t} WHERE p = 2")) == []
+    for stmt, message in [
+        (f"SELECT blobAsInt(0x0000001) FROM {t} WHERE p = 2", "cannot parse '0000001' as hex bytes"),
+        (f"SELECT intAsBlob(0x1) FROM {t}",
+         "Type error: 0x1 cannot be passed as argument 0 of function system.intasblob of type int"),
+        (f"SELECT nosuch(0x01) FROM {t}", "Unknown function 'nosuch'"),
+    ]:
+        e = expect_error(InvalidRequest, session.execute, stmt)
+        assert server_message(e) == message

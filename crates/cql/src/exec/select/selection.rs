@@ -659,6 +659,58 @@ impl Planner<'_> {
         })
     }
 
+    /// A call whose arguments are all terms, one of them with no type of its own
+    /// (`blobAsInt(0x00000001)`): the function's signatures type them, as Cassandra's
+    /// resolver does with the candidates of the name ("Type error: 0x1 cannot be passed as
+    /// argument 0 of function system.intasblob of type int"), and its literals are read as
+    /// those types now ("cannot parse '0000001' as hex bytes"), before any row. `None` for
+    /// other calls.
+    fn function_of_untyped_terms(&self, f: &FunctionCall<SelectorExpr>) -> Result<Option<Planned>> {
+        let terms: Option<Vec<Term>> = f
+            .args
+            .iter()
+            .map(|a| match a {
+                SelectorExpr::Term(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        let Some(terms) = terms.filter(|ts| ts.iter().any(|t| term_type(t).is_none())) else {
+            return Ok(None);
+        };
+        // Native scalar functions only (aggregates and `token` keep their own path); the
+        // name is resolved before the arguments are typed, so an unknown one says so.
+        let system = f.name.keyspace.as_deref().is_none_or(|k| k == "system");
+        let fname = f.name.name.as_str();
+        if !system || matches!(fname, "min" | "max" | "sum" | "avg" | "count" | "token") {
+            return Ok(None);
+        }
+        if functions::signatures(fname).is_none() && !matches!(fname, "tojson" | "to_json") {
+            return Err(Error::Invalid(format!(
+                "Unknown function '{}'",
+                qualified(&f.name)
+            )));
+        }
+        let call = FunctionCall {
+            name: f.name.clone(),
+            args: terms,
+        };
+        let (name, sig) = crate::values::fit::resolve(&call).map_err(invalid)?;
+        for (i, (arg, ty)) in call.args.iter().zip(&sig.args).enumerate() {
+            if let Term::Literal(lit) = arg {
+                let receiver = format!("arg{i}(system.{name})");
+                crate::values::literal::literal_to_bytes(lit, ty, &receiver).map_err(invalid)?;
+            }
+        }
+        let names: Vec<String> = call.args.iter().map(term_display).collect();
+        let label = format!("system.{name}({})", names.join(", "));
+        let ret = sig.ret.clone();
+        Ok(Some((
+            Selector::Constant(Term::Function(call), ret.clone()),
+            label,
+            ret,
+        )))
+    }
+
     fn function(&self, f: &FunctionCall<SelectorExpr>) -> Result<Planned> {
         let system = f.name.keyspace.as_deref().is_none_or(|k| k == "system");
         let fname = f.name.name.as_str();
@@ -687,6 +739,9 @@ impl Planner<'_> {
                 format!("system.token({})", args.join(", ")),
                 CqlType::Bigint,
             ));
+        }
+        if let Some(planned) = self.function_of_untyped_terms(f)? {
+            return Ok(planned);
         }
         let mut args = Vec::with_capacity(f.args.len());
         let mut names = Vec::with_capacity(f.args.len());
