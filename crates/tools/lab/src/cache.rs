@@ -766,46 +766,35 @@ fn write_reports(args: &CacheArgs, runs: &[ModeRun], cpu: Option<&Vec<CpuRound>>
             prev = s.sample;
         }
         let m = run.summary();
-        let _ = writeln!(
-            summary,
-            "{},{},{},{},{},{},{},{},{},{},{},{}",
-            run.mode,
-            m.reads,
-            m.p50,
-            m.p99,
-            m.max,
-            m.p99_flush,
-            m.p99_no_flush,
-            m.reads_with_misses,
-            m.misses_after_invalidate,
-            m.row_evictions,
-            m.cache_bytes_max,
-            m.cache_limit
-        );
+        // One list of the summary's fields for the CSV row and the markdown row.
+        let fields: Vec<String> = vec![
+            run.mode.clone(),
+            m.reads.to_string(),
+            m.p50.to_string(),
+            m.p99.to_string(),
+            m.max.to_string(),
+            m.p99_flush.to_string(),
+            m.p99_no_flush.to_string(),
+            m.reads_with_misses.to_string(),
+            m.misses_after_invalidate.to_string(),
+            m.row_evictions.to_string(),
+            m.cache_bytes_max.to_string(),
+            m.cache_limit.to_string(),
+        ];
+        let _ = writeln!(summary, "{}", fields.join(","));
+        let errors = if run.write_errors + run.read_errors > 0 {
+            format!(
+                " ({} write, {} read errors)",
+                run.write_errors, run.read_errors
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {}{} |",
-            run.mode,
-            m.reads,
-            m.p50,
-            m.p99,
-            m.max,
-            m.p99_flush,
-            m.p99_no_flush,
-            m.reads_with_misses,
-            m.misses_after_invalidate,
-            m.row_evictions,
-            m.cache_bytes_max,
-            m.cache_limit,
-            run.rows_written,
-            if run.write_errors + run.read_errors > 0 {
-                format!(
-                    " ({} write, {} read errors)",
-                    run.write_errors, run.read_errors
-                )
-            } else {
-                String::new()
-            }
+            "| {} | {}{errors} |",
+            fields.join(" | "),
+            run.rows_written
         );
     }
     std::fs::write(out.join("cache-timeline.csv"), timeline)?;
