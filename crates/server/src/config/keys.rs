@@ -14,8 +14,9 @@
 use super::setters::{
     refuse_any_value, require_class, require_disabled, require_server_encryption_disabled,
     set_authenticator, set_authorizer, set_commitlog_sync, set_data_file_directories,
-    set_disk_access_mode, set_endpoint_snitch, set_initial_token, set_memtable_cleanup_threshold,
-    set_partitioner, set_prometheus_prefix, set_snapshot_before_compaction, Bad,
+    set_disk_access_mode, set_endpoint_snitch, set_index_cache_fraction, set_initial_token,
+    set_memtable_cleanup_threshold, set_partitioner, set_prometheus_prefix,
+    set_snapshot_before_compaction, Bad,
 };
 use super::yaml::Node;
 use super::{Config, MIB};
@@ -441,6 +442,7 @@ static KEYS: &[Key] = &[
         "false",
         field!(enable_cache, v => v.boolean()?),
     ),
+    key("index_cache_fraction", "0.2", set_index_cache_fraction),
     // Security settings: fail closed (see `Handling::Security`).
     security(
         "role_manager",

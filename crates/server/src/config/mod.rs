@@ -185,6 +185,9 @@ pub struct Config {
     pub row_cache_size: u64,
     /// `enable_cache` (ScyllaDB's key): false turns the row cache off whatever its size.
     pub enable_cache: bool,
+    /// `index_cache_fraction` (ScyllaDB's key): the share of the row cache's budget that
+    /// sstable index pages may take.
+    pub index_cache_fraction: f64,
     /// The file the configuration was read from, if any.
     pub source: Option<PathBuf>,
 }
@@ -242,6 +245,7 @@ impl Default for Config {
             unlogged_batch_across_partitions_warn_threshold: 10,
             row_cache_size: 256 * MIB,
             enable_cache: true,
+            index_cache_fraction: cairn_engine::cache::DEFAULT_INDEX_FRACTION,
             source: None,
         }
     }
@@ -381,6 +385,7 @@ impl Config {
         d.map_sequential_reads = self.map_sequential_reads;
         d.auto_snapshot = self.auto_snapshot;
         d.incremental_backups = self.incremental_backups;
+        d.index_cache_fraction = self.index_cache_fraction;
         d.row_cache_bytes = if self.enable_cache {
             usize::try_from(self.row_cache_size).unwrap_or(usize::MAX)
         } else {

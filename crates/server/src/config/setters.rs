@@ -108,6 +108,17 @@ pub(super) fn set_memtable_cleanup_threshold(c: &mut Config, v: &Node) -> Result
     Ok(())
 }
 
+/// `index_cache_fraction` (ScyllaDB's key): the share of the row cache's budget sstable index
+/// pages may take, in [0, 1] (0: no index pages cached).
+pub(super) fn set_index_cache_fraction(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let f = v.float()?;
+    if !(0.0..=1.0).contains(&f) {
+        return Err(Bad::Invalid(format!("must be in [0, 1], not {f}")));
+    }
+    c.index_cache_fraction = f;
+    Ok(())
+}
+
 /// A snapshot before every compaction is a debugging aid of Cassandra's that Cairn does not
 /// implement; its default, false, is accepted so existing files start.
 pub(super) fn set_snapshot_before_compaction(_: &mut Config, v: &Node) -> Result<(), Bad> {

@@ -114,6 +114,7 @@ tombstone_failure_threshold: 20
 batch_size_warn_threshold_in_kb: 6
 batch_size_fail_threshold_in_kb: 60
 row_cache_size_in_mb: 128
+index_cache_fraction: 0.1
 "#,
     );
     assert!(l.warnings.is_empty(), "{:?}", l.warnings);
@@ -162,6 +163,7 @@ row_cache_size_in_mb: 128
     assert_eq!(c.batch_size_warn_threshold, 6 << 10);
     assert_eq!(c.batch_size_fail_threshold, 60 << 10);
     assert_eq!(c.row_cache_size, 128 * MIB);
+    assert_eq!(c.database_config().index_cache_fraction, 0.1);
 
     let d = c.database_config();
     assert_eq!(d.data_dir, PathBuf::from("/srv/data"));
@@ -272,7 +274,8 @@ fn invalid_values_are_errors_with_key_and_line() {
          initial_token: abc\n\
          prometheus_prefix: 'has space'\n\
          commitlog_segment_size: 1KiB\n\
-         disk_access_mode: direct\n",
+         disk_access_mode: direct\n\
+         index_cache_fraction: 1.5\n",
     );
     let got: Vec<(usize, &str)> = p.iter().map(|p| (p.line, p.key.as_str())).collect();
     assert_eq!(
@@ -294,6 +297,7 @@ fn invalid_values_are_errors_with_key_and_line() {
             (16, "prometheus_prefix"),
             (17, "commitlog_segment_size"),
             (18, "disk_access_mode"),
+            (19, "index_cache_fraction"),
         ]
     );
     assert!(
