@@ -208,6 +208,14 @@ def test_row_cache_controls(node, session, ks, tname):
                              info["Row Cache"])
     assert row_cache, info["Row Cache"]
     assert int(row_cache.group(1)) >= 1 and int(row_cache.group(5)) > int(row_cache.group(4)) >= 1
+    # The key cache is the cached index pages: the table's one page, read once (the repeated
+    # reads were the row cache's, which reads no page).
+    key_cache = re.fullmatch(r"entries (\d+), size (.+), capacity (.+), (\d+) hits, (\d+) requests, "
+                             r"([0-9.]+|NaN) recent hit rate, 14400 save period in seconds",
+                             info["Key Cache"])
+    assert key_cache, info["Key Cache"]
+    assert int(key_cache.group(1)) >= 1 and int(key_cache.group(5)) >= 1
+    assert int(rest_get(node, "/cache_service/metrics/key/entries")) >= 1
 
     evictions = value(scrape(node), "scylla_cache_row_evictions")
     assert rest_post(node, "/lsa/compact") == 200

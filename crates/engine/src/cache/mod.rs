@@ -139,6 +139,8 @@ pub struct CacheStats {
     pub bytes_limit: u64,
     /// The index-page cache's counters (its bytes are part of `bytes_used`).
     pub index_pages: IndexPageStats,
+    /// The most index pages may take: the budget's `index_fraction`.
+    pub index_bytes_total: u64,
 }
 
 /// Rows of a flushed partition merged per lock hold ([`RowCache::apply_flushed`]).
@@ -294,6 +296,7 @@ impl CacheTracker {
         s.bytes_total = g.budget as u64;
         s.bytes_limit = g.limit() as u64;
         s.index_pages = g.index.stats();
+        s.index_bytes_total = (g.budget as f64 * g.index_fraction) as u64;
         s
     }
 

@@ -39,7 +39,8 @@
 //! | POST | `/lsa/compact` | evict the whole cache, rows and index pages (evictions), as ScyllaDB's reclaim of all its memory |
 //! | POST | `/cache_service/invalidate_counter_cache` | no-op: no counter cache |
 //! | GET | `/cache_service/metrics/row/{entries, size, capacity, hits, misses, requests, hit_rate}` | the row cache (partitions, bytes, budget, partition lookups) |
-//! | GET | `/cache_service/metrics/{key, counter}/{…}` | zeros |
+//! | GET | `/cache_service/metrics/key/{…}` | the cached index pages (pages, bytes, their share of the budget, page lookups) |
+//! | GET | `/cache_service/metrics/counter/{…}` | zeros |
 //! | GET, POST, DELETE | `/storage_service/snapshots`, `/storage_service/snapshots/size/true`, `/storage_service/sstables/{ks}`, `/storage_service/incremental_backups` | snapshots, refresh, backups ([`snapshots`]) |
 //!
 //! [`serve_with`] runs the same HTTP server with another handler: the Prometheus endpoint

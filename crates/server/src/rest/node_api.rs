@@ -117,8 +117,10 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
             // No counter cache: nothing to drop, as ScyllaDB's stub.
             Response::void()
         }
-        ["cache_service", "metrics", "row", metric] if get => row_cache_metric(backend, metric),
-        ["cache_service", "metrics", "key" | "counter", metric] if get => match *metric {
+        ["cache_service", "metrics", which @ ("row" | "key"), metric] if get => {
+            cache_metric(backend, which, metric)
+        }
+        ["cache_service", "metrics", "counter", metric] if get => match *metric {
             "entries" | "size" | "capacity" | "hits" | "requests" | "misses" => {
                 Response::ok(Json::Int(0).to_text())
             }
@@ -181,27 +183,40 @@ fn known(seg: &[&str]) -> bool {
     )
 }
 
-/// `/cache_service/metrics/row/{metric}`: the row cache's figures as ScyllaDB reports them
-/// to nodetool — entries are cached partitions, size the bytes used, capacity the budget,
-/// hits and misses are partition lookups; all zero without a cache.
-fn row_cache_metric(backend: &dyn AdminBackend, metric: &str) -> Response {
+/// `/cache_service/metrics/{row,key}/{metric}`: the row cache (entries are cached
+/// partitions, hits and misses partition lookups) or the cached index pages, Cairn's key cache
+/// (entries are pages, hits and misses page lookups), as ScyllaDB reports them to nodetool:
+/// size the bytes used, capacity the most they may take; all zero without a cache.
+fn cache_metric(backend: &dyn AdminBackend, which: &str, metric: &str) -> Response {
     let s = backend
         .database()
         .row_cache()
         .map(|c| c.stats())
         .unwrap_or_default();
-    let requests = s.partition_hits + s.partition_misses;
+    let (entries, size, capacity, hits, misses) = if which == "row" {
+        (
+            s.partitions,
+            s.bytes_used,
+            s.bytes_total,
+            s.partition_hits,
+            s.partition_misses,
+        )
+    } else {
+        let p = s.index_pages;
+        (p.pages, p.bytes, s.index_bytes_total, p.hits, p.misses)
+    };
+    let requests = hits + misses;
     let value = match metric {
-        "entries" => Json::uint(s.partitions),
-        "size" => Json::uint(s.bytes_used),
-        "capacity" => Json::uint(s.bytes_total),
-        "hits" => Json::uint(s.partition_hits),
-        "misses" => Json::uint(s.partition_misses),
+        "entries" => Json::uint(entries),
+        "size" => Json::uint(size),
+        "capacity" => Json::uint(capacity),
+        "hits" => Json::uint(hits),
+        "misses" => Json::uint(misses),
         "requests" => Json::uint(requests),
         "hit_rate" => Json::Float(if requests == 0 {
             0.0
         } else {
-            s.partition_hits as f64 / requests as f64
+            hits as f64 / requests as f64
         }),
         _ => return Response::error(404, format!("Unknown cache metric {metric}")),
     };

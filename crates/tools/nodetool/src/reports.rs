@@ -171,31 +171,27 @@ pub fn info(client: &Client) -> Result<String, NodetoolError> {
     line("Data Center", dc);
     line("Rack", rack);
     line("Exceptions", "0".into());
-    let row = |m: &str| get_f64(client, &format!("/cache_service/metrics/row/{m}"));
-    let (entries, size, capacity) = (row("entries")?, row("size")?, row("capacity")?);
-    let (hits, requests) = (row("hits")?, row("requests")?);
-    // Cairn's index pages live in the row cache's memory (its figures are Prometheus'
-    // `scylla_sstables_index_page_cache_*`) and it has no counter cache: those lines stay
-    // Cassandra's empty ones, so scripts reading them still parse.
-    let empty = |save: u32| {
-        format!(
-            "entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, {save} save period in seconds"
-        )
-    };
-    line("Key Cache", empty(14400));
-    line(
-        "Row Cache",
-        format!(
-            "entries {}, size {}, capacity {}, {} hits, {} requests, {} recent hit rate, 0 save period in seconds",
-            entries as u64,
-            file_size(size),
-            file_size(capacity),
+    // Cassandra's line: entries, size, capacity, hits, requests, recent hit rate, save period.
+    // The key cache is Cairn's cached index pages; there is no counter cache.
+    let cache_line = |which: &str, save: u32| -> Result<String, NodetoolError> {
+        let get = |m: &str| get_f64(client, &format!("/cache_service/metrics/{which}/{m}"));
+        let (hits, requests) = (get("hits")?, get("requests")?);
+        Ok(format!(
+            "entries {}, size {}, capacity {}, {} hits, {} requests, {} recent hit rate, {save} save period in seconds",
+            get("entries")? as u64,
+            file_size(get("size")?),
+            file_size(get("capacity")?),
             hits as u64,
             requests as u64,
             hit_rate(hits, requests),
-        ),
+        ))
+    };
+    line("Key Cache", cache_line("key", 14400)?);
+    line("Row Cache", cache_line("row", 0)?);
+    line(
+        "Counter Cache",
+        "entries 0, size 0 bytes, capacity 0 bytes, 0 hits, 0 requests, NaN recent hit rate, 7200 save period in seconds".into(),
     );
-    line("Counter Cache", empty(7200));
     line("Percent Repaired", "0.0%".into());
     match tokens.as_slice() {
         [one] => line("Token", one.clone()),
