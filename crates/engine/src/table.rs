@@ -330,7 +330,10 @@ impl Table {
     /// A read snapshot: single-partition reads go through the row cache when the table has
     /// one and its `caching` option leaves it enabled.
     pub fn snapshot(&self) -> Snapshot {
-        let mut snap = self.snapshot_uncached();
+        // One state for the sources and the cache phase: a phase newer than the sources would
+        // let the read populate the cache from sstables that lack a flush already merged in.
+        let st = self.state();
+        let mut snap = self.snapshot_of(&st);
         if !self.schema.read().options.cache_enabled() {
             return snap;
         }
@@ -340,10 +343,9 @@ impl Table {
                 memtables: Vec::new(),
                 ..snap.clone()
             };
-            let phase = self.state.read().cache_phase;
             snap.cache = Some(Arc::new(CachedSource::new(
                 Arc::clone(cache),
-                phase,
+                st.cache_phase,
                 underlying,
             )));
         }
@@ -353,7 +355,11 @@ impl Table {
     /// A read snapshot that bypasses the row cache (and the index-page cache: set
     /// [`Snapshot::index_cache`] to use that one).
     pub fn snapshot_uncached(&self) -> Snapshot {
-        let st = self.state();
+        self.snapshot_of(&self.state())
+    }
+
+    /// The sources of state `st`, without the caches.
+    fn snapshot_of(&self, st: &TableState) -> Snapshot {
         let mut memtables = vec![Arc::clone(&st.active)];
         memtables.extend(st.flushing.iter().rev().map(|(m, _)| Arc::clone(m)));
         Snapshot {
