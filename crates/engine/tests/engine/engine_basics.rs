@@ -263,7 +263,11 @@ fn clustering_skip_keeps_range_tombstones_of_other_sstables() {
 
 /// A `LIMIT` read copies only its budget of memtable rows first; when newer row tombstones in
 /// an sstable shadow those rows, the read asks the memtable for the rest and still answers
-/// with the first live rows.
+/// with the first live rows. (The tombstones are recent: an sstable of tombstones all past
+/// `gc_grace_seconds` may be dropped whole as fully expired — Cassandra's rule, decided while
+/// no memtable holds older data — and rows written afterwards with older timestamps would
+/// then be live, which is why such writes are undefined in Cassandra too. Under load, the
+/// drop raced the test's writes one run in a hundred.)
 #[test]
 fn limited_read_past_memtable_rows_shadowed_by_newer_sstable_tombstones() {
     let dir = tempfile::tempdir().unwrap();
@@ -277,7 +281,7 @@ fn limited_read_past_memtable_rows_shadowed_by_newer_sstable_tombstones() {
             Row {
                 deletion: Some(DeletionTime {
                     marked_at: 100,
-                    local_deletion_time: 100,
+                    local_deletion_time: now(),
                 }),
                 ..Row::default()
             },
@@ -304,7 +308,7 @@ fn limited_read_past_memtable_rows_shadowed_by_newer_sstable_tombstones() {
         (1, true, vec![9]),
         (6, true, vec![9, 8, 7, 6, 5]),
     ] {
-        let mut cmd = ReadCommand::all(0);
+        let mut cmd = ReadCommand::all(now());
         cmd.limit = Some(limit);
         cmd.reversed = reversed;
         let rows = db.read("ks", "t", &pk(1), &cmd).unwrap().unwrap().rows;
