@@ -321,12 +321,7 @@ async fn timeline(args: &CacheArgs, mode: &str, cached: bool) -> Result<ModeRun>
         &node_yaml(args, args.cache_mb),
     )?;
     let session = Arc::new(node.session().await?);
-    session
-        .query_unpaged(
-            "CREATE KEYSPACE lab WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
-            &[],
-        )
-        .await?;
+    create_lab_keyspace(&session).await?;
     let caching = if cached {
         ""
     } else {
@@ -575,12 +570,7 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
     let cache_mb = 256;
     let node = Node::start(&args.out.join("node-cpu"), &node_yaml(args, cache_mb))?;
     let session = Arc::new(node.session().await?);
-    session
-        .query_unpaged(
-            "CREATE KEYSPACE lab WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
-            &[],
-        )
-        .await?;
+    create_lab_keyspace(&session).await?;
     // No compaction: the sstables stay as written, and no background work lands in the
     // CPU figures.
     for (table, with) in [("hot", ""), ("cold", " AND caching = {'enabled': 'false'}")] {
@@ -647,6 +637,17 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
     Ok(rounds)
 }
 
+/// The keyspace every table of the lab lives in.
+async fn create_lab_keyspace(session: &Session) -> Result<()> {
+    session
+        .query_unpaged(
+            "CREATE KEYSPACE lab WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            &[],
+        )
+        .await?;
+    Ok(())
+}
+
 /// Writes one row to each of the partitions `0..partitions` of `lab.{table}`, eight at a
 /// time; `generation` tells the values of successive rounds apart.
 async fn write_keys(
@@ -660,19 +661,27 @@ async fn write_keys(
         .prepare(format!("INSERT INTO lab.{table} (pk, v) VALUES (?, ?)"))
         .await?;
     let value = vec![generation as u8; row_size];
-    let tasks: Vec<_> = (0..8u64)
-        .map(|w| {
-            let (session, insert, value) = (Arc::clone(session), insert.clone(), value.clone());
-            tokio::spawn(async move {
-                for pk in (w..partitions).step_by(8) {
-                    session
-                        .execute_unpaged(&insert, (pk as i64, value.as_slice()))
-                        .await?;
-                }
-                anyhow::Ok(())
-            })
-        })
-        .collect();
+    in_workers(8, |w| {
+        let (session, insert, value) = (Arc::clone(session), insert.clone(), value.clone());
+        async move {
+            for pk in (w..partitions).step_by(8) {
+                session
+                    .execute_unpaged(&insert, (pk as i64, value.as_slice()))
+                    .await?;
+            }
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// Runs `work(w)` for the workers `0..n` at once; the first error is the result.
+async fn in_workers<F, Fut>(n: u64, work: F) -> Result<()>
+where
+    F: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = Result<()>> + Send + 'static,
+{
+    let tasks: Vec<_> = (0..n).map(|w| tokio::spawn(work(w))).collect();
     for t in tasks {
         t.await??;
     }
@@ -691,38 +700,33 @@ async fn read_keys(
     let select = session
         .prepare(format!("SELECT v FROM lab.{table} WHERE pk = ?"))
         .await?;
-    let tasks: Vec<_> = (0..4u64)
-        .map(|w| {
-            let (session, select) = (Arc::clone(session), select.clone());
-            let table = table.to_string();
-            tokio::spawn(async move {
-                let mut x = w.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-                for i in (w..count).step_by(4) {
-                    let pk = if sequential {
-                        i % partitions
-                    } else {
-                        // xorshift: cheap, deterministic, uniform enough over the keys.
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        x % partitions
-                    };
-                    let rows = session
-                        .execute_unpaged(&select, (pk as i64,))
-                        .await?
-                        .into_rows_result()?;
-                    if rows.rows_num() != 1 {
-                        bail!("lab.{table}: pk {pk} read {} rows", rows.rows_num());
-                    }
+    in_workers(4, |w| {
+        let (session, select) = (Arc::clone(session), select.clone());
+        let table = table.to_string();
+        async move {
+            let mut x = w.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            for i in (w..count).step_by(4) {
+                let pk = if sequential {
+                    i % partitions
+                } else {
+                    // xorshift: cheap, deterministic, uniform enough over the keys.
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % partitions
+                };
+                let rows = session
+                    .execute_unpaged(&select, (pk as i64,))
+                    .await?
+                    .into_rows_result()?;
+                if rows.rows_num() != 1 {
+                    bail!("lab.{table}: pk {pk} read {} rows", rows.rows_num());
                 }
-                anyhow::Ok(())
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await??;
-    }
-    Ok(())
+            }
+            Ok(())
+        }
+    })
+    .await
 }
 
 // ---------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 use super::apply::{apply_all, complete_all};
 use super::keys::table_schema;
+use super::planned::Planned;
 use super::statement::{is_conditional, names_static_columns, plan, target_table};
 use super::using::timestamp_of;
 use crate::ast::{Batch, BatchStatement, Statement};
@@ -90,32 +91,41 @@ pub fn batch(
     }
     let ts = timestamp.unwrap_or_else(now_micros);
     let mut planned = Vec::with_capacity(statements.len());
-    // Cassandra validates the keys of a batch's mutations once every statement is built: a
-    // later statement's own refusal (a missing clustering column…) comes before an earlier
-    // statement's empty or oversized key (F62).
-    let mut key_error = None;
-    for (stmt, params) in statements {
-        let ctx = Binds::new(params);
-        let p = match plan(ex, session, stmt, &ctx, Some(ts), None) {
-            Ok(p) => p,
-            Err(e) if restrict::is_key_error(&e) => {
-                key_error.get_or_insert(e);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let Some(name) = target_table(stmt) else {
-            continue;
-        };
-        planned.push((table_schema(ex, session, name)?, p));
-    }
-    if let Some(e) = key_error {
-        return Err(e);
-    }
+    plan_each(ex, session, statements, ts, |stmt, p| {
+        if let Some(name) = target_table(stmt) {
+            planned.push((table_schema(ex, session, name)?, p));
+        }
+        Ok(())
+    })?;
     let all = complete_all(ex, planned, None)?;
     let warnings = crate::exec::batch_limits::check(ex, kind, &all)?;
     ex.catalog().db().apply(all)?;
     Ok(Outcome::Void.with_warnings(warnings))
+}
+
+/// Plans every statement of a batch, handing each plan to `each`. Cassandra validates the
+/// keys of a batch's mutations once every statement is built: a later statement's own
+/// refusal (a missing clustering column…) comes before an earlier statement's empty or
+/// oversized key (F62; F72 for a conditional batch), so key errors wait until the end.
+fn plan_each(
+    ex: &Executor,
+    session: &Session,
+    statements: &[(Statement, QueryParams)],
+    ts: i64,
+    mut each: impl FnMut(&Statement, Planned) -> Result<()>,
+) -> Result<()> {
+    let mut key_error = None;
+    for (stmt, params) in statements {
+        let ctx = Binds::new(params);
+        match plan(ex, session, stmt, &ctx, Some(ts), None) {
+            Ok(p) => each(stmt, p)?,
+            Err(e) if restrict::is_key_error(&e) => {
+                key_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    key_error.map_or(Ok(()), Err)
 }
 
 /// A BATCH with conditions: one table, one partition, checked and applied as one request.
@@ -148,19 +158,7 @@ pub(super) fn conditional_batch(
     // client's default timestamp is not used).
     let ts = now_micros();
     let mut planned = Vec::with_capacity(statements.len());
-    // As in an unconditional batch (F62): the keys are validated once every statement is
-    // built, so a later statement's own refusal comes first.
-    let mut key_error = None;
-    for (stmt, params) in statements {
-        let ctx = Binds::new(params);
-        let p = match plan(ex, session, stmt, &ctx, Some(ts), None) {
-            Ok(p) => p,
-            Err(e) if restrict::is_key_error(&e) => {
-                key_error.get_or_insert(e);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
+    plan_each(ex, session, statements, ts, |stmt, p| {
         if p.mutations.len() > 1 || p.key_in {
             return Err(Error::Invalid(
                 "Batch with conditions cannot span multiple partitions (you cannot use IN on the partition key)".into(),
@@ -177,10 +175,8 @@ pub(super) fn conditional_batch(
             )));
         }
         planned.push(p);
-    }
-    if let Some(e) = key_error {
-        return Err(e);
-    }
+        Ok(())
+    })?;
     let Some(key) = planned
         .iter()
         .flat_map(|p| p.mutations.first())
