@@ -1,14 +1,18 @@
-//! Small file-system helpers shared by every component that reads or writes files.
+//! Small file-system helpers shared by every component that reads or writes files, and
+//! [`Wait`], whether an operation may wait.
 //!
 //! Crash safety rule: a multi-step change is write-temp, fsync, rename, fsync directory. A
 //! reader never sees a half-written file under its final name.
 //!
-//! Non-blocking mode: a server may run short requests on its reactor threads inside
-//! [`nonblocking`]. On such a thread every operation that could wait — a positional read
-//! that misses the page cache ([`read_exact_at`] uses `preadv2(RWF_NOWAIT)`), full memtables,
-//! a commitlog sync or a segment not yet prepared — fails with [`Error::WouldBlock`] *before*
-//! it changes anything, and the caller retries the whole operation on a thread that may
-//! block.
+//! Waiting is explicit: every operation that could wait takes a [`Wait`] (itself, or in the
+//! request it is given: `ReadCommand::wait`, `SourceQuery::wait`, the sstable cursors). A
+//! server runs short requests on its reactor threads with [`Wait::Never`]: then every
+//! operation that would wait — a positional read that misses the page cache
+//! ([`read_exact_at`] uses `preadv2(RWF_NOWAIT)`), full memtables, a commitlog sync or a
+//! segment not yet prepared — fails with [`Error::WouldBlock`] *before* it changes anything,
+//! and the caller retries the whole operation with [`Wait::Allowed`] on a thread that may
+//! block. Everything that runs on its own threads (flush, compaction, startup, tools) passes
+//! [`Wait::Allowed`].
 
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
 use std::cell::Cell;
@@ -54,6 +58,38 @@ pub fn may_block() -> Result<()> {
         Err(Error::WouldBlock)
     } else {
         Ok(())
+    }
+}
+
+/// The thread's mode as a [`Wait`] (transitional, while callers move to explicit modes).
+pub fn current_wait() -> Wait {
+    if is_nonblocking() {
+        Wait::Never
+    } else {
+        Wait::Allowed
+    }
+}
+
+/// Whether an operation may wait: for the disk (a read missing the page cache), for memtable
+/// space, for a commitlog sync or segment, for a lock another request holds (see the module
+/// docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// The caller's thread may block: the operation waits as long as it must.
+    Allowed,
+    /// The caller's thread must not block (a reactor thread): an operation that would wait
+    /// fails with [`Error::WouldBlock`] before it changes anything.
+    Never,
+}
+
+impl Wait {
+    /// `Ok` when waiting is allowed, [`Error::WouldBlock`] under [`Wait::Never`]: for a caller
+    /// about to wait.
+    pub fn permit(self) -> Result<()> {
+        match self {
+            Wait::Allowed => Ok(()),
+            Wait::Never => Err(Error::WouldBlock),
+        }
     }
 }
 

@@ -22,4 +22,5 @@ pub mod table;
 
 pub use database::{Database, DatabaseConfig, RecoveryReport};
 pub use error::{CorruptionKind, Error, LoadProblem, OptionError, Result};
+pub use io::Wait;
 pub use read::{PartitionResult, ReadCommand};
