@@ -15,6 +15,7 @@ use cairn_engine::model::{
 };
 use cairn_engine::read::ReadCommand;
 use cairn_engine::schema::{ColumnKind, TableSchema};
+use cairn_engine::Wait;
 use std::time::Instant;
 
 const PARTITIONS: i32 = 2_000;
@@ -91,14 +92,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "t",
                     PartitionPos::TokenStart(Token::MIN),
                     None,
-                    ReadCommand::all(0),
+                    ReadCommand::all(0, Wait::Allowed),
                 )? {
                     sum += p?.rows.len();
                 }
             }
         }
         _ => {
-            let mut cmd = ReadCommand::all(0);
+            let mut cmd = ReadCommand::all(0, Wait::Allowed);
             if mode == "head" || mode == "reversed" {
                 cmd.limit = Some(1);
                 cmd.reversed = mode == "reversed";

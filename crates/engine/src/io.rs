@@ -94,13 +94,18 @@ impl Wait {
 }
 
 /// Reads exactly `buf.len()` bytes of `file` (`path` names it in errors) at `offset`. A
-/// short file is a truncation at `offset`. In non-blocking mode, data not in the page cache
+/// short file is a truncation at `offset`. Under [`Wait::Never`], data not in the page cache
 /// is [`Error::WouldBlock`].
-pub fn read_exact_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> Result<()> {
-    let result = if is_nonblocking() {
-        read_exact_at_nowait(file, buf, offset)
-    } else {
-        file.read_exact_at(buf, offset)
+pub fn read_exact_at(
+    file: &File,
+    path: &Path,
+    buf: &mut [u8],
+    offset: u64,
+    wait: Wait,
+) -> Result<()> {
+    let result = match wait {
+        Wait::Allowed => file.read_exact_at(buf, offset),
+        Wait::Never => read_exact_at_nowait(file, buf, offset),
     };
     result.map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => {

@@ -22,6 +22,7 @@
 //! been switched out and receives no more writes.
 
 use crate::error::{Error, Result};
+use crate::io::Wait;
 use crate::metrics::ReadKind;
 use crate::model::{ClusteringKey, DecoratedKey, DeletionTime, Partition, PartitionPos};
 use crate::model::{ClusteringRange, RangeTombstone, Row};
@@ -520,7 +521,13 @@ impl PartitionSource for Arc<Memtable> {
         Ok(self.view(key, q, q.row_budget))
     }
 
-    fn scan_partitions(&self, start: &PartitionPos, _kind: ReadKind) -> Box<dyn PartitionScan> {
+    fn scan_partitions(
+        &self,
+        start: &PartitionPos,
+        _kind: ReadKind,
+        // Memory only: nothing to wait for.
+        _wait: Wait,
+    ) -> Box<dyn PartitionScan> {
         Box::new(MemtableScan {
             memtable: Arc::clone(self),
             pos: start.clone(),
@@ -902,6 +909,7 @@ mod tests {
                 kind: ReadKind::Query,
                 row_budget: budget,
                 index_cache: false,
+                wait: Wait::Allowed,
             };
             let p = m.partition(&key, (0, 0), &q).unwrap().unwrap();
             p.rows.map(|r| r.unwrap().0 .0[1]).collect()
@@ -921,6 +929,7 @@ mod tests {
             kind: ReadKind::Query,
             row_budget: Some(2),
             index_cache: false,
+            wait: Wait::Allowed,
         };
         let mut rows = m.partition(&key, (0, 0), &q).unwrap().unwrap().rows;
         assert!(rows.next().unwrap().is_ok());

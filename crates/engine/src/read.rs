@@ -17,6 +17,7 @@ pub mod merge;
 pub mod source;
 
 use crate::error::{Error, Result};
+use crate::io::Wait;
 use crate::memtable::Memtable;
 use crate::metrics::ReadKind;
 use crate::model::{
@@ -45,11 +46,13 @@ pub struct ReadCommand {
     /// Read past the row cache, neither consulting nor populating it (ScyllaDB's
     /// `SELECT … BYPASS CACHE`).
     pub bypass_cache: bool,
+    /// Whether the read may wait for the disk (see [`crate::io`]).
+    pub wait: Wait,
 }
 
 impl ReadCommand {
-    /// Every row and column of a partition at `now`.
-    pub fn all(now: NowSecs) -> Self {
+    /// Every row and column of a partition at `now`, read waiting as `wait` says.
+    pub fn all(now: NowSecs, wait: Wait) -> Self {
         ReadCommand {
             slice: Slice::all(),
             columns: None,
@@ -58,6 +61,7 @@ impl ReadCommand {
             now,
             include_static: true,
             bypass_cache: false,
+            wait,
         }
     }
 }
@@ -115,6 +119,7 @@ impl ReadCommand {
             index_cache: false,
             // The merge looks one row past each row it returns (to order the sources).
             row_budget: self.limit.map(|l| l.saturating_add(1)),
+            wait: self.wait,
         }
     }
 }
@@ -253,17 +258,17 @@ impl Snapshot {
         cmd: ReadCommand,
     ) -> ScanIter {
         ScanIter {
-            merge: self.merging_scan(&start, ReadKind::Query),
+            merge: self.merging_scan(&start, ReadKind::Query, cmd.wait),
             end_token,
             cmd,
             done: false,
         }
     }
 
-    fn merging_scan(&self, start: &PartitionPos, kind: ReadKind) -> MergingScan {
+    fn merging_scan(&self, start: &PartitionPos, kind: ReadKind, wait: Wait) -> MergingScan {
         let scans = (0..self.source_count())
             .filter_map(|i| self.source(i))
-            .map(|s| s.scan_partitions(start, kind))
+            .map(|s| s.scan_partitions(start, kind, wait))
             .collect();
         MergingScan {
             snapshot: self.clone(),
@@ -293,8 +298,13 @@ impl PartitionSource for Snapshot {
         Ok((merged.sources > 0).then(|| merged.into_source()))
     }
 
-    fn scan_partitions(&self, start: &PartitionPos, kind: ReadKind) -> Box<dyn PartitionScan> {
-        Box::new(self.merging_scan(start, kind))
+    fn scan_partitions(
+        &self,
+        start: &PartitionPos,
+        kind: ReadKind,
+        wait: Wait,
+    ) -> Box<dyn PartitionScan> {
+        Box::new(self.merging_scan(start, kind, wait))
     }
 }
 

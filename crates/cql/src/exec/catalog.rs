@@ -13,7 +13,7 @@ use cairn_engine::model::{Cell, ColumnData, DecoratedKey, DeletionTime, Mutation
 use cairn_engine::model::{LivenessInfo, PartitionPos, Token};
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use cairn_engine::table::Table;
-use cairn_engine::{Database, ReadCommand};
+use cairn_engine::{Database, ReadCommand, Wait};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -271,7 +271,8 @@ pub fn stored_rows(db: &Database, keyspace: &str, table: &str) -> Result<Vec<(St
         table,
         PartitionPos::TokenStart(Token::MIN),
         None,
-        ReadCommand::all(now_secs()),
+        // At startup, where waiting is allowed.
+        ReadCommand::all(now_secs(), Wait::Allowed),
     )?;
     let mut out = Vec::new();
     for p in scan {

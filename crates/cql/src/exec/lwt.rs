@@ -614,7 +614,7 @@ pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
     let table = db
         .table_by_id(schema.id)
         .ok_or_else(|| Error::Invalid(format!("unconfigured table {}", schema.name)))?;
-    let mut cmd = ReadCommand::all(super::catalog::now_secs());
+    let mut cmd = ReadCommand::all(super::catalog::now_secs(), cairn_engine::io::current_wait());
     let rows: Vec<&ClusteringKey> = req
         .conditions
         .keys()

@@ -4,6 +4,7 @@
 use super::partition::{CachedPartition, Ctx, Position, WalkEnd};
 use super::{Inner, RowCache};
 use crate::error::Result;
+use crate::io::Wait;
 use crate::metrics::ReadKind;
 use crate::model::key::after_prefix;
 use crate::model::{ClusteringKey, ClusteringRange, DecoratedKey, DeletionTime, PartitionPos};
@@ -121,6 +122,7 @@ impl PartitionSource for CachedSource {
             missed: false,
             populating: true,
             batches: 0,
+            wait: q.wait,
         };
         // `None`: the cache does not serve this read; `Some(None)`: a partition miss.
         let cached = {
@@ -194,9 +196,14 @@ impl PartitionSource for CachedSource {
         }))
     }
 
-    fn scan_partitions(&self, start: &PartitionPos, kind: ReadKind) -> Box<dyn PartitionScan> {
+    fn scan_partitions(
+        &self,
+        start: &PartitionPos,
+        kind: ReadKind,
+        wait: Wait,
+    ) -> Box<dyn PartitionScan> {
         // Scans read the sstables (partition-level continuity is not kept yet).
-        self.underlying.scan_partitions(start, kind)
+        self.underlying.scan_partitions(start, kind, wait)
     }
 }
 
@@ -242,6 +249,8 @@ struct CacheRows {
     populating: bool,
     /// Batches copied from the cache so far.
     batches: usize,
+    /// Whether reading the sources may wait (the read's mode).
+    wait: Wait,
 }
 
 impl CacheRows {
@@ -264,6 +273,7 @@ impl CacheRows {
             kind: ReadKind::Query,
             index_cache: self.underlying.index_cache,
             row_budget: None,
+            wait: self.wait,
         };
         match self.underlying.partition(&self.key, self.hash, &q)? {
             Some(p) => {

@@ -21,6 +21,7 @@ use super::strategy::{Job, JobKind};
 use super::throttle::Throttle;
 use super::txn::TxnLog;
 use crate::error::{Error, Result};
+use crate::io::Wait;
 use crate::metrics::{ReadKind, WriteKind};
 use crate::model::key::{PartitionPos, Slice};
 use crate::model::token::Token;
@@ -320,12 +321,14 @@ fn merge_inputs(
                 &sst,
                 &PartitionPos::TokenStart(Token::MIN),
                 ReadKind::Compaction,
+                Wait::Allowed,
             ),
             sst,
         })
         .collect();
     let whole = Slice::all();
-    let q = SourceQuery::whole(&whole, ReadKind::Compaction);
+    // Compaction runs on its own threads, which may wait for the disk.
+    let q = SourceQuery::whole(&whole, ReadKind::Compaction, Wait::Allowed);
     let job_gens: Vec<u64> = job.inputs.clone();
     loop {
         if env.stop.load(Ordering::Relaxed) {

@@ -19,6 +19,7 @@
 //! Row streams are lazy: a reader that stops after `LIMIT` rows leaves the rest unread.
 
 use crate::error::Result;
+use crate::io::Wait;
 use crate::metrics::ReadKind;
 use crate::model::{ClusteringKey, DecoratedKey, DeletionTime, PartitionPos, RangeTombstone};
 use crate::model::{Row, Slice};
@@ -49,6 +50,9 @@ pub struct SourceQuery<'a> {
     /// first and the rest only when asked, and may then end its stream with
     /// [`crate::Error::SourceChanged`] (see `Snapshot::read_consulting`). `None`: every row.
     pub row_budget: Option<usize>,
+    /// Whether the sources may wait for the disk (see [`crate::io`]); under [`Wait::Never`]
+    /// a read missing the page cache is [`crate::Error::WouldBlock`].
+    pub wait: Wait,
 }
 
 impl<'a> SourceQuery<'a> {
@@ -63,7 +67,7 @@ impl<'a> SourceQuery<'a> {
     }
 
     /// Everything a partition holds, forward: what compaction and flush read.
-    pub fn whole(slice: &'a Slice, kind: ReadKind) -> Self {
+    pub fn whole(slice: &'a Slice, kind: ReadKind, wait: Wait) -> Self {
         SourceQuery {
             slice,
             reversed: false,
@@ -72,6 +76,7 @@ impl<'a> SourceQuery<'a> {
             kind,
             index_cache: false,
             row_budget: None,
+            wait,
         }
     }
 }
@@ -139,8 +144,14 @@ pub trait PartitionSource: Send + Sync {
         q: &SourceQuery<'_>,
     ) -> Result<Option<SourcePartition>>;
 
-    /// The partitions from `start` on, in token order.
-    fn scan_partitions(&self, start: &PartitionPos, kind: ReadKind) -> Box<dyn PartitionScan>;
+    /// The partitions from `start` on, in token order; their reads wait for the disk as
+    /// `wait` says.
+    fn scan_partitions(
+        &self,
+        start: &PartitionPos,
+        kind: ReadKind,
+        wait: Wait,
+    ) -> Box<dyn PartitionScan>;
 
     /// For a source in front of sstables (the row cache): the sstables its reads have gone
     /// to so far, each counted once per read that missed (ScyllaDB's `sstables_per_read`

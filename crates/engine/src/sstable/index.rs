@@ -10,6 +10,7 @@
 //! Page layout: `uvarint count`, then `count` × (`bytes key`, `bytes value`), then `u32 LE crc`.
 
 use crate::error::{CorruptionKind, Error, Result};
+use crate::io::Wait;
 use crate::model::codec::{put_bytes, put_uvarint, Decoder};
 use bytes::Bytes;
 use std::path::Path;
@@ -142,15 +143,15 @@ pub struct Page {
 
 impl Page {
     /// Reads and verifies the page `r` of `file` (`path` names it in errors).
-    pub fn read(file: &std::fs::File, path: &Path, r: &PageRef) -> Result<Page> {
-        Self::decode_body(Self::read_body(file, path, r)?, path, r.offset)
+    pub fn read(file: &std::fs::File, path: &Path, r: &PageRef, wait: Wait) -> Result<Page> {
+        Self::decode_body(Self::read_body(file, path, r, wait)?, path, r.offset)
     }
 
     /// Reads the page `r` of `file` and verifies its CRC; returns its body (the entries,
     /// without the CRC), which [`Page::lookup_in`] and [`Page::decode_body`] read.
-    pub fn read_body(file: &std::fs::File, path: &Path, r: &PageRef) -> Result<Bytes> {
+    pub fn read_body(file: &std::fs::File, path: &Path, r: &PageRef, wait: Wait) -> Result<Bytes> {
         let mut buf = vec![0u8; r.len as usize];
-        crate::io::read_exact_at(file, path, &mut buf, r.offset)?;
+        crate::io::read_exact_at(file, path, &mut buf, r.offset, wait)?;
         let body_len = verified_len(&buf, path, r.offset)?;
         buf.truncate(body_len);
         Ok(Bytes::from(buf))
@@ -163,8 +164,9 @@ impl Page {
         path: &Path,
         r: &PageRef,
         key: &[u8],
+        wait: Wait,
     ) -> Result<Option<Bytes>> {
-        Self::lookup_in(&Self::read_body(file, path, r)?, path, r.offset, key)
+        Self::lookup_in(&Self::read_body(file, path, r, wait)?, path, r.offset, key)
     }
 
     /// The value stored under exactly `key` in a verified page body (of the page at `offset`
@@ -278,16 +280,16 @@ mod tests {
         for i in (0..2000u32).step_by(7) {
             let key = i.to_be_bytes();
             let page_no = summary.floor(&key).ok_or(Error::Closed)?;
-            let page = Page::read(&f, &path, &summary.pages[page_no])?;
+            let page = Page::read(&f, &path, &summary.pages[page_no], Wait::Allowed)?;
             let at = page.find(&key).ok_or(Error::Closed)?;
             assert_eq!(page.entries[at].1.as_ref(), &(i * 3).to_le_bytes());
-            let value = Page::lookup(&f, &path, &summary.pages[page_no], &key)?;
+            let value = Page::lookup(&f, &path, &summary.pages[page_no], &key, Wait::Allowed)?;
             assert_eq!(value.as_deref(), Some(&(i * 3).to_le_bytes()[..]));
             // A key between two entries is absent.
             let mut between = key.to_vec();
             between.push(0);
             assert_eq!(
-                Page::lookup(&f, &path, &summary.pages[page_no], &between)?,
+                Page::lookup(&f, &path, &summary.pages[page_no], &between, Wait::Allowed)?,
                 None
             );
         }
@@ -297,15 +299,15 @@ mod tests {
         bad[p3.offset as usize + 5] ^= 0xFF;
         std::fs::write(&path, &bad).map_err(|e| Error::io(&path, e))?;
         let f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        match Page::read(&f, &path, p3) {
+        match Page::read(&f, &path, p3, Wait::Allowed) {
             Err(Error::Corruption { offset, .. }) => assert_eq!(offset, p3.offset),
             other => panic!("expected corruption, got {other:?}"),
         }
-        match Page::lookup(&f, &path, p3, &summary.pages[3].first_key) {
+        match Page::lookup(&f, &path, p3, &summary.pages[3].first_key, Wait::Allowed) {
             Err(Error::Corruption { offset, .. }) => assert_eq!(offset, p3.offset),
             other => panic!("expected corruption, got {other:?}"),
         }
-        assert!(Page::read(&f, &path, &summary.pages[0]).is_ok());
+        assert!(Page::read(&f, &path, &summary.pages[0], Wait::Allowed).is_ok());
         Ok(())
     }
 }

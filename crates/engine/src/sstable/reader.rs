@@ -38,7 +38,7 @@ use super::index::{Page, PageRef, Summary};
 use super::stats::SSTableStats;
 use crate::cache::IndexPageCache;
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
-use crate::io::check_crc;
+use crate::io::{check_crc, Wait};
 use crate::metrics::{IoCounters, ReadKind};
 use crate::model::codec::{get_deletion, get_range_tombstone, get_row, DecodeError, Decoder};
 use crate::model::{
@@ -288,7 +288,7 @@ impl SSTable {
         let mut prev: Option<Bytes> = None;
         let mut entries = 0u64;
         for r in &self.summary.pages {
-            let page = Page::read(&self.index_file, &self.index_path, r)?;
+            let page = Page::read(&self.index_file, &self.index_path, r, Wait::Allowed)?;
             bytes += u64::from(r.len);
             for (k, v) in &page.entries {
                 if prev.as_ref().is_some_and(|p| p >= k) {
@@ -307,10 +307,10 @@ impl SSTable {
                     ));
                 }
                 if let Some(rows) = entry.rows_ref {
-                    let summary = self.read_rows_summary(rows, ReadKind::Other)?;
+                    let summary = self.read_rows_summary(rows, ReadKind::Other, Wait::Allowed)?;
                     bytes += u64::from(rows.1);
                     for p in &summary.pages {
-                        Page::read(&self.rows_file, &self.rows_path, p)?;
+                        Page::read(&self.rows_file, &self.rows_path, p, Wait::Allowed)?;
                         bytes += u64::from(p.len);
                     }
                 }
@@ -379,11 +379,11 @@ impl SSTable {
         self.bloom.may_contain(hash)
     }
 
-    fn load_index_page(&self, page_no: usize, kind: ReadKind) -> Result<Option<Page>> {
+    fn load_index_page(&self, page_no: usize, kind: ReadKind, wait: Wait) -> Result<Option<Page>> {
         let Some(r) = self.summary.pages.get(page_no) else {
             return Ok(None);
         };
-        let page = Page::read(&self.index_file, &self.index_path, r)?;
+        let page = Page::read(&self.index_file, &self.index_path, r, wait)?;
         self.count_index_page(kind, r.len);
         Ok(Some(page))
     }
@@ -397,6 +397,7 @@ impl SSTable {
         r: &PageRef,
         kind: ReadKind,
         use_cache: bool,
+        wait: Wait,
     ) -> Result<Option<Bytes>> {
         let (Some(cache), ReadKind::Query, true, Ok(page_no)) =
             (&self.index_cache, kind, use_cache, u32::try_from(page_no))
@@ -406,7 +407,7 @@ impl SSTable {
         if let Some(body) = cache.get(page_no) {
             return Ok(Some(body));
         }
-        let body = Page::read_body(&self.index_file, &self.index_path, r)?;
+        let body = Page::read_body(&self.index_file, &self.index_path, r, wait)?;
         self.count_index_page(kind, r.len);
         cache.insert(page_no, body.clone());
         Ok(Some(body))
@@ -471,6 +472,7 @@ impl SSTable {
         key: &DecoratedKey,
         kind: ReadKind,
         use_cache: bool,
+        wait: Wait,
     ) -> Result<Option<IndexEntry>> {
         let ik = index_key(key);
         let Some((page_no, r)) = self
@@ -480,10 +482,10 @@ impl SSTable {
         else {
             return Ok(None);
         };
-        let value = match self.cached_index_page(page_no, r, kind, use_cache)? {
+        let value = match self.cached_index_page(page_no, r, kind, use_cache, wait)? {
             Some(body) => Page::lookup_in(&body, &self.index_path, r.offset, &ik)?,
             None => {
-                let value = Page::lookup(&self.index_file, &self.index_path, r, &ik)?;
+                let value = Page::lookup(&self.index_file, &self.index_path, r, &ik, wait)?;
                 self.count_index_page(kind, r.len);
                 value
             }
@@ -501,29 +503,32 @@ impl SSTable {
         key: &DecoratedKey,
         kind: ReadKind,
         use_cache: bool,
+        wait: Wait,
     ) -> Result<Option<IndexEntry>> {
-        let entry = self.find(key, kind, use_cache)?;
+        let entry = self.find(key, kind, use_cache, wait)?;
         self.io.add_bloom_outcome(entry.is_some());
         Ok(entry)
     }
 
-    /// A cursor for point reads: reads exactly the chunks it needs.
-    pub fn cursor(&self, kind: ReadKind) -> DataCursor {
+    /// A cursor for point reads: reads exactly the chunks it needs. What it reads waits for
+    /// the disk as `wait` says.
+    pub fn cursor(&self, kind: ReadKind, wait: Wait) -> DataCursor {
         DataCursor {
             buf: Bytes::new(),
             buf_pos: 0,
             decomp: Compressor::new(self.compression.codec),
             kind,
+            wait,
             window: None,
         }
     }
 
     /// A cursor for sequential reads (scans, compaction): reads ahead [`SCAN_READ_AHEAD`]
     /// bytes of chunks per system call.
-    pub fn scan_cursor(&self, kind: ReadKind) -> DataCursor {
+    pub fn scan_cursor(&self, kind: ReadKind, wait: Wait) -> DataCursor {
         DataCursor {
             window: Some(ReadWindow::new(SCAN_READ_AHEAD)),
-            ..self.cursor(kind)
+            ..self.cursor(kind, wait)
         }
     }
 
@@ -601,8 +606,10 @@ impl SSTable {
         let n = match cur.window.as_mut() {
             Some(w) => self
                 .data
-                .read_chunk_ahead_into(ci, w, &mut cur.decomp, dst)?,
-            None => self.data.read_chunk_into(ci, &mut cur.decomp, dst)?,
+                .read_chunk_ahead_into(ci, w, &mut cur.decomp, dst, cur.wait)?,
+            None => self
+                .data
+                .read_chunk_into(ci, &mut cur.decomp, dst, cur.wait)?,
         };
         self.io.add_read(cur.kind, n);
         self.io.add_chunk_read();
@@ -726,7 +733,12 @@ impl SSTable {
     }
 
     /// Iterates index entries from `start` in key order.
-    pub fn scan(self: &Arc<Self>, start: &PartitionPos, kind: ReadKind) -> IndexScanner {
+    pub fn scan(
+        self: &Arc<Self>,
+        start: &PartitionPos,
+        kind: ReadKind,
+        wait: Wait,
+    ) -> IndexScanner {
         let probe = match start {
             PartitionPos::TokenStart(t) => index_key(&DecoratedKey {
                 token: *t,
@@ -742,13 +754,19 @@ impl SSTable {
             idx: 0,
             start: start.clone(),
             kind,
+            wait,
         }
     }
 
-    fn read_rows_summary(&self, (off, len): (u64, u32), kind: ReadKind) -> Result<Summary> {
+    fn read_rows_summary(
+        &self,
+        (off, len): (u64, u32),
+        kind: ReadKind,
+        wait: Wait,
+    ) -> Result<Summary> {
         let path = &self.rows_path;
         let mut buf = vec![0u8; len as usize];
-        crate::io::read_exact_at(&self.rows_file, path, &mut buf, off)?;
+        crate::io::read_exact_at(&self.rows_file, path, &mut buf, off, wait)?;
         self.io.add_read(kind, u64::from(len));
         let body = check_crc(&buf, path).map_err(|e| match e {
             Error::Corruption { kind, .. } => Error::corruption(path, off, kind),
@@ -762,11 +780,12 @@ impl SSTable {
         summary: &Summary,
         page_no: usize,
         kind: ReadKind,
+        wait: Wait,
     ) -> Result<Option<Page>> {
         let Some(r) = summary.pages.get(page_no) else {
             return Ok(None);
         };
-        let page = Page::read(&self.rows_file, &self.rows_path, r)?;
+        let page = Page::read(&self.rows_file, &self.rows_path, r, wait)?;
         self.count_index_page(kind, r.len);
         Ok(Some(page))
     }
@@ -798,6 +817,8 @@ pub struct DataCursor {
     buf_pos: u64,
     decomp: Compressor,
     kind: ReadKind,
+    /// Whether its reads may wait for the disk (the read's mode, for its whole life).
+    wait: Wait,
     window: Option<ReadWindow>,
 }
 
@@ -868,10 +889,10 @@ impl RowIter {
             self.pending.extend(rows);
             return Ok(());
         };
-        let kind = self.cursor.kind;
+        let (kind, wait) = (self.cursor.kind, self.cursor.wait);
         if self.row_index.is_none() {
-            let summary = t.read_rows_summary(rows_ref, kind)?;
-            let Some(page) = t.read_rows_page(&summary, 0, kind)? else {
+            let summary = t.read_rows_summary(rows_ref, kind, wait)?;
+            let Some(page) = t.read_rows_page(&summary, 0, kind, wait)? else {
                 self.range_idx = self.ranges.len();
                 return Ok(());
             };
@@ -897,7 +918,7 @@ impl RowIter {
                     };
                     let page_no = ri.summary.floor(probe).unwrap_or(0);
                     if ri.page_no != page_no {
-                        if let Some(p) = t.read_rows_page(&ri.summary, page_no, kind)? {
+                        if let Some(p) = t.read_rows_page(&ri.summary, page_no, kind, wait)? {
                             ri.page = p;
                             ri.page_no = page_no;
                         }
@@ -906,7 +927,7 @@ impl RowIter {
                 }
             };
             if ri.page_no != page_no {
-                match t.read_rows_page(&ri.summary, page_no, kind)? {
+                match t.read_rows_page(&ri.summary, page_no, kind, wait)? {
                     Some(p) => {
                         ri.page = p;
                         ri.page_no = page_no;
@@ -949,7 +970,7 @@ impl RowIter {
                 } else if idx > 0 {
                     self.block = Some((page_no, idx - 1));
                 } else if page_no > 0 {
-                    match t.read_rows_page(&ri.summary, page_no - 1, kind)? {
+                    match t.read_rows_page(&ri.summary, page_no - 1, kind, wait)? {
                         Some(pg) => {
                             let last = pg.entries.len().saturating_sub(1);
                             ri.page = pg;
@@ -1096,6 +1117,7 @@ pub struct IndexScanner {
     idx: usize,
     start: PartitionPos,
     kind: ReadKind,
+    wait: Wait,
 }
 
 impl IndexScanner {
@@ -1108,7 +1130,10 @@ impl IndexScanner {
     pub fn next_entry(&mut self) -> Result<Option<IndexEntry>> {
         loop {
             if self.page.is_none() {
-                match self.table.load_index_page(self.page_no, self.kind)? {
+                match self
+                    .table
+                    .load_index_page(self.page_no, self.kind, self.wait)?
+                {
                     Some(p) => {
                         self.page = Some(p);
                         self.idx = 0;

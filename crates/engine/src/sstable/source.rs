@@ -9,6 +9,7 @@
 
 use super::reader::{DataCursor, IndexEntry, IndexScanner, RowIter, SSTable};
 use crate::error::Result;
+use crate::io::Wait;
 use crate::metrics::ReadKind;
 use crate::model::{ClusteringKey, DecoratedKey, PartitionPos, Row};
 use crate::read::source::{PartitionScan, PartitionSource, SourcePartition, SourceQuery};
@@ -43,21 +44,27 @@ impl PartitionSource for Arc<SSTable> {
         if !SSTable::may_contain(self, key, hash) {
             return Ok(None);
         }
-        let Some(entry) = self.find_admitted(key, q.kind, q.index_cache)? else {
+        let Some(entry) = self.find_admitted(key, q.kind, q.index_cache, q.wait)? else {
             return Ok(None);
         };
-        let mut cur = self.cursor(q.kind);
+        let mut cur = self.cursor(q.kind, q.wait);
         let mut p = open(self, &entry, q, &mut cur)?;
         p.rows = Box::new(self.rows(&entry, q.slice, q.reversed, cur));
         Ok(Some(p))
     }
 
-    fn scan_partitions(&self, start: &PartitionPos, kind: ReadKind) -> Box<dyn PartitionScan> {
+    fn scan_partitions(
+        &self,
+        start: &PartitionPos,
+        kind: ReadKind,
+        wait: Wait,
+    ) -> Box<dyn PartitionScan> {
         Box::new(SSTableScan {
-            index: SSTable::scan(self, start, kind),
+            index: SSTable::scan(self, start, kind, wait),
             peeked: None,
-            cursor: Arc::new(Mutex::new(Some(self.scan_cursor(kind)))),
+            cursor: Arc::new(Mutex::new(Some(self.scan_cursor(kind, wait)))),
             kind,
+            wait,
         })
     }
 }
@@ -97,6 +104,7 @@ struct SSTableScan {
     peeked: Option<IndexEntry>,
     cursor: CursorSlot,
     kind: ReadKind,
+    wait: Wait,
 }
 
 impl PartitionScan for SSTableScan {
@@ -119,7 +127,7 @@ impl PartitionScan for SSTableScan {
             .cursor
             .lock()
             .take()
-            .unwrap_or_else(|| sst.scan_cursor(self.kind));
+            .unwrap_or_else(|| sst.scan_cursor(self.kind, self.wait));
         let mut p = open(&sst, &entry, q, &mut cur)?;
         p.rows = Box::new(ScanRows {
             it: Some(sst.rows(&entry, q.slice, q.reversed, cur)),

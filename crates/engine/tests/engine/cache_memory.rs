@@ -7,7 +7,7 @@
 use crate::common::{insert, kv_schema, now, pk};
 use cairn_engine::model::Mutation;
 use cairn_engine::read::ReadCommand;
-use cairn_engine::{Database, DatabaseConfig};
+use cairn_engine::{Database, DatabaseConfig, Wait};
 use std::sync::atomic::Ordering;
 
 #[test]
@@ -39,7 +39,10 @@ fn memtables_past_their_space_evict_the_cache_and_writes_never_fail() {
     }
     db.flush("ks", "t").unwrap();
     for a in 0..3000 {
-        assert!(t.read(&pk(a), &ReadCommand::all(now())).unwrap().is_some());
+        assert!(t
+            .read(&pk(a), &ReadCommand::all(now(), Wait::Allowed))
+            .unwrap()
+            .is_some());
     }
     let cache = db.row_cache().unwrap();
     let warm = cache.stats();
@@ -67,7 +70,10 @@ fn memtables_past_their_space_evict_the_cache_and_writes_never_fail() {
     db.flush("ks", "t").unwrap();
     assert_eq!(cache.stats().bytes_limit, budget as u64);
     for a in 0..3000 {
-        assert!(t.read(&pk(a), &ReadCommand::all(now())).unwrap().is_some());
+        assert!(t
+            .read(&pk(a), &ReadCommand::all(now(), Wait::Allowed))
+            .unwrap()
+            .is_some());
     }
     let refilled = cache.stats();
     assert!(refilled.bytes_used > pressed.bytes_used, "{refilled:?}");

@@ -5,7 +5,7 @@
 use crate::common;
 
 use cairn_engine::model::Mutation;
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use common::*;
 
 #[test]
@@ -54,7 +54,7 @@ fn overwrites_flush_when_the_commitlog_outgrows_its_space() {
     for a in 0..100 {
         let last = 39_900 + i64::from(a);
         let p = db
-            .read("ks", "t", &pk(a), &ReadCommand::all(now))
+            .read("ks", "t", &pk(a), &ReadCommand::all(now, Wait::Allowed))
             .unwrap()
             .unwrap();
         let (_, row) = p.rows.first().unwrap();

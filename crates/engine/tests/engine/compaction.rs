@@ -9,7 +9,7 @@ use cairn_engine::compaction::strategy::{Job, JobKind, TimeWindow};
 use cairn_engine::model::{DeletionTime, Mutation, Partition, Row};
 use cairn_engine::schema::{TableSchema, TombstoneGcMode};
 use cairn_engine::table::Table;
-use cairn_engine::{Database, DatabaseConfig, Error, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, Error, ReadCommand, Wait};
 use common::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -46,7 +46,7 @@ fn contents(db: &Database) -> BTreeMap<(i32, Vec<u8>), String> {
             "t",
             cairn_engine::model::PartitionPos::TokenStart(cairn_engine::model::Token::MIN),
             None,
-            ReadCommand::all(now()),
+            ReadCommand::all(now(), Wait::Allowed),
         )
         .unwrap();
     for p in scan {

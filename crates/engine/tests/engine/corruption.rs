@@ -5,7 +5,7 @@ use crate::common;
 
 use cairn_engine::model::Mutation;
 use cairn_engine::sstable::format::Component;
-use cairn_engine::{Database, DatabaseConfig, Error, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, Error, ReadCommand, Wait};
 use common::*;
 use std::os::unix::fs::FileExt;
 
@@ -49,7 +49,7 @@ fn read_all(db: &Database) -> (usize, Vec<Error>) {
     let mut ok = 0;
     let mut errors = Vec::new();
     for a in 0..PARTITIONS {
-        match db.read("ks", "t", &pk(a), &ReadCommand::all(0)) {
+        match db.read("ks", "t", &pk(a), &ReadCommand::all(0, Wait::Allowed)) {
             Ok(Some(p)) => {
                 assert_eq!(p.rows.len(), ROWS as usize);
                 ok += 1;
@@ -162,7 +162,12 @@ fn corrupt_commitlog_record_is_reported_and_later_records_replay() {
     assert!(problem.offset <= 30_000);
     // Records in later segments replayed: the last writes are readable.
     let p = db
-        .read("ks", "t", &pk(2999 % 7), &ReadCommand::all(0))
+        .read(
+            "ks",
+            "t",
+            &pk(2999 % 7),
+            &ReadCommand::all(0, Wait::Allowed),
+        )
         .unwrap()
         .unwrap();
     assert!(p.rows.iter().any(|(k, _)| *k == ck(2999)));

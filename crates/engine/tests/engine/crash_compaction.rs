@@ -16,7 +16,7 @@ use crate::common;
 use cairn_engine::commitlog::SyncMode;
 use cairn_engine::model::{DeletionTime, Mutation, Partition};
 use cairn_engine::schema::TombstoneGcMode;
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use common::*;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, HashSet};
@@ -219,7 +219,7 @@ fn compaction_survives_sigkill_without_loss_or_resurrection() {
         interrupted += db.recovery_report().compaction_logs_recovered;
         for (a, e) in &expect {
             let p = db
-                .read("ks", "t", &pk(*a), &ReadCommand::all(now()))
+                .read("ks", "t", &pk(*a), &ReadCommand::all(now(), Wait::Allowed))
                 .unwrap();
             let present: BTreeMap<Vec<u8>, i64> = p
                 .map(|p| {

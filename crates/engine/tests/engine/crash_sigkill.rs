@@ -10,7 +10,7 @@ use crate::common;
 
 use cairn_engine::commitlog::SyncMode;
 use cairn_engine::model::Mutation;
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use common::*;
 use rand::{Rng, SeedableRng};
 use std::io::{BufRead, BufReader, Write};
@@ -104,7 +104,9 @@ fn acknowledged_writes_survive_sigkill() {
             by_partition.entry(a).or_default().push(b);
         }
         for (a, bs) in by_partition {
-            let p = db.read("ks", "t", &pk(a), &ReadCommand::all(0)).unwrap();
+            let p = db
+                .read("ks", "t", &pk(a), &ReadCommand::all(0, Wait::Allowed))
+                .unwrap();
             let present: std::collections::HashSet<_> = p
                 .map(|p| p.rows.into_iter().map(|(k, _)| k).collect())
                 .unwrap_or_default();

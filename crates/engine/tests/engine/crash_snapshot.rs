@@ -16,7 +16,7 @@ use cairn_engine::snapshot::manifest::Manifest;
 use cairn_engine::snapshot::{SnapshotOptions, SNAPSHOTS_DIR, UPLOAD_DIR};
 use cairn_engine::sstable::format::{component_path, Component};
 use cairn_engine::sstable::reader::SSTable;
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use rand::{Rng, SeedableRng};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -315,7 +315,7 @@ fn loaded_rows(db: &Database, base: i32) -> usize {
             "dst",
             PartitionPos::TokenStart(Token::MIN),
             None,
-            ReadCommand::all(now()),
+            ReadCommand::all(now(), Wait::Allowed),
         )
         .unwrap();
     scan.map(|p| p.unwrap())

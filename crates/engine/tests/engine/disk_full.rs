@@ -8,7 +8,7 @@
 use crate::common;
 
 use cairn_engine::model::Mutation;
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use common::*;
 use std::io::Write;
 use std::process::Command;
@@ -97,7 +97,7 @@ fn flush_on_full_disk_fails_cleanly_and_recovers() {
     let count = |db: &Database| -> usize {
         (0..10)
             .map(|a| {
-                db.read("ks", "t", &pk(a), &ReadCommand::all(0))
+                db.read("ks", "t", &pk(a), &ReadCommand::all(0, Wait::Allowed))
                     .unwrap()
                     .map_or(0, |p| p.rows.len())
             })

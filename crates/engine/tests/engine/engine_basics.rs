@@ -4,7 +4,7 @@
 use crate::common;
 
 use cairn_engine::model::{DeletionTime, Mutation, Partition, Row};
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use common::*;
 
 fn cfg(dir: &std::path::Path) -> DatabaseConfig {
@@ -54,7 +54,7 @@ fn writes_survive_flush_and_restart() {
     assert_eq!(db.recovery_report().mutations_replayed, 20);
     for a in 0..20 {
         let p = db
-            .read("ks", "t", &pk(a), &ReadCommand::all(0))
+            .read("ks", "t", &pk(a), &ReadCommand::all(0, Wait::Allowed))
             .unwrap()
             .unwrap();
         assert_eq!(p.rows.len(), 50);
@@ -62,7 +62,7 @@ fn writes_survive_flush_and_restart() {
         assert_eq!(value_of(&p.rows[8].1), format!("v{a}-8"));
     }
     // Reversed with a limit.
-    let mut cmd = ReadCommand::all(0);
+    let mut cmd = ReadCommand::all(0, Wait::Allowed);
     cmd.reversed = true;
     cmd.limit = Some(3);
     let p = db.read("ks", "t", &pk(3), &cmd).unwrap().unwrap();
@@ -75,7 +75,7 @@ fn writes_survive_flush_and_restart() {
             "t",
             cairn_engine::model::PartitionPos::TokenStart(cairn_engine::model::Token::MIN),
             None,
-            ReadCommand::all(0),
+            ReadCommand::all(0, Wait::Allowed),
         )
         .unwrap()
         .collect::<Result<_, _>>()
@@ -128,7 +128,7 @@ fn tombstones_across_memtable_and_sstables() {
     }])
     .unwrap();
     let rows = db
-        .read("ks", "t", &pk(1), &ReadCommand::all(0))
+        .read("ks", "t", &pk(1), &ReadCommand::all(0, Wait::Allowed))
         .unwrap()
         .unwrap()
         .rows;
@@ -150,7 +150,7 @@ fn tombstones_across_memtable_and_sstables() {
     }])
     .unwrap();
     assert!(db
-        .read("ks", "t", &pk(1), &ReadCommand::all(0))
+        .read("ks", "t", &pk(1), &ReadCommand::all(0, Wait::Allowed))
         .unwrap()
         .is_none());
     db.apply(vec![Mutation {
@@ -161,7 +161,7 @@ fn tombstones_across_memtable_and_sstables() {
     .unwrap();
     db.flush("ks", "t").unwrap();
     let rows = db
-        .read("ks", "t", &pk(1), &ReadCommand::all(0))
+        .read("ks", "t", &pk(1), &ReadCommand::all(0, Wait::Allowed))
         .unwrap()
         .unwrap()
         .rows;
@@ -186,7 +186,7 @@ fn large_partition_reads_one_block_for_one_row() {
     db.flush("ks", "t").unwrap();
     let t = db.table("ks", "t").unwrap();
     let before = t.stats().unwrap();
-    let mut cmd = ReadCommand::all(0);
+    let mut cmd = ReadCommand::all(0, Wait::Allowed);
     cmd.slice =
         cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(
             &ck(4321).0,
@@ -198,7 +198,7 @@ fn large_partition_reads_one_block_for_one_row() {
     // ~5 MB partition: the header chunk plus about one 4 KiB block.
     assert!(chunks <= 4, "read {chunks} chunks for one row");
     // Reversed full read returns all rows in reverse order.
-    let mut cmd = ReadCommand::all(0);
+    let mut cmd = ReadCommand::all(0, Wait::Allowed);
     cmd.reversed = true;
     let p = t.read(&pk(9), &cmd).unwrap().unwrap();
     assert_eq!(p.rows.len(), 5000);
@@ -249,7 +249,7 @@ fn clustering_skip_keeps_range_tombstones_of_other_sstables() {
     }])
     .unwrap();
     db.flush("ks", "t").unwrap();
-    let mut cmd = ReadCommand::all(0);
+    let mut cmd = ReadCommand::all(0, Wait::Allowed);
     cmd.include_static = false;
     cmd.slice = cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange {
         start: ck(12).0,
@@ -308,7 +308,7 @@ fn limited_read_past_memtable_rows_shadowed_by_newer_sstable_tombstones() {
         (1, true, vec![9]),
         (6, true, vec![9, 8, 7, 6, 5]),
     ] {
-        let mut cmd = ReadCommand::all(now());
+        let mut cmd = ReadCommand::all(now(), Wait::Allowed);
         cmd.limit = Some(limit);
         cmd.reversed = reversed;
         let rows = db.read("ks", "t", &pk(1), &cmd).unwrap().unwrap().rows;

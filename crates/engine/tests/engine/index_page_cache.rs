@@ -9,7 +9,7 @@ use crate::common::{insert, kv_schema, now, open_with_cache, pk};
 use cairn_engine::model::Mutation;
 use cairn_engine::read::ReadCommand;
 use cairn_engine::table::Table;
-use cairn_engine::{Database, DatabaseConfig};
+use cairn_engine::{Database, DatabaseConfig, Wait};
 
 /// Partitions `0..n`, one row of `value_len` bytes each, flushed into one sstable.
 fn load(db: &Database, t: &Table, n: i32, value_len: usize) {
@@ -40,7 +40,9 @@ fn read(t: &Table, a: i32) -> (u64, u64) {
     let before = t.stats().unwrap();
     let mut snapshot = t.snapshot_uncached();
     snapshot.index_cache = true;
-    let p = snapshot.read(&pk(a), &ReadCommand::all(now())).unwrap();
+    let p = snapshot
+        .read(&pk(a), &ReadCommand::all(now(), Wait::Allowed))
+        .unwrap();
     assert_eq!(p.map(|p| p.rows.len()), Some(1), "partition {a}");
     let after = t.stats().unwrap();
     (
@@ -85,7 +87,9 @@ fn a_tiny_budget_keeps_index_pages_within_their_fraction() {
     for i in 0..600 {
         let a = (i * 7919) % 3000;
         // Through the row cache too: rows and pages compete in the one LRU.
-        let p = t.read(&pk(a), &ReadCommand::all(now())).unwrap();
+        let p = t
+            .read(&pk(a), &ReadCommand::all(now(), Wait::Allowed))
+            .unwrap();
         assert_eq!(p.map(|p| p.rows.len()), Some(1));
         let s = cache.stats();
         assert!(s.index_pages.bytes as usize <= budget / 5, "{s:?}");
@@ -145,7 +149,10 @@ fn an_index_fraction_of_zero_caches_rows_but_no_page() {
     assert_eq!(read(&t, 2).0, 1);
     let s = db.row_cache().unwrap().stats();
     assert_eq!(s.index_pages.pages, 0, "{s:?}");
-    assert!(t.read(&pk(3), &ReadCommand::all(now())).unwrap().is_some());
+    assert!(t
+        .read(&pk(3), &ReadCommand::all(now(), Wait::Allowed))
+        .unwrap()
+        .is_some());
     assert_eq!(db.row_cache().unwrap().stats().partitions, 1);
 }
 
@@ -162,14 +169,14 @@ fn bypass_cache_and_a_table_without_caching_use_no_page() {
     let (db, t) = loaded(dir.path());
     let cache = db.row_cache().unwrap();
     // BYPASS CACHE: every read reads its page, and none is cached.
-    let mut bypass = ReadCommand::all(now());
+    let mut bypass = ReadCommand::all(now(), Wait::Allowed);
     bypass.bypass_cache = true;
     for a in 0..3 {
         assert_eq!(pages_read_by(&t, a, &bypass), 1);
     }
     assert_eq!(cache.stats().index_pages, Default::default());
     // A cached read fills the page; turning caching off drops it and stops using it.
-    let all = ReadCommand::all(now());
+    let all = ReadCommand::all(now(), Wait::Allowed);
     assert_eq!(pages_read_by(&t, 1, &all), 1);
     assert_eq!(cache.stats().index_pages.pages, 1);
     let mut schema = (*t.schema()).clone();

@@ -24,7 +24,7 @@ use cairn_engine::model::{
 };
 use cairn_engine::schema::compression::{Codec, CompressionParams};
 use cairn_engine::schema::{ColumnKind, TableSchema, TombstoneGcMode};
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -514,7 +514,7 @@ impl Harness {
         let full = self.rng.gen_bool(0.4);
         let reversed = self.rng.gen_bool(0.5);
         let limit = self.rng.gen_bool(0.3).then(|| self.rng.gen_range(1..5));
-        let mut cmd = ReadCommand::all(self.now);
+        let mut cmd = ReadCommand::all(self.now, Wait::Allowed);
         cmd.reversed = reversed;
         cmd.limit = limit;
         if !full {
@@ -594,7 +594,7 @@ impl Harness {
                 "m",
                 PartitionPos::TokenStart(Token::MIN),
                 None,
-                ReadCommand::all(now),
+                ReadCommand::all(now, Wait::Allowed),
             )
             .unwrap()
             .map(|p| p.unwrap().key)

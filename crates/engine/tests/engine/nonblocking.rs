@@ -21,7 +21,12 @@ fn put(db: &Database, id: u128, a: i32, v: &str) -> Result<(), Error> {
 
 fn get(db: &Database, a: i32) -> Result<Option<usize>, Error> {
     Ok(db
-        .read("ks", "t", &pk(a), &ReadCommand::all(now()))?
+        .read(
+            "ks",
+            "t",
+            &pk(a),
+            &ReadCommand::all(now(), cairn_engine::io::current_wait()),
+        )?
         .map(|p| p.rows.len()))
 }
 

@@ -27,6 +27,7 @@ use cairn_engine::read::{PartitionResult, ReadCommand, Snapshot};
 use cairn_engine::schema::compression::CompressionParams;
 use cairn_engine::sstable::reader::SSTable;
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
+use cairn_engine::Wait;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -178,7 +179,7 @@ fn write_of(line: &str) -> (u32, DecoratedKey, Partition) {
 /// The read a `> read …` or `> scan …` line asks for.
 fn command(line: &str) -> ReadCommand {
     let a = args(line);
-    let mut cmd = ReadCommand::all(NOW);
+    let mut cmd = ReadCommand::all(NOW, Wait::Allowed);
     if let (Some(from), Some(to)) = (a.get("from"), a.get("to")) {
         let (lo, hi) = (ck(from.parse().unwrap()), ck(to.parse().unwrap()));
         cmd.slice = Slice::new(vec![ClusteringRange::from_bounds(
@@ -263,7 +264,11 @@ fn read(src: &dyn PartitionSource, line: &str) -> Vec<String> {
     };
     let mut out = Vec::new();
     if line.starts_with("scan") {
-        let mut scan = src.scan_partitions(&PartitionPos::TokenStart(Token::MIN), ReadKind::Query);
+        let mut scan = src.scan_partitions(
+            &PartitionPos::TokenStart(Token::MIN),
+            ReadKind::Query,
+            Wait::Allowed,
+        );
         while let Some(key) = scan.peek().unwrap().cloned() {
             if let Some(r) = scan.open(&q).unwrap().and_then(|p| live(&key, p)) {
                 out.push(render(&r));

@@ -9,6 +9,7 @@ use cairn_engine::model::{ClusteringRange, Mutation, Slice};
 use cairn_engine::read::ReadCommand;
 use cairn_engine::table::Table;
 use cairn_engine::Database;
+use cairn_engine::Wait;
 use std::sync::Arc;
 
 fn write(db: &Database, t: &Table, a: i32, b: i32, v: &str, ts: i64) {
@@ -27,13 +28,13 @@ fn sstable_reads(t: &Table) -> (u64, u64) {
 }
 
 fn head(limit: usize) -> ReadCommand {
-    let mut cmd = ReadCommand::all(now());
+    let mut cmd = ReadCommand::all(now(), Wait::Allowed);
     cmd.limit = Some(limit);
     cmd
 }
 
 fn slice(lo: i32, hi: i32) -> ReadCommand {
-    let mut cmd = ReadCommand::all(now());
+    let mut cmd = ReadCommand::all(now(), Wait::Allowed);
     let (lo, hi) = (ck(lo), ck(hi));
     cmd.slice = Slice::new(vec![ClusteringRange::from_bounds(
         Some((&lo.0, true)),
@@ -63,7 +64,7 @@ fn a_repeated_read_and_an_absent_partition_touch_no_sstable() {
         write(&db, &t, 1, b, "v", 10);
     }
     db.flush("ks", "t").unwrap();
-    let all = ReadCommand::all(now());
+    let all = ReadCommand::all(now(), Wait::Allowed);
     let first = values(&t, 1, &all);
     assert_eq!(first.len(), 20);
     assert!(t.read(&pk(2), &all).unwrap().is_none());
@@ -145,7 +146,7 @@ fn a_read_started_before_a_flush_does_not_populate() {
     write(&db, &t, 1, 2, "b", 20);
     db.flush("ks", "t").unwrap();
     // The old snapshot still sees both rows (one in its memtable), and populates nothing.
-    let all = ReadCommand::all(now());
+    let all = ReadCommand::all(now(), Wait::Allowed);
     assert_eq!(
         old.read(&pk(1), &all).unwrap().map(|p| p.rows.len()),
         Some(2)
@@ -164,10 +165,16 @@ fn truncate_leaves_nothing_cached() {
     let (db, t) = open_with_cache(dir.path(), 8 << 20);
     write(&db, &t, 1, 1, "a", 10);
     db.flush("ks", "t").unwrap();
-    assert_eq!(values(&t, 1, &ReadCommand::all(now())).len(), 1);
+    assert_eq!(
+        values(&t, 1, &ReadCommand::all(now(), Wait::Allowed)).len(),
+        1
+    );
     assert_eq!(db.row_cache().unwrap().stats().partitions, 1);
     let t2 = db.truncate_table("ks", "t").unwrap();
-    assert_eq!(values(&t2, 1, &ReadCommand::all(now())).len(), 0);
+    assert_eq!(
+        values(&t2, 1, &ReadCommand::all(now(), Wait::Allowed)).len(),
+        0
+    );
     let stats = db.row_cache().unwrap().stats();
     assert!(stats.partition_removals >= 1, "{stats:?}");
 }
@@ -239,7 +246,7 @@ fn stress(rows: i32, budget: usize) {
                     let a = ((i + r) % PARTITIONS as u32) as i32;
                     let floor = acked[a as usize].load(Ordering::SeqCst);
                     let (cmd, want) = match i % 4 {
-                        0 => (ReadCommand::all(now()), rows as usize),
+                        0 => (ReadCommand::all(now(), Wait::Allowed), rows as usize),
                         1 => (head(3), 3),
                         2 => {
                             let mut c = head(5);
@@ -279,7 +286,7 @@ fn a_flush_merges_a_wide_cached_partition_whole() {
         write(&db, &t, 1, b, "old", 10);
     }
     db.flush("ks", "t").unwrap();
-    let all = ReadCommand::all(now());
+    let all = ReadCommand::all(now(), Wait::Allowed);
     assert_eq!(values(&t, 1, &all).len(), rows as usize);
     let before = db.row_cache().unwrap().stats();
     for b in 0..rows {
@@ -309,7 +316,7 @@ fn sstables_per_read_counts_what_a_miss_read_and_nothing_for_a_hit() {
     db.flush("ks", "t").unwrap();
     write(&db, &t, 1, 1, "b", 11);
     db.flush("ks", "t").unwrap();
-    let all = ReadCommand::all(now());
+    let all = ReadCommand::all(now(), Wait::Allowed);
     let recorded = |t: &Table| t.stats().unwrap().sstables_per_read;
     assert_eq!(values(&t, 1, &all).len(), 2);
     let miss = recorded(&t);

@@ -9,7 +9,7 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{Mutation, PartitionPos, Token};
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use cairn_engine::snapshot::{SnapshotOptions, BACKUPS_DIR, SNAPSHOTS_DIR, UPLOAD_DIR};
-use cairn_engine::{Database, DatabaseConfig, Error, LoadProblem, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, Error, LoadProblem, ReadCommand, Wait};
 use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ fn rows(db: &Database) -> BTreeSet<(i32, i32)> {
             "t",
             PartitionPos::TokenStart(Token::MIN),
             None,
-            ReadCommand::all(now()),
+            ReadCommand::all(now(), Wait::Allowed),
         )
         .unwrap();
     let mut out = BTreeSet::new();

@@ -14,7 +14,7 @@ use cairn_engine::schema::compression::{Codec, CompressionParams};
 use cairn_engine::sstable::format::Component;
 use cairn_engine::sstable::reader::SSTable;
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
-use cairn_engine::{CorruptionKind, Error};
+use cairn_engine::{CorruptionKind, Error, Wait};
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::sync::Arc;
@@ -76,8 +76,12 @@ fn scan(
     slice: &Slice,
     reversed: bool,
 ) -> Result<Vec<(ClusteringKey, Row)>, Error> {
-    let mut scanner = sst.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Query);
-    let mut cursor = Some(sst.scan_cursor(ReadKind::Query));
+    let mut scanner = sst.scan(
+        &PartitionPos::TokenStart(Token::MIN),
+        ReadKind::Query,
+        Wait::Allowed,
+    );
+    let mut cursor = Some(sst.scan_cursor(ReadKind::Query, Wait::Allowed));
     let mut rows = Vec::new();
     while let Some(entry) = scanner.next_entry()? {
         let mut cur = cursor.take().unwrap();
@@ -141,8 +145,12 @@ fn full_scans_match_what_was_written_for_every_codec_and_chunk_size() {
             // Rows dropped as they come (the buffer is then reused in place).
             let mut n = 0;
             let mut want = expected(&parts, &Slice::all(), false).into_iter();
-            let mut scanner = sst.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Query);
-            let mut cursor = Some(sst.scan_cursor(ReadKind::Query));
+            let mut scanner = sst.scan(
+                &PartitionPos::TokenStart(Token::MIN),
+                ReadKind::Query,
+                Wait::Allowed,
+            );
+            let mut cursor = Some(sst.scan_cursor(ReadKind::Query, Wait::Allowed));
             while let Some(entry) = scanner.next_entry().unwrap() {
                 let mut it = sst.rows(&entry, &Slice::all(), false, cursor.take().unwrap());
                 for r in it.by_ref() {

@@ -5,6 +5,7 @@
 use cairn_engine::model::{Mutation, Partition};
 use cairn_engine::schema::TableSchema;
 use cairn_engine::Database;
+use cairn_engine::Wait;
 use cairn_server::config::{Config, Overrides};
 use cairn_server::metrics::MetricsSource;
 use cairn_server::rest::{self, AdminBackend, EngineBackend, NodeInfo, RestServer};
@@ -121,7 +122,7 @@ impl Node {
     /// Reads partition `a` of ks.`table` through the engine's read entry point.
     pub fn read(&self, table: &str, a: i32) -> usize {
         let t = self.db.table("ks", table).unwrap();
-        let cmd = cairn_engine::ReadCommand::all(2_000_000_000);
+        let cmd = cairn_engine::ReadCommand::all(2_000_000_000, Wait::Allowed);
         t.read(&pk(a), &cmd).unwrap().map_or(0, |p| p.rows.len())
     }
 

@@ -15,6 +15,7 @@ use cairn_engine::schema::compression::{Codec, CompressionParams};
 use cairn_engine::sstable::compression::Compressor;
 use cairn_engine::sstable::reader::SSTable;
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
+use cairn_engine::Wait;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -98,7 +99,7 @@ fn main() -> anyhow::Result<()> {
     let sst = SSTable::open(dir.path(), 1, Arc::new(IoCounters::default()))?;
     let stream = sst
         .read_range(
-            &mut sst.cursor(ReadKind::Other),
+            &mut sst.cursor(ReadKind::Other, Wait::Allowed),
             0,
             sst.stats.uncompressed_length,
         )?
@@ -157,13 +158,17 @@ fn main() -> anyhow::Result<()> {
             1,
             Arc::new(IoCounters::default()),
         )?);
-        let mut scanner = sst.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Query);
+        let mut scanner = sst.scan(
+            &PartitionPos::TokenStart(Token::MIN),
+            ReadKind::Query,
+            Wait::Allowed,
+        );
         let mut n = 0;
-        let mut cursor = Some(sst.scan_cursor(ReadKind::Query));
+        let mut cursor = Some(sst.scan_cursor(ReadKind::Query, Wait::Allowed));
         while let Some(entry) = scanner.next_entry()? {
             let cur = cursor
                 .take()
-                .unwrap_or_else(|| sst.scan_cursor(ReadKind::Query));
+                .unwrap_or_else(|| sst.scan_cursor(ReadKind::Query, Wait::Allowed));
             let mut it = sst.rows(&entry, &Slice::all(), false, cur);
             for r in it.by_ref() {
                 r?;

@@ -28,7 +28,7 @@ use cairn_engine::schema::{ColumnKind, SerializationHeader, TableSchema};
 use cairn_engine::snapshot::SnapshotOptions;
 use cairn_engine::sstable::format::{component_path, Component};
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use clap::Args;
 use rand::{Rng, RngCore, SeedableRng};
 use std::fmt::Write as _;
@@ -297,7 +297,7 @@ pub fn run(args: BackupArgs) -> anyhow::Result<()> {
             let now = (cairn_engine::snapshot::now_ms() / 1000) as u32;
             while !stop.load(Ordering::Relaxed) {
                 let k = key(rng.gen_range(1..=partitions.max(1)));
-                db.read("lab", "big", &k, &ReadCommand::all(now))?;
+                db.read("lab", "big", &k, &ReadCommand::all(now, Wait::Allowed))?;
                 reads.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())

@@ -19,7 +19,7 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{Cell, ColumnData, DecoratedKey, LivenessInfo, Mutation, Partition, Row};
 use cairn_engine::schema::compression::{Codec, CompressionParams};
 use cairn_engine::schema::{ColumnKind, TableSchema};
-use cairn_engine::{Database, DatabaseConfig, ReadCommand};
+use cairn_engine::{Database, DatabaseConfig, ReadCommand, Wait};
 use clap::Args;
 use rand::{Rng, SeedableRng};
 use std::fmt::Write as _;
@@ -157,7 +157,7 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
             .collect();
         for &a in &picks {
             if db
-                .read(KEYSPACE, &name, &pk(a), &ReadCommand::all(0))?
+                .read(KEYSPACE, &name, &pk(a), &ReadCommand::all(0, Wait::Allowed))?
                 .is_some()
             {
                 found += 1;
@@ -217,7 +217,9 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
             snapshot.index_cache = true;
             for &a in picks {
                 anyhow::ensure!(
-                    snapshot.read(&pk(a), &ReadCommand::all(0))?.is_some(),
+                    snapshot
+                        .read(&pk(a), &ReadCommand::all(0, Wait::Allowed))?
+                        .is_some(),
                     "partition {a} vanished"
                 );
             }

@@ -24,6 +24,7 @@ use cairn_engine::schema::compression::{Codec, CompressionParams};
 use cairn_engine::sstable::compression::Compressor;
 use cairn_engine::sstable::reader::SSTable;
 use cairn_engine::sstable::writer::{SSTableWriter, WriterOptions};
+use cairn_engine::Wait;
 use clap::Args;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -235,7 +236,7 @@ fn measure_engine(
     let stream = {
         let sst = SSTable::open(&dir, 1, Arc::new(IoCounters::default()))?;
         sst.read_range(
-            &mut sst.cursor(ReadKind::Other),
+            &mut sst.cursor(ReadKind::Other, Wait::Allowed),
             0,
             sst.stats.uncompressed_length,
         )?
@@ -263,14 +264,18 @@ fn measure_engine(
         raw.decompress_pass()?;
         let start = Instant::now();
         let sst = Arc::new(SSTable::open(&dir, 1, Arc::new(IoCounters::default()))?);
-        let mut scanner = sst.scan(&PartitionPos::TokenStart(Token::MIN), ReadKind::Query);
+        let mut scanner = sst.scan(
+            &PartitionPos::TokenStart(Token::MIN),
+            ReadKind::Query,
+            Wait::Allowed,
+        );
         let mut rows = 0;
         // One read-ahead cursor for the whole scan, as the engine's range scans use.
-        let mut cursor = Some(sst.scan_cursor(ReadKind::Query));
+        let mut cursor = Some(sst.scan_cursor(ReadKind::Query, Wait::Allowed));
         while let Some(entry) = scanner.next_entry()? {
             let cur = cursor
                 .take()
-                .unwrap_or_else(|| sst.scan_cursor(ReadKind::Query));
+                .unwrap_or_else(|| sst.scan_cursor(ReadKind::Query, Wait::Allowed));
             let mut it = sst.rows(&entry, &Slice::all(), false, cur);
             for r in it.by_ref() {
                 r?;

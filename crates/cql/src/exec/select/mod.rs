@@ -277,7 +277,8 @@ impl<'a> Query<'a> {
         if refuse_paging {
             return paging_refused();
         }
-        let mut cmd = ReadCommand::all(super::catalog::now_secs());
+        let mut cmd =
+            ReadCommand::all(super::catalog::now_secs(), cairn_engine::io::current_wait());
         cmd.slice = slice.clone();
         cmd.reversed = self.reversed;
         cmd.include_static = true;

@@ -405,7 +405,7 @@ pub(super) fn list_edit_cell(
 ) -> Result<ColumnData> {
     let (col, ts, ttl, now) = (&lw.column, lw.ts, lw.ttl, lw.now);
     let table = ex.catalog().require_table(&schema.keyspace, &schema.name)?;
-    let mut cmd = ReadCommand::all(now);
+    let mut cmd = ReadCommand::all(now, cairn_engine::io::current_wait());
     let ck = lw.ck.clone().unwrap_or_else(ClusteringKey::empty);
     cmd.slice =
         cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(&ck.0)]);

@@ -4,6 +4,7 @@
 use super::offsets::{ChunkOffsets, CRC_LEN};
 use super::stats::{elapsed_nanos, CodecStats};
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
+use crate::io::Wait;
 use crate::schema::compression::Codec;
 use crate::sstable::compression::Compressor;
 use std::fs::File;
@@ -117,9 +118,10 @@ impl ChunkedReader {
         i: usize,
         decompressor: &mut Compressor,
         out: &mut Vec<u8>,
+        wait: Wait,
     ) -> Result<u64> {
         let mut stats = CodecStats::default();
-        self.read_chunk_timed(i, decompressor, out, &mut stats)
+        self.read_chunk_timed(i, decompressor, out, &mut stats, wait)
     }
 
     /// [`ChunkedReader::read_chunk`], also recording the decompress call's time in `stats`.
@@ -129,9 +131,10 @@ impl ChunkedReader {
         decompressor: &mut Compressor,
         out: &mut Vec<u8>,
         stats: &mut CodecStats,
+        wait: Wait,
     ) -> Result<u64> {
         out.clear();
-        self.with_disk_chunk(i, decompressor, |offset, raw, d| {
+        self.with_disk_chunk(i, decompressor, wait, |offset, raw, d| {
             self.decode_chunk(i, offset, raw, d, out, stats)
         })
     }
@@ -142,6 +145,7 @@ impl ChunkedReader {
         &self,
         i: usize,
         decompressor: &mut Compressor,
+        wait: Wait,
         decode: impl FnOnce(u64, &[u8], &mut Compressor) -> Result<()>,
     ) -> Result<u64> {
         let (offset, disk_len) = self.chunk_range_checked(i)?;
@@ -149,7 +153,7 @@ impl ChunkedReader {
         buf.clear();
         buf.resize(disk_len as usize, 0);
         let result = self
-            .read_exact(&mut buf, offset)
+            .read_exact(&mut buf, offset, wait)
             .and_then(|()| decode(offset, &buf, decompressor));
         decompressor.scratch = buf;
         result.map(|()| u64::from(disk_len))
@@ -162,8 +166,9 @@ impl ChunkedReader {
         i: usize,
         decompressor: &mut Compressor,
         dst: &mut [u8],
+        wait: Wait,
     ) -> Result<u64> {
-        self.with_disk_chunk(i, decompressor, |offset, raw, d| {
+        self.with_disk_chunk(i, decompressor, wait, |offset, raw, d| {
             self.verify_and_decompress(i, offset, raw, d, dst)
         })
     }
@@ -180,10 +185,11 @@ impl ChunkedReader {
         window: &mut ReadWindow,
         decompressor: &mut Compressor,
         out: &mut Vec<u8>,
+        wait: Wait,
     ) -> Result<u64> {
         out.clear();
         out.resize(self.uncompressed_chunk_len(i), 0);
-        match self.read_chunk_ahead_into(i, window, decompressor, out) {
+        match self.read_chunk_ahead_into(i, window, decompressor, out, wait) {
             Ok(n) => Ok(n),
             Err(e) => {
                 out.clear();
@@ -211,6 +217,7 @@ impl ChunkedReader {
         window: &mut ReadWindow,
         decompressor: &mut Compressor,
         dst: &mut [u8],
+        wait: Wait,
     ) -> Result<u64> {
         // A sequential reader asks for chunk `i` right after chunk `i - 1`: its offset is then
         // the previous one plus its length, sparing the sum over the packed group.
@@ -253,7 +260,7 @@ impl ChunkedReader {
             window.len = 0;
             window.last = None;
             let buf = window.bytes.get_mut(..len).unwrap_or_default();
-            self.read_exact(buf, offset)?;
+            self.read_exact(buf, offset, wait)?;
             window.len = len;
             read = len as u64;
         }
@@ -300,8 +307,8 @@ impl ChunkedReader {
         }
     }
 
-    fn read_exact(&self, buf: &mut [u8], offset: u64) -> Result<()> {
-        crate::io::read_exact_at(&self.file, &self.path, buf, offset)
+    fn read_exact(&self, buf: &mut [u8], offset: u64, wait: Wait) -> Result<()> {
+        crate::io::read_exact_at(&self.file, &self.path, buf, offset, wait)
     }
 
     /// Reads the whole file once, front to back in `buf_size` reads (`pread`, never a map:
@@ -345,7 +352,8 @@ impl ChunkedReader {
                 // checksums are computed.
                 crate::io::advise_will_need(&self.file, offset + want as u64, want as u64);
                 let slot = buf.get_mut(..want).unwrap_or_default();
-                self.read_exact(slot, offset)?;
+                // Verification runs where it may wait (a tool, a REST request's thread).
+                self.read_exact(slot, offset, Wait::Allowed)?;
                 (start, len) = (offset, want);
             }
             let from = (offset - start) as usize;

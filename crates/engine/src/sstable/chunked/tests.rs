@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::error::{CorruptionKind, Error, Result};
+use crate::io::Wait;
 use crate::schema::compression::{Codec, CompressionParams};
 use crate::sstable::compression::Compressor;
 use rand::{Rng, RngCore, SeedableRng};
@@ -97,7 +98,7 @@ fn read_all(r: &ChunkedReader) -> Vec<u8> {
     let mut all = Vec::new();
     let mut out = Vec::new();
     for i in 0..r.chunk_count() {
-        r.read_chunk(i, &mut dec, &mut out).unwrap();
+        r.read_chunk(i, &mut dec, &mut out, Wait::Allowed).unwrap();
         all.extend_from_slice(&out);
     }
     all
@@ -134,7 +135,7 @@ fn read_sequentially(
     let (mut all, mut out, mut reads) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..r.chunk_count() {
         reads.push(
-            r.read_chunk_ahead(i, &mut window, &mut dec, &mut out)
+            r.read_chunk_ahead(i, &mut window, &mut dec, &mut out, Wait::Allowed)
                 .unwrap(),
         );
         all.extend_from_slice(&out);
@@ -159,7 +160,7 @@ fn read_ahead_matches_single_chunk_reads_and_reads_once_per_window() {
         // Going back re-reads.
         let mut out = Vec::new();
         assert!(
-            r.read_chunk_ahead(0, &mut window, &mut dec, &mut out)
+            r.read_chunk_ahead(0, &mut window, &mut dec, &mut out, Wait::Allowed)
                 .unwrap()
                 > 0
         );
@@ -180,7 +181,7 @@ fn mapped_sequential_reads_match_and_count_each_chunk_once() {
         );
         // Out of order too (a cursor that goes back).
         let mut out = Vec::new();
-        r.read_chunk_ahead(0, &mut window, &mut dec, &mut out)
+        r.read_chunk_ahead(0, &mut window, &mut dec, &mut out, Wait::Allowed)
             .unwrap();
         assert_eq!(out, &data[..4 * KIB as usize]);
     }
@@ -203,7 +204,7 @@ fn read_ahead_reports_a_corrupt_chunk_at_its_offset() {
         let mut dec = Compressor::new(params.codec);
         let mut out = Vec::new();
         for i in 0..r.chunk_count() {
-            let res = r.read_chunk_ahead(i, &mut window, &mut dec, &mut out);
+            let res = r.read_chunk_ahead(i, &mut window, &mut dec, &mut out, Wait::Allowed);
             if i == 5 {
                 match res {
                     Err(Error::Corruption { offset, .. }) => {
@@ -251,7 +252,12 @@ fn empty_stream() {
     let r = reader(&tmp, &s, &params).unwrap();
     let mut out = Vec::new();
     assert!(r
-        .read_chunk(0, &mut Compressor::new(params.codec), &mut out)
+        .read_chunk(
+            0,
+            &mut Compressor::new(params.codec),
+            &mut out,
+            Wait::Allowed
+        )
         .is_err());
 }
 
@@ -373,7 +379,7 @@ fn flipped_byte_names_the_chunk_and_spares_the_others() {
         let r = reader(&tmp, &s, &params).unwrap();
         let mut dec = Compressor::new(codec);
         let mut out = Vec::new();
-        match r.read_chunk(2, &mut dec, &mut out) {
+        match r.read_chunk(2, &mut dec, &mut out, Wait::Allowed) {
             Err(Error::Corruption {
                 path,
                 offset,
@@ -385,7 +391,7 @@ fn flipped_byte_names_the_chunk_and_spares_the_others() {
             other => panic!("{codec:?}: {other:?}"),
         }
         for i in [0usize, 1, 3, 4] {
-            r.read_chunk(i, &mut dec, &mut out).unwrap();
+            r.read_chunk(i, &mut dec, &mut out, Wait::Allowed).unwrap();
             let st = i * 4096;
             assert_eq!(&out[..], &data[st..(st + 4096).min(data.len())]);
         }
@@ -410,7 +416,12 @@ fn bad_compressed_data_with_good_crc_is_decompress_error() {
     )
     .unwrap();
     let mut out = Vec::new();
-    match r.read_chunk(1, &mut Compressor::new(Codec::Zstd { level: 3 }), &mut out) {
+    match r.read_chunk(
+        1,
+        &mut Compressor::new(Codec::Zstd { level: 3 }),
+        &mut out,
+        Wait::Allowed,
+    ) {
         Err(Error::Corruption {
             offset,
             kind: CorruptionKind::Decompress,
@@ -447,7 +458,7 @@ fn truncated_file_is_an_error() {
     let mut out = Vec::new();
     let last = s.offsets.chunk_count() - 1;
     let (off, _) = s.offsets.chunk_range(last).unwrap();
-    match r.read_chunk(last, &mut dec, &mut out) {
+    match r.read_chunk(last, &mut dec, &mut out, Wait::Allowed) {
         Err(Error::Corruption {
             offset,
             kind: CorruptionKind::Truncated,
@@ -455,7 +466,7 @@ fn truncated_file_is_an_error() {
         }) => assert_eq!(offset, off),
         other => panic!("{other:?}"),
     }
-    r.read_chunk(0, &mut dec, &mut out).unwrap();
+    r.read_chunk(0, &mut dec, &mut out, Wait::Allowed).unwrap();
     assert_eq!(&out[..], &data[..4096]);
     // Offsets that do not match the data length are refused.
     assert!(ChunkedReader::new(
@@ -486,7 +497,7 @@ fn reader_is_shared_across_threads() {
                 let mut out = Vec::new();
                 let mut stats = CodecStats::default();
                 for i in (t..64).step_by(4) {
-                    r.read_chunk_timed(i, &mut dec, &mut out, &mut stats)
+                    r.read_chunk_timed(i, &mut dec, &mut out, &mut stats, Wait::Allowed)
                         .unwrap();
                     assert_eq!(&out[..], &data[i * 4096..(i + 1) * 4096]);
                 }
