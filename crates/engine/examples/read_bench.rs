@@ -70,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 update: p,
             });
         }
-        db.apply(muts)?;
+        db.apply(muts, Wait::Allowed)?;
         if round < 3 {
             db.flush("ks", "t")?;
         }

@@ -17,6 +17,7 @@ use crate::compaction;
 use crate::compaction::job::JobReport;
 use crate::compaction::manager::{CompactionManager, ManagerConfig};
 use crate::error::{Error, IoResultExt, Result};
+use crate::io::Wait;
 use crate::metrics::WriteKind;
 use crate::model::mutation::{decode_batch, encode_batch};
 use crate::model::Mutation;
@@ -482,8 +483,10 @@ impl Database {
         self.inner.tables.read().values().cloned().collect()
     }
 
-    /// Applies mutations atomically with respect to a crash (one commitlog record).
-    pub fn apply(&self, muts: Vec<Mutation>) -> Result<()> {
+    /// Applies mutations atomically with respect to a crash (one commitlog record). Under
+    /// [`Wait::Never`] a write that would wait — for memtable space, a commitlog sync or
+    /// segment — is [`Error::WouldBlock`], with nothing applied.
+    pub fn apply(&self, muts: Vec<Mutation>, wait: Wait) -> Result<()> {
         if self.inner.closed.load(Ordering::Relaxed) {
             return Err(Error::Closed);
         }
@@ -492,7 +495,7 @@ impl Database {
         }
         // Write latency covers waiting for memtable space, the commitlog and the memtables.
         let start = std::time::Instant::now();
-        self.wait_for_memtable_space()?;
+        self.wait_for_memtable_space(wait)?;
         let mut tables: Vec<Arc<Table>> = Vec::with_capacity(muts.len());
         for m in &muts {
             let t = self
@@ -512,7 +515,7 @@ impl Database {
             }
         }
         let guards: Vec<_> = distinct.iter().map(|t| t.write_gate()).collect();
-        let position = self.inner.commitlog.append(&payload, &ids)?;
+        let position = self.inner.commitlog.append(&payload, &ids, wait)?;
         let mut charged_total = 0;
         let mut to_flush = Vec::new();
         for (m, t) in muts.into_iter().zip(&tables) {
@@ -559,12 +562,12 @@ impl Database {
         Ok(())
     }
 
-    fn wait_for_memtable_space(&self) -> Result<()> {
+    fn wait_for_memtable_space(&self, wait: Wait) -> Result<()> {
         let limit = self.inner.config.memtable_total_space.saturating_mul(2);
         if self.inner.memtable_bytes.load(Ordering::Relaxed) < limit {
             return Ok(());
         }
-        crate::io::may_block()?;
+        wait.permit()?;
         let (lock, cv) = &self.inner.flushed;
         let mut g = lock.lock();
         let deadline = std::time::Instant::now() + Duration::from_secs(30);

@@ -19,7 +19,7 @@ use cairn_engine::model::{
 };
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use cairn_engine::table::Table;
-use cairn_engine::Database;
+use cairn_engine::{Database, Wait};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -123,11 +123,14 @@ impl Roles {
         ));
         let mut update = Partition::default();
         update.rows.insert(ClusteringKey::empty(), row);
-        self.db.apply(vec![Mutation {
-            table: self.store.schema().id,
-            key: DecoratedKey::new(Bytes::copy_from_slice(role.name.as_bytes())),
-            update,
-        }])?;
+        self.db.apply(
+            vec![Mutation {
+                table: self.store.schema().id,
+                key: DecoratedKey::new(Bytes::copy_from_slice(role.name.as_bytes())),
+                update,
+            }],
+            Wait::Allowed,
+        )?;
         self.roles.write().insert(role.name.clone(), role.clone());
         Ok(())
     }
@@ -281,17 +284,20 @@ impl Roles {
             }
             return Err(Error::Invalid(format!("{name} doesn't exist")));
         }
-        self.db.apply(vec![Mutation {
-            table: self.store.schema().id,
-            key: DecoratedKey::new(Bytes::copy_from_slice(name.as_bytes())),
-            update: Partition {
-                deletion: Some(DeletionTime {
-                    marked_at: now_micros(),
-                    local_deletion_time: now_secs(),
-                }),
-                ..Partition::default()
-            },
-        }])?;
+        self.db.apply(
+            vec![Mutation {
+                table: self.store.schema().id,
+                key: DecoratedKey::new(Bytes::copy_from_slice(name.as_bytes())),
+                update: Partition {
+                    deletion: Some(DeletionTime {
+                        marked_at: now_micros(),
+                        local_deletion_time: now_secs(),
+                    }),
+                    ..Partition::default()
+                },
+            }],
+            Wait::Allowed,
+        )?;
         self.roles.write().remove(name);
         Ok(())
     }

@@ -157,11 +157,14 @@ impl Catalog {
         update
             .rows
             .insert(cairn_engine::model::ClusteringKey::empty(), row);
-        self.db.apply(vec![Mutation {
-            table: self.store.schema().id,
-            key: DecoratedKey::new(Bytes::copy_from_slice(ks.name.as_bytes())),
-            update,
-        }])?;
+        self.db.apply(
+            vec![Mutation {
+                table: self.store.schema().id,
+                key: DecoratedKey::new(Bytes::copy_from_slice(ks.name.as_bytes())),
+                update,
+            }],
+            Wait::Allowed,
+        )?;
         self.keyspaces.write().insert(ks.name.clone(), ks);
         self.schema_changed();
         Ok(())
@@ -179,11 +182,14 @@ impl Catalog {
             }),
             ..Partition::default()
         };
-        self.db.apply(vec![Mutation {
-            table: self.store.schema().id,
-            key: DecoratedKey::new(Bytes::copy_from_slice(name.as_bytes())),
-            update,
-        }])?;
+        self.db.apply(
+            vec![Mutation {
+                table: self.store.schema().id,
+                key: DecoratedKey::new(Bytes::copy_from_slice(name.as_bytes())),
+                update,
+            }],
+            Wait::Allowed,
+        )?;
         self.keyspaces.write().remove(name);
         self.schema_changed();
         Ok(())

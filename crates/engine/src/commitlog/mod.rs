@@ -67,6 +67,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, OptionError, Result};
+use crate::io::Wait;
 use segment::{
     header_crc, list_dir, payload_crc, sync_dir, FileKind, Recycled, Segment, END_MARKER,
     HEADER_SIZE, RECORD_OVERHEAD,
@@ -406,8 +407,15 @@ impl Commitlog {
     /// Returns once the record is in the page cache (Periodic) or durable (Batch); see the module
     /// docs. Fails with [`Error::InvalidMutation`] for an empty or too-large payload, with an I/O
     /// error when a new segment cannot be created (the append can be retried), and with
-    /// [`Error::Closed`] once a sync has failed.
-    pub fn append(&self, payload: &[u8], tables: &[TableId]) -> Result<CommitlogPosition> {
+    /// [`Error::Closed`] once a sync has failed. Under [`Wait::Never`] an append that would wait
+    /// — for its sync (Batch), or for a segment not prepared yet — is [`Error::WouldBlock`],
+    /// with nothing written.
+    pub fn append(
+        &self,
+        payload: &[u8],
+        tables: &[TableId],
+        wait: Wait,
+    ) -> Result<CommitlogPosition> {
         let inner = &*self.inner;
         if payload.is_empty() {
             return Err(Error::InvalidMutation("empty commitlog record"));
@@ -423,7 +431,7 @@ impl Commitlog {
         }
         if inner.mode == SyncMode::Batch {
             // The append waits for its sync; refuse before writing anything.
-            crate::io::may_block()?;
+            wait.permit()?;
         }
         // `payload.len() <= max_payload < u32::MAX`, so these casts are exact.
         let len = payload.len() as u32;
@@ -437,7 +445,7 @@ impl Commitlog {
         let (pos, end) = {
             let mut a = inner.alloc.lock();
             if u64::from(a.offset) + u64::from(record_len) > u64::from(inner.segment_size) {
-                inner.switch_segment(&mut a)?;
+                inner.switch_segment(&mut a, wait)?;
             }
             if a.active.id != crc_id {
                 crc_id = a.active.id;
@@ -644,9 +652,10 @@ impl Drop for Commitlog {
 
 impl Inner {
     /// Makes the pre-created spare the active segment. Called with the allocation lock held, so
-    /// appenders wait only if the spare is not ready yet (creation slower than filling).
-    fn switch_segment(&self, a: &mut Alloc) -> Result<()> {
-        let next = self.take_spare()?;
+    /// appenders wait only if the spare is not ready yet (creation slower than filling), and
+    /// only when `wait` allows.
+    fn switch_segment(&self, a: &mut Alloc, wait: Wait) -> Result<()> {
+        let next = self.take_spare(wait)?;
         let id = next.id;
         let old = std::mem::replace(&mut a.active, Arc::new(next));
         let old_end = std::mem::replace(&mut a.offset, HEADER_SIZE);
@@ -666,7 +675,7 @@ impl Inner {
     /// loop, so a full or broken disk costs one attempt per append that needs a segment. A failure
     /// left from an earlier attempt is stale (the disk may have recovered since): it is dropped
     /// and a fresh attempt requested, whose result this appender gets.
-    fn take_spare(&self) -> Result<Segment> {
+    fn take_spare(&self, wait: Wait) -> Result<Segment> {
         let mut s = self.spare.lock();
         let mut requested = false;
         loop {
@@ -687,8 +696,8 @@ impl Inner {
                 requested = true;
                 self.spare_cv.notify_all();
             }
-            // Nothing is written yet: a non-blocking caller retries where it may wait.
-            crate::io::may_block()?;
+            // Nothing is written yet: a caller that may not wait retries where it may.
+            wait.permit()?;
             self.spare_cv.wait(&mut s);
         }
     }

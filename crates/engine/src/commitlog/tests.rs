@@ -70,7 +70,7 @@ fn fill(log: &Commitlog, n: u64, max_len: usize, table: TableId) -> Records {
     (0..n)
         .map(|i| {
             let p = payload(i, max_len);
-            (log.append(&p, &[table]).unwrap(), p)
+            (log.append(&p, &[table], Wait::Allowed).unwrap(), p)
         })
         .collect()
 }
@@ -143,7 +143,7 @@ fn batch_mode_group_commit_from_8_threads() -> Result<()> {
                 (0..150u64)
                     .map(|i| {
                         let p = payload(t * 1_000_000 + i, 400);
-                        Ok((log.append(&p, &[u128::from(t)])?, p))
+                        Ok((log.append(&p, &[u128::from(t)], Wait::Allowed)?, p))
                     })
                     .collect()
             })
@@ -179,7 +179,7 @@ fn periodic_mode_concurrent_appends_across_switches() -> Result<()> {
                 (0..500u64)
                     .map(|i| {
                         let p = payload(t * 1_000_000 + i, 700);
-                        Ok((log.append(&p, &[u128::from(t)])?, p))
+                        Ok((log.append(&p, &[u128::from(t)], Wait::Allowed)?, p))
                     })
                     .collect()
             })
@@ -202,7 +202,7 @@ fn periodic_mode_concurrent_appends_across_switches() -> Result<()> {
 fn close_keeps_the_spare_for_the_next_open() -> Result<()> {
     let dir = tempfile::tempdir().unwrap();
     let log = Commitlog::open(config(dir.path(), SEG, periodic()))?;
-    log.append(b"x", &[1])?;
+    log.append(b"x", &[1], Wait::Allowed)?;
     log.wait_for_spare();
     let disk = log.stats().disk_bytes;
     log.close()?;
@@ -237,7 +237,7 @@ fn periodic_mode_syncs_in_background() -> Result<()> {
             period: Duration::from_millis(10),
         },
     ))?;
-    log.append(b"hello", &[1])?;
+    log.append(b"hello", &[1], Wait::Allowed)?;
     let deadline = Instant::now() + Duration::from_secs(5);
     while log.stats().syncs == 0 {
         assert!(Instant::now() < deadline, "periodic sync never ran");
@@ -273,7 +273,7 @@ fn recycled_segments_do_not_resurrect_old_records() -> Result<()> {
     let new: Vec<_> = (0..100u64)
         .map(|i| {
             let p = payload(10_000 + i, 2000);
-            (log.append(&p, &[7]).unwrap(), p)
+            (log.append(&p, &[7], Wait::Allowed).unwrap(), p)
         })
         .collect();
     log.wait_for_spare();
@@ -541,13 +541,13 @@ fn discard_completed_releases_exactly_the_flushed_segments() -> Result<()> {
     let (a, b, c): (TableId, TableId, TableId) = (0xA, 0xB, 0xC);
     let big = vec![1u8; 5000]; // three records per 16 KiB segment
                                // Segment 1: A, B, A. Segment 2: A, A, A. Segment 3 (active): A.
-    let s1 = log.append(&big, &[a])?.segment_id;
-    let b_pos = log.append(&big, &[b])?;
-    log.append(&big, &[a])?;
-    let s2 = log.append(&big, &[a])?.segment_id;
-    log.append(&big, &[a])?;
-    let last_in_s2 = log.append(&big, &[a])?;
-    let s3 = log.append(&big, &[a])?.segment_id;
+    let s1 = log.append(&big, &[a], Wait::Allowed)?.segment_id;
+    let b_pos = log.append(&big, &[b], Wait::Allowed)?;
+    log.append(&big, &[a], Wait::Allowed)?;
+    let s2 = log.append(&big, &[a], Wait::Allowed)?.segment_id;
+    log.append(&big, &[a], Wait::Allowed)?;
+    let last_in_s2 = log.append(&big, &[a], Wait::Allowed)?;
+    let s3 = log.append(&big, &[a], Wait::Allowed)?.segment_id;
     assert_eq!((b_pos.segment_id, s2, s3), (s1, s1 + 1, s1 + 2));
     let exists = |id| segment_path(dir.path(), id).exists();
     assert_eq!(log.stats().active_segments, 3);
@@ -580,9 +580,9 @@ fn discard_completed_releases_exactly_the_flushed_segments() -> Result<()> {
     assert_eq!(log.stats().active_segments, 1);
 
     // forget_table: a dropped table no longer holds its segments.
-    log.append(&big, &[b])?;
-    log.append(&big, &[b])?;
-    let s4 = log.append(&big, &[b])?.segment_id;
+    log.append(&big, &[b], Wait::Allowed)?;
+    log.append(&big, &[b], Wait::Allowed)?;
+    let s4 = log.append(&big, &[b], Wait::Allowed)?.segment_id;
     assert_eq!(s4, s3 + 1);
     log.discard_completed(a, log.current_position()); // A's record in s3 is flushed
     assert!(exists(s3), "B still holds segment 3");
@@ -617,17 +617,17 @@ fn rejects_empty_and_oversized_records() -> Result<()> {
     let dir = tempfile::tempdir().unwrap();
     let log = Commitlog::open(config(dir.path(), 16 << 10, periodic()))?;
     assert!(matches!(
-        log.append(&[], &[1]),
+        log.append(&[], &[1], Wait::Allowed),
         Err(Error::InvalidMutation(_))
     ));
     let max = (16 << 10) - (HEADER_SIZE + RECORD_OVERHEAD) as usize;
     assert!(matches!(
-        log.append(&vec![0u8; max + 1], &[1]),
+        log.append(&vec![0u8; max + 1], &[1], Wait::Allowed),
         Err(Error::InvalidMutation(_))
     ));
     // The largest record fills a segment exactly, twice in a row.
-    let p1 = log.append(&vec![3u8; max], &[1])?;
-    let p2 = log.append(&vec![4u8; max], &[1])?;
+    let p1 = log.append(&vec![3u8; max], &[1], Wait::Allowed)?;
+    let p2 = log.append(&vec![4u8; max], &[1], Wait::Allowed)?;
     assert_eq!(p2.segment_id, p1.segment_id + 1);
     log.close()?;
     let (replayed, report) = replay_all(dir.path())?;
@@ -667,7 +667,7 @@ fn segment_creation_failure_is_a_clean_error() -> Result<()> {
     let dir = tmp.path().join("log");
     let log = Commitlog::open(config(&dir, 16 << 10, SyncMode::Batch))?;
     let rec = vec![9u8; 5000];
-    let mut ok = vec![(log.append(&rec, &[1])?, rec.clone())];
+    let mut ok = vec![(log.append(&rec, &[1], Wait::Allowed)?, rec.clone())];
     // Let the spare be created before breaking the directory, so the failure comes later.
     log.wait_for_spare();
     let moved = tmp.path().join("moved");
@@ -675,7 +675,7 @@ fn segment_creation_failure_is_a_clean_error() -> Result<()> {
     std::fs::write(&dir, b"in the way").unwrap();
     let mut failures = 0;
     for _ in 0..10 {
-        match log.append(&rec, &[1]) {
+        match log.append(&rec, &[1], Wait::Allowed) {
             Ok(pos) => ok.push((pos, rec.clone())),
             Err(e) => {
                 assert!(matches!(e, Error::Io { .. }), "{e}");
@@ -688,7 +688,7 @@ fn segment_creation_failure_is_a_clean_error() -> Result<()> {
     std::fs::rename(&moved, &dir).unwrap();
     // Appends work again (the spare thread retries on demand).
     for _ in 0..5 {
-        ok.push((log.append(&rec, &[1])?, rec.clone()));
+        ok.push((log.append(&rec, &[1], Wait::Allowed)?, rec.clone()));
     }
     log.close()?;
     let (replayed, report) = replay_all(&dir)?;
@@ -709,7 +709,7 @@ fn bench_append() -> Result<()> {
         let log = Commitlog::open(CommitlogConfig::new(dir.path()))?;
         // Warm up the first segments (page faults on first touch of the mapping).
         for _ in 0..10_000 {
-            log.append(&payload, &[1])?;
+            log.append(&payload, &[1], Wait::Allowed)?;
         }
         let n: u32 = 1_000_000;
         let mut slowest = Duration::ZERO;
@@ -721,7 +721,7 @@ fn bench_append() -> Result<()> {
                 log.discard_completed(1, log.current_position());
             }
             let t1 = Instant::now();
-            log.append(&payload, &[1])?;
+            log.append(&payload, &[1], Wait::Allowed)?;
             let d = t1.elapsed();
             el += d;
             slowest = slowest.max(d);
@@ -751,7 +751,7 @@ fn bench_append() -> Result<()> {
             log.discard_completed(1, log.current_position());
             let t = Instant::now();
             for _ in 0..n / 10 {
-                log.append(&payload, &[1])?;
+                log.append(&payload, &[1], Wait::Allowed)?;
             }
             if round >= 2 {
                 el += t.elapsed(); // rounds 0-1 create the first files
@@ -776,7 +776,7 @@ fn bench_append() -> Result<()> {
                 let payload = payload.clone();
                 std::thread::spawn(move || -> Result<()> {
                     for _ in 0..per_thread {
-                        log.append(&payload, &[1])?;
+                        log.append(&payload, &[1], Wait::Allowed)?;
                     }
                     Ok(())
                 })

@@ -24,11 +24,14 @@ fn memtables_past_their_space_evict_the_cache_and_writes_never_fail() {
     let id = t.schema().id;
     let v = "x".repeat(200);
     let write = |a: i32, b: i32| {
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(a),
-            update: insert(b, &v, 10),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(a),
+                update: insert(b, &v, 10),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     };
     // Fill the cache with the sstables' rows (more than its budget holds).

@@ -24,11 +24,14 @@ fn overwrites_flush_when_the_commitlog_outgrows_its_space() {
     // ~12 MiB of commitlog records over 100 rows: the memtable stays tiny.
     for i in 0..40_000i64 {
         let a = (i % 100) as i32;
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(a),
-            update: insert(1, &format!("{i}:{value}"), i),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(a),
+                update: insert(1, &format!("{i}:{value}"), i),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
         if over(&db) {
             // On a busy machine the flush threads may be starved of CPU while this one

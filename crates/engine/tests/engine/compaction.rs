@@ -60,26 +60,32 @@ fn contents(db: &Database) -> BTreeMap<(i32, Vec<u8>), String> {
 }
 
 fn put(db: &Database, id: u128, a: i32, b: i32, v: &str, ts: i64) {
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(a),
-        update: insert(b, v, ts),
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(a),
+            update: insert(b, v, ts),
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
 }
 
 fn delete_partition(db: &Database, id: u128, a: i32, ts: i64) {
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(a),
-        update: Partition {
-            deletion: Some(DeletionTime {
-                marked_at: ts,
-                local_deletion_time: now() - 10,
-            }),
-            ..Default::default()
-        },
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(a),
+            update: Partition {
+                deletion: Some(DeletionTime {
+                    marked_at: ts,
+                    local_deletion_time: now() - 10,
+                }),
+                ..Default::default()
+            },
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
 }
 

@@ -17,15 +17,18 @@ fn setup(dir: &std::path::Path) -> Database {
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     for a in 0..PARTITIONS {
         for b in 0..ROWS {
-            db.apply(vec![Mutation {
-                table: id,
-                key: pk(a),
-                update: insert(
-                    b,
-                    &format!("value {a} {b} {}", "z".repeat(a as usize % 50)),
-                    1,
-                ),
-            }])
+            db.apply(
+                vec![Mutation {
+                    table: id,
+                    key: pk(a),
+                    update: insert(
+                        b,
+                        &format!("value {a} {b} {}", "z".repeat(a as usize % 50)),
+                        1,
+                    ),
+                }],
+                Wait::Allowed,
+            )
             .unwrap();
         }
     }
@@ -127,11 +130,14 @@ fn corrupt_commitlog_record_is_reported_and_later_records_replay() {
         let db = Database::open(cfg.clone()).unwrap();
         let id = db.create_table(kv_schema()).unwrap().schema().id;
         for b in 0..3000 {
-            db.apply(vec![Mutation {
-                table: id,
-                key: pk(b % 7),
-                update: insert(b, "v", 1),
-            }])
+            db.apply(
+                vec![Mutation {
+                    table: id,
+                    key: pk(b % 7),
+                    update: insert(b, "v", 1),
+                }],
+                Wait::Allowed,
+            )
             .unwrap();
         }
     }

@@ -95,11 +95,14 @@ fn crash_compaction_child() {
         };
         writeln!(out, "send {line}").unwrap();
         out.flush().unwrap();
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(a),
-            update,
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(a),
+                update,
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
         writeln!(out, "ack {line}").unwrap();
         out.flush().unwrap();

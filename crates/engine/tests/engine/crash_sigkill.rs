@@ -49,11 +49,14 @@ fn crash_child() {
                 for i in 0.. {
                     let a = round * 1000 + t;
                     let b = i;
-                    db.apply(vec![Mutation {
-                        table: id,
-                        key: pk(a),
-                        update: insert(b, &format!("r{round}t{t}i{i}"), i64::from(i) + 1),
-                    }])
+                    db.apply(
+                        vec![Mutation {
+                            table: id,
+                            key: pk(a),
+                            update: insert(b, &format!("r{round}t{t}i{i}"), i64::from(i) + 1),
+                        }],
+                        Wait::Allowed,
+                    )
                     .unwrap();
                     let mut o = out.lock().unwrap();
                     writeln!(o, "ack {a} {b}").unwrap();

@@ -37,11 +37,14 @@ fn config(dir: &Path) -> DatabaseConfig {
 fn write(db: &Database, table: &str, keys: std::ops::Range<i32>, tag: &str) {
     let id = db.table("ks", table).unwrap().schema().id;
     for a in keys {
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(a),
-            update: insert(a % 7, &format!("{tag}-{}", "x".repeat(40)), 1000),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(a),
+                update: insert(a % 7, &format!("{tag}-{}", "x".repeat(40)), 1000),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     }
 }

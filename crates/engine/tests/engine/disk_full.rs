@@ -47,11 +47,14 @@ fn flush_on_full_disk_fails_cleanly_and_recovers() {
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     let mut acked = Vec::new();
     for b in 0..2000 {
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(b % 10),
-            update: insert(b, "some value of moderate length", 5),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(b % 10),
+                update: insert(b, "some value of moderate length", 5),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
         acked.push(b);
     }
@@ -78,11 +81,14 @@ fn flush_on_full_disk_fails_cleanly_and_recovers() {
     // Writes either succeed or fail with disk full; reads keep working.
     let mut b = 2000;
     loop {
-        match db.apply(vec![Mutation {
-            table: id,
-            key: pk(b % 10),
-            update: insert(b, "more", 5),
-        }]) {
+        match db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(b % 10),
+                update: insert(b, "more", 5),
+            }],
+            Wait::Allowed,
+        ) {
             Ok(()) => acked.push(b),
             Err(e) => {
                 assert!(e.is_disk_full(), "unexpected error: {e}");
@@ -108,11 +114,14 @@ fn flush_on_full_disk_fails_cleanly_and_recovers() {
     // Space returns: flush and writes work again, and everything survives a restart.
     std::fs::remove_file(&ballast).unwrap();
     db.flush("ks", "t").unwrap();
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(3),
-        update: insert(999_999, "after", 6),
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(3),
+            update: insert(999_999, "after", 6),
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
     acked.push(999_999);
     drop(db);

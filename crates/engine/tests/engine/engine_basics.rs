@@ -27,22 +27,28 @@ fn writes_survive_flush_and_restart() {
         id = t.schema().id;
         for a in 0..20 {
             for b in 0..50 {
-                db.apply(vec![Mutation {
-                    table: id,
-                    key: pk(a),
-                    update: insert(b, &format!("v{a}-{b}"), 10),
-                }])
+                db.apply(
+                    vec![Mutation {
+                        table: id,
+                        key: pk(a),
+                        update: insert(b, &format!("v{a}-{b}"), 10),
+                    }],
+                    Wait::Allowed,
+                )
                 .unwrap();
             }
         }
         db.flush("ks", "t").unwrap();
         // Newer values in the memtable only (recovered from the commitlog after restart).
         for a in 0..20 {
-            db.apply(vec![Mutation {
-                table: id,
-                key: pk(a),
-                update: insert(7, "new", 20),
-            }])
+            db.apply(
+                vec![Mutation {
+                    table: id,
+                    key: pk(a),
+                    update: insert(7, "new", 20),
+                }],
+                Wait::Allowed,
+            )
             .unwrap();
         }
         let stats = db.table_stats("ks", "t").unwrap();
@@ -90,11 +96,14 @@ fn tombstones_across_memtable_and_sstables() {
     let db = Database::open(cfg(dir.path())).unwrap();
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     for b in 0..10 {
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(1),
-            update: insert(b, "x", 10),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(1),
+                update: insert(b, "x", 10),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     }
     db.flush("ks", "t").unwrap();
@@ -121,11 +130,14 @@ fn tombstones_across_memtable_and_sstables() {
             ..Row::default()
         },
     );
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(1),
-        update: p,
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(1),
+            update: p,
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
     let rows = db
         .read("ks", "t", &pk(1), &ReadCommand::all(0, Wait::Allowed))
@@ -143,21 +155,27 @@ fn tombstones_across_memtable_and_sstables() {
         }),
         ..Partition::default()
     };
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(1),
-        update: del,
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(1),
+            update: del,
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
     assert!(db
         .read("ks", "t", &pk(1), &ReadCommand::all(0, Wait::Allowed))
         .unwrap()
         .is_none());
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(1),
-        update: insert(3, "back", 16),
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(1),
+            update: insert(3, "back", 16),
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
     db.flush("ks", "t").unwrap();
     let rows = db
@@ -176,11 +194,14 @@ fn large_partition_reads_one_block_for_one_row() {
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     let value = "y".repeat(1000);
     for b in 0..5000 {
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(9),
-            update: insert(b, &value, 10),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(9),
+                update: insert(b, &value, 10),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     }
     db.flush("ks", "t").unwrap();
@@ -213,21 +234,27 @@ fn clustering_skip_keeps_range_tombstones_of_other_sstables() {
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     // sstable 1: rows 10..20 of partition 1.
     for b in 10..20 {
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(1),
-            update: insert(b, "old", 10),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(1),
+                update: insert(b, "old", 10),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     }
     db.flush("ks", "t").unwrap();
     // sstable 2: rows 0..3 of partition 2, and a range tombstone over b in [10, 20) of partition 1.
     for b in 0..3 {
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(2),
-            update: insert(b, "x", 11),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(2),
+                update: insert(b, "x", 11),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     }
     let mut p = Partition::default();
@@ -242,11 +269,14 @@ fn clustering_skip_keeps_range_tombstones_of_other_sstables() {
                 local_deletion_time: 100,
             },
         });
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(1),
-        update: p,
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(1),
+            update: p,
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
     db.flush("ks", "t").unwrap();
     let mut cmd = ReadCommand::all(0, Wait::Allowed);
@@ -287,19 +317,25 @@ fn limited_read_past_memtable_rows_shadowed_by_newer_sstable_tombstones() {
             },
         );
     }
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(1),
-        update: tombstones,
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(1),
+            update: tombstones,
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
     db.flush("ks", "t").unwrap();
     for b in 0..10 {
-        db.apply(vec![Mutation {
-            table: id,
-            key: pk(1),
-            update: insert(b, &format!("v{b}"), 10),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: id,
+                key: pk(1),
+                update: insert(b, &format!("v{b}"), 10),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     }
     for (limit, reversed, want) in [

@@ -15,11 +15,14 @@ use cairn_engine::{Database, DatabaseConfig, Wait};
 fn load(db: &Database, t: &Table, n: i32, value_len: usize) {
     let v = "x".repeat(value_len);
     for a in 0..n {
-        db.apply(vec![Mutation {
-            table: t.schema().id,
-            key: pk(a),
-            update: insert(1, &v, 10),
-        }])
+        db.apply(
+            vec![Mutation {
+                table: t.schema().id,
+                key: pk(a),
+                update: insert(1, &v, 10),
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     }
     db.flush("ks", "t").unwrap();

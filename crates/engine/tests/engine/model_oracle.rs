@@ -266,11 +266,14 @@ impl Harness {
     fn apply(&mut self, a: i32, p: Partition) {
         let table = self.schema.id;
         self.db()
-            .apply(vec![Mutation {
-                table,
-                key: Self::pk(a),
-                update: p,
-            }])
+            .apply(
+                vec![Mutation {
+                    table,
+                    key: Self::pk(a),
+                    update: p,
+                }],
+                Wait::Allowed,
+            )
             .unwrap();
     }
 

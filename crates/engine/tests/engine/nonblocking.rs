@@ -12,11 +12,14 @@ use common::*;
 use std::path::Path;
 
 fn put(db: &Database, id: u128, a: i32, v: &str) -> Result<(), Error> {
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(a),
-        update: insert(1, v, 1),
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(a),
+            update: insert(1, v, 1),
+        }],
+        cairn_engine::io::current_wait(),
+    )
 }
 
 fn get(db: &Database, a: i32) -> Result<Option<usize>, Error> {

@@ -13,11 +13,14 @@ use cairn_engine::Wait;
 use std::sync::Arc;
 
 fn write(db: &Database, t: &Table, a: i32, b: i32, v: &str, ts: i64) {
-    db.apply(vec![Mutation {
-        table: t.schema().id,
-        key: pk(a),
-        update: insert(b, v, ts),
-    }])
+    db.apply(
+        vec![Mutation {
+            table: t.schema().id,
+            key: pk(a),
+            update: insert(b, v, ts),
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
 }
 
@@ -214,11 +217,14 @@ fn stress(rows: i32, budget: usize) {
         for b in 1..rows {
             update.merge(insert(b, &format!("v{v}"), v));
         }
-        db.apply(vec![Mutation {
-            table: t.schema().id,
-            key: pk(a),
-            update,
-        }])
+        db.apply(
+            vec![Mutation {
+                table: t.schema().id,
+                key: pk(a),
+                update,
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     };
     for a in 0..PARTITIONS {

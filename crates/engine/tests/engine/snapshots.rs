@@ -28,11 +28,14 @@ fn write_and_flush(db: &Database, keys: std::ops::Range<i32>, rows: i32) {
     let id = db.table("ks", "t").unwrap().schema().id;
     for a in keys {
         for b in 0..rows {
-            db.apply(vec![Mutation {
-                table: id,
-                key: pk(a),
-                update: insert(b, &format!("v{a}-{b}"), 1000 + i64::from(b)),
-            }])
+            db.apply(
+                vec![Mutation {
+                    table: id,
+                    key: pk(a),
+                    update: insert(b, &format!("v{a}-{b}"), 1000 + i64::from(b)),
+                }],
+                Wait::Allowed,
+            )
             .unwrap();
         }
     }
@@ -195,11 +198,14 @@ fn drop_and_truncate_snapshot_automatically_and_restore_every_row() {
     write_and_flush(&db, 0..20, 10);
     // Unflushed rows too: the automatic snapshot flushes first.
     let id = db.table("ks", "t").unwrap().schema().id;
-    db.apply(vec![Mutation {
-        table: id,
-        key: pk(100),
-        update: insert(7, "memtable", 5000),
-    }])
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(100),
+            update: insert(7, "memtable", 5000),
+        }],
+        Wait::Allowed,
+    )
     .unwrap();
     let all = rows(&db);
     assert_eq!(all.len(), 201);

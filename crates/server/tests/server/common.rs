@@ -87,11 +87,14 @@ impl Node {
         let id = self.db.table("ks", table).unwrap().schema().id;
         for b in 0..n {
             self.db
-                .apply(vec![Mutation {
-                    table: id,
-                    key: pk(a),
-                    update: insert(b, &format!("value-{a}-{b}"), 1000 + i64::from(b)),
-                }])
+                .apply(
+                    vec![Mutation {
+                        table: id,
+                        key: pk(a),
+                        update: insert(b, &format!("value-{a}-{b}"), 1000 + i64::from(b)),
+                    }],
+                    Wait::Allowed,
+                )
                 .unwrap();
         }
     }
@@ -100,11 +103,14 @@ impl Node {
     pub fn apply(&self, table: &str, a: i32, update: Partition) {
         let id = self.db.table("ks", table).unwrap().schema().id;
         self.db
-            .apply(vec![Mutation {
-                table: id,
-                key: pk(a),
-                update,
-            }])
+            .apply(
+                vec![Mutation {
+                    table: id,
+                    key: pk(a),
+                    update,
+                }],
+                Wait::Allowed,
+            )
             .unwrap();
     }
 

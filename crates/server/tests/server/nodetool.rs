@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
+use cairn_engine::Wait;
 
 use cairn_nodetool::{self as nodetool, NodetoolError};
 use common::Node;
@@ -427,11 +428,14 @@ fn tablestats_droppable_tombstone_ratio() {
     };
     node.write("t", 1, 3);
     node.db
-        .apply(vec![cairn_engine::model::Mutation {
-            table: id,
-            key: common::pk(2),
-            update: deleted,
-        }])
+        .apply(
+            vec![cairn_engine::model::Mutation {
+                table: id,
+                key: common::pk(2),
+                update: deleted,
+            }],
+            Wait::Allowed,
+        )
         .unwrap();
     run(&node, "flush ks t").unwrap();
     let f = fields(&run(&node, "tablestats ks.t").unwrap());

@@ -142,11 +142,14 @@ pub fn run(args: ChunkSizeArgs) -> Result<()> {
                     )],
                 },
             );
-            db.apply(vec![Mutation {
-                table: id,
-                key: pk(a as i32),
-                update: p,
-            }])?;
+            db.apply(
+                vec![Mutation {
+                    table: id,
+                    key: pk(a as i32),
+                    update: p,
+                }],
+                Wait::Allowed,
+            )?;
         }
         db.flush(KEYSPACE, &name)?;
         let table = db.table(KEYSPACE, &name).context("table vanished")?;

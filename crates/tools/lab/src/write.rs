@@ -17,7 +17,7 @@ use cairn_engine::model::{
     Cell, ClusteringKey, ColumnData, DecoratedKey, LivenessInfo, Mutation, Partition, Row,
 };
 use cairn_engine::schema::{ColumnKind, TableSchema};
-use cairn_engine::{Database, DatabaseConfig};
+use cairn_engine::{Database, DatabaseConfig, Wait};
 use clap::Args;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -118,7 +118,7 @@ pub fn run(args: WriteArgs) -> anyhow::Result<()> {
         let payload = vec![7u8; 150];
         let (t0, c0) = (Instant::now(), cpu_time(libc::RUSAGE_THREAD));
         for _ in 0..args.inserts {
-            log.append(&payload, &[1])?;
+            log.append(&payload, &[1], Wait::Allowed)?;
         }
         let secs = t0.elapsed().as_secs_f64();
         let cpu = (cpu_time(libc::RUSAGE_THREAD) - c0).as_secs_f64();
@@ -152,7 +152,10 @@ pub fn run(args: WriteArgs) -> anyhow::Result<()> {
             cpu_time(libc::RUSAGE_SELF),
         );
         for i in 0..args.inserts {
-            db.apply(vec![mutation(id, &ck, i as u32, &value, ts + i as i64)])?;
+            db.apply(
+                vec![mutation(id, &ck, i as u32, &value, ts + i as i64)],
+                Wait::Allowed,
+            )?;
             if i % 200_000 == 199_999 {
                 println!(
                     "periodic: {} inserts, {:.0}/s",
@@ -188,7 +191,10 @@ pub fn run(args: WriteArgs) -> anyhow::Result<()> {
                     let mut n = 0u64;
                     while Instant::now() < deadline {
                         let a = (t as u32) << 24 | n as u32;
-                        db.apply(vec![mutation(id, &ck, a, &value, now_micros())])?;
+                        db.apply(
+                            vec![mutation(id, &ck, a, &value, now_micros())],
+                            Wait::Allowed,
+                        )?;
                         n += 1;
                     }
                     Ok(n)

@@ -39,7 +39,9 @@ pub(super) fn apply_all(
     ballot: Option<i64>,
 ) -> Result<()> {
     let all = complete_all(ex, planned, ballot)?;
-    ex.catalog().db().apply(all)?;
+    ex.catalog()
+        .db()
+        .apply(all, cairn_engine::io::current_wait())?;
     Ok(())
 }
 

@@ -99,7 +99,9 @@ pub fn batch(
     })?;
     let all = complete_all(ex, planned, None)?;
     let warnings = crate::exec::batch_limits::check(ex, kind, &all)?;
-    ex.catalog().db().apply(all)?;
+    ex.catalog()
+        .db()
+        .apply(all, cairn_engine::io::current_wait())?;
     Ok(Outcome::Void.with_warnings(warnings))
 }
 

@@ -111,7 +111,9 @@ pub fn insert(
     if let Some(e) = planned.deferred {
         return Err(e);
     }
-    ex.catalog().db().apply(planned.mutations)?;
+    ex.catalog()
+        .db()
+        .apply(planned.mutations, cairn_engine::io::current_wait())?;
     Ok(Outcome::Void)
 }
 

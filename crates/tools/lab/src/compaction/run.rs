@@ -12,6 +12,7 @@ use anyhow::{anyhow, Context, Result};
 use cairn_engine::compaction::strategy::CompactionOptions;
 use cairn_engine::table::Table;
 use cairn_engine::Database;
+use cairn_engine::Wait;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::sync::atomic::Ordering;
@@ -41,7 +42,7 @@ pub(super) fn calibrate(a: &CompactionArgs, sizes: &Sizes) -> Result<f64> {
     )?;
     let t0 = Instant::now();
     while let Some(op) = gen.next()? {
-        db.apply(vec![op.mutation])?;
+        db.apply(vec![op.mutation], Wait::Allowed)?;
     }
     db.flush(KEYSPACE, TABLE)?;
     let secs = t0.elapsed().as_secs_f64();
@@ -259,7 +260,7 @@ fn write_paced(
             }
         }
         let Some(op) = gen.next()? else { break };
-        db.apply(vec![op.mutation])?;
+        db.apply(vec![op.mutation], Wait::Allowed)?;
         progress.user_bytes.store(gen.user_bytes, Ordering::Relaxed);
         progress
             .live_units
