@@ -51,9 +51,9 @@ pub enum Error {
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),
-    /// Run in the engine's non-blocking mode, the statement would have waited (see
-    /// `cairn_engine::io::nonblocking`); nothing was changed. Never sent to a client: the
-    /// server runs the statement again where it may block.
+    /// Run with `Wait::Never`, the statement would have waited (see `cairn_engine::io::Wait`);
+    /// nothing was changed. Never sent to a client: the server runs the statement again with
+    /// `Wait::Allowed` where it may block.
     #[error("the statement would block")]
     WouldBlock,
 }

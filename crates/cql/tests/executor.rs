@@ -6,7 +6,7 @@ use bytes::Bytes;
 use cairn_cql::exec::system::NodeInfo;
 use cairn_cql::exec::{BoundValue, Executor, Outcome, QueryParams, ResultSet, Session};
 use cairn_cql::Error;
-use cairn_engine::{Database, DatabaseConfig};
+use cairn_engine::{Database, DatabaseConfig, Wait};
 use std::sync::Arc;
 
 fn open(dir: &std::path::Path) -> Executor {
@@ -15,7 +15,7 @@ fn open(dir: &std::path::Path) -> Executor {
 }
 
 fn run(ex: &Executor, s: &Session, q: &str) -> Outcome {
-    ex.query(s, q, &QueryParams::default())
+    ex.query(s, q, &QueryParams::default(), Wait::Allowed)
         .unwrap_or_else(|e| panic!("{q}: {e}"))
 }
 
@@ -76,7 +76,7 @@ fn paging_resumes_exactly_across_partitions_and_slices() {
                 ..QueryParams::default()
             };
             loop {
-                let Outcome::Rows(r) = ex.query(&s, q, &params).unwrap() else {
+                let Outcome::Rows(r) = ex.query(&s, q, &params, Wait::Allowed).unwrap() else {
                     panic!()
                 };
                 assert!(r.rows.len() <= page_size as usize);
@@ -107,25 +107,37 @@ fn schema_and_data_survive_restart_and_errors_match_cassandra() {
             &s,
             "CREATE TABLE t (a int PRIMARY KEY)",
             &QueryParams::default(),
+            Wait::Allowed,
         );
         assert!(
             matches!(e, Err(Error::AlreadyExists { ref table, .. }) if table == "t"),
             "{e:?}"
         );
-        let e = ex.query(&s, "SELECT * FROM nope", &QueryParams::default());
+        let e = ex.query(
+            &s,
+            "SELECT * FROM nope",
+            &QueryParams::default(),
+            Wait::Allowed,
+        );
         assert_eq!(e.unwrap_err().to_string(), "unconfigured table nope");
-        let e = ex.query(&s, "SELECT * FROM t WHERE c = 'x'", &QueryParams::default());
+        let e = ex.query(
+            &s,
+            "SELECT * FROM t WHERE c = 'x'",
+            &QueryParams::default(),
+            Wait::Allowed,
+        );
         assert!(e.unwrap_err().to_string().contains("ALLOW FILTERING"));
         let e = ex.query(
             &s,
             "ALTER TABLE t WITH compaction = {'class': 'Foo'}",
             &QueryParams::default(),
+            Wait::Allowed,
         );
         assert!(
             matches!(e, Err(Error::Configuration(ref m)) if m == "Unable to find compaction strategy class 'org.apache.cassandra.db.compaction.Foo'"),
             "{e:?}"
         );
-        let e = ex.query(&s, "SELEC * FROM t", &QueryParams::default());
+        let e = ex.query(&s, "SELEC * FROM t", &QueryParams::default(), Wait::Allowed);
         assert!(matches!(e, Err(Error::Syntax(_))));
     }
     let ex = open(dir.path());
@@ -168,6 +180,7 @@ fn prepared_statements_bind_by_position_and_name() {
             ],
             ..QueryParams::default()
         },
+        Wait::Allowed,
     )
     .unwrap();
     let sel = ex
@@ -182,6 +195,7 @@ fn prepared_statements_bind_by_position_and_name() {
                 names: Some(vec!["b".into(), "a".into()]),
                 ..QueryParams::default()
             },
+            Wait::Allowed,
         )
         .unwrap()
     else {
@@ -189,7 +203,7 @@ fn prepared_statements_bind_by_position_and_name() {
     };
     assert_eq!(r.rows, vec![vec![Some(Bytes::from_static(b"six"))]]);
     assert!(matches!(
-        ex.execute(&s, &[1, 2, 3], &QueryParams::default()),
+        ex.execute(&s, &[1, 2, 3], &QueryParams::default(), Wait::Allowed),
         Err(Error::Unprepared(_))
     ));
 }
@@ -211,6 +225,7 @@ fn prepared_inserts_write_what_their_text_writes() {
                 values,
                 ..QueryParams::default()
             },
+            Wait::Allowed,
         )
     };
     let ins = "INSERT INTO t (s, c, b, a) VALUES (?, ?, ?, ?)";
@@ -359,7 +374,10 @@ fn mutated_statements_never_panic() {
             }
         }
         let q = words.join(" ");
-        if ex.query(&s, &q, &QueryParams::default()).is_ok() {
+        if ex
+            .query(&s, &q, &QueryParams::default(), Wait::Allowed)
+            .is_ok()
+        {
             executed += 1;
         }
     }

@@ -194,7 +194,12 @@ impl CqlHandler {
         match request {
             Request::Query(q) => {
                 let skip = q.params.skip_metadata;
-                let out = ex.query(session, &q.query, &params(q.params))?;
+                let out = ex.query(
+                    session,
+                    &q.query,
+                    &params(q.params),
+                    cairn_engine::io::current_wait(),
+                )?;
                 Ok(self.outcome(out, skip)?)
             }
             Request::Prepare(p) => {
@@ -213,7 +218,12 @@ impl CqlHandler {
             }
             Request::Execute(e) => {
                 let skip = e.params.skip_metadata;
-                let out = ex.execute(session, &e.id, &params(e.params))?;
+                let out = ex.execute(
+                    session,
+                    &e.id,
+                    &params(e.params),
+                    cairn_engine::io::current_wait(),
+                )?;
                 Ok(self.outcome(out, skip)?)
             }
             Request::Batch(b) => {
@@ -240,7 +250,13 @@ impl CqlHandler {
                     protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
                     protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
                 };
-                let out = ex.batch(session, kind, &items, b.default_timestamp)?;
+                let out = ex.batch(
+                    session,
+                    kind,
+                    &items,
+                    b.default_timestamp,
+                    cairn_engine::io::current_wait(),
+                )?;
                 Ok(self.outcome(out, false)?)
             }
             Request::AuthResponse(token) => {

@@ -30,7 +30,7 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::model::types::{compare, unfrozen};
 use cairn_engine::model::{ClusteringKey, ClusteringRange, DecoratedKey, Row, Slice};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
-use cairn_engine::ReadCommand;
+use cairn_engine::{ReadCommand, Wait};
 use parking_lot::{Mutex, MutexGuard};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -588,33 +588,32 @@ impl Default for PartitionLocks {
 }
 
 impl PartitionLocks {
-    /// Locks partition `key` of table `table`; in the engine's non-blocking mode a taken lock
-    /// is [`Error::WouldBlock`] instead of a wait (its holder may be reading from disk).
-    pub fn lock(&self, table: u128, key: &DecoratedKey) -> Result<MutexGuard<'_, ()>> {
+    /// Locks partition `key` of table `table`; under [`Wait::Never`] a taken lock is
+    /// [`Error::WouldBlock`] instead of a wait (its holder may be reading from disk).
+    pub fn lock(&self, table: u128, key: &DecoratedKey, wait: Wait) -> Result<MutexGuard<'_, ()>> {
         let h = (table as u64)
             .rotate_left(17)
             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ (key.token.0 as u64);
         let stripe = &self.stripes
             [(h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % self.stripes.len()];
-        if cairn_engine::io::is_nonblocking() {
-            stripe.try_lock().ok_or(Error::WouldBlock)
-        } else {
-            Ok(stripe.lock())
+        match wait {
+            Wait::Allowed => Ok(stripe.lock()),
+            Wait::Never => stripe.try_lock().ok_or(Error::WouldBlock),
         }
     }
 }
 
 /// Checks a request's conditions against the partition's current state: `None` when they all
 /// hold (the caller then makes the writes), else the refusal's result. The caller holds the
-/// partition's lock until its writes are applied.
-pub fn check(ex: &Executor, req: &CasRequest) -> Result<Option<ResultSet>> {
+/// partition's lock until its writes are applied. The read waits for the disk as `wait` says.
+pub fn check(ex: &Executor, req: &CasRequest, wait: Wait) -> Result<Option<ResultSet>> {
     let schema = &req.schema;
     let db = ex.catalog().db();
     let table = db
         .table_by_id(schema.id)
         .ok_or_else(|| Error::Invalid(format!("unconfigured table {}", schema.name)))?;
-    let mut cmd = ReadCommand::all(super::catalog::now_secs(), cairn_engine::io::current_wait());
+    let mut cmd = ReadCommand::all(super::catalog::now_secs(), wait);
     let rows: Vec<&ClusteringKey> = req
         .conditions
         .keys()

@@ -1,9 +1,14 @@
 //! Statement execution: a parsed statement plus bound values in, an [`Outcome`] out.
 //!
-//! The executor is synchronous, like the engine below it. The server runs it on a reactor
-//! thread in the engine's non-blocking mode (`cairn_engine::io::nonblocking`): a statement
-//! that would wait for the disk, a flush or a file write returns [`Error::WouldBlock`]
-//! instead, and the server runs it again on a blocking thread. Pieces, one file each:
+//! The executor is synchronous, like the engine below it. Its entry points ([`Executor::query`],
+//! [`Executor::execute`], [`Executor::batch`], [`Executor::run`]) take a [`Wait`]: the server
+//! first runs a statement on a reactor thread with [`Wait::Never`], where one that would wait
+//! — for the disk, memtable space, a commitlog sync, another request's partition lock, or a
+//! schema change (DDL writes files and waits for flushes, so it is refused outright) —
+//! returns [`Error::WouldBlock`] with nothing changed, and the server runs it again on a
+//! blocking thread with [`Wait::Allowed`]. The mode goes down explicitly to the reads
+//! (`ReadCommand::wait`), the writes (`Database::apply`) and the partition locks
+//! ([`lwt::PartitionLocks::lock`]). Pieces, one file each:
 //! - [`catalog`]: keyspaces (stored through the engine) and tables;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE, with [`create_table`] for CREATE TABLE,
@@ -46,7 +51,7 @@ use crate::error::{Error, Result};
 pub use crate::values::{BoundValue, TermContext, TermValue};
 use crate::ParsedStatement;
 pub use binds::{Binds, Placeholders};
-use cairn_engine::Database;
+use cairn_engine::{Database, Wait};
 use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
 pub use result::{ChangeKind, ColumnSpec, Outcome, ResultSet, SchemaChange};
@@ -163,8 +168,14 @@ impl Executor {
         &self.node
     }
 
-    /// Parses and runs one statement.
-    pub fn query(&self, session: &Session, text: &str, params: &QueryParams) -> Result<Outcome> {
+    /// Parses and runs one statement; `wait` says whether it may wait (see the module doc).
+    pub fn query(
+        &self,
+        session: &Session,
+        text: &str,
+        params: &QueryParams,
+        wait: Wait,
+    ) -> Result<Outcome> {
         if describe::is_describe(text) {
             return describe::run(self, session, text).map(Outcome::Rows);
         }
@@ -176,7 +187,7 @@ impl Executor {
                 params.values.len()
             )));
         }
-        self.run(session, &parsed.statement, params)
+        self.run(session, &parsed.statement, params, wait)
     }
 
     /// Prepares a statement (idempotent: the same text in the same keyspace gets the same id).
@@ -223,8 +234,14 @@ impl Executor {
             .ok_or_else(|| Error::Unprepared(id.to_vec()))
     }
 
-    /// Runs a prepared statement.
-    pub fn execute(&self, session: &Session, id: &[u8], params: &QueryParams) -> Result<Outcome> {
+    /// Runs a prepared statement; `wait` says whether it may wait (see the module doc).
+    pub fn execute(
+        &self,
+        session: &Session,
+        id: &[u8],
+        params: &QueryParams,
+        wait: Wait,
+    ) -> Result<Outcome> {
         let p = self.prepared(id)?;
         if params.values.len() != p.bind_specs.len() && params.names.is_none() {
             return Err(Error::Invalid(format!(
@@ -246,22 +263,26 @@ impl Executor {
             _ => session,
         };
         match &p.parsed.statement {
-            Statement::Select(s) => select::select(self, session, s, params, Some(&p.select_plan)),
+            Statement::Select(s) => {
+                select::select(self, session, s, params, Some(&p.select_plan), wait)
+            }
             Statement::Insert(i) => {
                 refuse_virtual_write(session, &i.table)?;
-                write::insert(self, session, i, params, Some(&p.insert_plan))
+                write::insert(self, session, i, params, Some(&p.insert_plan), wait)
             }
-            other => self.run(session, other, params),
+            other => self.run(session, other, params, wait),
         }
     }
 
-    /// Runs a BATCH of (statement, values) pairs as one atomic write.
+    /// Runs a BATCH of (statement, values) pairs as one atomic write; `wait` says whether it
+    /// may wait (see the module doc).
     pub fn batch(
         &self,
         session: &Session,
         kind: crate::ast::BatchKind,
         items: &[(BatchItem, QueryParams)],
         timestamp: Option<i64>,
+        wait: Wait,
     ) -> Result<Outcome> {
         let mut statements = Vec::with_capacity(items.len());
         for (item, params) in items {
@@ -272,25 +293,26 @@ impl Executor {
             refuse_virtual_writes(session, &stmt)?;
             statements.push((stmt, params.clone()));
         }
-        write::batch(self, session, kind, &statements, timestamp)
+        write::batch(self, session, kind, &statements, timestamp, wait)
     }
 
-    /// Runs one statement.
+    /// Runs one statement; `wait` says whether it may wait (see the module doc).
     pub fn run(
         &self,
         session: &Session,
         stmt: &Statement,
         params: &QueryParams,
+        wait: Wait,
     ) -> Result<Outcome> {
         match stmt {
-            Statement::Select(s) => select::select(self, session, s, params, None),
+            Statement::Select(s) => select::select(self, session, s, params, None, wait),
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
                 refuse_virtual_writes(session, stmt)?;
-                write::modify(self, session, stmt, params)
+                write::modify(self, session, stmt, params, wait)
             }
             Statement::Batch(b) => {
                 refuse_virtual_writes(session, stmt)?;
-                write::batch_statement(self, session, b, params)
+                write::batch_statement(self, session, b, params, wait)
             }
             Statement::Use(ks) => {
                 if !system::is_virtual_keyspace(ks) {
@@ -300,10 +322,8 @@ impl Executor {
                 Ok(Outcome::SetKeyspace(ks.clone()))
             }
             other => {
-                if cairn_engine::io::is_nonblocking() {
-                    // Schema and role changes write files and wait for flushes.
-                    return Err(Error::WouldBlock);
-                }
+                // Schema and role changes write files and wait for flushes.
+                wait.permit()?;
                 let _serial = self.ddl.lock();
                 let out = ddl::run(self, session, other)?;
                 if out.is_schema_change() {

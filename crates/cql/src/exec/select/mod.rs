@@ -44,7 +44,7 @@ use cairn_engine::model::types::compare;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{DecoratedKey, PartitionPos, Token};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
-use cairn_engine::{PartitionResult, ReadCommand};
+use cairn_engine::{PartitionResult, ReadCommand, Wait};
 use paging::PagingState;
 use selection::{row_values, Group};
 use std::cmp::Ordering;
@@ -52,13 +52,15 @@ use std::sync::Arc;
 
 use super::plan_cache::PlanCache;
 
-/// Runs a SELECT; `cache` is the prepared statement's plan cache, if it is one.
+/// Runs a SELECT; `cache` is the prepared statement's plan cache, if it is one. Its reads wait
+/// for the disk as `wait` says.
 pub fn select(
     ex: &Executor,
     session: &Session,
     s: &Select,
     params: &QueryParams,
     cache: Option<&PlanCache<Plan>>,
+    wait: Wait,
 ) -> Result<Outcome> {
     let ks = session.resolve(&s.table.keyspace)?;
     if let Some(v) = system::table(ex, session, &ks, &s.table.name)? {
@@ -70,7 +72,7 @@ pub fn select(
     let ctx = Binds::new(params);
     let (plan, r) = plan_and_resolve(&schema, s, &ctx, cache)?;
     let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
-    let rows = q.run(ex, &table, params)?;
+    let rows = q.run(ex, &table, params, wait)?;
     Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
 }
 
@@ -244,6 +246,7 @@ impl<'a> Query<'a> {
         ex: &Executor,
         table: &cairn_engine::table::Table,
         params: &QueryParams,
+        wait: Wait,
     ) -> Result<ResultSet> {
         let resume = params
             .paging_state
@@ -277,8 +280,7 @@ impl<'a> Query<'a> {
         if refuse_paging {
             return paging_refused();
         }
-        let mut cmd =
-            ReadCommand::all(super::catalog::now_secs(), cairn_engine::io::current_wait());
+        let mut cmd = ReadCommand::all(super::catalog::now_secs(), wait);
         cmd.slice = slice.clone();
         cmd.reversed = self.reversed;
         cmd.include_static = true;

@@ -9,10 +9,17 @@ use crate::error::Result;
 use crate::exec::Executor;
 use cairn_engine::model::{ColumnData, Mutation, Row};
 use cairn_engine::schema::TableSchema;
+use cairn_engine::Wait;
 use std::sync::Arc;
 
-/// Makes a statement's pending list edits (reading the lists), ready to apply.
-pub(super) fn complete(ex: &Executor, schema: &TableSchema, planned: &mut Planned) -> Result<()> {
+/// Makes a statement's pending list edits (reading the lists, waiting as `wait` says), ready
+/// to apply.
+pub(super) fn complete(
+    ex: &Executor,
+    schema: &TableSchema,
+    planned: &mut Planned,
+    wait: Wait,
+) -> Result<()> {
     if let Some(e) = planned.deferred.take() {
         return Err(e);
     }
@@ -20,7 +27,7 @@ pub(super) fn complete(ex: &Executor, schema: &TableSchema, planned: &mut Planne
         let Some(m) = planned.mutations.get_mut(lw.mutation) else {
             continue;
         };
-        let data = list_edit_cell(ex, schema, &m.key, &lw)?;
+        let data = list_edit_cell(ex, schema, &m.key, &lw, wait)?;
         let row = match &lw.ck {
             Some(ck) => m.update.rows.entry(ck.clone()).or_default(),
             None => m.update.static_row.get_or_insert_with(Row::default),
@@ -37,11 +44,10 @@ pub(super) fn apply_all(
     ex: &Executor,
     planned: Vec<(Arc<TableSchema>, Planned)>,
     ballot: Option<i64>,
+    wait: Wait,
 ) -> Result<()> {
-    let all = complete_all(ex, planned, ballot)?;
-    ex.catalog()
-        .db()
-        .apply(all, cairn_engine::io::current_wait())?;
+    let all = complete_all(ex, planned, ballot, wait)?;
+    ex.catalog().db().apply(all, wait)?;
     Ok(())
 }
 
@@ -51,10 +57,11 @@ pub(super) fn complete_all(
     ex: &Executor,
     planned: Vec<(Arc<TableSchema>, Planned)>,
     ballot: Option<i64>,
+    wait: Wait,
 ) -> Result<Vec<Mutation>> {
     let mut all = Vec::new();
     for (schema, mut p) in planned {
-        complete(ex, &schema, &mut p)?;
+        complete(ex, &schema, &mut p, wait)?;
         all.extend(p.mutations);
     }
     if let Some(ts) = ballot {

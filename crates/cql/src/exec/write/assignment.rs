@@ -14,7 +14,7 @@ use cairn_engine::model::{
     Cell, ClusteringKey, ColumnData, ComplexColumn, DecoratedKey, DeletionTime, Row,
 };
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
-use cairn_engine::ReadCommand;
+use cairn_engine::{ReadCommand, Wait};
 
 pub(super) fn cell(ts: i64, ttl: u32, now: u32, v: Bytes) -> Cell {
     if ttl > 0 {
@@ -402,10 +402,11 @@ pub(super) fn list_edit_cell(
     schema: &TableSchema,
     key: &DecoratedKey,
     lw: &ListWrite,
+    wait: Wait,
 ) -> Result<ColumnData> {
     let (col, ts, ttl, now) = (&lw.column, lw.ts, lw.ttl, lw.now);
     let table = ex.catalog().require_table(&schema.keyspace, &schema.name)?;
-    let mut cmd = ReadCommand::all(now, cairn_engine::io::current_wait());
+    let mut cmd = ReadCommand::all(now, wait);
     let ck = lw.ck.clone().unwrap_or_else(ClusteringKey::empty);
     cmd.slice =
         cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(&ck.0)]);

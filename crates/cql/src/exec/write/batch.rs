@@ -17,6 +17,7 @@ use crate::exec::result::Outcome;
 use crate::exec::session::{QueryParams, Session};
 use crate::exec::Executor;
 use cairn_engine::schema::TableSchema;
+use cairn_engine::Wait;
 use std::sync::Arc;
 
 /// A BATCH statement given as CQL text.
@@ -25,6 +26,7 @@ pub fn batch_statement(
     session: &Session,
     b: &Batch,
     params: &QueryParams,
+    wait: Wait,
 ) -> Result<Outcome> {
     let statements: Vec<(Statement, QueryParams)> = b
         .statements
@@ -59,7 +61,7 @@ pub fn batch_statement(
         }
         None => params.timestamp,
     };
-    batch(ex, session, b.kind, &statements, ts)
+    batch(ex, session, b.kind, &statements, ts, wait)
 }
 
 pub(super) fn has_timestamp(s: &Statement) -> bool {
@@ -72,13 +74,15 @@ pub(super) fn has_timestamp(s: &Statement) -> bool {
 }
 
 /// Statements (each with its own bound values) applied as one atomic write; with
-/// conditions, as one conditional request on a single partition.
+/// conditions, as one conditional request on a single partition. What it reads and writes
+/// waits as `wait` says.
 pub fn batch(
     ex: &Executor,
     session: &Session,
     kind: crate::ast::BatchKind,
     statements: &[(Statement, QueryParams)],
     timestamp: Option<i64>,
+    wait: Wait,
 ) -> Result<Outcome> {
     // Counters are not supported yet, so no statement can belong in a counter batch.
     if kind == crate::ast::BatchKind::Counter && !statements.is_empty() {
@@ -87,7 +91,7 @@ pub fn batch(
         ));
     }
     if statements.iter().any(|(s, _)| is_conditional(s)) {
-        return conditional_batch(ex, session, statements);
+        return conditional_batch(ex, session, statements, wait);
     }
     let ts = timestamp.unwrap_or_else(now_micros);
     let mut planned = Vec::with_capacity(statements.len());
@@ -97,11 +101,9 @@ pub fn batch(
         }
         Ok(())
     })?;
-    let all = complete_all(ex, planned, None)?;
+    let all = complete_all(ex, planned, None, wait)?;
     let warnings = crate::exec::batch_limits::check(ex, kind, &all)?;
-    ex.catalog()
-        .db()
-        .apply(all, cairn_engine::io::current_wait())?;
+    ex.catalog().db().apply(all, wait)?;
     Ok(Outcome::Void.with_warnings(warnings))
 }
 
@@ -135,6 +137,7 @@ pub(super) fn conditional_batch(
     ex: &Executor,
     session: &Session,
     statements: &[(Statement, QueryParams)],
+    wait: Wait,
 ) -> Result<Outcome> {
     let mut schema: Option<Arc<TableSchema>> = None;
     for (stmt, _) in statements {
@@ -187,7 +190,7 @@ pub(super) fn conditional_batch(
     else {
         return Ok(Outcome::Rows(lwt::applied_only(&schema, true)));
     };
-    let _lock = ex.partition_locks().lock(schema.id, &key)?;
+    let _lock = ex.partition_locks().lock(schema.id, &key, wait)?;
     let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
     for ((stmt, _), p) in statements.iter().zip(&planned) {
         for m in &p.mutations {
@@ -210,7 +213,7 @@ pub(super) fn conditional_batch(
             req.add_condition(target, condition)?;
         }
     }
-    if let Some(refused) = lwt::check(ex, &req)? {
+    if let Some(refused) = lwt::check(ex, &req, wait)? {
         return Ok(Outcome::Rows(refused));
     }
     apply_all(
@@ -220,6 +223,7 @@ pub(super) fn conditional_batch(
             .map(|p| (Arc::clone(&schema), p))
             .collect(),
         Some(ts),
+        wait,
     )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }

@@ -21,6 +21,7 @@ use crate::exec::session::{QueryParams, Session};
 use crate::exec::Executor;
 use crate::values::TermContext;
 use cairn_engine::schema::{ColumnKind, TableSchema};
+use cairn_engine::Wait;
 use std::sync::Arc;
 
 /// Plans one INSERT / UPDATE / DELETE.
@@ -85,14 +86,15 @@ pub(super) fn target_table(stmt: &Statement) -> Option<&crate::ast::QualifiedNam
     }
 }
 
-/// Runs one INSERT / UPDATE / DELETE.
+/// Runs one INSERT / UPDATE / DELETE; what it reads and writes waits as `wait` says.
 pub fn modify(
     ex: &Executor,
     session: &Session,
     stmt: &Statement,
     params: &QueryParams,
+    wait: Wait,
 ) -> Result<Outcome> {
-    run_one(ex, session, stmt, params, None)
+    run_one(ex, session, stmt, params, None, wait)
 }
 
 /// Runs one INSERT; `cache` is the prepared statement's plan cache, if it is one.
@@ -102,18 +104,17 @@ pub fn insert(
     i: &Insert,
     params: &QueryParams,
     cache: Option<&PlanCache<InsertPlan>>,
+    wait: Wait,
 ) -> Result<Outcome> {
     if i.if_not_exists {
-        return modify(ex, session, &Statement::Insert(i.clone()), params);
+        return modify(ex, session, &Statement::Insert(i.clone()), params, wait);
     }
     let ctx = Binds::new(params);
     let planned = insert_mutation(ex, session, i, &ctx, params.timestamp, cache)?;
     if let Some(e) = planned.deferred {
         return Err(e);
     }
-    ex.catalog()
-        .db()
-        .apply(planned.mutations, cairn_engine::io::current_wait())?;
+    ex.catalog().db().apply(planned.mutations, wait)?;
     Ok(Outcome::Void)
 }
 
@@ -124,6 +125,7 @@ pub(super) fn run_one(
     stmt: &Statement,
     params: &QueryParams,
     cache: Option<&PlanCache<InsertPlan>>,
+    wait: Wait,
 ) -> Result<Outcome> {
     let ctx = Binds::new(params);
     let Some(name) = target_table(stmt) else {
@@ -139,7 +141,7 @@ pub(super) fn run_one(
     let planned = plan(ex, session, stmt, &ctx, default_ts, cache)?;
     let schema = table_schema(ex, session, name)?;
     if planned.conditions.is_empty() {
-        apply_all(ex, vec![(schema, planned)], None)?;
+        apply_all(ex, vec![(schema, planned)], None, wait)?;
         return Ok(Outcome::Void);
     }
     let key = planned
@@ -147,7 +149,7 @@ pub(super) fn run_one(
         .first()
         .map(|m| m.key.clone())
         .ok_or_else(|| Error::Invalid("A conditional statement must name one row".into()))?;
-    let _lock = ex.partition_locks().lock(schema.id, &key)?;
+    let _lock = ex.partition_locks().lock(schema.id, &key, wait)?;
     let mut req = CasRequest::new(Arc::clone(&schema), key, false);
     for (target, condition) in planned.conditions.clone() {
         req.add_condition(target, condition)?;
@@ -158,10 +160,15 @@ pub(super) fn run_one(
     if names_static_columns(&schema, stmt) {
         req.writes_static_row();
     }
-    if let Some(refused) = lwt::check(ex, &req)? {
+    if let Some(refused) = lwt::check(ex, &req, wait)? {
         return Ok(Outcome::Rows(refused));
     }
-    apply_all(ex, vec![(Arc::clone(&schema), planned)], Some(now_micros()))?;
+    apply_all(
+        ex,
+        vec![(Arc::clone(&schema), planned)],
+        Some(now_micros()),
+        wait,
+    )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
 
