@@ -1,12 +1,13 @@
 //! The CQL front door: protocol requests handed to the executor, results encoded back.
 //!
 //! The executor and the engine are synchronous. A statement first runs inline on the
-//! connection's reactor thread, in the engine's non-blocking mode
-//! (`cairn_engine::io::nonblocking`): reads served from memory or the page cache and
-//! writes that find memtable space finish there, with no hand-off between threads. A
-//! statement that would wait (a read missing the page cache, full memtables, a commitlog
-//! sync in batch mode, a schema change, authentication) stops before changing anything and
-//! runs again on tokio's blocking pool (`spawn_blocking`).
+//! connection's reactor thread with `Wait::Never` ([`Handler::handle_inline`]; see
+//! `cairn_engine::io::Wait`): reads served from memory or the page cache and writes that
+//! find memtable space finish there, with no hand-off between threads. A statement that
+//! would wait (a read missing the page cache, full memtables, a commitlog sync in batch
+//! mode, a taken partition lock, a schema change, authentication) stops before changing
+//! anything and runs again on tokio's blocking pool (`spawn_blocking`, [`Handler::handle`])
+//! with `Wait::Allowed`.
 //! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
 
 use crate::protocol::{
@@ -20,6 +21,7 @@ use cairn_cql::exec::{
     SchemaChange, Session,
 };
 use cairn_engine::model::types::CqlType;
+use cairn_engine::Wait;
 use std::sync::Arc;
 
 /// Serves CQL statements from an [`Executor`].
@@ -189,17 +191,13 @@ impl CqlHandler {
         })
     }
 
-    fn run(&self, request: Request, session: &Session) -> Result<Reply, Failed> {
+    /// Runs one request; `wait` says whether it may wait (see the module doc).
+    fn run(&self, request: Request, session: &Session, wait: Wait) -> Result<Reply, Failed> {
         let ex = &self.executor;
         match request {
             Request::Query(q) => {
                 let skip = q.params.skip_metadata;
-                let out = ex.query(
-                    session,
-                    &q.query,
-                    &params(q.params),
-                    cairn_engine::io::current_wait(),
-                )?;
+                let out = ex.query(session, &q.query, &params(q.params), wait)?;
                 Ok(self.outcome(out, skip)?)
             }
             Request::Prepare(p) => {
@@ -218,12 +216,7 @@ impl CqlHandler {
             }
             Request::Execute(e) => {
                 let skip = e.params.skip_metadata;
-                let out = ex.execute(
-                    session,
-                    &e.id,
-                    &params(e.params),
-                    cairn_engine::io::current_wait(),
-                )?;
+                let out = ex.execute(session, &e.id, &params(e.params), wait)?;
                 Ok(self.outcome(out, skip)?)
             }
             Request::Batch(b) => {
@@ -250,13 +243,7 @@ impl CqlHandler {
                     protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
                     protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
                 };
-                let out = ex.batch(
-                    session,
-                    kind,
-                    &items,
-                    b.default_timestamp,
-                    cairn_engine::io::current_wait(),
-                )?;
+                let out = ex.batch(session, kind, &items, b.default_timestamp, wait)?;
                 Ok(self.outcome(out, false)?)
             }
             Request::AuthResponse(token) => {
@@ -272,7 +259,7 @@ impl CqlHandler {
 enum Failed {
     /// An error for the client.
     Error(CqlError),
-    /// Run in non-blocking mode, it would have waited; nothing changed.
+    /// Run with `Wait::Never`, it would have waited; nothing changed.
     WouldBlock,
 }
 
@@ -306,8 +293,7 @@ impl Handler for Arc<CqlHandler> {
         if matches!(request, Request::AuthResponse(_)) {
             return None; // password hashing is slow by design
         }
-        let _nonblocking = cairn_engine::io::nonblocking();
-        match self.run(request, &ctx.session) {
+        match self.run(request, &ctx.session, Wait::Never) {
             Ok(reply) => Some(reply),
             Err(Failed::Error(e)) => Some(e.into()),
             Err(Failed::WouldBlock) => None,
@@ -322,11 +308,12 @@ impl Handler for Arc<CqlHandler> {
         let me = Arc::clone(self);
         async move {
             let session = Arc::clone(&ctx.session);
-            let r = tokio::task::spawn_blocking(move || me.run(request, &session)).await;
+            let r =
+                tokio::task::spawn_blocking(move || me.run(request, &session, Wait::Allowed)).await;
             match r {
                 Ok(Ok(reply)) => reply,
                 Ok(Err(Failed::Error(e))) => e.into(),
-                // Only non-blocking mode refuses to wait, and this thread may block.
+                // Only `Wait::Never` refuses to wait, and this thread may block.
                 Ok(Err(Failed::WouldBlock)) => CqlError::server("request refused to wait").into(),
                 Err(e) => CqlError::server(format!("request failed: {e}")).into(),
             }
