@@ -175,9 +175,9 @@ pub enum Error {
     /// loaded.
     #[error("cannot load {}: {problem}", path.display())]
     Unloadable { path: PathBuf, problem: LoadProblem },
-    /// Inside [`crate::io::nonblocking`], the operation would have waited (a read missing the
-    /// page cache, full memtables, a commitlog sync). Nothing was changed: retry it on a
-    /// thread that may block.
+    /// Under [`crate::io::Wait::Never`], the operation would have waited (a read missing the
+    /// page cache, full memtables, a commitlog sync or segment). Nothing was changed: retry it
+    /// with [`crate::io::Wait::Allowed`] on a thread that may block.
     #[error("the operation would block")]
     WouldBlock,
 }

@@ -12,63 +12,18 @@
 //! segment not yet prepared — fails with [`Error::WouldBlock`] *before* it changes anything,
 //! and the caller retries the whole operation with [`Wait::Allowed`] on a thread that may
 //! block. Everything that runs on its own threads (flush, compaction, startup, tools) passes
-//! [`Wait::Allowed`].
+//! [`Wait::Allowed`]. The mode is a value, not a property of the thread: a read carries the
+//! mode it was given for its whole life (its lazy row streams included), whichever thread
+//! drives it. Not covered: a sequential reader whose window maps the data file (a scan,
+//! `ChunkedReader::map_sequential_reads`) takes page faults, which wait for the disk under
+//! either mode.
 
 use crate::error::{CorruptionKind, Error, IoResultExt, Result};
-use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::{mpsc, Arc};
-
-thread_local! {
-    static NONBLOCKING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// While alive, this thread is in non-blocking mode (see the module docs).
-#[must_use = "non-blocking mode ends when the guard is dropped"]
-pub struct NonBlocking {
-    previous: bool,
-    _not_send: std::marker::PhantomData<*const ()>,
-}
-
-/// Enters non-blocking mode on this thread until the guard is dropped.
-pub fn nonblocking() -> NonBlocking {
-    NonBlocking {
-        previous: NONBLOCKING.with(|c| c.replace(true)),
-        _not_send: std::marker::PhantomData,
-    }
-}
-
-impl Drop for NonBlocking {
-    fn drop(&mut self) {
-        NONBLOCKING.with(|c| c.set(self.previous));
-    }
-}
-
-/// True when this thread must not wait (inside [`nonblocking`]).
-pub fn is_nonblocking() -> bool {
-    NONBLOCKING.with(Cell::get)
-}
-
-/// `Err(WouldBlock)` in non-blocking mode: for callers about to wait.
-pub fn may_block() -> Result<()> {
-    if is_nonblocking() {
-        Err(Error::WouldBlock)
-    } else {
-        Ok(())
-    }
-}
-
-/// The thread's mode as a [`Wait`] (transitional, while callers move to explicit modes).
-pub fn current_wait() -> Wait {
-    if is_nonblocking() {
-        Wait::Never
-    } else {
-        Wait::Allowed
-    }
-}
 
 /// Whether an operation may wait: for the disk (a read missing the page cache), for memtable
 /// space, for a commitlog sync or segment, for a lock another request holds (see the module

@@ -25,7 +25,7 @@
 //!   read its replies is not read from (TCP backpressure). Spawned statements hold their
 //!   in-flight permits until their reply is written; the channel is bounded.
 //! * [`Handler::handle_inline`] runs on the reactor: handlers accept only work that cannot
-//!   wait (the CQL handler runs it in the engine's non-blocking mode).
+//!   wait (the CQL handler runs it with `Wait::Never`, see `cairn_engine::io::Wait`).
 
 use super::compression::{Compression, SUPPORTED_COMPRESSIONS};
 use super::frame::{flags, protocol_error_frame, Frame, FrameDecoder, Opcode};
