@@ -129,6 +129,7 @@ impl Roles {
                 key: DecoratedKey::new(Bytes::copy_from_slice(role.name.as_bytes())),
                 update,
             }],
+            // Role changes are DDL, run only where waiting is allowed (`Executor::run`).
             Wait::Allowed,
         )?;
         self.roles.write().insert(role.name.clone(), role.clone());
@@ -296,6 +297,7 @@ impl Roles {
                     ..Partition::default()
                 },
             }],
+            // Role changes are DDL, run only where waiting is allowed (`Executor::run`).
             Wait::Allowed,
         )?;
         self.roles.write().remove(name);

@@ -163,6 +163,7 @@ impl Catalog {
                 key: DecoratedKey::new(Bytes::copy_from_slice(ks.name.as_bytes())),
                 update,
             }],
+            // Keyspace changes are DDL, run only where waiting is allowed (`Executor::run`).
             Wait::Allowed,
         )?;
         self.keyspaces.write().insert(ks.name.clone(), ks);
@@ -188,6 +189,7 @@ impl Catalog {
                 key: DecoratedKey::new(Bytes::copy_from_slice(name.as_bytes())),
                 update,
             }],
+            // Keyspace changes are DDL, run only where waiting is allowed (`Executor::run`).
             Wait::Allowed,
         )?;
         self.keyspaces.write().remove(name);
