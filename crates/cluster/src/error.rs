@@ -40,6 +40,34 @@ pub enum Error {
         /// The error.
         source: std::io::Error,
     },
+    /// A peer could not be reached, or its connection was lost before it answered.
+    #[error("node {peer}: {message}")]
+    Unreachable {
+        /// The peer.
+        peer: std::net::IpAddr,
+        /// What happened.
+        message: String,
+    },
+    /// A peer did not answer in time.
+    #[error("node {peer} did not answer {verb} within {millis} ms")]
+    Timeout {
+        /// The peer.
+        peer: std::net::IpAddr,
+        /// The request's verb.
+        verb: &'static str,
+        /// The timeout.
+        millis: u128,
+    },
+    /// A peer answered with an error.
+    #[error("node {peer} failed {verb}: {message}")]
+    Remote {
+        /// The peer.
+        peer: std::net::IpAddr,
+        /// The request's verb.
+        verb: &'static str,
+        /// The peer's error text.
+        message: String,
+    },
     /// The engine failed (writing the identity files).
     #[error(transparent)]
     Engine(#[from] cairn_engine::Error),

@@ -12,15 +12,18 @@
 //! - [`placement`]: which nodes hold a token's replicas, for SimpleStrategy,
 //!   NetworkTopologyStrategy and LocalStrategy, exactly as Cassandra computes it — drivers
 //!   compute replicas themselves and route requests by them;
-//! - [`snitch`]: where this node is (SimpleSnitch, GossipingPropertyFileSnitch).
+//! - [`snitch`]: where this node is (SimpleSnitch, GossipingPropertyFileSnitch);
+//! - [`messaging`]: requests and responses between nodes over TCP (`storage_port`), with a
+//!   seam for tests to drop or delay messages.
 //!
-//! The storage proxy, internode messaging, membership and the Raft group for schema and
-//! topology come here next (`docs/architecture.md`, "The cluster").
+//! The storage proxy, membership and the Raft group for schema and topology come here next
+//! (`docs/architecture.md`, "Where the row cache and the cluster sit").
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod error;
 pub mod identity;
+pub mod messaging;
 pub mod node;
 pub mod placement;
 pub mod ring;
