@@ -14,7 +14,8 @@
 //!   compute replicas themselves and route requests by them;
 //! - [`snitch`]: where this node is (SimpleSnitch, GossipingPropertyFileSnitch);
 //! - [`messaging`]: requests and responses between nodes over TCP (`storage_port`), with a
-//!   seam for tests to drop or delay messages.
+//!   seam for tests to drop or delay messages;
+//! - [`liveness`]: which peers are up, by direct echo.
 //!
 //! The storage proxy, membership and the Raft group for schema and topology come here next
 //! (`docs/architecture.md`, "Where the row cache and the cluster sit").
@@ -23,6 +24,7 @@
 
 pub mod error;
 pub mod identity;
+pub mod liveness;
 pub mod messaging;
 pub mod node;
 pub mod placement;
