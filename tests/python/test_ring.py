@@ -11,14 +11,9 @@ import subprocess
 import pytest
 
 from conftest import Node, cairn_bin, make_cluster
+from helpers import nodetool
 
 
-def nodetool(node, *args, ok=True):
-    out = subprocess.run([str(cairn_bin()), "nodetool", "-p", str(node.api_port), *args],
-                         capture_output=True, text=True, timeout=60)
-    if ok:
-        assert out.returncode == 0, out.stderr
-    return out
 
 
 def local_row(session):

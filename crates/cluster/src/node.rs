@@ -34,3 +34,14 @@ pub struct Endpoint {
     /// Rack.
     pub rack: String,
 }
+
+/// Node `n` of a test ring: host id `[n; 16]`, address `127.0.0.n`, `datacenter1`, `rack1`.
+#[cfg(test)]
+pub(crate) fn test_endpoint(n: u8) -> Endpoint {
+    Endpoint {
+        host_id: HostId([n; 16]),
+        address: IpAddr::from([127, 0, 0, n]),
+        datacenter: "datacenter1".into(),
+        rack: "rack1".into(),
+    }
+}

@@ -167,21 +167,13 @@ impl TokenRing {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    fn endpoint(n: u8) -> Endpoint {
-        Endpoint {
-            host_id: HostId([n; 16]),
-            address: std::net::IpAddr::from([127, 0, 0, n]),
-            datacenter: "datacenter1".into(),
-            rack: "rack1".into(),
-        }
-    }
+    use crate::node::test_endpoint;
 
     #[test]
     fn first_token_at_or_after_wraps() {
         let ring = TokenRing::new(vec![
-            (endpoint(1), vec![Token(-100), Token(200)]),
-            (endpoint(2), vec![Token(0)]),
+            (test_endpoint(1), vec![Token(-100), Token(200)]),
+            (test_endpoint(2), vec![Token(0)]),
         ])
         .unwrap();
         let first = |t| ring.tokens()[ring.first_index(Token(t)).unwrap()];
@@ -197,8 +189,8 @@ mod tests {
     #[test]
     fn ranges_end_at_their_token_and_wrap() {
         let ring = TokenRing::new(vec![
-            (endpoint(1), vec![Token(-100), Token(200)]),
-            (endpoint(2), vec![Token(0)]),
+            (test_endpoint(1), vec![Token(-100), Token(200)]),
+            (test_endpoint(2), vec![Token(0)]),
         ])
         .unwrap();
         let r = ring.range_of(Token(300)).unwrap();
@@ -212,7 +204,7 @@ mod tests {
 
     #[test]
     fn one_token_owns_everything() {
-        let ring = TokenRing::new(vec![(endpoint(1), vec![Token(42)])]).unwrap();
+        let ring = TokenRing::new(vec![(test_endpoint(1), vec![Token(42)])]).unwrap();
         let r = ring.range_of(Token(-5)).unwrap();
         assert_eq!(r.fraction(), 1.0);
         assert!(r.contains(Token(42)) && r.contains(Token(43)) && r.contains(Token(-5)));
@@ -221,11 +213,11 @@ mod tests {
     #[test]
     fn shared_and_minimum_tokens_are_refused() {
         let dup = TokenRing::new(vec![
-            (endpoint(1), vec![Token(7)]),
-            (endpoint(2), vec![Token(7)]),
+            (test_endpoint(1), vec![Token(7)]),
+            (test_endpoint(2), vec![Token(7)]),
         ]);
         assert!(matches!(dup, Err(Error::DuplicateToken { token: 7, .. })));
-        let min = TokenRing::new(vec![(endpoint(1), vec![Token::MIN])]);
+        let min = TokenRing::new(vec![(test_endpoint(1), vec![Token::MIN])]);
         assert!(matches!(min, Err(Error::InvalidToken(_))));
         assert!(TokenRing::new(vec![])
             .unwrap()

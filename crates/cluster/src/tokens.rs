@@ -117,16 +117,8 @@ fn evenly_spaced(host_id: HostId, n: usize) -> Vec<Token> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::node::test_endpoint;
     use crate::node::Endpoint;
-
-    fn endpoint(n: u8) -> Endpoint {
-        Endpoint {
-            host_id: HostId([n; 16]),
-            address: std::net::IpAddr::from([127, 0, 0, n]),
-            datacenter: "datacenter1".into(),
-            rack: "rack1".into(),
-        }
-    }
 
     /// Grows a ring node by node with `allocate`, returning each step's ownership.
     fn grow(nodes: u8, num_tokens: usize) -> Vec<Vec<f64>> {
@@ -136,7 +128,7 @@ mod tests {
             let ring = TokenRing::new(members.clone()).unwrap();
             let tokens = allocate(&ring, HostId([n; 16]), num_tokens);
             assert_eq!(tokens.len(), num_tokens);
-            members.push((endpoint(n), tokens));
+            members.push((test_endpoint(n), tokens));
             steps.push(TokenRing::new(members.clone()).unwrap().primary_ownership());
         }
         steps
