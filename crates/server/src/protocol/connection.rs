@@ -1,5 +1,6 @@
-//! One client connection: a single task that reads frames, runs what it can inline, and
-//! writes the replies; plus one task per statement that must run elsewhere.
+//! One client connection, over TCP or TLS once started ([`super::transport`]): a single task
+//! that reads frames, runs what it can inline, and writes the replies; plus one task per
+//! statement that must run elsewhere.
 //!
 //! The loop: split every complete frame off the input; answer OPTIONS / STARTUP / REGISTER
 //! itself and await AUTH_RESPONSE inline (the client waits for it anyway); offer each QUERY /
