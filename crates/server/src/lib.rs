@@ -14,6 +14,8 @@ pub mod rest;
 pub mod stall;
 pub mod tls;
 
+use cairn_cluster::placement::ReplicationStrategy;
+use cairn_cql::exec::replication::Replication;
 use cairn_engine::Database;
 use std::sync::Arc;
 
@@ -42,6 +44,9 @@ pub enum StartError {
     /// The schema catalog failed to load.
     #[error("schema: {0}")]
     Schema(#[from] cairn_cql::Error),
+    /// The node's identity (host id, tokens) or location (snitch) cannot be established.
+    #[error("cluster: {0}")]
+    Cluster(#[from] cairn_cluster::Error),
     /// A background thread could not be started.
     #[error("cannot start the {what}: {source}")]
     Thread {
@@ -102,6 +107,15 @@ impl rest::AdminBackend for NodeBackend {
             .into_iter()
             .map(|k| k.name)
             .collect()
+    }
+
+    fn placement(&self, keyspace: &str) -> Option<ReplicationStrategy> {
+        let ks = self.executor.catalog().keyspace(keyspace)?;
+        Some(
+            Replication::from_stored(&ks.replication)
+                .map(|r| r.placement())
+                .unwrap_or(ReplicationStrategy::Local),
+        )
     }
 
     fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
@@ -174,11 +188,39 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let db = Arc::new(db);
     // Snapshots record the CQL that recreates their table (`schema.cql`).
     db.set_schema_describer(Arc::new(cairn_cql::exec::describe::schema_cql));
+    // Who and where this node is: its host id and tokens (made on first start, kept in the
+    // data directory) and its data center and rack (the snitch).
+    let location = cairn_cluster::snitch::locate(
+        &cfg.endpoint_snitch,
+        cfg.source.as_deref().and_then(std::path::Path::parent),
+    )?;
+    let data_dir = db.config().data_dir.clone();
+    let token_config = cairn_cluster::identity::TokenConfig {
+        num_tokens: cfg.num_tokens as usize,
+        initial_token: cfg.initial_token.clone(),
+    };
+    let (identity, warnings) = tokio::task::spawn_blocking(move || {
+        cairn_cluster::identity::NodeIdentity::load_or_create(
+            &data_dir,
+            &token_config,
+            &cairn_cluster::ring::TokenRing::default(),
+        )
+    })
+    .await
+    .map_err(|e| StartError::Cluster(cairn_cluster::Error::Config(e.to_string())))??;
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    let tokens: Vec<String> = identity.tokens.iter().map(|t| t.to_string()).collect();
     let info = cairn_cql::exec::system::NodeInfo {
         cluster_name: cfg.cluster_name.clone(),
+        host_id: identity.host_id.0,
         listen_address: ip_bytes(native.ip()),
         rpc_address: ip_bytes(native.ip()),
         native_port: native.port(),
+        tokens: tokens.clone(),
+        data_center: location.datacenter.clone(),
+        rack: location.rack.clone(),
         settings: cfg.settings(),
         ..Default::default()
     };
@@ -217,8 +259,11 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
             addr: native.to_string(),
             source,
         })?;
-    let mut node_info = rest::NodeInfo::from_config(cfg, uuid_text(&executor.node().host_id));
+    let mut node_info = rest::NodeInfo::from_config(cfg, identity.host_id.to_string());
     node_info.address = native.ip().to_string();
+    node_info.tokens = tokens;
+    node_info.data_center = location.datacenter;
+    node_info.rack = location.rack;
     let backend: Arc<dyn rest::AdminBackend> = Arc::new(NodeBackend {
         db: Arc::clone(&db),
         executor: Arc::clone(&executor),

@@ -1,0 +1,30 @@
+//! Cairn's cluster: what several nodes need to be one database.
+//!
+//! This crate sits between statement execution (`cairn-cql`) and storage (`cairn-engine`):
+//! `cql → cluster → engine`. Today it holds the pieces every node needs even alone, and that
+//! drivers read from it:
+//!
+//! - [`node`]: who a node is — its host id, address, data center and rack;
+//! - [`identity`]: the node's persistent identity (host id and tokens), made on first start
+//!   and kept in the data directory;
+//! - [`ring`]: the token ring — every node's tokens in order, who owns which range;
+//! - [`tokens`]: choosing a new node's tokens so that ownership stays balanced;
+//! - [`placement`]: which nodes hold a token's replicas, for SimpleStrategy,
+//!   NetworkTopologyStrategy and LocalStrategy, exactly as Cassandra computes it — drivers
+//!   compute replicas themselves and route requests by them;
+//! - [`snitch`]: where this node is (SimpleSnitch, GossipingPropertyFileSnitch).
+//!
+//! The storage proxy, internode messaging, membership and the Raft group for schema and
+//! topology come here next (`docs/architecture.md`, "The cluster").
+
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod error;
+pub mod identity;
+pub mod node;
+pub mod placement;
+pub mod ring;
+pub mod snitch;
+pub mod tokens;
+
+pub use error::{Error, Result};
