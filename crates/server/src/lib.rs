@@ -1,6 +1,7 @@
 //! Cairn's network faces: a node's configuration ([`config`]), the CQL native protocol
 //! ([`protocol`]) serving the executor ([`cql`]), the REST admin API ([`rest`]), the
-//! Prometheus endpoint ([`metrics`]) and the reactor stall detector ([`stall`]).
+//! Prometheus endpoint ([`metrics`]), the reactor stall detector ([`stall`]) and the native
+//! port's TLS ([`tls`]).
 //! [`start_node`] wires them to a storage engine.
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
@@ -11,6 +12,7 @@ pub mod metrics;
 pub mod protocol;
 pub mod rest;
 pub mod stall;
+pub mod tls;
 
 use cairn_cluster::placement::ReplicationStrategy;
 use cairn_cql::exec::replication::Replication;
@@ -51,6 +53,9 @@ pub enum StartError {
         what: &'static str,
         source: std::io::Error,
     },
+    /// `client_encryption_options` name files that cannot serve TLS.
+    #[error("TLS: {0}")]
+    Tls(#[from] tls::TlsError),
     /// A port could not be bound or an address resolved.
     #[error("cannot listen on {what} {addr}: {source}")]
     Listen {
@@ -169,6 +174,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         cfg.prometheus_addr(),
         format!("{}:{}", cfg.prometheus_address, cfg.prometheus_port),
     )?;
+    // Certificates are read before the engine opens: a bad file stops the node at once.
+    let native_tls = tls::native_tls(&cfg.client_encryption)?;
     let c = cfg.clone();
     let db = tokio::task::spawn_blocking(move || config::open_database(&c))
         .await
@@ -235,8 +242,14 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let executor = Arc::new(executor);
     let events = protocol::EventBus::new(1024);
     let handler = Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()));
+    match &native_tls {
+        Some(t) if t.required => tracing::info!("native transport: TLS required"),
+        Some(_) => tracing::info!("native transport: TLS optional (plaintext accepted too)"),
+        None => {}
+    }
     let server_config = protocol::ServerConfig {
         max_frame_size: usize::try_from(cfg.native_transport_max_frame_size).unwrap_or(usize::MAX),
+        tls: native_tls,
         ..protocol::ServerConfig::default()
     };
     let cql_server = protocol::Server::bind_with_events(native, server_config, handler, events)
