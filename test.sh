@@ -7,6 +7,9 @@
 # into .cache/cassandra/ (scripts/cassandra-peer).
 set -euo pipefail
 cd "$(dirname "$0")"
+# The TLS tests make their certificates with the openssl command; the Rust driver's TLS test
+# links OpenSSL (libssl-dev) through the scylla crate's openssl-010 feature.
+command -v openssl >/dev/null || { echo "test.sh: the openssl command is required (TLS tests)" >&2; exit 1; }
 cargo fmt --all -- --check
 # Every link in README.md and docs/ resolves inside the repository.
 scripts/doc-links

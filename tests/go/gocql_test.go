@@ -71,14 +71,17 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func startNode(t *testing.T) int {
+// startNode starts `cairn serve` with extra arguments (e.g. `--config FILE`) and returns its
+// CQL port once it listens.
+func startNode(t *testing.T, extra ...string) int {
 	t.Helper()
 	bin := cairnBin(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	// Every listener on a port of its own, so this node runs beside any other.
-	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--native-port", strconv.Itoa(port),
-		"--api-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)))
+	args := []string{"serve", "--data-dir", dir, "--native-port", strconv.Itoa(port),
+		"--api-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t))}
+	cmd := exec.Command(bin, append(args, extra...)...)
 	out := &syncBuffer{}
 	cmd.Stdout = out
 	cmd.Stderr = out

@@ -145,6 +145,21 @@ class Node:
             self._log = None
 
 
+def serve_refused(tmp_path, yaml_text):
+    """Runs `cairn serve` with `yaml_text` as its configuration, expecting it to refuse to
+    start before opening its data; returns what it wrote on stderr."""
+    cfg = tmp_path / "cairn.yaml"
+    cfg.write_text(yaml_text)
+    native, api, metrics = free_ports(3)
+    p = subprocess.run(
+        [str(cairn_bin()), "serve", "--config", str(cfg), "--data-dir", str(tmp_path / "data"),
+         "--native-port", str(native), "--api-port", str(api), "--metrics-port", str(metrics)],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert p.returncode != 0, p.stdout + p.stderr
+    assert not (tmp_path / "data").exists(), "the node opened its data before refusing"
+    return p.stderr
+
+
 def make_cluster(node, **kw):
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=20)
     return Cluster(

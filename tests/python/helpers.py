@@ -1,8 +1,11 @@
 """Small helpers shared by the test modules."""
 
 import re
+import subprocess
 
 import pytest
+
+from conftest import cairn_bin
 
 
 def rows(session, query, *args, **kw):
@@ -38,3 +41,12 @@ def server_code(err):
         return code
     m = re.search(r"code=([0-9a-fA-F]{4})", str(err))
     return int(m.group(1), 16) if m else None
+
+
+def nodetool(node, *args, ok=True):
+    """Runs `cairn nodetool` against node; with ok, asserts it succeeded."""
+    out = subprocess.run([str(cairn_bin()), "nodetool", "-p", str(node.api_port), *args],
+                         capture_output=True, text=True, timeout=120)
+    if ok:
+        assert out.returncode == 0, out.stderr
+    return out

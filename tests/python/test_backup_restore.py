@@ -16,6 +16,7 @@ import pytest
 from cassandra.concurrent import execute_concurrent_with_args
 
 from conftest import REPO, cairn_bin, make_cluster
+from helpers import nodetool
 
 DOC = REPO / "docs" / "operations.md"
 
@@ -49,12 +50,6 @@ cqlsh() {{ "{cqlsh_path()}" {node.host} {node.port} --no-color "$@"; }}
     return proc.stdout
 
 
-def nodetool(node, *args, ok=True):
-    out = subprocess.run([str(cairn_bin()), "nodetool", "-p", str(node.api_port), *args],
-                         capture_output=True, text=True, timeout=120)
-    if ok:
-        assert out.returncode == 0, out.stderr
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,8 @@ fn short_run_writes_timeline_summary_cpu_and_charts() {
             "300",
             "--cpu-rounds",
             "1",
+            "--cpu-sstables",
+            "1,2",
         ])
         .status()
         .unwrap();
@@ -83,11 +85,15 @@ fn short_run_writes_timeline_summary_cpu_and_charts() {
     assert_eq!(events.iter().filter(|e| **e == "invalidate").count(), 2);
     assert!(timeline.iter().all(|r| num(r, "cache_bytes") <= 1048576.0));
 
+    // One comparison per sstable count, each a round of the cached table then the other.
     let cpu = csv(&out.join("cache-cpu.csv"));
-    assert_eq!(cpu.len(), 2);
+    let shape: Vec<(&str, &str)> = cpu
+        .iter()
+        .map(|r| (r["sstables"].as_str(), r["table"].as_str()))
+        .collect();
     assert_eq!(
-        (cpu[0]["table"].as_str(), cpu[1]["table"].as_str()),
-        ("hot", "cold")
+        shape,
+        [("1", "hot"), ("1", "cold"), ("2", "hot"), ("2", "cold")]
     );
     assert!(cpu.iter().all(|r| num(r, "reads") == 300.0));
 
@@ -104,5 +110,5 @@ fn short_run_writes_timeline_summary_cpu_and_charts() {
         }
     }
     let md = std::fs::read_to_string(out.join("cache.md")).unwrap();
-    assert!(md.contains("| cache |") && md.contains("Ratio cache / sstables"));
+    assert!(md.contains("| cache |") && md.contains("| cache / sstables |"));
 }

@@ -1,6 +1,7 @@
 //! Cairn's network faces: a node's configuration ([`config`]), the CQL native protocol
 //! ([`protocol`]) serving the executor ([`cql`]), the REST admin API ([`rest`]), the
-//! Prometheus endpoint ([`metrics`]) and the reactor stall detector ([`stall`]).
+//! Prometheus endpoint ([`metrics`]), the reactor stall detector ([`stall`]) and the native
+//! port's TLS ([`tls`]).
 //! [`start_node`] wires them to a storage engine.
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
@@ -11,7 +12,10 @@ pub mod metrics;
 pub mod protocol;
 pub mod rest;
 pub mod stall;
+pub mod tls;
 
+use cairn_cluster::placement::ReplicationStrategy;
+use cairn_cql::exec::replication::Replication;
 use cairn_engine::Database;
 use std::sync::Arc;
 
@@ -40,12 +44,18 @@ pub enum StartError {
     /// The schema catalog failed to load.
     #[error("schema: {0}")]
     Schema(#[from] cairn_cql::Error),
+    /// The node's identity (host id, tokens) or location (snitch) cannot be established.
+    #[error("cluster: {0}")]
+    Cluster(#[from] cairn_cluster::Error),
     /// A background thread could not be started.
     #[error("cannot start the {what}: {source}")]
     Thread {
         what: &'static str,
         source: std::io::Error,
     },
+    /// `client_encryption_options` name files that cannot serve TLS.
+    #[error("TLS: {0}")]
+    Tls(#[from] tls::TlsError),
     /// A port could not be bound or an address resolved.
     #[error("cannot listen on {what} {addr}: {source}")]
     Listen {
@@ -97,6 +107,15 @@ impl rest::AdminBackend for NodeBackend {
             .into_iter()
             .map(|k| k.name)
             .collect()
+    }
+
+    fn placement(&self, keyspace: &str) -> Option<ReplicationStrategy> {
+        let ks = self.executor.catalog().keyspace(keyspace)?;
+        Some(
+            Replication::from_stored(&ks.replication)
+                .map(|r| r.placement())
+                .unwrap_or(ReplicationStrategy::Local),
+        )
     }
 
     fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
@@ -155,6 +174,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         cfg.prometheus_addr(),
         format!("{}:{}", cfg.prometheus_address, cfg.prometheus_port),
     )?;
+    // Certificates are read before the engine opens: a bad file stops the node at once.
+    let native_tls = tls::native_tls(&cfg.client_encryption)?;
     let c = cfg.clone();
     let db = tokio::task::spawn_blocking(move || config::open_database(&c))
         .await
@@ -167,11 +188,39 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let db = Arc::new(db);
     // Snapshots record the CQL that recreates their table (`schema.cql`).
     db.set_schema_describer(Arc::new(cairn_cql::exec::describe::schema_cql));
+    // Who and where this node is: its host id and tokens (made on first start, kept in the
+    // data directory) and its data center and rack (the snitch).
+    let location = cairn_cluster::snitch::locate(
+        &cfg.endpoint_snitch,
+        cfg.source.as_deref().and_then(std::path::Path::parent),
+    )?;
+    let data_dir = db.config().data_dir.clone();
+    let token_config = cairn_cluster::identity::TokenConfig {
+        num_tokens: cfg.num_tokens as usize,
+        initial_token: cfg.initial_token.clone(),
+    };
+    let (identity, warnings) = tokio::task::spawn_blocking(move || {
+        cairn_cluster::identity::NodeIdentity::load_or_create(
+            &data_dir,
+            &token_config,
+            &cairn_cluster::ring::TokenRing::default(),
+        )
+    })
+    .await
+    .map_err(|e| StartError::Cluster(cairn_cluster::Error::Config(e.to_string())))??;
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    let tokens: Vec<String> = identity.tokens.iter().map(|t| t.to_string()).collect();
     let info = cairn_cql::exec::system::NodeInfo {
         cluster_name: cfg.cluster_name.clone(),
+        host_id: identity.host_id.0,
         listen_address: ip_bytes(native.ip()),
         rpc_address: ip_bytes(native.ip()),
         native_port: native.port(),
+        tokens: tokens.clone(),
+        data_center: location.datacenter.clone(),
+        rack: location.rack.clone(),
         settings: cfg.settings(),
         ..Default::default()
     };
@@ -193,8 +242,14 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let executor = Arc::new(executor);
     let events = protocol::EventBus::new(1024);
     let handler = Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()));
+    match &native_tls {
+        Some(t) if t.required => tracing::info!("native transport: TLS required"),
+        Some(_) => tracing::info!("native transport: TLS optional (plaintext accepted too)"),
+        None => {}
+    }
     let server_config = protocol::ServerConfig {
         max_frame_size: usize::try_from(cfg.native_transport_max_frame_size).unwrap_or(usize::MAX),
+        tls: native_tls,
         ..protocol::ServerConfig::default()
     };
     let cql_server = protocol::Server::bind_with_events(native, server_config, handler, events)
@@ -204,8 +259,11 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
             addr: native.to_string(),
             source,
         })?;
-    let mut node_info = rest::NodeInfo::from_config(cfg, uuid_text(&executor.node().host_id));
+    let mut node_info = rest::NodeInfo::from_config(cfg, identity.host_id.to_string());
     node_info.address = native.ip().to_string();
+    node_info.tokens = tokens;
+    node_info.data_center = location.datacenter;
+    node_info.rack = location.rack;
     let backend: Arc<dyn rest::AdminBackend> = Arc::new(NodeBackend {
         db: Arc::clone(&db),
         executor: Arc::clone(&executor),

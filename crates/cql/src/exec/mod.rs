@@ -32,6 +32,7 @@ pub mod catalog;
 pub mod create_table;
 pub mod ddl;
 pub mod describe;
+pub mod key_text;
 pub mod lwt;
 pub mod options;
 pub mod plan_cache;
@@ -97,10 +98,9 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// Opens the catalog on `db`. The node's host id is read from (or, on first start,
-    /// written to) `host_id` in the data directory.
-    pub fn open(db: Arc<Database>, mut node: system::NodeInfo) -> Result<Executor> {
-        node.host_id = host_id(&db.config().data_dir)?;
+    /// Opens the catalog on `db`, serving as the node `node` describes (its identity comes
+    /// from `cairn_cluster::identity`).
+    pub fn open(db: Arc<Database>, node: system::NodeInfo) -> Result<Executor> {
         Ok(Executor {
             roles: auth::Roles::open(Arc::clone(&db))?,
             catalog: Catalog::open(db)?,
@@ -376,17 +376,4 @@ pub enum BatchItem {
     Query(String),
     /// A prepared statement's id.
     Prepared(Vec<u8>),
-}
-
-/// The node's host id: stored in `dir/host_id`, created (random, version 4) on first start.
-fn host_id(dir: &std::path::Path) -> Result<[u8; 16]> {
-    let path = dir.join("host_id");
-    if let Ok(b) = std::fs::read(&path) {
-        if let Ok(id) = <[u8; 16]>::try_from(b.as_slice()) {
-            return Ok(id);
-        }
-    }
-    let id = cairn_engine::schema::rand_table_id().to_be_bytes();
-    cairn_engine::io::write_file_atomically(&path, &id)?;
-    Ok(id)
 }

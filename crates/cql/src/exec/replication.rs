@@ -23,6 +23,7 @@
 //! passed validation; values are kept as written (`'+1'`, `'1/0'`), as Cassandra keeps them.
 
 use crate::error::{Error, Result};
+use cairn_cluster::placement::ReplicationStrategy;
 use cairn_engine::java::hash_map_order;
 
 /// The package Cassandra's strategies live in.
@@ -104,6 +105,30 @@ impl Replication {
         m.push(("class".into(), self.strategy.class_name()));
         m.sort();
         m
+    }
+
+    /// The placement this replication asks for (what `cairn_cluster::placement` computes
+    /// replicas with). Options that are not factors (none pass validation) count as 0.
+    pub fn placement(&self) -> ReplicationStrategy {
+        let factor = |v: &str| Factor::parse(v).map_or(0, |f| f.all.max(0) as usize);
+        match self.strategy {
+            Strategy::Local => ReplicationStrategy::Local,
+            Strategy::Simple => ReplicationStrategy::Simple {
+                replication_factor: self
+                    .options
+                    .iter()
+                    .find(|(k, _)| k == RF)
+                    .map_or(0, |(_, v)| factor(v)),
+            },
+            Strategy::NetworkTopology => ReplicationStrategy::NetworkTopology {
+                datacenters: self
+                    .options
+                    .iter()
+                    .map(|(dc, v)| (dc.clone(), factor(v)))
+                    .filter(|(_, rf)| *rf > 0)
+                    .collect(),
+            },
+        }
     }
 
     /// The total number of full replicas (`getReplicationFactor().fullReplicas`).

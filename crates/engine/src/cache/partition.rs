@@ -162,14 +162,15 @@ impl CachedPartition {
     ) -> WalkEnd {
         let mut c = from.clone();
         let mut taken = 0;
-        // A dummy at `from` bounds the interval the walk relies on: it is used too.
-        if let Some(e) = self.entries.get(from) {
-            lru.touch(e.lru);
-        }
         for (pos, e) in self
             .entries
-            .range((Bound::Excluded(from), Bound::Unbounded))
+            .range((Bound::Included(from), Bound::Unbounded))
         {
+            if pos == from {
+                // A dummy at `from` bounds the interval the walk relies on: it is used too.
+                lru.touch(e.lru);
+                continue;
+            }
             if !e.continuous {
                 return WalkEnd::Gap(c);
             }

@@ -1,8 +1,10 @@
 //! The cache as a source of partitions: reads served from continuous intervals, gaps read
 //! through to the sstables and populated (see the module doc of [`super`]).
 
+use super::key::Evictable;
+use super::lru::Lru;
 use super::partition::{CachedPartition, Ctx, Position, WalkEnd};
-use super::{Inner, RowCache};
+use super::{CacheStats, Inner, RowCache};
 use crate::error::Result;
 use crate::io::Wait;
 use crate::metrics::ReadKind;
@@ -124,17 +126,23 @@ impl PartitionSource for CachedSource {
             batches: 0,
             wait: q.wait,
         };
-        // `None`: the cache does not serve this read; `Some(None)`: a partition miss.
+        // `None`: the cache does not serve this read; `Some(None)`: a partition miss. A hit
+        // copies its first batch of rows under the same lock hold.
         let cached = {
             let mut g = self.cache.tracker.inner.lock();
-            let Inner { tables, stats, .. } = &mut *g;
+            let Inner {
+                tables, lru, stats, ..
+            } = &mut *g;
             stats.reads += 1;
             match tables.get(&self.cache.slot) {
                 Some(t) if t.may_read(self.phase) => {
-                    let hit = t.partitions.get(key).map(|p| Header {
-                        deletion: p.deletion,
-                        static_row: p.static_row.clone(),
-                        range_tombstones: p.range_tombstones.clone(),
+                    let hit = t.partitions.get(key).map(|p| {
+                        rows.walk(Some(p), lru, stats);
+                        Header {
+                            deletion: p.deletion,
+                            static_row: p.static_row.clone(),
+                            range_tombstones: p.range_tombstones.clone(),
+                        }
                     });
                     if hit.is_some() {
                         stats.partition_hits += 1;
@@ -377,44 +385,54 @@ impl CacheRows {
 
     /// Copies the next batch from the cache; switches to the sources at a gap.
     fn copy_from_cache(&mut self) -> Result<()> {
-        let Some(r) = self.ranges.get(self.range_idx).cloned() else {
+        let cache = Arc::clone(&self.cache);
+        let mut g = cache.tracker.inner.lock();
+        let Inner {
+            tables, lru, stats, ..
+        } = &mut *g;
+        // Only while the read may: a flush merge of a memtable sealed after the read began
+        // may bring writes newer than the read's snapshot, of which the read would see part.
+        let p = tables
+            .get(&cache.slot)
+            .filter(|t| t.may_read(self.phase))
+            .and_then(|t| t.partitions.get(&self.key));
+        self.walk(p, lru, stats);
+        Ok(())
+    }
+
+    /// Copies the next batch of rows of the current range from `p` (the read's partition in
+    /// the cache, under the tracker's lock; `None`: no longer cached) and moves the cursor:
+    /// to the next range when this one is done, to the cache's gap when it ends.
+    fn walk(
+        &mut self,
+        p: Option<&CachedPartition>,
+        lru: &mut Lru<Evictable>,
+        stats: &mut CacheStats,
+    ) {
+        let Some(r) = self.ranges.get(self.range_idx) else {
             self.mode = Mode::Done;
-            return Ok(());
+            return;
         };
         let mut out = Vec::new();
         let batch = BATCHES.get(self.batches).copied().unwrap_or(64);
-        let end = {
-            let mut g = self.cache.tracker.inner.lock();
-            let Inner {
-                tables, lru, stats, ..
-            } = &mut *g;
-            // Only while the read may: a flush merge of a memtable sealed after the read
-            // began may bring writes newer than the read's snapshot, of which the read would
-            // see part.
-            let p = tables
-                .get(&self.cache.slot)
-                .filter(|t| t.may_read(self.phase))
-                .and_then(|t| t.partitions.get(&self.key));
-            let end = match p {
-                Some(p) if self.reversed => p.walk_reverse(
-                    &self.cursor,
-                    &Position::before(&r.start),
-                    batch,
-                    lru,
-                    &mut out,
-                ),
-                Some(p) => p.walk_forward(
-                    &self.cursor,
-                    &Position::before(&r.end),
-                    batch,
-                    lru,
-                    &mut out,
-                ),
-                None => WalkEnd::Gap(self.cursor.clone()),
-            };
-            stats.row_hits += out.len() as u64;
-            end
+        let end = match p {
+            Some(p) if self.reversed => p.walk_reverse(
+                &self.cursor,
+                &Position::before(&r.start),
+                batch,
+                lru,
+                &mut out,
+            ),
+            Some(p) => p.walk_forward(
+                &self.cursor,
+                &Position::before(&r.end),
+                batch,
+                lru,
+                &mut out,
+            ),
+            None => WalkEnd::Gap(self.cursor.clone()),
         };
+        stats.row_hits += out.len() as u64;
         self.buf.extend(out);
         match end {
             WalkEnd::Done => {
@@ -428,7 +446,6 @@ impl CacheRows {
             }
         }
         self.batches += 1;
-        Ok(())
     }
 }
 

@@ -11,6 +11,7 @@
 //! what Cairn enforces and refuses the rest with what is supported. Setters longer than a
 //! line live in [`super::setters`].
 
+use super::encryption::set_client_encryption;
 use super::setters::{
     refuse_any_value, require_class, require_disabled, require_server_encryption_disabled,
     set_authenticator, set_authorizer, set_commitlog_sync, set_data_file_directories,
@@ -470,13 +471,15 @@ static KEYS: &[Key] = &[
     ),
     security(
         "client_encryption_options",
-        "enabled: false and optional: false (no TLS yet)",
+        "TLS with PEM files (keystore, or certificate and private_key; truststore), \
+         require_client_auth, protocols TLSv1.2 and TLSv1.3, rustls' cipher suites; \
+         require_endpoint_verification: false",
         "{enabled: false, keystore: conf/.keystore}",
-        |_, v| require_disabled(v),
+        |c, v| set_client_encryption(&mut c.client_encryption, v),
     ),
     security(
         "server_encryption_options",
-        "internode_encryption: none, enabled: false and optional: false (no TLS yet)",
+        "internode_encryption: none, enabled: false and optional: false (no internode messaging yet)",
         "{internode_encryption: none, enabled: false}",
         |_, v| require_server_encryption_disabled(v),
     ),
@@ -506,7 +509,7 @@ static KEYS: &[Key] = &[
     }),
     security(
         "native_transport_port_ssl",
-        "not set (no TLS port yet)",
+        "not set (TLS runs on native_transport_port: see client_encryption_options)",
         "",
         refuse_any_value,
     ),

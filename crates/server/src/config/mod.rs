@@ -26,8 +26,10 @@
 //! pieces: [`keys`] is the one table of keys (names, aliases, how each sets its field,
 //! security and ignored keys) that both loading ([`load`]) and the "did you mean" hint
 //! ([`suggest`]) read; `yaml` the YAML tree with lines; `units` Cassandra 4.1's durations,
-//! sizes and rates; `settings` the configuration as `system_views.settings` shows it.
+//! sizes and rates; `settings` the configuration as `system_views.settings` shows it;
+//! `encryption` the `client_encryption_options`.
 
+mod encryption;
 pub mod keys;
 mod load;
 mod setters;
@@ -35,6 +37,8 @@ mod settings;
 mod suggest;
 mod units;
 mod yaml;
+
+pub use encryption::{cipher_suite_name, ClientEncryption, TlsMode, TlsProtocol};
 
 use cairn_engine::commitlog::SyncMode;
 use cairn_engine::DatabaseConfig;
@@ -147,6 +151,8 @@ pub struct Config {
     pub authenticator: Authenticator,
     /// `authorizer`.
     pub authorizer: Authorizer,
+    /// `client_encryption_options`: TLS on the native port.
+    pub client_encryption: ClientEncryption,
     /// `num_tokens`.
     pub num_tokens: u32,
     /// `initial_token` (comma-separated tokens), if set.
@@ -227,6 +233,7 @@ impl Default for Config {
             incremental_backups: false,
             authenticator: Authenticator::AllowAll,
             authorizer: Authorizer::AllowAll,
+            client_encryption: ClientEncryption::default(),
             num_tokens: 16,
             initial_token: None,
             endpoint_snitch: "SimpleSnitch".into(),

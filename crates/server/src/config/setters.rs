@@ -168,6 +168,9 @@ pub(super) fn set_endpoint_snitch(c: &mut Config, v: &Node) -> Result<(), Bad> {
     if s.is_empty() {
         return Err("empty snitch class name".into());
     }
+    if let Some(why) = cairn_cluster::snitch::unsupported(&s) {
+        return Err(Bad::Invalid(why));
+    }
     c.endpoint_snitch = s;
     Ok(())
 }

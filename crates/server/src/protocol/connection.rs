@@ -1,5 +1,6 @@
-//! One client connection: a single task that reads frames, runs what it can inline, and
-//! writes the replies; plus one task per statement that must run elsewhere.
+//! One client connection, over TCP or TLS once started ([`super::transport`]): a single task
+//! that reads frames, runs what it can inline, and writes the replies; plus one task per
+//! statement that must run elsewhere.
 //!
 //! The loop: split every complete frame off the input; answer OPTIONS / STARTUP / REGISTER
 //! itself and await AUTH_RESPONSE inline (the client waits for it anyway); offer each QUERY /
@@ -32,6 +33,7 @@ use super::frame::{flags, protocol_error_frame, Frame, FrameDecoder, Opcode};
 use super::handler::{ConnectionInfo, Handler, RequestContext};
 use super::message::{CqlError, EventType, Reply, Request, RequestFrame, Response, Startup};
 use super::shared::Shared;
+use super::transport::Transport;
 use bytes::{Bytes, BytesMut};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -42,8 +44,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc, watch, OwnedSemaphorePermit, Semaphore};
 
 /// Message Cassandra sends when it sheds load.
@@ -99,22 +99,20 @@ struct Conn<H: Handler> {
     version: Option<u8>,
     compression: Option<Compression>,
     info: Option<Arc<ConnectionInfo>>,
+    tls: Option<super::handler::TlsInfo>,
     session: Option<Arc<H::Session>>,
     per_connection: Arc<Semaphore>,
 }
 
-/// Serves one accepted socket until it closes or the server shuts down.
-pub(crate) async fn serve<H: Handler>(
-    socket: TcpStream,
+/// Serves one started connection (TCP or TLS: [`super::transport`]) until it closes or the
+/// server shuts down. One task reads and writes it, so it is not split.
+pub(crate) async fn serve<H: Handler, S: Transport>(
+    mut stream: S,
     peer: SocketAddr,
+    local: SocketAddr,
     shared: Arc<Shared<H>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let local = socket
-        .local_addr()
-        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-    let _ = socket.set_nodelay(true);
-    let (mut rd, mut wr) = socket.into_split();
     let (tx, mut rx) = mpsc::channel(WRITE_QUEUE);
     let mut conn = Conn {
         id: shared.next_connection_id.fetch_add(1, Ordering::Relaxed),
@@ -135,6 +133,7 @@ pub(crate) async fn serve<H: Handler>(
         version: None,
         compression: None,
         info: None,
+        tls: stream.tls_info(),
         session: None,
     };
     let decoder = FrameDecoder::new(conn.shared.config.max_frame_size);
@@ -167,7 +166,7 @@ pub(crate) async fn serve<H: Handler>(
                 Err(_) => break,
             }
         }
-        if conn.flush(&mut wr).await.is_err() {
+        if conn.flush(&mut stream).await.is_err() {
             break;
         }
         if !buf.is_empty() && decoder_has_frame(&buf) {
@@ -179,7 +178,7 @@ pub(crate) async fn serve<H: Handler>(
             buf.reserve(buf.len().max(16 * 1024));
         }
         tokio::select! {
-            read = rd.read_buf(&mut buf) => match read {
+            read = stream.read_buf(&mut buf) => match read {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
@@ -192,11 +191,11 @@ pub(crate) async fn serve<H: Handler>(
             _ = shutdown.changed() => break,
         }
     }
-    let _ = conn.flush(&mut wr).await;
+    let _ = conn.flush(&mut stream).await;
     if fatal {
-        drain(&mut rd).await;
+        drain(&mut stream).await;
     }
-    let _ = wr.shutdown().await;
+    let _ = stream.shutdown().await;
     if let Some(session) = conn.session.take() {
         conn.shared.handler.connection_closed(&session);
     }
@@ -213,7 +212,7 @@ fn decoder_has_frame(buf: &[u8]) -> bool {
 
 /// Reads and discards input for a short while so that closing does not reset the
 /// connection before the client has read our error frame.
-async fn drain(rd: &mut OwnedReadHalf) {
+async fn drain(rd: &mut impl Transport) {
     let mut scratch = vec![0u8; 16 * 1024];
     let mut total = 0;
     let _ = tokio::time::timeout(DRAIN_TIME, async {
@@ -261,9 +260,13 @@ impl<H: Handler> Conn<H> {
     }
 
     /// Writes the queued replies, then releases the permits of those that were spawned.
-    async fn flush(&mut self, wr: &mut OwnedWriteHalf) -> std::io::Result<()> {
+    async fn flush(&mut self, wr: &mut impl Transport) -> std::io::Result<()> {
         if !self.out.is_empty() {
-            let written = wr.write_all(&self.out).await;
+            // A TLS stream may keep records buffered until flushed (a no-op on TCP).
+            let written = match wr.write_all(&self.out).await {
+                Ok(()) => wr.flush().await,
+                e => e,
+            };
             self.out.clear();
             if self.out.capacity() > 4 * WRITE_BATCH {
                 self.out = Vec::with_capacity(16 * 1024);
@@ -457,6 +460,7 @@ impl<H: Handler> Conn<H> {
             version: self.version(),
             compression,
             startup,
+            tls: self.tls,
         });
         let session = Arc::new(self.shared.handler.new_session(&info));
         self.info = Some(info);

@@ -1,5 +1,6 @@
 //! What the native-protocol server asks of the statement layer: the [`Handler`] trait the CQL
-//! executor implements, with the [`ConnectionInfo`] and [`RequestContext`] it is handed.
+//! executor implements, with the [`ConnectionInfo`] (and its [`TlsInfo`]) and
+//! [`RequestContext`] it is handed.
 //!
 //! Handlers run on the reactor when they accept [`Handler::handle_inline`], so they must
 //! move blocking work off it; a panicking handler costs one SERVER_ERROR response, never the
@@ -25,6 +26,17 @@ pub struct ConnectionInfo {
     pub compression: Option<Compression>,
     /// The STARTUP options (`DRIVER_NAME`, `DRIVER_VERSION`, …).
     pub startup: Startup,
+    /// The TLS session, if the connection is encrypted (Cassandra's `ssl_enabled`).
+    pub tls: Option<TlsInfo>,
+}
+
+/// What Cassandra's `system_views.clients` shows of a TLS connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlsInfo {
+    /// `ssl_protocol`: `TLSv1.3` or `TLSv1.2`.
+    pub protocol: &'static str,
+    /// `ssl_cipher_suite`, by its JSSE name (`TLS_AES_256_GCM_SHA384`).
+    pub cipher_suite: &'static str,
 }
 
 /// Per-request context passed to [`Handler::handle`].

@@ -3,8 +3,9 @@
 //! elsewhere.
 //!
 //! Files, bottom up (none imports a file above it): [`handler`] (what the statement layer
-//! implements), [`shared`] (configuration, events, counters, permits every connection
-//! shares), [`connection`] (one client), [`server`] (the accept loop).
+//! implements), [`shared`] (configuration, TLS, events, counters, permits every connection
+//! shares), [`transport`] (TCP or TLS, and starting a connection on a TLS port),
+//! [`connection`] (one client), [`server`] (the accept loop).
 //!
 //! The wire format (notations, frames, compression, typed messages) is the `cairn-protocol`
 //! crate, re-exported here whole so the server's handlers and tests name one path for
@@ -14,8 +15,9 @@ pub mod connection;
 pub mod handler;
 pub mod server;
 pub mod shared;
+pub mod transport;
 
 pub use cairn_protocol::*;
-pub use handler::{ConnectionInfo, Handler, RequestContext};
+pub use handler::{ConnectionInfo, Handler, RequestContext, TlsInfo};
 pub use server::Server;
-pub use shared::{EventBus, ServerConfig, ServerStats};
+pub use shared::{EventBus, ServerConfig, ServerStats, Tls};

@@ -14,14 +14,17 @@
 //!   waiting for the socket hold their permits, so a client that stops reading is bounded
 //!   too (and is then not read from: TCP backpressure).
 //! * A panicking handler costs one SERVER_ERROR response, never the connection or server.
+//! * With TLS, the handshake runs on the connection's task within
+//!   [`ServerConfig::handshake_timeout`]; the accept loop never waits for a client.
 
 use super::connection;
 use super::handler::Handler;
 use super::shared::{EventBus, ServerConfig, ServerStats, Shared};
+use super::transport::{self, Opened};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::net::{TcpListener, TcpStream, ToSocketAddrs};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
 
@@ -121,7 +124,7 @@ async fn accept_loop<H: Handler>(
                     let shutdown = shutdown.clone();
                     crate::stall::spawn(crate::stall::TaskKind::CqlConnection, async move {
                         shared.stats.connections_open.fetch_add(1, Ordering::Relaxed);
-                        connection::serve(socket, peer, shared.clone(), shutdown).await;
+                        start_connection(socket, peer, shared.clone(), shutdown).await;
                         shared.stats.connections_open.fetch_sub(1, Ordering::Relaxed);
                     });
                 }
@@ -131,6 +134,35 @@ async fn accept_loop<H: Handler>(
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
             }
+        }
+    }
+}
+
+/// Runs one accepted socket: starts it (TLS handshake if the port has TLS, bounded by the
+/// handshake timeout), then serves it; a connection that fails to start is logged at debug
+/// and counted.
+async fn start_connection<H: Handler>(
+    socket: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared<H>>,
+    shutdown: watch::Receiver<bool>,
+) {
+    let local = socket
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+    let timeout = shared.config.handshake_timeout;
+    match transport::open(socket, shared.config.tls.as_ref(), timeout).await {
+        Ok(Opened::Plain(s)) => connection::serve(s, peer, local, shared, shutdown).await,
+        Ok(Opened::Tls(s)) => {
+            shared.stats.tls_connections.fetch_add(1, Ordering::Relaxed);
+            connection::serve(*s, peer, local, shared, shutdown).await
+        }
+        Err(e) => {
+            shared
+                .stats
+                .tls_handshake_failures
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(peer = %peer, "closing connection: {e}");
         }
     }
 }

@@ -1,12 +1,31 @@
 //! What every connection of one server shares: its configuration and limits
-//! ([`ServerConfig`]), the [`EventBus`] events are published on, the [`ServerStats`]
-//! counters, and the in-flight permits that bound requests and request bytes in total.
+//! ([`ServerConfig`], with its [`Tls`]), the [`EventBus`] events are published on, the
+//! [`ServerStats`] counters, and the in-flight permits that bound requests and request bytes
+//! in total.
 
 use super::frame::DEFAULT_MAX_FRAME_SIZE;
 use super::message::Event;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::{broadcast, Semaphore};
+
+/// TLS on the port: the acceptor (certificates, protocols, client authentication), and
+/// whether plaintext clients are refused.
+#[derive(Clone)]
+pub struct Tls {
+    pub acceptor: tokio_rustls::TlsAcceptor,
+    /// True: TLS only. False: TLS and plaintext, told apart by the client's first byte.
+    pub required: bool,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("required", &self.required)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Server limits and advertised options.
 #[derive(Debug, Clone)]
@@ -26,6 +45,11 @@ pub struct ServerConfig {
     pub blocking_threshold: usize,
     /// Events buffered per subscriber before a slow connection starts missing them.
     pub event_capacity: usize,
+    /// TLS, if the port speaks it.
+    pub tls: Option<Tls>,
+    /// How long a client may take to start a connection: to send its first byte and, with
+    /// TLS, to complete the handshake (netty's `SslHandler` default, 10 s).
+    pub handshake_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -38,6 +62,8 @@ impl Default for ServerConfig {
             cql_version: "3.4.5".to_string(),
             blocking_threshold: 256 * 1024,
             event_capacity: 1024,
+            tls: None,
+            handshake_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -76,6 +102,8 @@ pub struct ServerStats {
     pub(crate) protocol_errors: AtomicU64,
     pub(crate) inline: AtomicU64,
     pub(crate) spawned: AtomicU64,
+    pub(crate) tls_connections: AtomicU64,
+    pub(crate) tls_handshake_failures: AtomicU64,
 }
 
 impl ServerStats {
@@ -104,6 +132,15 @@ impl ServerStats {
     /// Statements the handler declined inline, run by a task of their own.
     pub fn spawned(&self) -> u64 {
         self.spawned.load(Ordering::Relaxed)
+    }
+    /// Connections that completed a TLS handshake.
+    pub fn tls_connections(&self) -> u64 {
+        self.tls_connections.load(Ordering::Relaxed)
+    }
+    /// Connections closed before they started: a failed or timed-out TLS handshake, a
+    /// plaintext client where TLS is required, or silence past the handshake timeout.
+    pub fn tls_handshake_failures(&self) -> u64 {
+        self.tls_handshake_failures.load(Ordering::Relaxed)
     }
 }
 

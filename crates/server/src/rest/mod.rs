@@ -32,7 +32,7 @@
 //! | GET | `/column_family/metrics/{recent_bloom_filter_false_positives, recent_bloom_filter_false_ratio}/{ks}:{cf}` | since the previous call of either (each call resets them, as Cassandra's) |
 //! | GET | `/column_family/sstables/per_level/{ks}:{cf}` | live sstables per level |
 //! | GET | `/storage_service/{hostid/local, host_id, release_version, scylla_release_version, cluster_name, partitioner_name, schema_version}` | node info |
-//! | GET | `/storage_service/{load, load_map, gossiping, native_transport, generation_number, operation_mode, tokens, tokens_endpoint, ownership[/{ks}], describe_ring/{ks}}`, `/gossiper/endpoint/{live, down}`, `/snitch/{datacenter, rack}`, `/system/{uptime_ms, memory}` | storage service ([`node_api`]) |
+//! | GET | `/storage_service/{load, load_map, gossiping, native_transport, generation_number, operation_mode, tokens, tokens_endpoint, ownership[/{ks}], describe_ring/{ks}, natural_endpoints/{ks}?cf=&key=}`, `/gossiper/endpoint/{live, down}`, `/snitch/{datacenter, rack, name}`, `/system/{uptime_ms, memory}` | storage service ([`node_api`]) |
 //! | POST | `/cache_service/invalidate_row_cache` | empty the row cache (removals) |
 //! | POST | `/cache_service/invalidate_key_cache` | drop the cached index pages (Cairn's key cache) |
 //! | POST | `/system/drop_sstable_caches` | both |
@@ -54,8 +54,12 @@ pub mod snapshots;
 
 use crate::config::Config;
 use crate::stall::{self, TaskKind};
+use cairn_cluster::node::{Endpoint, HostId};
+use cairn_cluster::placement::ReplicationStrategy;
+use cairn_cluster::ring::TokenRing;
 use cairn_engine::compaction::job::JobReport;
 use cairn_engine::compaction::manager::RunningJob;
+use cairn_engine::model::Token;
 use cairn_engine::{Database, Error as EngineError};
 use http::{Request, Response};
 use json::Json;
@@ -96,6 +100,8 @@ pub struct NodeInfo {
     pub data_center: String,
     /// Rack (`rack1`).
     pub rack: String,
+    /// `endpoint_snitch`, as configured.
+    pub snitch: String,
     /// The node's tokens (system.local's `tokens`).
     pub tokens: Vec<String>,
     /// Generation number: seconds since the epoch when the node started (gossip's
@@ -119,6 +125,7 @@ impl NodeInfo {
             partitioner: config.partitioner.clone(),
             data_center: "datacenter1".into(),
             rack: "rack1".into(),
+            snitch: config.endpoint_snitch.clone(),
             tokens: vec!["0".into()],
             generation: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -190,6 +197,39 @@ pub trait AdminBackend: Send + Sync + 'static {
         ks.sort();
         ks.dedup();
         ks
+    }
+
+    /// The token ring as this node knows it. Default: this node alone, with its tokens.
+    fn ring(&self) -> TokenRing {
+        let n = self.node();
+        let endpoint = Endpoint {
+            host_id: HostId::parse(&n.host_id).unwrap_or(HostId([0; 16])),
+            address: n
+                .address
+                .parse()
+                .unwrap_or(std::net::IpAddr::from([127, 0, 0, 1])),
+            datacenter: n.data_center,
+            rack: n.rack,
+        };
+        let tokens = n
+            .tokens
+            .iter()
+            .filter_map(|t| t.parse().ok())
+            .filter(|t| *t != i64::MIN)
+            .map(Token)
+            .collect();
+        TokenRing::new(vec![(endpoint, tokens)]).unwrap_or_default()
+    }
+
+    /// How keyspace `keyspace` places its replicas; `None` if it does not exist. Default:
+    /// one replica.
+    fn placement(&self, keyspace: &str) -> Option<ReplicationStrategy> {
+        self.keyspaces()
+            .iter()
+            .any(|k| k == keyspace)
+            .then_some(ReplicationStrategy::Simple {
+                replication_factor: 1,
+            })
     }
 
     /// A keyspace's table names, sorted; `None` if the keyspace does not exist.

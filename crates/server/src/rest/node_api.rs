@@ -2,8 +2,9 @@
 //! tokens, ring, ownership, gossip and native transport state), gossiper, snitch, uptime —
 //! and the cache service, for `nodetool status`, `info` and `describering`.
 //!
-//! Cairn is a single node: it owns the whole ring with one token (system.local's `tokens`),
-//! it is always `UN` (up, normal) to itself, and it has no gossip; `gossiping` reports true
+//! The ring and ownership come from the node's ring (`AdminBackend::ring`: the node's own
+//! tokens, system.local's `tokens`) and each keyspace's placement (`cairn_cluster`). A node is
+//! always `UN` (up, normal) to itself, and it has no gossip yet; `gossiping` reports true
 //! while the node serves, as a one-node Cassandra cluster does.
 //!
 //! The cache service's invalidations exist and validate their request, but are no-ops until
@@ -12,6 +13,7 @@
 use super::http::{Request, Response};
 use super::json::Json;
 use super::{no_keyspace, AdminBackend};
+use cairn_cluster::node::HostId;
 
 /// Handles the paths this module owns; `None` when the path is not one of them.
 pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option<Response> {
@@ -71,14 +73,26 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
             if !backend.keyspaces().iter().any(|k| k == ks) {
                 return Some(no_keyspace(ks));
             }
-            Response::ok(describe_ring(backend).to_text())
+            Response::ok(describe_ring(backend, ks).to_text())
         }
-        ["storage_service", "ownership"] if get => Response::ok(ownership(backend).to_text()),
+        ["storage_service", "ownership"] if get => Response::ok(ownership(backend, None).to_text()),
         ["storage_service", "ownership", ks] if get => {
             if !backend.keyspaces().iter().any(|k| k == ks) {
                 return Some(no_keyspace(ks));
             }
-            Response::ok(ownership(backend).to_text())
+            Response::ok(ownership(backend, Some(ks)).to_text())
+        }
+        ["storage_service", "natural_endpoints", ks] if get => {
+            let (Some(table), Some(key)) = (req.param("cf"), req.param("key")) else {
+                return Some(Response::error(
+                    400,
+                    "natural_endpoints needs `cf` and `key`",
+                ));
+            };
+            match natural_endpoints(backend, ks, table, key) {
+                Ok(endpoints) => Response::ok(endpoints.to_text()),
+                Err(e) => Response::error(400, e),
+            }
         }
         ["gossiper", "endpoint", "live"] if get => {
             Response::ok(Json::Arr(vec![Json::Str(backend.node().address)]).to_text())
@@ -88,7 +102,7 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
             Response::ok(Json::Str(backend.node().data_center).to_text())
         }
         ["snitch", "rack"] if get => Response::ok(Json::Str(backend.node().rack).to_text()),
-        ["snitch", "name"] if get => Response::ok(Json::str("SimpleSnitch").to_text()),
+        ["snitch", "name"] if get => Response::ok(Json::Str(backend.node().snitch).to_text()),
         ["system", "uptime_ms"] if get => {
             Response::ok(Json::uint(backend.node().started.elapsed().as_millis() as u64).to_text())
         }
@@ -172,7 +186,7 @@ fn known(seg: &[&str]) -> bool {
                 | "ownership"
         ] | [
             "storage_service",
-            "nodes" | "tokens" | "describe_ring" | "ownership",
+            "nodes" | "tokens" | "describe_ring" | "ownership" | "natural_endpoints",
             _
         ] | ["gossiper", "endpoint", _]
             | ["snitch", _]
@@ -238,33 +252,49 @@ fn tokens(backend: &dyn AdminBackend) -> Json {
     Json::Arr(backend.node().tokens.into_iter().map(Json::Str).collect())
 }
 
-/// The ring: one range per token, each ending at its token and starting at the previous
-/// one (wrapping), every range on this node.
-fn describe_ring(backend: &dyn AdminBackend) -> Json {
-    let n = backend.node();
-    let mut tokens: Vec<(i64, &String)> = n
-        .tokens
-        .iter()
-        .map(|t| (t.parse::<i64>().unwrap_or(0), t))
-        .collect();
-    tokens.sort();
-    let endpoint = Json::Arr(vec![Json::str(&n.address)]);
-    let ranges = (0..tokens.len())
-        .map(|i| {
-            let start = tokens[(i + tokens.len() - 1) % tokens.len()].1;
-            let end = tokens[i].1;
+/// The ring as keyspace `ks` replicates it: one range per token, each ending at its token
+/// and starting at the previous one (wrapping), with the replicas the keyspace's strategy
+/// places it on (`cairn_cluster::placement`), primary first.
+fn describe_ring(backend: &dyn AdminBackend, ks: &str) -> Json {
+    let ring = backend.ring();
+    let Some(strategy) = backend.placement(ks) else {
+        return Json::Arr(Vec::new());
+    };
+    let local = local_host(backend);
+    let ranges = ring
+        .ranges()
+        .into_iter()
+        .map(|(range, _)| {
+            let replicas: Vec<_> = strategy
+                .replicas(&ring, range.end, local)
+                .into_iter()
+                .map(|i| &ring.endpoints()[i])
+                .collect();
+            let addresses = Json::Arr(
+                replicas
+                    .iter()
+                    .map(|e| Json::Str(e.address.to_string()))
+                    .collect(),
+            );
             Json::obj([
-                ("start_token", Json::str(start)),
-                ("end_token", Json::str(end)),
-                ("endpoints", endpoint.clone()),
-                ("rpc_endpoints", endpoint.clone()),
+                ("start_token", Json::Str(range.start.to_string())),
+                ("end_token", Json::Str(range.end.to_string())),
+                ("endpoints", addresses.clone()),
+                ("rpc_endpoints", addresses),
                 (
                     "endpoint_details",
-                    Json::Arr(vec![Json::obj([
-                        ("host", Json::str(&n.address)),
-                        ("datacenter", Json::str(&n.data_center)),
-                        ("rack", Json::str(&n.rack)),
-                    ])]),
+                    Json::Arr(
+                        replicas
+                            .iter()
+                            .map(|e| {
+                                Json::obj([
+                                    ("host", Json::Str(e.address.to_string())),
+                                    ("datacenter", Json::str(&e.datacenter)),
+                                    ("rack", Json::str(&e.rack)),
+                                ])
+                            })
+                            .collect(),
+                    ),
                 ),
             ])
         })
@@ -272,11 +302,68 @@ fn describe_ring(backend: &dyn AdminBackend) -> Json {
     Json::Arr(ranges)
 }
 
-fn ownership(backend: &dyn AdminBackend) -> Json {
-    Json::Arr(vec![Json::obj([
-        ("key", Json::Str(backend.node().address)),
-        ("value", Json::Float(1.0)),
-    ])])
+/// The addresses of the replicas of `key` (its text form, see
+/// `cairn_cql::exec::key_text`) of table `ks.table`, primary first.
+fn natural_endpoints(
+    backend: &dyn AdminBackend,
+    ks: &str,
+    table: &str,
+    key: &str,
+) -> Result<Json, String> {
+    let strategy = backend
+        .placement(ks)
+        .ok_or_else(|| format!("Keyspace {ks} does not exist"))?;
+    let t = backend
+        .database()
+        .table(ks, table)
+        .ok_or_else(|| format!("Table {ks}.{table} does not exist"))?;
+    let key = cairn_cql::exec::key_text::partition_key_from_text(&t.schema(), key)
+        .map_err(|e| e.to_string())?;
+    let token = cairn_engine::model::token::token_of(&key);
+    let ring = backend.ring();
+    Ok(Json::Arr(
+        strategy
+            .replicas(&ring, token, local_host(backend))
+            .into_iter()
+            .map(|i| Json::Str(ring.endpoints()[i].address.to_string()))
+            .collect(),
+    ))
+}
+
+/// This node's host id.
+fn local_host(backend: &dyn AdminBackend) -> Option<HostId> {
+    HostId::parse(&backend.node().host_id)
+}
+
+/// Each node's share of the ring: as the primary owner of its ranges without a keyspace,
+/// and as any replica of keyspace `ks` with one (nodetool's effective ownership).
+fn ownership(backend: &dyn AdminBackend, ks: Option<&str>) -> Json {
+    let ring = backend.ring();
+    let owns = match ks.and_then(|ks| backend.placement(ks)) {
+        None => ring.primary_ownership(),
+        Some(strategy) => {
+            let local = local_host(backend);
+            let mut owns = vec![0.0; ring.endpoints().len()];
+            for (range, _) in ring.ranges() {
+                for i in strategy.replicas(&ring, range.end, local) {
+                    owns[i] += range.fraction();
+                }
+            }
+            owns
+        }
+    };
+    Json::Arr(
+        ring.endpoints()
+            .iter()
+            .zip(owns)
+            .map(|(e, o)| {
+                Json::obj([
+                    ("key", Json::Str(e.address.to_string())),
+                    ("value", Json::Float(o)),
+                ])
+            })
+            .collect(),
+    )
 }
 
 /// Cairn's memory figures (`nodetool info`'s Heap and Off Heap lines): the process RSS, the

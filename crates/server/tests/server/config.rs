@@ -442,7 +442,7 @@ role_manager:\n  class_name: LDAPRoleManager\n\
 network_authorizer: CassandraNetworkAuthorizer\n\
 cidr_authorizer:\n  class_name: CassandraCIDRAuthorizer\n\
 internode_authenticator: MyInternodeAuthenticator\n\
-client_encryption_options:\n  keystore: conf/.keystore\n  enabled: true\n\
+client_encryption_options:\n  keystore: conf/.keystore\n  enabled: true\n  require_endpoint_verification: true\n\
 server_encryption_options:\n  internode_encryption: all\n\
 transparent_data_encryption_options:\n  enabled: true\n\
 jmx_encryption_options:\n  optional: true\n\
@@ -470,8 +470,8 @@ auth_superuser_salted_password: x\n";
     says(1, "`CassandraAuthorizer`");
     says(1, "Supported: AllowAllAuthorizer");
     says(2, "`LDAPRoleManager`");
-    // A nested flag is named with its own line.
-    says(6, "`enabled: true` (line 12)");
+    // A nested option is named with its own line.
+    says(6, "`require_endpoint_verification: true` (line 13)");
     says(7, "`internode_encryption: all`");
     says(9, "`optional: true`");
     let shown = Config::from_yaml_str(text, "cairn.yaml")
@@ -547,4 +547,127 @@ fn snapshot_and_backup_keys() {
         [(1, "snapshot_before_compaction"), (2, "auto_snapshot")]
     );
     assert!(p[0].message.contains("not supported"), "{}", p[0].message);
+}
+
+/// `client_encryption_options` read into the TLS settings, with Cassandra's protocol rules;
+/// what Cairn cannot serve is an error naming the option and its line.
+#[test]
+fn client_encryption_options() {
+    let c = load(
+        "client_encryption_options:\n  enabled: true\n  optional: false\n  certificate: /etc/cairn/node.crt\n  private_key: /etc/cairn/node.key\n  keystore_password: cassandra\n  require_client_auth: true\n  truststore: /etc/cairn/ca.pem\n  truststore_password: x\n  protocol: TLSv1.3\n  accepted_protocols: [TLSv1.2]\n  cipher_suites: [TLS_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, TLS13_AES_128_GCM_SHA256]\n  store_type: PEM\n  algorithm: SunX509\n  require_endpoint_verification: false\n  ssl_context_factory:\n    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory\n",
+    );
+    let e = &c.config.client_encryption;
+    assert!(e.enabled && e.require_client_auth);
+    assert_eq!(e.optional, Some(false));
+    assert_eq!(e.mode(), TlsMode::Required);
+    assert_eq!(
+        e.certificate_source(),
+        Some(("certificate", std::path::Path::new("/etc/cairn/node.crt")))
+    );
+    // accepted_protocols, plus `protocol` when it names another version (Cassandra's rule).
+    assert_eq!(e.protocols, vec![TlsProtocol::V1_2, TlsProtocol::V1_3]);
+    assert_eq!(
+        e.cipher_suites.len(),
+        2,
+        "duplicates by another name collapse"
+    );
+    assert_eq!(
+        cipher_suite_name(e.cipher_suites[1]),
+        Some("TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384")
+    );
+
+    // Defaults: off, both versions; `optional` unset follows whether the keystore exists.
+    let d = ClientEncryption::default();
+    assert_eq!(d.mode(), TlsMode::Off);
+    assert_eq!(d.protocols, vec![TlsProtocol::V1_3, TlsProtocol::V1_2]);
+    let missing =
+        load("client_encryption_options:\n  enabled: false\n  keystore: /nonexistent/k.pem\n");
+    assert_eq!(missing.config.client_encryption.mode(), TlsMode::Off);
+    let dir = tempfile::tempdir().unwrap();
+    let ks = dir.path().join("k.pem");
+    std::fs::write(&ks, "x").unwrap();
+    let present = load(&format!(
+        "client_encryption_options:\n  enabled: false\n  keystore: {}\n",
+        ks.display()
+    ));
+    assert_eq!(present.config.client_encryption.mode(), TlsMode::Optional);
+    let one =
+        load("client_encryption_options:\n  optional: true\n  keystore: k.pem\n  protocol: TLS\n");
+    assert_eq!(one.config.client_encryption.mode(), TlsMode::Optional);
+    assert_eq!(one.config.client_encryption.protocols.len(), 2);
+
+    let refused = |options: &str, says: &[&str]| {
+        let text = format!("cluster_name: c\nclient_encryption_options:\n{options}");
+        let p = problems(&text);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].key, "client_encryption_options");
+        assert_eq!(p[0].line, 3, "{p:?}");
+        for s in says {
+            assert!(p[0].message.contains(s), "{s} not in {:?}", p[0]);
+        }
+    };
+    let ks = "  enabled: true\n  keystore: k.pem\n";
+    refused(
+        &format!("{ks}  protocol: TLSv1.1\n"),
+        &[
+            "`protocol` (line 5)",
+            "`TLSv1.1`",
+            "TLSv1.2 and TLSv1.3 only",
+        ],
+    );
+    refused(
+        &format!("{ks}  accepted_protocols: [TLSv1.3, SSLv3]\n"),
+        &["`accepted_protocols`", "`SSLv3`"],
+    );
+    refused(
+        &format!("{ks}  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA]\n"),
+        &[
+            "`TLS_RSA_WITH_AES_128_CBC_SHA` is not a cipher suite",
+            "TLS_AES_256_GCM_SHA384",
+        ],
+    );
+    refused(
+        &format!("{ks}  accepted_protocols: [TLSv1.3]\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n"),
+        &["no suite for TLSv1.3"],
+    );
+    refused(
+        &format!("{ks}  store_type: JKS\n"),
+        &[
+            "`store_type: JKS`",
+            "reads PEM",
+            "`certificate`",
+            "`private_key`",
+        ],
+    );
+    refused(
+        &format!("{ks}  require_endpoint_verification: true\n"),
+        &["Cairn refuses to start", "Supported: "],
+    );
+    refused(
+        &format!("{ks}  ssl_context_factory:\n    class_name: com.example.Vault\n"),
+        &[
+            "`ssl_context_factory: com.example.Vault`",
+            "Cairn refuses to start",
+        ],
+    );
+    refused(
+        &format!("{ks}  keystroe: x\n"),
+        &["unknown option `keystroe` (line 5)"],
+    );
+    refused(
+        "  enabled: true\n",
+        &["`certificate`", "`private_key`", "`keystore`"],
+    );
+    refused(
+        "  enabled: true\n  certificate: c.pem\n",
+        &["needs `private_key`"],
+    );
+    refused(
+        &format!("{ks}  require_client_auth: true\n"),
+        &["needs `truststore`"],
+    );
+    refused(
+        "  optional: true\n  keystore: k.pem\n  certificate: c.pem\n  private_key: k.pem\n",
+        &["not both"],
+    );
 }

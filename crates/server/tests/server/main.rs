@@ -1,5 +1,5 @@
 //! The server's integration tests, one test binary: configuration, the native protocol over
-//! TCP, the real ScyllaDB Rust driver, the REST API, nodetool and the operations pages, each
+//! TCP and TLS, the real ScyllaDB Rust driver, the REST API, nodetool and the operations pages, each
 //! against a node started in-process on free loopback ports.
 //!
 //! They are modules of a single binary rather than one binary per file because every test
@@ -15,3 +15,4 @@ mod operations;
 mod protocol_server;
 mod rest_api;
 mod scylla_driver;
+mod tls;

@@ -89,6 +89,12 @@ pub struct BenchArgs {
     pub username: Option<String>,
     #[arg(long)]
     pub password: Option<String>,
+    /// Speak TLS on the bench's own connections, trusting the CA certificates of this PEM
+    /// file (scylla-bench's flag; the node's certificate must name the host as given in
+    /// -nodes). The schema set-up connection stays plaintext: the node needs
+    /// `client_encryption_options: {optional: true}`.
+    #[arg(long, visible_alias = "tls-ca")]
+    pub tls_ca_cert_file: Option<PathBuf>,
     /// Compress frames (LZ4). scylla-bench defaults to true; Cairn defaults to false so the
     /// client stays light.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value = "false", default_missing_value = "true")]

@@ -238,15 +238,45 @@ async fn connect(
         username: u.clone(),
         password: args.password.clone().unwrap_or_default(),
     });
+    let tls = match &args.tls_ca_cert_file {
+        Some(path) => Some(tls_client_config(path)?),
+        None => None,
+    };
     crate::wire::Client::connect(
         nodes,
         args.connection_count,
         args.client_compression.then_some(Compression::Lz4),
         auth.as_ref(),
+        tls.as_ref(),
         timeout.max(Duration::from_secs(5)),
     )
     .await
     .map_err(|e| anyhow!(e))
+}
+
+/// A TLS client configuration (rustls, ring) trusting the PEM CA certificates of `path`.
+fn tls_client_config(path: &std::path::Path) -> Result<Arc<rustls::ClientConfig>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(path)
+        .with_context(|| format!("-tls-ca-cert-file {}", path.display()))?
+    {
+        let cert = cert.with_context(|| format!("-tls-ca-cert-file {}", path.display()))?;
+        roots
+            .add(cert)
+            .with_context(|| format!("-tls-ca-cert-file {}", path.display()))?;
+    }
+    if roots.is_empty() {
+        bail!("-tls-ca-cert-file {}: no certificate in it", path.display());
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("TLS client configuration")?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
 }
 
 /// The run's four statements prepared: insert, read, delete and scan.

@@ -7,7 +7,7 @@
 //! "`cairn bench`'s own CPU"). Here a request is encoded straight into its connection's
 //! output buffer and answered through a stream-id slot; nothing else sits in between.
 //!
-//! Shape, per connection: one task owns the socket. Workers append whole frames to the
+//! Shape, per connection: one task owns the socket (TCP, or TLS over it with `-tls-ca-cert-file`). Workers append whole frames to the
 //! connection's shared output buffer (under its lock) and wait on the slot of their stream
 //! id; the task writes everything queued since its last write in one `write`, reads everything
 //! available, and completes every reply it found. Requests are spread over all connections
@@ -439,7 +439,7 @@ impl Drop for Pending<'_> {
 }
 
 /// The connection's task: writes queued frames, reads replies, until the socket fails.
-async fn drive(conn: Arc<Conn>, mut sock: TcpStream) {
+async fn drive<S: AsyncRead + AsyncWrite + Unpin>(conn: Arc<Conn>, mut sock: S) {
     let mut io = Io {
         rbuf: vec![0; READ_BUF],
         filled: 0,
@@ -461,7 +461,12 @@ struct Io {
 impl Io {
     /// Runs until the socket has nothing to give and nothing to take; `Ready` only when the
     /// connection is unusable, with why.
-    fn poll(&mut self, conn: &Conn, sock: &mut TcpStream, cx: &mut Context<'_>) -> Poll<String> {
+    fn poll<S: AsyncRead + AsyncWrite + Unpin>(
+        &mut self,
+        conn: &Conn,
+        sock: &mut S,
+        cx: &mut Context<'_>,
+    ) -> Poll<String> {
         loop {
             let mut progress = false;
             if self.written == self.wbuf.len() {
@@ -488,6 +493,11 @@ impl Io {
                     Poll::Ready(Err(e)) => return Poll::Ready(format!("write failed: {e}")),
                     Poll::Pending => break,
                 }
+            }
+            // A TLS stream may hold records it could not send yet: push them (a no-op on TCP;
+            // Pending registers the socket's wake-up).
+            if let Poll::Ready(Err(e)) = Pin::new(&mut *sock).poll_flush(cx) {
+                return Poll::Ready(format!("write failed: {e}"));
             }
             let mut rb = ReadBuf::new(&mut self.rbuf[self.filled..]);
             match Pin::new(&mut *sock).poll_read(cx, &mut rb) {
@@ -558,12 +568,13 @@ impl Client {
         per_node: usize,
         compression: Option<Compression>,
         auth: Option<&Auth>,
+        tls: Option<&Arc<rustls::ClientConfig>>,
         timeout: Duration,
     ) -> Result<Client, String> {
         let mut conns = Vec::new();
         for addr in nodes {
             for _ in 0..per_node.max(1) {
-                let c = tokio::time::timeout(timeout, Self::open(addr, compression, auth))
+                let c = tokio::time::timeout(timeout, Self::open(addr, compression, auth, tls))
                     .await
                     .map_err(|_| format!("connecting to {addr}: timed out"))??;
                 conns.push(c);
@@ -584,6 +595,7 @@ impl Client {
         addr: &str,
         compression: Option<Compression>,
         auth: Option<&Auth>,
+        tls: Option<&Arc<rustls::ClientConfig>>,
     ) -> Result<Arc<Conn>, String> {
         let sock = TcpStream::connect(addr)
             .await
@@ -604,7 +616,23 @@ impl Client {
             compression,
             addr: addr.to_string(),
         });
-        tokio::spawn(drive(Arc::clone(&conn), sock));
+        match tls {
+            None => {
+                tokio::spawn(drive(Arc::clone(&conn), sock));
+            }
+            Some(config) => {
+                // The certificate must name the host as written in -nodes (an IP or a name).
+                let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let name = rustls::pki_types::ServerName::try_from(host.to_string())
+                    .map_err(|e| format!("connecting to {addr}: {e}"))?;
+                let stream = tokio_rustls::TlsConnector::from(Arc::clone(config))
+                    .connect(name, sock)
+                    .await
+                    .map_err(|e| format!("TLS handshake with {addr}: {e}"))?;
+                tokio::spawn(drive(Arc::clone(&conn), stream));
+            }
+        }
         let mut options = vec![("CQL_VERSION", "3.0.0")];
         if let Some(c) = compression {
             options.push(("COMPRESSION", c.name()));
@@ -895,7 +923,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             drop(s);
         });
-        let client = Client::connect(&[addr], 1, None, None, Duration::from_secs(5))
+        let client = Client::connect(&[addr], 1, None, None, None, Duration::from_secs(5))
             .await
             .unwrap();
         let c = client.next();

@@ -78,9 +78,15 @@ pub struct CacheArgs {
     #[arg(long, default_value_t = 3)]
     cpu_rounds: u32,
     /// Sstables each partition of the CPU comparison is spread over (written and flushed
-    /// that many times).
-    #[arg(long, default_value_t = 1)]
-    cpu_sstables: u32,
+    /// that many times), comma-separated: one comparison, on a node of its own, per count.
+    /// One sstable is the best case for reads without the cache; four is what an STCS table
+    /// holds before its first compaction.
+    #[arg(long, default_value = "1,4")]
+    cpu_sstables: String,
+    /// SELECTs in flight at once in the CPU comparison (the client's concurrency; more in
+    /// flight means more requests per socket read and write on the node).
+    #[arg(long, default_value_t = 4)]
+    cpu_concurrency: u64,
 }
 
 /// Runs the lab.
@@ -104,11 +110,13 @@ pub fn run(args: CacheArgs) -> Result<()> {
         };
         runs.push(rt.block_on(timeline(&args, mode, cached))?);
     }
-    let cpu = if args.cpu_partitions > 0 && args.cpu_reads > 0 {
-        Some(rt.block_on(cpu_comparison(&args))?)
-    } else {
-        None
-    };
+    let mut cpu = Vec::new();
+    if args.cpu_partitions > 0 && args.cpu_reads > 0 {
+        for sstables in sstable_counts(&args.cpu_sstables)? {
+            cpu.extend(rt.block_on(cpu_comparison(&args, sstables))?);
+        }
+    }
+    let cpu = (!cpu.is_empty()).then_some(cpu);
     write_reports(&args, &runs, cpu.as_ref())
 }
 
@@ -558,6 +566,7 @@ impl ModeRun {
 
 /// One round of the CPU comparison for one table.
 struct CpuRound {
+    sstables: u32,
     round: u32,
     table: &'static str,
     reads: u64,
@@ -565,10 +574,25 @@ struct CpuRound {
     wall_s: f64,
 }
 
-async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
+/// The sstable counts of `--cpu-sstables` ("1,4").
+fn sstable_counts(list: &str) -> Result<Vec<u32>> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| match c.parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => bail!("--cpu-sstables: {c:?} is not a positive count"),
+        })
+        .collect()
+}
+
+async fn cpu_comparison(args: &CacheArgs, sstables: u32) -> Result<Vec<CpuRound>> {
     // A cache big enough to hold the cached table whole.
     let cache_mb = 256;
-    let node = Node::start(&args.out.join("node-cpu"), &node_yaml(args, cache_mb))?;
+    let node = Node::start(
+        &args.out.join(format!("node-cpu-{sstables}")),
+        &node_yaml(args, cache_mb),
+    )?;
     let session = Arc::new(node.session().await?);
     create_lab_keyspace(&session).await?;
     // No compaction: the sstables stay as written, and no background work lands in the
@@ -583,7 +607,7 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
     }
     // Every partition written once per sstable, so that a read from sstables merges
     // `--cpu-sstables` of them (an STCS table before its first compaction holds up to four).
-    for generation in 0..args.cpu_sstables.max(1) {
+    for generation in 0..sstables {
         for table in ["hot", "cold"] {
             write_keys(
                 &session,
@@ -599,7 +623,7 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
     eprintln!(
         "cache lab [cpu]: {} partitions in lab.hot (cached) and lab.cold (cache off), {} sstables each",
         args.cpu_partitions,
-        args.cpu_sstables.max(1)
+        sstables
     );
     // Warm the cached table: every partition read once.
     read_keys(
@@ -608,6 +632,7 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
         args.cpu_partitions,
         args.cpu_partitions,
         true,
+        args.cpu_concurrency,
     )
     .await?;
     let mut rounds = Vec::new();
@@ -615,10 +640,19 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
         for table in ["hot", "cold"] {
             let cpu0 = cairn_bench::clock::proc_cpu(node.pid())?;
             let t0 = Instant::now();
-            read_keys(&session, table, args.cpu_partitions, args.cpu_reads, false).await?;
+            read_keys(
+                &session,
+                table,
+                args.cpu_partitions,
+                args.cpu_reads,
+                false,
+                args.cpu_concurrency,
+            )
+            .await?;
             let wall_s = t0.elapsed().as_secs_f64();
             let cpu = cairn_bench::clock::proc_cpu(node.pid())? - cpu0;
             let r = CpuRound {
+                sstables,
                 round,
                 table,
                 reads: args.cpu_reads,
@@ -626,7 +660,7 @@ async fn cpu_comparison(args: &CacheArgs) -> Result<Vec<CpuRound>> {
                 wall_s,
             };
             eprintln!(
-                "cache lab [cpu] round {round} {table}: {:.1} µs server CPU per SELECT ({} reads in {:.1} s)",
+                "cache lab [cpu] {sstables} sstable(s), round {round} {table}: {:.1} µs server CPU per SELECT ({} reads in {:.1} s)",
                 r.cpu_us_per_read, r.reads, r.wall_s
             );
             rounds.push(r);
@@ -689,23 +723,25 @@ where
 }
 
 /// Reads `count` single-row SELECTs of `lab.{table}` over keys `0..partitions` (in order when
-/// `sequential`, else pseudo-random), four at a time; every row must be there.
+/// `sequential`, else pseudo-random), `concurrency` at a time; every row must be there.
 async fn read_keys(
     session: &Arc<Session>,
     table: &str,
     partitions: u64,
     count: u64,
     sequential: bool,
+    concurrency: u64,
 ) -> Result<()> {
+    let concurrency = concurrency.max(1);
     let select = session
         .prepare(format!("SELECT v FROM lab.{table} WHERE pk = ?"))
         .await?;
-    in_workers(4, |w| {
+    in_workers(concurrency, |w| {
         let (session, select) = (Arc::clone(session), select.clone());
         let table = table.to_string();
         async move {
             let mut x = w.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            for i in (w..count).step_by(4) {
+            for i in (w..count).step_by(concurrency as usize) {
                 let pk = if sequential {
                     i % partitions
                 } else {
@@ -804,40 +840,48 @@ fn write_reports(args: &CacheArgs, runs: &[ModeRun], cpu: Option<&Vec<CpuRound>>
     std::fs::write(out.join("cache-timeline.csv"), timeline)?;
     std::fs::write(out.join("cache.csv"), summary)?;
     if let Some(rounds) = cpu {
-        let mut csv = String::from("round,table,cached,reads,server_cpu_us_per_read,wall_s\n");
+        let mut csv = String::from(
+            "sstables,round,table,cached,concurrency,reads,server_cpu_us_per_read,wall_s\n",
+        );
         for r in rounds {
             let _ = writeln!(
                 csv,
-                "{},{},{},{},{:.2},{:.2}",
+                "{},{},{},{},{},{},{:.2},{:.2}",
+                r.sstables,
                 r.round,
                 r.table,
                 r.table == "hot",
+                args.cpu_concurrency,
                 r.reads,
                 r.cpu_us_per_read,
                 r.wall_s
             );
         }
         std::fs::write(out.join("cache-cpu.csv"), csv)?;
-        let mean = |t: &str| {
-            let v: Vec<f64> = rounds
-                .iter()
-                .filter(|r| r.table == t)
-                .map(|r| r.cpu_us_per_read)
-                .collect();
-            super::mean_std(&v)
-        };
-        let ((hot, hot_sd), (cold, cold_sd)) = (mean("hot"), mean("cold"));
         let _ = write!(
             md,
-            "\nServer CPU per single-row SELECT ({} partitions of {} B, each in {} sstable(s), {} reads per table per round, {} rounds alternating):\n\n\
-             | served from | µs CPU per SELECT (mean ± sd) |\n|---|---|\n| the row cache | {hot:.1} ± {hot_sd:.1} |\n| sstables (`caching = {{'enabled': 'false'}}`) | {cold:.1} ± {cold_sd:.1} |\n\nRatio cache / sstables: {:.2}.\n",
-            args.cpu_partitions,
-            args.row_size,
-            args.cpu_sstables.max(1),
-            args.cpu_reads,
-            args.cpu_rounds,
-            if cold > 0.0 { hot / cold } else { 0.0 }
+            "\nServer CPU per single-row SELECT ({} partitions of {} B, {} reads per table per round, {} rounds alternating, {} in flight):\n\n\
+             | sstables per partition | from the row cache, µs (mean ± sd) | from sstables (`caching = {{'enabled': 'false'}}`), µs | cache / sstables |\n|---|---|---|---|\n",
+            args.cpu_partitions, args.row_size, args.cpu_reads, args.cpu_rounds, args.cpu_concurrency,
         );
+        let mut counts: Vec<u32> = rounds.iter().map(|r| r.sstables).collect();
+        counts.dedup();
+        for n in counts {
+            let mean = |t: &str| {
+                let v: Vec<f64> = rounds
+                    .iter()
+                    .filter(|r| r.sstables == n && r.table == t)
+                    .map(|r| r.cpu_us_per_read)
+                    .collect();
+                super::mean_std(&v)
+            };
+            let ((hot, hot_sd), (cold, cold_sd)) = (mean("hot"), mean("cold"));
+            let ratio = if cold > 0.0 { hot / cold } else { 0.0 };
+            let _ = writeln!(
+                md,
+                "| {n} | {hot:.1} ± {hot_sd:.1} | {cold:.1} ± {cold_sd:.1} | {ratio:.2} |"
+            );
+        }
     }
     std::fs::write(out.join("cache.md"), &md)?;
     draw_charts(out, runs)?;

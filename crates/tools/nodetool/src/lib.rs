@@ -50,12 +50,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("enablebackup", "enablebackup                         Enable incremental backup"),
     ("flush", "flush [<keyspace> [<table>...]]      Flush one or more tables"),
     ("getcompactionthroughput", "getcompactionthroughput              Print the MB/s throughput cap for compaction in the system"),
+    ("getendpoints", "getendpoints <keyspace> <table> <key>  Print the end points that owns the key"),
     ("help", "help                                 Display help information"),
     ("info", "info                                 Print node information (uptime, load, ...)"),
     ("invalidatekeycache", "invalidatekeycache                   Invalidate the key cache (Cairn's cached index pages)"),
     ("invalidaterowcache", "invalidaterowcache                   Invalidate the row cache"),
     ("listsnapshots", "listsnapshots [-nt] [-e]             Lists all the snapshots along with the size on disk and true size"),
     ("refresh", "refresh <keyspace> <table>           Load newly placed SSTables (in the table's upload/ directory) to the system without restart"),
+    ("ring", "ring [<keyspace>]                    Print information about the token ring"),
     ("setcompactionthroughput", "setcompactionthroughput <MB/s>       Set the MB/s throughput cap for compaction in the system, or 0 to disable throttling"),
     ("snapshot", "snapshot [-t <tag>] [-sf] [--ttl <d>] [-cf <table>] [<keyspace>...] | -kt <ks.table>,...  Take a snapshot of specified keyspaces or tables"),
     ("status", "status                               Print cluster information (state, load, IDs, ...)"),
@@ -204,7 +206,7 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
             if let Some(ks) = args.first() {
                 check_keyspace(&client, ks)?;
             }
-            reports::status(&client)
+            reports::status(&client, args.first().map(String::as_str))
         }
         "info" => {
             max_args(0)?;
@@ -220,6 +222,8 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
             Ok(String::new())
         }
         "describering" => reports::describering(&client, args),
+        "ring" => reports::ring(&client, args),
+        "getendpoints" => reports::getendpoints(&client, args),
         "snapshot" => snapshots::snapshot(&client, inv),
         "listsnapshots" => snapshots::listsnapshots(&client, inv),
         "clearsnapshot" => snapshots::clearsnapshot(&client, inv),

@@ -66,7 +66,7 @@ fn get_strings(client: &Client, path: &str) -> Result<Vec<String>, NodetoolError
 }
 
 /// `nodetool status`.
-pub fn status(client: &Client) -> Result<String, NodetoolError> {
+pub fn status(client: &Client, keyspace: Option<&str>) -> Result<String, NodetoolError> {
     let dc = get_str(client, "/snitch/datacenter")?;
     let rack = get_str(client, "/snitch/rack")?;
     let load = get_f64(client, "/storage_service/load")?;
@@ -103,7 +103,7 @@ pub fn status(client: &Client) -> Result<String, NodetoolError> {
             address.to_string(),
             file_size(load),
             tokens.len().to_string(),
-            "100.0%".into(),
+            format!("{:.1}%", ownership(client, keyspace, address)? * 100.0),
             host_id.to_string(),
             rack,
         ],
@@ -125,6 +125,107 @@ pub fn status(client: &Client) -> Result<String, NodetoolError> {
     }
     out.push('\n');
     Ok(out)
+}
+
+/// The share of the ring `address` holds: as a replica of `keyspace` (effective ownership),
+/// or as the primary owner of its ranges without one.
+fn ownership(client: &Client, keyspace: Option<&str>, address: &str) -> Result<f64, NodetoolError> {
+    let path = match keyspace {
+        Some(ks) => format!("/storage_service/ownership/{}", percent_encode(ks)),
+        None => "/storage_service/ownership".to_string(),
+    };
+    let v = client.get(&path, &[])?;
+    let entries = v.as_array().ok_or_else(|| unexpected("ownership", &v))?;
+    Ok(entries
+        .iter()
+        .find(|e| e.get("key").and_then(Json::as_str) == Some(address))
+        .and_then(|e| e.get("value").and_then(Json::as_f64))
+        .unwrap_or(0.0))
+}
+
+/// `nodetool ring [<keyspace>]`: every token of the ring with its node, as Cassandra prints it.
+pub fn ring(client: &Client, args: &[String]) -> Result<String, NodetoolError> {
+    let keyspace = match args {
+        [] => None,
+        [ks] => {
+            check_keyspace(client, ks)?;
+            Some(ks.as_str())
+        }
+        _ => return Err(bad_use("ring takes at most one keyspace".to_string())),
+    };
+    let dc = get_str(client, "/snitch/datacenter")?;
+    let rack = get_str(client, "/snitch/rack")?;
+    let load = file_size(get_f64(client, "/storage_service/load")?);
+    let live = get_strings(client, "/gossiper/endpoint/live")?;
+    let v = client.get("/storage_service/tokens_endpoint", &[])?;
+    let mut tokens: Vec<(i64, String)> = v
+        .as_array()
+        .ok_or_else(|| unexpected("tokens_endpoint", &v))?
+        .iter()
+        .filter_map(|e| {
+            let t = e.get("key")?.as_str()?.parse().ok()?;
+            Some((t, e.get("value")?.as_str()?.to_string()))
+        })
+        .collect();
+    tokens.sort();
+    let mut out = format!("\nDatacenter: {dc}\n==========\n");
+    let row = |out: &mut String, cells: [&str; 7]| {
+        let _ = writeln!(
+            out,
+            "{:<16}{:<12}{:<7}{:<8}{:<16}{:<20}{}",
+            cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], cells[6]
+        );
+    };
+    row(
+        &mut out,
+        [
+            "Address", "Rack", "Status", "State", "Load", "Owns", "Token",
+        ],
+    );
+    if let Some((last, _)) = tokens.last() {
+        row(&mut out, ["", "", "", "", "", "", &last.to_string()]);
+    }
+    for (token, address) in &tokens {
+        let status = if live.contains(address) { "Up" } else { "Down" };
+        let owns = format!("{:.2}%", ownership(client, keyspace, address)? * 100.0);
+        row(
+            &mut out,
+            [
+                address,
+                &rack,
+                status,
+                "Normal",
+                &load,
+                &owns,
+                &token.to_string(),
+            ],
+        );
+    }
+    out.push_str(
+        "\n  Warning: \"nodetool ring\" is used to output all the tokens of a node.\n  \
+         To view status related info of a node use \"nodetool status\" instead.\n\n",
+    );
+    Ok(out)
+}
+
+/// `nodetool getendpoints <keyspace> <table> <key>`: the replicas of a partition key.
+pub fn getendpoints(client: &Client, args: &[String]) -> Result<String, NodetoolError> {
+    let [ks, table, key] = args else {
+        return Err(bad_use(
+            "getendpoints requires keyspace, table and partition key arguments".to_string(),
+        ));
+    };
+    check_keyspace(client, ks)?;
+    let path = format!("/storage_service/natural_endpoints/{}", percent_encode(ks));
+    let v = client.get(&path, &[("cf", table.as_str()), ("key", key.as_str())])?;
+    let endpoints = v
+        .as_array()
+        .ok_or_else(|| unexpected("natural_endpoints", &v))?;
+    Ok(endpoints
+        .iter()
+        .filter_map(Json::as_str)
+        .map(|a| format!("{a}\n"))
+        .collect())
 }
 
 /// Cassandra's `%.3f` of hits over requests; `NaN` before any request.

@@ -192,7 +192,7 @@ final class CairnNode implements AutoCloseable {
     }
   }
 
-  private static void deleteTree(Path root) {
+  static void deleteTree(Path root) {
     try (Stream<Path> paths = Files.walk(root)) {
       paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (IOException e) {

@@ -1,0 +1,74 @@
+//! The cluster crate's error type.
+
+use std::path::PathBuf;
+
+/// Result with the cluster crate's error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong in the cluster crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Two nodes claim the same token.
+    #[error("token {token} is claimed by two nodes, {first} and {second}")]
+    DuplicateToken {
+        /// The token.
+        token: i64,
+        /// The first node's host id.
+        first: String,
+        /// The second node's host id.
+        second: String,
+    },
+    /// A token that is not a Murmur3 token.
+    #[error("`{0}` is not a Murmur3 token (a signed 64-bit integer above -9223372036854775808)")]
+    InvalidToken(String),
+    /// A token count the configuration cannot have.
+    #[error("{0}")]
+    Config(String),
+    /// A file of the node's identity or configuration that cannot be used.
+    #[error("{path}: {message}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, with the line where it applies.
+        message: String,
+    },
+    /// An I/O error on a file.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A peer could not be reached, or its connection was lost before it answered.
+    #[error("node {peer}: {message}")]
+    Unreachable {
+        /// The peer.
+        peer: std::net::IpAddr,
+        /// What happened.
+        message: String,
+    },
+    /// A peer did not answer in time.
+    #[error("node {peer} did not answer {verb} within {millis} ms")]
+    Timeout {
+        /// The peer.
+        peer: std::net::IpAddr,
+        /// The request's verb.
+        verb: &'static str,
+        /// The timeout.
+        millis: u128,
+    },
+    /// A peer answered with an error.
+    #[error("node {peer} failed {verb}: {message}")]
+    Remote {
+        /// The peer.
+        peer: std::net::IpAddr,
+        /// The request's verb.
+        verb: &'static str,
+        /// The peer's error text.
+        message: String,
+    },
+    /// The engine failed (writing the identity files).
+    #[error(transparent)]
+    Engine(#[from] cairn_engine::Error),
+}

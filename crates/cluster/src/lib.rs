@@ -1,0 +1,35 @@
+//! Cairn's cluster: what several nodes need to be one database.
+//!
+//! This crate sits between statement execution (`cairn-cql`) and storage (`cairn-engine`):
+//! `cql → cluster → engine`. Today it holds the pieces every node needs even alone, and that
+//! drivers read from it:
+//!
+//! - [`node`]: who a node is — its host id, address, data center and rack;
+//! - [`identity`]: the node's persistent identity (host id and tokens), made on first start
+//!   and kept in the data directory;
+//! - [`ring`]: the token ring — every node's tokens in order, who owns which range;
+//! - [`tokens`]: choosing a new node's tokens so that ownership stays balanced;
+//! - [`placement`]: which nodes hold a token's replicas, for SimpleStrategy,
+//!   NetworkTopologyStrategy and LocalStrategy, exactly as Cassandra computes it — drivers
+//!   compute replicas themselves and route requests by them;
+//! - [`snitch`]: where this node is (SimpleSnitch, GossipingPropertyFileSnitch);
+//! - [`messaging`]: requests and responses between nodes over TCP (`storage_port`), with a
+//!   seam for tests to drop or delay messages;
+//! - [`liveness`]: which peers are up, by direct echo.
+//!
+//! The storage proxy, membership and the Raft group for schema and topology come here next
+//! (`docs/architecture.md`, "Where the row cache and the cluster sit").
+
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod error;
+pub mod identity;
+pub mod liveness;
+pub mod messaging;
+pub mod node;
+pub mod placement;
+pub mod ring;
+pub mod snitch;
+pub mod tokens;
+
+pub use error::{Error, Result};

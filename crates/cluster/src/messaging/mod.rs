@@ -1,0 +1,514 @@
+//! Internode messaging: requests and responses between nodes over TCP.
+//!
+//! Every node listens on `listen_address:storage_port` (7000 by default, the same port on every
+//! node, each node on its own address — as ccm runs Cassandra on 127.0.0.1, .2, .3). A node
+//! sends a request with [`Messaging::request`] and gets the peer's answer, an error the peer's
+//! handler returned, or a timeout. Handlers are registered per [`Verb`]; `ECHO` is built in
+//! (liveness is a direct echo with a timeout, as ScyllaDB does it).
+//!
+//! Connections: one outgoing connection per peer, opened on the first request and again
+//! after it breaks, **bound to this node's own address** before connecting — the peer knows
+//! who is calling from the source address, and on one machine 127.0.0.2's requests must not
+//! leave from 127.0.0.1. Requests are multiplexed on it by id; responses come back on the
+//! same connection. The first frame of a connection is `HELLO` with the caller's cluster
+//! name: a node of another cluster is refused (Cassandra's "ClusterName mismatch").
+//!
+//! The wire format is [`frame`]'s. A peer that sends a frame that cannot be trusted (bad
+//! magic, oversized) has its connection closed; it never crashes the node.
+//!
+//! Faults for tests: a [`LinkFilter`] decides, per request, whether it is delivered, dropped
+//! (the caller sees a timeout, as over a partitioned link) or delayed.
+//!
+//! Invariants: a request's caller always gets exactly one outcome (answer, error or timeout);
+//! a broken connection fails every request waiting on it at once; nothing here blocks a
+//! thread (tokio tasks only).
+
+pub mod frame;
+pub mod verb;
+
+use crate::error::{Error, Result};
+use bytes::{Bytes, BytesMut};
+use frame::{Frame, ERROR, RESPONSE};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{mpsc, oneshot, watch};
+pub use verb::Verb;
+
+/// What a handler returns: the response body, or an error text sent back to the caller.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = std::result::Result<Bytes, String>> + Send>>;
+
+/// Answers the requests of one verb: `(caller's address, body)`.
+pub type Handler = Arc<dyn Fn(IpAddr, Bytes) -> HandlerFuture + Send + Sync>;
+
+/// What happens to a request on its way (see [`LinkFilter`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Sent.
+    Deliver,
+    /// Lost: the caller sees a timeout.
+    Drop,
+    /// Sent after a delay.
+    Delay(Duration),
+}
+
+/// Decides the fate of each outgoing request (tests partition, slow or break links with it).
+pub trait LinkFilter: Send + Sync {
+    /// The fate of a `verb` request from `from` to `to`.
+    fn delivery(&self, from: IpAddr, to: IpAddr, verb: Verb) -> Delivery;
+}
+
+/// Messaging's settings.
+#[derive(Debug, Clone)]
+pub struct MessagingConfig {
+    /// `listen_address`: where the node listens, and what its outgoing sockets bind to.
+    pub listen: IpAddr,
+    /// `storage_port` (0: any free port, for tests).
+    pub port: u16,
+    /// `cluster_name`: peers of another cluster are refused.
+    pub cluster_name: String,
+    /// How long a connection attempt (TCP and `HELLO`) may take.
+    pub connect_timeout: Duration,
+    /// The largest body accepted.
+    pub max_body: usize,
+}
+
+impl MessagingConfig {
+    /// Defaults for a node at `listen`: port 7000, 2 s to connect, 256 MiB bodies.
+    pub fn new(listen: IpAddr, cluster_name: impl Into<String>) -> MessagingConfig {
+        MessagingConfig {
+            listen,
+            port: 7000,
+            cluster_name: cluster_name.into(),
+            connect_timeout: Duration::from_secs(2),
+            max_body: 256 << 20,
+        }
+    }
+}
+
+/// A node's messaging service. Dropping it (or [`Messaging::shutdown`]) stops listening and
+/// closes its connections.
+pub struct Messaging {
+    inner: Arc<Inner>,
+    local: SocketAddr,
+}
+
+struct Inner {
+    config: MessagingConfig,
+    /// The port peers listen on (this node's own, as every node uses the same).
+    peer_port: u16,
+    handlers: Mutex<HashMap<Verb, Handler>>,
+    /// One slot per peer; the slot's async lock serialises connecting to that peer only.
+    peers: Mutex<HashMap<IpAddr, Arc<PeerSlot>>>,
+    filter: Mutex<Option<Arc<dyn LinkFilter>>>,
+    next_id: AtomicU64,
+    shutdown: watch::Sender<bool>,
+}
+
+/// A peer's connection, once opened.
+type PeerSlot = tokio::sync::Mutex<Option<Arc<Outbound>>>;
+
+type Pending = Mutex<HashMap<u64, oneshot::Sender<std::result::Result<Bytes, Frame>>>>;
+
+/// An outgoing connection: a writer task fed by `tx`, a reader task completing `pending`.
+struct Outbound {
+    tx: mpsc::Sender<Frame>,
+    pending: Arc<Pending>,
+    closed: Arc<AtomicBool>,
+}
+
+impl Messaging {
+    /// Listens on `config.listen:config.port` and serves registered verbs.
+    pub async fn start(config: MessagingConfig) -> Result<Messaging> {
+        let addr = SocketAddr::new(config.listen, config.port);
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| Error::Config(format!("cannot listen for nodes on {addr}: {e}")))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Error::Config(format!("cannot listen for nodes on {addr}: {e}")))?;
+        let (shutdown, stop) = watch::channel(false);
+        let inner = Arc::new(Inner {
+            peer_port: local.port(),
+            config,
+            handlers: Mutex::new(HashMap::new()),
+            peers: Mutex::new(HashMap::new()),
+            filter: Mutex::new(None),
+            next_id: AtomicU64::new(1),
+            shutdown,
+        });
+        let echo: Handler = Arc::new(|_, _| Box::pin(async { Ok(Bytes::new()) }));
+        inner.handlers.lock().insert(Verb::Echo, echo);
+        tokio::spawn(accept_loop(listener, Arc::clone(&inner), stop));
+        Ok(Messaging { inner, local })
+    }
+
+    /// The address this node listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Serves `verb` with `handler` (replacing any earlier one).
+    pub fn register(&self, verb: Verb, handler: Handler) {
+        self.inner.handlers.lock().insert(verb, handler);
+    }
+
+    /// Puts `filter` on every request this node sends (`None` removes it).
+    pub fn set_filter(&self, filter: Option<Arc<dyn LinkFilter>>) {
+        *self.inner.filter.lock() = filter;
+    }
+
+    /// Sends a `verb` request to node `to` and waits at most `timeout` for its answer.
+    pub async fn request(
+        &self,
+        to: IpAddr,
+        verb: Verb,
+        body: Bytes,
+        timeout: Duration,
+    ) -> Result<Bytes> {
+        let timed_out = || Error::Timeout {
+            peer: to,
+            verb: verb.name(),
+            millis: timeout.as_millis(),
+        };
+        let filter = self.inner.filter.lock().clone();
+        let delivery = filter.map_or(Delivery::Deliver, |f| {
+            f.delivery(self.inner.config.listen, to, verb)
+        });
+        let started = tokio::time::Instant::now();
+        match delivery {
+            Delivery::Deliver => {}
+            Delivery::Drop => {
+                tokio::time::sleep(timeout).await;
+                return Err(timed_out());
+            }
+            Delivery::Delay(d) => tokio::time::sleep(d.min(timeout)).await,
+        }
+        let left = timeout.saturating_sub(started.elapsed());
+        let outbound = tokio::time::timeout(left, self.inner.outbound(to))
+            .await
+            .map_err(|_| timed_out())??;
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        outbound.pending.lock().insert(id, tx);
+        let frame = Frame {
+            verb: verb.code(),
+            flags: 0,
+            id,
+            body,
+        };
+        if outbound.tx.send(frame).await.is_err() {
+            outbound.pending.lock().remove(&id);
+            return Err(Error::Unreachable {
+                peer: to,
+                message: "connection closed".into(),
+            });
+        }
+        let left = timeout.saturating_sub(started.elapsed());
+        match tokio::time::timeout(left, rx).await {
+            Ok(Ok(Ok(body))) => Ok(body),
+            Ok(Ok(Err(f))) => Err(Error::Remote {
+                peer: to,
+                verb: verb.name(),
+                message: String::from_utf8_lossy(&f.body).into_owned(),
+            }),
+            Ok(Err(_)) => Err(Error::Unreachable {
+                peer: to,
+                message: "connection lost before the answer".into(),
+            }),
+            Err(_) => {
+                outbound.pending.lock().remove(&id);
+                Err(timed_out())
+            }
+        }
+    }
+
+    /// Stops listening and closes the connections.
+    pub fn shutdown(&self) {
+        let _ = self.inner.shutdown.send(true);
+        self.inner.peers.lock().clear();
+    }
+}
+
+impl Drop for Messaging {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl Inner {
+    /// The open connection to `to`, connecting if there is none.
+    async fn outbound(self: &Arc<Self>, to: IpAddr) -> Result<Arc<Outbound>> {
+        let slot = Arc::clone(self.peers.lock().entry(to).or_default());
+        let mut slot = slot.lock().await;
+        if let Some(o) = slot.as_ref() {
+            if !o.closed.load(Ordering::Acquire) {
+                return Ok(Arc::clone(o));
+            }
+        }
+        let o = Arc::new(self.connect(to).await?);
+        *slot = Some(Arc::clone(&o));
+        Ok(o)
+    }
+
+    /// Opens a connection to `to` from this node's own address and says `HELLO`.
+    async fn connect(&self, to: IpAddr) -> Result<Outbound> {
+        let unreachable = |message: String| Error::Unreachable { peer: to, message };
+        let socket = match to {
+            IpAddr::V4(_) => TcpSocket::new_v4(),
+            IpAddr::V6(_) => TcpSocket::new_v6(),
+        }
+        .map_err(|e| unreachable(e.to_string()))?;
+        socket
+            .bind(SocketAddr::new(self.config.listen, 0))
+            .map_err(|e| unreachable(format!("cannot bind to {}: {e}", self.config.listen)))?;
+        let stream = tokio::time::timeout(
+            self.config.connect_timeout,
+            socket.connect(SocketAddr::new(to, self.peer_port)),
+        )
+        .await
+        .map_err(|_| unreachable("connection timed out".into()))?
+        .map_err(|e| unreachable(e.to_string()))?;
+        let _ = stream.set_nodelay(true);
+        let (mut rd, mut wr) = stream.into_split();
+        let mut out = BytesMut::new();
+        Frame {
+            verb: Verb::Hello.code(),
+            flags: 0,
+            id: 0,
+            body: Bytes::from(self.config.cluster_name.clone()),
+        }
+        .encode(&mut out);
+        wr.write_all(&out)
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        let mut buf = BytesMut::with_capacity(4096);
+        let hello = tokio::time::timeout(
+            self.config.connect_timeout,
+            read_frame(&mut rd, &mut buf, self.config.max_body),
+        )
+        .await
+        .map_err(|_| unreachable("no HELLO answer".into()))?
+        .map_err(unreachable)?
+        .ok_or_else(|| unreachable("closed during HELLO".into()))?;
+        if hello.flags & ERROR != 0 {
+            return Err(unreachable(
+                String::from_utf8_lossy(&hello.body).into_owned(),
+            ));
+        }
+        let pending: Arc<Pending> = Arc::new(Mutex::new(HashMap::new()));
+        let closed = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel(1024);
+        tokio::spawn(write_loop(wr, rx, Arc::clone(&closed)));
+        tokio::spawn(read_responses(
+            rd,
+            buf,
+            Arc::clone(&pending),
+            Arc::clone(&closed),
+            self.config.max_body,
+            to,
+        ));
+        Ok(Outbound {
+            tx,
+            pending,
+            closed,
+        })
+    }
+}
+
+/// Reads one frame: `Ok(None)` at a clean end of stream.
+async fn read_frame(
+    rd: &mut OwnedReadHalf,
+    buf: &mut BytesMut,
+    max_body: usize,
+) -> std::result::Result<Option<Frame>, String> {
+    loop {
+        if let Some(f) = Frame::decode(buf, max_body)? {
+            return Ok(Some(f));
+        }
+        buf.reserve(4096);
+        match rd.read_buf(buf).await {
+            Ok(0) => return Ok(None),
+            Ok(_) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Writes the frames `rx` brings, several per socket write when they queue up.
+async fn write_loop(
+    mut wr: OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Frame>,
+    closed: Arc<AtomicBool>,
+) {
+    let mut out = BytesMut::with_capacity(16 * 1024);
+    while let Some(f) = rx.recv().await {
+        f.encode(&mut out);
+        while out.len() < 256 * 1024 {
+            match rx.try_recv() {
+                Ok(f) => f.encode(&mut out),
+                Err(_) => break,
+            }
+        }
+        if wr.write_all(&out).await.is_err() {
+            break;
+        }
+        out.clear();
+    }
+    closed.store(true, Ordering::Release);
+}
+
+/// Completes the requests of an outgoing connection as their answers arrive; when the
+/// connection ends, fails every request still waiting.
+async fn read_responses(
+    mut rd: OwnedReadHalf,
+    mut buf: BytesMut,
+    pending: Arc<Pending>,
+    closed: Arc<AtomicBool>,
+    max_body: usize,
+    peer: IpAddr,
+) {
+    loop {
+        match read_frame(&mut rd, &mut buf, max_body).await {
+            Ok(Some(f)) if f.flags & RESPONSE != 0 => {
+                if let Some(tx) = pending.lock().remove(&f.id) {
+                    let _ = tx.send(if f.flags & ERROR != 0 {
+                        Err(f)
+                    } else {
+                        Ok(f.body)
+                    });
+                }
+            }
+            Ok(Some(_)) => {
+                tracing::debug!(%peer, "a request on an outgoing connection: closing it");
+                break;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                tracing::debug!(%peer, "closing the connection: {e}");
+                break;
+            }
+        }
+    }
+    closed.store(true, Ordering::Release);
+    // Dropping the senders fails the waiting requests ("connection lost").
+    pending.lock().clear();
+}
+
+async fn accept_loop(listener: TcpListener, inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, from)) => {
+                    tokio::spawn(serve_inbound(stream, from.ip(), Arc::clone(&inner), stop.clone()));
+                }
+                Err(e) => {
+                    tracing::warn!("accepting a node connection failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// Serves the requests of one incoming connection from node `from`.
+async fn serve_inbound(
+    stream: TcpStream,
+    from: IpAddr,
+    inner: Arc<Inner>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let _ = stream.set_nodelay(true);
+    let (mut rd, wr) = stream.into_split();
+    let (tx, rx) = mpsc::channel::<Frame>(1024);
+    let closed = Arc::new(AtomicBool::new(false));
+    tokio::spawn(write_loop(wr, rx, Arc::clone(&closed)));
+    let mut buf = BytesMut::with_capacity(4096);
+    let max_body = inner.config.max_body;
+    // HELLO first: a node of this cluster.
+    let hello = tokio::time::timeout(
+        inner.config.connect_timeout,
+        read_frame(&mut rd, &mut buf, max_body),
+    )
+    .await;
+    let Ok(Ok(Some(hello))) = hello else {
+        tracing::debug!(%from, "a node connection without HELLO: closed");
+        return;
+    };
+    let theirs = String::from_utf8_lossy(&hello.body).into_owned();
+    if hello.verb != Verb::Hello.code() || theirs != inner.config.cluster_name {
+        tracing::warn!(
+            %from,
+            "refusing a node of cluster {theirs:?}: this node is in {:?}",
+            inner.config.cluster_name
+        );
+        let _ = tx
+            .send(Frame {
+                verb: Verb::Hello.code(),
+                flags: RESPONSE | ERROR,
+                id: hello.id,
+                body: Bytes::from(format!(
+                    "ClusterName mismatch: {:?} != {:?}",
+                    theirs, inner.config.cluster_name
+                )),
+            })
+            .await;
+        return;
+    }
+    let answer = Frame {
+        verb: Verb::Hello.code(),
+        flags: RESPONSE,
+        id: hello.id,
+        body: Bytes::from(inner.config.cluster_name.clone()),
+    };
+    if tx.send(answer).await.is_err() {
+        return;
+    }
+    loop {
+        let frame = tokio::select! {
+            f = read_frame(&mut rd, &mut buf, max_body) => f,
+            _ = stop.changed() => return,
+        };
+        let f = match frame {
+            Ok(Some(f)) if f.flags & RESPONSE == 0 => f,
+            Ok(Some(_)) => {
+                tracing::debug!(%from, "a response on an incoming connection: closing it");
+                return;
+            }
+            Ok(None) => return,
+            Err(e) => {
+                tracing::debug!(%from, "closing the connection: {e}");
+                return;
+            }
+        };
+        let handler = Verb::from_code(f.verb).and_then(|v| inner.handlers.lock().get(&v).cloned());
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let result = match handler {
+                Some(h) => h(from, f.body).await,
+                None => Err(format!("no handler for verb {}", f.verb)),
+            };
+            let (flags, body) = match result {
+                Ok(body) => (RESPONSE, body),
+                Err(text) => (RESPONSE | ERROR, Bytes::from(text)),
+            };
+            let _ = tx
+                .send(Frame {
+                    verb: f.verb,
+                    flags,
+                    id: f.id,
+                    body,
+                })
+                .await;
+        });
+    }
+}

@@ -1,0 +1,57 @@
+//! What a message asks for.
+
+/// A message's verb. The codes are the wire format: never reuse one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verb {
+    /// The first frame on a connection: the sender's cluster name and address.
+    Hello,
+    /// Liveness: answered with an empty body.
+    Echo,
+    /// Apply a mutation on a replica.
+    Mutation,
+    /// Read data from a replica.
+    ReadData,
+    /// Read a digest from a replica.
+    ReadDigest,
+    /// A Raft message (schema and topology).
+    Raft,
+}
+
+impl Verb {
+    /// The verb's wire code.
+    pub fn code(self) -> u8 {
+        match self {
+            Verb::Hello => 1,
+            Verb::Echo => 2,
+            Verb::Mutation => 3,
+            Verb::ReadData => 4,
+            Verb::ReadDigest => 5,
+            Verb::Raft => 6,
+        }
+    }
+
+    /// The verb's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Hello => "HELLO",
+            Verb::Echo => "ECHO",
+            Verb::Mutation => "MUTATION",
+            Verb::ReadData => "READ_DATA",
+            Verb::ReadDigest => "READ_DIGEST",
+            Verb::Raft => "RAFT",
+        }
+    }
+
+    /// The verb of a wire code.
+    pub fn from_code(code: u8) -> Option<Verb> {
+        Some(match code {
+            1 => Verb::Hello,
+            2 => Verb::Echo,
+            3 => Verb::Mutation,
+            4 => Verb::ReadData,
+            5 => Verb::ReadDigest,
+            6 => Verb::Raft,
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,200 @@
+//! Internode messaging between real sockets on loopback addresses: every node on its own
+//! address (127.0.0.1, .2, .3) and the same port, as a cluster on one machine runs.
+
+use bytes::Bytes;
+use cairn_cluster::messaging::{Delivery, Handler, LinkFilter, Messaging, MessagingConfig, Verb};
+use cairn_cluster::Error;
+use std::io::{Read, Write};
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+fn ip(last: u8) -> IpAddr {
+    IpAddr::from([127, 0, 0, last])
+}
+
+async fn node(last: u8, port: u16, cluster: &str) -> Messaging {
+    let mut config = MessagingConfig::new(ip(last), cluster);
+    config.port = port;
+    config.connect_timeout = Duration::from_millis(500);
+    Messaging::start(config).await.unwrap()
+}
+
+/// A handler answering with the caller's address and the body it got.
+fn who_called() -> Handler {
+    Arc::new(|from, body| {
+        Box::pin(async move {
+            let mut out = from.to_string().into_bytes();
+            out.push(b'|');
+            out.extend_from_slice(&body);
+            Ok(Bytes::from(out))
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_on_their_own_addresses_talk_and_know_who_calls() {
+    let a = node(1, 0, "c").await;
+    let port = a.local_addr().port();
+    let b = node(2, port, "c").await;
+    a.register(Verb::Mutation, who_called());
+    b.register(Verb::Mutation, who_called());
+
+    let echo = a.request(ip(2), Verb::Echo, Bytes::new(), SECOND).await;
+    assert_eq!(echo.unwrap(), Bytes::new());
+    // Outgoing sockets leave from the sender's own address.
+    let r = a
+        .request(ip(2), Verb::Mutation, Bytes::from_static(b"x"), SECOND)
+        .await
+        .unwrap();
+    assert_eq!(r, Bytes::from_static(b"127.0.0.1|x"));
+    let r = b
+        .request(ip(1), Verb::Mutation, Bytes::from_static(b"y"), SECOND)
+        .await
+        .unwrap();
+    assert_eq!(r, Bytes::from_static(b"127.0.0.2|y"));
+
+    // Many requests at once on one connection: each gets its own answer.
+    let a = Arc::new(a);
+    let tasks: Vec<_> = (0..500u32)
+        .map(|i| {
+            let a = Arc::clone(&a);
+            tokio::spawn(async move {
+                let body = Bytes::from(i.to_string());
+                let r = a.request(ip(2), Verb::Mutation, body, 5 * SECOND).await;
+                (i, r.unwrap())
+            })
+        })
+        .collect();
+    for t in tasks {
+        let (i, r) = t.await.unwrap();
+        assert_eq!(r, Bytes::from(format!("127.0.0.1|{i}")));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handler_errors_unknown_verbs_and_foreign_clusters_are_answers() {
+    let a = node(1, 0, "c").await;
+    let port = a.local_addr().port();
+    let b = node(2, port, "c").await;
+    b.register(
+        Verb::ReadData,
+        Arc::new(|_, _| Box::pin(async { Err("no such table".to_string()) })),
+    );
+    match a.request(ip(2), Verb::ReadData, Bytes::new(), SECOND).await {
+        Err(Error::Remote { message, verb, .. }) => {
+            assert_eq!((message.as_str(), verb), ("no such table", "READ_DATA"));
+        }
+        other => panic!("{other:?}"),
+    }
+    match a.request(ip(2), Verb::Raft, Bytes::new(), SECOND).await {
+        Err(Error::Remote { message, .. }) => assert!(message.contains("no handler"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    // A node of another cluster refuses the connection.
+    let c = node(3, port, "other").await;
+    match a.request(ip(3), Verb::Echo, Bytes::new(), SECOND).await {
+        Err(Error::Unreachable { message, .. }) => {
+            assert!(message.contains("ClusterName mismatch"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(c);
+}
+
+struct Partition {
+    cut: IpAddr,
+    delay: Option<Duration>,
+}
+
+impl LinkFilter for Partition {
+    fn delivery(&self, _from: IpAddr, to: IpAddr, _verb: Verb) -> Delivery {
+        match (to == self.cut, self.delay) {
+            (true, None) => Delivery::Drop,
+            (true, Some(d)) => Delivery::Delay(d),
+            (false, _) => Delivery::Deliver,
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_links_time_out_delayed_ones_arrive_late() {
+    let a = node(1, 0, "c").await;
+    let port = a.local_addr().port();
+    let _b = node(2, port, "c").await;
+    let short = Duration::from_millis(200);
+    a.set_filter(Some(Arc::new(Partition {
+        cut: ip(2),
+        delay: None,
+    })));
+    let r = a.request(ip(2), Verb::Echo, Bytes::new(), short).await;
+    assert!(
+        matches!(r, Err(Error::Timeout { verb: "ECHO", .. })),
+        "{r:?}"
+    );
+    a.set_filter(Some(Arc::new(Partition {
+        cut: ip(2),
+        delay: Some(Duration::from_millis(100)),
+    })));
+    let t0 = Instant::now();
+    a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(100));
+    a.set_filter(None);
+    a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_peer_is_reconnected_and_a_dead_one_is_unreachable() {
+    let a = node(1, 0, "c").await;
+    let port = a.local_addr().port();
+    let b = node(2, port, "c").await;
+    a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+    drop(b);
+    // The old connection breaks; with nobody listening the next request cannot connect.
+    let mut refused = false;
+    for _ in 0..50 {
+        match a.request(ip(2), Verb::Echo, Bytes::new(), SECOND).await {
+            Err(Error::Unreachable { .. }) => {
+                refused = true;
+                break;
+            }
+            Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(refused);
+    let _b = node(2, port, "c").await;
+    a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_the_port_closes_that_connection_only() {
+    let a = node(1, 0, "c").await;
+    let port = a.local_addr().port();
+    let b = node(2, port, "c").await;
+    let addr = a.local_addr();
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(5 * SECOND)).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+        rest
+    })
+    .await
+    .unwrap();
+    assert!(answer.is_empty(), "{answer:?}");
+    b.request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+}
