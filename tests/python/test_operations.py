@@ -69,6 +69,13 @@ def test_cql_traffic_moves_metrics_and_nodetool(node, session, ks, tname):
     assert value(after, "scylla_column_family_read_latency_count", ks=ks, cf=tname) == 10
     assert value(after, "scylla_column_family_bytes_written", ks=ks, cf=tname, kind="commitlog") > 0
     assert value(after, "scylla_database_total_writes") >= writes
+    # The CQL transport's counters: every statement above was a request, most ran inline.
+    served = value(after, "scylla_transport_requests_served") - value(before, "scylla_transport_requests_served")
+    assert served >= writes + 10
+    inline = value(after, "scylla_transport_requests_inline") - value(before, "scylla_transport_requests_inline")
+    assert inline >= writes
+    assert value(after, "scylla_transport_current_connections") >= 1
+    assert value(after, "scylla_transport_tls_connections") == 0
     assert value(after, "scylla_column_family_live_sstable", ks=ks, cf=tname) == 0
 
     assert nodetool(node, "flush", ks, tname) == ""

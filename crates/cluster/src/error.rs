@@ -68,6 +68,9 @@ pub enum Error {
         /// The peer's error text.
         message: String,
     },
+    /// The Raft group failed, or a command could not be committed.
+    #[error("raft: {0}")]
+    Raft(String),
     /// The engine failed (writing the identity files).
     #[error(transparent)]
     Engine(#[from] cairn_engine::Error),

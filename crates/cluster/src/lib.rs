@@ -15,10 +15,12 @@
 //! - [`snitch`]: where this node is (SimpleSnitch, GossipingPropertyFileSnitch);
 //! - [`messaging`]: requests and responses between nodes over TCP (`storage_port`), with a
 //!   seam for tests to drop or delay messages;
-//! - [`liveness`]: which peers are up, by direct echo.
+//! - [`liveness`]: which peers are up, by direct echo;
+//! - [`raft`]: the Raft group every node is a member of, replicating schema and topology
+//!   (openraft over [`messaging`]).
 //!
-//! The storage proxy, membership and the Raft group for schema and topology come here next
-//! (`docs/architecture.md`, "Where the row cache and the cluster sit").
+//! The storage proxy and the node's use of the Raft group (DDL and joining through it) come
+//! here next (`docs/architecture.md`, "Where the row cache and the cluster sit").
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
@@ -28,6 +30,7 @@ pub mod liveness;
 pub mod messaging;
 pub mod node;
 pub mod placement;
+pub mod raft;
 pub mod ring;
 pub mod snitch;
 pub mod tokens;

@@ -291,7 +291,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         backend,
         Some(Arc::clone(&stalls)),
         cfg.prometheus_prefix.clone(),
-    );
+    )
+    .with_transport(Arc::clone(cql_server.stats()));
     let metrics_server = rest::serve_with(
         prometheus,
         "Prometheus metrics",

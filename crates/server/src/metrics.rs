@@ -16,6 +16,7 @@
 //! Invariant of the text: all samples of one family follow its `# HELP`/`# TYPE` lines
 //! contiguously, as the format requires — families are the outer loop, tables the inner.
 
+use crate::protocol::ServerStats;
 use crate::rest::http::{Request, Response};
 use crate::rest::AdminBackend;
 use crate::stall::StallDetector;
@@ -32,6 +33,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub struct MetricsSource {
     backend: Arc<dyn AdminBackend>,
     stalls: Option<Arc<StallDetector>>,
+    transport: Option<Arc<ServerStats>>,
     prefix: String,
 }
 
@@ -45,8 +47,15 @@ impl MetricsSource {
         MetricsSource {
             backend,
             stalls,
+            transport: None,
             prefix: prefix.into(),
         }
+    }
+
+    /// Also exports the native-protocol server's counters (`{prefix}_transport_*`).
+    pub fn with_transport(mut self, stats: Arc<ServerStats>) -> MetricsSource {
+        self.transport = Some(stats);
+        self
     }
 
     /// Answers a request to the metrics port: `GET /metrics` (or `/`), else 404/405.
@@ -93,6 +102,9 @@ impl MetricsSource {
         }
         if let Some(s) = &self.stalls {
             stall_families(&mut w, s);
+        }
+        if let Some(t) = &self.transport {
+            transport_families(&mut w, t);
         }
         table_families(&mut w, &tables);
         w.out
@@ -556,6 +568,25 @@ fn cache_families(w: &mut Writer<'_>, c: &cairn_engine::cache::CacheStats) {
     for (name, kind, help, v) in families.into_iter().chain(index) {
         w.family(name, kind, help);
         w.sample(name, "shard=\"0\"", v as f64);
+    }
+}
+
+/// The native-protocol server: ScyllaDB's `transport` names where it has them.
+fn transport_families(w: &mut Writer<'_>, t: &ServerStats) {
+    let families: [(&str, &str, &str, u64); 9] = [
+        ("transport_requests_served", "counter", "CQL requests received (frames with a valid header).", t.requests()),
+        ("transport_cql_connections", "counter", "CQL connections accepted.", t.connections_accepted()),
+        ("transport_current_connections", "gauge", "CQL connections open.", t.connections_open()),
+        ("transport_requests_shed", "counter", "Requests answered with OVERLOADED (in-flight limits reached).", t.overloaded()),
+        ("transport_protocol_errors", "counter", "PROTOCOL_ERROR responses sent.", t.protocol_errors()),
+        ("transport_requests_inline", "counter", "Statements answered on the connection's reactor thread, without waiting.", t.inline()),
+        ("transport_requests_spawned", "counter", "Statements that had to wait (disk, memtable space, schema changes) and ran on the blocking pool.", t.spawned()),
+        ("transport_tls_connections", "counter", "Connections that completed a TLS handshake.", t.tls_connections()),
+        ("transport_tls_handshake_failures", "counter", "Connections closed before they started: a failed or timed-out TLS handshake.", t.tls_handshake_failures()),
+    ];
+    for (name, kind, help, value) in families {
+        w.family(name, kind, help);
+        w.sample(name, "shard=\"0\"", value);
     }
 }
 

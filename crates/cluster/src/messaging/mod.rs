@@ -161,6 +161,11 @@ impl Messaging {
         self.inner.handlers.lock().insert(verb, handler);
     }
 
+    /// Stops serving `verb` (its requests are answered with an error).
+    pub fn unregister(&self, verb: Verb) {
+        self.inner.handlers.lock().remove(&verb);
+    }
+
     /// Puts `filter` on every request this node sends (`None` removes it).
     pub fn set_filter(&self, filter: Option<Arc<dyn LinkFilter>>) {
         *self.inner.filter.lock() = filter;

@@ -1,0 +1,231 @@
+//! Raft for schema and topology: the cluster's "group 0" (ScyllaDB's name for it).
+//!
+//! Every node is a member of one Raft group, run by `openraft` (an existing, tested
+//! implementation: Cairn writes no consensus of its own). What the group replicates is a
+//! small versioned dictionary ([`command`]): schema and topology are entries of it, changed
+//! only by commands committed to the log and applied on every node in the same order — so
+//! after a DDL every node holds the same schema, and a change proposed while a majority is
+//! unreachable fails instead of diverging.
+//!
+//! The pieces: [`log_store`] (the log and vote on disk), [`state_machine`] (the dictionary
+//! and membership, with snapshots), [`network`] (Raft's messages over internode messaging).
+//! [`Group0`] ties them together: any node may propose a command — one that is not the
+//! leader forwards it to the leader it knows.
+//!
+//! Node ids: openraft names members by a `u64`; Cairn uses the first 8 bytes of the host id
+//! ([`node_id`]), a random UUID, so two nodes colliding is as likely as two random 64-bit
+//! numbers being equal. The member's address (`BasicNode::addr`) is its `listen_address`.
+
+pub mod command;
+pub mod log_store;
+pub mod network;
+pub mod state_machine;
+
+use crate::error::{Error, Result};
+use crate::messaging::{Handler, Messaging, Verb};
+use crate::node::HostId;
+use bytes::Bytes;
+use command::{Command, CommandResult, ReplicatedState};
+use network::{Network, ProposeAnswer, RaftRpc};
+use openraft::error::{ClientWriteError, RaftError};
+use openraft::{BasicNode, Raft};
+use std::collections::BTreeMap;
+// `declare_raft_types!` names its default snapshot data type, `Cursor`, unqualified.
+use std::io::Cursor;
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+openraft::declare_raft_types!(
+    /// Cairn's Raft types: commands on the replicated dictionary.
+    pub TypeConfig: D = Command, R = CommandResult
+);
+
+/// A member's id in the group.
+pub type NodeId = u64;
+
+/// The group id of the node with `host_id`.
+pub fn node_id(host_id: HostId) -> NodeId {
+    let mut b = [0; 8];
+    b.copy_from_slice(&host_id.0[..8]);
+    u64::from_be_bytes(b)
+}
+
+/// The group's timing and snapshots.
+#[derive(Debug, Clone, Copy)]
+pub struct RaftSettings {
+    /// Between two heartbeats of the leader.
+    pub heartbeat: Duration,
+    /// A follower that hears no leader for a random time in `[election, 2 × election)`
+    /// starts an election.
+    pub election: Duration,
+    /// A snapshot is taken after this many entries, and the log before it purged.
+    pub snapshot_after: u64,
+}
+
+impl Default for RaftSettings {
+    fn default() -> Self {
+        RaftSettings {
+            heartbeat: Duration::from_millis(250),
+            election: Duration::from_millis(1500),
+            snapshot_after: 1000,
+        }
+    }
+}
+
+/// This node's member of the group.
+pub struct Group0 {
+    raft: Raft<TypeConfig>,
+    state: Arc<parking_lot::RwLock<ReplicatedState>>,
+    messaging: Arc<Messaging>,
+}
+
+fn raft_error(e: impl std::fmt::Display) -> Error {
+    Error::Raft(e.to_string())
+}
+
+impl Group0 {
+    /// Starts this node's member (`id`), keeping its log and snapshots in `dir`, talking
+    /// through `messaging` (whose `RAFT` verb it serves from now on).
+    pub async fn start(
+        id: NodeId,
+        dir: &Path,
+        messaging: Arc<Messaging>,
+        settings: RaftSettings,
+    ) -> Result<Group0> {
+        let io = |e: std::io::Error| Error::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        };
+        let log = log_store::LogStore::open(&dir.join("log")).map_err(io)?;
+        let sm = state_machine::StateMachine::open(dir).map_err(io)?;
+        let state = Arc::clone(&sm.state);
+        let config = openraft::Config {
+            cluster_name: "cairn-group0".into(),
+            heartbeat_interval: settings.heartbeat.as_millis() as u64,
+            election_timeout_min: settings.election.as_millis() as u64,
+            election_timeout_max: 2 * settings.election.as_millis() as u64,
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(settings.snapshot_after),
+            max_in_snapshot_log_to_keep: 0,
+            ..Default::default()
+        }
+        .validate()
+        .map_err(raft_error)?;
+        let network = Network {
+            messaging: Arc::clone(&messaging),
+        };
+        let raft = Raft::new(id, Arc::new(config), network, log, sm)
+            .await
+            .map_err(raft_error)?;
+        messaging.register(Verb::Raft, rpc_handler(raft.clone()));
+        Ok(Group0 {
+            raft,
+            state,
+            messaging,
+        })
+    }
+
+    /// Forms the group from `members` (id → address), on a group never initialized; a
+    /// group that already is keeps its membership.
+    pub async fn initialize(&self, members: &[(NodeId, IpAddr)]) -> Result<()> {
+        if self.raft.is_initialized().await.map_err(raft_error)? {
+            return Ok(());
+        }
+        let members: BTreeMap<NodeId, BasicNode> = members
+            .iter()
+            .map(|(id, ip)| (*id, BasicNode::new(ip.to_string())))
+            .collect();
+        match self.raft.initialize(members).await {
+            Ok(()) => Ok(()),
+            // Another member initialized it first: the same group.
+            Err(RaftError::APIError(openraft::error::InitializeError::NotAllowed(_))) => Ok(()),
+            Err(e) => Err(raft_error(e)),
+        }
+    }
+
+    /// Commits `cmd` (on the leader, forwarded there from any other node) and returns what
+    /// applying it did; fails if no leader commits it within `timeout`.
+    pub async fn propose(&self, cmd: Command, timeout: Duration) -> Result<CommandResult> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let attempt = tokio::time::timeout(left, self.raft.client_write(cmd.clone())).await;
+            let leader = match attempt {
+                Err(_) => return Err(Error::Raft(format!("no commit within {timeout:?}"))),
+                Ok(Ok(r)) => return Ok(r.data),
+                Ok(Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f)))) => f.leader_node,
+                Ok(Err(e)) => return Err(raft_error(e)),
+            };
+            let Some(address) = leader.and_then(|n| n.addr.parse::<IpAddr>().ok()) else {
+                // No leader known yet (an election is on): try again shortly.
+                tokio::time::sleep(Duration::from_millis(50).min(left)).await;
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(Error::Raft(format!("no leader within {timeout:?}")));
+                }
+                continue;
+            };
+            let body = serde_json::to_vec(&RaftRpc::Propose(cmd.clone())).map_err(raft_error)?;
+            let answer = self
+                .messaging
+                .request(address, Verb::Raft, Bytes::from(body), left)
+                .await?;
+            let answer: ProposeAnswer = serde_json::from_slice(&answer).map_err(raft_error)?;
+            return answer.map_err(Error::Raft);
+        }
+    }
+
+    /// The replicated state as this node has applied it.
+    pub fn state(&self) -> ReplicatedState {
+        self.state.read().clone()
+    }
+
+    /// The leader this node knows of.
+    pub async fn leader(&self) -> Option<NodeId> {
+        self.raft.current_leader().await
+    }
+
+    /// Waits until this node has applied the state's version `version` (or `timeout`).
+    pub async fn wait_for_version(&self, version: u64, timeout: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.state.read().version < version {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::Raft(format!(
+                    "version {version} not applied within {timeout:?}"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(())
+    }
+
+    /// Stops this node's member (and its serving of the `RAFT` verb).
+    pub async fn shutdown(&self) {
+        self.messaging.unregister(Verb::Raft);
+        let _ = self.raft.shutdown().await;
+    }
+}
+
+/// Serves the `RAFT` verb: Raft's own messages, and commands forwarded to this node.
+fn rpc_handler(raft: Raft<TypeConfig>) -> Handler {
+    Arc::new(move |_from: IpAddr, body: Bytes| {
+        let raft = raft.clone();
+        Box::pin(async move {
+            let rpc: RaftRpc = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+            let answer = match rpc {
+                RaftRpc::Append(r) => serde_json::to_vec(&raft.append_entries(r).await),
+                RaftRpc::Vote(r) => serde_json::to_vec(&raft.vote(r).await),
+                RaftRpc::Snapshot(r) => serde_json::to_vec(&raft.install_snapshot(r).await),
+                RaftRpc::Propose(cmd) => {
+                    let answer: ProposeAnswer = raft
+                        .client_write(cmd)
+                        .await
+                        .map(|r| r.data)
+                        .map_err(|e| e.to_string());
+                    serde_json::to_vec(&answer)
+                }
+            };
+            answer.map(Bytes::from).map_err(|e| e.to_string())
+        })
+    })
+}
