@@ -20,6 +20,10 @@
 //!
 //! Readers and a flush may run while writes continue; a flush works on a memtable that has
 //! been switched out and receives no more writes.
+//!
+//! One file of about 700 lines and its tests: the shards, the partition shapes and the
+//! accounting are one invariant (what the memtable holds is what it charged), and split
+//! apart each would need the others' internals.
 
 use crate::error::{Error, Result};
 use crate::io::Wait;
