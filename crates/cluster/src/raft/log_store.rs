@@ -14,7 +14,7 @@
 //! Invariant: what the file holds is exactly what openraft was told is durable, plus at most
 //! one unacknowledged partial line.
 
-use super::TypeConfig;
+use super::types::TypeConfig;
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{Entry, LogId, OptionalSend, RaftLogReader, StorageError, StorageIOError, Vote};
 use parking_lot::Mutex;

@@ -20,6 +20,9 @@ pub mod command;
 pub mod log_store;
 pub mod network;
 pub mod state_machine;
+pub mod types;
+
+pub use types::{NodeId, TypeConfig};
 
 use crate::error::{Error, Result};
 use crate::messaging::{Handler, Messaging, Verb};
@@ -30,20 +33,10 @@ use network::{Network, ProposeAnswer, RaftRpc};
 use openraft::error::{ClientWriteError, RaftError};
 use openraft::{BasicNode, Raft};
 use std::collections::BTreeMap;
-// `declare_raft_types!` names its default snapshot data type, `Cursor`, unqualified.
-use std::io::Cursor;
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-
-openraft::declare_raft_types!(
-    /// Cairn's Raft types: commands on the replicated dictionary.
-    pub TypeConfig: D = Command, R = CommandResult
-);
-
-/// A member's id in the group.
-pub type NodeId = u64;
 
 /// The group id of the node with `host_id`.
 pub fn node_id(host_id: HostId) -> NodeId {

@@ -6,7 +6,7 @@
 //! a network error.
 
 use super::command::{Command, CommandResult};
-use super::TypeConfig;
+use super::types::TypeConfig;
 use crate::messaging::{Messaging, Verb};
 use bytes::Bytes;
 use openraft::error::{

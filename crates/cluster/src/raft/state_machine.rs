@@ -7,7 +7,7 @@
 //! applies the log entries after it.
 
 use super::command::{CommandResult, ReplicatedState};
-use super::TypeConfig;
+use super::types::TypeConfig;
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{
     BasicNode, Entry, EntryPayload, LogId, RaftSnapshotBuilder, SnapshotMeta, StorageError,
