@@ -174,8 +174,13 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         cfg.prometheus_addr(),
         format!("{}:{}", cfg.prometheus_address, cfg.prometheus_port),
     )?;
-    // Certificates are read before the engine opens: a bad file stops the node at once.
+    // Certificates and the snitch's file are read before the engine opens: a bad file stops
+    // the node at once. Where the node is: its data center and rack.
     let native_tls = tls::native_tls(&cfg.client_encryption)?;
+    let location = cairn_cluster::snitch::locate(
+        &cfg.endpoint_snitch,
+        cfg.source.as_deref().and_then(std::path::Path::parent),
+    )?;
     let c = cfg.clone();
     let db = tokio::task::spawn_blocking(move || config::open_database(&c))
         .await
@@ -188,12 +193,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let db = Arc::new(db);
     // Snapshots record the CQL that recreates their table (`schema.cql`).
     db.set_schema_describer(Arc::new(cairn_cql::exec::describe::schema_cql));
-    // Who and where this node is: its host id and tokens (made on first start, kept in the
-    // data directory) and its data center and rack (the snitch).
-    let location = cairn_cluster::snitch::locate(
-        &cfg.endpoint_snitch,
-        cfg.source.as_deref().and_then(std::path::Path::parent),
-    )?;
+    // Who this node is: its host id and tokens (made on first start, kept in the data
+    // directory).
     let data_dir = db.config().data_dir.clone();
     let token_config = cairn_cluster::identity::TokenConfig {
         num_tokens: cfg.num_tokens as usize,
