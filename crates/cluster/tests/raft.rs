@@ -18,8 +18,8 @@ fn ip(n: u64) -> IpAddr {
 
 fn settings() -> RaftSettings {
     RaftSettings {
-        heartbeat: Duration::from_millis(50),
-        election: Duration::from_millis(300),
+        heartbeat: Duration::from_millis(100),
+        election: Duration::from_millis(1000),
         // Snapshots (and log purges) happen within the test.
         snapshot_after: 8,
     }
