@@ -202,3 +202,23 @@ async fn garbage_on_the_port_closes_that_connection_only() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_over_the_limit_is_refused_before_it_is_sent() {
+    let mut config = MessagingConfig::new(ip(1), "c");
+    config.port = 0;
+    config.max_body = 1024;
+    let a = Messaging::start(config).await.unwrap();
+    let port = a.local_addr().port();
+    let _b = node(2, port, "c").await;
+    match a
+        .request(ip(2), Verb::Echo, Bytes::from(vec![0; 2048]), SECOND)
+        .await
+    {
+        Err(Error::Unreachable { message, .. }) => assert!(message.contains("limit"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    a.request(ip(2), Verb::Echo, Bytes::from(vec![0; 512]), SECOND)
+        .await
+        .unwrap();
+}

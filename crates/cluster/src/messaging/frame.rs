@@ -37,7 +37,8 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// Appends the frame to `out`.
+    /// Appends the frame to `out`. The body must fit the length field (callers keep bodies
+    /// under their `max_body`, far below 4 GiB).
     pub fn encode(&self, out: &mut BytesMut) {
         out.reserve(HEADER_LEN + self.body.len());
         out.put_slice(&MAGIC);

@@ -184,6 +184,18 @@ impl Messaging {
             verb: verb.name(),
             millis: timeout.as_millis(),
         };
+        if body.len() > self.inner.config.max_body {
+            // The frame's length field could not say it, and the peer would refuse it.
+            return Err(Error::Unreachable {
+                peer: to,
+                message: format!(
+                    "a {} message of {} bytes, over the {}-byte limit",
+                    verb.name(),
+                    body.len(),
+                    self.inner.config.max_body
+                ),
+            });
+        }
         let filter = self.inner.filter.lock().clone();
         let delivery = filter.map_or(Delivery::Deliver, |f| {
             f.delivery(self.inner.config.listen, to, verb)
@@ -503,6 +515,10 @@ async fn serve_inbound(
                 None => Err(format!("no handler for verb {}", f.verb)),
             };
             let (flags, body) = match result {
+                Ok(body) if body.len() > max_body => (
+                    RESPONSE | ERROR,
+                    Bytes::from(format!("an answer of {} bytes, over the limit", body.len())),
+                ),
                 Ok(body) => (RESPONSE, body),
                 Err(text) => (RESPONSE | ERROR, Bytes::from(text)),
             };
