@@ -314,6 +314,10 @@ struct ModeRun {
     read_errors: u64,
     /// The sample when the load started (counters are reported from it).
     base: Sample,
+    /// The sample taken just before `POST /lsa/compact`: misses after the invalidation are
+    /// counted from it (a read between the POST and that second's sample would otherwise fall
+    /// in the invalidation's own second).
+    at_invalidate: Option<Sample>,
 }
 
 fn node_yaml(args: &CacheArgs, cache_mb: u64) -> String {
@@ -415,9 +419,11 @@ async fn timeline(args: &CacheArgs, mode: &str, cached: bool) -> Result<ModeRun>
     let base = sample(&node)?;
     let mut samples = Vec::new();
     let mut invalidated_at = None;
+    let mut at_invalidate = None;
     for s in 1..=args.secs {
         tokio::time::sleep_until((start + Duration::from_secs(s)).into()).await;
         if s == args.invalidate_at {
+            at_invalidate = Some(sample(&node)?);
             http(node.api, "POST", "/lsa/compact")?;
             invalidated_at = Some(s);
         }
@@ -470,6 +476,7 @@ async fn timeline(args: &CacheArgs, mode: &str, cached: bool) -> Result<ModeRun>
         write_errors: write_errors.load(Ordering::Relaxed),
         read_errors: read_errors.load(Ordering::Relaxed),
         base,
+        at_invalidate,
     })
 }
 
@@ -544,11 +551,15 @@ impl ModeRun {
             p99_flush: quantile(&flush, 0.99),
             p99_no_flush: quantile(&quiet, 0.99),
             reads_with_misses: (0..self.seconds.len()).map(|i| self.misses_in(i)).sum(),
-            misses_after_invalidate: inv.map_or(0, |k| {
-                // The invalidation happens at the start of second k's sampling: reads after
-                // it fall in the seconds after k.
-                (k + 1..self.seconds.len()).map(|i| self.misses_in(i)).sum()
-            }),
+            misses_after_invalidate: match (self.mode.as_str(), self.at_invalidate) {
+                ("cache", Some(at)) => {
+                    (last.reads_with_misses - at.reads_with_misses).max(0.0) as u64
+                }
+                // Without the cache every read misses: the reads of the seconds after it.
+                _ => inv.map_or(0, |k| {
+                    (k + 1..self.seconds.len()).map(|i| self.misses_in(i)).sum()
+                }),
+            },
             row_evictions: (last.row_evictions - self.base.row_evictions).max(0.0) as u64,
             cache_bytes_max: self
                 .seconds
