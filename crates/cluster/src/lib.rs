@@ -16,6 +16,7 @@
 //! - [`messaging`]: requests and responses between nodes over TCP (`storage_port`), with a
 //!   seam for tests to drop or delay messages;
 //! - [`liveness`]: which peers are up, by direct echo;
+//! - [`topology`]: the cluster as this node sees it — members, tokens, states, who is up;
 //! - [`raft`]: the Raft group every node is a member of, replicating schema and topology
 //!   (openraft over [`messaging`]).
 //!
@@ -34,5 +35,6 @@ pub mod raft;
 pub mod ring;
 pub mod snitch;
 pub mod tokens;
+pub mod topology;
 
 pub use error::{Error, Result};
