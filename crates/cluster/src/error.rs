@@ -68,6 +68,9 @@ pub enum Error {
         /// The peer's error text.
         message: String,
     },
+    /// Too few replicas are up for the request's consistency level.
+    #[error(transparent)]
+    Unavailable(#[from] crate::consistency::Unavailable),
     /// The Raft group failed, or a command could not be committed.
     #[error("raft: {0}")]
     Raft(String),

@@ -16,9 +16,10 @@ use crate::protocol::{
     SchemaChangeType, TableSpec, Value,
 };
 use bytes::Bytes;
+use cairn_cluster::consistency::Consistency;
 use cairn_cql::exec::{
-    BatchItem, BoundValue, ChangeKind, ColumnSpec, Executor, Outcome, QueryParams, ResultSet,
-    SchemaChange, Session,
+    BatchItem, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome, QueryParams,
+    ResultSet, SchemaChange, Session,
 };
 use cairn_engine::model::types::CqlType;
 use cairn_engine::Wait;
@@ -107,6 +108,11 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
         E::Unprepared(id) => ErrorKind::Unprepared {
             id: Bytes::from(id),
         },
+        E::Unavailable(u) => ErrorKind::Unavailable {
+            consistency: protocol_consistency(u.consistency),
+            required: i32::try_from(u.required).unwrap_or(i32::MAX),
+            alive: i32::try_from(u.alive).unwrap_or(i32::MAX),
+        },
         E::FunctionFailure(f) => ErrorKind::FunctionFailure {
             keyspace: f.keyspace,
             function: f.function,
@@ -119,11 +125,30 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
 
 fn params(p: protocol::QueryParams) -> QueryParams {
     QueryParams {
+        levels: levels(p.consistency, p.serial_consistency),
         values: p.values.into_iter().map(bound).collect(),
         names: p.names,
         page_size: p.page_size,
         paging_state: p.paging_state,
         timestamp: p.default_timestamp,
+    }
+}
+
+/// The cluster's level for the protocol's (the same codes).
+fn consistency(c: protocol::Consistency) -> Consistency {
+    Consistency::from_code(c.code()).unwrap_or_default()
+}
+
+/// The protocol's level for the cluster's.
+fn protocol_consistency(c: Consistency) -> protocol::Consistency {
+    protocol::Consistency::from_code(c.code()).unwrap_or(protocol::Consistency::One)
+}
+
+/// A request's levels; SERIAL when it names no serial level.
+fn levels(cl: protocol::Consistency, serial: Option<protocol::Consistency>) -> Levels {
+    Levels {
+        consistency: consistency(cl),
+        serial: serial.map_or(Consistency::Serial, consistency),
     }
 }
 
@@ -243,7 +268,8 @@ impl CqlHandler {
                     protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
                     protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
                 };
-                let out = ex.batch(session, kind, &items, b.default_timestamp, wait)?;
+                let levels = levels(b.consistency, b.serial_consistency);
+                let out = ex.batch(session, kind, &items, b.default_timestamp, levels, wait)?;
                 Ok(self.outcome(out, false)?)
             }
             Request::AuthResponse(token) => {
