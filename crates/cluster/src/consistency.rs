@@ -179,6 +179,92 @@ impl fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
+/// What kind of write timed out or failed (the protocol's `writeType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteType {
+    /// One partition's write.
+    Simple,
+    /// A logged batch of several partitions.
+    Batch,
+    /// An unlogged batch of several partitions.
+    UnloggedBatch,
+    /// A conditional write's commit.
+    Cas,
+}
+
+impl WriteType {
+    /// The protocol's name (`SIMPLE`, `BATCH`, `UNLOGGED_BATCH`, `CAS`).
+    pub fn name(self) -> &'static str {
+        match self {
+            WriteType::Simple => "SIMPLE",
+            WriteType::Batch => "BATCH",
+            WriteType::UnloggedBatch => "UNLOGGED_BATCH",
+            WriteType::Cas => "CAS",
+        }
+    }
+}
+
+/// A write whose replicas did not all answer in time: the protocol's WriteTimeout (0x1100),
+/// with Cassandra's text ("Operation timed out - received only 1 responses.").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteTimeout {
+    /// The level asked for.
+    pub consistency: Consistency,
+    /// Acknowledgements that count toward it.
+    pub received: usize,
+    /// Acknowledgements it needs.
+    pub block_for: usize,
+    /// What kind of write.
+    pub write_type: WriteType,
+}
+
+impl fmt::Display for WriteTimeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Operation timed out - received only {} responses.",
+            self.received
+        )
+    }
+}
+
+impl std::error::Error for WriteTimeout {}
+
+/// A write that replicas refused so that it cannot reach its level: the protocol's
+/// WriteFailure (0x1500), with Cassandra's text ("Operation failed - received 1 responses and
+/// 2 failures: … from …").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteFailure {
+    /// The level asked for.
+    pub consistency: Consistency,
+    /// Acknowledgements that count toward it.
+    pub received: usize,
+    /// Acknowledgements it needs.
+    pub block_for: usize,
+    /// What each failed replica said, by address.
+    pub failures: Vec<(std::net::IpAddr, String)>,
+    /// What kind of write.
+    pub write_type: WriteType,
+}
+
+impl fmt::Display for WriteFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Operation failed - received {} responses and {} failures",
+            self.received,
+            self.failures.len()
+        )?;
+        for (i, (peer, why)) in self.failures.iter().enumerate() {
+            f.write_str(if i == 0 { ": " } else { ", " })?;
+            write!(f, "{why} from /{peer}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for WriteFailure {}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

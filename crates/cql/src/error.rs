@@ -52,6 +52,12 @@ pub enum Error {
     /// the protocol error carries the level, the replicas required and those alive).
     #[error("{0}")]
     Unavailable(cairn_cluster::consistency::Unavailable),
+    /// A write's replicas did not answer in time for its level (Write_timeout, 0x1100).
+    #[error("{0}")]
+    WriteTimeout(cairn_cluster::consistency::WriteTimeout),
+    /// A write's replicas refused it beyond what its level allows (Write_failure, 0x1500).
+    #[error("{0}")]
+    WriteFailure(cairn_cluster::consistency::WriteFailure),
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),
@@ -86,6 +92,8 @@ impl From<cairn_cluster::Error> for Error {
     fn from(e: cairn_cluster::Error) -> Self {
         match e {
             cairn_cluster::Error::Unavailable(u) => Error::Unavailable(u),
+            cairn_cluster::Error::WriteTimeout(t) => Error::WriteTimeout(t),
+            cairn_cluster::Error::WriteFailure(f) => Error::WriteFailure(f),
             cairn_cluster::Error::Engine(e) => Error::from(e),
             other => Error::Server(other.to_string()),
         }

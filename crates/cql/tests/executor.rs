@@ -4,6 +4,7 @@
 
 use bytes::Bytes;
 use cairn_cluster::node::{Endpoint, HostId};
+use cairn_cluster::proxy::StorageProxy;
 use cairn_cluster::topology::{Member, MemberState, Topology, TopologyHandle};
 use cairn_cql::exec::system::NodeInfo;
 use cairn_cql::exec::{BoundValue, Executor, Outcome, QueryParams, ResultSet, Session};
@@ -14,7 +15,11 @@ use std::sync::Arc;
 
 fn open(dir: &std::path::Path) -> Executor {
     let db = Arc::new(Database::open(DatabaseConfig::new(dir)).unwrap());
-    Executor::open(db, NodeInfo::default(), alone()).unwrap()
+    Executor::open(
+        Arc::new(StorageProxy::new(db, alone())),
+        NodeInfo::default(),
+    )
+    .unwrap()
 }
 
 /// A node alone in its ring, in `datacenter1`.

@@ -110,8 +110,21 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
         },
         E::Unavailable(u) => ErrorKind::Unavailable {
             consistency: protocol_consistency(u.consistency),
-            required: i32::try_from(u.required).unwrap_or(i32::MAX),
-            alive: i32::try_from(u.alive).unwrap_or(i32::MAX),
+            required: count(u.required),
+            alive: count(u.alive),
+        },
+        E::WriteTimeout(t) => ErrorKind::WriteTimeout {
+            consistency: protocol_consistency(t.consistency),
+            received: count(t.received),
+            block_for: count(t.block_for),
+            write_type: write_type(t.write_type),
+        },
+        E::WriteFailure(f) => ErrorKind::WriteFailure {
+            consistency: protocol_consistency(f.consistency),
+            received: count(f.received),
+            block_for: count(f.block_for),
+            num_failures: count(f.failures.len()),
+            write_type: write_type(f.write_type),
         },
         E::FunctionFailure(f) => ErrorKind::FunctionFailure {
             keyspace: f.keyspace,
@@ -131,6 +144,22 @@ fn params(p: protocol::QueryParams) -> QueryParams {
         page_size: p.page_size,
         paging_state: p.paging_state,
         timestamp: p.default_timestamp,
+    }
+}
+
+/// A replica count as the protocol's `[int]`.
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// The protocol's write type for the cluster's.
+fn write_type(t: cairn_cluster::consistency::WriteType) -> protocol::WriteType {
+    use cairn_cluster::consistency::WriteType as W;
+    match t {
+        W::Simple => protocol::WriteType::Simple,
+        W::Batch => protocol::WriteType::Batch,
+        W::UnloggedBatch => protocol::WriteType::UnloggedBatch,
+        W::Cas => protocol::WriteType::Cas,
     }
 }
 

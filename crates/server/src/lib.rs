@@ -243,7 +243,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         unlogged_partitions_warn: cfg.unlogged_batch_across_partitions_warn_threshold,
     };
     let executor = tokio::task::spawn_blocking(move || {
-        cairn_cql::exec::Executor::open(d, info, topology).map(|e| {
+        let proxy = Arc::new(cairn_cluster::proxy::StorageProxy::new(d, topology));
+        cairn_cql::exec::Executor::open(proxy, info).map(|e| {
             e.with_authentication(password)
                 .with_batch_limits(batch_limits)
         })

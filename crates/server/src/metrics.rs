@@ -605,7 +605,22 @@ fn transport_families(w: &mut Writer<'_>, t: &ServerStats) {
 /// The storage proxy as coordinator: ScyllaDB's `storage_proxy_coordinator` names.
 fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
     let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
-    let families: [(&str, &str, u64); 5] = [
+    let families: [(&str, &str, u64); 8] = [
+        (
+            "storage_proxy_coordinator_write_timeouts",
+            "Writes whose replicas did not answer in time for the consistency level.",
+            get(&m.write_timeouts),
+        ),
+        (
+            "storage_proxy_coordinator_write_failures",
+            "Writes refused by more replicas than the consistency level allows (Cairn's name).",
+            get(&m.write_failures),
+        ),
+        (
+            "storage_proxy_replica_received_mutations",
+            "Mutations this node applied for a coordinator.",
+            get(&m.replica_received_mutations),
+        ),
         (
             "storage_proxy_coordinator_write_unavailable",
             "Writes refused with Unavailable: too few replicas up for the consistency level.",

@@ -25,9 +25,12 @@
 //! read runs only when its token passed.
 
 pub mod availability;
+pub mod replica;
+mod write;
 
-use crate::consistency::{Consistency, Unavailable};
+use crate::consistency::{Consistency, Unavailable, WriteType};
 use crate::error::{Error, Result};
+use crate::messaging::Messaging;
 use crate::placement::ReplicationStrategy;
 use crate::topology::{Topology, TopologyHandle};
 use availability::Replica;
@@ -39,6 +42,7 @@ use parking_lot::RwLock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What a request does, for the metrics it counts in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +72,32 @@ pub struct ProxyMetrics {
     pub cas_write_unavailable: AtomicU64,
     /// `cas_read_unavailable`: serial reads refused so.
     pub cas_read_unavailable: AtomicU64,
+    /// `write_timeouts`: writes whose replicas did not answer in time for the level.
+    pub write_timeouts: AtomicU64,
+    /// `write_errors`: writes refused by replicas beyond what the level allows (Cairn's name;
+    /// ScyllaDB counts them per cause).
+    pub write_failures: AtomicU64,
+    /// `replica_received_mutations`: mutations this node applied for a coordinator.
+    pub replica_received_mutations: AtomicU64,
+}
+
+/// How the proxy reaches the other replicas.
+pub struct RemoteReplicas {
+    /// Internode messaging.
+    pub messaging: Arc<Messaging>,
+    /// The runtime its messages are sent from.
+    pub runtime: tokio::runtime::Handle,
+    /// `write_request_timeout`: how long a write waits for its level.
+    pub write_timeout: Duration,
+}
+
+/// Which replicas a request may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// Only this node's (reads, until the coordinator reads from others).
+    Local,
+    /// Any replica up, when the proxy has [`RemoteReplicas`].
+    Cluster,
 }
 
 /// Between statement execution and storage (see the module doc).
@@ -76,6 +106,8 @@ pub struct StorageProxy {
     topology: TopologyHandle,
     /// Each keyspace's replication, by name; the catalog keeps it current.
     keyspaces: RwLock<HashMap<String, Arc<ReplicationStrategy>>>,
+    /// The other replicas, when the node is in a cluster (none: only itself is reachable).
+    remote: Option<RemoteReplicas>,
     metrics: ProxyMetrics,
 }
 
@@ -86,8 +118,16 @@ impl StorageProxy {
             db,
             topology,
             keyspaces: RwLock::new(HashMap::new()),
+            remote: None,
             metrics: ProxyMetrics::default(),
         }
+    }
+
+    /// Sends writes to the other replicas too (those the topology shows up). Reads still
+    /// need the local replica: the coordinator's reads (digests, read repair) are to come.
+    pub fn with_remote(mut self, remote: RemoteReplicas) -> StorageProxy {
+        self.remote = Some(remote);
+        self
     }
 
     /// The database underneath.
@@ -147,6 +187,7 @@ impl StorageProxy {
         wait: Wait,
     ) -> Result<()> {
         let topology = self.topology.get();
+        let mut plans = Vec::with_capacity(mutations.len());
         let mut checked: Option<(u128, Arc<ReplicationStrategy>)> = None;
         for m in &mutations {
             let strategy = match &checked {
@@ -154,17 +195,59 @@ impl StorageProxy {
                 _ => {
                     let Some(t) = self.db.table_by_id(m.table) else {
                         // The engine names the missing table when it applies.
-                        continue;
+                        return Ok(self.db.apply(mutations, wait)?);
                     };
                     let s = self.replication(&t.schema().keyspace);
                     checked = Some((m.table, Arc::clone(&s)));
                     s
                 }
             };
-            self.check(&topology, &strategy, m.key.token, cl, op)?;
+            let targets = self.check(&topology, &strategy, m.key.token, cl, op, Reach::Cluster)?;
+            plans.push(write::Planned { strategy, targets });
         }
-        self.db.apply(mutations, wait)?;
-        Ok(())
+        let ring = topology.ring();
+        let local = ring.position(topology.local_id());
+        let remote = match &self.remote {
+            Some(r)
+                if plans
+                    .iter()
+                    .any(|p| p.targets.iter().any(|&t| Some(t) != local)) =>
+            {
+                r
+            }
+            // Only this node holds them.
+            _ => return Ok(self.db.apply(mutations, wait)?),
+        };
+        if matches!(wait, Wait::Never) {
+            // Waiting for other nodes blocks the thread: refuse before anything is applied.
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
+        }
+        let write_type = match op {
+            Operation::Cas => WriteType::Cas,
+            _ if mutations.len() > 1 => WriteType::UnloggedBatch,
+            _ => WriteType::Simple,
+        };
+        let local_dc = topology
+            .local()
+            .map_or("", |m| m.endpoint.datacenter.as_str());
+        let target = write::Remote {
+            messaging: &remote.messaging,
+            runtime: &remote.runtime,
+            timeout: remote.write_timeout,
+        };
+        let r = write::write(
+            &self.db, ring, local, local_dc, mutations, &plans, cl, write_type, &target,
+        );
+        match &r {
+            Err(Error::WriteTimeout(_)) => {
+                self.metrics.write_timeouts.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(Error::WriteFailure(_)) => {
+                self.metrics.write_failures.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+        r
     }
 
     /// Reads one partition of `table` at `cl` (`cmd` carries the wait mode). At SERIAL or
@@ -205,7 +288,14 @@ impl StorageProxy {
         op: Operation,
     ) -> Result<Option<PartitionResult>> {
         let strategy = self.replication(&table.schema().keyspace);
-        self.check(&self.topology.get(), &strategy, key.token, cl, op)?;
+        self.check(
+            &self.topology.get(),
+            &strategy,
+            key.token,
+            cl,
+            op,
+            Reach::Local,
+        )?;
         Ok(table.read(key, cmd)?)
     }
 
@@ -223,12 +313,13 @@ impl StorageProxy {
         let strategy = self.replication(keyspace);
         let topology = self.topology.get();
         let ring = topology.ring();
+        let op = Operation::Range;
         if ring.endpoints().len() <= 1 {
-            self.check(&topology, &strategy, Token(0), cl, Operation::Range)?;
+            self.check(&topology, &strategy, Token(0), cl, op, Reach::Local)?;
         } else {
             // Each range is checked at its end token, which the range's replicas hold.
             for (range, _) in ring.ranges() {
-                self.check(&topology, &strategy, range.end, cl, Operation::Range)?;
+                self.check(&topology, &strategy, range.end, cl, op, Reach::Local)?;
             }
         }
         Ok(self.db.scan(keyspace, table, start, end, cmd)?)
@@ -242,10 +333,19 @@ impl StorageProxy {
         let strategy = self.replication(keyspace);
         let topology = self.topology.get();
         let token = Token(0);
-        self.check(&topology, &strategy, token, cl, Operation::Read)
+        self.check(
+            &topology,
+            &strategy,
+            token,
+            cl,
+            Operation::Read,
+            Reach::Local,
+        )
+        .map(|_| ())
     }
 
-    /// Checks that `token`'s replicas can serve `cl` from here.
+    /// Checks that `token`'s replicas can serve `cl` from here; the replicas that can be
+    /// used (ring endpoint indexes).
     fn check(
         &self,
         topology: &Topology,
@@ -253,27 +353,37 @@ impl StorageProxy {
         token: Token,
         cl: Consistency,
         op: Operation,
-    ) -> Result<()> {
+        reach: Reach,
+    ) -> Result<Vec<usize>> {
         let local = topology.local_id();
         let local_dc = topology
             .local()
             .map_or("", |m| m.endpoint.datacenter.as_str());
         let ring = topology.ring();
         let found = strategy.replicas(ring, token, Some(local));
-        // Only the local replica is reachable until the coordinator sends to others.
+        let reachable = |id| {
+            id == local || (reach == Reach::Cluster && self.remote.is_some() && topology.is_up(id))
+        };
+        let mut targets = Vec::with_capacity(found.len());
         let replicas: Vec<Replica<'_>> = found
             .iter()
-            .filter_map(|&i| ring.endpoints().get(i))
-            .map(|e| Replica {
-                datacenter: e.datacenter.as_str(),
-                up: e.host_id == local,
+            .filter_map(|&i| ring.endpoints().get(i).map(|e| (i, e)))
+            .map(|(i, e)| {
+                let up = reachable(e.host_id);
+                if up {
+                    targets.push(i);
+                }
+                Replica {
+                    datacenter: e.datacenter.as_str(),
+                    up,
+                }
             })
             .collect();
         let result = availability::check(cl, strategy, local_dc, &replicas).and_then(|_| {
             // ANY passes with no replica up (a coordinator would keep a hint), but the write
             // still needs a replica here to land on.
             if replicas.iter().any(|r| r.up) {
-                Ok(())
+                Ok(targets)
             } else {
                 Err(Unavailable {
                     consistency: cl,

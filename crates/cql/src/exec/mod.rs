@@ -55,8 +55,7 @@ pub use crate::values::{BoundValue, TermContext, TermValue};
 use crate::ParsedStatement;
 pub use binds::{Binds, Placeholders};
 use cairn_cluster::proxy::StorageProxy;
-use cairn_cluster::topology::TopologyHandle;
-use cairn_engine::{Database, Wait};
+use cairn_engine::Wait;
 use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
 pub use result::{ChangeKind, ColumnSpec, Outcome, ResultSet, SchemaChange};
@@ -104,16 +103,12 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// Opens the catalog on `db`, serving as the node `node` describes (its identity comes
-    /// from `cairn_cluster::identity`), placing replicas on `topology`.
-    pub fn open(
-        db: Arc<Database>,
-        node: system::NodeInfo,
-        topology: TopologyHandle,
-    ) -> Result<Executor> {
-        let proxy = Arc::new(StorageProxy::new(Arc::clone(&db), topology));
+    /// Opens the catalog on the proxy's database, serving as the node `node` describes (its
+    /// identity comes from `cairn_cluster::identity`); statements read and write through
+    /// `proxy`.
+    pub fn open(proxy: Arc<StorageProxy>, node: system::NodeInfo) -> Result<Executor> {
         Ok(Executor {
-            roles: auth::Roles::open(Arc::clone(&db))?,
+            roles: auth::Roles::open(Arc::clone(proxy.db()))?,
             catalog: Catalog::open(Arc::clone(&proxy))?,
             proxy,
             authentication: false,
