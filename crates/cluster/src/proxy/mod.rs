@@ -105,7 +105,7 @@ pub struct StorageProxy {
     db: Arc<Database>,
     topology: TopologyHandle,
     /// Each keyspace's replication, by name; the catalog keeps it current.
-    keyspaces: RwLock<HashMap<String, Arc<ReplicationStrategy>>>,
+    keyspaces: RwLock<HashMap<String, Arc<ReplicationStrategy>, foldhash::fast::RandomState>>,
     /// The other replicas, when the node is in a cluster (none: only itself is reachable).
     remote: Option<RemoteReplicas>,
     metrics: ProxyMetrics,
@@ -117,7 +117,7 @@ impl StorageProxy {
         StorageProxy {
             db,
             topology,
-            keyspaces: RwLock::new(HashMap::new()),
+            keyspaces: RwLock::new(HashMap::default()),
             remote: None,
             metrics: ProxyMetrics::default(),
         }
@@ -187,7 +187,9 @@ impl StorageProxy {
         wait: Wait,
     ) -> Result<()> {
         let topology = self.topology.get();
-        let mut plans = Vec::with_capacity(mutations.len());
+        // Whether another node may hold some of them: then each mutation's targets are kept.
+        let alone = self.remote.is_none() || topology.ring().endpoints().len() <= 1;
+        let mut plans = Vec::with_capacity(if alone { 0 } else { mutations.len() });
         let mut checked: Option<(u128, Arc<ReplicationStrategy>)> = None;
         for m in &mutations {
             let strategy = match &checked {
@@ -202,8 +204,18 @@ impl StorageProxy {
                     s
                 }
             };
-            let targets = self.check(&topology, &strategy, m.key.token, cl, op, Reach::Cluster)?;
-            plans.push(write::Planned { strategy, targets });
+            let token = m.key.token;
+            if alone {
+                self.check(&topology, &strategy, token, cl, op, Reach::Local, None)?;
+            } else {
+                let mut targets = Vec::new();
+                let reach = Reach::Cluster;
+                self.check(&topology, &strategy, token, cl, op, reach, Some(&mut targets))?;
+                plans.push(write::Planned { strategy, targets });
+            }
+        }
+        if alone {
+            return Ok(self.db.apply(mutations, wait)?);
         }
         let ring = topology.ring();
         let local = ring.position(topology.local_id());
@@ -288,14 +300,8 @@ impl StorageProxy {
         op: Operation,
     ) -> Result<Option<PartitionResult>> {
         let strategy = self.replication(&table.schema().keyspace);
-        self.check(
-            &self.topology.get(),
-            &strategy,
-            key.token,
-            cl,
-            op,
-            Reach::Local,
-        )?;
+        let topology = self.topology.get();
+        self.check(&topology, &strategy, key.token, cl, op, Reach::Local, None)?;
         Ok(table.read(key, cmd)?)
     }
 
@@ -315,11 +321,12 @@ impl StorageProxy {
         let ring = topology.ring();
         let op = Operation::Range;
         if ring.endpoints().len() <= 1 {
-            self.check(&topology, &strategy, Token(0), cl, op, Reach::Local)?;
+            self.check(&topology, &strategy, Token(0), cl, op, Reach::Local, None)?;
         } else {
             // Each range is checked at its end token, which the range's replicas hold.
             for (range, _) in ring.ranges() {
-                self.check(&topology, &strategy, range.end, cl, op, Reach::Local)?;
+                let end = range.end;
+                self.check(&topology, &strategy, end, cl, op, Reach::Local, None)?;
             }
         }
         Ok(self.db.scan(keyspace, table, start, end, cmd)?)
@@ -333,19 +340,13 @@ impl StorageProxy {
         let strategy = self.replication(keyspace);
         let topology = self.topology.get();
         let token = Token(0);
-        self.check(
-            &topology,
-            &strategy,
-            token,
-            cl,
-            Operation::Read,
-            Reach::Local,
-        )
-        .map(|_| ())
+        let op = Operation::Read;
+        self.check(&topology, &strategy, token, cl, op, Reach::Local, None)
     }
 
-    /// Checks that `token`'s replicas can serve `cl` from here; the replicas that can be
-    /// used (ring endpoint indexes).
+    /// Checks that `token`'s replicas can serve `cl` from here, pushing the replicas that can
+    /// be used (ring endpoint indexes) to `targets` when given.
+    #[allow(clippy::too_many_arguments)] // one check's whole question
     fn check(
         &self,
         topology: &Topology,
@@ -354,45 +355,59 @@ impl StorageProxy {
         cl: Consistency,
         op: Operation,
         reach: Reach,
-    ) -> Result<Vec<usize>> {
+        targets: Option<&mut Vec<usize>>,
+    ) -> Result<()> {
         let local = topology.local_id();
-        let local_dc = topology
-            .local()
-            .map_or("", |m| m.endpoint.datacenter.as_str());
         let ring = topology.ring();
-        let found = strategy.replicas(ring, token, Some(local));
-        let reachable = |id| {
-            id == local || (reach == Reach::Cluster && self.remote.is_some() && topology.is_up(id))
-        };
-        let mut targets = Vec::with_capacity(found.len());
-        let replicas: Vec<Replica<'_>> = found
-            .iter()
-            .filter_map(|&i| ring.endpoints().get(i).map(|e| (i, e)))
-            .map(|(i, e)| {
-                let up = reachable(e.host_id);
-                if up {
-                    targets.push(i);
+        let result = match ring.endpoints() {
+            // A node alone: every token's replicas are the same — itself, if the strategy
+            // places any replica in its data center — and nothing needs to be allocated.
+            [only] if only.host_id == local => {
+                let dc = only.datacenter.as_str();
+                let holds = match strategy {
+                    ReplicationStrategy::Simple { replication_factor } => *replication_factor > 0,
+                    ReplicationStrategy::NetworkTopology { datacenters } => {
+                        datacenters.iter().any(|(d, rf)| d == dc && *rf > 0)
+                    }
+                    ReplicationStrategy::Local => true,
+                };
+                let me = [Replica {
+                    datacenter: dc,
+                    up: true,
+                }];
+                let replicas: &[Replica<'_>] = if holds { &me } else { &[] };
+                if let Some(t) = targets.filter(|_| holds) {
+                    t.push(0);
                 }
-                Replica {
-                    datacenter: e.datacenter.as_str(),
-                    up,
-                }
-            })
-            .collect();
-        let result = availability::check(cl, strategy, local_dc, &replicas).and_then(|_| {
-            // ANY passes with no replica up (a coordinator would keep a hint), but the write
-            // still needs a replica here to land on.
-            if replicas.iter().any(|r| r.up) {
-                Ok(targets)
-            } else {
-                Err(Unavailable {
-                    consistency: cl,
-                    required: 1,
-                    alive: 0,
-                    datacenter: None,
-                })
+                decide(cl, strategy, dc, replicas)
             }
-        });
+            _ => {
+                let local_dc = topology
+                    .local()
+                    .map_or("", |m| m.endpoint.datacenter.as_str());
+                let found = strategy.replicas(ring, token, Some(local));
+                let reachable = |id| {
+                    id == local
+                        || (reach == Reach::Cluster && self.remote.is_some() && topology.is_up(id))
+                };
+                let mut targets = targets;
+                let replicas: Vec<Replica<'_>> = found
+                    .iter()
+                    .filter_map(|&i| ring.endpoints().get(i).map(|e| (i, e)))
+                    .map(|(i, e)| {
+                        let up = reachable(e.host_id);
+                        if let Some(t) = targets.as_deref_mut().filter(|_| up) {
+                            t.push(i);
+                        }
+                        Replica {
+                            datacenter: e.datacenter.as_str(),
+                            up,
+                        }
+                    })
+                    .collect();
+                decide(cl, strategy, local_dc, &replicas)
+            }
+        };
         result.map_err(|u| {
             let counter = match op {
                 Operation::Write => &self.metrics.write_unavailable,
@@ -403,6 +418,27 @@ impl StorageProxy {
             };
             counter.fetch_add(1, Ordering::Relaxed);
             Error::Unavailable(u)
+        })
+    }
+}
+
+/// [`availability::check`], and one replica up at least: ANY passes with none (a
+/// coordinator would keep a hint), but a write still needs a replica to land on.
+fn decide(
+    cl: Consistency,
+    strategy: &ReplicationStrategy,
+    local_dc: &str,
+    replicas: &[Replica<'_>],
+) -> std::result::Result<(), Unavailable> {
+    availability::check(cl, strategy, local_dc, replicas)?;
+    if replicas.iter().any(|r| r.up) {
+        Ok(())
+    } else {
+        Err(Unavailable {
+            consistency: cl,
+            required: 1,
+            alive: 0,
+            datacenter: None,
         })
     }
 }
