@@ -25,6 +25,7 @@
 //! read runs only when its token passed.
 
 pub mod availability;
+mod read;
 pub mod replica;
 mod write;
 
@@ -77,6 +78,13 @@ pub struct ProxyMetrics {
     /// `write_errors`: writes refused by replicas beyond what the level allows (Cairn's name;
     /// ScyllaDB counts them per cause).
     pub write_failures: AtomicU64,
+    /// `read_timeouts`: reads whose replicas did not answer in time.
+    pub read_timeouts: AtomicU64,
+    /// `read_errors`: reads a replica failed (Cairn's name: ScyllaDB counts them per cause).
+    pub read_failures: AtomicU64,
+    /// `foreground_read_repairs`: reads that found replicas disagreeing and repaired them
+    /// before answering.
+    pub foreground_read_repairs: AtomicU64,
     /// `replica_received_mutations`: mutations this node applied for a coordinator.
     pub replica_received_mutations: AtomicU64,
 }
@@ -89,6 +97,8 @@ pub struct RemoteReplicas {
     pub runtime: tokio::runtime::Handle,
     /// `write_request_timeout`: how long a write waits for its level.
     pub write_timeout: Duration,
+    /// `read_request_timeout`: how long a read waits for its level (and its repairs).
+    pub read_timeout: Duration,
 }
 
 /// Which replicas a request may use.
@@ -123,8 +133,9 @@ impl StorageProxy {
         }
     }
 
-    /// Sends writes to the other replicas too (those the topology shows up). Reads still
-    /// need the local replica: the coordinator's reads (digests, read repair) are to come.
+    /// Sends writes and single-partition reads to the other replicas too (those the topology
+    /// shows up). Range scans, serial reads and conditional writes still need enough replicas
+    /// on this node: the coordinator's scans and Paxos are to come.
     pub fn with_remote(mut self, remote: RemoteReplicas) -> StorageProxy {
         self.remote = Some(remote);
         self
@@ -210,7 +221,15 @@ impl StorageProxy {
             } else {
                 let mut targets = Vec::new();
                 let reach = Reach::Cluster;
-                self.check(&topology, &strategy, token, cl, op, reach, Some(&mut targets))?;
+                self.check(
+                    &topology,
+                    &strategy,
+                    token,
+                    cl,
+                    op,
+                    reach,
+                    Some(&mut targets),
+                )?;
                 plans.push(write::Planned { strategy, targets });
             }
         }
@@ -301,8 +320,83 @@ impl StorageProxy {
     ) -> Result<Option<PartitionResult>> {
         let strategy = self.replication(&table.schema().keyspace);
         let topology = self.topology.get();
-        self.check(&topology, &strategy, key.token, cl, op, Reach::Local, None)?;
-        Ok(table.read(key, cmd)?)
+        let ring = topology.ring();
+        let remote = match &self.remote {
+            // Serial reads and conditional writes' reads are Paxos rounds in a cluster: not
+            // yet, so they stay on the local replica.
+            Some(r) if op == Operation::Read && ring.endpoints().len() > 1 => r,
+            _ => {
+                self.check(&topology, &strategy, key.token, cl, op, Reach::Local, None)?;
+                return Ok(table.read(key, cmd)?);
+            }
+        };
+        let mut targets = Vec::new();
+        let reach = Reach::Cluster;
+        self.check(
+            &topology,
+            &strategy,
+            key.token,
+            cl,
+            op,
+            reach,
+            Some(&mut targets),
+        )?;
+        let local = ring.position(topology.local_id());
+        let local_dc = topology
+            .local()
+            .map_or("", |m| m.endpoint.datacenter.as_str());
+        let dc_of = |t: usize| {
+            ring.endpoints()
+                .get(t)
+                .map_or("", |e| e.datacenter.as_str())
+        };
+        // This node first, then its data center, then the others (placement order kept).
+        targets.sort_by_key(|&t| (Some(t) != local, dc_of(t) != local_dc));
+        if cl.is_datacenter_local() {
+            targets.retain(|&t| dc_of(t) == local_dc);
+        }
+        targets.truncate(cl.block_for(&strategy, local_dc).max(1));
+        if let [only] = targets.as_slice() {
+            if Some(*only) == local {
+                return Ok(table.read(key, cmd)?);
+            }
+        }
+        if matches!(cmd.wait, Wait::Never) {
+            // Waiting for other nodes blocks the thread: refuse before anything is read.
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
+        }
+        let contacts: Vec<read::Contact> = targets
+            .iter()
+            .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
+            .map(|(t, e)| read::Contact {
+                address: e.address,
+                local: Some(t) == local,
+            })
+            .collect();
+        let coordination = read::Coordination {
+            table,
+            db: &self.db,
+            messaging: &remote.messaging,
+            runtime: &remote.runtime,
+            timeout: remote.read_timeout,
+        };
+        match read::coordinate(&coordination, key, cmd, cl, &contacts) {
+            Ok((result, outcome)) => {
+                if outcome.repaired {
+                    let repairs = &self.metrics.foreground_read_repairs;
+                    repairs.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(result)
+            }
+            Err(e) => {
+                match &e {
+                    Error::ReadTimeout(_) => &self.metrics.read_timeouts,
+                    _ => &self.metrics.read_failures,
+                }
+                .fetch_add(1, Ordering::Relaxed);
+                Err(e)
+            }
+        }
     }
 
     /// Scans `table` of `keyspace` from `start` to `end` (the end of the ring when `None`) at
