@@ -25,6 +25,7 @@
 //! read runs only when its token passed.
 
 pub mod availability;
+mod link;
 mod read;
 pub mod replica;
 mod write;
@@ -261,7 +262,7 @@ impl StorageProxy {
         let local_dc = topology
             .local()
             .map_or("", |m| m.endpoint.datacenter.as_str());
-        let target = write::Remote {
+        let target = link::Link {
             messaging: &remote.messaging,
             runtime: &remote.runtime,
             timeout: remote.write_timeout,
@@ -376,9 +377,11 @@ impl StorageProxy {
         let coordination = read::Coordination {
             table,
             db: &self.db,
-            messaging: &remote.messaging,
-            runtime: &remote.runtime,
-            timeout: remote.read_timeout,
+            link: link::Link {
+                messaging: &remote.messaging,
+                runtime: &remote.runtime,
+                timeout: remote.read_timeout,
+            },
         };
         match read::coordinate(&coordination, key, cmd, cl, &contacts) {
             Ok((result, outcome)) => {

@@ -20,9 +20,10 @@
 //! `READ_DATA` answers the partition as one mutation (the commitlog's encoding, none when the
 //! replica holds nothing); `READ_DIGEST` answers 16 bytes.
 
+use super::link::Link;
 use crate::consistency::Consistency;
 use crate::error::{Error, Result};
-use crate::messaging::{Messaging, Verb};
+use crate::messaging::Verb;
 use bytes::Bytes;
 use cairn_engine::model::codec::{put_bytes, put_uvarint, Decoder};
 use cairn_engine::model::mutation::{decode_batch, encode_batch};
@@ -145,15 +146,9 @@ pub(super) enum Answer {
     Digest([u8; 16]),
 }
 
-/// Sends a read request to `peer` and decodes its answer.
-pub(super) async fn ask(
-    messaging: &Messaging,
-    peer: IpAddr,
-    verb: Verb,
-    body: Bytes,
-    timeout: std::time::Duration,
-) -> Result<Answer> {
-    let answer = messaging.request(peer, verb, body, timeout).await?;
+/// A replica's answer to a read request, decoded.
+fn answer(peer: IpAddr, verb: Verb, answer: Result<Bytes>) -> Result<Answer> {
+    let answer = answer?;
     let remote = |message: String| Error::Remote {
         peer,
         verb: verb.name(),
@@ -192,18 +187,14 @@ pub(super) struct Contact {
     pub local: bool,
 }
 
-/// How a coordinated read reaches its replicas.
+/// What a coordinated read works with.
 pub(super) struct Coordination<'a> {
     /// The table read (its data on this node, its schema for what is live).
     pub table: &'a cairn_engine::table::Table,
     /// The local database (repairs of the local replica).
     pub db: &'a cairn_engine::Database,
-    /// Internode messaging.
-    pub messaging: &'a std::sync::Arc<Messaging>,
-    /// The runtime messages are sent from.
-    pub runtime: &'a tokio::runtime::Handle,
-    /// `read_request_timeout`.
-    pub timeout: std::time::Duration,
+    /// The other replicas, within `read_request_timeout`.
+    pub link: Link<'a>,
 }
 
 /// What a coordinated read did, for the metrics.
@@ -306,16 +297,9 @@ fn gather(
         } else {
             Verb::ReadData
         };
-        let (tx, messaging, body, peer) = (
-            tx.clone(),
-            std::sync::Arc::clone(c.messaging),
-            body.clone(),
-            contact.address,
-        );
-        let timeout = c.timeout;
-        c.runtime.spawn(async move {
-            let r = ask(&messaging, peer, verb, body, timeout).await;
-            let _ = tx.send((i, r));
+        let peer = contact.address;
+        c.link.send(peer, verb, body.clone(), &tx, move |r| {
+            Some((i, answer(peer, verb, r)))
         });
     }
     drop(tx);
@@ -330,7 +314,7 @@ fn gather(
             note(progress, i);
         }
     }
-    let deadline = std::time::Instant::now() + c.timeout;
+    let deadline = std::time::Instant::now() + c.link.timeout;
     while answers.iter().any(Option::is_none) {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         match rx.recv_timeout(left) {
@@ -395,21 +379,12 @@ fn repair(
             c.db.apply(vec![mutation.clone()], Wait::Allowed)?;
             continue;
         }
-        let (tx, messaging, body, peer) = (
-            tx.clone(),
-            std::sync::Arc::clone(c.messaging),
-            body.clone(),
-            contact.address,
-        );
-        let timeout = c.timeout;
-        c.runtime.spawn(async move {
-            let r = messaging.request(peer, Verb::Mutation, body, timeout).await;
-            let _ = tx.send(r);
-        });
+        c.link
+            .send(contact.address, Verb::Mutation, body.clone(), &tx, Some);
         waiting += 1;
     }
     drop(tx);
-    let deadline = std::time::Instant::now() + c.timeout;
+    let deadline = std::time::Instant::now() + c.link.timeout;
     for _ in 0..waiting {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         match rx.recv_timeout(left) {
