@@ -28,6 +28,7 @@ pub mod availability;
 mod link;
 mod read;
 pub mod replica;
+mod scan;
 mod write;
 
 use crate::consistency::{Consistency, Unavailable, WriteType};
@@ -342,23 +343,9 @@ impl StorageProxy {
             reach,
             Some(&mut targets),
         )?;
-        let local = ring.position(topology.local_id());
-        let local_dc = topology
-            .local()
-            .map_or("", |m| m.endpoint.datacenter.as_str());
-        let dc_of = |t: usize| {
-            ring.endpoints()
-                .get(t)
-                .map_or("", |e| e.datacenter.as_str())
-        };
-        // This node first, then its data center, then the others (placement order kept).
-        targets.sort_by_key(|&t| (Some(t) != local, dc_of(t) != local_dc));
-        if cl.is_datacenter_local() {
-            targets.retain(|&t| dc_of(t) == local_dc);
-        }
-        targets.truncate(cl.block_for(&strategy, local_dc).max(1));
-        if let [only] = targets.as_slice() {
-            if Some(*only) == local {
+        let contacts = contacts(&topology, targets, cl, &strategy);
+        if let [only] = contacts.as_slice() {
+            if only.local {
                 return Ok(table.read(key, cmd)?);
             }
         }
@@ -366,14 +353,6 @@ impl StorageProxy {
             // Waiting for other nodes blocks the thread: refuse before anything is read.
             return Err(Error::Engine(cairn_engine::Error::WouldBlock));
         }
-        let contacts: Vec<read::Contact> = targets
-            .iter()
-            .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
-            .map(|(t, e)| read::Contact {
-                address: e.address,
-                local: Some(t) == local,
-            })
-            .collect();
         let coordination = read::Coordination {
             table,
             db: &self.db,
@@ -403,7 +382,8 @@ impl StorageProxy {
     }
 
     /// Scans `table` of `keyspace` from `start` to `end` (the end of the ring when `None`) at
-    /// `cl`. Every range of the ring the scan may cover must reach the level.
+    /// `cl`: every piece of the ring the scan covers must reach the level; pieces whose
+    /// replicas are on other nodes are read from them (see `scan.rs`).
     pub fn scan(
         &self,
         keyspace: &str,
@@ -412,21 +392,63 @@ impl StorageProxy {
         end: Option<Token>,
         cmd: ReadCommand,
         cl: Consistency,
-    ) -> Result<ScanIter> {
+    ) -> Result<Scan<'_>> {
         let strategy = self.replication(keyspace);
         let topology = self.topology.get();
         let ring = topology.ring();
         let op = Operation::Range;
-        if ring.endpoints().len() <= 1 {
-            self.check(&topology, &strategy, Token(0), cl, op, Reach::Local, None)?;
-        } else {
-            // Each range is checked at its end token, which the range's replicas hold.
-            for (range, _) in ring.ranges() {
-                let end = range.end;
-                self.check(&topology, &strategy, end, cl, op, Reach::Local, None)?;
+        let (remote, t) = match (&self.remote, self.db.table(keyspace, table)) {
+            (Some(r), Some(t)) if ring.endpoints().len() > 1 => (r, t),
+            _ => {
+                if ring.endpoints().len() <= 1 {
+                    self.check(&topology, &strategy, Token(0), cl, op, Reach::Local, None)?;
+                } else {
+                    // Each range is checked at its end token, which the range's replicas
+                    // hold.
+                    for (range, _) in ring.ranges() {
+                        let end = range.end;
+                        self.check(&topology, &strategy, end, cl, op, Reach::Local, None)?;
+                    }
+                }
+                return Ok(Scan::Local(self.db.scan(keyspace, table, start, end, cmd)?));
             }
+        };
+        let tokens: Vec<Token> = ring.tokens().iter().map(|(t, _)| *t).collect();
+        let mut pieces = Vec::new();
+        for (from, last, owner) in scan::cut(&tokens, &start, end.unwrap_or(Token(i64::MAX))) {
+            let mut targets = Vec::new();
+            let reach = Reach::Cluster;
+            self.check(
+                &topology,
+                &strategy,
+                owner,
+                cl,
+                op,
+                reach,
+                Some(&mut targets),
+            )?;
+            pieces.push(scan::Piece {
+                start: from,
+                end: last,
+                contacts: contacts(&topology, targets, cl, &strategy),
+            });
         }
-        Ok(self.db.scan(keyspace, table, start, end, cmd)?)
+        let all_local = pieces
+            .iter()
+            .all(|p| matches!(p.contacts.as_slice(), [only] if only.local));
+        if !all_local && matches!(cmd.wait, Wait::Never) {
+            // Waiting for other nodes blocks the thread: refuse before anything is read.
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
+        }
+        let reach = scan::Reach {
+            table: t,
+            db: &self.db,
+            messaging: &remote.messaging,
+            runtime: &remote.runtime,
+            timeout: remote.read_timeout,
+            repairs: &self.metrics.foreground_read_repairs,
+        };
+        Ok(Scan::Ring(scan::RingScan::new(reach, cmd, cl, pieces)))
     }
 
     /// Checks that a read of `keyspace` at `cl` could be served, without reading: for the
@@ -516,6 +538,61 @@ impl StorageProxy {
             counter.fetch_add(1, Ordering::Relaxed);
             Error::Unavailable(u)
         })
+    }
+}
+
+/// The replicas a read at `cl` contacts among `targets` (ring endpoint indexes of replicas
+/// up): this node first, then its data center, then the others (placement order kept); only
+/// the local data center's for a data-center-local level; as many as the level waits for.
+fn contacts(
+    topology: &Topology,
+    mut targets: Vec<usize>,
+    cl: Consistency,
+    strategy: &ReplicationStrategy,
+) -> Vec<read::Contact> {
+    let ring = topology.ring();
+    let local = ring.position(topology.local_id());
+    let local_dc = topology
+        .local()
+        .map_or("", |m| m.endpoint.datacenter.as_str());
+    let dc_of = |t: usize| {
+        ring.endpoints()
+            .get(t)
+            .map_or("", |e| e.datacenter.as_str())
+    };
+    targets.sort_by_key(|&t| (Some(t) != local, dc_of(t) != local_dc));
+    if cl.is_datacenter_local() {
+        targets.retain(|&t| dc_of(t) == local_dc);
+    }
+    targets.truncate(cl.block_for(strategy, local_dc).max(1));
+    targets
+        .iter()
+        .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
+        .map(|(t, e)| read::Contact {
+            address: e.address,
+            local: Some(t) == local,
+        })
+        .collect()
+}
+
+/// A range scan's partitions, in token order: a local scan, or one coordinated across the
+/// ring.
+#[allow(clippy::large_enum_variant)] // one per scan, on the stack: no allocation to save
+pub enum Scan<'a> {
+    /// Every piece on this node.
+    Local(ScanIter),
+    /// Pieces on other nodes too.
+    Ring(scan::RingScan<'a>),
+}
+
+impl Iterator for Scan<'_> {
+    type Item = Result<PartitionResult>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Scan::Local(s) => s.next().map(|r| r.map_err(Error::from)),
+            Scan::Ring(s) => s.next(),
+        }
     }
 }
 
