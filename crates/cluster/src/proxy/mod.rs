@@ -8,21 +8,24 @@
 //! checks that the level can be reached ([`availability`]) — the protocol's Unavailable
 //! otherwise, counted in [`ProxyMetrics`] — and runs the request.
 //!
-//! Today the proxy is the local implementation: the only replica it can reach is its own node,
-//! so a replica on another node counts as down. On a node alone this is exactly Cassandra's
-//! behaviour (a keyspace with `replication_factor: 3` answers ONE but not QUORUM), and in a
-//! ring of several nodes it keeps the node from answering for data it does not hold: a request
-//! whose replicas are elsewhere is refused with Unavailable rather than served from the wrong
-//! node. The coordinator (sending to remote replicas over messaging, waiting for the level,
-//! digests and read repair) comes behind these same methods.
+//! Without [`RemoteReplicas`] the only replica the proxy can reach is its own node, so a
+//! replica on another node counts as down: on a node alone this is exactly Cassandra's
+//! behaviour (a keyspace with `replication_factor: 3` answers ONE but not QUORUM), and the
+//! check costs no allocation. With them it is the coordinator: writes go to every replica up
+//! and wait for the level ([`write`](self) in `write.rs`), single-partition reads take data
+//! from one replica and digests from the others and repair on a mismatch (`read.rs`), range
+//! scans are cut at the ring's tokens and read piece by piece (`scan.rs`); the replica side
+//! answers in [`replica`]. Serial reads and conditional writes still stay on this node's
+//! replica (Paxos across replicas is to come), so they need the level's replicas here.
 //!
 //! Waiting follows the executor's convention (`cairn_engine::io::Wait`): the mutation and read
-//! paths take the request's mode and a request that would wait returns `WouldBlock` with
-//! nothing done; the server reruns it where it may block.
+//! paths take the request's mode and a request that would wait — for the disk, or for other
+//! nodes — returns `WouldBlock` with nothing done; the server reruns it where it may block
+//! (its blocking pool: never a reactor thread).
 //!
-//! Invariants: a mutation is applied only when every one of its tokens passed the check, and
-//! all of a call's mutations are applied in one `Database::apply` (one commitlog record); a
-//! read runs only when its token passed.
+//! Invariants: a mutation is applied only when every one of its tokens passed the check; on
+//! each replica all of a call's mutations it holds are applied in one `Database::apply` (one
+//! commitlog record); a read runs only when its token (a scan: each piece) passed.
 
 pub mod availability;
 mod link;
@@ -135,9 +138,9 @@ impl StorageProxy {
         }
     }
 
-    /// Sends writes and single-partition reads to the other replicas too (those the topology
-    /// shows up). Range scans, serial reads and conditional writes still need enough replicas
-    /// on this node: the coordinator's scans and Paxos are to come.
+    /// Coordinates: writes, reads and scans go to the other replicas too (those the topology
+    /// shows up). Serial reads and conditional writes still need the level's replicas on this
+    /// node: Paxos across replicas is to come.
     pub fn with_remote(mut self, remote: RemoteReplicas) -> StorageProxy {
         self.remote = Some(remote);
         self
