@@ -12,7 +12,7 @@
 //! replica on another node counts as down: on a node alone this is exactly Cassandra's
 //! behaviour (a keyspace with `replication_factor: 3` answers ONE but not QUORUM), and the
 //! check costs no allocation. With them it is the coordinator: writes go to every replica up
-//! and wait for the level ([`write`](self) in `write.rs`), single-partition reads take data
+//! and wait for the level (`write.rs`), single-partition reads take data
 //! from one replica and digests from the others and repair on a mismatch (`read.rs`), range
 //! scans are cut at the ring's tokens and read piece by piece (`scan.rs`); the replica side
 //! answers in [`replica`]. Serial reads and conditional writes still stay on this node's

@@ -8,9 +8,9 @@
 //! disk, so it runs on the blocking pool, never on a reactor thread.
 //!
 //! `READ_DATA` / `READ_DIGEST`: the partition a read request names, as data (tombstones
-//! included, `Table::read_data`) or as its digest (see [`super::read`]), read on the blocking
+//! included, `Table::read_data`) or as its digest (see `read.rs`), read on the blocking
 //! pool too. `RANGE_DATA`: up to a page of a token range's partitions as data, and whether
-//! more remain (see [`super::scan`]).
+//! more remain (see `scan.rs`).
 
 use super::read::{decode_request, digest, encode_data};
 use super::scan;
