@@ -107,6 +107,34 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
         E::Unprepared(id) => ErrorKind::Unprepared {
             id: Bytes::from(id),
         },
+        E::ReadFailure {
+            consistency,
+            received,
+            block_for,
+            num_failures,
+            data_present,
+            ..
+        } => ErrorKind::ReadFailure {
+            consistency,
+            received,
+            block_for,
+            num_failures,
+            data_present,
+        },
+        E::WriteFailure {
+            consistency,
+            received,
+            block_for,
+            num_failures,
+            write_type,
+            ..
+        } => ErrorKind::WriteFailure {
+            consistency,
+            received,
+            block_for,
+            num_failures,
+            write_type,
+        },
         E::FunctionFailure(f) => ErrorKind::FunctionFailure {
             keyspace: f.keyspace,
             function: f.function,
