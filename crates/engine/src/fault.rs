@@ -413,7 +413,7 @@ impl Faults {
             );
         }
         if response.die {
-            let reason = format!("exiting: {} and {} is die", fault, policy_key(class));
+            let reason = format!("{fault} and {} is die", policy_key(class));
             self.act(NodeAction::Die { reason });
         } else if response.stop_transports && !self.transports_stopped.swap(true, Ordering::AcqRel)
         {
