@@ -1,0 +1,158 @@
+"""Storage faults through a real node: bytes flipped in an sstable's data file make the reads
+that touch it fail with ReadFailure (the protocol's fields, a message naming the file and
+offset), the node's log gets an ERROR naming the file, a metric counts them, and
+`disk_failure_policy` decides what the node does — never wrong data."""
+
+import json
+import time
+import urllib.request
+
+import pytest
+from cassandra import ConsistencyLevel, ReadFailure
+from cassandra.cluster import NoHostAvailable
+
+from conftest import Node, make_cluster, port_open, serve_refused
+from helpers import nodetool, server_code
+from test_operations import scrape, value
+
+PARTITIONS = 1500
+
+
+def start(tmp_root, name, policy):
+    cfg = tmp_root / f"{name}.yaml"
+    cfg.write_text(f"disk_failure_policy: {policy}\n")
+    return Node(tmp_root / name, ["--config", str(cfg)]).start()
+
+
+def expected(k):
+    return f"value {k} " + "z" * (k % 40)
+
+
+def load_and_corrupt(node):
+    """A table of PARTITIONS partitions flushed to one sstable, whose first data chunk then
+    has a byte flipped. Returns (session, cluster, the data file)."""
+    cluster = make_cluster(node)
+    s = cluster.connect()
+    s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v text)")
+    ins = s.prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+    for k in range(PARTITIONS):
+        s.execute(ins, (k, expected(k)))
+    nodetool(node, "flush", "ks", "t")
+    data = list((node.data_dir / "data" / "ks").glob("t-*/ca-*-Data.db"))
+    assert len(data) == 1, data
+    with open(data[0], "r+b") as f:
+        f.seek(100)
+        b = f.read(1)
+        f.seek(100)
+        f.write(bytes([b[0] ^ 0x5A]))
+    return s, cluster, data[0]
+
+
+def read_all(s):
+    """Reads every partition: (the partitions read correctly, the ReadFailures)."""
+    sel = s.prepare("SELECT v FROM ks.t WHERE k = ?")
+    ok, failures = [], []
+    for k in range(PARTITIONS):
+        try:
+            rows = list(s.execute(sel, (k,)))
+        except ReadFailure as e:
+            failures.append(e)
+            continue
+        assert [r.v for r in rows] == [expected(k)], f"wrong data for partition {k}"
+        ok.append(k)
+    return ok, failures
+
+
+def rest(node, path):
+    with urllib.request.urlopen(f"http://{node.host}:{node.api_port}{path}", timeout=10) as r:
+        return json.loads(r.read().decode())
+
+
+def wait_until(cond, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.05)
+
+
+def test_corrupt_sstable_reads_fail_with_read_failure_logged_and_counted(tmp_root):
+    node = start(tmp_root, "faults-stop", "stop")
+    try:
+        s, cluster, data = load_and_corrupt(node)
+        ok, failures = read_all(s)
+        assert failures, "the flipped byte was not detected"
+        assert len(ok) > PARTITIONS // 2, f"one bad chunk made {len(failures)} partitions unreadable"
+        for e in failures:
+            assert server_code(e) == 0x1300
+            assert e.consistency == ConsistencyLevel.ONE
+            assert (e.received_responses, e.required_responses, e.failures) == (0, 1, 1)
+            assert str(data) in str(e) and "at offset 0" in str(e), str(e)
+        log = node.log_path.read_text(errors="replace")
+        errors = [line for line in log.splitlines() if "ERROR" in line and data.name in line]
+        assert errors, node.log_tail()
+        # Rate limited: one chunk, many failed reads, few lines.
+        assert len(errors) < len(failures), errors
+        m = scrape(node)
+        assert value(m, "scylla_storage_faults", kind="corrupt_sstable", shard="0") == len(failures)
+        assert value(m, "scylla_database_total_reads_failed", shard="0") == len(failures)
+        assert value(m, "scylla_storage_transports_stopped", shard="0") == 0
+        # `stop` does not act on a corrupt sstable (Cassandra's neither): the node serves on.
+        assert rest(node, "/storage_service/native_transport") is True
+        k = ok[-1]
+        assert [r.v for r in s.execute("SELECT v FROM ks.t WHERE k = %s", (k,))] == [expected(k)]
+        cluster.shutdown()
+    finally:
+        node.kill()
+
+
+def test_stop_paranoid_stops_the_native_port_and_rest_stays_up(tmp_root):
+    node = start(tmp_root, "faults-paranoid", "stop_paranoid")
+    try:
+        s, cluster, data = load_and_corrupt(node)
+        with pytest.raises((ReadFailure, NoHostAvailable)):
+            for k in range(PARTITIONS):
+                s.execute("SELECT v FROM ks.t WHERE k = %s", (k,))
+        cluster.shutdown()
+        wait_until(lambda: not port_open(node.host, node.port), "the native port closed")
+        assert node.proc.poll() is None, "the process must keep running for inspection"
+        assert rest(node, "/storage_service/native_transport") is False
+        assert value(scrape(node), "scylla_storage_transports_stopped", shard="0") == 1
+        assert "Stopping transports as disk_failure_policy is stop_paranoid" in node.log_path.read_text()
+    finally:
+        node.kill()
+
+
+def test_ignore_keeps_serving_other_partitions(tmp_root):
+    node = start(tmp_root, "faults-ignore", "ignore")
+    try:
+        s, cluster, _ = load_and_corrupt(node)
+        for _ in range(2):
+            ok, failures = read_all(s)
+            assert failures and len(ok) > PARTITIONS // 2
+        assert port_open(node.host, node.port)
+        assert value(scrape(node), "scylla_storage_faults", kind="corrupt_sstable", shard="0") == 2 * len(failures)
+        cluster.shutdown()
+    finally:
+        node.kill()
+
+
+def test_die_exits_100_on_a_corrupt_sstable(tmp_root):
+    node = start(tmp_root, "faults-die", "die")
+    try:
+        s, cluster, data = load_and_corrupt(node)
+        with pytest.raises(Exception):
+            for k in range(PARTITIONS):
+                s.execute("SELECT v FROM ks.t WHERE k = %s", (k,))
+        assert node.proc.wait(timeout=30) == 100
+        assert "disk_failure_policy is die" in node.log_path.read_text()
+        cluster.shutdown()
+    finally:
+        node.kill()
+
+
+@pytest.mark.parametrize("key,bad", [("disk_failure_policy", "sometimes"),
+                                     ("commit_failure_policy", "best_effort")])
+def test_unknown_policy_refuses_to_start(tmp_path, key, bad):
+    err = serve_refused(tmp_path, f"{key}: {bad}\n")
+    assert key in err and f"`{bad}` is not a {key}" in err, err
