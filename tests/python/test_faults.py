@@ -3,6 +3,7 @@ that touch it fail with ReadFailure (the protocol's fields, a message naming the
 offset), the node's log gets an ERROR naming the file, a metric counts them, and
 `disk_failure_policy` decides what the node does — never wrong data."""
 
+import contextlib
 import json
 import time
 import urllib.request
@@ -18,21 +19,32 @@ from test_operations import scrape, value
 PARTITIONS = 1500
 
 
-def start(tmp_root, name, policy):
+@contextlib.contextmanager
+def corrupted(tmp_root, policy):
+    """A node under `disk_failure_policy: policy` whose table ks.t has a flipped byte in its
+    sstable's first data chunk: yields (node, session, the data file); kills the node after."""
+    name = f"faults-{policy}"
     cfg = tmp_root / f"{name}.yaml"
     cfg.write_text(f"disk_failure_policy: {policy}\n")
-    return Node(tmp_root / name, ["--config", str(cfg)]).start()
+    node = Node(tmp_root / name, ["--config", str(cfg)]).start()
+    cluster = None
+    try:
+        cluster = make_cluster(node)
+        s = cluster.connect()
+        yield node, s, load_and_corrupt(node, s)
+    finally:
+        if cluster is not None:
+            cluster.shutdown()
+        node.kill()
 
 
 def expected(k):
     return f"value {k} " + "z" * (k % 40)
 
 
-def load_and_corrupt(node):
+def load_and_corrupt(node, s):
     """A table of PARTITIONS partitions flushed to one sstable, whose first data chunk then
-    has a byte flipped. Returns (session, cluster, the data file)."""
-    cluster = make_cluster(node)
-    s = cluster.connect()
+    has a byte flipped. Returns the data file."""
     s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
     s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v text)")
     ins = s.prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
@@ -46,7 +58,7 @@ def load_and_corrupt(node):
         b = f.read(1)
         f.seek(100)
         f.write(bytes([b[0] ^ 0x5A]))
-    return s, cluster, data[0]
+    return data[0]
 
 
 def read_all(s):
@@ -64,6 +76,12 @@ def read_all(s):
     return ok, failures
 
 
+def read_until_failure(s):
+    """Reads partitions in turn until one raises (the flipped chunk holds some)."""
+    for k in range(PARTITIONS):
+        s.execute("SELECT v FROM ks.t WHERE k = %s", (k,))
+
+
 def rest(node, path):
     with urllib.request.urlopen(f"http://{node.host}:{node.api_port}{path}", timeout=10) as r:
         return json.loads(r.read().decode())
@@ -77,9 +95,7 @@ def wait_until(cond, what, timeout=30):
 
 
 def test_corrupt_sstable_reads_fail_with_read_failure_logged_and_counted(tmp_root):
-    node = start(tmp_root, "faults-stop", "stop")
-    try:
-        s, cluster, data = load_and_corrupt(node)
+    with corrupted(tmp_root, "stop") as (node, s, data):
         ok, failures = read_all(s)
         assert failures, "the flipped byte was not detected"
         assert len(ok) > PARTITIONS // 2, f"one bad chunk made {len(failures)} partitions unreadable"
@@ -101,54 +117,34 @@ def test_corrupt_sstable_reads_fail_with_read_failure_logged_and_counted(tmp_roo
         assert rest(node, "/storage_service/native_transport") is True
         k = ok[-1]
         assert [r.v for r in s.execute("SELECT v FROM ks.t WHERE k = %s", (k,))] == [expected(k)]
-        cluster.shutdown()
-    finally:
-        node.kill()
 
 
 def test_stop_paranoid_stops_the_native_port_and_rest_stays_up(tmp_root):
-    node = start(tmp_root, "faults-paranoid", "stop_paranoid")
-    try:
-        s, cluster, data = load_and_corrupt(node)
+    with corrupted(tmp_root, "stop_paranoid") as (node, s, _):
         with pytest.raises((ReadFailure, NoHostAvailable)):
-            for k in range(PARTITIONS):
-                s.execute("SELECT v FROM ks.t WHERE k = %s", (k,))
-        cluster.shutdown()
+            read_until_failure(s)
         wait_until(lambda: not port_open(node.host, node.port), "the native port closed")
         assert node.proc.poll() is None, "the process must keep running for inspection"
         assert rest(node, "/storage_service/native_transport") is False
         assert value(scrape(node), "scylla_storage_transports_stopped", shard="0") == 1
         assert "Stopping transports as disk_failure_policy is stop_paranoid" in node.log_path.read_text()
-    finally:
-        node.kill()
 
 
 def test_ignore_keeps_serving_other_partitions(tmp_root):
-    node = start(tmp_root, "faults-ignore", "ignore")
-    try:
-        s, cluster, _ = load_and_corrupt(node)
+    with corrupted(tmp_root, "ignore") as (node, s, _):
         for _ in range(2):
             ok, failures = read_all(s)
             assert failures and len(ok) > PARTITIONS // 2
         assert port_open(node.host, node.port)
         assert value(scrape(node), "scylla_storage_faults", kind="corrupt_sstable", shard="0") == 2 * len(failures)
-        cluster.shutdown()
-    finally:
-        node.kill()
 
 
 def test_die_exits_100_on_a_corrupt_sstable(tmp_root):
-    node = start(tmp_root, "faults-die", "die")
-    try:
-        s, cluster, data = load_and_corrupt(node)
+    with corrupted(tmp_root, "die") as (node, s, _):
         with pytest.raises(Exception):
-            for k in range(PARTITIONS):
-                s.execute("SELECT v FROM ks.t WHERE k = %s", (k,))
+            read_until_failure(s)
         assert node.proc.wait(timeout=30) == 100
         assert "disk_failure_policy is die" in node.log_path.read_text()
-        cluster.shutdown()
-    finally:
-        node.kill()
 
 
 @pytest.mark.parametrize("key,bad", [("disk_failure_policy", "sometimes"),

@@ -215,17 +215,7 @@ fn corrupt_reads_are_storage_faults_counted_once_each() {
         assert_eq!(fault.offset, Some(0));
     }
     // A scan meeting the chunk fails, and is counted too.
-    let scan_errors = db
-        .scan(
-            "ks",
-            "t",
-            cairn_engine::model::PartitionPos::TokenStart(cairn_engine::model::Token::MIN),
-            None,
-            ReadCommand::all(0, Wait::Allowed),
-        )
-        .unwrap()
-        .filter(|r| r.is_err())
-        .count();
+    let scan_errors = full_scan(&db).filter(|r| r.is_err()).count();
     assert_eq!(scan_errors, 1);
     let stats = db.fault_stats();
     let n = errors.len() as u64 + 1;

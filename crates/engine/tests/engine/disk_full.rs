@@ -60,6 +60,18 @@ fn fill(dir: &std::path::Path) -> std::path::PathBuf {
     ballast
 }
 
+/// Writes row `b` of partition `b % 10`.
+fn write_row(db: &Database, id: cairn_engine::schema::TableId, b: i32) -> cairn_engine::Result<()> {
+    db.apply(
+        vec![Mutation {
+            table: id,
+            key: pk(b % 10),
+            update: insert(b, "some value of moderate length", 5),
+        }],
+        Wait::Allowed,
+    )
+}
+
 #[test]
 fn commitlog_on_full_disk_stops_under_policy_stop() {
     let base = tempfile::tempdir().unwrap();
@@ -76,16 +88,7 @@ fn commitlog_on_full_disk_stops_under_policy_stop() {
     }));
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     let ballast = fill(&mnt);
-    let write = |b: i32| {
-        db.apply(
-            vec![Mutation {
-                table: id,
-                key: pk(b % 10),
-                update: insert(b, "some value of moderate length", 5),
-            }],
-            Wait::Allowed,
-        )
-    };
+    let write = |b: i32| write_row(&db, id, b);
     let mut b = 0;
     let first = loop {
         if let Err(e) = write(b) {
@@ -129,15 +132,7 @@ fn flush_on_full_disk_fails_cleanly_and_recovers() {
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     let mut acked = Vec::new();
     for b in 0..2000 {
-        db.apply(
-            vec![Mutation {
-                table: id,
-                key: pk(b % 10),
-                update: insert(b, "some value of moderate length", 5),
-            }],
-            Wait::Allowed,
-        )
-        .unwrap();
+        write_row(&db, id, b).unwrap();
         acked.push(b);
     }
     let ballast = fill(&mnt);
