@@ -5,11 +5,14 @@ offset), the node's log gets an ERROR naming the file, a metric counts them, and
 
 import contextlib
 import json
+import os
+import subprocess
 import time
 import urllib.request
 
 import pytest
-from cassandra import ConsistencyLevel, ReadFailure
+from cassandra import ConsistencyLevel, ReadFailure, WriteFailure
+from cassandra.policies import WriteType
 from cassandra.cluster import NoHostAvailable
 
 from conftest import Node, make_cluster, port_open, serve_refused
@@ -145,6 +148,64 @@ def test_die_exits_100_on_a_corrupt_sstable(tmp_root):
             read_until_failure(s)
         assert node.proc.wait(timeout=30) == 100
         assert "disk_failure_policy is die" in node.log_path.read_text()
+
+
+def test_commitlog_failure_is_a_write_failure_and_stop_commit_refuses_writes(tmp_root):
+    """The commitlog on a 4 MiB tmpfs that fills up: under `commit_failure_policy:
+    stop_commit` the write that meets it and every later one fail with WriteFailure, reads go
+    on and the native port stays open."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    # `--data-dir` puts the commitlog in its commitlog/: mount the tmpfs there.
+    mnt = tmp_root / "faults-commitlog" / "commitlog"
+    mnt.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], check=True)
+    cfg = tmp_root / "faults-commitlog.yaml"
+    cfg.write_text("commitlog_segment_size_in_mb: 1\ncommit_failure_policy: stop_commit\n")
+    node = Node(tmp_root / "faults-commitlog", ["--config", str(cfg)]).start()
+    cluster = make_cluster(node)
+    try:
+        s = cluster.connect()
+        s.execute("CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE ks.t (k int PRIMARY KEY, v text)")
+        s.execute("INSERT INTO ks.t (k, v) VALUES (0, 'before')")
+        with open(mnt / "ballast", "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError:
+                pass
+        ins = s.prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
+        failures = []
+        for k in range(1, 200_000):
+            try:
+                s.execute(ins, (k, "x" * 200))
+            except WriteFailure as e:
+                failures.append(e)
+                if len(failures) == 3:
+                    break
+        assert len(failures) == 3, "the commitlog never failed"
+        for e in failures:
+            assert server_code(e) == 0x1500
+            assert e.write_type == WriteType.SIMPLE
+            assert e.consistency == ConsistencyLevel.ONE
+            assert (e.received_responses, e.required_responses, e.failures) == (0, 1, 1)
+            assert "commitlog" in str(e), str(e)
+        # The commitlog stays stopped: space coming back does not bring writes back.
+        (mnt / "ballast").unlink()
+        with pytest.raises(WriteFailure):
+            s.execute(ins, (1, "after"))
+        assert [r.v for r in s.execute("SELECT v FROM ks.t WHERE k = 0")] == ["before"]
+        assert port_open(node.host, node.port)
+        m = scrape(node)
+        assert value(m, "scylla_storage_faults", kind="commitlog", shard="0") >= 1
+        assert value(m, "scylla_database_total_writes_failed", shard="0") >= 4
+        assert "commitlog" in "\n".join(line for line in node.log_path.read_text().splitlines() if "ERROR" in line)
+    finally:
+        cluster.shutdown()
+        node.kill()
+        subprocess.run(["umount", str(mnt)], check=False)
 
 
 @pytest.mark.parametrize("key,bad", [("disk_failure_policy", "sometimes"),
