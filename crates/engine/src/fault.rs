@@ -15,6 +15,10 @@
 //! |---|---|---|---|---|
 //! | write or sync failed | exit | stop transports, refuse writes | refuse writes | — |
 //!
+//! While the database opens, an sstable that fails to open refuses the start under `stop`,
+//! `stop_paranoid` and `die` (Cassandra exits) and is skipped under `best_effort` and `ignore`
+//! ([`skip_at_startup`]).
+//!
 //! Two deliberate differences, both because a Cairn node has one data directory: under
 //! `best_effort` Cassandra takes every sstable of the failed *directory* out of reads, Cairn
 //! only the sstable whose file failed (taking the only directory out would leave nothing to
@@ -206,6 +210,17 @@ pub fn respond(disk: DiskFailurePolicy, commit: CommitFailurePolicy, fault: Faul
     }
 }
 
+/// Whether, while the node starts, an sstable that fails to open (corrupt, unreadable) is
+/// skipped — left on disk, not read — rather than the start refused: Cassandra's
+/// `SSTableReader.openAll` skips it and `handleStartupFSError` exits under `stop`,
+/// `stop_paranoid` and `die`, so only `best_effort` and `ignore` start without it.
+pub fn skip_at_startup(disk: DiskFailurePolicy) -> bool {
+    match disk {
+        DiskFailurePolicy::BestEffort | DiskFailurePolicy::Ignore => true,
+        DiskFailurePolicy::Stop | DiskFailurePolicy::StopParanoid | DiskFailurePolicy::Die => false,
+    }
+}
+
 /// An action that leaves the engine: the node carries it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeAction {
@@ -347,6 +362,30 @@ impl Faults {
             sstables_removed: get(&self.sstables_removed),
             transports_stopped: self.transports_stopped.load(Ordering::Relaxed),
         }
+    }
+
+    /// An sstable failed to open with `e` while the database opened: counts and logs the fault
+    /// and says whether to start without the sstable ([`skip_at_startup`]); `false` (refuse
+    /// the start with `e`) for what is no storage fault.
+    pub fn skip_at_startup(&self, e: &Error) -> bool {
+        let Some(fault) = e.storage_fault() else {
+            return false;
+        };
+        let counter = match fault.kind {
+            FaultKind::CorruptSSTable => &self.corrupt_sstable,
+            FaultKind::DataIo => &self.read_io,
+            FaultKind::Commitlog | FaultKind::CommitlogStopped => return false,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let skip = skip_at_startup(self.disk);
+        if skip {
+            tracing::error!(
+                file = %fault.path.display(),
+                "{fault}; skipping the sstable (its files stay on disk) as disk_failure_policy is {}: {e}",
+                self.disk.name()
+            );
+        }
+        skip
     }
 
     /// Counts a read that failed with `e` (not one that would have blocked).
@@ -551,6 +590,20 @@ mod tests {
             for disk in D::ALL {
                 assert_eq!(respond(disk, policy, Fault::Commit), expected, "{policy:?}");
             }
+        }
+    }
+
+    #[test]
+    fn only_best_effort_and_ignore_start_without_a_bad_sstable() {
+        let table = [
+            (D::Stop, false),
+            (D::StopParanoid, false),
+            (D::BestEffort, true),
+            (D::Ignore, true),
+            (D::Die, false),
+        ];
+        for (policy, skip) in table {
+            assert_eq!(skip_at_startup(policy), skip, "{policy:?}");
         }
     }
 

@@ -220,7 +220,13 @@ impl Table {
         let mut sstables = Vec::with_capacity(committed.len());
         let mut floor = CommitlogPosition::NONE;
         for gen in committed {
-            let s = SSTable::open(dir, gen, Arc::clone(&io))?
+            let s = match SSTable::open(dir, gen, Arc::clone(&io)) {
+                Ok(s) => s,
+                // Started without, as `disk_failure_policy` allows (`crate::fault`).
+                Err(e) if settings.faults.skip_at_startup(&e) => continue,
+                Err(e) => return Err(e),
+            };
+            let s = s
                 .map_sequential_reads(settings.map_sequential_reads)
                 .with_index_cache(settings.cache.as_ref().map(|c| c.index_pages()));
             let (seg, off) = s.stats.commitlog_upper;

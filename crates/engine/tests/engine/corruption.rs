@@ -297,3 +297,29 @@ fn best_effort_takes_an_unreadable_sstable_out_of_reads() {
         [NodeAction::StopTransports { .. }]
     ));
 }
+
+#[test]
+fn a_corrupt_sstable_at_startup_refuses_the_start_unless_the_policy_skips_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, generation) = {
+        let db = setup(dir.path());
+        let sst = db.table("ks", "t").unwrap().state().sstables[0].clone();
+        (sst.path(Component::Summary), sst.generation)
+    };
+    flip(&summary, 10);
+    // stop (and stop_paranoid, die): the node does not start; the error names the file.
+    match Database::open(DatabaseConfig::new(dir.path())) {
+        Err(Error::Corruption { path, .. }) => assert_eq!(path, summary),
+        Err(other) => panic!("expected corruption, got {other}"),
+        Ok(_) => panic!("started with a corrupt sstable under disk_failure_policy stop"),
+    }
+    // ignore (and best_effort): it starts without the sstable, whose files stay (what the
+    // commitlog still holds of it is replayed, into a new sstable).
+    let mut config = DatabaseConfig::new(dir.path());
+    config.disk_failure_policy = DiskFailurePolicy::Ignore;
+    let db = Database::open(config).unwrap();
+    let live = db.table("ks", "t").unwrap().state();
+    assert!(live.sstables.iter().all(|s| s.generation != generation));
+    assert!(summary.exists());
+    assert_eq!(db.fault_stats().corrupt_sstable, 1);
+}
