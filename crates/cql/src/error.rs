@@ -7,8 +7,12 @@
 //! than the lexer — a snippet of the query with the offending token in brackets, e.g.
 //! `line 1:14 no viable alternative at input 'FROMM' (SELECT * FROM [FROMM])`.
 
-use cairn_engine::{FaultKind, StorageFault};
-pub use cairn_protocol::{Consistency, WriteType};
+use cairn_cluster::consistency::Consistency;
+use cairn_cluster::fault::{storage_failure, FailedRequest};
+
+/// The replica a storage fault is reported from when no coordinator names it: a lone node,
+/// on loopback (a cluster's coordinator names the replica's own address).
+const THIS_NODE: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -51,28 +55,22 @@ pub enum Error {
     /// argument types.
     #[error("{0}")]
     FunctionFailure(crate::values::error::FunctionFailure),
-    /// A replica failed the read: a storage fault such as a corrupt sstable (Read_failure,
-    /// 0x1300). Made by [`Error::storage_failure`].
-    #[error("{message}")]
-    ReadFailure {
-        consistency: Consistency,
-        received: i32,
-        block_for: i32,
-        num_failures: i32,
-        data_present: bool,
-        message: String,
-    },
-    /// A replica failed the write: its commitlog failed or stopped (Write_failure, 0x1500).
-    /// Made by [`Error::storage_failure`].
-    #[error("{message}")]
-    WriteFailure {
-        consistency: Consistency,
-        received: i32,
-        block_for: i32,
-        num_failures: i32,
-        write_type: WriteType,
-        message: String,
-    },
+    /// Too few replicas are up for the request's consistency level (Unavailable, 0x1000;
+    /// the protocol error carries the level, the replicas required and those alive).
+    #[error("{0}")]
+    Unavailable(cairn_cluster::consistency::Unavailable),
+    /// A write's replicas did not answer in time for its level (Write_timeout, 0x1100).
+    #[error("{0}")]
+    WriteTimeout(cairn_cluster::consistency::WriteTimeout),
+    /// A write's replicas refused it beyond what its level allows (Write_failure, 0x1500).
+    #[error("{0}")]
+    WriteFailure(cairn_cluster::consistency::WriteFailure),
+    /// A read's replicas did not answer in time for its level (Read_timeout, 0x1200).
+    #[error("{0}")]
+    ReadTimeout(cairn_cluster::consistency::ReadTimeout),
+    /// A replica failed a read (Read_failure, 0x1300).
+    #[error("{0}")]
+    ReadFailure(cairn_cluster::consistency::ReadFailure),
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),
@@ -87,73 +85,15 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// What a request that met a storage fault was doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailedRequest {
-    /// A read (SELECT, or the read of a read-before-write).
-    Read,
-    /// A write of this kind.
-    Write(WriteType),
-}
-
-impl FailedRequest {
-    /// What an engine error's fault alone tells: a commitlog fault failed a write (taken as
-    /// SIMPLE), anything else a read.
-    pub fn of(fault: &StorageFault<'_>) -> FailedRequest {
-        match fault.kind {
-            FaultKind::Commitlog | FaultKind::CommitlogStopped => {
-                FailedRequest::Write(WriteType::Simple)
-            }
-            _ => FailedRequest::Read,
-        }
-    }
-}
-
-impl Error {
-    /// The client's error for a replica's storage fault `e` (`None` when `e` is none): Read_failure
-    /// or Write_failure with the request's consistency level and `block_for`, no response
-    /// received and this one failure, and Cassandra's text followed by the fault (file and
-    /// offset). The coordinator calls it with the request's level; a lone node's executor
-    /// uses ONE and 1 (see the `From<cairn_engine::Error>` conversion).
-    pub fn storage_failure(
-        e: &cairn_engine::Error,
-        request: FailedRequest,
-        consistency: Consistency,
-        block_for: i32,
-    ) -> Option<Error> {
-        e.storage_fault()?;
-        let (received, num_failures) = (0, 1);
-        let message = format!(
-            "Operation failed - received {received} responses and {num_failures} failures: {e}"
-        );
-        Some(match request {
-            FailedRequest::Read => Error::ReadFailure {
-                consistency,
-                received,
-                block_for,
-                num_failures,
-                data_present: false,
-                message,
-            },
-            FailedRequest::Write(write_type) => Error::WriteFailure {
-                consistency,
-                received,
-                block_for,
-                num_failures,
-                write_type,
-                message,
-            },
-        })
-    }
-}
-
 impl From<cairn_engine::Error> for Error {
     fn from(e: cairn_engine::Error) -> Self {
-        // Until statements carry their consistency level here, a lone node's: ONE, 1 replica.
+        // A storage fault that reaches here met no coordinator: a lone node's own, at ONE
+        // with one replica (the coordinator reports its replicas' with
+        // `cairn_cluster::fault::storage_failure`, its level and their addresses).
         if let Some(fault) = e.storage_fault() {
             let request = FailedRequest::of(&fault);
-            if let Some(failure) = Error::storage_failure(&e, request, Consistency::One, 1) {
-                return failure;
+            if let Some(f) = storage_failure(&e, request, Consistency::One, 0, 1, THIS_NODE) {
+                return Error::from(f);
             }
         }
         match e {
@@ -163,6 +103,22 @@ impl From<cairn_engine::Error> for Error {
             cairn_engine::Error::InvalidValue { .. } | cairn_engine::Error::InvalidMutation(_) => {
                 Error::Invalid(e.to_string())
             }
+            other => Error::Server(other.to_string()),
+        }
+    }
+}
+
+impl From<cairn_cluster::Error> for Error {
+    /// A storage proxy's error: Unavailable as such, the engine's as the engine's, anything
+    /// else a server error.
+    fn from(e: cairn_cluster::Error) -> Self {
+        match e {
+            cairn_cluster::Error::Unavailable(u) => Error::Unavailable(u),
+            cairn_cluster::Error::WriteTimeout(t) => Error::WriteTimeout(t),
+            cairn_cluster::Error::WriteFailure(f) => Error::WriteFailure(f),
+            cairn_cluster::Error::ReadTimeout(t) => Error::ReadTimeout(t),
+            cairn_cluster::Error::ReadFailure(f) => Error::ReadFailure(f),
+            cairn_cluster::Error::Engine(e) => Error::from(e),
             other => Error::Server(other.to_string()),
         }
     }
@@ -254,65 +210,32 @@ mod storage_fault_tests {
     use super::*;
 
     #[test]
-    fn a_corrupt_sstable_is_a_read_failure_naming_file_and_offset() {
+    fn a_lone_nodes_storage_fault_is_a_read_or_write_failure_at_one() {
         let e = cairn_engine::Error::corruption(
             "/d/ks/t-1/ca-3-Data.db",
             65536,
             cairn_engine::CorruptionKind::Decompress,
         );
-        let Error::ReadFailure {
-            consistency,
-            received,
-            block_for,
-            num_failures,
-            data_present,
-            message,
-        } = Error::from(e)
-        else {
+        let Error::ReadFailure(f) = Error::from(e) else {
             panic!("not a read failure");
         };
         assert_eq!(
-            (consistency, received, block_for, num_failures, data_present),
+            (
+                f.consistency,
+                f.received,
+                f.block_for,
+                f.failures.len(),
+                f.data_present
+            ),
             (Consistency::One, 0, 1, 1, false)
         );
-        assert_eq!(
-            message,
-            "Operation failed - received 0 responses and 1 failures: corruption in \
-             /d/ks/t-1/ca-3-Data.db at offset 65536: chunk failed to decompress"
+        assert!(
+            f.to_string().contains("ca-3-Data.db at offset 65536"),
+            "{f}"
         );
-    }
-
-    #[test]
-    fn a_commitlog_fault_is_a_write_failure_and_the_coordinator_sets_its_fields() {
         let io = std::io::Error::from_raw_os_error(5);
         let e = cairn_engine::Error::io("/c/CommitLog-1-9.log", io);
-        assert!(matches!(
-            Error::from(e),
-            Error::WriteFailure {
-                consistency: Consistency::One,
-                block_for: 1,
-                write_type: WriteType::Simple,
-                ..
-            }
-        ));
-        let stopped = cairn_engine::Error::CommitlogStopped { dir: "/c".into() };
-        let batch = FailedRequest::Write(WriteType::Batch);
-        let got = Error::storage_failure(&stopped, batch, Consistency::Quorum, 2);
-        assert!(matches!(
-            got,
-            Some(Error::WriteFailure {
-                consistency: Consistency::Quorum,
-                block_for: 2,
-                write_type: WriteType::Batch,
-                received: 0,
-                num_failures: 1,
-                ..
-            })
-        ));
-        assert_eq!(
-            Error::storage_failure(&cairn_engine::Error::Overloaded, batch, Consistency::One, 1),
-            None
-        );
+        assert!(matches!(Error::from(e), Error::WriteFailure(_)));
         assert!(matches!(
             Error::from(cairn_engine::Error::Overloaded),
             Error::Overloaded(_)

@@ -506,6 +506,34 @@ impl Table {
         true
     }
 
+    /// One partition as data, tombstones included — a replica's answer to a coordinator's
+    /// read (see [`crate::read::Snapshot::read_data`]).
+    pub fn read_data(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<Partition>> {
+        let start = std::time::Instant::now();
+        let snapshot = if cmd.bypass_cache {
+            self.snapshot_uncached()
+        } else {
+            self.snapshot()
+        };
+        let data = snapshot
+            .read_data(key, cmd)
+            .inspect_err(|e| self.read_failed(e))?;
+        self.requests.read_latency.record(micros_since(start));
+        Ok(data)
+    }
+
+    /// The live content of a partition's data as `cmd` selects it, with this table's dropped
+    /// columns removed (see [`crate::read::live_of`]).
+    pub fn live(
+        &self,
+        key: &DecoratedKey,
+        data: Partition,
+        cmd: &ReadCommand,
+    ) -> Result<Option<crate::read::PartitionResult>> {
+        let hidden = Arc::clone(&self.hidden_columns.read());
+        crate::read::live_of(key, data, cmd, &hidden)
+    }
+
     /// Bytes held by memtables (active and flushing).
     pub fn memtable_bytes(&self) -> usize {
         let st = self.state();

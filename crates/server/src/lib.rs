@@ -15,7 +15,6 @@ pub mod stall;
 pub mod tls;
 
 use cairn_cluster::placement::ReplicationStrategy;
-use cairn_cql::exec::replication::Replication;
 use cairn_engine::Database;
 use std::sync::Arc;
 
@@ -112,12 +111,7 @@ impl rest::AdminBackend for NodeBackend {
     }
 
     fn placement(&self, keyspace: &str) -> Option<ReplicationStrategy> {
-        let ks = self.executor.catalog().keyspace(keyspace)?;
-        Some(
-            Replication::from_stored(&ks.replication)
-                .map(|r| r.placement())
-                .unwrap_or(ReplicationStrategy::Local),
-        )
+        Some(self.executor.catalog().keyspace(keyspace)?.placement())
     }
 
     fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
@@ -246,6 +240,22 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         settings: cfg.settings(),
         ..Default::default()
     };
+    // The cluster as this node sees it: itself, owning its tokens.
+    let topology = cairn_cluster::topology::TopologyHandle::new(
+        cairn_cluster::topology::Topology::single(cairn_cluster::topology::Member {
+            endpoint: cairn_cluster::node::Endpoint {
+                host_id: identity.host_id,
+                address: native.ip(),
+                datacenter: location.datacenter.clone(),
+                rack: location.rack.clone(),
+            },
+            rpc_address: native.ip(),
+            native_port: native.port(),
+            tokens: identity.tokens.clone(),
+            state: cairn_cluster::topology::MemberState::Normal,
+            up: true,
+        })?,
+    );
     let d = Arc::clone(&db);
     let password = cfg.authenticator == config::Authenticator::Password;
     let batch_limits = cairn_cql::exec::batch_limits::BatchLimits {
@@ -254,7 +264,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         unlogged_partitions_warn: cfg.unlogged_batch_across_partitions_warn_threshold,
     };
     let executor = tokio::task::spawn_blocking(move || {
-        cairn_cql::exec::Executor::open(d, info).map(|e| {
+        let proxy = Arc::new(cairn_cluster::proxy::StorageProxy::new(d, topology));
+        cairn_cql::exec::Executor::open(proxy, info).map(|e| {
             e.with_authentication(password)
                 .with_batch_limits(batch_limits)
         })
@@ -318,7 +329,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         Some(Arc::clone(&stalls)),
         cfg.prometheus_prefix.clone(),
     )
-    .with_transport(Arc::clone(cql_server.stats()));
+    .with_transport(Arc::clone(cql_server.stats()))
+    .with_proxy(Arc::clone(executor.proxy()));
     let metrics_server = rest::serve_with(
         prometheus,
         "Prometheus metrics",

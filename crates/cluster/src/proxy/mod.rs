@@ -1,0 +1,541 @@
+//! The storage proxy: the one door between statement execution and storage.
+//!
+//! Statement execution (`cairn-cql`) plans a statement into engine mutations or read
+//! commands and hands them here with the request's consistency level: [`StorageProxy::mutate`]
+//! for writes, [`StorageProxy::read`] for one partition, [`StorageProxy::scan`] for a token
+//! range. The proxy finds each token's replicas from the [`Topology`](crate::topology) and the
+//! keyspace's replication ([`StorageProxy::set_replication`], kept current by the catalog),
+//! checks that the level can be reached ([`availability`]) — the protocol's Unavailable
+//! otherwise, counted in [`ProxyMetrics`] — and runs the request.
+//!
+//! Today the proxy is the local implementation: the only replica it can reach is its own node,
+//! so a replica on another node counts as down. On a node alone this is exactly Cassandra's
+//! behaviour (a keyspace with `replication_factor: 3` answers ONE but not QUORUM), and in a
+//! ring of several nodes it keeps the node from answering for data it does not hold: a request
+//! whose replicas are elsewhere is refused with Unavailable rather than served from the wrong
+//! node. The coordinator (sending to remote replicas over messaging, waiting for the level,
+//! digests and read repair) comes behind these same methods.
+//!
+//! Waiting follows the executor's convention (`cairn_engine::io::Wait`): the mutation and read
+//! paths take the request's mode and a request that would wait returns `WouldBlock` with
+//! nothing done; the server reruns it where it may block.
+//!
+//! Invariants: a mutation is applied only when every one of its tokens passed the check, and
+//! all of a call's mutations are applied in one `Database::apply` (one commitlog record); a
+//! read runs only when its token passed.
+
+pub mod availability;
+mod link;
+mod read;
+pub mod replica;
+mod write;
+
+use crate::consistency::{Consistency, Unavailable, WriteType};
+use crate::error::{Error, Result};
+use crate::messaging::Messaging;
+use crate::placement::ReplicationStrategy;
+use crate::topology::{Topology, TopologyHandle};
+use availability::Replica;
+use cairn_engine::model::{DecoratedKey, Mutation, PartitionPos, Token};
+use cairn_engine::read::ScanIter;
+use cairn_engine::table::Table;
+use cairn_engine::{Database, PartitionResult, ReadCommand, Wait};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a request does, for the metrics it counts in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// A write.
+    Write,
+    /// A single-partition read.
+    Read,
+    /// A range read.
+    Range,
+    /// A conditional write (Paxos in a cluster).
+    Cas,
+    /// A read at SERIAL or LOCAL_SERIAL, or a conditional write's read of the current values.
+    CasRead,
+}
+
+/// The coordinator's counters, with ScyllaDB's names (`scylla_storage_proxy_coordinator_*`).
+#[derive(Debug, Default)]
+pub struct ProxyMetrics {
+    /// `write_unavailable`: writes refused for too few replicas up.
+    pub write_unavailable: AtomicU64,
+    /// `read_unavailable`: single-partition reads refused so.
+    pub read_unavailable: AtomicU64,
+    /// `range_unavailable`: range reads refused so.
+    pub range_unavailable: AtomicU64,
+    /// `cas_write_unavailable`: conditional writes refused so.
+    pub cas_write_unavailable: AtomicU64,
+    /// `cas_read_unavailable`: serial reads refused so.
+    pub cas_read_unavailable: AtomicU64,
+    /// `write_timeouts`: writes whose replicas did not answer in time for the level.
+    pub write_timeouts: AtomicU64,
+    /// `write_errors`: writes refused by replicas beyond what the level allows (Cairn's name;
+    /// ScyllaDB counts them per cause).
+    pub write_failures: AtomicU64,
+    /// `read_timeouts`: reads whose replicas did not answer in time.
+    pub read_timeouts: AtomicU64,
+    /// `read_errors`: reads a replica failed (Cairn's name: ScyllaDB counts them per cause).
+    pub read_failures: AtomicU64,
+    /// `foreground_read_repairs`: reads that found replicas disagreeing and repaired them
+    /// before answering.
+    pub foreground_read_repairs: AtomicU64,
+    /// `replica_received_mutations`: mutations this node applied for a coordinator.
+    pub replica_received_mutations: AtomicU64,
+}
+
+/// How the proxy reaches the other replicas.
+pub struct RemoteReplicas {
+    /// Internode messaging.
+    pub messaging: Arc<Messaging>,
+    /// The runtime its messages are sent from.
+    pub runtime: tokio::runtime::Handle,
+    /// `write_request_timeout`: how long a write waits for its level.
+    pub write_timeout: Duration,
+    /// `read_request_timeout`: how long a read waits for its level (and its repairs).
+    pub read_timeout: Duration,
+}
+
+/// Which replicas a request may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// Only this node's (reads, until the coordinator reads from others).
+    Local,
+    /// Any replica up, when the proxy has [`RemoteReplicas`].
+    Cluster,
+}
+
+/// Between statement execution and storage (see the module doc).
+pub struct StorageProxy {
+    db: Arc<Database>,
+    topology: TopologyHandle,
+    /// Each keyspace's replication, by name; the catalog keeps it current.
+    keyspaces: RwLock<HashMap<String, Arc<ReplicationStrategy>, foldhash::fast::RandomState>>,
+    /// The other replicas, when the node is in a cluster (none: only itself is reachable).
+    remote: Option<RemoteReplicas>,
+    metrics: ProxyMetrics,
+}
+
+impl StorageProxy {
+    /// A proxy over the local database, placing replicas on `topology`.
+    pub fn new(db: Arc<Database>, topology: TopologyHandle) -> StorageProxy {
+        StorageProxy {
+            db,
+            topology,
+            keyspaces: RwLock::new(HashMap::default()),
+            remote: None,
+            metrics: ProxyMetrics::default(),
+        }
+    }
+
+    /// Sends writes and single-partition reads to the other replicas too (those the topology
+    /// shows up). Range scans, serial reads and conditional writes still need enough replicas
+    /// on this node: the coordinator's scans and Paxos are to come.
+    pub fn with_remote(mut self, remote: RemoteReplicas) -> StorageProxy {
+        self.remote = Some(remote);
+        self
+    }
+
+    /// The database underneath.
+    pub fn db(&self) -> &Arc<Database> {
+        &self.db
+    }
+
+    /// The topology replicas are placed on.
+    pub fn topology(&self) -> &TopologyHandle {
+        &self.topology
+    }
+
+    /// The counters.
+    pub fn metrics(&self) -> &ProxyMetrics {
+        &self.metrics
+    }
+
+    /// Sets (or changes) how a keyspace is replicated.
+    pub fn set_replication(&self, keyspace: &str, strategy: ReplicationStrategy) {
+        self.keyspaces
+            .write()
+            .insert(keyspace.to_string(), Arc::new(strategy));
+    }
+
+    /// Forgets a dropped keyspace.
+    pub fn drop_keyspace(&self, keyspace: &str) {
+        self.keyspaces.write().remove(keyspace);
+    }
+
+    /// How a keyspace is replicated. A keyspace the proxy was not told of is local to the
+    /// node (as the node-local system keyspaces are).
+    pub fn replication(&self, keyspace: &str) -> Arc<ReplicationStrategy> {
+        self.keyspaces
+            .read()
+            .get(keyspace)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(ReplicationStrategy::Local))
+    }
+
+    /// Applies `mutations` at `cl`: each token's replicas are checked first, then all of them
+    /// are applied together (one commitlog record).
+    pub fn mutate(&self, mutations: Vec<Mutation>, cl: Consistency, wait: Wait) -> Result<()> {
+        let op = Operation::Write;
+        self.mutate_as(mutations, cl, op, wait)
+    }
+
+    /// [`StorageProxy::mutate`] for a conditional write's commit (counted as CAS).
+    pub fn commit(&self, mutations: Vec<Mutation>, cl: Consistency, wait: Wait) -> Result<()> {
+        self.mutate_as(mutations, cl, Operation::Cas, wait)
+    }
+
+    fn mutate_as(
+        &self,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        op: Operation,
+        wait: Wait,
+    ) -> Result<()> {
+        let topology = self.topology.get();
+        // Whether another node may hold some of them: then each mutation's targets are kept.
+        let alone = self.remote.is_none() || topology.ring().endpoints().len() <= 1;
+        let mut plans = Vec::with_capacity(if alone { 0 } else { mutations.len() });
+        let mut checked: Option<(u128, Arc<ReplicationStrategy>)> = None;
+        for m in &mutations {
+            let strategy = match &checked {
+                Some((table, s)) if *table == m.table => Arc::clone(s),
+                _ => {
+                    let Some(t) = self.db.table_by_id(m.table) else {
+                        // The engine names the missing table when it applies.
+                        return Ok(self.db.apply(mutations, wait)?);
+                    };
+                    let s = self.replication(&t.schema().keyspace);
+                    checked = Some((m.table, Arc::clone(&s)));
+                    s
+                }
+            };
+            let token = m.key.token;
+            if alone {
+                self.check(&topology, &strategy, token, cl, op, Reach::Local, None)?;
+            } else {
+                let mut targets = Vec::new();
+                let reach = Reach::Cluster;
+                self.check(
+                    &topology,
+                    &strategy,
+                    token,
+                    cl,
+                    op,
+                    reach,
+                    Some(&mut targets),
+                )?;
+                plans.push(write::Planned { strategy, targets });
+            }
+        }
+        if alone {
+            return Ok(self.db.apply(mutations, wait)?);
+        }
+        let ring = topology.ring();
+        let local = ring.position(topology.local_id());
+        let remote = match &self.remote {
+            Some(r)
+                if plans
+                    .iter()
+                    .any(|p| p.targets.iter().any(|&t| Some(t) != local)) =>
+            {
+                r
+            }
+            // Only this node holds them.
+            _ => return Ok(self.db.apply(mutations, wait)?),
+        };
+        if matches!(wait, Wait::Never) {
+            // Waiting for other nodes blocks the thread: refuse before anything is applied.
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
+        }
+        let write_type = match op {
+            Operation::Cas => WriteType::Cas,
+            _ if mutations.len() > 1 => WriteType::UnloggedBatch,
+            _ => WriteType::Simple,
+        };
+        let local_dc = topology
+            .local()
+            .map_or("", |m| m.endpoint.datacenter.as_str());
+        let target = link::Link {
+            messaging: &remote.messaging,
+            runtime: &remote.runtime,
+            timeout: remote.write_timeout,
+        };
+        let r = write::write(
+            &self.db, ring, local, local_dc, mutations, &plans, cl, write_type, &target,
+        );
+        match &r {
+            Err(Error::WriteTimeout(_)) => {
+                self.metrics.write_timeouts.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(Error::WriteFailure(_)) => {
+                self.metrics.write_failures.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+        r
+    }
+
+    /// Reads one partition of `table` at `cl` (`cmd` carries the wait mode). At SERIAL or
+    /// LOCAL_SERIAL the read is a Paxos read in a cluster, counted as one.
+    pub fn read(
+        &self,
+        table: &Table,
+        key: &DecoratedKey,
+        cmd: &ReadCommand,
+        cl: Consistency,
+    ) -> Result<Option<PartitionResult>> {
+        let op = if cl.is_serial() {
+            Operation::CasRead
+        } else {
+            Operation::Read
+        };
+        self.read_as(table, key, cmd, cl, op)
+    }
+
+    /// A conditional write's read of the current values, at its `serial` level (its Paxos
+    /// round, in a cluster); counted with conditional writes.
+    pub fn read_for_condition(
+        &self,
+        table: &Table,
+        key: &DecoratedKey,
+        cmd: &ReadCommand,
+        serial: Consistency,
+    ) -> Result<Option<PartitionResult>> {
+        self.read_as(table, key, cmd, serial, Operation::Cas)
+    }
+
+    fn read_as(
+        &self,
+        table: &Table,
+        key: &DecoratedKey,
+        cmd: &ReadCommand,
+        cl: Consistency,
+        op: Operation,
+    ) -> Result<Option<PartitionResult>> {
+        let strategy = self.replication(&table.schema().keyspace);
+        let topology = self.topology.get();
+        let ring = topology.ring();
+        let remote = match &self.remote {
+            // Serial reads and conditional writes' reads are Paxos rounds in a cluster: not
+            // yet, so they stay on the local replica.
+            Some(r) if op == Operation::Read && ring.endpoints().len() > 1 => r,
+            _ => {
+                self.check(&topology, &strategy, key.token, cl, op, Reach::Local, None)?;
+                return Ok(table.read(key, cmd)?);
+            }
+        };
+        let mut targets = Vec::new();
+        let reach = Reach::Cluster;
+        self.check(
+            &topology,
+            &strategy,
+            key.token,
+            cl,
+            op,
+            reach,
+            Some(&mut targets),
+        )?;
+        let local = ring.position(topology.local_id());
+        let local_dc = topology
+            .local()
+            .map_or("", |m| m.endpoint.datacenter.as_str());
+        let dc_of = |t: usize| {
+            ring.endpoints()
+                .get(t)
+                .map_or("", |e| e.datacenter.as_str())
+        };
+        // This node first, then its data center, then the others (placement order kept).
+        targets.sort_by_key(|&t| (Some(t) != local, dc_of(t) != local_dc));
+        if cl.is_datacenter_local() {
+            targets.retain(|&t| dc_of(t) == local_dc);
+        }
+        targets.truncate(cl.block_for(&strategy, local_dc).max(1));
+        if let [only] = targets.as_slice() {
+            if Some(*only) == local {
+                return Ok(table.read(key, cmd)?);
+            }
+        }
+        if matches!(cmd.wait, Wait::Never) {
+            // Waiting for other nodes blocks the thread: refuse before anything is read.
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
+        }
+        let contacts: Vec<read::Contact> = targets
+            .iter()
+            .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
+            .map(|(t, e)| read::Contact {
+                address: e.address,
+                local: Some(t) == local,
+            })
+            .collect();
+        let coordination = read::Coordination {
+            table,
+            db: &self.db,
+            link: link::Link {
+                messaging: &remote.messaging,
+                runtime: &remote.runtime,
+                timeout: remote.read_timeout,
+            },
+        };
+        match read::coordinate(&coordination, key, cmd, cl, &contacts) {
+            Ok((result, outcome)) => {
+                if outcome.repaired {
+                    let repairs = &self.metrics.foreground_read_repairs;
+                    repairs.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(result)
+            }
+            Err(e) => {
+                match &e {
+                    Error::ReadTimeout(_) => &self.metrics.read_timeouts,
+                    _ => &self.metrics.read_failures,
+                }
+                .fetch_add(1, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+
+    /// Scans `table` of `keyspace` from `start` to `end` (the end of the ring when `None`) at
+    /// `cl`. Every range of the ring the scan may cover must reach the level.
+    pub fn scan(
+        &self,
+        keyspace: &str,
+        table: &str,
+        start: PartitionPos,
+        end: Option<Token>,
+        cmd: ReadCommand,
+        cl: Consistency,
+    ) -> Result<ScanIter> {
+        let strategy = self.replication(keyspace);
+        let topology = self.topology.get();
+        let ring = topology.ring();
+        let op = Operation::Range;
+        if ring.endpoints().len() <= 1 {
+            self.check(&topology, &strategy, Token(0), cl, op, Reach::Local, None)?;
+        } else {
+            // Each range is checked at its end token, which the range's replicas hold.
+            for (range, _) in ring.ranges() {
+                let end = range.end;
+                self.check(&topology, &strategy, end, cl, op, Reach::Local, None)?;
+            }
+        }
+        Ok(self.db.scan(keyspace, table, start, end, cmd)?)
+    }
+
+    /// Checks that a read of `keyspace` at `cl` could be served, without reading: for the
+    /// system tables a node builds from its own metadata (their keyspaces are local to each
+    /// node, so the levels needing more than one replica are refused as Cassandra refuses
+    /// them).
+    pub fn check_reachable(&self, keyspace: &str, cl: Consistency) -> Result<()> {
+        let strategy = self.replication(keyspace);
+        let topology = self.topology.get();
+        let token = Token(0);
+        let op = Operation::Read;
+        self.check(&topology, &strategy, token, cl, op, Reach::Local, None)
+    }
+
+    /// Checks that `token`'s replicas can serve `cl` from here, pushing the replicas that can
+    /// be used (ring endpoint indexes) to `targets` when given.
+    #[allow(clippy::too_many_arguments)] // one check's whole question
+    fn check(
+        &self,
+        topology: &Topology,
+        strategy: &ReplicationStrategy,
+        token: Token,
+        cl: Consistency,
+        op: Operation,
+        reach: Reach,
+        targets: Option<&mut Vec<usize>>,
+    ) -> Result<()> {
+        let local = topology.local_id();
+        let ring = topology.ring();
+        let result = match ring.endpoints() {
+            // A node alone: every token's replicas are the same — itself, if the strategy
+            // places any replica in its data center — and nothing needs to be allocated.
+            [only] if only.host_id == local => {
+                let dc = only.datacenter.as_str();
+                let holds = match strategy {
+                    ReplicationStrategy::Simple { replication_factor } => *replication_factor > 0,
+                    ReplicationStrategy::NetworkTopology { datacenters } => {
+                        datacenters.iter().any(|(d, rf)| d == dc && *rf > 0)
+                    }
+                    ReplicationStrategy::Local => true,
+                };
+                let me = [Replica {
+                    datacenter: dc,
+                    up: true,
+                }];
+                let replicas: &[Replica<'_>] = if holds { &me } else { &[] };
+                if let Some(t) = targets.filter(|_| holds) {
+                    t.push(0);
+                }
+                decide(cl, strategy, dc, replicas)
+            }
+            _ => {
+                let local_dc = topology
+                    .local()
+                    .map_or("", |m| m.endpoint.datacenter.as_str());
+                let found = strategy.replicas(ring, token, Some(local));
+                let reachable = |id| {
+                    id == local
+                        || (reach == Reach::Cluster && self.remote.is_some() && topology.is_up(id))
+                };
+                let mut targets = targets;
+                let replicas: Vec<Replica<'_>> = found
+                    .iter()
+                    .filter_map(|&i| ring.endpoints().get(i).map(|e| (i, e)))
+                    .map(|(i, e)| {
+                        let up = reachable(e.host_id);
+                        if let Some(t) = targets.as_deref_mut().filter(|_| up) {
+                            t.push(i);
+                        }
+                        Replica {
+                            datacenter: e.datacenter.as_str(),
+                            up,
+                        }
+                    })
+                    .collect();
+                decide(cl, strategy, local_dc, &replicas)
+            }
+        };
+        result.map_err(|u| {
+            let counter = match op {
+                Operation::Write => &self.metrics.write_unavailable,
+                Operation::Read => &self.metrics.read_unavailable,
+                Operation::Range => &self.metrics.range_unavailable,
+                Operation::Cas => &self.metrics.cas_write_unavailable,
+                Operation::CasRead => &self.metrics.cas_read_unavailable,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            Error::Unavailable(u)
+        })
+    }
+}
+
+/// [`availability::check`], and one replica up at least: ANY passes with none (a
+/// coordinator would keep a hint), but a write still needs a replica to land on.
+fn decide(
+    cl: Consistency,
+    strategy: &ReplicationStrategy,
+    local_dc: &str,
+    replicas: &[Replica<'_>],
+) -> std::result::Result<(), Unavailable> {
+    availability::check(cl, strategy, local_dc, replicas)?;
+    if replicas.iter().any(|r| r.up) {
+        Ok(())
+    } else {
+        Err(Unavailable {
+            consistency: cl,
+            required: 1,
+            alive: 0,
+            datacenter: None,
+        })
+    }
+}

@@ -1,0 +1,75 @@
+//! The replica side of the proxy: what a node does with the requests coordinators send it.
+//!
+//! `MUTATION`: a batch of mutations (the commitlog's encoding, `model::mutation`) applied
+//! together with one `Database::apply` — one commitlog record, as on the coordinator — and
+//! acknowledged with an empty answer once applied (durable as the node's `commitlog_sync`
+//! says). A body that does not decode, or a table this node does not have, is answered with
+//! the error's text; the coordinator counts it as a failed replica. Applying may wait for the
+//! disk, so it runs on the blocking pool, never on a reactor thread.
+//!
+//! `READ_DATA` / `READ_DIGEST`: the partition a read request names, as data (tombstones
+//! included, `Table::read_data`) or as its digest (see [`super::read`]), read on the blocking
+//! pool too.
+
+use super::read::{decode_request, digest, encode_data};
+use super::StorageProxy;
+use crate::messaging::{Messaging, Verb};
+use bytes::Bytes;
+use cairn_engine::model::mutation::decode_batch;
+use cairn_engine::Wait;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Registers the replica's verbs on `messaging`, applying to `proxy`'s database.
+pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
+    let applier = Arc::clone(proxy);
+    messaging.register(
+        Verb::Mutation,
+        Arc::new(move |from, body: Bytes| {
+            let proxy = Arc::clone(&applier);
+            Box::pin(async move {
+                let mutations = decode_batch(&body)
+                    .map_err(|e| format!("undecodable mutation from {from}: {e:?}"))?;
+                let count = mutations.len() as u64;
+                let db = Arc::clone(proxy.db());
+                tokio::task::spawn_blocking(move || db.apply(mutations, Wait::Allowed))
+                    .await
+                    .map_err(|e| format!("mutation task failed: {e}"))?
+                    .map_err(|e| e.to_string())?;
+                proxy
+                    .metrics()
+                    .replica_received_mutations
+                    .fetch_add(count, Ordering::Relaxed);
+                Ok(Bytes::new())
+            })
+        }),
+    );
+    for verb in [Verb::ReadData, Verb::ReadDigest] {
+        let reader = Arc::clone(proxy);
+        messaging.register(
+            verb,
+            Arc::new(move |_from, body: Bytes| {
+                let proxy = Arc::clone(&reader);
+                Box::pin(async move {
+                    let (id, key, cmd) = decode_request(&body)?;
+                    let table = proxy
+                        .db()
+                        .table_by_id(id)
+                        .ok_or_else(|| format!("unknown table id {id:032x}"))?;
+                    let read_key = key.clone();
+                    let data =
+                        tokio::task::spawn_blocking(move || table.read_data(&read_key, &cmd))
+                            .await
+                            .map_err(|e| format!("read task failed: {e}"))?
+                            .map_err(|e| e.to_string())?;
+                    Ok(match verb {
+                        Verb::ReadDigest => {
+                            Bytes::copy_from_slice(&digest(id, &key, data.as_ref()))
+                        }
+                        _ => encode_data(id, &key, data),
+                    })
+                })
+            }),
+        );
+    }
+}
