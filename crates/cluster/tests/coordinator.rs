@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 const KS: &str = "ks";
 const TABLE_ID: u128 = 0x00c0_ffee;
+/// A keyspace with one replica per partition, and its table.
+const KS1: &str = "ks1";
+const TABLE_ID_RF1: u128 = 0x00c0_ffef;
 
 fn ip(n: u8) -> IpAddr {
     IpAddr::from([127, 0, 0, n])
@@ -59,6 +62,9 @@ async fn node(n: u8, port: u16, down: &[u8], with_table: bool) -> Node {
         let mut schema = kv::kv_schema(KS, "t");
         schema.id = TABLE_ID;
         db.create_table(schema).unwrap();
+        let mut schema = kv::kv_schema(KS1, "t");
+        schema.id = TABLE_ID_RF1;
+        db.create_table(schema).unwrap();
     }
     let mut config = MessagingConfig::new(ip(n), "coordinator-test");
     config.port = port;
@@ -75,6 +81,12 @@ async fn node(n: u8, port: u16, down: &[u8], with_table: bool) -> Node {
         KS,
         ReplicationStrategy::Simple {
             replication_factor: 3,
+        },
+    );
+    proxy.set_replication(
+        KS1,
+        ReplicationStrategy::Simple {
+            replication_factor: 1,
         },
     );
     let proxy = Arc::new(proxy);
@@ -393,4 +405,92 @@ async fn a_replica_that_does_not_answer_times_out_a_read_and_one_that_fails_fail
         }
         other => panic!("expected a read failure, got {other:?}"),
     }
+}
+
+/// Every partition key a proxy scan of `ks`.t at `cl` from `node` answers, in scan order.
+async fn scan(node: &Node, ks: &'static str, cl: Consistency) -> Result<Vec<i32>, Error> {
+    let proxy = Arc::clone(&node.proxy);
+    tokio::task::spawn_blocking(move || {
+        let cmd = ReadCommand::all(kv::now(), Wait::Allowed);
+        let start = cairn_engine::model::PartitionPos::TokenStart(Token::MIN);
+        let mut keys = Vec::new();
+        for p in proxy.scan(ks, "t", start, None, cmd, cl)? {
+            let p = p?;
+            keys.push(i32::from_be_bytes(p.key.key.as_ref().try_into().unwrap()));
+        }
+        Ok(keys)
+    })
+    .await
+    .unwrap()
+}
+
+/// The keys in token order.
+fn in_token_order(mut keys: Vec<i32>) -> Vec<i32> {
+    keys.sort_by_key(|&a| kv::pk(a));
+    keys
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_reads_the_ring_in_token_order_reconciles_and_repairs() {
+    let nodes = three(&[], None).await;
+    // More than a page of partitions on every replica.
+    for a in 0..300 {
+        mutate(&nodes[0], write_at(a, "v", 1_000), Consistency::All)
+            .await
+            .unwrap();
+    }
+    // A partition only one replica has, and one whose replicas disagree.
+    only_on(&nodes[2], write_at(1_000, "lonely", 1_000));
+    only_on(&nodes[1], write_at(5, "newer", 2_000));
+    let all: Vec<i32> = (0..300).chain([1_000]).collect();
+    let keys = scan(&nodes[0], KS, Consistency::All).await.unwrap();
+    assert_eq!(keys, in_token_order(all.clone()));
+    // Repaired while scanning: every replica now has both.
+    for n in &nodes {
+        assert_eq!(local_value(n, 1_000).as_deref(), Some("lonely"));
+        assert_eq!(local_value(n, 5).as_deref(), Some("newer"));
+    }
+    // At ONE a node scans itself: every piece's replicas include it.
+    assert_eq!(
+        scan(&nodes[1], KS, Consistency::One).await.unwrap(),
+        in_token_order(all)
+    );
+
+    // One replica per partition: the pieces other nodes own are read from them.
+    for a in 0..50 {
+        let m = Mutation {
+            table: TABLE_ID_RF1,
+            key: kv::pk(a),
+            update: kv::insert(1, "x", 1_000),
+        };
+        mutate(&nodes[0], m, Consistency::One).await.unwrap();
+    }
+    let held: usize = nodes
+        .iter()
+        .map(|n| {
+            let t = n.db.table(KS1, "t").unwrap();
+            let cmd = ReadCommand::all(kv::now(), Wait::Allowed);
+            (0..50)
+                .filter(|&a| t.read(&kv::pk(a), &cmd).unwrap().is_some())
+                .count()
+        })
+        .sum();
+    assert_eq!(held, 50, "each partition on its one replica");
+    for n in &nodes {
+        let keys = scan(n, KS1, Consistency::One).await.unwrap();
+        assert_eq!(keys, in_token_order((0..50).collect()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_needing_a_replica_known_down_is_unavailable() {
+    let nodes = three(&[3], None).await;
+    match scan(&nodes[0], KS, Consistency::All).await {
+        Err(Error::Unavailable(u)) => assert_eq!((u.required, u.alive), (3, 2)),
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+    assert_eq!(
+        scan(&nodes[0], KS, Consistency::Quorum).await.unwrap(),
+        Vec::<i32>::new()
+    );
 }

@@ -310,6 +310,43 @@ impl Snapshot {
         }
     }
 
+    /// Up to `max` partitions from `start` to `end_token` (inclusive), each as data —
+    /// tombstones included, restricted to the command's slice, not cut to its limit: what a
+    /// replica answers a coordinator's range read. The flag says whether partitions remain
+    /// past the last one returned.
+    pub fn scan_data(
+        &self,
+        start: &PartitionPos,
+        end_token: Option<Token>,
+        cmd: &ReadCommand,
+        max: usize,
+    ) -> Result<(Vec<(DecoratedKey, Partition)>, bool)> {
+        let mut merge = self.merging_scan(start, ReadKind::Query, cmd.wait);
+        let q = SourceQuery {
+            row_budget: None,
+            ..cmd.source_query()
+        };
+        let mut out = Vec::new();
+        loop {
+            let past_end = merge
+                .peek()?
+                .is_none_or(|k| end_token.is_some_and(|t| k.token > t));
+            if past_end {
+                return Ok((out, false));
+            }
+            if out.len() >= max.max(1) {
+                return Ok((out, true));
+            }
+            let Some((key, merged)) = merge.open_merged(&q)? else {
+                return Ok((out, false));
+            };
+            let p = merged.into_partition()?;
+            if !p.is_empty() {
+                out.push((key, p));
+            }
+        }
+    }
+
     fn merging_scan(&self, start: &PartitionPos, kind: ReadKind, wait: Wait) -> MergingScan {
         let scans = (0..self.source_count())
             .filter_map(|i| self.source(i))

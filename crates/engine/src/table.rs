@@ -522,6 +522,19 @@ impl Table {
         Ok(data)
     }
 
+    /// Up to `max` partitions of a token range as data — a replica's answer to a
+    /// coordinator's range read (see [`crate::read::Snapshot::scan_data`]).
+    pub fn scan_data(
+        &self,
+        start: &crate::model::PartitionPos,
+        end_token: Option<crate::model::Token>,
+        cmd: &ReadCommand,
+        max: usize,
+    ) -> Result<(Vec<(DecoratedKey, Partition)>, bool)> {
+        self.requests.range_scans.fetch_add(1, Ordering::Relaxed);
+        self.snapshot().scan_data(start, end_token, cmd, max)
+    }
+
     /// The live content of a partition's data as `cmd` selects it, with this table's dropped
     /// columns removed (see [`crate::read::live_of`]).
     pub fn live(

@@ -15,6 +15,8 @@ pub enum Verb {
     ReadDigest,
     /// A Raft message (schema and topology).
     Raft,
+    /// Read a token range's partitions from a replica.
+    RangeData,
 }
 
 impl Verb {
@@ -27,6 +29,7 @@ impl Verb {
             Verb::ReadData => 4,
             Verb::ReadDigest => 5,
             Verb::Raft => 6,
+            Verb::RangeData => 8,
         }
     }
 
@@ -39,6 +42,7 @@ impl Verb {
             Verb::ReadData => "READ_DATA",
             Verb::ReadDigest => "READ_DIGEST",
             Verb::Raft => "RAFT",
+            Verb::RangeData => "RANGE_DATA",
         }
     }
 
@@ -51,6 +55,7 @@ impl Verb {
             4 => Verb::ReadData,
             5 => Verb::ReadDigest,
             6 => Verb::Raft,
+            8 => Verb::RangeData,
             _ => return None,
         })
     }

@@ -8,26 +8,30 @@
 //! checks that the level can be reached ([`availability`]) — the protocol's Unavailable
 //! otherwise, counted in [`ProxyMetrics`] — and runs the request.
 //!
-//! Today the proxy is the local implementation: the only replica it can reach is its own node,
-//! so a replica on another node counts as down. On a node alone this is exactly Cassandra's
-//! behaviour (a keyspace with `replication_factor: 3` answers ONE but not QUORUM), and in a
-//! ring of several nodes it keeps the node from answering for data it does not hold: a request
-//! whose replicas are elsewhere is refused with Unavailable rather than served from the wrong
-//! node. The coordinator (sending to remote replicas over messaging, waiting for the level,
-//! digests and read repair) comes behind these same methods.
+//! Without [`RemoteReplicas`] the only replica the proxy can reach is its own node, so a
+//! replica on another node counts as down: on a node alone this is exactly Cassandra's
+//! behaviour (a keyspace with `replication_factor: 3` answers ONE but not QUORUM), and the
+//! check costs no allocation. With them it is the coordinator: writes go to every replica up
+//! and wait for the level (`write.rs`), single-partition reads take data
+//! from one replica and digests from the others and repair on a mismatch (`read.rs`), range
+//! scans are cut at the ring's tokens and read piece by piece (`scan.rs`); the replica side
+//! answers in [`replica`]. Serial reads and conditional writes still stay on this node's
+//! replica (Paxos across replicas is to come), so they need the level's replicas here.
 //!
 //! Waiting follows the executor's convention (`cairn_engine::io::Wait`): the mutation and read
-//! paths take the request's mode and a request that would wait returns `WouldBlock` with
-//! nothing done; the server reruns it where it may block.
+//! paths take the request's mode and a request that would wait — for the disk, or for other
+//! nodes — returns `WouldBlock` with nothing done; the server reruns it where it may block
+//! (its blocking pool: never a reactor thread).
 //!
-//! Invariants: a mutation is applied only when every one of its tokens passed the check, and
-//! all of a call's mutations are applied in one `Database::apply` (one commitlog record); a
-//! read runs only when its token passed.
+//! Invariants: a mutation is applied only when every one of its tokens passed the check; on
+//! each replica all of a call's mutations it holds are applied in one `Database::apply` (one
+//! commitlog record); a read runs only when its token (a scan: each piece) passed.
 
 pub mod availability;
 mod link;
 mod read;
 pub mod replica;
+mod scan;
 mod write;
 
 use crate::consistency::{Consistency, Unavailable, WriteType};
@@ -134,9 +138,9 @@ impl StorageProxy {
         }
     }
 
-    /// Sends writes and single-partition reads to the other replicas too (those the topology
-    /// shows up). Range scans, serial reads and conditional writes still need enough replicas
-    /// on this node: the coordinator's scans and Paxos are to come.
+    /// Coordinates: writes, reads and scans go to the other replicas too (those the topology
+    /// shows up). Serial reads and conditional writes still need the level's replicas on this
+    /// node: Paxos across replicas is to come.
     pub fn with_remote(mut self, remote: RemoteReplicas) -> StorageProxy {
         self.remote = Some(remote);
         self
@@ -342,23 +346,9 @@ impl StorageProxy {
             reach,
             Some(&mut targets),
         )?;
-        let local = ring.position(topology.local_id());
-        let local_dc = topology
-            .local()
-            .map_or("", |m| m.endpoint.datacenter.as_str());
-        let dc_of = |t: usize| {
-            ring.endpoints()
-                .get(t)
-                .map_or("", |e| e.datacenter.as_str())
-        };
-        // This node first, then its data center, then the others (placement order kept).
-        targets.sort_by_key(|&t| (Some(t) != local, dc_of(t) != local_dc));
-        if cl.is_datacenter_local() {
-            targets.retain(|&t| dc_of(t) == local_dc);
-        }
-        targets.truncate(cl.block_for(&strategy, local_dc).max(1));
-        if let [only] = targets.as_slice() {
-            if Some(*only) == local {
+        let contacts = contacts(&topology, targets, cl, &strategy);
+        if let [only] = contacts.as_slice() {
+            if only.local {
                 return Ok(table.read(key, cmd)?);
             }
         }
@@ -366,14 +356,6 @@ impl StorageProxy {
             // Waiting for other nodes blocks the thread: refuse before anything is read.
             return Err(Error::Engine(cairn_engine::Error::WouldBlock));
         }
-        let contacts: Vec<read::Contact> = targets
-            .iter()
-            .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
-            .map(|(t, e)| read::Contact {
-                address: e.address,
-                local: Some(t) == local,
-            })
-            .collect();
         let coordination = read::Coordination {
             table,
             db: &self.db,
@@ -403,7 +385,8 @@ impl StorageProxy {
     }
 
     /// Scans `table` of `keyspace` from `start` to `end` (the end of the ring when `None`) at
-    /// `cl`. Every range of the ring the scan may cover must reach the level.
+    /// `cl`: every piece of the ring the scan covers must reach the level; pieces whose
+    /// replicas are on other nodes are read from them (see `scan.rs`).
     pub fn scan(
         &self,
         keyspace: &str,
@@ -412,21 +395,63 @@ impl StorageProxy {
         end: Option<Token>,
         cmd: ReadCommand,
         cl: Consistency,
-    ) -> Result<ScanIter> {
+    ) -> Result<Scan<'_>> {
         let strategy = self.replication(keyspace);
         let topology = self.topology.get();
         let ring = topology.ring();
         let op = Operation::Range;
-        if ring.endpoints().len() <= 1 {
-            self.check(&topology, &strategy, Token(0), cl, op, Reach::Local, None)?;
-        } else {
-            // Each range is checked at its end token, which the range's replicas hold.
-            for (range, _) in ring.ranges() {
-                let end = range.end;
-                self.check(&topology, &strategy, end, cl, op, Reach::Local, None)?;
+        let (remote, t) = match (&self.remote, self.db.table(keyspace, table)) {
+            (Some(r), Some(t)) if ring.endpoints().len() > 1 => (r, t),
+            _ => {
+                if ring.endpoints().len() <= 1 {
+                    self.check(&topology, &strategy, Token(0), cl, op, Reach::Local, None)?;
+                } else {
+                    // Each range is checked at its end token, which the range's replicas
+                    // hold.
+                    for (range, _) in ring.ranges() {
+                        let end = range.end;
+                        self.check(&topology, &strategy, end, cl, op, Reach::Local, None)?;
+                    }
+                }
+                return Ok(Scan::Local(self.db.scan(keyspace, table, start, end, cmd)?));
             }
+        };
+        let tokens: Vec<Token> = ring.tokens().iter().map(|(t, _)| *t).collect();
+        let mut pieces = Vec::new();
+        for (from, last, owner) in scan::cut(&tokens, &start, end.unwrap_or(Token(i64::MAX))) {
+            let mut targets = Vec::new();
+            let reach = Reach::Cluster;
+            self.check(
+                &topology,
+                &strategy,
+                owner,
+                cl,
+                op,
+                reach,
+                Some(&mut targets),
+            )?;
+            pieces.push(scan::Piece {
+                start: from,
+                end: last,
+                contacts: contacts(&topology, targets, cl, &strategy),
+            });
         }
-        Ok(self.db.scan(keyspace, table, start, end, cmd)?)
+        let all_local = pieces
+            .iter()
+            .all(|p| matches!(p.contacts.as_slice(), [only] if only.local));
+        if !all_local && matches!(cmd.wait, Wait::Never) {
+            // Waiting for other nodes blocks the thread: refuse before anything is read.
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
+        }
+        let reach = scan::Reach {
+            table: t,
+            db: &self.db,
+            messaging: &remote.messaging,
+            runtime: &remote.runtime,
+            timeout: remote.read_timeout,
+            repairs: &self.metrics.foreground_read_repairs,
+        };
+        Ok(Scan::Ring(scan::RingScan::new(reach, cmd, cl, pieces)))
     }
 
     /// Checks that a read of `keyspace` at `cl` could be served, without reading: for the
@@ -516,6 +541,61 @@ impl StorageProxy {
             counter.fetch_add(1, Ordering::Relaxed);
             Error::Unavailable(u)
         })
+    }
+}
+
+/// The replicas a read at `cl` contacts among `targets` (ring endpoint indexes of replicas
+/// up): this node first, then its data center, then the others (placement order kept); only
+/// the local data center's for a data-center-local level; as many as the level waits for.
+fn contacts(
+    topology: &Topology,
+    mut targets: Vec<usize>,
+    cl: Consistency,
+    strategy: &ReplicationStrategy,
+) -> Vec<read::Contact> {
+    let ring = topology.ring();
+    let local = ring.position(topology.local_id());
+    let local_dc = topology
+        .local()
+        .map_or("", |m| m.endpoint.datacenter.as_str());
+    let dc_of = |t: usize| {
+        ring.endpoints()
+            .get(t)
+            .map_or("", |e| e.datacenter.as_str())
+    };
+    targets.sort_by_key(|&t| (Some(t) != local, dc_of(t) != local_dc));
+    if cl.is_datacenter_local() {
+        targets.retain(|&t| dc_of(t) == local_dc);
+    }
+    targets.truncate(cl.block_for(strategy, local_dc).max(1));
+    targets
+        .iter()
+        .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
+        .map(|(t, e)| read::Contact {
+            address: e.address,
+            local: Some(t) == local,
+        })
+        .collect()
+}
+
+/// A range scan's partitions, in token order: a local scan, or one coordinated across the
+/// ring.
+#[allow(clippy::large_enum_variant)] // one per scan, on the stack: no allocation to save
+pub enum Scan<'a> {
+    /// Every piece on this node.
+    Local(ScanIter),
+    /// Pieces on other nodes too.
+    Ring(scan::RingScan<'a>),
+}
+
+impl Iterator for Scan<'_> {
+    type Item = Result<PartitionResult>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Scan::Local(s) => s.next().map(|r| r.map_err(Error::from)),
+            Scan::Ring(s) => s.next(),
+        }
     }
 }
 

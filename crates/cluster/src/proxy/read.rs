@@ -25,7 +25,7 @@ use crate::consistency::Consistency;
 use crate::error::{Error, Result};
 use crate::messaging::Verb;
 use bytes::Bytes;
-use cairn_engine::model::codec::{put_bytes, put_uvarint, Decoder};
+use cairn_engine::model::codec::{put_bytes, put_uvarint, DecodeResult, Decoder};
 use cairn_engine::model::mutation::{decode_batch, encode_batch};
 use cairn_engine::model::{ClusteringRange, DecoratedKey, Mutation, Partition, Slice};
 use cairn_engine::{ReadCommand, Wait};
@@ -40,6 +40,12 @@ pub(super) fn encode_request(table: u128, key: &DecoratedKey, cmd: &ReadCommand)
     let mut out = Vec::with_capacity(64 + key.key.len());
     out.extend_from_slice(&table.to_le_bytes());
     put_bytes(&mut out, &key.key);
+    put_command(&mut out, cmd);
+    Bytes::from(out)
+}
+
+/// A read command on the wire: now, flags, the slice's ranges.
+pub(super) fn put_command(out: &mut Vec<u8>, cmd: &ReadCommand) {
     out.extend_from_slice(&cmd.now.to_le_bytes());
     let mut flags = 0;
     if cmd.reversed {
@@ -53,12 +59,11 @@ pub(super) fn encode_request(table: u128, key: &DecoratedKey, cmd: &ReadCommand)
     }
     out.push(flags);
     let ranges = cmd.slice.ranges();
-    put_uvarint(&mut out, ranges.len() as u64);
+    put_uvarint(out, ranges.len() as u64);
     for r in ranges {
-        put_bytes(&mut out, &r.start);
-        put_bytes(&mut out, &r.end);
+        put_bytes(out, &r.start);
+        put_bytes(out, &r.end);
     }
-    Bytes::from(out)
 }
 
 /// A read request from its body: the table id, the key and the command (which may wait,
@@ -68,19 +73,35 @@ pub(super) fn decode_request(
 ) -> std::result::Result<(u128, DecoratedKey, ReadCommand), String> {
     let bad = |e| format!("undecodable read request: {e:?}");
     let mut d = Decoder::from_bytes(body);
+    let id = table_id(&mut d).map_err(bad)?;
+    let key = DecoratedKey::new(bytes(&mut d).map_err(bad)?);
+    let cmd = command(&mut d).map_err(bad)?;
+    Ok((id, key, cmd))
+}
+
+/// A table id on the wire (16 bytes, little-endian).
+pub(super) fn table_id(d: &mut Decoder<'_>) -> DecodeResult<u128> {
     let mut id = [0u8; 16];
-    id.copy_from_slice(d.raw(16).map_err(bad)?);
-    let n = d.len().map_err(bad)?;
-    let key = DecoratedKey::new(Bytes::copy_from_slice(d.raw(n).map_err(bad)?));
-    let now = d.u32_le().map_err(bad)?;
-    let flags = d.u8().map_err(bad)?;
-    let count = d.len().map_err(bad)?;
+    id.copy_from_slice(d.raw(16)?);
+    Ok(u128::from_le_bytes(id))
+}
+
+/// Length-prefixed bytes on the wire.
+pub(super) fn bytes(d: &mut Decoder<'_>) -> DecodeResult<Bytes> {
+    let n = d.len()?;
+    Ok(Bytes::copy_from_slice(d.raw(n)?))
+}
+
+/// A read command from the wire ([`put_command`]); it may wait (it runs on a replica's
+/// blocking thread).
+pub(super) fn command(d: &mut Decoder<'_>) -> DecodeResult<ReadCommand> {
+    let now = d.u32_le()?;
+    let flags = d.u8()?;
+    let count = d.len()?;
     let mut ranges = Vec::with_capacity(count.min(1024));
     for _ in 0..count {
-        let n = d.len().map_err(bad)?;
-        let start = Bytes::copy_from_slice(d.raw(n).map_err(bad)?);
-        let n = d.len().map_err(bad)?;
-        let end = Bytes::copy_from_slice(d.raw(n).map_err(bad)?);
+        let start = bytes(d)?;
+        let end = bytes(d)?;
         ranges.push(ClusteringRange { start, end });
     }
     let mut cmd = ReadCommand::all(now, Wait::Allowed);
@@ -88,7 +109,7 @@ pub(super) fn decode_request(
     cmd.reversed = flags & REVERSED != 0;
     cmd.include_static = flags & STATIC != 0;
     cmd.bypass_cache = flags & BYPASS_CACHE != 0;
-    Ok((u128::from_le_bytes(id), key, cmd))
+    Ok(cmd)
 }
 
 /// A replica's data answer.
@@ -180,6 +201,7 @@ pub(super) struct Progress {
 }
 
 /// One replica a read contacts.
+#[derive(Debug, Clone)]
 pub(super) struct Contact {
     /// Its address.
     pub address: IpAddr,
@@ -286,31 +308,57 @@ fn gather(
     progress: &mut Progress,
 ) -> Result<Vec<Answer>> {
     let body = encode_request(table_id, key, cmd);
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Answer>)>();
-    let mut answers: Vec<Option<Answer>> = contacts.iter().map(|_| None).collect();
+    let verb = |i: usize| {
+        if digests && i > 0 {
+            Verb::ReadDigest
+        } else {
+            Verb::ReadData
+        }
+    };
+    gather_with(
+        c,
+        contacts,
+        progress,
+        |i| (verb(i), body.clone()),
+        |i| {
+            let data = c.table.read_data(key, cmd)?;
+            Ok(if verb(i) == Verb::ReadDigest {
+                Answer::Digest(digest(table_id, key, data.as_ref()))
+            } else {
+                Answer::Data(data)
+            })
+        },
+        answer,
+    )
+}
+
+/// Sends each remote contact its request (`request(i)`), answers the local one in place
+/// (`local(i)`), and waits for every answer (`decode`d), in contact order — or fails the read
+/// with the protocol's ReadTimeout (no answer in time) or ReadFailure (a replica's error).
+pub(super) fn gather_with<T: Send + 'static>(
+    c: &Coordination<'_>,
+    contacts: &[Contact],
+    progress: &mut Progress,
+    request: impl Fn(usize) -> (Verb, Bytes),
+    mut local: impl FnMut(usize) -> Result<T>,
+    decode: fn(IpAddr, Verb, Result<Bytes>) -> Result<T>,
+) -> Result<Vec<T>> {
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<T>)>();
+    let mut answers: Vec<Option<T>> = contacts.iter().map(|_| None).collect();
     for (i, contact) in contacts.iter().enumerate() {
         if contact.local {
             continue;
         }
-        let verb = if digests && i > 0 {
-            Verb::ReadDigest
-        } else {
-            Verb::ReadData
-        };
+        let (verb, body) = request(i);
         let peer = contact.address;
-        c.link.send(peer, verb, body.clone(), &tx, move |r| {
-            Some((i, answer(peer, verb, r)))
+        c.link.send(peer, verb, body, &tx, move |r| {
+            Some((i, decode(peer, verb, r)))
         });
     }
     drop(tx);
     for (i, contact) in contacts.iter().enumerate() {
         if contact.local {
-            let data = c.table.read_data(key, cmd)?;
-            answers[i] = Some(if digests && i > 0 {
-                Answer::Digest(digest(table_id, key, data.as_ref()))
-            } else {
-                Answer::Data(data)
-            });
+            answers[i] = Some(local(i)?);
             note(progress, i);
         }
     }
@@ -356,7 +404,7 @@ fn note(progress: &mut Progress, contact: usize) {
 
 /// Writes the reconciled `data` back to the `stale` contacts and waits for them (blocking
 /// read repair): a read answers only once its replicas hold what it answers.
-fn repair(
+pub(super) fn repair(
     c: &Coordination<'_>,
     table_id: u128,
     key: &DecoratedKey,

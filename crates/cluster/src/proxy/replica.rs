@@ -8,10 +8,12 @@
 //! disk, so it runs on the blocking pool, never on a reactor thread.
 //!
 //! `READ_DATA` / `READ_DIGEST`: the partition a read request names, as data (tombstones
-//! included, `Table::read_data`) or as its digest (see [`super::read`]), read on the blocking
-//! pool too.
+//! included, `Table::read_data`) or as its digest (see `read.rs`), read on the blocking
+//! pool too. `RANGE_DATA`: up to a page of a token range's partitions as data, and whether
+//! more remain (see `scan.rs`).
 
 use super::read::{decode_request, digest, encode_data};
+use super::scan;
 use super::StorageProxy;
 use crate::messaging::{Messaging, Verb};
 use bytes::Bytes;
@@ -72,4 +74,25 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
             }),
         );
     }
+    let reader = Arc::clone(proxy);
+    messaging.register(
+        Verb::RangeData,
+        Arc::new(move |_from, body: Bytes| {
+            let proxy = Arc::clone(&reader);
+            Box::pin(async move {
+                let (id, from, end, max, cmd) = scan::decode_request(&body)?;
+                let table = proxy
+                    .db()
+                    .table_by_id(id)
+                    .ok_or_else(|| format!("unknown table id {id:032x}"))?;
+                let (parts, more) = tokio::task::spawn_blocking(move || {
+                    table.scan_data(&from, Some(end), &cmd, max)
+                })
+                .await
+                .map_err(|e| format!("range read task failed: {e}"))?
+                .map_err(|e| e.to_string())?;
+                Ok(scan::encode_answer(id, parts, more))
+            })
+        }),
+    );
 }
