@@ -675,10 +675,7 @@ impl Database {
             .table(keyspace, table)
             .ok_or_else(|| unknown(keyspace, table))?;
         t.requests.range_scans.fetch_add(1, Ordering::Relaxed);
-        let snapshot = t.snapshot();
-        Ok(snapshot
-            .scan(start, end, cmd)
-            .on_error(move |e| t.read_failed(e)))
+        Ok(Table::scan(&t, start, end, cmd))
     }
 
     /// Flushes one table's memtable and waits for it.

@@ -522,6 +522,22 @@ impl Table {
         Ok(data)
     }
 
+    /// Scans the table from `start` in token order (a snapshot of now): the error that ends
+    /// the scan is counted and reported as [`Table::read`]'s are. (Not counted as a range
+    /// scan: [`crate::Database::scan`] counts those.)
+    pub fn scan(
+        table: &Arc<Table>,
+        start: crate::model::PartitionPos,
+        end_token: Option<crate::model::Token>,
+        cmd: ReadCommand,
+    ) -> crate::read::ScanIter {
+        let t = Arc::clone(table);
+        table
+            .snapshot()
+            .scan(start, end_token, cmd)
+            .on_error(move |e| t.read_failed(e))
+    }
+
     /// Up to `max` partitions of a token range as data — a replica's answer to a
     /// coordinator's range read (see [`crate::read::Snapshot::scan_data`]).
     pub fn scan_data(
@@ -532,7 +548,9 @@ impl Table {
         max: usize,
     ) -> Result<(Vec<(DecoratedKey, Partition)>, bool)> {
         self.requests.range_scans.fetch_add(1, Ordering::Relaxed);
-        self.snapshot().scan_data(start, end_token, cmd, max)
+        self.snapshot()
+            .scan_data(start, end_token, cmd, max)
+            .inspect_err(|e| self.read_failed(e))
     }
 
     /// The live content of a partition's data as `cmd` selects it, with this table's dropped
