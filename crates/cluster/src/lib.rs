@@ -17,6 +17,7 @@
 //!   seam for tests to drop or delay messages;
 //! - [`liveness`]: which peers are up, by direct echo;
 //! - [`consistency`]: consistency levels and how many replicas each waits for;
+//! - [`fault`]: a replica's storage fault as the request's ReadFailure or WriteFailure;
 //! - [`proxy`]: the storage proxy, between statement execution and storage — consistency
 //!   levels checked against the replicas' placement, then the local node's storage;
 //! - [`topology`]: the cluster as this node sees it — members, tokens, states, who is up;
@@ -30,6 +31,7 @@
 
 pub mod consistency;
 pub mod error;
+pub mod fault;
 pub mod identity;
 pub mod liveness;
 pub mod messaging;

@@ -7,6 +7,13 @@
 //! than the lexer — a snippet of the query with the offending token in brackets, e.g.
 //! `line 1:14 no viable alternative at input 'FROMM' (SELECT * FROM [FROMM])`.
 
+use cairn_cluster::consistency::Consistency;
+use cairn_cluster::fault::{storage_failure, FailedRequest};
+
+/// The replica a storage fault is reported from when no coordinator names it: a lone node,
+/// on loopback (a cluster's coordinator names the replica's own address).
+const THIS_NODE: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -80,6 +87,15 @@ fn hex(b: &[u8]) -> String {
 
 impl From<cairn_engine::Error> for Error {
     fn from(e: cairn_engine::Error) -> Self {
+        // A storage fault that reaches here met no coordinator: a lone node's own, at ONE
+        // with one replica (the coordinator reports its replicas' with
+        // `cairn_cluster::fault::storage_failure`, its level and their addresses).
+        if let Some(fault) = e.storage_fault() {
+            let request = FailedRequest::of(&fault);
+            if let Some(f) = storage_failure(&e, request, Consistency::One, 0, 1, THIS_NODE) {
+                return Error::from(f);
+            }
+        }
         match e {
             cairn_engine::Error::Option(o) => Error::Configuration(o.to_string()),
             cairn_engine::Error::Overloaded => Error::Overloaded(e.to_string()),
@@ -186,5 +202,43 @@ impl std::fmt::Display for SyntaxError {
             return f.write_str(&self.message);
         }
         write!(f, "line {}:{} {}", self.line, self.column, self.message)
+    }
+}
+
+#[cfg(test)]
+mod storage_fault_tests {
+    use super::*;
+
+    #[test]
+    fn a_lone_nodes_storage_fault_is_a_read_or_write_failure_at_one() {
+        let e = cairn_engine::Error::corruption(
+            "/d/ks/t-1/ca-3-Data.db",
+            65536,
+            cairn_engine::CorruptionKind::Decompress,
+        );
+        let Error::ReadFailure(f) = Error::from(e) else {
+            panic!("not a read failure");
+        };
+        assert_eq!(
+            (
+                f.consistency,
+                f.received,
+                f.block_for,
+                f.failures.len(),
+                f.data_present
+            ),
+            (Consistency::One, 0, 1, 1, false)
+        );
+        assert!(
+            f.to_string().contains("ca-3-Data.db at offset 65536"),
+            "{f}"
+        );
+        let io = std::io::Error::from_raw_os_error(5);
+        let e = cairn_engine::Error::io("/c/CommitLog-1-9.log", io);
+        assert!(matches!(Error::from(e), Error::WriteFailure(_)));
+        assert!(matches!(
+            Error::from(cairn_engine::Error::Overloaded),
+            Error::Overloaded(_)
+        ));
     }
 }

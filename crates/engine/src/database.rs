@@ -17,6 +17,9 @@ use crate::compaction;
 use crate::compaction::job::JobReport;
 use crate::compaction::manager::{CompactionManager, ManagerConfig};
 use crate::error::{Error, IoResultExt, Result};
+use crate::fault::{
+    CommitFailurePolicy, DiskFailurePolicy, FaultListener, FaultStats, Faults, Operation,
+};
 use crate::io::Wait;
 use crate::metrics::WriteKind;
 use crate::model::mutation::{decode_batch, encode_batch};
@@ -78,6 +81,11 @@ pub struct DatabaseConfig {
     /// `index_cache_fraction` (ScyllaDB's key): the share of the row cache's budget sstable
     /// index pages may hold (0.2; 0 caches none; see [`crate::cache::index_pages`]).
     pub index_cache_fraction: f64,
+    /// `disk_failure_policy`: what a corrupt sstable or a data file's I/O error does
+    /// ([`crate::fault`]); `stop`, as Cassandra's shipped `cassandra.yaml` sets it.
+    pub disk_failure_policy: DiskFailurePolicy,
+    /// `commit_failure_policy`: what a commitlog write or sync failure does; `stop`.
+    pub commit_failure_policy: CommitFailurePolicy,
 }
 
 impl DatabaseConfig {
@@ -101,6 +109,8 @@ impl DatabaseConfig {
             incremental_backups: false,
             row_cache_bytes: 0,
             index_cache_fraction: crate::cache::DEFAULT_INDEX_FRACTION,
+            disk_failure_policy: DiskFailurePolicy::Stop,
+            commit_failure_policy: CommitFailurePolicy::Stop,
         }
     }
 }
@@ -148,6 +158,8 @@ struct Inner {
     expiry_wake: (Mutex<bool>, Condvar),
     /// The row cache every table shares (`row_cache_bytes > 0`).
     cache: Option<Arc<CacheTracker>>,
+    /// Storage-fault accounting and policies, shared with every table and the commitlog.
+    faults: Arc<Faults>,
 }
 
 /// A Cairn database.
@@ -171,10 +183,15 @@ impl Database {
         let cache = (config.row_cache_bytes > 0).then(|| {
             CacheTracker::with_index_fraction(config.row_cache_bytes, config.index_cache_fraction)
         });
+        let faults = Arc::new(Faults::new(
+            config.disk_failure_policy,
+            config.commit_failure_policy,
+        ));
         let settings = |backups: &Arc<AtomicBool>| TableSettings {
             incremental_backups: Arc::clone(backups),
             map_sequential_reads: config.map_sequential_reads,
             cache: cache.clone(),
+            faults: Arc::clone(&faults),
         };
         for ks in std::fs::read_dir(&config.data_dir).with_path(&config.data_dir)? {
             let ks = ks.with_path(&config.data_dir)?.path();
@@ -247,6 +264,7 @@ impl Database {
         let mut cl_config = CommitlogConfig::new(&config.commitlog_dir);
         cl_config.segment_size = config.commitlog_segment_size;
         cl_config.sync = config.commitlog_sync;
+        cl_config.faults = Some(Arc::clone(&faults));
         let commitlog = Commitlog::open(cl_config)?;
         // Flush what was replayed, then release the old segments.
         for t in tables.values() {
@@ -273,6 +291,7 @@ impl Database {
             describer: RwLock::new(None),
             expiry_wake: (Mutex::new(false), Condvar::new()),
             cache,
+            faults,
         });
         let weak = Arc::downgrade(&inner);
         let mut manager_config = inner.config.compaction.clone();
@@ -341,6 +360,7 @@ impl Database {
                 incremental_backups: Arc::clone(&self.inner.incremental_backups),
                 map_sequential_reads: self.inner.config.map_sequential_reads,
                 cache: self.inner.cache.clone(),
+                faults: Arc::clone(&self.inner.faults),
             },
         )?);
         self.inner.snapshots.insert(Arc::clone(table.snapshots()));
@@ -487,6 +507,15 @@ impl Database {
     /// [`Wait::Never`] a write that would wait — for memtable space, a commitlog sync or
     /// segment — is [`Error::WouldBlock`], with nothing applied.
     pub fn apply(&self, muts: Vec<Mutation>, wait: Wait) -> Result<()> {
+        let r = self.apply_inner(muts, wait);
+        if let Err(e) = &r {
+            // Counted only: a commitlog fault was reported where it happened.
+            self.inner.faults.write_failed(e);
+        }
+        r
+    }
+
+    fn apply_inner(&self, muts: Vec<Mutation>, wait: Wait) -> Result<()> {
         if self.inner.closed.load(Ordering::Relaxed) {
             return Err(Error::Closed);
         }
@@ -646,7 +675,7 @@ impl Database {
             .table(keyspace, table)
             .ok_or_else(|| unknown(keyspace, table))?;
         t.requests.range_scans.fetch_add(1, Ordering::Relaxed);
-        Ok(t.snapshot().scan(start, end, cmd))
+        Ok(Table::scan(&t, start, end, cmd))
     }
 
     /// Flushes one table's memtable and waits for it.
@@ -709,6 +738,17 @@ impl Database {
     /// The configuration.
     pub fn config(&self) -> &DatabaseConfig {
         &self.inner.config
+    }
+
+    /// Storage faults counted since the database opened ([`crate::fault`]).
+    pub fn fault_stats(&self) -> FaultStats {
+        self.inner.faults.stats()
+    }
+
+    /// Sets who carries out what the failure policies ask of the node (stop the client
+    /// transports, exit); what they asked before is handed over now.
+    pub fn set_fault_listener(&self, f: FaultListener) {
+        self.inner.faults.set_listener(f);
     }
 
     /// Sets what prints a table's `schema.cql` in its snapshots (the CQL layer does).
@@ -941,6 +981,7 @@ fn flush_table(inner: &Inner, t: &Arc<Table>) -> Result<()> {
         }
         Err(e) => {
             tracing::error!("flush of {t:?} failed: {e}");
+            t.report_fault(Operation::Write, &e);
             *inner.last_flush_error.lock() = Some(e.to_string());
             Err(e)
         }

@@ -4,7 +4,7 @@
 //! tests) match on the variant, and the `Display` text is what an operator reads. Corruption
 //! always names the file and the byte offset where the bad data starts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the engine.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -43,6 +43,53 @@ impl std::fmt::Display for CorruptionKind {
             CorruptionKind::Decompress => f.write_str("chunk failed to decompress"),
         }
     }
+}
+
+/// What kind of file failed, and how — read off an [`Error`] by [`Error::storage_fault`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// Stored sstable data failed verification (checksum, decompression, bad offsets).
+    CorruptSSTable,
+    /// The operating system failed a read or write of a file in the data directory.
+    DataIo,
+    /// The commitlog could not be written or synced (or, at startup, failed verification).
+    Commitlog,
+    /// A write refused because the commitlog stopped after an earlier fault (already counted
+    /// when it happened).
+    CommitlogStopped,
+}
+
+/// A storage fault carried by an engine [`Error`]: which file, where, and what kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageFault<'a> {
+    /// What failed.
+    pub kind: FaultKind,
+    /// The file (or directory) that failed.
+    pub path: &'a Path,
+    /// The byte offset where the bad data starts (corruption only).
+    pub offset: Option<u64>,
+}
+
+impl std::fmt::Display for StorageFault<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match self.kind {
+            FaultKind::CorruptSSTable => "corrupt sstable",
+            FaultKind::DataIo => "I/O error",
+            FaultKind::Commitlog => "commitlog failure",
+            FaultKind::CommitlogStopped => "commitlog stopped",
+        };
+        write!(f, "{what} in {}", self.path.display())?;
+        if let Some(o) = self.offset {
+            write!(f, " at offset {o}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `path` names a commitlog segment (`CommitLog-…`).
+fn is_commitlog_file(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("CommitLog"))
 }
 
 /// A table or compression option was rejected. `Display` gives the text Cassandra 5.0 gives
@@ -180,6 +227,10 @@ pub enum Error {
     /// with [`crate::io::Wait::Allowed`] on a thread that may block.
     #[error("the operation would block")]
     WouldBlock,
+    /// A write refused because the commitlog stopped after a failure (`commit_failure_policy`
+    /// `stop` or `stop_commit`; the failure itself was logged and counted when it happened).
+    #[error("the commitlog in {} stopped after a failure; writes are refused", dir.display())]
+    CommitlogStopped { dir: PathBuf },
 }
 
 impl Error {
@@ -198,6 +249,29 @@ impl Error {
             offset,
             kind,
         }
+    }
+
+    /// The storage fault this error is — a corrupt sstable, an I/O error on a data file, a
+    /// commitlog failure — with its file and offset; `None` for every other error (bad input,
+    /// overload, a closed engine, …). See [`crate::fault`].
+    pub fn storage_fault(&self) -> Option<StorageFault<'_>> {
+        let (kind, path, offset) = match self {
+            Error::Corruption { path, offset, .. } if is_commitlog_file(path) => {
+                (FaultKind::Commitlog, path, Some(*offset))
+            }
+            Error::Corruption { path, offset, .. } => {
+                (FaultKind::CorruptSSTable, path, Some(*offset))
+            }
+            Error::Io { path, .. } if is_commitlog_file(path) => (FaultKind::Commitlog, path, None),
+            Error::Io { path, .. } => (FaultKind::DataIo, path, None),
+            Error::CommitlogStopped { dir } => (FaultKind::CommitlogStopped, dir, None),
+            _ => return None,
+        };
+        Some(StorageFault {
+            kind,
+            path: path.as_path(),
+            offset,
+        })
     }
 
     /// True when the failure is the disk being full (ENOSPC or EDQUOT).

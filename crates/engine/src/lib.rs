@@ -9,6 +9,7 @@ pub mod commitlog;
 pub mod compaction;
 pub mod database;
 pub mod error;
+pub mod fault;
 pub mod io;
 pub mod java;
 pub mod memtable;
@@ -21,6 +22,7 @@ pub mod sstable;
 pub mod table;
 
 pub use database::{Database, DatabaseConfig, RecoveryReport};
-pub use error::{CorruptionKind, Error, LoadProblem, OptionError, Result};
+pub use error::{CorruptionKind, Error, FaultKind, LoadProblem, OptionError, Result, StorageFault};
+pub use fault::{CommitFailurePolicy, DiskFailurePolicy};
 pub use io::Wait;
 pub use read::{PartitionResult, ReadCommand};

@@ -306,6 +306,7 @@ impl Snapshot {
             end_token,
             cmd,
             done: false,
+            on_error: None,
         }
     }
 
@@ -477,9 +478,20 @@ pub struct ScanIter {
     end_token: Option<Token>,
     cmd: ReadCommand,
     done: bool,
+    /// Told of the error that ends the scan (the table's fault reporting).
+    on_error: Option<ErrorHook>,
 }
 
+/// What a scan tells of the error that ends it.
+type ErrorHook = Box<dyn Fn(&Error) + Send + Sync>;
+
 impl ScanIter {
+    /// Calls `f` with the error that ends the scan, if one does.
+    pub fn on_error(mut self, f: impl Fn(&Error) + Send + Sync + 'static) -> ScanIter {
+        self.on_error = Some(Box::new(f));
+        self
+    }
+
     fn step(&mut self) -> Result<Option<PartitionResult>> {
         loop {
             let end = self.end_token;
@@ -519,6 +531,9 @@ impl Iterator for ScanIter {
             }
             Err(e) => {
                 self.done = true;
+                if let Some(f) = &self.on_error {
+                    f(&e);
+                }
                 Some(Err(e))
             }
         }

@@ -14,6 +14,7 @@ use crate::cache::source::CachedSource;
 use crate::cache::{CacheTracker, RowCache};
 use crate::commitlog::CommitlogPosition;
 use crate::error::{Error, IoResultExt, Result};
+use crate::fault::{Faults, Operation};
 use crate::memtable::Memtable;
 use crate::metrics::histogram::EstimatedHistogram;
 use crate::metrics::{
@@ -138,6 +139,8 @@ pub struct TableSettings {
     pub map_sequential_reads: bool,
     /// The database's row cache, when it has one.
     pub cache: Option<Arc<CacheTracker>>,
+    /// The database's storage-fault accounting and policies.
+    pub faults: Arc<Faults>,
 }
 
 /// One table.
@@ -217,7 +220,13 @@ impl Table {
         let mut sstables = Vec::with_capacity(committed.len());
         let mut floor = CommitlogPosition::NONE;
         for gen in committed {
-            let s = SSTable::open(dir, gen, Arc::clone(&io))?
+            let s = match SSTable::open(dir, gen, Arc::clone(&io)) {
+                Ok(s) => s,
+                // Started without, as `disk_failure_policy` allows (`crate::fault`).
+                Err(e) if settings.faults.skip_at_startup(&e) => continue,
+                Err(e) => return Err(e),
+            };
+            let s = s
                 .map_sequential_reads(settings.map_sequential_reads)
                 .with_index_cache(settings.cache.as_ref().map(|c| c.index_pages()));
             let (seg, off) = s.stats.commitlog_upper;
@@ -411,13 +420,90 @@ impl Table {
         } else {
             self.snapshot()
         };
-        let (result, counts) = snapshot.read_consulting(key, cmd)?;
+        let (result, counts) = snapshot
+            .read_consulting(key, cmd)
+            .inspect_err(|e| self.read_failed(e))?;
         let req = &self.requests;
         req.read_latency.record(micros_since(start));
         req.sstables_per_read.record(counts.sstables as u64);
         req.live_scanned.record(counts.cells.live, start);
         req.tombstone_scanned.record(counts.cells.tombstones, start);
         Ok(result)
+    }
+
+    /// Counts a read of the table that failed with `e` and reports the storage fault it may
+    /// be; under `best_effort`, an sstable that failed to read is taken out of reads.
+    pub fn read_failed(&self, e: &Error) {
+        self.settings.faults.read_failed(e);
+        self.report_fault(Operation::Read, e);
+    }
+
+    /// Reports `e`, met while `op` ran on this table, to the fault accounting (see
+    /// [`Faults::report`]), and carries out the table's part of the response. A compaction's
+    /// I/O error on a live sstable is a read error, on any other file a write error.
+    pub fn report_fault(&self, op: Operation, e: &Error) {
+        let Some(fault) = e.storage_fault() else {
+            return;
+        };
+        let failed = self.live_generation_of(fault.path);
+        let op = match op {
+            Operation::Compaction { .. } => Operation::Compaction {
+                input: failed.is_some(),
+            },
+            other => other,
+        };
+        let Some(response) = self.settings.faults.report(op, e) else {
+            return;
+        };
+        if let (true, Some(generation)) = (response.remove_sstable, failed) {
+            if self.take_out_of_reads(generation) {
+                self.settings.faults.sstable_removed();
+                tracing::error!(
+                    path = %fault.path.display(),
+                    "sstable {generation} of {self:?} taken out of reads (disk_failure_policy is best_effort); its files stay on disk"
+                );
+            }
+        }
+    }
+
+    /// The generation of the live sstable `path` is a component of.
+    fn live_generation_of(&self, path: &Path) -> Option<u64> {
+        if path.parent() != Some(self.dir.as_path()) {
+            return None;
+        }
+        let generation = parse_generation(&path.file_name()?.to_string_lossy())?;
+        self.state()
+            .sstables
+            .iter()
+            .any(|s| s.generation == generation)
+            .then_some(generation)
+    }
+
+    /// Removes sstable `generation` from the live set without deleting its files (Cassandra's
+    /// `best_effort` on an unreadable disk). Returns whether it was live.
+    pub fn take_out_of_reads(&self, generation: u64) -> bool {
+        let mut state = self.state.write();
+        if !state.sstables.iter().any(|s| s.generation == generation) {
+            return false;
+        }
+        let sstables = state
+            .sstables
+            .iter()
+            .filter(|s| s.generation != generation)
+            .cloned()
+            .collect();
+        // The cache may hold rows read from it: they must not outlive it.
+        let cache_phase = match &self.cache {
+            Some(c) => c.invalidate(),
+            None => 0,
+        };
+        *state = Arc::new(TableState {
+            active: Arc::clone(&state.active),
+            flushing: state.flushing.clone(),
+            sstables,
+            cache_phase,
+        });
+        true
     }
 
     /// One partition as data, tombstones included — a replica's answer to a coordinator's
@@ -429,9 +515,27 @@ impl Table {
         } else {
             self.snapshot()
         };
-        let data = snapshot.read_data(key, cmd)?;
+        let data = snapshot
+            .read_data(key, cmd)
+            .inspect_err(|e| self.read_failed(e))?;
         self.requests.read_latency.record(micros_since(start));
         Ok(data)
+    }
+
+    /// Scans the table from `start` in token order (a snapshot of now): the error that ends
+    /// the scan is counted and reported as [`Table::read`]'s are. (Not counted as a range
+    /// scan: [`crate::Database::scan`] counts those.)
+    pub fn scan(
+        table: &Arc<Table>,
+        start: crate::model::PartitionPos,
+        end_token: Option<crate::model::Token>,
+        cmd: ReadCommand,
+    ) -> crate::read::ScanIter {
+        let t = Arc::clone(table);
+        table
+            .snapshot()
+            .scan(start, end_token, cmd)
+            .on_error(move |e| t.read_failed(e))
     }
 
     /// Up to `max` partitions of a token range as data — a replica's answer to a
@@ -444,7 +548,9 @@ impl Table {
         max: usize,
     ) -> Result<(Vec<(DecoratedKey, Partition)>, bool)> {
         self.requests.range_scans.fetch_add(1, Ordering::Relaxed);
-        self.snapshot().scan_data(start, end_token, cmd, max)
+        self.snapshot()
+            .scan_data(start, end_token, cmd, max)
+            .inspect_err(|e| self.read_failed(e))
     }
 
     /// The live content of a partition's data as `cmd` selects it, with this table's dropped

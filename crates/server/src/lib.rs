@@ -80,6 +80,8 @@ struct NodeBackend {
     db: Arc<Database>,
     executor: Arc<cairn_cql::exec::Executor>,
     info: rest::NodeInfo,
+    /// The native transport's stop switch (a failure policy may have used it).
+    native: protocol::StopHandle,
 }
 
 impl rest::AdminBackend for NodeBackend {
@@ -92,7 +94,7 @@ impl rest::AdminBackend for NodeBackend {
     }
 
     fn native_transport_running(&self) -> bool {
-        true
+        !self.native.is_stopped()
     }
 
     fn schema_version(&self) -> String {
@@ -141,6 +143,25 @@ fn uuid_text(b: &[u8; 16]) -> String {
         &h[16..20],
         &h[20..32]
     )
+}
+
+/// Carries out the failure policies' node actions: stopping the client transports stops the
+/// native port (the REST API and metrics stay up, so an operator can look; the process keeps
+/// running); dying exits with status 100, as Cassandra's `JVMStabilityInspector` does.
+fn fault_listener(native: protocol::StopHandle) -> cairn_engine::fault::FaultListener {
+    use cairn_engine::fault::NodeAction;
+    Arc::new(move |action: &NodeAction| match action {
+        NodeAction::StopTransports { reason } => {
+            tracing::error!("{reason}");
+            native.stop();
+        }
+        NodeAction::Die { reason } => {
+            tracing::error!(
+                "JVM state determined to be unstable. Exiting forcefully due to: {reason}"
+            );
+            std::process::exit(100);
+        }
+    })
 }
 
 /// Starts a node from its configuration: opens (and recovers) the engine, loads the
@@ -271,6 +292,9 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
             addr: native.to_string(),
             source,
         })?;
+    // What the failure policies ask of the node (`disk_failure_policy`,
+    // `commit_failure_policy`); one asked during startup is carried out now.
+    db.set_fault_listener(fault_listener(cql_server.stop_handle()));
     let mut node_info = rest::NodeInfo::from_config(cfg, identity.host_id.to_string());
     node_info.address = native.ip().to_string();
     node_info.tokens = tokens;
@@ -280,6 +304,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         db: Arc::clone(&db),
         executor: Arc::clone(&executor),
         info: node_info,
+        native: cql_server.stop_handle(),
     });
     let rest_server = rest::serve(api, Arc::clone(&backend))
         .await

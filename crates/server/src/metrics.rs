@@ -297,7 +297,8 @@ fn node_families(
     let pending: u64 = tables.iter().map(|t| t.compaction.pending).sum();
     let backlog: f64 = tables.iter().map(|t| t.compaction.backlog).sum();
     let cl = db.commitlog_stats();
-    let families: [(&str, &str, &str, f64); 21] = [
+    let faults = db.fault_stats();
+    let families: [(&str, &str, &str, f64); 25] = [
         (
             "database_total_writes",
             "counter",
@@ -309,6 +310,30 @@ fn node_families(
             "counter",
             "Single-partition reads served by the storage engine, all tables.",
             sum(&|t| t.stats.read_latency.count()),
+        ),
+        (
+            "database_total_reads_failed",
+            "counter",
+            "Reads (single-partition and scans) the storage engine failed, e.g. on a corrupt sstable.",
+            faults.reads_failed as f64,
+        ),
+        (
+            "database_total_writes_failed",
+            "counter",
+            "Writes the storage engine failed, e.g. after a commitlog failure.",
+            faults.writes_failed as f64,
+        ),
+        (
+            "storage_sstables_removed",
+            "counter",
+            "SSTables taken out of reads after an I/O error (disk_failure_policy: best_effort).",
+            faults.sstables_removed as f64,
+        ),
+        (
+            "storage_transports_stopped",
+            "gauge",
+            "1 once a failure policy stopped the native transport (disk_failure_policy, commit_failure_policy).",
+            u8::from(faults.transports_stopped).into(),
         ),
         (
             "database_memtable_bytes",
@@ -428,6 +453,23 @@ fn node_families(
     for (name, kind, help, v) in families {
         w.family(name, kind, help);
         w.sample(name, "shard=\"0\"", v);
+    }
+    w.family(
+        "storage_faults",
+        "counter",
+        "Storage faults by kind: corrupt sstable data, I/O errors reading or writing data files, commitlog write or sync failures.",
+    );
+    for (kind, v) in [
+        ("corrupt_sstable", faults.corrupt_sstable),
+        ("read_io", faults.read_io),
+        ("write_io", faults.write_io),
+        ("commitlog", faults.commitlog),
+    ] {
+        w.sample(
+            "storage_faults",
+            &format!("kind=\"{kind}\",shard=\"0\""),
+            v as f64,
+        );
     }
 }
 

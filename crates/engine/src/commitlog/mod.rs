@@ -67,6 +67,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, OptionError, Result};
+use crate::fault::{Faults, Operation};
 use crate::io::Wait;
 use segment::{
     header_crc, list_dir, payload_crc, sync_dir, FileKind, Recycled, Segment, END_MARKER,
@@ -101,7 +102,7 @@ pub enum SyncMode {
 }
 
 /// Commitlog settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct CommitlogConfig {
     /// Directory holding the segment files (created if missing).
     pub dir: PathBuf,
@@ -112,6 +113,9 @@ pub struct CommitlogConfig {
     pub sync: SyncMode,
     /// Released segment files kept for reuse instead of deleted.
     pub max_recycled_segments: usize,
+    /// Where write and sync failures are reported (`commit_failure_policy`); without it a
+    /// failed sync stops the commitlog, as the policy `stop_commit` does.
+    pub faults: Option<Arc<Faults>>,
 }
 
 impl CommitlogConfig {
@@ -124,6 +128,7 @@ impl CommitlogConfig {
                 period: DEFAULT_SYNC_PERIOD,
             },
             max_recycled_segments: 2,
+            faults: None,
         }
     }
 }
@@ -216,9 +221,12 @@ struct Inner {
     /// Group-commit state.
     sync: Mutex<SyncState>,
     sync_cv: Condvar,
-    /// Set when an msync failed: after a failed fsync the kernel may have dropped the dirty pages,
-    /// so nothing written since can be promised durable; every later append fails.
+    /// Set when an msync failed (or a segment could not be made) and `commit_failure_policy`
+    /// stops commits: after a failed fsync the kernel may have dropped the dirty pages, so
+    /// nothing written since can be promised durable; every later append fails.
     poisoned: AtomicBool,
+    /// Where failures are reported (see [`CommitlogConfig::faults`]).
+    faults: Option<Arc<Faults>>,
     shutdown: Mutex<bool>,
     shutdown_cv: Condvar,
     next_id: AtomicU64,
@@ -363,6 +371,7 @@ impl Commitlog {
             }),
             sync_cv: Condvar::new(),
             poisoned: AtomicBool::new(false),
+            faults: config.faults.clone(),
             shutdown: Mutex::new(false),
             shutdown_cv: Condvar::new(),
             next_id: AtomicU64::new(first_id + 1),
@@ -407,7 +416,7 @@ impl Commitlog {
     /// Returns once the record is in the page cache (Periodic) or durable (Batch); see the module
     /// docs. Fails with [`Error::InvalidMutation`] for an empty or too-large payload, with an I/O
     /// error when a new segment cannot be created (the append can be retried), and with
-    /// [`Error::Closed`] once a sync has failed. Under [`Wait::Never`] an append that would wait
+    /// [`Error::CommitlogStopped`] once a failure stopped the commitlog. Under [`Wait::Never`] an append that would wait
     /// — for its sync (Batch), or for a segment not prepared yet — is [`Error::WouldBlock`],
     /// with nothing written.
     pub fn append(
@@ -427,7 +436,7 @@ impl Commitlog {
             ));
         }
         if inner.poisoned.load(Ordering::Relaxed) {
-            return Err(Error::Closed);
+            return Err(inner.stopped());
         }
         if inner.mode == SyncMode::Batch {
             // The append waits for its sync; refuse before writing anything.
@@ -608,7 +617,7 @@ impl Commitlog {
 
     fn shutdown(&mut self) -> Result<()> {
         let result = if self.inner.poisoned.load(Ordering::Relaxed) {
-            Err(Error::Closed)
+            Err(self.inner.stopped())
         } else {
             self.sync()
         };
@@ -651,6 +660,29 @@ impl Drop for Commitlog {
 }
 
 impl Inner {
+    /// Reports a write or sync failure; stops the commitlog when the policy says so. Without a
+    /// policy (no [`CommitlogConfig::faults`]) it stops when `otherwise` (a failed sync: what
+    /// was written since the last good one can no longer be promised durable).
+    fn failed(&self, e: &Error, otherwise: bool) -> bool {
+        let stop = match &self.faults {
+            Some(f) => f
+                .report(Operation::Commit, e)
+                .is_none_or(|r| r.stop_commits || r.die),
+            None => otherwise,
+        };
+        if stop {
+            self.poisoned.store(true, Ordering::Relaxed);
+        }
+        stop
+    }
+
+    /// The error of an append refused after the commitlog stopped.
+    fn stopped(&self) -> Error {
+        Error::CommitlogStopped {
+            dir: self.dir.clone(),
+        }
+    }
+
     /// Makes the pre-created spare the active segment. Called with the allocation lock held, so
     /// appenders wait only if the spare is not ready yet (creation slower than filling), and
     /// only when `wait` allows.
@@ -723,6 +755,9 @@ impl Inner {
                 }
                 Err(e) => {
                     tracing::error!("cannot prepare commitlog segment: {e}");
+                    if self.failed(&e, false) {
+                        tracing::error!("commitlog stopped: refusing further appends");
+                    }
                     s.failed = Some(e);
                     s.backoff = true;
                 }
@@ -788,7 +823,7 @@ impl Inner {
         let mut s = self.sync.lock();
         loop {
             if self.poisoned.load(Ordering::Relaxed) {
-                return Err(Error::Closed);
+                return Err(self.stopped());
             }
             if s.synced >= target {
                 return Ok(());
@@ -806,9 +841,12 @@ impl Inner {
                     self.sync_cv.notify_all();
                 }
                 Err(e) => {
-                    self.poisoned.store(true, Ordering::Relaxed);
+                    if self.failed(&e, true) {
+                        tracing::error!("commitlog sync failed, refusing further appends: {e}");
+                    } else {
+                        tracing::error!("commitlog sync failed: {e}");
+                    }
                     self.sync_cv.notify_all();
-                    tracing::error!("commitlog sync failed, refusing further appends: {e}");
                     return Err(e);
                 }
             }

@@ -25,6 +25,7 @@ fn config(dir: &Path, segment_size: u64, sync: SyncMode) -> CommitlogConfig {
         segment_size,
         sync,
         max_recycled_segments: 2,
+        faults: None,
     }
 }
 

@@ -700,6 +700,7 @@ fn run_registered(shared: &Shared, table: &Arc<Table>, job: Job) -> Result<JobRe
         Err(e) => {
             totals.failed += 1;
             tracing::error!("compaction {id} of {table:?} failed: {e}");
+            table.report_fault(crate::fault::Operation::Compaction { input: false }, e);
         }
     }
     result

@@ -47,3 +47,15 @@ pub fn open_with_cache(
     let t = db.table("ks", "t").unwrap();
     (db, t)
 }
+
+/// Every partition of `ks.t`, scanned in token order from the start of the ring.
+pub fn full_scan(db: &cairn_engine::Database) -> cairn_engine::read::ScanIter {
+    db.scan(
+        "ks",
+        "t",
+        cairn_engine::model::PartitionPos::TokenStart(cairn_engine::model::Token::MIN),
+        None,
+        cairn_engine::ReadCommand::all(0, cairn_engine::Wait::Allowed),
+    )
+    .unwrap()
+}

@@ -3,17 +3,25 @@
 
 use crate::common;
 
+use cairn_engine::fault::{NodeAction, Operation};
 use cairn_engine::model::Mutation;
 use cairn_engine::sstable::format::Component;
-use cairn_engine::{Database, DatabaseConfig, Error, ReadCommand, Wait};
+use cairn_engine::{
+    Database, DatabaseConfig, DiskFailurePolicy, Error, FaultKind, ReadCommand, Wait,
+};
 use common::*;
 use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Mutex};
 
 const PARTITIONS: i32 = 2000;
 const ROWS: i32 = 3;
 
 fn setup(dir: &std::path::Path) -> Database {
-    let db = Database::open(DatabaseConfig::new(dir)).unwrap();
+    setup_with(DatabaseConfig::new(dir))
+}
+
+fn setup_with(config: DatabaseConfig) -> Database {
+    let db = Database::open(config).unwrap();
     let id = db.create_table(kv_schema()).unwrap().schema().id;
     for a in 0..PARTITIONS {
         for b in 0..ROWS {
@@ -177,4 +185,141 @@ fn corrupt_commitlog_record_is_reported_and_later_records_replay() {
         .unwrap()
         .unwrap();
     assert!(p.rows.iter().any(|(k, _)| *k == ck(2999)));
+}
+
+/// Records what the failure policies ask of the node.
+fn listen(db: &Database) -> Arc<Mutex<Vec<NodeAction>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    db.set_fault_listener(Arc::new(move |a: &NodeAction| {
+        s.lock().unwrap().push(a.clone())
+    }));
+    seen
+}
+
+#[test]
+fn corrupt_reads_are_storage_faults_counted_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = setup(dir.path());
+    let seen = listen(&db);
+    let sst = db.table("ks", "t").unwrap().state().sstables[0].clone();
+    let data = sst.path(Component::Data);
+    flip(&data, 100);
+    drop(sst);
+    let (_, errors) = read_all(&db);
+    assert!(!errors.is_empty());
+    for e in &errors {
+        let fault = e.storage_fault().expect("a corruption is a storage fault");
+        assert_eq!(fault.kind, FaultKind::CorruptSSTable);
+        assert_eq!(fault.path, data);
+        assert_eq!(fault.offset, Some(0));
+    }
+    // A scan meeting the chunk fails, and is counted too.
+    let scan_errors = full_scan(&db).filter(|r| r.is_err()).count();
+    assert_eq!(scan_errors, 1);
+    let stats = db.fault_stats();
+    let n = errors.len() as u64 + 1;
+    assert_eq!(stats.corrupt_sstable, n);
+    assert_eq!(stats.reads_failed, n);
+    assert_eq!((stats.read_io, stats.write_io, stats.commitlog), (0, 0, 0));
+    // disk_failure_policy `stop` does not act on a corrupt sstable (Cassandra's neither).
+    assert!(seen.lock().unwrap().is_empty());
+    assert!(!stats.transports_stopped);
+    // Other errors are no storage faults.
+    assert!(Error::Overloaded.storage_fault().is_none());
+    assert!(Error::WouldBlock.storage_fault().is_none());
+}
+
+#[test]
+fn stop_paranoid_stops_transports_once_and_die_exits_on_corruption() {
+    for (policy, expect_die) in [
+        (DiskFailurePolicy::StopParanoid, false),
+        (DiskFailurePolicy::Die, true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = DatabaseConfig::new(dir.path());
+        config.disk_failure_policy = policy;
+        let db = setup_with(config);
+        let seen = listen(&db);
+        let sst = db.table("ks", "t").unwrap().state().sstables[0].clone();
+        flip(&sst.path(Component::Data), 100);
+        drop(sst);
+        let (_, errors) = read_all(&db);
+        assert!(errors.len() > 1);
+        let seen = seen.lock().unwrap();
+        if expect_die {
+            assert_eq!(seen.len(), errors.len(), "{seen:?}");
+            assert!(seen.iter().all(|a| matches!(a, NodeAction::Die { .. })));
+        } else {
+            assert_eq!(
+                *seen,
+                vec![NodeAction::StopTransports {
+                    reason: "Stopping transports as disk_failure_policy is stop_paranoid".into()
+                }]
+            );
+            assert!(db.fault_stats().transports_stopped);
+        }
+    }
+}
+
+#[test]
+fn best_effort_takes_an_unreadable_sstable_out_of_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = DatabaseConfig::new(dir.path());
+    config.disk_failure_policy = DiskFailurePolicy::BestEffort;
+    let db = setup_with(config);
+    let seen = listen(&db);
+    let table = db.table("ks", "t").unwrap();
+    let data = table.state().sstables[0].path(Component::Data);
+    // An I/O error reading the data file, as the reader reports it (EIO cannot be provoked
+    // on a healthy disk).
+    let eio = Error::io(&data, std::io::Error::from_raw_os_error(libc::EIO));
+    table.read_failed(&eio);
+    assert!(
+        table.state().sstables.is_empty(),
+        "the sstable is still read"
+    );
+    assert!(data.exists(), "its files must stay for inspection");
+    let stats = db.fault_stats();
+    assert_eq!((stats.read_io, stats.sstables_removed), (1, 1));
+    assert!(seen.lock().unwrap().is_empty());
+    // A write error under best_effort stops the transports (one data directory: no other
+    // disk to write to).
+    table.report_fault(
+        Operation::Write,
+        &Error::io(
+            dir.path().join("x"),
+            std::io::Error::from_raw_os_error(libc::EIO),
+        ),
+    );
+    assert!(matches!(
+        &seen.lock().unwrap()[..],
+        [NodeAction::StopTransports { .. }]
+    ));
+}
+
+#[test]
+fn a_corrupt_sstable_at_startup_refuses_the_start_unless_the_policy_skips_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (summary, generation) = {
+        let db = setup(dir.path());
+        let sst = db.table("ks", "t").unwrap().state().sstables[0].clone();
+        (sst.path(Component::Summary), sst.generation)
+    };
+    flip(&summary, 10);
+    // stop (and stop_paranoid, die): the node does not start; the error names the file.
+    match Database::open(DatabaseConfig::new(dir.path())) {
+        Err(Error::Corruption { path, .. }) => assert_eq!(path, summary),
+        Err(other) => panic!("expected corruption, got {other}"),
+        Ok(_) => panic!("started with a corrupt sstable under disk_failure_policy stop"),
+    }
+    // ignore (and best_effort): it starts without the sstable, whose files stay (what the
+    // commitlog still holds of it is replayed, into a new sstable).
+    let mut config = DatabaseConfig::new(dir.path());
+    config.disk_failure_policy = DiskFailurePolicy::Ignore;
+    let db = Database::open(config).unwrap();
+    let live = db.table("ks", "t").unwrap().state();
+    assert!(live.sstables.iter().all(|s| s.generation != generation));
+    assert!(summary.exists());
+    assert_eq!(db.fault_stats().corrupt_sstable, 1);
 }

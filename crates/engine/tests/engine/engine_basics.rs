@@ -75,17 +75,7 @@ fn writes_survive_flush_and_restart() {
     let keys: Vec<_> = p.rows.iter().map(|(k, _)| k.clone()).collect();
     assert_eq!(keys, vec![ck(49), ck(48), ck(47)]);
     // A full scan sees every partition once, in token order.
-    let all: Vec<_> = db
-        .scan(
-            "ks",
-            "t",
-            cairn_engine::model::PartitionPos::TokenStart(cairn_engine::model::Token::MIN),
-            None,
-            ReadCommand::all(0, Wait::Allowed),
-        )
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let all: Vec<_> = full_scan(&db).collect::<Result<_, _>>().unwrap();
     assert_eq!(all.len(), 20);
     assert!(all.windows(2).all(|w| w[0].key < w[1].key));
 }

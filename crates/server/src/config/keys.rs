@@ -14,10 +14,10 @@
 use super::encryption::set_client_encryption;
 use super::setters::{
     refuse_any_value, require_class, require_disabled, require_server_encryption_disabled,
-    set_authenticator, set_authorizer, set_commitlog_sync, set_data_file_directories,
-    set_disk_access_mode, set_endpoint_snitch, set_index_cache_fraction, set_initial_token,
-    set_memtable_cleanup_threshold, set_partitioner, set_prometheus_prefix,
-    set_snapshot_before_compaction, Bad,
+    set_authenticator, set_authorizer, set_commit_failure_policy, set_commitlog_sync,
+    set_data_file_directories, set_disk_access_mode, set_disk_failure_policy, set_endpoint_snitch,
+    set_index_cache_fraction, set_initial_token, set_memtable_cleanup_threshold, set_partitioner,
+    set_prometheus_prefix, set_snapshot_before_compaction, Bad,
 };
 use super::yaml::Node;
 use super::{Config, MIB};
@@ -294,6 +294,8 @@ static KEYS: &[Key] = &[
         field!(concurrent_compactors, v => v.int_in(1, 64)? as usize),
     ),
     key("disk_access_mode", "mmap", set_disk_access_mode),
+    key("disk_failure_policy", "best_effort", set_disk_failure_policy),
+    key("commit_failure_policy", "stop_commit", set_commit_failure_policy),
     key(
         "auto_snapshot",
         "true",
@@ -612,8 +614,6 @@ static KEYS: &[Key] = &[
     ignored("local_system_data_file_directory"),
     ignored("heap_dump_path"),
     ignored("dump_heap_on_uncaught_exception"),
-    ignored("disk_failure_policy"),
-    ignored("commit_failure_policy"),
     ignored("disk_optimization_strategy"),
     ignored("cdc_enabled"),
     ignored("cdc_total_space_in_mb"),

@@ -41,7 +41,7 @@ mod yaml;
 pub use encryption::{cipher_suite_name, ClientEncryption, TlsMode, TlsProtocol};
 
 use cairn_engine::commitlog::SyncMode;
-use cairn_engine::DatabaseConfig;
+use cairn_engine::{CommitFailurePolicy, DatabaseConfig, DiskFailurePolicy};
 use std::fmt;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -147,6 +147,11 @@ pub struct Config {
     /// `incremental_backups`: hard-link every flushed or loaded sstable into its table's
     /// `backups/` (default false; `nodetool enablebackup` turns it on at run time).
     pub incremental_backups: bool,
+    /// `disk_failure_policy`: what a corrupt sstable or a data file's I/O error does (`stop`,
+    /// as Cassandra's shipped `cassandra.yaml` sets it; see `cairn_engine::fault`).
+    pub disk_failure_policy: DiskFailurePolicy,
+    /// `commit_failure_policy`: what a commitlog write or sync failure does (`stop`).
+    pub commit_failure_policy: CommitFailurePolicy,
     /// `authenticator`.
     pub authenticator: Authenticator,
     /// `authorizer`.
@@ -231,6 +236,8 @@ impl Default for Config {
             map_sequential_reads: true,
             auto_snapshot: true,
             incremental_backups: false,
+            disk_failure_policy: DiskFailurePolicy::Stop,
+            commit_failure_policy: CommitFailurePolicy::Stop,
             authenticator: Authenticator::AllowAll,
             authorizer: Authorizer::AllowAll,
             client_encryption: ClientEncryption::default(),
@@ -392,6 +399,8 @@ impl Config {
         d.map_sequential_reads = self.map_sequential_reads;
         d.auto_snapshot = self.auto_snapshot;
         d.incremental_backups = self.incremental_backups;
+        d.disk_failure_policy = self.disk_failure_policy;
+        d.commit_failure_policy = self.commit_failure_policy;
         d.index_cache_fraction = self.index_cache_fraction;
         d.row_cache_bytes = if self.enable_cache {
             usize::try_from(self.row_cache_size).unwrap_or(usize::MAX)

@@ -6,6 +6,7 @@
 
 use super::yaml::{Node, Value};
 use super::{Authenticator, Authorizer, CommitlogSync, Config};
+use cairn_engine::{CommitFailurePolicy, DiskFailurePolicy};
 
 /// Why a value was not taken.
 pub(super) enum Bad {
@@ -95,6 +96,24 @@ pub(super) fn set_disk_access_mode(c: &mut Config, v: &Node) -> Result<(), Bad> 
             )))
         }
     };
+    Ok(())
+}
+
+/// `disk_failure_policy`: one of Cassandra's five.
+pub(super) fn set_disk_failure_policy(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let name = v.string()?;
+    c.disk_failure_policy = DiskFailurePolicy::from_name(&name).ok_or_else(|| {
+        format!("`{name}` is not a disk_failure_policy (stop, stop_paranoid, best_effort, ignore or die)")
+    })?;
+    Ok(())
+}
+
+/// `commit_failure_policy`: one of Cassandra's four.
+pub(super) fn set_commit_failure_policy(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let name = v.string()?;
+    c.commit_failure_policy = CommitFailurePolicy::from_name(&name).ok_or_else(|| {
+        format!("`{name}` is not a commit_failure_policy (stop, stop_commit, ignore or die)")
+    })?;
     Ok(())
 }
 

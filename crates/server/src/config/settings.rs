@@ -95,6 +95,14 @@ impl Config {
                 .into(),
             ),
             (
+                "disk_failure_policy",
+                self.disk_failure_policy.name().into(),
+            ),
+            (
+                "commit_failure_policy",
+                self.commit_failure_policy.name().into(),
+            ),
+            (
                 "authenticator",
                 match self.authenticator {
                     Authenticator::AllowAll => "AllowAllAuthenticator",

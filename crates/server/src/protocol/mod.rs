@@ -19,5 +19,5 @@ pub mod transport;
 
 pub use cairn_protocol::*;
 pub use handler::{ConnectionInfo, Handler, RequestContext, TlsInfo};
-pub use server::Server;
+pub use server::{Server, StopHandle};
 pub use shared::{EventBus, ServerConfig, ServerStats, Tls};

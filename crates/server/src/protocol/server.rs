@@ -33,8 +33,25 @@ pub struct Server {
     local_addr: SocketAddr,
     events: EventBus,
     stats: Arc<ServerStats>,
-    shutdown: watch::Sender<bool>,
+    shutdown: Arc<watch::Sender<bool>>,
     accept: JoinHandle<()>,
+}
+
+/// Stops a server's listener and connections from anywhere (any thread, no runtime needed),
+/// leaving the process running: what a failure policy's "stop transports" does.
+#[derive(Clone)]
+pub struct StopHandle(Arc<watch::Sender<bool>>);
+
+impl StopHandle {
+    /// Stops accepting and closes every connection; the port is released.
+    pub fn stop(&self) {
+        let _ = self.0.send(true);
+    }
+
+    /// Whether the server was stopped.
+    pub fn is_stopped(&self) -> bool {
+        *self.0.borrow()
+    }
 }
 
 impl Server {
@@ -81,7 +98,7 @@ impl Server {
             local_addr,
             events,
             stats,
-            shutdown,
+            shutdown: Arc::new(shutdown),
             accept,
         })
     }
@@ -100,6 +117,11 @@ impl Server {
         &self.stats
     }
 
+    /// A handle that stops the server without awaiting it (see [`StopHandle`]).
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle(Arc::clone(&self.shutdown))
+    }
+
     /// Stops accepting and closes every connection (in-flight requests complete but their
     /// responses may not be delivered).
     pub async fn shutdown(self) {
@@ -115,7 +137,10 @@ async fn accept_loop<H: Handler>(
 ) {
     loop {
         tokio::select! {
-            _ = shutdown.changed() => break,
+            _ = shutdown.changed() => {
+                tracing::info!("CQL native protocol stopped listening");
+                break;
+            }
             accepted = listener.accept() => match accepted {
                 Ok((socket, peer)) => {
                     let _ = socket.set_nodelay(true);
