@@ -104,7 +104,7 @@ def test_corrupt_sstable_reads_fail_with_read_failure_logged_and_counted(tmp_roo
         assert len(ok) > PARTITIONS // 2, f"one bad chunk made {len(failures)} partitions unreadable"
         for e in failures:
             assert server_code(e) == 0x1300
-            assert e.consistency == ConsistencyLevel.ONE
+            assert e.consistency == ConsistencyLevel.LOCAL_ONE  # the request's (the driver's default)
             assert (e.received_responses, e.required_responses, e.failures) == (0, 1, 1)
             assert str(data) in str(e) and "at offset 0" in str(e), str(e)
         log = node.log_path.read_text(errors="replace")
@@ -189,7 +189,7 @@ def test_commitlog_failure_is_a_write_failure_and_stop_commit_refuses_writes(tmp
         for e in failures:
             assert server_code(e) == 0x1500
             assert e.write_type == WriteType.SIMPLE
-            assert e.consistency == ConsistencyLevel.ONE
+            assert e.consistency == ConsistencyLevel.LOCAL_ONE  # the request's (the driver's default)
             assert (e.received_responses, e.required_responses, e.failures) == (0, 1, 1)
             assert "commitlog" in str(e), str(e)
         # The commitlog stays stopped: space coming back does not bring writes back.

@@ -170,16 +170,23 @@ async fn a_write_reaches_every_replica_and_is_acknowledged_at_its_level() {
         Err(Error::Engine(cairn_engine::Error::WouldBlock))
     ));
     assert!(!holds(&nodes[0], 9));
-    let received: u64 = nodes
-        .iter()
-        .map(|n| {
-            n.proxy
-                .metrics()
-                .replica_received_mutations
-                .load(std::sync::atomic::Ordering::Relaxed)
-        })
-        .sum();
-    assert_eq!(received, 10, "five writes to two remote replicas each");
+    // Counted once applied, so a moment after the data shows.
+    let received = || -> u64 {
+        nodes
+            .iter()
+            .map(|n| {
+                n.proxy
+                    .metrics()
+                    .replica_received_mutations
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            })
+            .sum()
+    };
+    assert!(
+        eventually(|| received() == 10),
+        "five writes to two remote replicas each: {}",
+        received()
+    );
 }
 
 /// Drops node 1's messages to node 3.

@@ -36,6 +36,7 @@ mod write;
 
 use crate::consistency::{Consistency, Unavailable, WriteType};
 use crate::error::{Error, Result};
+use crate::fault::FailedRequest;
 use crate::messaging::Messaging;
 use crate::placement::ReplicationStrategy;
 use crate::topology::{Topology, TopologyHandle};
@@ -239,7 +240,12 @@ impl StorageProxy {
             }
         }
         if alone {
-            return Ok(self.db.apply(mutations, wait)?);
+            let write_type = write_type(op, mutations.len());
+            let strategy = checked.map(|(_, s)| s);
+            return self.db.apply(mutations, wait).map_err(|e| {
+                let request = FailedRequest::Write(write_type);
+                local_failure(e, request, cl, strategy.as_deref(), &topology)
+            });
         }
         let ring = topology.ring();
         let local = ring.position(topology.local_id());
@@ -258,11 +264,7 @@ impl StorageProxy {
             // Waiting for other nodes blocks the thread: refuse before anything is applied.
             return Err(Error::Engine(cairn_engine::Error::WouldBlock));
         }
-        let write_type = match op {
-            Operation::Cas => WriteType::Cas,
-            _ if mutations.len() > 1 => WriteType::UnloggedBatch,
-            _ => WriteType::Simple,
-        };
+        let write_type = write_type(op, mutations.len());
         let local_dc = topology
             .local()
             .map_or("", |m| m.endpoint.datacenter.as_str());
@@ -332,7 +334,9 @@ impl StorageProxy {
             Some(r) if op == Operation::Read && ring.endpoints().len() > 1 => r,
             _ => {
                 self.check(&topology, &strategy, key.token, cl, op, Reach::Local, None)?;
-                return Ok(table.read(key, cmd)?);
+                return table.read(key, cmd).map_err(|e| {
+                    local_failure(e, FailedRequest::Read, cl, Some(&strategy), &topology)
+                });
             }
         };
         let mut targets = Vec::new();
@@ -542,6 +546,34 @@ impl StorageProxy {
             Error::Unavailable(u)
         })
     }
+}
+
+/// The protocol's write type of a write of `mutations` partitions.
+fn write_type(op: Operation, mutations: usize) -> WriteType {
+    match op {
+        Operation::Cas => WriteType::Cas,
+        _ if mutations > 1 => WriteType::UnloggedBatch,
+        _ => WriteType::Simple,
+    }
+}
+
+/// A local engine error as the client sees it: a storage fault of this node's replica is the
+/// protocol's ReadFailure / WriteFailure at the request's level, naming this node; anything
+/// else the engine's error.
+fn local_failure(
+    e: cairn_engine::Error,
+    request: FailedRequest,
+    cl: Consistency,
+    strategy: Option<&ReplicationStrategy>,
+    topology: &Topology,
+) -> Error {
+    let (dc, address) = topology.local().map_or(("", None), |m| {
+        (m.endpoint.datacenter.as_str(), Some(m.endpoint.address))
+    });
+    let block_for = strategy.map_or(1, |s| cl.block_for(s, dc));
+    let replica = address.unwrap_or(std::net::IpAddr::from([127, 0, 0, 1]));
+    crate::fault::storage_failure(&e, request, cl, 0, block_for, replica)
+        .unwrap_or(Error::Engine(e))
 }
 
 /// The replicas a read at `cl` contacts among `targets` (ring endpoint indexes of replicas

@@ -262,8 +262,8 @@ impl<'a> RingScan<'a> {
             match next {
                 Some((local_only, start, end)) if self.from.is_none() => {
                     if local_only {
-                        let snapshot = self.reach.table.snapshot();
-                        self.local = Some(snapshot.scan(start, Some(end), self.cmd.clone()));
+                        let t = &self.reach.table;
+                        self.local = Some(Table::scan(t, start, Some(end), self.cmd.clone()));
                         self.pieces.pop_front();
                         continue;
                     }
