@@ -8,12 +8,14 @@
 
 pub mod config;
 pub mod cql;
+mod membership;
 pub mod metrics;
 pub mod protocol;
 pub mod rest;
 pub mod stall;
 pub mod tls;
 
+use cairn_cluster::node::ip_bytes;
 use cairn_cluster::placement::ReplicationStrategy;
 use cairn_cql::exec::replication::Replication;
 use cairn_engine::Database;
@@ -33,6 +35,10 @@ pub struct Node {
     pub metrics: rest::RestServer,
     /// The stall detector watching the runtime the node was started on.
     pub stalls: Arc<stall::StallDetector>,
+    /// The node's membership of the cluster (messaging, liveness, group 0, topology).
+    pub membership: Arc<cairn_cluster::membership::Membership>,
+    /// Forwards membership changes to drivers.
+    events: tokio::task::JoinHandle<()>,
 }
 
 /// Why a node could not start.
@@ -73,6 +79,8 @@ impl Node {
         self.rest.shutdown().await;
         self.metrics.shutdown().await;
         self.stalls.stop();
+        self.events.abort();
+        self.membership.shutdown().await;
     }
 }
 
@@ -81,6 +89,7 @@ struct NodeBackend {
     db: Arc<Database>,
     executor: Arc<cairn_cql::exec::Executor>,
     info: rest::NodeInfo,
+    membership: Arc<cairn_cluster::membership::Membership>,
 }
 
 impl rest::AdminBackend for NodeBackend {
@@ -130,14 +139,7 @@ impl rest::AdminBackend for NodeBackend {
     }
 }
 
-fn ip_bytes(ip: std::net::IpAddr) -> Vec<u8> {
-    match ip {
-        std::net::IpAddr::V4(v) => v.octets().to_vec(),
-        std::net::IpAddr::V6(v) => v.octets().to_vec(),
-    }
-}
-
-fn uuid_text(b: &[u8; 16]) -> String {
+pub(crate) fn uuid_text(b: &[u8; 16]) -> String {
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
     format!(
         "{}-{}-{}-{}-{}",
@@ -193,36 +195,37 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let db = Arc::new(db);
     // Snapshots record the CQL that recreates their table (`schema.cql`).
     db.set_schema_describer(Arc::new(cairn_cql::exec::describe::schema_cql));
-    // Who this node is: its host id and tokens (made on first start, kept in the data
-    // directory).
-    let data_dir = db.config().data_dir.clone();
-    let token_config = cairn_cluster::identity::TokenConfig {
-        num_tokens: cfg.num_tokens as usize,
-        initial_token: cfg.initial_token.clone(),
-    };
-    let (identity, warnings) = tokio::task::spawn_blocking(move || {
-        cairn_cluster::identity::NodeIdentity::load_or_create(
-            &data_dir,
-            &token_config,
-            &cairn_cluster::ring::TokenRing::default(),
-        )
-    })
-    .await
-    .map_err(|e| StartError::Cluster(cairn_cluster::Error::Config(e.to_string())))??;
-    for w in warnings {
-        tracing::warn!("{w}");
-    }
-    let tokens: Vec<String> = identity.tokens.iter().map(|t| t.to_string()).collect();
+    // Who this node is and where in the ring: membership finds the cluster (or forms one),
+    // choosing and keeping the node's host id and tokens.
+    let probe = Arc::new(membership::NodeProbe {
+        db: Arc::clone(&db),
+        executor: std::sync::OnceLock::new(),
+    });
+    let membership = membership::start(
+        cfg,
+        db.config().data_dir.clone(),
+        location.clone(),
+        native,
+        Arc::clone(&probe),
+    )
+    .await?;
+    let topology = membership.topology().get();
+    let local = topology
+        .local()
+        .cloned()
+        .ok_or_else(|| cairn_cluster::Error::Config("the node is not in its topology".into()))?;
+    let tokens: Vec<String> = local.tokens.iter().map(|t| t.to_string()).collect();
     let info = cairn_cql::exec::system::NodeInfo {
         cluster_name: cfg.cluster_name.clone(),
-        host_id: identity.host_id.0,
-        listen_address: ip_bytes(native.ip()),
-        rpc_address: ip_bytes(native.ip()),
+        host_id: local.endpoint.host_id.0,
+        listen_address: ip_bytes(local.endpoint.address),
+        rpc_address: ip_bytes(local.rpc_address),
         native_port: native.port(),
         tokens: tokens.clone(),
         data_center: location.datacenter.clone(),
         rack: location.rack.clone(),
         settings: cfg.settings(),
+        cluster: Some(membership.view()),
         ..Default::default()
     };
     let d = Arc::clone(&db);
@@ -241,7 +244,9 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     .await
     .map_err(|e| StartError::Schema(cairn_cql::Error::Server(e.to_string())))??;
     let executor = Arc::new(executor);
+    let _ = probe.executor.set(Arc::clone(&executor));
     let events = protocol::EventBus::new(1024);
+    let forwarding = membership::forward_events(&membership, events.clone());
     let handler = Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()));
     match &native_tls {
         Some(t) if t.required => tracing::info!("native transport: TLS required"),
@@ -260,8 +265,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
             addr: native.to_string(),
             source,
         })?;
-    let mut node_info = rest::NodeInfo::from_config(cfg, identity.host_id.to_string());
-    node_info.address = native.ip().to_string();
+    let mut node_info = rest::NodeInfo::from_config(cfg, local.endpoint.host_id.to_string());
+    node_info.address = local.endpoint.address.to_string();
     node_info.tokens = tokens;
     node_info.data_center = location.datacenter;
     node_info.rack = location.rack;
@@ -269,6 +274,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         db: Arc::clone(&db),
         executor: Arc::clone(&executor),
         info: node_info,
+        membership: Arc::clone(&membership),
     });
     let rest_server = rest::serve(api, Arc::clone(&backend))
         .await
@@ -312,5 +318,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         rest: rest_server,
         metrics: metrics_server,
         stalls,
+        membership,
+        events: forwarding,
     })
 }

@@ -15,6 +15,8 @@ pub enum Verb {
     ReadDigest,
     /// A Raft message (schema and topology).
     Raft,
+    /// Membership: discovery of the group, joining it, a node's status.
+    Membership,
 }
 
 impl Verb {
@@ -27,6 +29,7 @@ impl Verb {
             Verb::ReadData => 4,
             Verb::ReadDigest => 5,
             Verb::Raft => 6,
+            Verb::Membership => 7,
         }
     }
 
@@ -39,6 +42,7 @@ impl Verb {
             Verb::ReadData => "READ_DATA",
             Verb::ReadDigest => "READ_DIGEST",
             Verb::Raft => "RAFT",
+            Verb::Membership => "MEMBERSHIP",
         }
     }
 
@@ -51,6 +55,7 @@ impl Verb {
             4 => Verb::ReadData,
             5 => Verb::ReadDigest,
             6 => Verb::Raft,
+            7 => Verb::Membership,
             _ => return None,
         })
     }

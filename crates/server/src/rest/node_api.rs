@@ -239,9 +239,12 @@ fn cache_metric(backend: &dyn AdminBackend, which: &str, metric: &str) -> Respon
 
 /// Bytes of live sstables over every table (Cassandra's load).
 fn load(backend: &dyn AdminBackend) -> f64 {
-    backend
-        .database()
-        .tables()
+    live_disk_bytes(backend.database())
+}
+
+/// Bytes of live sstables over every table of `db`.
+pub fn live_disk_bytes(db: &cairn_engine::Database) -> f64 {
+    db.tables()
         .iter()
         .filter_map(|t| t.stats().ok())
         .map(|s| s.live_disk_bytes as f64)
