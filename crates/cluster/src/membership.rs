@@ -39,8 +39,8 @@ use crate::raft::command::{Command, CommandResult, Op, ReplicatedState};
 use crate::raft::{node_id, Group0, NodeId, RaftSettings};
 use crate::ring::TokenRing;
 use crate::snitch::Location;
-use crate::topology::{Member, MemberState, Topology, TopologyHandle};
 use crate::tokens;
+use crate::topology::{Member, MemberState, Topology, TopologyHandle};
 use bytes::Bytes;
 use cairn_engine::model::Token;
 use parking_lot::RwLock;
@@ -253,9 +253,16 @@ fn request_body(r: &Request) -> Result<Bytes> {
 impl Membership {
     /// Starts messaging, liveness and group 0, and finds this node's place in the ring (see
     /// the module doc); returns once the node is in it.
-    pub async fn start(config: MembershipConfig, local: Arc<dyn LocalNode>) -> Result<Arc<Membership>> {
+    pub async fn start(
+        config: MembershipConfig,
+        local: Arc<dyn LocalNode>,
+    ) -> Result<Arc<Membership>> {
         let mut mc = MessagingConfig::new(config.listen, config.cluster_name.clone());
-        mc.port = if config.seeds.is_empty() { 0 } else { config.storage_port };
+        mc.port = if config.seeds.is_empty() {
+            0
+        } else {
+            config.storage_port
+        };
         let messaging = Arc::new(Messaging::start(mc).await?);
         let dir = config.data_dir.clone();
         let host_id = blocking(move || identity::load_or_create_host_id(&dir)).await?;
@@ -386,7 +393,13 @@ impl Membership {
             return Ok(());
         }
         let me = self.config.broadcast;
-        let others: Vec<IpAddr> = self.config.seeds.iter().copied().filter(|s| *s != me).collect();
+        let others: Vec<IpAddr> = self
+            .config
+            .seeds
+            .iter()
+            .copied()
+            .filter(|s| *s != me)
+            .collect();
         if others.is_empty() {
             tracing::info!("group 0: no other seeds; forming a group of one");
             self.group.initialize(&[(id, me)]).await?;
@@ -405,11 +418,13 @@ impl Membership {
                     .messaging
                     .request(*seed, Verb::Membership, ask.clone(), Duration::from_secs(1))
                     .await
-                    .and_then(|b| serde_json::from_slice::<Discovered>(&b).map_err(|e| Error::Remote {
-                        peer: *seed,
-                        verb: "MEMBERSHIP",
-                        message: e.to_string(),
-                    }));
+                    .and_then(|b| {
+                        serde_json::from_slice::<Discovered>(&b).map_err(|e| Error::Remote {
+                            peer: *seed,
+                            verb: "MEMBERSHIP",
+                            message: e.to_string(),
+                        })
+                    });
                 match answer {
                     Ok(Discovered::InGroup { members }) => {
                         in_group = Some((*seed, members));
@@ -453,7 +468,11 @@ impl Membership {
     /// Joins the group `via` is in, whose ring members are `members`.
     async fn join(&self, via: IpAddr, members: Vec<IpAddr>) -> Result<()> {
         let ask = request_body(&Request::UserData)?;
-        for peer in members.iter().copied().filter(|p| *p != self.config.broadcast) {
+        for peer in members
+            .iter()
+            .copied()
+            .filter(|p| *p != self.config.broadcast)
+        {
             let answer = self
                 .messaging
                 .request(peer, Verb::Membership, ask.clone(), Duration::from_secs(5))
@@ -466,9 +485,15 @@ impl Membership {
             };
             match answer.map(|b| serde_json::from_slice::<Option<String>>(&b)) {
                 Ok(Ok(None)) => {}
-                Ok(Ok(Some(table))) => return refuse(format!("node {peer} holds data (table {table})")),
-                Ok(Err(e)) => return refuse(format!("node {peer} answered what it holds with {e}")),
-                Err(e) => return refuse(format!("node {peer} cannot say whether it holds data: {e}")),
+                Ok(Ok(Some(table))) => {
+                    return refuse(format!("node {peer} holds data (table {table})"))
+                }
+                Ok(Err(e)) => {
+                    return refuse(format!("node {peer} answered what it holds with {e}"))
+                }
+                Err(e) => {
+                    return refuse(format!("node {peer} cannot say whether it holds data: {e}"))
+                }
             }
         }
         tracing::info!("group 0: joining through {via}");
@@ -507,7 +532,10 @@ impl Membership {
 
     fn my_entry(&self, state: &ReplicatedState) -> Option<MemberEntry> {
         let key = format!("{NODE_PREFIX}{}", self.host_id);
-        state.entries.get(&key).and_then(|v| serde_json::from_str(v).ok())
+        state
+            .entries
+            .get(&key)
+            .and_then(|v| serde_json::from_str(v).ok())
     }
 
     /// Puts this node's entry in the ring: its tokens (kept ones, or chosen against the
@@ -542,12 +570,19 @@ impl Membership {
                     }
                 },
             };
-            let first = if joining { MemberState::Joining } else { MemberState::Normal };
+            let first = if joining {
+                MemberState::Joining
+            } else {
+                MemberState::Normal
+            };
             let value = serde_json::to_string(&self.entry(tokens.clone(), first))
                 .map_err(|e| Error::Raft(e.to_string()))?;
             let cmd = Command {
                 expect_version: Some(state.version),
-                ops: vec![Op::Put { key: key.clone(), value }],
+                ops: vec![Op::Put {
+                    key: key.clone(),
+                    value,
+                }],
             };
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             match self.group.propose(cmd, left).await? {
@@ -569,10 +604,9 @@ impl Membership {
         if self.saved_tokens().await?.is_none() {
             config.initial_token = Some(text.join(","));
         }
-        let (identity, warnings) = blocking(move || {
-            NodeIdentity::load_or_create(&dir, &config, &TokenRing::default())
-        })
-        .await?;
+        let (identity, warnings) =
+            blocking(move || NodeIdentity::load_or_create(&dir, &config, &TokenRing::default()))
+                .await?;
         for w in warnings {
             tracing::warn!("{w}");
         }
@@ -599,7 +633,9 @@ impl Membership {
         let mut members = Vec::new();
         let mut local_seen = false;
         for e in entries(&state) {
-            let Some(host) = HostId::parse(&e.host_id) else { continue };
+            let Some(host) = HostId::parse(&e.host_id) else {
+                continue;
+            };
             let local = host == self.host_id;
             local_seen |= local;
             if !local {
@@ -691,30 +727,36 @@ async fn maintain(weak: std::sync::Weak<Membership>) {
     }
 }
 
-/// Polls the statuses of the peers that are up.
+/// Polls the statuses of the peers that are up: every `status_interval`, and within a
+/// second for a peer that came up with none known yet.
 async fn poll_statuses(weak: std::sync::Weak<Membership>) {
-    let Ok(ask) = request_body(&Request::Status) else { return };
+    let Ok(ask) = request_body(&Request::Status) else {
+        return;
+    };
+    let mut polled: HashMap<IpAddr, tokio::time::Instant> = HashMap::new();
     loop {
         let Some(m) = weak.upgrade() else { return };
-        let peers: Vec<IpAddr> = m
+        let interval = m.config.status_interval;
+        let due: Vec<IpAddr> = m
             .topology
             .get()
             .peers()
             .filter(|p| p.up)
             .map(|p| p.endpoint.address)
+            .filter(|a| polled.get(a).is_none_or(|t| t.elapsed() >= interval))
             .collect();
-        let interval = m.config.status_interval;
-        for peer in peers {
+        for peer in due {
             let answer = m
                 .messaging
                 .request(peer, Verb::Membership, ask.clone(), interval)
                 .await;
             if let Ok(Ok(status)) = answer.map(|b| serde_json::from_slice::<NodeStatus>(&b)) {
                 m.statuses.0.write().insert(peer, status);
+                polled.insert(peer, tokio::time::Instant::now());
             }
         }
         drop(m);
-        tokio::time::sleep(interval).await;
+        tokio::time::sleep(Duration::from_secs(1).min(interval)).await;
     }
 }
 

@@ -118,6 +118,47 @@ impl rest::AdminBackend for NodeBackend {
             .collect()
     }
 
+    fn members(&self) -> Vec<rest::MemberInfo> {
+        let topology = self.membership.topology().get();
+        let statuses = self.membership.view().statuses;
+        let local = topology.local_id();
+        let mut out: Vec<rest::MemberInfo> = topology
+            .members()
+            .iter()
+            .filter(|m| m.state != cairn_cluster::topology::MemberState::Left)
+            .map(|m| {
+                let me = m.endpoint.host_id == local;
+                let status = (!me).then(|| statuses.get(m.endpoint.address)).flatten();
+                rest::MemberInfo {
+                    address: m.endpoint.address.to_string(),
+                    host_id: m.endpoint.host_id.to_string(),
+                    up: me || m.up,
+                    joining: m.state == cairn_cluster::topology::MemberState::Joining,
+                    tokens: m.tokens.iter().map(|t| t.to_string()).collect(),
+                    data_center: m.endpoint.datacenter.clone(),
+                    rack: m.endpoint.rack.clone(),
+                    load: if me {
+                        Some(rest::node_api::live_disk_bytes(&self.db))
+                    } else {
+                        status.as_ref().map(|s| s.load)
+                    },
+                    schema_version: if me {
+                        Some(self.schema_version())
+                    } else {
+                        status.and_then(|s| s.schema_version).map(|v| uuid_text(&v))
+                    },
+                }
+            })
+            .collect();
+        // This node first (the REST API's single-node answers read it so).
+        out.sort_by_key(|m| m.host_id != local.to_string());
+        out
+    }
+
+    fn ring(&self) -> cairn_cluster::ring::TokenRing {
+        self.membership.topology().get().ring().clone()
+    }
+
     fn placement(&self, keyspace: &str) -> Option<ReplicationStrategy> {
         let ks = self.executor.catalog().keyspace(keyspace)?;
         Some(

@@ -10,9 +10,7 @@ use crate::config::{self, Config};
 use crate::protocol::{Event, EventBus, StatusChangeType, TopologyChangeType};
 use crate::StartError;
 use cairn_cluster::identity::TokenConfig;
-use cairn_cluster::membership::{
-    EventKind, LocalNode, Membership, MembershipConfig, NodeStatus,
-};
+use cairn_cluster::membership::{EventKind, LocalNode, Membership, MembershipConfig, NodeStatus};
 use cairn_cluster::snitch::Location;
 use cairn_engine::Database;
 use std::net::{IpAddr, SocketAddr};
@@ -127,7 +125,10 @@ pub(crate) async fn start(
 }
 
 /// Publishes every membership change to drivers until the node stops.
-pub(crate) fn forward_events(membership: &Membership, events: EventBus) -> tokio::task::JoinHandle<()> {
+pub(crate) fn forward_events(
+    membership: &Membership,
+    events: EventBus,
+) -> tokio::task::JoinHandle<()> {
     let mut changes = membership.subscribe();
     tokio::spawn(async move {
         loop {

@@ -193,10 +193,13 @@ impl Group0 {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let attempt =
-                tokio::time::timeout(left, add_voter_here(&self.raft, id, address)).await;
+            let attempt = tokio::time::timeout(left, add_voter_here(&self.raft, id, address)).await;
             let retry = match attempt {
-                Err(_) => return Err(Error::Raft(format!("no membership change within {timeout:?}"))),
+                Err(_) => {
+                    return Err(Error::Raft(format!(
+                        "no membership change within {timeout:?}"
+                    )))
+                }
                 Ok(Ok(())) => return Ok(()),
                 Ok(Err(AddVoterError::Forward(Some(leader)))) => {
                     let body = serde_json::to_vec(&RaftRpc::AddVoter {
@@ -282,15 +285,21 @@ async fn add_voter_here(
     address: IpAddr,
 ) -> std::result::Result<(), AddVoterError> {
     let classify = |e: RaftError<NodeId, ClientWriteError<NodeId, BasicNode>>| match e {
-        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => AddVoterError::Forward(
-            f.leader_node.and_then(|n| n.addr.parse::<IpAddr>().ok()),
-        ),
+        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => {
+            AddVoterError::Forward(f.leader_node.and_then(|n| n.addr.parse::<IpAddr>().ok()))
+        }
         RaftError::APIError(ClientWriteError::ChangeMembershipError(e)) => {
             AddVoterError::Retry(e.to_string())
         }
         RaftError::Fatal(e) => AddVoterError::Fatal(e.to_string()),
     };
-    if raft.metrics().borrow().membership_config.voter_ids().any(|v| v == id) {
+    if raft
+        .metrics()
+        .borrow()
+        .membership_config
+        .voter_ids()
+        .any(|v| v == id)
+    {
         return Ok(());
     }
     raft.add_learner(id, BasicNode::new(address.to_string()), true)
