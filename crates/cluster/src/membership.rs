@@ -265,7 +265,14 @@ impl Membership {
         };
         let messaging = Arc::new(Messaging::start(mc).await?);
         let dir = config.data_dir.clone();
-        let host_id = blocking(move || identity::load_or_create_host_id(&dir)).await?;
+        let host_id = blocking(move || {
+            std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+                path: dir.clone(),
+                source,
+            })?;
+            identity::load_or_create_host_id(&dir)
+        })
+        .await?;
         let id = node_id(host_id);
         let group = Arc::new(
             Group0::start(
