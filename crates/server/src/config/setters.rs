@@ -181,6 +181,11 @@ pub(super) fn set_endpoint_snitch(c: &mut Config, v: &Node) -> Result<(), Bad> {
 /// would otherwise start without finding its ring.
 pub(super) fn set_seed_provider(c: &mut Config, v: &Node) -> Result<(), Bad> {
     let providers = match &v.value {
+        // `seed_provider: []`: none, as with no key.
+        Value::Seq(items) if items.is_empty() => {
+            c.seeds.clear();
+            return Ok(());
+        }
         Value::Seq(items) => items.as_slice(),
         Value::Map(_) => std::slice::from_ref(v),
         _ => return Err("expected a list with one `class_name` and its `parameters`".into()),
