@@ -181,15 +181,20 @@ def test_a_killed_node_is_down_then_up_again(ring):
 def test_joining_a_ring_that_holds_data_is_refused(ring):
     root, ports, seeds, nodes = ring
     first = nodes[0]
-    # Data on one node only (the DDL is not replicated yet): talk to that node alone and do
-    # not wait for schema agreement.
+    # Schema is each node's own until it goes through group 0: create the table on every node
+    # (talking to that node alone), then write a row, which lands on its replica.
+    for n in nodes:
+        c = alone(n)
+        try:
+            s = c.connect()
+            s.execute("CREATE KEYSPACE joinks WITH replication = "
+                      "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+            s.execute("CREATE TABLE joinks.t (k int PRIMARY KEY, v int)")
+        finally:
+            c.shutdown()
     c = alone(first)
     try:
-        s = c.connect()
-        s.execute("CREATE KEYSPACE joinks WITH replication = "
-                  "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-        s.execute("CREATE TABLE joinks.t (k int PRIMARY KEY, v int)")
-        s.execute("INSERT INTO joinks.t (k, v) VALUES (1, 1)")
+        c.connect().execute("INSERT INTO joinks.t (k, v) VALUES (1, 1)")
     finally:
         c.shutdown()
     fourth = ClusterNode(root, 4, ports, seeds)

@@ -68,6 +68,15 @@ pub enum Error {
         /// The peer's error text.
         message: String,
     },
+    /// Too few replicas are up for the request's consistency level.
+    #[error(transparent)]
+    Unavailable(#[from] crate::consistency::Unavailable),
+    /// A write's replicas did not answer in time for its consistency level.
+    #[error(transparent)]
+    WriteTimeout(#[from] crate::consistency::WriteTimeout),
+    /// A write's replicas refused it, so that it cannot reach its consistency level.
+    #[error(transparent)]
+    WriteFailure(#[from] crate::consistency::WriteFailure),
     /// The Raft group failed, or a command could not be committed.
     #[error("raft: {0}")]
     Raft(String),

@@ -16,6 +16,9 @@
 //! - [`messaging`]: requests and responses between nodes over TCP (`storage_port`), with a
 //!   seam for tests to drop or delay messages;
 //! - [`liveness`]: which peers are up, by direct echo;
+//! - [`consistency`]: consistency levels and how many replicas each waits for;
+//! - [`proxy`]: the storage proxy, between statement execution and storage — consistency
+//!   levels checked against the replicas' placement, then the local node's storage;
 //! - [`topology`]: the cluster as this node sees it — members, tokens, states, who is up;
 //! - [`raft`]: the Raft group every node is a member of, replicating schema and topology
 //!   (openraft over [`messaging`]);
@@ -23,11 +26,12 @@
 //!   or joining group 0, its ring entry there, and the topology rebuilt from it and
 //!   liveness; the server starts and stops it.
 //!
-//! The storage proxy and schema through the Raft group come here next
-//! (`docs/architecture.md`, "Where the row cache and the cluster sit").
+//! The coordinator (the proxy sending to remote replicas) and schema through the Raft group
+//! come here next (`docs/architecture.md`, "Where the row cache and the cluster sit").
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod consistency;
 pub mod error;
 pub mod identity;
 pub mod liveness;
@@ -35,6 +39,7 @@ pub mod membership;
 pub mod messaging;
 pub mod node;
 pub mod placement;
+pub mod proxy;
 pub mod raft;
 pub mod ring;
 pub mod snitch;

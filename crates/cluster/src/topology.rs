@@ -140,7 +140,7 @@ impl TopologyHandle {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::node::test_endpoint;

@@ -48,6 +48,16 @@ pub enum Error {
     /// argument types.
     #[error("{0}")]
     FunctionFailure(crate::values::error::FunctionFailure),
+    /// Too few replicas are up for the request's consistency level (Unavailable, 0x1000;
+    /// the protocol error carries the level, the replicas required and those alive).
+    #[error("{0}")]
+    Unavailable(cairn_cluster::consistency::Unavailable),
+    /// A write's replicas did not answer in time for its level (Write_timeout, 0x1100).
+    #[error("{0}")]
+    WriteTimeout(cairn_cluster::consistency::WriteTimeout),
+    /// A write's replicas refused it beyond what its level allows (Write_failure, 0x1500).
+    #[error("{0}")]
+    WriteFailure(cairn_cluster::consistency::WriteFailure),
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),
@@ -71,6 +81,20 @@ impl From<cairn_engine::Error> for Error {
             cairn_engine::Error::InvalidValue { .. } | cairn_engine::Error::InvalidMutation(_) => {
                 Error::Invalid(e.to_string())
             }
+            other => Error::Server(other.to_string()),
+        }
+    }
+}
+
+impl From<cairn_cluster::Error> for Error {
+    /// A storage proxy's error: Unavailable as such, the engine's as the engine's, anything
+    /// else a server error.
+    fn from(e: cairn_cluster::Error) -> Self {
+        match e {
+            cairn_cluster::Error::Unavailable(u) => Error::Unavailable(u),
+            cairn_cluster::Error::WriteTimeout(t) => Error::WriteTimeout(t),
+            cairn_cluster::Error::WriteFailure(f) => Error::WriteFailure(f),
+            cairn_cluster::Error::Engine(e) => Error::from(e),
             other => Error::Server(other.to_string()),
         }
     }

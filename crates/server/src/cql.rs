@@ -16,9 +16,10 @@ use crate::protocol::{
     SchemaChangeType, TableSpec, Value,
 };
 use bytes::Bytes;
+use cairn_cluster::consistency::Consistency;
 use cairn_cql::exec::{
-    BatchItem, BoundValue, ChangeKind, ColumnSpec, Executor, Outcome, QueryParams, ResultSet,
-    SchemaChange, Session,
+    BatchItem, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome, QueryParams,
+    ResultSet, SchemaChange, Session,
 };
 use cairn_engine::model::types::CqlType;
 use cairn_engine::Wait;
@@ -107,6 +108,24 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
         E::Unprepared(id) => ErrorKind::Unprepared {
             id: Bytes::from(id),
         },
+        E::Unavailable(u) => ErrorKind::Unavailable {
+            consistency: protocol_consistency(u.consistency),
+            required: count(u.required),
+            alive: count(u.alive),
+        },
+        E::WriteTimeout(t) => ErrorKind::WriteTimeout {
+            consistency: protocol_consistency(t.consistency),
+            received: count(t.received),
+            block_for: count(t.block_for),
+            write_type: write_type(t.write_type),
+        },
+        E::WriteFailure(f) => ErrorKind::WriteFailure {
+            consistency: protocol_consistency(f.consistency),
+            received: count(f.received),
+            block_for: count(f.block_for),
+            num_failures: count(f.failures.len()),
+            write_type: write_type(f.write_type),
+        },
         E::FunctionFailure(f) => ErrorKind::FunctionFailure {
             keyspace: f.keyspace,
             function: f.function,
@@ -119,11 +138,46 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
 
 fn params(p: protocol::QueryParams) -> QueryParams {
     QueryParams {
+        levels: levels(p.consistency, p.serial_consistency),
         values: p.values.into_iter().map(bound).collect(),
         names: p.names,
         page_size: p.page_size,
         paging_state: p.paging_state,
         timestamp: p.default_timestamp,
+    }
+}
+
+/// A replica count as the protocol's `[int]`.
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// The protocol's write type for the cluster's.
+fn write_type(t: cairn_cluster::consistency::WriteType) -> protocol::WriteType {
+    use cairn_cluster::consistency::WriteType as W;
+    match t {
+        W::Simple => protocol::WriteType::Simple,
+        W::Batch => protocol::WriteType::Batch,
+        W::UnloggedBatch => protocol::WriteType::UnloggedBatch,
+        W::Cas => protocol::WriteType::Cas,
+    }
+}
+
+/// The cluster's level for the protocol's (the same codes).
+fn consistency(c: protocol::Consistency) -> Consistency {
+    Consistency::from_code(c.code()).unwrap_or_default()
+}
+
+/// The protocol's level for the cluster's.
+fn protocol_consistency(c: Consistency) -> protocol::Consistency {
+    protocol::Consistency::from_code(c.code()).unwrap_or(protocol::Consistency::One)
+}
+
+/// A request's levels; SERIAL when it names no serial level.
+fn levels(cl: protocol::Consistency, serial: Option<protocol::Consistency>) -> Levels {
+    Levels {
+        consistency: consistency(cl),
+        serial: serial.map_or(Consistency::Serial, consistency),
     }
 }
 
@@ -243,7 +297,8 @@ impl CqlHandler {
                     protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
                     protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
                 };
-                let out = ex.batch(session, kind, &items, b.default_timestamp, wait)?;
+                let levels = levels(b.consistency, b.serial_consistency);
+                let out = ex.batch(session, kind, &items, b.default_timestamp, levels, wait)?;
                 Ok(self.outcome(out, false)?)
             }
             Request::AuthResponse(token) => {

@@ -17,7 +17,6 @@ pub mod tls;
 
 use cairn_cluster::node::ip_bytes;
 use cairn_cluster::placement::ReplicationStrategy;
-use cairn_cql::exec::replication::Replication;
 use cairn_engine::Database;
 use std::sync::Arc;
 
@@ -160,12 +159,7 @@ impl rest::AdminBackend for NodeBackend {
     }
 
     fn placement(&self, keyspace: &str) -> Option<ReplicationStrategy> {
-        let ks = self.executor.catalog().keyspace(keyspace)?;
-        Some(
-            Replication::from_stored(&ks.replication)
-                .map(|r| r.placement())
-                .unwrap_or(ReplicationStrategy::Local),
-        )
+        Some(self.executor.catalog().keyspace(keyspace)?.placement())
     }
 
     fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
@@ -276,8 +270,22 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         fail_bytes: cfg.batch_size_fail_threshold,
         unlogged_partitions_warn: cfg.unlogged_batch_across_partitions_warn_threshold,
     };
+    // The storage proxy places replicas on the membership's topology; in a cluster (a node
+    // with seeds) it writes to the other replicas over messaging and serves theirs.
+    let mut proxy = cairn_cluster::proxy::StorageProxy::new(d, membership.topology());
+    if !cfg.seeds.is_empty() {
+        proxy = proxy.with_remote(cairn_cluster::proxy::RemoteReplicas {
+            messaging: Arc::clone(membership.messaging()),
+            runtime: tokio::runtime::Handle::current(),
+            write_timeout: cfg.write_request_timeout,
+        });
+    }
+    let proxy = Arc::new(proxy);
+    if !cfg.seeds.is_empty() {
+        cairn_cluster::proxy::replica::serve(&proxy, membership.messaging());
+    }
     let executor = tokio::task::spawn_blocking(move || {
-        cairn_cql::exec::Executor::open(d, info).map(|e| {
+        cairn_cql::exec::Executor::open(proxy, info).map(|e| {
             e.with_authentication(password)
                 .with_batch_limits(batch_limits)
         })
@@ -340,7 +348,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         Some(Arc::clone(&stalls)),
         cfg.prometheus_prefix.clone(),
     )
-    .with_transport(Arc::clone(cql_server.stats()));
+    .with_transport(Arc::clone(cql_server.stats()))
+    .with_proxy(Arc::clone(executor.proxy()));
     let metrics_server = rest::serve_with(
         prometheus,
         "Prometheus metrics",

@@ -20,6 +20,7 @@ use crate::protocol::ServerStats;
 use crate::rest::http::{Request, Response};
 use crate::rest::AdminBackend;
 use crate::stall::StallDetector;
+use cairn_cluster::proxy::{ProxyMetrics, StorageProxy};
 use cairn_engine::compaction::manager::{ManagerStats, TableCompactionStats};
 use cairn_engine::metrics::HistogramSnapshot;
 use cairn_engine::table::TableStats;
@@ -34,6 +35,7 @@ pub struct MetricsSource {
     backend: Arc<dyn AdminBackend>,
     stalls: Option<Arc<StallDetector>>,
     transport: Option<Arc<ServerStats>>,
+    proxy: Option<Arc<StorageProxy>>,
     prefix: String,
 }
 
@@ -48,8 +50,15 @@ impl MetricsSource {
             backend,
             stalls,
             transport: None,
+            proxy: None,
             prefix: prefix.into(),
         }
+    }
+
+    /// Also exports the storage proxy's counters (`{prefix}_storage_proxy_coordinator_*`).
+    pub fn with_proxy(mut self, proxy: Arc<StorageProxy>) -> MetricsSource {
+        self.proxy = Some(proxy);
+        self
     }
 
     /// Also exports the native-protocol server's counters (`{prefix}_transport_*`).
@@ -105,6 +114,9 @@ impl MetricsSource {
         }
         if let Some(t) = &self.transport {
             transport_families(&mut w, t);
+        }
+        if let Some(p) = &self.proxy {
+            proxy_families(&mut w, p.metrics());
         }
         table_families(&mut w, &tables);
         w.out
@@ -586,6 +598,57 @@ fn transport_families(w: &mut Writer<'_>, t: &ServerStats) {
     ];
     for (name, kind, help, value) in families {
         w.family(name, kind, help);
+        w.sample(name, "shard=\"0\"", value);
+    }
+}
+
+/// The storage proxy as coordinator: ScyllaDB's `storage_proxy_coordinator` names.
+fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
+    let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    let families: [(&str, &str, u64); 8] = [
+        (
+            "storage_proxy_coordinator_write_timeouts",
+            "Writes whose replicas did not answer in time for the consistency level.",
+            get(&m.write_timeouts),
+        ),
+        (
+            "storage_proxy_coordinator_write_failures",
+            "Writes refused by more replicas than the consistency level allows (Cairn's name).",
+            get(&m.write_failures),
+        ),
+        (
+            "storage_proxy_replica_received_mutations",
+            "Mutations this node applied for a coordinator.",
+            get(&m.replica_received_mutations),
+        ),
+        (
+            "storage_proxy_coordinator_write_unavailable",
+            "Writes refused with Unavailable: too few replicas up for the consistency level.",
+            get(&m.write_unavailable),
+        ),
+        (
+            "storage_proxy_coordinator_read_unavailable",
+            "Single-partition reads refused with Unavailable.",
+            get(&m.read_unavailable),
+        ),
+        (
+            "storage_proxy_coordinator_range_unavailable",
+            "Range reads refused with Unavailable.",
+            get(&m.range_unavailable),
+        ),
+        (
+            "storage_proxy_coordinator_cas_write_unavailable",
+            "Conditional writes refused with Unavailable.",
+            get(&m.cas_write_unavailable),
+        ),
+        (
+            "storage_proxy_coordinator_cas_read_unavailable",
+            "Reads at SERIAL or LOCAL_SERIAL refused with Unavailable.",
+            get(&m.cas_read_unavailable),
+        ),
+    ];
+    for (name, help, value) in families {
+        w.family(name, "counter", help);
         w.sample(name, "shard=\"0\"", value);
     }
 }

@@ -6,8 +6,11 @@
 //! schema). The schema version that `system.local` shows and drivers compare is a hash of
 //! every definition, so it changes with every DDL and is stable across restarts.
 
+use super::replication::Replication;
 use crate::error::{Error, Result};
 use bytes::Bytes;
+use cairn_cluster::placement::ReplicationStrategy;
+use cairn_cluster::proxy::StorageProxy;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{Cell, ColumnData, DecoratedKey, DeletionTime, Mutation, Partition, Row};
 use cairn_engine::model::{LivenessInfo, PartitionPos, Token};
@@ -18,14 +21,7 @@ use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Keyspaces every node has; they cannot be created, altered or dropped by users.
-pub const SYSTEM_KEYSPACES: [&str; 5] = [
-    "system",
-    "system_schema",
-    "system_auth",
-    "system_distributed",
-    "system_traces",
-];
+pub use super::replication::SYSTEM_KEYSPACES;
 
 /// A keyspace definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,19 +35,17 @@ pub struct Keyspace {
 }
 
 impl Keyspace {
+    /// Where the keyspace's replicas go. A map stored before validation existed that names
+    /// no known strategy is local to the node.
+    pub fn placement(&self) -> ReplicationStrategy {
+        Replication::from_stored(&self.replication)
+            .map_or(ReplicationStrategy::Local, |r| r.placement())
+    }
+
     fn system(name: &str) -> Keyspace {
-        let class = if matches!(name, "system" | "system_schema") {
-            "org.apache.cassandra.locator.LocalStrategy"
-        } else {
-            "org.apache.cassandra.locator.SimpleStrategy"
-        };
-        let mut replication = vec![("class".to_string(), class.to_string())];
-        if !class.ends_with("LocalStrategy") {
-            replication.push(("replication_factor".into(), "1".into()));
-        }
         Keyspace {
             name: name.to_string(),
-            replication,
+            replication: super::replication::system_replication(name),
             durable_writes: true,
         }
     }
@@ -65,14 +59,18 @@ const COL_REPLICATION: u32 = 2;
 /// Keyspaces and tables.
 pub struct Catalog {
     db: Arc<Database>,
+    /// Told of every keyspace's replication, so that it places replicas.
+    proxy: Arc<StorageProxy>,
     store: Arc<Table>,
     keyspaces: RwLock<BTreeMap<String, Keyspace>>,
     version: RwLock<Option<[u8; 16]>>,
 }
 
 impl Catalog {
-    /// Opens the catalog, creating its store on first start.
-    pub fn open(db: Arc<Database>) -> Result<Catalog> {
+    /// Opens the catalog on the proxy's database, creating its store on first start, and
+    /// tells the proxy how each keyspace is replicated.
+    pub fn open(proxy: Arc<StorageProxy>) -> Result<Catalog> {
+        let db = Arc::clone(proxy.db());
         let store = match db.table(STORE_KS, STORE_TABLE) {
             Some(t) => t,
             None => db.create_table(
@@ -112,8 +110,12 @@ impl Catalog {
                 },
             );
         }
+        for ks in keyspaces.values() {
+            proxy.set_replication(&ks.name, ks.placement());
+        }
         Ok(Catalog {
             db,
+            proxy,
             store,
             keyspaces: RwLock::new(keyspaces),
             version: RwLock::new(None),
@@ -166,6 +168,7 @@ impl Catalog {
             // Keyspace changes are DDL, run only where waiting is allowed (`Executor::run`).
             Wait::Allowed,
         )?;
+        self.proxy.set_replication(&ks.name, ks.placement());
         self.keyspaces.write().insert(ks.name.clone(), ks);
         self.schema_changed();
         Ok(())
@@ -193,6 +196,7 @@ impl Catalog {
             Wait::Allowed,
         )?;
         self.keyspaces.write().remove(name);
+        self.proxy.drop_keyspace(name);
         self.schema_changed();
         Ok(())
     }

@@ -20,6 +20,7 @@
 
 use super::result::{ColumnSpec, ResultSet};
 use super::select::{cell_value, partition_values, star_columns};
+use super::session::Levels;
 use super::Executor;
 use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
@@ -606,9 +607,18 @@ impl PartitionLocks {
 
 /// Checks a request's conditions against the partition's current state: `None` when they all
 /// hold (the caller then makes the writes), else the refusal's result. The caller holds the
-/// partition's lock until its writes are applied. The read waits for the disk as `wait` says.
-pub fn check(ex: &Executor, req: &CasRequest, wait: Wait) -> Result<Option<ResultSet>> {
+/// partition's lock until its writes are applied. The request's `levels` are checked first
+/// (its serial level must be SERIAL or LOCAL_SERIAL…); the read is at its serial level and
+/// waits for the disk as `wait` says.
+pub fn check(
+    ex: &Executor,
+    req: &CasRequest,
+    levels: Levels,
+    wait: Wait,
+) -> Result<Option<ResultSet>> {
     let schema = &req.schema;
+    let strategy = ex.proxy().replication(&schema.keyspace);
+    super::consistency::for_conditional(levels.serial, levels.consistency, &strategy)?;
     let db = ex.catalog().db();
     let table = db
         .table_by_id(schema.id)
@@ -631,7 +641,9 @@ pub fn check(ex: &Executor, req: &CasRequest, wait: Wait) -> Result<Option<Resul
         );
     }
     cmd.include_static = true;
-    let mut current = table.read(&req.key, &cmd)?;
+    let mut current = ex
+        .proxy()
+        .read_for_condition(&table, &req.key, &cmd, levels.serial)?;
     if static_only {
         // Static conditions only: the first live row tells a missing partition from one
         // without static content (and is shown when refused). Live as far as the check

@@ -10,6 +10,7 @@
 //! (`ReadCommand::wait`), the writes (`Database::apply`) and the partition locks
 //! ([`lwt::PartitionLocks::lock`]). Pieces, one file each:
 //! - [`catalog`]: keyspaces (stored through the engine) and tables;
+//! - [`consistency`]: which consistency levels each kind of statement accepts;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE, with [`create_table`] for CREATE TABLE,
 //!   [`replication`] for keyspace replication, [`properties`] for reading `WITH` values and
@@ -29,6 +30,7 @@ pub mod auth;
 pub mod batch_limits;
 pub mod binds;
 pub mod catalog;
+pub mod consistency;
 pub mod create_table;
 pub mod ddl;
 pub mod describe;
@@ -52,11 +54,12 @@ use crate::error::{Error, Result};
 pub use crate::values::{BoundValue, TermContext, TermValue};
 use crate::ParsedStatement;
 pub use binds::{Binds, Placeholders};
-use cairn_engine::{Database, Wait};
+use cairn_cluster::proxy::StorageProxy;
+use cairn_engine::Wait;
 use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
 pub use result::{ChangeKind, ColumnSpec, Outcome, ResultSet, SchemaChange};
-pub use session::{QueryParams, Session};
+pub use session::{Levels, QueryParams, Session};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -84,6 +87,8 @@ pub struct Prepared {
 
 /// Executes statements against a database.
 pub struct Executor {
+    /// Where statements' reads and writes go (see `cairn_cluster::proxy`).
+    proxy: Arc<StorageProxy>,
     catalog: Catalog,
     roles: auth::Roles,
     authentication: bool,
@@ -98,12 +103,14 @@ pub struct Executor {
 }
 
 impl Executor {
-    /// Opens the catalog on `db`, serving as the node `node` describes (its identity comes
-    /// from `cairn_cluster::identity`).
-    pub fn open(db: Arc<Database>, node: system::NodeInfo) -> Result<Executor> {
+    /// Opens the catalog on the proxy's database, serving as the node `node` describes (its
+    /// identity comes from `cairn_cluster::identity`); statements read and write through
+    /// `proxy`.
+    pub fn open(proxy: Arc<StorageProxy>, node: system::NodeInfo) -> Result<Executor> {
         Ok(Executor {
-            roles: auth::Roles::open(Arc::clone(&db))?,
-            catalog: Catalog::open(db)?,
+            roles: auth::Roles::open(Arc::clone(proxy.db()))?,
+            catalog: Catalog::open(Arc::clone(&proxy))?,
+            proxy,
             authentication: false,
             node,
             prepared: RwLock::new(HashMap::default()),
@@ -128,6 +135,11 @@ impl Executor {
     /// The locks conditional writes take on their partition.
     pub fn partition_locks(&self) -> &lwt::PartitionLocks {
         &self.partition_locks
+    }
+
+    /// The storage proxy statements read and write through.
+    pub fn proxy(&self) -> &Arc<StorageProxy> {
+        &self.proxy
     }
 
     /// The catalog.
@@ -274,14 +286,15 @@ impl Executor {
         }
     }
 
-    /// Runs a BATCH of (statement, values) pairs as one atomic write; `wait` says whether it
-    /// may wait (see the module doc).
+    /// Runs a BATCH of (statement, values) pairs as one atomic write at the batch's `levels`;
+    /// `wait` says whether it may wait (see the module doc).
     pub fn batch(
         &self,
         session: &Session,
         kind: crate::ast::BatchKind,
         items: &[(BatchItem, QueryParams)],
         timestamp: Option<i64>,
+        levels: Levels,
         wait: Wait,
     ) -> Result<Outcome> {
         let mut statements = Vec::with_capacity(items.len());
@@ -293,7 +306,7 @@ impl Executor {
             refuse_virtual_writes(session, &stmt)?;
             statements.push((stmt, params.clone()));
         }
-        write::batch(self, session, kind, &statements, timestamp, wait)
+        write::batch(self, session, kind, &statements, timestamp, levels, wait)
     }
 
     /// Runs one statement; `wait` says whether it may wait (see the module doc).

@@ -26,6 +26,30 @@ use crate::error::{Error, Result};
 use cairn_cluster::placement::ReplicationStrategy;
 use cairn_engine::java::hash_map_order;
 
+/// Keyspaces every node has; they cannot be created, altered or dropped by users.
+pub const SYSTEM_KEYSPACES: [&str; 5] = [
+    "system",
+    "system_schema",
+    "system_auth",
+    "system_distributed",
+    "system_traces",
+];
+
+/// The replication map of a system keyspace: `system` and `system_schema` are local to each
+/// node, the others replicated (SimpleStrategy, one replica, as a fresh Cassandra has them).
+pub fn system_replication(name: &str) -> Vec<(String, String)> {
+    let class = if matches!(name, "system" | "system_schema") {
+        "org.apache.cassandra.locator.LocalStrategy"
+    } else {
+        "org.apache.cassandra.locator.SimpleStrategy"
+    };
+    let mut replication = vec![("class".to_string(), class.to_string())];
+    if !class.ends_with("LocalStrategy") {
+        replication.push(("replication_factor".into(), "1".into()));
+    }
+    replication
+}
+
 /// The package Cassandra's strategies live in.
 const LOCATOR: &str = "org.apache.cassandra.locator.";
 const RF: &str = "replication_factor";
@@ -272,7 +296,7 @@ fn validate(
     };
     let config = Error::Configuration;
     let mut warnings = Vec::new();
-    let system = super::catalog::SYSTEM_KEYSPACES.contains(&keyspace.to_ascii_lowercase().as_str());
+    let system = SYSTEM_KEYSPACES.contains(&keyspace.to_ascii_lowercase().as_str());
     match strategy {
         Strategy::Simple => {
             let rf = get(options, RF).ok_or_else(|| {

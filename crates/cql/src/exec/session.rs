@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::values::BoundValue;
 use bytes::Bytes;
+use cairn_cluster::consistency::Consistency;
 use parking_lot::RwLock;
 
 /// Per-request parameters (from QUERY / EXECUTE / BATCH).
@@ -19,6 +20,26 @@ pub struct QueryParams {
     pub paging_state: Option<Bytes>,
     /// Default write timestamp (µs).
     pub timestamp: Option<i64>,
+    /// The request's consistency levels.
+    pub levels: Levels,
+}
+
+/// The consistency levels of one request (a QUERY, an EXECUTE or a whole BATCH).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Levels {
+    /// The consistency level: ONE when a caller gives none, as Cassandra's default options.
+    pub consistency: Consistency,
+    /// The serial consistency level of a conditional write: SERIAL when none is given.
+    pub serial: Consistency,
+}
+
+impl Default for Levels {
+    fn default() -> Self {
+        Levels {
+            consistency: Consistency::One,
+            serial: Consistency::Serial,
+        }
+    }
 }
 
 /// A connection's state.

@@ -29,6 +29,7 @@ mod selection;
 pub use selection::{cell_value, plan, star_columns, Plan, RowView};
 
 use super::binds::Binds;
+use super::consistency;
 use super::restrict::{self, Restrictions};
 use super::result::{ColumnSpec, Outcome, ResultSet};
 use super::session::{QueryParams, Session};
@@ -64,6 +65,12 @@ pub fn select(
 ) -> Result<Outcome> {
     let ks = session.resolve(&s.table.keyspace)?;
     if let Some(v) = system::table(ex, session, &ks, &s.table.name)? {
+        let cl = params.levels.consistency;
+        consistency::for_read(cl)?;
+        // A virtual table answers at any level; a system table is a table of its keyspace.
+        if !system::is_virtual_keyspace(&ks) {
+            ex.proxy().check_reachable(&ks, cl)?;
+        }
         let rows = system::select(v, s, params)?;
         return Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }));
     }
@@ -72,6 +79,7 @@ pub fn select(
     let ctx = Binds::new(params);
     let (plan, r) = plan_and_resolve(&schema, s, &ctx, cache)?;
     let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
+    consistency::for_read(params.levels.consistency)?;
     let rows = q.run(ex, &table, params, wait)?;
     Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
 }
@@ -300,6 +308,7 @@ impl<'a> Query<'a> {
             c.include_static = true;
             Some(c)
         };
+        let cl = params.levels.consistency;
         match &self.r.keys {
             Some(keys) => {
                 let from = resume_key
@@ -317,7 +326,7 @@ impl<'a> Query<'a> {
                         },
                         _ => (self.read_command(&cmd, 0, &run), 0, false),
                     };
-                    if let Some(p) = table.read(key, &c)? {
+                    if let Some(p) = ex.proxy().read(table, key, &c, cl)? {
                         if !run.partition(p, prior, is_resumed)? {
                             break;
                         }
@@ -345,18 +354,20 @@ impl<'a> Query<'a> {
                 if let (Some(p), Some(rk)) = (&resume, &resume_key) {
                     if let Some(c) = resumed(p) {
                         let prior = p.partition_rows as usize;
-                        if let Some(part) = table.read(rk, &self.read_command(&c, prior, &run))? {
+                        let c = self.read_command(&c, prior, &run);
+                        if let Some(part) = ex.proxy().read(table, rk, &c, cl)? {
                             go_on = run.partition(part, prior, true)?;
                         }
                     }
                 }
                 if go_on {
-                    let scan = ex.catalog().db().scan(
+                    let scan = ex.proxy().scan(
                         &self.schema.keyspace,
                         &self.schema.name,
                         start,
                         end,
                         self.read_command(&cmd, 0, &run),
+                        cl,
                     )?;
                     for p in scan {
                         if !run.partition(p?, 0, false)? {

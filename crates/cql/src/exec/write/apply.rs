@@ -1,23 +1,27 @@
 //! Planned writes made real: list edits that need the list's current elements are completed
-//! (read under the statement's lock, after a conditional check), the mutations of one
-//! statement or BATCH are merged per partition and applied in one `Database::apply` — one
-//! commitlog record, so all of them survive a crash or none.
+//! (read under the statement's lock, after a conditional check, at the request's consistency
+//! level), the mutations of one statement or BATCH are merged per partition and handed to the
+//! storage proxy in one call — one commitlog record on each replica, so all of them survive a
+//! crash or none.
 
 use super::assignment::{list_edit_cell, put_column};
 use super::planned::Planned;
 use crate::error::Result;
+use crate::exec::session::Levels;
 use crate::exec::Executor;
+use cairn_cluster::consistency::Consistency;
 use cairn_engine::model::{ColumnData, Mutation, Row};
 use cairn_engine::schema::TableSchema;
 use cairn_engine::Wait;
 use std::sync::Arc;
 
-/// Makes a statement's pending list edits (reading the lists, waiting as `wait` says), ready
-/// to apply.
+/// Makes a statement's pending list edits (reading the lists at `cl`, waiting as `wait`
+/// says), ready to apply.
 pub(super) fn complete(
     ex: &Executor,
     schema: &TableSchema,
     planned: &mut Planned,
+    cl: Consistency,
     wait: Wait,
 ) -> Result<()> {
     if let Some(e) = planned.deferred.take() {
@@ -27,7 +31,7 @@ pub(super) fn complete(
         let Some(m) = planned.mutations.get_mut(lw.mutation) else {
             continue;
         };
-        let data = list_edit_cell(ex, schema, &m.key, &lw, wait)?;
+        let data = list_edit_cell(ex, schema, &m.key, &lw, cl, wait)?;
         let row = match &lw.ck {
             Some(ck) => m.update.rows.entry(ck.clone()).or_default(),
             None => m.update.static_row.get_or_insert_with(Row::default),
@@ -38,16 +42,27 @@ pub(super) fn complete(
     Ok(())
 }
 
-/// Completes and applies statements' writes; a conditional request's (`ballot`) all get its
-/// one timestamp, deletions just below it, as a Paxos commit does.
+/// Completes and applies statements' writes at the request's `levels`; a conditional
+/// request's (`ballot`) all get its one timestamp, deletions just below it, as a Paxos commit
+/// does, and read the lists they edit at its serial level (as part of its Paxos round).
 pub(super) fn apply_all(
     ex: &Executor,
     planned: Vec<(Arc<TableSchema>, Planned)>,
     ballot: Option<i64>,
+    levels: Levels,
     wait: Wait,
 ) -> Result<()> {
-    let all = complete_all(ex, planned, ballot, wait)?;
-    ex.catalog().db().apply(all, wait)?;
+    let cl = levels.consistency;
+    match ballot {
+        Some(_) => {
+            let all = complete_all(ex, planned, ballot, levels.serial, wait)?;
+            ex.proxy().commit(all, cl, wait)?;
+        }
+        None => {
+            let all = complete_all(ex, planned, ballot, cl, wait)?;
+            ex.proxy().mutate(all, cl, wait)?;
+        }
+    }
     Ok(())
 }
 
@@ -57,11 +72,12 @@ pub(super) fn complete_all(
     ex: &Executor,
     planned: Vec<(Arc<TableSchema>, Planned)>,
     ballot: Option<i64>,
+    cl: Consistency,
     wait: Wait,
 ) -> Result<Vec<Mutation>> {
     let mut all = Vec::new();
     for (schema, mut p) in planned {
-        complete(ex, &schema, &mut p, wait)?;
+        complete(ex, &schema, &mut p, cl, wait)?;
         all.extend(p.mutations);
     }
     if let Some(ts) = ballot {

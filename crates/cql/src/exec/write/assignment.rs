@@ -9,6 +9,7 @@ use crate::exec::Executor;
 use crate::values::collections::collection_to_cells;
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
+use cairn_cluster::consistency::Consistency;
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{
     Cell, ClusteringKey, ColumnData, ComplexColumn, DecoratedKey, DeletionTime, Row,
@@ -402,8 +403,10 @@ pub(super) fn list_edit_cell(
     schema: &TableSchema,
     key: &DecoratedKey,
     lw: &ListWrite,
+    cl: Consistency,
     wait: Wait,
 ) -> Result<ColumnData> {
+    crate::exec::consistency::for_read_before_write(cl)?;
     let (col, ts, ttl, now) = (&lw.column, lw.ts, lw.ttl, lw.now);
     let table = ex.catalog().require_table(&schema.keyspace, &schema.name)?;
     let mut cmd = ReadCommand::all(now, wait);
@@ -411,7 +414,7 @@ pub(super) fn list_edit_cell(
     cmd.slice =
         cairn_engine::model::Slice::new(vec![cairn_engine::model::ClusteringRange::prefix(&ck.0)]);
     cmd.include_static = col.kind == ColumnKind::Static;
-    let current = table.read(key, &cmd)?;
+    let current = ex.proxy().read(&table, key, &cmd, cl)?;
     let row = current.as_ref().and_then(|p| {
         if col.kind == ColumnKind::Static {
             p.static_row.as_ref()

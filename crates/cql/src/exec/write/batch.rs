@@ -14,7 +14,7 @@ use crate::exec::catalog::now_micros;
 use crate::exec::lwt::{self, CasRequest};
 use crate::exec::restrict::{self};
 use crate::exec::result::Outcome;
-use crate::exec::session::{QueryParams, Session};
+use crate::exec::session::{Levels, QueryParams, Session};
 use crate::exec::Executor;
 use cairn_engine::schema::TableSchema;
 use cairn_engine::Wait;
@@ -61,7 +61,7 @@ pub fn batch_statement(
         }
         None => params.timestamp,
     };
-    batch(ex, session, b.kind, &statements, ts, wait)
+    batch(ex, session, b.kind, &statements, ts, params.levels, wait)
 }
 
 pub(super) fn has_timestamp(s: &Statement) -> bool {
@@ -82,6 +82,7 @@ pub fn batch(
     kind: crate::ast::BatchKind,
     statements: &[(Statement, QueryParams)],
     timestamp: Option<i64>,
+    levels: Levels,
     wait: Wait,
 ) -> Result<Outcome> {
     // Counters are not supported yet, so no statement can belong in a counter batch.
@@ -91,7 +92,7 @@ pub fn batch(
         ));
     }
     if statements.iter().any(|(s, _)| is_conditional(s)) {
-        return conditional_batch(ex, session, statements, wait);
+        return conditional_batch(ex, session, statements, levels, wait);
     }
     let ts = timestamp.unwrap_or_else(now_micros);
     let mut planned = Vec::with_capacity(statements.len());
@@ -101,9 +102,11 @@ pub fn batch(
         }
         Ok(())
     })?;
-    let all = complete_all(ex, planned, None, wait)?;
+    // A batch without conditions takes any level, the serial ones too (Cassandra's
+    // BatchStatement does not validate it for writes).
+    let all = complete_all(ex, planned, None, levels.consistency, wait)?;
     let warnings = crate::exec::batch_limits::check(ex, kind, &all)?;
-    ex.catalog().db().apply(all, wait)?;
+    ex.proxy().mutate(all, levels.consistency, wait)?;
     Ok(Outcome::Void.with_warnings(warnings))
 }
 
@@ -137,6 +140,7 @@ pub(super) fn conditional_batch(
     ex: &Executor,
     session: &Session,
     statements: &[(Statement, QueryParams)],
+    levels: Levels,
     wait: Wait,
 ) -> Result<Outcome> {
     let mut schema: Option<Arc<TableSchema>> = None;
@@ -213,7 +217,7 @@ pub(super) fn conditional_batch(
             req.add_condition(target, condition)?;
         }
     }
-    if let Some(refused) = lwt::check(ex, &req, wait)? {
+    if let Some(refused) = lwt::check(ex, &req, levels, wait)? {
         return Ok(Outcome::Rows(refused));
     }
     apply_all(
@@ -223,6 +227,7 @@ pub(super) fn conditional_batch(
             .map(|p| (Arc::clone(&schema), p))
             .collect(),
         Some(ts),
+        levels,
         wait,
     )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))

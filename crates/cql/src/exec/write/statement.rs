@@ -13,6 +13,7 @@ use crate::ast::{Conditions, Insert, InsertValues, RelationTarget, Statement};
 use crate::error::{Error, Result};
 use crate::exec::binds::{Binds, Placeholders};
 use crate::exec::catalog::now_micros;
+use crate::exec::consistency;
 use crate::exec::lwt::{self, CasRequest};
 use crate::exec::plan_cache::PlanCache;
 use crate::exec::restrict;
@@ -114,7 +115,9 @@ pub fn insert(
     if let Some(e) = planned.deferred {
         return Err(e);
     }
-    ex.catalog().db().apply(planned.mutations, wait)?;
+    let cl = params.levels.consistency;
+    consistency::for_write(cl)?;
+    ex.proxy().mutate(planned.mutations, cl, wait)?;
     Ok(Outcome::Void)
 }
 
@@ -140,8 +143,10 @@ pub(super) fn run_one(
     };
     let planned = plan(ex, session, stmt, &ctx, default_ts, cache)?;
     let schema = table_schema(ex, session, name)?;
+    let levels = params.levels;
     if planned.conditions.is_empty() {
-        apply_all(ex, vec![(schema, planned)], None, wait)?;
+        consistency::for_write(levels.consistency)?;
+        apply_all(ex, vec![(schema, planned)], None, levels, wait)?;
         return Ok(Outcome::Void);
     }
     let key = planned
@@ -160,13 +165,14 @@ pub(super) fn run_one(
     if names_static_columns(&schema, stmt) {
         req.writes_static_row();
     }
-    if let Some(refused) = lwt::check(ex, &req, wait)? {
+    if let Some(refused) = lwt::check(ex, &req, levels, wait)? {
         return Ok(Outcome::Rows(refused));
     }
     apply_all(
         ex,
         vec![(Arc::clone(&schema), planned)],
         Some(now_micros()),
+        levels,
         wait,
     )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
