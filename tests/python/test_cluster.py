@@ -79,8 +79,12 @@ def ring(tmp_root):
         # All at once: discovery must form exactly one group.
         for n in nodes:
             n.start(wait=False)
-        for n in nodes:
-            n.wait_started(timeout=WAIT)
+        try:
+            for n in nodes:
+                n.wait_started(timeout=WAIT)
+        except RuntimeError as e:
+            logs = "\n".join(f"--- {n.host}:\n{n.log_tail(15)}" for n in nodes)
+            raise RuntimeError(f"{e}\nevery node's log:\n{logs}") from None
         yield root, ports, seeds, nodes
     finally:
         for n in nodes:
@@ -181,8 +185,8 @@ def test_a_killed_node_is_down_then_up_again(ring):
 def test_joining_a_ring_that_holds_data_is_refused(ring):
     root, ports, seeds, nodes = ring
     first = nodes[0]
-    # Schema is each node's own until it goes through group 0: create the table on every node
-    # (talking to that node alone), then write a row, which lands on its replica.
+    # Schema is each node's own until it goes through group 0 (table ids differ too): create
+    # the table on every node, then write a row whose replica is the node written to.
     for n in nodes:
         c = alone(n)
         try:
@@ -194,7 +198,12 @@ def test_joining_a_ring_that_holds_data_is_refused(ring):
             c.shutdown()
     c = alone(first)
     try:
-        c.connect().execute("INSERT INTO joinks.t (k, v) VALUES (1, 1)")
+        s = c.connect()
+        c.refresh_schema_metadata()
+        host = c.metadata.get_host(first.host)
+        k = next(k for k in range(1000) if c.metadata.get_replicas(
+            "joinks", k.to_bytes(4, "big", signed=True)) == [host])
+        s.execute("INSERT INTO joinks.t (k, v) VALUES (%s, 1)", (k,))
     finally:
         c.shutdown()
     fourth = ClusterNode(root, 4, ports, seeds)
