@@ -141,23 +141,13 @@ pub(crate) fn forward_events(
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             };
             let address = SocketAddr::new(change.rpc_address, change.native_port);
+            let topology = |change| Event::TopologyChange { change, address };
+            let status = |change| Event::StatusChange { change, address };
             events.publish(match change.kind {
-                EventKind::NewNode => Event::TopologyChange {
-                    change: TopologyChangeType::NewNode,
-                    address,
-                },
-                EventKind::RemovedNode => Event::TopologyChange {
-                    change: TopologyChangeType::RemovedNode,
-                    address,
-                },
-                EventKind::Up => Event::StatusChange {
-                    change: StatusChangeType::Up,
-                    address,
-                },
-                EventKind::Down => Event::StatusChange {
-                    change: StatusChangeType::Down,
-                    address,
-                },
+                EventKind::NewNode => topology(TopologyChangeType::NewNode),
+                EventKind::RemovedNode => topology(TopologyChangeType::RemovedNode),
+                EventKind::Up => status(StatusChangeType::Up),
+                EventKind::Down => status(StatusChangeType::Down),
             });
         }
     })
