@@ -72,6 +72,9 @@ pub struct Group0 {
     raft: Raft<TypeConfig>,
     state: Arc<parking_lot::RwLock<ReplicatedState>>,
     messaging: Arc<Messaging>,
+    /// One membership change at a time on this node: openraft refuses a second while one
+    /// is in progress, and joiners arriving together would otherwise retry each other out.
+    changes: Arc<tokio::sync::Mutex<()>>,
 }
 
 fn raft_error(e: impl std::fmt::Display) -> Error {
@@ -111,11 +114,13 @@ impl Group0 {
         let raft = Raft::new(id, Arc::new(config), network, log, sm)
             .await
             .map_err(raft_error)?;
-        messaging.register(Verb::Raft, rpc_handler(raft.clone()));
+        let changes = Arc::new(tokio::sync::Mutex::new(()));
+        messaging.register(Verb::Raft, rpc_handler(raft.clone(), Arc::clone(&changes)));
         Ok(Group0 {
             raft,
             state,
             messaging,
+            changes,
         })
     }
 
@@ -193,7 +198,11 @@ impl Group0 {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let attempt = tokio::time::timeout(left, add_voter_here(&self.raft, id, address)).await;
+            let attempt = tokio::time::timeout(left, async {
+                let _one = self.changes.lock().await;
+                add_voter_here(&self.raft, id, address).await
+            })
+            .await;
             let retry = match attempt {
                 Err(_) => {
                     return Err(Error::Raft(format!(
@@ -313,9 +322,10 @@ async fn add_voter_here(
 }
 
 /// Serves the `RAFT` verb: Raft's own messages, and commands forwarded to this node.
-fn rpc_handler(raft: Raft<TypeConfig>) -> Handler {
+fn rpc_handler(raft: Raft<TypeConfig>, changes: Arc<tokio::sync::Mutex<()>>) -> Handler {
     Arc::new(move |_from: IpAddr, body: Bytes| {
         let raft = raft.clone();
+        let changes = Arc::clone(&changes);
         Box::pin(async move {
             let rpc: RaftRpc = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
             let answer = match rpc {
@@ -324,7 +334,11 @@ fn rpc_handler(raft: Raft<TypeConfig>) -> Handler {
                 RaftRpc::Snapshot(r) => serde_json::to_vec(&raft.install_snapshot(r).await),
                 RaftRpc::AddVoter { id, address } => {
                     let answer: std::result::Result<(), String> = match address.parse() {
-                        Ok(ip) => add_voter_here(&raft, id, ip).await.map_err(|e| match e {
+                        Ok(ip) => {
+                            let _one = changes.lock().await;
+                            add_voter_here(&raft, id, ip).await
+                        }
+                        .map_err(|e| match e {
                             AddVoterError::Forward(_) => "not the leader any more".to_string(),
                             AddVoterError::Retry(e) | AddVoterError::Fatal(e) => e,
                         }),
