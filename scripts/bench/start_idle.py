@@ -4,9 +4,9 @@
 CQL port; then, with --idle SECONDS, the node's RSS after that many idle seconds is appended
 to --rss-file. The process is stopped (SIGTERM) and waited for before this script exits.
 
-Meant to be timed from outside, A against B (docs/benchmarks.md, "Cluster membership"):
-    farm-bench -n 10 --vs 'python3 scripts/bench/start_idle.py --cairn BASE' -- \
-        python3 scripts/bench/start_idle.py --cairn NEW
+A against B, alternating (docs/benchmarks.md, "Cluster membership"):
+    for i in 1 2 3 4 5 6; do for b in NEW BASE; do
+        python3 scripts/bench/start_idle.py --cairn $b --idle 5 --rss-file OUT; done; done
 """
 
 import argparse

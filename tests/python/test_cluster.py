@@ -9,6 +9,7 @@ while the ring holds user data (joining it would need streaming, which Cairn doe
 Data is not replicated yet: nothing here reads data through another node.
 """
 
+import socket
 import subprocess
 import time
 
@@ -16,7 +17,7 @@ import pytest
 from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
 from cassandra.policies import RoundRobinPolicy, WhiteListRoundRobinPolicy
 
-from conftest import Node, cairn_bin, free_ports
+from conftest import Node, cairn_bin
 
 # Generous: the machine is shared and busy; every wait polls for a state.
 WAIT = 45.0
@@ -58,6 +59,30 @@ class ClusterNode(Node):
         return found
 
 
+def free_ports_on(hosts, n):
+    """n distinct ports free on every one of hosts (127.0.0.1 may be free where 127.0.0.2 has
+    another process's socket bound to it: internode connections bind their source address)."""
+    ports, held = [], []
+    try:
+        while len(ports) < n:
+            probe = socket.socket()
+            probe.bind((hosts[0], 0))
+            held.append(probe)
+            port = probe.getsockname()[1]
+            try:
+                for h in hosts[1:]:
+                    s = socket.socket()
+                    held.append(s)
+                    s.bind((h, port))
+            except OSError:
+                continue
+            ports.append(port)
+        return ports
+    finally:
+        for s in held:
+            s.close()
+
+
 def wait_for(what, check, timeout=WAIT):
     deadline = time.monotonic() + timeout
     last = None
@@ -72,7 +97,7 @@ def wait_for(what, check, timeout=WAIT):
 @pytest.fixture(scope="module")
 def ring(tmp_root):
     root = tmp_root / "cluster"
-    ports = free_ports(4)
+    ports = free_ports_on([f"127.0.0.{n}" for n in (1, 2, 3, 4)], 4)
     seeds = "127.0.0.1,127.0.0.2,127.0.0.3"
     nodes = [ClusterNode(root, n, ports, seeds) for n in (1, 2, 3)]
     try:

@@ -375,6 +375,19 @@ impl Membership {
     /// Restart, form or join (module doc).
     async fn enter(&self) -> Result<()> {
         let id = node_id(self.host_id);
+        // Kept tokens are checked against the configuration on every start (a changed
+        // `num_tokens` is refused, a later `initial_token` ignored with a warning).
+        if self.saved_tokens().await?.is_some() {
+            let dir = self.config.data_dir.clone();
+            let config = self.config.tokens.clone();
+            let (_, warnings) = blocking(move || {
+                NodeIdentity::load_or_create(&dir, &config, &TokenRing::default())
+            })
+            .await?;
+            for w in warnings {
+                tracing::warn!("{w}");
+            }
+        }
         if self.group.is_initialized().await? {
             tracing::info!("group 0: rejoining from this node's log");
             // Only when the entry needs changing does the node need a quorum; it does not

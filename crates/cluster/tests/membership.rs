@@ -71,10 +71,19 @@ fn config(n: u8, port: u16, seeds: &[u8], root: &Path) -> MembershipConfig {
     }
 }
 
-/// A port free on 127.0.0.1 (and, loopback being one interface, on .2 and .3 too).
+/// A port free on 127.0.0.1-5 (one address may have it where another has a socket bound to
+/// it: internode connections bind their source address).
 fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
+    loop {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let others: Result<Vec<_>, _> = (2..=5)
+            .map(|n| std::net::TcpListener::bind((ip(n), port)))
+            .collect();
+        if others.is_ok() {
+            return port;
+        }
+    }
 }
 
 async fn wait_until(what: &str, mut check: impl FnMut() -> bool) {

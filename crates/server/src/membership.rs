@@ -3,8 +3,8 @@
 //! forwarding of membership changes to drivers as TOPOLOGY_CHANGE and STATUS_CHANGE events.
 //!
 //! Invariant: an advertised address is never a wildcard (0.0.0.0 or ::) — drivers and peers
-//! would connect to themselves (CASSANDRA-11181, ScyllaDB #11201); a wildcard
-//! `listen_address` or `rpc_address` needs its `broadcast_…` twin, as in Cassandra.
+//! would connect to themselves (CASSANDRA-11181, ScyllaDB #11201). As in Cassandra,
+//! `listen_address` is never one, and a wildcard `rpc_address` needs `broadcast_rpc_address`.
 
 use crate::config::{self, Config};
 use crate::protocol::{Event, EventBus, StatusChangeType, TopologyChangeType};
@@ -54,23 +54,35 @@ fn ip_of(what: &str, host: &str) -> Result<IpAddr, StartError> {
         })
 }
 
-fn advertised(
-    what: &str,
-    set: Option<&String>,
-    fallback: IpAddr,
-    fallback_key: &str,
-) -> Result<IpAddr, StartError> {
-    let ip = match set {
-        Some(host) => ip_of(what, host)?,
-        None => fallback,
-    };
-    if ip.is_unspecified() {
-        return Err(StartError::Cluster(cairn_cluster::Error::Config(format!(
-            "{what} is {ip}, a wildcard: peers and drivers cannot reach a node there. Set \
-             {what} to this node's address (needed when {fallback_key} is a wildcard)"
-        ))));
+/// Cassandra's checks, with its words: no wildcard is ever advertised.
+fn check_addresses(
+    listen: IpAddr,
+    broadcast: IpAddr,
+    rpc: IpAddr,
+    rpc_set: bool,
+) -> Result<(), StartError> {
+    let refuse = |m: String| Err(StartError::Cluster(cairn_cluster::Error::Config(m)));
+    if listen.is_unspecified() {
+        return refuse(format!(
+            "listen_address cannot be a wildcard address ({listen})!"
+        ));
     }
-    Ok(ip)
+    if broadcast.is_unspecified() {
+        return refuse(format!(
+            "broadcast_address cannot be a wildcard address ({broadcast})!"
+        ));
+    }
+    if rpc.is_unspecified() {
+        return refuse(if rpc_set {
+            format!("broadcast_rpc_address cannot be a wildcard address ({rpc})!")
+        } else {
+            format!(
+                "If rpc_address is set to a wildcard address ({rpc}), then you must set \
+                 broadcast_rpc_address to a value other than {rpc}"
+            )
+        });
+    }
+    Ok(())
 }
 
 /// Starts membership for the node `cfg` describes, serving CQL at `native`; returns once
@@ -83,17 +95,19 @@ pub(crate) async fn start(
     probe: Arc<NodeProbe>,
 ) -> Result<Arc<Membership>, StartError> {
     let listen = ip_of("listen_address", &cfg.listen_address)?;
-    let broadcast = advertised(
-        "broadcast_address",
-        cfg.broadcast_address.as_ref(),
+    let broadcast = match &cfg.broadcast_address {
+        Some(host) => ip_of("broadcast_address", host)?,
+        None => listen,
+    };
+    let rpc_address = match &cfg.broadcast_rpc_address {
+        Some(host) => ip_of("broadcast_rpc_address", host)?,
+        None => native.ip(),
+    };
+    check_addresses(
         listen,
-        "listen_address",
-    )?;
-    let rpc_address = advertised(
-        "broadcast_rpc_address",
-        cfg.broadcast_rpc_address.as_ref(),
-        native.ip(),
-        "rpc_address",
+        broadcast,
+        rpc_address,
+        cfg.broadcast_rpc_address.is_some(),
     )?;
     let seeds = cfg
         .seeds
@@ -151,4 +165,27 @@ pub(crate) fn forward_events(
             });
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_wildcard_is_advertised() {
+        let any = IpAddr::from([0, 0, 0, 0]);
+        let one = IpAddr::from([127, 0, 0, 1]);
+        assert!(check_addresses(one, one, one, false).is_ok());
+        let e = |r: Result<(), StartError>| r.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e(check_addresses(any, one, one, false))
+            .contains("listen_address cannot be a wildcard address (0.0.0.0)!"));
+        assert!(e(check_addresses(one, any, one, false))
+            .contains("broadcast_address cannot be a wildcard address"));
+        assert!(e(check_addresses(one, one, any, false)).contains(
+            "If rpc_address is set to a wildcard address (0.0.0.0), then you must set \
+             broadcast_rpc_address to a value other than 0.0.0.0"
+        ));
+        assert!(e(check_addresses(one, one, any, true))
+            .contains("broadcast_rpc_address cannot be a wildcard address"));
+    }
 }

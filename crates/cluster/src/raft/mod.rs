@@ -111,6 +111,8 @@ impl Group0 {
         let network = Network {
             messaging: Arc::clone(&messaging),
         };
+        // openraft re-applies the log up to the saved committed id here, so the state (the
+        // ring entries, the schema) is there before the node serves.
         let raft = Raft::new(id, Arc::new(config), network, log, sm)
             .await
             .map_err(raft_error)?;
