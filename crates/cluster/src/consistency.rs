@@ -249,21 +249,78 @@ pub struct WriteFailure {
 
 impl fmt::Display for WriteFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Operation failed - received {} responses and {} failures",
-            self.received,
-            self.failures.len()
-        )?;
-        for (i, (peer, why)) in self.failures.iter().enumerate() {
-            f.write_str(if i == 0 { ": " } else { ", " })?;
-            write!(f, "{why} from /{peer}")?;
-        }
-        Ok(())
+        failed(f, self.received, &self.failures)
     }
 }
 
 impl std::error::Error for WriteFailure {}
+
+/// Cassandra's text for a failed request: "Operation failed - received 1 responses and 1
+/// failures: … from /127.0.0.2".
+fn failed(
+    f: &mut fmt::Formatter<'_>,
+    received: usize,
+    failures: &[(std::net::IpAddr, String)],
+) -> fmt::Result {
+    write!(
+        f,
+        "Operation failed - received {received} responses and {} failures",
+        failures.len()
+    )?;
+    for (i, (peer, why)) in failures.iter().enumerate() {
+        f.write_str(if i == 0 { ": " } else { ", " })?;
+        write!(f, "{why} from /{peer}")?;
+    }
+    Ok(())
+}
+
+/// A read whose replicas did not all answer in time: the protocol's ReadTimeout (0x1200).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadTimeout {
+    /// The level asked for.
+    pub consistency: Consistency,
+    /// Answers received.
+    pub received: usize,
+    /// Answers it needs.
+    pub block_for: usize,
+    /// Whether the replica asked for data answered.
+    pub data_present: bool,
+}
+
+impl fmt::Display for ReadTimeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Operation timed out - received only {} responses.",
+            self.received
+        )
+    }
+}
+
+impl std::error::Error for ReadTimeout {}
+
+/// A read a replica failed: the protocol's ReadFailure (0x1300).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadFailure {
+    /// The level asked for.
+    pub consistency: Consistency,
+    /// Answers received.
+    pub received: usize,
+    /// Answers it needs.
+    pub block_for: usize,
+    /// What each failed replica said, by address.
+    pub failures: Vec<(std::net::IpAddr, String)>,
+    /// Whether the replica asked for data answered.
+    pub data_present: bool,
+}
+
+impl fmt::Display for ReadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        failed(f, self.received, &self.failures)
+    }
+}
+
+impl std::error::Error for ReadFailure {}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -77,6 +77,12 @@ pub enum Error {
     /// A write's replicas refused it, so that it cannot reach its consistency level.
     #[error(transparent)]
     WriteFailure(#[from] crate::consistency::WriteFailure),
+    /// A read's replicas did not answer in time for its consistency level.
+    #[error(transparent)]
+    ReadTimeout(#[from] crate::consistency::ReadTimeout),
+    /// A replica failed a read.
+    #[error(transparent)]
+    ReadFailure(#[from] crate::consistency::ReadFailure),
     /// The Raft group failed, or a command could not be committed.
     #[error("raft: {0}")]
     Raft(String),

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 
 const KS: &str = "ks";
 const TABLE_ID: u128 = 0x00c0_ffee;
+/// A keyspace with one replica per partition, and its table.
+const KS1: &str = "ks1";
+const TABLE_ID_RF1: u128 = 0x00c0_ffef;
 
 fn ip(n: u8) -> IpAddr {
     IpAddr::from([127, 0, 0, n])
@@ -59,6 +62,9 @@ async fn node(n: u8, port: u16, down: &[u8], with_table: bool) -> Node {
         let mut schema = kv::kv_schema(KS, "t");
         schema.id = TABLE_ID;
         db.create_table(schema).unwrap();
+        let mut schema = kv::kv_schema(KS1, "t");
+        schema.id = TABLE_ID_RF1;
+        db.create_table(schema).unwrap();
     }
     let mut config = MessagingConfig::new(ip(n), "coordinator-test");
     config.port = port;
@@ -69,11 +75,18 @@ async fn node(n: u8, port: u16, down: &[u8], with_table: bool) -> Node {
         messaging: Arc::clone(&messaging),
         runtime: tokio::runtime::Handle::current(),
         write_timeout: Duration::from_secs(2),
+        read_timeout: Duration::from_secs(2),
     });
     proxy.set_replication(
         KS,
         ReplicationStrategy::Simple {
             replication_factor: 3,
+        },
+    );
+    proxy.set_replication(
+        KS1,
+        ReplicationStrategy::Simple {
+            replication_factor: 1,
         },
     );
     let proxy = Arc::new(proxy);
@@ -237,4 +250,247 @@ async fn replicas_that_refuse_fail_the_write() {
         }
         other => panic!("expected a write failure, got {other:?}"),
     }
+}
+
+fn write_at(a: i32, value: &str, ts: i64) -> Mutation {
+    Mutation {
+        table: TABLE_ID,
+        key: kv::pk(a),
+        update: kv::insert(1, value, ts),
+    }
+}
+
+fn delete_at(a: i32, ts: i64) -> Mutation {
+    Mutation {
+        table: TABLE_ID,
+        key: kv::pk(a),
+        update: cairn_engine::model::Partition {
+            deletion: Some(cairn_engine::model::DeletionTime {
+                marked_at: ts,
+                local_deletion_time: kv::now(),
+            }),
+            ..Default::default()
+        },
+    }
+}
+
+/// Writes straight into one replica, as if the others had missed it.
+fn only_on(node: &Node, m: Mutation) {
+    node.db.apply(vec![m], Wait::Allowed).unwrap();
+}
+
+/// The value of row `b = 1` of partition `a` on `node` alone.
+fn local_value(node: &Node, a: i32) -> Option<String> {
+    let t = node.db.table(KS, "t").unwrap();
+    let cmd = ReadCommand::all(kv::now(), Wait::Allowed);
+    value_of(t.read(&kv::pk(a), &cmd).unwrap())
+}
+
+fn value_of(p: Option<cairn_engine::PartitionResult>) -> Option<String> {
+    let p = p?;
+    let (_, row) = p.rows.first()?;
+    let cell = row.cell(2)?;
+    Some(String::from_utf8(cell.value.to_vec()).unwrap())
+}
+
+/// A proxy read on a blocking thread, where waiting for replicas is allowed.
+async fn read(node: &Node, a: i32, cl: Consistency) -> Result<Option<String>, Error> {
+    let proxy = Arc::clone(&node.proxy);
+    let table = node.db.table(KS, "t").unwrap();
+    tokio::task::spawn_blocking(move || {
+        let cmd = ReadCommand::all(kv::now(), Wait::Allowed);
+        proxy.read(&table, &kv::pk(a), &cmd, cl).map(value_of)
+    })
+    .await
+    .unwrap()
+}
+
+fn repairs(node: &Node) -> u64 {
+    let m = node.proxy.metrics();
+    m.foreground_read_repairs
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_answers_the_newest_and_repairs_the_replicas_that_lacked_it() {
+    let nodes = three(&[], None).await;
+    only_on(&nodes[0], write_at(1, "new", 2_000));
+    only_on(&nodes[1], write_at(1, "old", 1_000));
+    // Replicas agreeing need no repair.
+    mutate(&nodes[0], write_at(2, "same", 1_000), Consistency::All)
+        .await
+        .unwrap();
+    assert_eq!(
+        read(&nodes[1], 2, Consistency::All)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("same")
+    );
+    assert_eq!(repairs(&nodes[1]), 0);
+
+    assert_eq!(
+        read(&nodes[0], 1, Consistency::All)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("new")
+    );
+    assert_eq!(repairs(&nodes[0]), 1);
+    // Blocking read repair: the replicas hold it once the read has answered.
+    for n in &nodes {
+        assert_eq!(local_value(n, 1).as_deref(), Some("new"));
+    }
+    assert_eq!(
+        read(&nodes[2], 1, Consistency::All)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("new")
+    );
+    assert_eq!(repairs(&nodes[2]), 0, "nothing left to repair");
+
+    // A tombstone on one replica wins over older data on the others, and is repaired too.
+    mutate(&nodes[0], write_at(3, "doomed", 1_000), Consistency::All)
+        .await
+        .unwrap();
+    only_on(&nodes[2], delete_at(3, 5_000));
+    assert_eq!(read(&nodes[1], 3, Consistency::All).await.unwrap(), None);
+    for n in &nodes {
+        assert_eq!(local_value(n, 3), None);
+    }
+    // At ONE the local replica answers alone: its own (stale) view.
+    only_on(&nodes[1], write_at(4, "mine", 1_000));
+    assert_eq!(
+        read(&nodes[1], 4, Consistency::One)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("mine")
+    );
+    assert_eq!(read(&nodes[0], 4, Consistency::One).await.unwrap(), None);
+}
+
+/// Drops node 1's reads sent to node 3.
+struct SilentReads;
+
+impl LinkFilter for SilentReads {
+    fn delivery(&self, _from: IpAddr, to: IpAddr, verb: Verb) -> Delivery {
+        if to == ip(3) && matches!(verb, Verb::ReadData | Verb::ReadDigest) {
+            Delivery::Drop
+        } else {
+            Delivery::Deliver
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_does_not_answer_times_out_a_read_and_one_that_fails_fails_it() {
+    let nodes = three(&[], None).await;
+    mutate(&nodes[0], write_at(1, "x", 1_000), Consistency::All)
+        .await
+        .unwrap();
+    nodes[0].messaging.set_filter(Some(Arc::new(SilentReads)));
+    match read(&nodes[0], 1, Consistency::All).await {
+        Err(Error::ReadTimeout(t)) => {
+            assert_eq!((t.received, t.block_for, t.data_present), (2, 3, true));
+        }
+        other => panic!("expected a read timeout, got {other:?}"),
+    }
+    let nodes = three(&[], Some(3)).await;
+    match read(&nodes[0], 1, Consistency::All).await {
+        Err(Error::ReadFailure(f)) => {
+            assert_eq!(f.failures.len(), 1);
+            assert_eq!(f.failures[0].0, ip(3));
+        }
+        other => panic!("expected a read failure, got {other:?}"),
+    }
+}
+
+/// Every partition key a proxy scan of `ks`.t at `cl` from `node` answers, in scan order.
+async fn scan(node: &Node, ks: &'static str, cl: Consistency) -> Result<Vec<i32>, Error> {
+    let proxy = Arc::clone(&node.proxy);
+    tokio::task::spawn_blocking(move || {
+        let cmd = ReadCommand::all(kv::now(), Wait::Allowed);
+        let start = cairn_engine::model::PartitionPos::TokenStart(Token::MIN);
+        let mut keys = Vec::new();
+        for p in proxy.scan(ks, "t", start, None, cmd, cl)? {
+            let p = p?;
+            keys.push(i32::from_be_bytes(p.key.key.as_ref().try_into().unwrap()));
+        }
+        Ok(keys)
+    })
+    .await
+    .unwrap()
+}
+
+/// The keys in token order.
+fn in_token_order(mut keys: Vec<i32>) -> Vec<i32> {
+    keys.sort_by_key(|&a| kv::pk(a));
+    keys
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_reads_the_ring_in_token_order_reconciles_and_repairs() {
+    let nodes = three(&[], None).await;
+    // More than a page of partitions on every replica.
+    for a in 0..300 {
+        mutate(&nodes[0], write_at(a, "v", 1_000), Consistency::All)
+            .await
+            .unwrap();
+    }
+    // A partition only one replica has, and one whose replicas disagree.
+    only_on(&nodes[2], write_at(1_000, "lonely", 1_000));
+    only_on(&nodes[1], write_at(5, "newer", 2_000));
+    let all: Vec<i32> = (0..300).chain([1_000]).collect();
+    let keys = scan(&nodes[0], KS, Consistency::All).await.unwrap();
+    assert_eq!(keys, in_token_order(all.clone()));
+    // Repaired while scanning: every replica now has both.
+    for n in &nodes {
+        assert_eq!(local_value(n, 1_000).as_deref(), Some("lonely"));
+        assert_eq!(local_value(n, 5).as_deref(), Some("newer"));
+    }
+    // At ONE a node scans itself: every piece's replicas include it.
+    assert_eq!(
+        scan(&nodes[1], KS, Consistency::One).await.unwrap(),
+        in_token_order(all)
+    );
+
+    // One replica per partition: the pieces other nodes own are read from them.
+    for a in 0..50 {
+        let m = Mutation {
+            table: TABLE_ID_RF1,
+            key: kv::pk(a),
+            update: kv::insert(1, "x", 1_000),
+        };
+        mutate(&nodes[0], m, Consistency::One).await.unwrap();
+    }
+    let held: usize = nodes
+        .iter()
+        .map(|n| {
+            let t = n.db.table(KS1, "t").unwrap();
+            let cmd = ReadCommand::all(kv::now(), Wait::Allowed);
+            (0..50)
+                .filter(|&a| t.read(&kv::pk(a), &cmd).unwrap().is_some())
+                .count()
+        })
+        .sum();
+    assert_eq!(held, 50, "each partition on its one replica");
+    for n in &nodes {
+        let keys = scan(n, KS1, Consistency::One).await.unwrap();
+        assert_eq!(keys, in_token_order((0..50).collect()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_needing_a_replica_known_down_is_unavailable() {
+    let nodes = three(&[3], None).await;
+    match scan(&nodes[0], KS, Consistency::All).await {
+        Err(Error::Unavailable(u)) => assert_eq!((u.required, u.alive), (3, 2)),
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+    assert_eq!(
+        scan(&nodes[0], KS, Consistency::Quorum).await.unwrap(),
+        Vec::<i32>::new()
+    );
 }

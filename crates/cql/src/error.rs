@@ -58,6 +58,12 @@ pub enum Error {
     /// A write's replicas refused it beyond what its level allows (Write_failure, 0x1500).
     #[error("{0}")]
     WriteFailure(cairn_cluster::consistency::WriteFailure),
+    /// A read's replicas did not answer in time for its level (Read_timeout, 0x1200).
+    #[error("{0}")]
+    ReadTimeout(cairn_cluster::consistency::ReadTimeout),
+    /// A replica failed a read (Read_failure, 0x1300).
+    #[error("{0}")]
+    ReadFailure(cairn_cluster::consistency::ReadFailure),
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),
@@ -94,6 +100,8 @@ impl From<cairn_cluster::Error> for Error {
             cairn_cluster::Error::Unavailable(u) => Error::Unavailable(u),
             cairn_cluster::Error::WriteTimeout(t) => Error::WriteTimeout(t),
             cairn_cluster::Error::WriteFailure(f) => Error::WriteFailure(f),
+            cairn_cluster::Error::ReadTimeout(t) => Error::ReadTimeout(t),
+            cairn_cluster::Error::ReadFailure(f) => Error::ReadFailure(f),
             cairn_cluster::Error::Engine(e) => Error::from(e),
             other => Error::Server(other.to_string()),
         }

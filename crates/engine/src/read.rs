@@ -21,7 +21,8 @@ use crate::io::Wait;
 use crate::memtable::Memtable;
 use crate::metrics::ReadKind;
 use crate::model::{
-    CellCounts, ClusteringKey, ColumnId, DecoratedKey, NowSecs, PartitionPos, Row, Slice, Token,
+    CellCounts, ClusteringKey, ColumnId, DecoratedKey, NowSecs, Partition, PartitionPos, Row,
+    Slice, Token,
 };
 use crate::sstable::reader::SSTable;
 use merge::MergedPartition;
@@ -87,6 +88,33 @@ pub struct ReadCounts {
     pub cells: CellCounts,
 }
 
+/// The live content of `data` (one partition as data, e.g. several replicas' answers
+/// reconciled) as `cmd` selects it: tombstones applied, dropped columns' cells removed
+/// (`hidden_columns`), expired cells gone, rows cut to the limit; `None` when nothing live is
+/// selected.
+pub fn live_of(
+    key: &DecoratedKey,
+    data: Partition,
+    cmd: &ReadCommand,
+    hidden_columns: &[(ColumnId, i64)],
+) -> Result<Option<PartitionResult>> {
+    let rows: Vec<(ClusteringKey, Row)> = if cmd.reversed {
+        data.rows.into_iter().rev().collect()
+    } else {
+        data.rows.into_iter().collect()
+    };
+    let mut merged = MergedPartition::new(cmd.reversed);
+    merged.add(SourcePartition::from_rows(
+        data.deletion,
+        data.static_row.filter(|_| cmd.include_static),
+        data.range_tombstones,
+        rows.into_iter()
+            .filter(|(k, _)| cmd.slice.contains(k.as_bytes()))
+            .collect(),
+    ));
+    live::live_partition(key, merged, cmd, hidden_columns, &mut CellCounts::default())
+}
+
 /// A consistent view of a table's sources.
 #[derive(Clone)]
 pub struct Snapshot {
@@ -128,6 +156,22 @@ impl Snapshot {
     /// Reads one partition; `None` when nothing live is selected.
     pub fn read(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
         Ok(self.read_consulting(key, cmd)?.0)
+    }
+
+    /// One partition as data: merged from every source, tombstones included, restricted to
+    /// the command's slice (and static row) but not cut to its limit — what a replica answers
+    /// a coordinator, who reconciles several replicas' answers and keeps what is live
+    /// ([`live_of`]). `None` when no source holds anything of it.
+    pub fn read_data(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<Partition>> {
+        let hash = crate::model::token::murmur3_x64_128(&key.key, 0);
+        let q = SourceQuery {
+            index_cache: self.index_cache,
+            row_budget: None,
+            ..cmd.source_query()
+        };
+        let merged = self.merge_partition(key, hash, &q, None)?;
+        let p = merged.into_partition()?;
+        Ok((!p.is_empty()).then_some(p))
     }
 
     /// The sources, memtables first (newest first), then sstables.
@@ -262,6 +306,43 @@ impl Snapshot {
             end_token,
             cmd,
             done: false,
+        }
+    }
+
+    /// Up to `max` partitions from `start` to `end_token` (inclusive), each as data —
+    /// tombstones included, restricted to the command's slice, not cut to its limit: what a
+    /// replica answers a coordinator's range read. The flag says whether partitions remain
+    /// past the last one returned.
+    pub fn scan_data(
+        &self,
+        start: &PartitionPos,
+        end_token: Option<Token>,
+        cmd: &ReadCommand,
+        max: usize,
+    ) -> Result<(Vec<(DecoratedKey, Partition)>, bool)> {
+        let mut merge = self.merging_scan(start, ReadKind::Query, cmd.wait);
+        let q = SourceQuery {
+            row_budget: None,
+            ..cmd.source_query()
+        };
+        let mut out = Vec::new();
+        loop {
+            let past_end = merge
+                .peek()?
+                .is_none_or(|k| end_token.is_some_and(|t| k.token > t));
+            if past_end {
+                return Ok((out, false));
+            }
+            if out.len() >= max.max(1) {
+                return Ok((out, true));
+            }
+            let Some((key, merged)) = merge.open_merged(&q)? else {
+                return Ok((out, false));
+            };
+            let p = merged.into_partition()?;
+            if !p.is_empty() {
+                out.push((key, p));
+            }
         }
     }
 

@@ -420,6 +420,45 @@ impl Table {
         Ok(result)
     }
 
+    /// One partition as data, tombstones included — a replica's answer to a coordinator's
+    /// read (see [`crate::read::Snapshot::read_data`]).
+    pub fn read_data(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<Partition>> {
+        let start = std::time::Instant::now();
+        let snapshot = if cmd.bypass_cache {
+            self.snapshot_uncached()
+        } else {
+            self.snapshot()
+        };
+        let data = snapshot.read_data(key, cmd)?;
+        self.requests.read_latency.record(micros_since(start));
+        Ok(data)
+    }
+
+    /// Up to `max` partitions of a token range as data — a replica's answer to a
+    /// coordinator's range read (see [`crate::read::Snapshot::scan_data`]).
+    pub fn scan_data(
+        &self,
+        start: &crate::model::PartitionPos,
+        end_token: Option<crate::model::Token>,
+        cmd: &ReadCommand,
+        max: usize,
+    ) -> Result<(Vec<(DecoratedKey, Partition)>, bool)> {
+        self.requests.range_scans.fetch_add(1, Ordering::Relaxed);
+        self.snapshot().scan_data(start, end_token, cmd, max)
+    }
+
+    /// The live content of a partition's data as `cmd` selects it, with this table's dropped
+    /// columns removed (see [`crate::read::live_of`]).
+    pub fn live(
+        &self,
+        key: &DecoratedKey,
+        data: Partition,
+        cmd: &ReadCommand,
+    ) -> Result<Option<crate::read::PartitionResult>> {
+        let hidden = Arc::clone(&self.hidden_columns.read());
+        crate::read::live_of(key, data, cmd, &hidden)
+    }
+
     /// Bytes held by memtables (active and flushing).
     pub fn memtable_bytes(&self) -> usize {
         let st = self.state();

@@ -126,6 +126,19 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
             num_failures: count(f.failures.len()),
             write_type: write_type(f.write_type),
         },
+        E::ReadTimeout(t) => ErrorKind::ReadTimeout {
+            consistency: protocol_consistency(t.consistency),
+            received: count(t.received),
+            block_for: count(t.block_for),
+            data_present: t.data_present,
+        },
+        E::ReadFailure(f) => ErrorKind::ReadFailure {
+            consistency: protocol_consistency(f.consistency),
+            received: count(f.received),
+            block_for: count(f.block_for),
+            num_failures: count(f.failures.len()),
+            data_present: f.data_present,
+        },
         E::FunctionFailure(f) => ErrorKind::FunctionFailure {
             keyspace: f.keyspace,
             function: f.function,

@@ -278,6 +278,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
             messaging: Arc::clone(membership.messaging()),
             runtime: tokio::runtime::Handle::current(),
             write_timeout: cfg.write_request_timeout,
+            read_timeout: cfg.read_request_timeout,
         });
     }
     let proxy = Arc::new(proxy);

@@ -605,7 +605,22 @@ fn transport_families(w: &mut Writer<'_>, t: &ServerStats) {
 /// The storage proxy as coordinator: ScyllaDB's `storage_proxy_coordinator` names.
 fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
     let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
-    let families: [(&str, &str, u64); 8] = [
+    let families: [(&str, &str, u64); 11] = [
+        (
+            "storage_proxy_coordinator_read_timeouts",
+            "Reads whose replicas did not answer in time for the consistency level.",
+            get(&m.read_timeouts),
+        ),
+        (
+            "storage_proxy_coordinator_read_failures",
+            "Reads a replica failed (Cairn's name).",
+            get(&m.read_failures),
+        ),
+        (
+            "storage_proxy_coordinator_foreground_read_repairs",
+            "Reads that found replicas disagreeing and repaired them before answering.",
+            get(&m.foreground_read_repairs),
+        ),
         (
             "storage_proxy_coordinator_write_timeouts",
             "Writes whose replicas did not answer in time for the consistency level.",

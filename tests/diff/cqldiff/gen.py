@@ -549,7 +549,9 @@ class Generator:
         for c in self.rng.sample(pool, self.rng.randint(1, min(2, len(pool)))):
             r = self.rng.random()
             ct = c.type
-            if ct.kind == "map" and r < 0.25:
+            same_types = ct.kind == "map" and ct.params[0] == ct.params[1]
+            if ct.kind == "map" and r < 0.25 and (
+                    same_types or self.chance("lwt_element_cross_type")):
                 k = self.rv(ct.params[0], True)
                 while _null_or_empty_inside(k) and not self.chance("lwt_element_empty_key"):
                     k = self.rv(ct.params[0], False)

@@ -17,6 +17,8 @@ pub enum Verb {
     Raft,
     /// Membership: discovery of the group, joining it, a node's status.
     Membership,
+    /// Read a token range's partitions from a replica.
+    RangeData,
 }
 
 impl Verb {
@@ -30,6 +32,7 @@ impl Verb {
             Verb::ReadDigest => 5,
             Verb::Raft => 6,
             Verb::Membership => 7,
+            Verb::RangeData => 8,
         }
     }
 
@@ -43,6 +46,7 @@ impl Verb {
             Verb::ReadDigest => "READ_DIGEST",
             Verb::Raft => "RAFT",
             Verb::Membership => "MEMBERSHIP",
+            Verb::RangeData => "RANGE_DATA",
         }
     }
 
@@ -56,6 +60,7 @@ impl Verb {
             5 => Verb::ReadDigest,
             6 => Verb::Raft,
             7 => Verb::Membership,
+            8 => Verb::RangeData,
             _ => return None,
         })
     }

@@ -8,24 +8,30 @@
 //! checks that the level can be reached ([`availability`]) — the protocol's Unavailable
 //! otherwise, counted in [`ProxyMetrics`] — and runs the request.
 //!
-//! Today the proxy is the local implementation: the only replica it can reach is its own node,
-//! so a replica on another node counts as down. On a node alone this is exactly Cassandra's
-//! behaviour (a keyspace with `replication_factor: 3` answers ONE but not QUORUM), and in a
-//! ring of several nodes it keeps the node from answering for data it does not hold: a request
-//! whose replicas are elsewhere is refused with Unavailable rather than served from the wrong
-//! node. The coordinator (sending to remote replicas over messaging, waiting for the level,
-//! digests and read repair) comes behind these same methods.
+//! Without [`RemoteReplicas`] the only replica the proxy can reach is its own node, so a
+//! replica on another node counts as down: on a node alone this is exactly Cassandra's
+//! behaviour (a keyspace with `replication_factor: 3` answers ONE but not QUORUM), and the
+//! check costs no allocation. With them it is the coordinator: writes go to every replica up
+//! and wait for the level (`write.rs`), single-partition reads take data
+//! from one replica and digests from the others and repair on a mismatch (`read.rs`), range
+//! scans are cut at the ring's tokens and read piece by piece (`scan.rs`); the replica side
+//! answers in [`replica`]. Serial reads and conditional writes still stay on this node's
+//! replica (Paxos across replicas is to come), so they need the level's replicas here.
 //!
 //! Waiting follows the executor's convention (`cairn_engine::io::Wait`): the mutation and read
-//! paths take the request's mode and a request that would wait returns `WouldBlock` with
-//! nothing done; the server reruns it where it may block.
+//! paths take the request's mode and a request that would wait — for the disk, or for other
+//! nodes — returns `WouldBlock` with nothing done; the server reruns it where it may block
+//! (its blocking pool: never a reactor thread).
 //!
-//! Invariants: a mutation is applied only when every one of its tokens passed the check, and
-//! all of a call's mutations are applied in one `Database::apply` (one commitlog record); a
-//! read runs only when its token passed.
+//! Invariants: a mutation is applied only when every one of its tokens passed the check; on
+//! each replica all of a call's mutations it holds are applied in one `Database::apply` (one
+//! commitlog record); a read runs only when its token (a scan: each piece) passed.
 
 pub mod availability;
+mod link;
+mod read;
 pub mod replica;
+mod scan;
 mod write;
 
 use crate::consistency::{Consistency, Unavailable, WriteType};
@@ -77,6 +83,13 @@ pub struct ProxyMetrics {
     /// `write_errors`: writes refused by replicas beyond what the level allows (Cairn's name;
     /// ScyllaDB counts them per cause).
     pub write_failures: AtomicU64,
+    /// `read_timeouts`: reads whose replicas did not answer in time.
+    pub read_timeouts: AtomicU64,
+    /// `read_errors`: reads a replica failed (Cairn's name: ScyllaDB counts them per cause).
+    pub read_failures: AtomicU64,
+    /// `foreground_read_repairs`: reads that found replicas disagreeing and repaired them
+    /// before answering.
+    pub foreground_read_repairs: AtomicU64,
     /// `replica_received_mutations`: mutations this node applied for a coordinator.
     pub replica_received_mutations: AtomicU64,
 }
@@ -89,6 +102,8 @@ pub struct RemoteReplicas {
     pub runtime: tokio::runtime::Handle,
     /// `write_request_timeout`: how long a write waits for its level.
     pub write_timeout: Duration,
+    /// `read_request_timeout`: how long a read waits for its level (and its repairs).
+    pub read_timeout: Duration,
 }
 
 /// Which replicas a request may use.
@@ -105,7 +120,7 @@ pub struct StorageProxy {
     db: Arc<Database>,
     topology: TopologyHandle,
     /// Each keyspace's replication, by name; the catalog keeps it current.
-    keyspaces: RwLock<HashMap<String, Arc<ReplicationStrategy>>>,
+    keyspaces: RwLock<HashMap<String, Arc<ReplicationStrategy>, foldhash::fast::RandomState>>,
     /// The other replicas, when the node is in a cluster (none: only itself is reachable).
     remote: Option<RemoteReplicas>,
     metrics: ProxyMetrics,
@@ -117,14 +132,15 @@ impl StorageProxy {
         StorageProxy {
             db,
             topology,
-            keyspaces: RwLock::new(HashMap::new()),
+            keyspaces: RwLock::new(HashMap::default()),
             remote: None,
             metrics: ProxyMetrics::default(),
         }
     }
 
-    /// Sends writes to the other replicas too (those the topology shows up). Reads still
-    /// need the local replica: the coordinator's reads (digests, read repair) are to come.
+    /// Coordinates: writes, reads and scans go to the other replicas too (those the topology
+    /// shows up). Serial reads and conditional writes still need the level's replicas on this
+    /// node: Paxos across replicas is to come.
     pub fn with_remote(mut self, remote: RemoteReplicas) -> StorageProxy {
         self.remote = Some(remote);
         self
@@ -187,7 +203,9 @@ impl StorageProxy {
         wait: Wait,
     ) -> Result<()> {
         let topology = self.topology.get();
-        let mut plans = Vec::with_capacity(mutations.len());
+        // Whether another node may hold some of them: then each mutation's targets are kept.
+        let alone = self.remote.is_none() || topology.ring().endpoints().len() <= 1;
+        let mut plans = Vec::with_capacity(if alone { 0 } else { mutations.len() });
         let mut checked: Option<(u128, Arc<ReplicationStrategy>)> = None;
         for m in &mutations {
             let strategy = match &checked {
@@ -202,8 +220,26 @@ impl StorageProxy {
                     s
                 }
             };
-            let targets = self.check(&topology, &strategy, m.key.token, cl, op, Reach::Cluster)?;
-            plans.push(write::Planned { strategy, targets });
+            let token = m.key.token;
+            if alone {
+                self.check(&topology, &strategy, token, cl, op, Reach::Local, None)?;
+            } else {
+                let mut targets = Vec::new();
+                let reach = Reach::Cluster;
+                self.check(
+                    &topology,
+                    &strategy,
+                    token,
+                    cl,
+                    op,
+                    reach,
+                    Some(&mut targets),
+                )?;
+                plans.push(write::Planned { strategy, targets });
+            }
+        }
+        if alone {
+            return Ok(self.db.apply(mutations, wait)?);
         }
         let ring = topology.ring();
         let local = ring.position(topology.local_id());
@@ -230,7 +266,7 @@ impl StorageProxy {
         let local_dc = topology
             .local()
             .map_or("", |m| m.endpoint.datacenter.as_str());
-        let target = write::Remote {
+        let target = link::Link {
             messaging: &remote.messaging,
             runtime: &remote.runtime,
             timeout: remote.write_timeout,
@@ -288,19 +324,69 @@ impl StorageProxy {
         op: Operation,
     ) -> Result<Option<PartitionResult>> {
         let strategy = self.replication(&table.schema().keyspace);
+        let topology = self.topology.get();
+        let ring = topology.ring();
+        let remote = match &self.remote {
+            // Serial reads and conditional writes' reads are Paxos rounds in a cluster: not
+            // yet, so they stay on the local replica.
+            Some(r) if op == Operation::Read && ring.endpoints().len() > 1 => r,
+            _ => {
+                self.check(&topology, &strategy, key.token, cl, op, Reach::Local, None)?;
+                return Ok(table.read(key, cmd)?);
+            }
+        };
+        let mut targets = Vec::new();
+        let reach = Reach::Cluster;
         self.check(
-            &self.topology.get(),
+            &topology,
             &strategy,
             key.token,
             cl,
             op,
-            Reach::Local,
+            reach,
+            Some(&mut targets),
         )?;
-        Ok(table.read(key, cmd)?)
+        let contacts = contacts(&topology, targets, cl, &strategy);
+        if let [only] = contacts.as_slice() {
+            if only.local {
+                return Ok(table.read(key, cmd)?);
+            }
+        }
+        if matches!(cmd.wait, Wait::Never) {
+            // Waiting for other nodes blocks the thread: refuse before anything is read.
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
+        }
+        let coordination = read::Coordination {
+            table,
+            db: &self.db,
+            link: link::Link {
+                messaging: &remote.messaging,
+                runtime: &remote.runtime,
+                timeout: remote.read_timeout,
+            },
+        };
+        match read::coordinate(&coordination, key, cmd, cl, &contacts) {
+            Ok((result, outcome)) => {
+                if outcome.repaired {
+                    let repairs = &self.metrics.foreground_read_repairs;
+                    repairs.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(result)
+            }
+            Err(e) => {
+                match &e {
+                    Error::ReadTimeout(_) => &self.metrics.read_timeouts,
+                    _ => &self.metrics.read_failures,
+                }
+                .fetch_add(1, Ordering::Relaxed);
+                Err(e)
+            }
+        }
     }
 
     /// Scans `table` of `keyspace` from `start` to `end` (the end of the ring when `None`) at
-    /// `cl`. Every range of the ring the scan may cover must reach the level.
+    /// `cl`: every piece of the ring the scan covers must reach the level; pieces whose
+    /// replicas are on other nodes are read from them (see `scan.rs`).
     pub fn scan(
         &self,
         keyspace: &str,
@@ -309,20 +395,63 @@ impl StorageProxy {
         end: Option<Token>,
         cmd: ReadCommand,
         cl: Consistency,
-    ) -> Result<ScanIter> {
+    ) -> Result<Scan<'_>> {
         let strategy = self.replication(keyspace);
         let topology = self.topology.get();
         let ring = topology.ring();
         let op = Operation::Range;
-        if ring.endpoints().len() <= 1 {
-            self.check(&topology, &strategy, Token(0), cl, op, Reach::Local)?;
-        } else {
-            // Each range is checked at its end token, which the range's replicas hold.
-            for (range, _) in ring.ranges() {
-                self.check(&topology, &strategy, range.end, cl, op, Reach::Local)?;
+        let (remote, t) = match (&self.remote, self.db.table(keyspace, table)) {
+            (Some(r), Some(t)) if ring.endpoints().len() > 1 => (r, t),
+            _ => {
+                if ring.endpoints().len() <= 1 {
+                    self.check(&topology, &strategy, Token(0), cl, op, Reach::Local, None)?;
+                } else {
+                    // Each range is checked at its end token, which the range's replicas
+                    // hold.
+                    for (range, _) in ring.ranges() {
+                        let end = range.end;
+                        self.check(&topology, &strategy, end, cl, op, Reach::Local, None)?;
+                    }
+                }
+                return Ok(Scan::Local(self.db.scan(keyspace, table, start, end, cmd)?));
             }
+        };
+        let tokens: Vec<Token> = ring.tokens().iter().map(|(t, _)| *t).collect();
+        let mut pieces = Vec::new();
+        for (from, last, owner) in scan::cut(&tokens, &start, end.unwrap_or(Token(i64::MAX))) {
+            let mut targets = Vec::new();
+            let reach = Reach::Cluster;
+            self.check(
+                &topology,
+                &strategy,
+                owner,
+                cl,
+                op,
+                reach,
+                Some(&mut targets),
+            )?;
+            pieces.push(scan::Piece {
+                start: from,
+                end: last,
+                contacts: contacts(&topology, targets, cl, &strategy),
+            });
         }
-        Ok(self.db.scan(keyspace, table, start, end, cmd)?)
+        let all_local = pieces
+            .iter()
+            .all(|p| matches!(p.contacts.as_slice(), [only] if only.local));
+        if !all_local && matches!(cmd.wait, Wait::Never) {
+            // Waiting for other nodes blocks the thread: refuse before anything is read.
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
+        }
+        let reach = scan::Reach {
+            table: t,
+            db: &self.db,
+            messaging: &remote.messaging,
+            runtime: &remote.runtime,
+            timeout: remote.read_timeout,
+            repairs: &self.metrics.foreground_read_repairs,
+        };
+        Ok(Scan::Ring(scan::RingScan::new(reach, cmd, cl, pieces)))
     }
 
     /// Checks that a read of `keyspace` at `cl` could be served, without reading: for the
@@ -333,19 +462,13 @@ impl StorageProxy {
         let strategy = self.replication(keyspace);
         let topology = self.topology.get();
         let token = Token(0);
-        self.check(
-            &topology,
-            &strategy,
-            token,
-            cl,
-            Operation::Read,
-            Reach::Local,
-        )
-        .map(|_| ())
+        let op = Operation::Read;
+        self.check(&topology, &strategy, token, cl, op, Reach::Local, None)
     }
 
-    /// Checks that `token`'s replicas can serve `cl` from here; the replicas that can be
-    /// used (ring endpoint indexes).
+    /// Checks that `token`'s replicas can serve `cl` from here, pushing the replicas that can
+    /// be used (ring endpoint indexes) to `targets` when given.
+    #[allow(clippy::too_many_arguments)] // one check's whole question
     fn check(
         &self,
         topology: &Topology,
@@ -354,45 +477,59 @@ impl StorageProxy {
         cl: Consistency,
         op: Operation,
         reach: Reach,
-    ) -> Result<Vec<usize>> {
+        targets: Option<&mut Vec<usize>>,
+    ) -> Result<()> {
         let local = topology.local_id();
-        let local_dc = topology
-            .local()
-            .map_or("", |m| m.endpoint.datacenter.as_str());
         let ring = topology.ring();
-        let found = strategy.replicas(ring, token, Some(local));
-        let reachable = |id| {
-            id == local || (reach == Reach::Cluster && self.remote.is_some() && topology.is_up(id))
-        };
-        let mut targets = Vec::with_capacity(found.len());
-        let replicas: Vec<Replica<'_>> = found
-            .iter()
-            .filter_map(|&i| ring.endpoints().get(i).map(|e| (i, e)))
-            .map(|(i, e)| {
-                let up = reachable(e.host_id);
-                if up {
-                    targets.push(i);
+        let result = match ring.endpoints() {
+            // A node alone: every token's replicas are the same — itself, if the strategy
+            // places any replica in its data center — and nothing needs to be allocated.
+            [only] if only.host_id == local => {
+                let dc = only.datacenter.as_str();
+                let holds = match strategy {
+                    ReplicationStrategy::Simple { replication_factor } => *replication_factor > 0,
+                    ReplicationStrategy::NetworkTopology { datacenters } => {
+                        datacenters.iter().any(|(d, rf)| d == dc && *rf > 0)
+                    }
+                    ReplicationStrategy::Local => true,
+                };
+                let me = [Replica {
+                    datacenter: dc,
+                    up: true,
+                }];
+                let replicas: &[Replica<'_>] = if holds { &me } else { &[] };
+                if let Some(t) = targets.filter(|_| holds) {
+                    t.push(0);
                 }
-                Replica {
-                    datacenter: e.datacenter.as_str(),
-                    up,
-                }
-            })
-            .collect();
-        let result = availability::check(cl, strategy, local_dc, &replicas).and_then(|_| {
-            // ANY passes with no replica up (a coordinator would keep a hint), but the write
-            // still needs a replica here to land on.
-            if replicas.iter().any(|r| r.up) {
-                Ok(targets)
-            } else {
-                Err(Unavailable {
-                    consistency: cl,
-                    required: 1,
-                    alive: 0,
-                    datacenter: None,
-                })
+                decide(cl, strategy, dc, replicas)
             }
-        });
+            _ => {
+                let local_dc = topology
+                    .local()
+                    .map_or("", |m| m.endpoint.datacenter.as_str());
+                let found = strategy.replicas(ring, token, Some(local));
+                let reachable = |id| {
+                    id == local
+                        || (reach == Reach::Cluster && self.remote.is_some() && topology.is_up(id))
+                };
+                let mut targets = targets;
+                let replicas: Vec<Replica<'_>> = found
+                    .iter()
+                    .filter_map(|&i| ring.endpoints().get(i).map(|e| (i, e)))
+                    .map(|(i, e)| {
+                        let up = reachable(e.host_id);
+                        if let Some(t) = targets.as_deref_mut().filter(|_| up) {
+                            t.push(i);
+                        }
+                        Replica {
+                            datacenter: e.datacenter.as_str(),
+                            up,
+                        }
+                    })
+                    .collect();
+                decide(cl, strategy, local_dc, &replicas)
+            }
+        };
         result.map_err(|u| {
             let counter = match op {
                 Operation::Write => &self.metrics.write_unavailable,
@@ -403,6 +540,82 @@ impl StorageProxy {
             };
             counter.fetch_add(1, Ordering::Relaxed);
             Error::Unavailable(u)
+        })
+    }
+}
+
+/// The replicas a read at `cl` contacts among `targets` (ring endpoint indexes of replicas
+/// up): this node first, then its data center, then the others (placement order kept); only
+/// the local data center's for a data-center-local level; as many as the level waits for.
+fn contacts(
+    topology: &Topology,
+    mut targets: Vec<usize>,
+    cl: Consistency,
+    strategy: &ReplicationStrategy,
+) -> Vec<read::Contact> {
+    let ring = topology.ring();
+    let local = ring.position(topology.local_id());
+    let local_dc = topology
+        .local()
+        .map_or("", |m| m.endpoint.datacenter.as_str());
+    let dc_of = |t: usize| {
+        ring.endpoints()
+            .get(t)
+            .map_or("", |e| e.datacenter.as_str())
+    };
+    targets.sort_by_key(|&t| (Some(t) != local, dc_of(t) != local_dc));
+    if cl.is_datacenter_local() {
+        targets.retain(|&t| dc_of(t) == local_dc);
+    }
+    targets.truncate(cl.block_for(strategy, local_dc).max(1));
+    targets
+        .iter()
+        .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
+        .map(|(t, e)| read::Contact {
+            address: e.address,
+            local: Some(t) == local,
+        })
+        .collect()
+}
+
+/// A range scan's partitions, in token order: a local scan, or one coordinated across the
+/// ring.
+#[allow(clippy::large_enum_variant)] // one per scan, on the stack: no allocation to save
+pub enum Scan<'a> {
+    /// Every piece on this node.
+    Local(ScanIter),
+    /// Pieces on other nodes too.
+    Ring(scan::RingScan<'a>),
+}
+
+impl Iterator for Scan<'_> {
+    type Item = Result<PartitionResult>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Scan::Local(s) => s.next().map(|r| r.map_err(Error::from)),
+            Scan::Ring(s) => s.next(),
+        }
+    }
+}
+
+/// [`availability::check`], and one replica up at least: ANY passes with none (a
+/// coordinator would keep a hint), but a write still needs a replica to land on.
+fn decide(
+    cl: Consistency,
+    strategy: &ReplicationStrategy,
+    local_dc: &str,
+    replicas: &[Replica<'_>],
+) -> std::result::Result<(), Unavailable> {
+    availability::check(cl, strategy, local_dc, replicas)?;
+    if replicas.iter().any(|r| r.up) {
+        Ok(())
+    } else {
+        Err(Unavailable {
+            consistency: cl,
+            required: 1,
+            alive: 0,
+            datacenter: None,
         })
     }
 }

@@ -6,7 +6,14 @@
 //! says). A body that does not decode, or a table this node does not have, is answered with
 //! the error's text; the coordinator counts it as a failed replica. Applying may wait for the
 //! disk, so it runs on the blocking pool, never on a reactor thread.
+//!
+//! `READ_DATA` / `READ_DIGEST`: the partition a read request names, as data (tombstones
+//! included, `Table::read_data`) or as its digest (see `read.rs`), read on the blocking
+//! pool too. `RANGE_DATA`: up to a page of a token range's partitions as data, and whether
+//! more remain (see `scan.rs`).
 
+use super::read::{decode_request, digest, encode_data};
+use super::scan;
 use super::StorageProxy;
 use crate::messaging::{Messaging, Verb};
 use bytes::Bytes;
@@ -17,11 +24,11 @@ use std::sync::Arc;
 
 /// Registers the replica's verbs on `messaging`, applying to `proxy`'s database.
 pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
-    let proxy = Arc::clone(proxy);
+    let applier = Arc::clone(proxy);
     messaging.register(
         Verb::Mutation,
         Arc::new(move |from, body: Bytes| {
-            let proxy = Arc::clone(&proxy);
+            let proxy = Arc::clone(&applier);
             Box::pin(async move {
                 let mutations = decode_batch(&body)
                     .map_err(|e| format!("undecodable mutation from {from}: {e:?}"))?;
@@ -36,6 +43,55 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                     .replica_received_mutations
                     .fetch_add(count, Ordering::Relaxed);
                 Ok(Bytes::new())
+            })
+        }),
+    );
+    for verb in [Verb::ReadData, Verb::ReadDigest] {
+        let reader = Arc::clone(proxy);
+        messaging.register(
+            verb,
+            Arc::new(move |_from, body: Bytes| {
+                let proxy = Arc::clone(&reader);
+                Box::pin(async move {
+                    let (id, key, cmd) = decode_request(&body)?;
+                    let table = proxy
+                        .db()
+                        .table_by_id(id)
+                        .ok_or_else(|| format!("unknown table id {id:032x}"))?;
+                    let read_key = key.clone();
+                    let data =
+                        tokio::task::spawn_blocking(move || table.read_data(&read_key, &cmd))
+                            .await
+                            .map_err(|e| format!("read task failed: {e}"))?
+                            .map_err(|e| e.to_string())?;
+                    Ok(match verb {
+                        Verb::ReadDigest => {
+                            Bytes::copy_from_slice(&digest(id, &key, data.as_ref()))
+                        }
+                        _ => encode_data(id, &key, data),
+                    })
+                })
+            }),
+        );
+    }
+    let reader = Arc::clone(proxy);
+    messaging.register(
+        Verb::RangeData,
+        Arc::new(move |_from, body: Bytes| {
+            let proxy = Arc::clone(&reader);
+            Box::pin(async move {
+                let (id, from, end, max, cmd) = scan::decode_request(&body)?;
+                let table = proxy
+                    .db()
+                    .table_by_id(id)
+                    .ok_or_else(|| format!("unknown table id {id:032x}"))?;
+                let (parts, more) = tokio::task::spawn_blocking(move || {
+                    table.scan_data(&from, Some(end), &cmd, max)
+                })
+                .await
+                .map_err(|e| format!("range read task failed: {e}"))?
+                .map_err(|e| e.to_string())?;
+                Ok(scan::encode_answer(id, parts, more))
             })
         }),
     );

@@ -16,9 +16,10 @@
 //! runs again there); the messages go out on the runtime's tasks.
 
 use super::availability::{self, Replica};
+use super::link::Link;
 use crate::consistency::{Consistency, WriteFailure, WriteTimeout, WriteType};
 use crate::error::{Error, Result};
-use crate::messaging::{Messaging, Verb};
+use crate::messaging::Verb;
 use crate::placement::ReplicationStrategy;
 use crate::ring::TokenRing;
 use bytes::Bytes;
@@ -28,7 +29,7 @@ use cairn_engine::{Database, Wait};
 use std::net::IpAddr;
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// One mutation's part in a write: its replicas (indexes into the ring's endpoints) and how
 /// they are counted.
@@ -37,16 +38,6 @@ pub(super) struct Planned {
     pub strategy: Arc<ReplicationStrategy>,
     /// Its replicas that are up (the targets), as ring endpoint indexes.
     pub targets: Vec<usize>,
-}
-
-/// How to reach the other replicas.
-pub(super) struct Remote<'a> {
-    /// Internode messaging.
-    pub messaging: &'a Arc<Messaging>,
-    /// The runtime the messages are sent from.
-    pub runtime: &'a tokio::runtime::Handle,
-    /// How long the caller waits for the level.
-    pub timeout: Duration,
 }
 
 /// Sends `mutations` (each planned in `plans`, same order) to their targets and waits for
@@ -61,7 +52,7 @@ pub(super) fn write(
     plans: &[Planned],
     cl: Consistency,
     write_type: WriteType,
-    remote: &Remote<'_>,
+    link: &Link<'_>,
 ) -> Result<()> {
     let endpoints = ring.endpoints();
     // Each target's share of the mutations.
@@ -84,23 +75,19 @@ pub(super) fn write(
         };
         let mut body = Vec::new();
         encode_batch(share, &mut body);
-        let tx = tx.clone();
-        let messaging = Arc::clone(remote.messaging);
-        let timeout = remote.timeout;
-        remote.runtime.spawn(async move {
-            let r = match messaging
-                .request(peer, Verb::Mutation, Bytes::from(body), timeout)
-                .await
-            {
-                Ok(_) => Ok(()),
+        link.send(
+            peer,
+            Verb::Mutation,
+            Bytes::from(body),
+            &tx,
+            move |r| match r {
+                Ok(_) => Some((t, Ok(()))),
                 // The replica answered with an error: a failure.
-                Err(Error::Remote { message, .. }) => Err(message),
+                Err(Error::Remote { message, .. }) => Some((t, Err(message))),
                 // No answer (lost, unreachable, too slow) is a timeout, not a failure.
-                Err(_) => return,
-            };
-            // The caller may have its answer already; the write went on regardless.
-            let _ = tx.send((t, r));
-        });
+                Err(_) => None,
+            },
+        );
         outstanding += 1;
     }
     drop(tx);
@@ -112,7 +99,7 @@ pub(super) fn write(
             acked[l] = true;
         }
     }
-    let deadline = Instant::now() + remote.timeout;
+    let deadline = Instant::now() + link.timeout;
     loop {
         let tally = Tally::of(ring, local_dc, plans, cl, &acked, &failures);
         let Some((received, block_for)) = tally.unmet else {
