@@ -62,7 +62,9 @@ class Node:
         self._log = None
         self.starts = 0
 
-    def start(self):
+    def start(self, timeout=START_TIMEOUT, wait=True):
+        """Starts the process and (with wait) waits for its CQL port; without wait, call
+        wait_started."""
         assert self.proc is None, "node already running"
         binary = cairn_bin()
         if not binary.exists():
@@ -84,7 +86,10 @@ class Node:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + START_TIMEOUT
+        return self.wait_started(timeout) if wait else self
+
+    def wait_started(self, timeout=START_TIMEOUT):
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(
@@ -94,7 +99,7 @@ class Node:
             time.sleep(0.05)
         self.kill()
         raise RuntimeError(
-            f"cairn did not accept connections on {self.port} within {START_TIMEOUT}s:\n{self.log_tail()}")
+            f"cairn did not accept connections on {self.port} within {timeout}s:\n{self.log_tail()}")
 
     def log_tail(self, n=40):
         try:

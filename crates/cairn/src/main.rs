@@ -153,8 +153,11 @@ fn main() -> anyhow::Result<()> {
         } => tracing::Level::WARN,
         _ => tracing::Level::INFO,
     };
+    // openraft logs every vote and replication step at INFO; its warnings are what an
+    // operator needs (membership logs the group's own milestones).
+    let filter = tracing_subscriber::EnvFilter::new(format!("{level},openraft=warn"));
     tracing_subscriber::fmt()
-        .with_max_level(level)
+        .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
     match cli.command {

@@ -93,7 +93,22 @@ impl NodeIdentity {
     }
 }
 
-fn load_or_create_host_id(dir: &Path) -> Result<HostId> {
+/// The tokens kept in `dir`, if the node has chosen them already.
+pub fn saved_tokens(dir: &Path) -> Result<Option<Vec<Token>>> {
+    let path = dir.join(TOKENS_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse_tokens_file(&text)
+            .map(Some)
+            .map_err(|message| Error::File { path, message }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(Error::Io { path, source }),
+    }
+}
+
+/// The host id kept in `dir`, made (and kept) on first start. A joining node needs it
+/// before its tokens: it names the node in the Raft group whose ring the tokens are chosen
+/// against.
+pub fn load_or_create_host_id(dir: &Path) -> Result<HostId> {
     let path = dir.join(HOST_ID_FILE);
     match std::fs::read(&path) {
         Ok(b) => match <[u8; 16]>::try_from(b.as_slice()) {

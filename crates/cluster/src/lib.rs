@@ -22,10 +22,13 @@
 //!   levels checked against the replicas' placement, then the local node's storage;
 //! - [`topology`]: the cluster as this node sees it — members, tokens, states, who is up;
 //! - [`raft`]: the Raft group every node is a member of, replicating schema and topology
-//!   (openraft over [`messaging`]).
+//!   (openraft over [`messaging`]);
+//! - [`membership`]: the node's place in the cluster — discovery through the seeds, forming
+//!   or joining group 0, its ring entry there, and the topology rebuilt from it and
+//!   liveness; the server starts and stops it.
 //!
-//! The coordinator (the proxy sending to remote replicas) and the node's use of the Raft group
-//! (DDL and joining through it) come here next (`docs/architecture.md`, "Where the row cache and the cluster sit").
+//! The coordinator (the proxy sending to remote replicas) and schema through the Raft group
+//! come here next (`docs/architecture.md`, "Where the row cache and the cluster sit").
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
@@ -34,6 +37,7 @@ pub mod error;
 pub mod fault;
 pub mod identity;
 pub mod liveness;
+pub mod membership;
 pub mod messaging;
 pub mod node;
 pub mod placement;

@@ -35,6 +35,14 @@ pub struct Endpoint {
     pub rack: String,
 }
 
+/// An address's bytes as CQL's `inet` holds them (4 or 16).
+pub fn ip_bytes(ip: IpAddr) -> Vec<u8> {
+    match ip {
+        IpAddr::V4(v) => v.octets().to_vec(),
+        IpAddr::V6(v) => v.octets().to_vec(),
+    }
+}
+
 /// Node `n` of a test ring: host id `[n; 16]`, address `127.0.0.n`, `datacenter1`, `rack1`.
 #[cfg(test)]
 pub(crate) fn test_endpoint(n: u8) -> Endpoint {

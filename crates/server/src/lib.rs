@@ -8,12 +8,14 @@
 
 pub mod config;
 pub mod cql;
+mod membership;
 pub mod metrics;
 pub mod protocol;
 pub mod rest;
 pub mod stall;
 pub mod tls;
 
+use cairn_cluster::node::ip_bytes;
 use cairn_cluster::placement::ReplicationStrategy;
 use cairn_engine::Database;
 use std::sync::Arc;
@@ -32,6 +34,10 @@ pub struct Node {
     pub metrics: rest::RestServer,
     /// The stall detector watching the runtime the node was started on.
     pub stalls: Arc<stall::StallDetector>,
+    /// The node's membership of the cluster (messaging, liveness, group 0, topology).
+    pub membership: Arc<cairn_cluster::membership::Membership>,
+    /// Forwards membership changes to drivers.
+    events: tokio::task::JoinHandle<()>,
 }
 
 /// Why a node could not start.
@@ -72,6 +78,8 @@ impl Node {
         self.rest.shutdown().await;
         self.metrics.shutdown().await;
         self.stalls.stop();
+        self.events.abort();
+        self.membership.shutdown().await;
     }
 }
 
@@ -82,6 +90,7 @@ struct NodeBackend {
     info: rest::NodeInfo,
     /// The native transport's stop switch (a failure policy may have used it).
     native: protocol::StopHandle,
+    membership: Arc<cairn_cluster::membership::Membership>,
 }
 
 impl rest::AdminBackend for NodeBackend {
@@ -110,6 +119,47 @@ impl rest::AdminBackend for NodeBackend {
             .collect()
     }
 
+    fn members(&self) -> Vec<rest::MemberInfo> {
+        let topology = self.membership.topology().get();
+        let statuses = self.membership.view().statuses;
+        let local = topology.local_id();
+        let mut out: Vec<rest::MemberInfo> = topology
+            .members()
+            .iter()
+            .filter(|m| m.state != cairn_cluster::topology::MemberState::Left)
+            .map(|m| {
+                let me = m.endpoint.host_id == local;
+                let status = (!me).then(|| statuses.get(m.endpoint.address)).flatten();
+                rest::MemberInfo {
+                    address: m.endpoint.address.to_string(),
+                    host_id: m.endpoint.host_id.to_string(),
+                    up: me || m.up,
+                    joining: m.state == cairn_cluster::topology::MemberState::Joining,
+                    tokens: m.tokens.iter().map(|t| t.to_string()).collect(),
+                    data_center: m.endpoint.datacenter.clone(),
+                    rack: m.endpoint.rack.clone(),
+                    load: if me {
+                        Some(rest::node_api::live_disk_bytes(&self.db))
+                    } else {
+                        status.as_ref().map(|s| s.load)
+                    },
+                    schema_version: if me {
+                        Some(self.schema_version())
+                    } else {
+                        status.and_then(|s| s.schema_version).map(|v| uuid_text(&v))
+                    },
+                }
+            })
+            .collect();
+        // This node first (the REST API's single-node answers read it so).
+        out.sort_by_key(|m| m.host_id != local.to_string());
+        out
+    }
+
+    fn ring(&self) -> cairn_cluster::ring::TokenRing {
+        self.membership.topology().get().ring().clone()
+    }
+
     fn placement(&self, keyspace: &str) -> Option<ReplicationStrategy> {
         Some(self.executor.catalog().keyspace(keyspace)?.placement())
     }
@@ -126,14 +176,7 @@ impl rest::AdminBackend for NodeBackend {
     }
 }
 
-fn ip_bytes(ip: std::net::IpAddr) -> Vec<u8> {
-    match ip {
-        std::net::IpAddr::V4(v) => v.octets().to_vec(),
-        std::net::IpAddr::V6(v) => v.octets().to_vec(),
-    }
-}
-
-fn uuid_text(b: &[u8; 16]) -> String {
+pub(crate) fn uuid_text(b: &[u8; 16]) -> String {
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
     format!(
         "{}-{}-{}-{}-{}",
@@ -208,54 +251,39 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let db = Arc::new(db);
     // Snapshots record the CQL that recreates their table (`schema.cql`).
     db.set_schema_describer(Arc::new(cairn_cql::exec::describe::schema_cql));
-    // Who this node is: its host id and tokens (made on first start, kept in the data
-    // directory).
-    let data_dir = db.config().data_dir.clone();
-    let token_config = cairn_cluster::identity::TokenConfig {
-        num_tokens: cfg.num_tokens as usize,
-        initial_token: cfg.initial_token.clone(),
-    };
-    let (identity, warnings) = tokio::task::spawn_blocking(move || {
-        cairn_cluster::identity::NodeIdentity::load_or_create(
-            &data_dir,
-            &token_config,
-            &cairn_cluster::ring::TokenRing::default(),
-        )
-    })
-    .await
-    .map_err(|e| StartError::Cluster(cairn_cluster::Error::Config(e.to_string())))??;
-    for w in warnings {
-        tracing::warn!("{w}");
-    }
-    let tokens: Vec<String> = identity.tokens.iter().map(|t| t.to_string()).collect();
+    // Who this node is and where in the ring: membership finds the cluster (or forms one),
+    // choosing and keeping the node's host id and tokens.
+    let probe = Arc::new(membership::NodeProbe {
+        db: Arc::clone(&db),
+        executor: std::sync::OnceLock::new(),
+    });
+    let membership = membership::start(
+        cfg,
+        db.config().data_dir.clone(),
+        location.clone(),
+        native,
+        Arc::clone(&probe),
+    )
+    .await?;
+    let topology = membership.topology().get();
+    let local = topology
+        .local()
+        .cloned()
+        .ok_or_else(|| cairn_cluster::Error::Config("the node is not in its topology".into()))?;
+    let tokens: Vec<String> = local.tokens.iter().map(|t| t.to_string()).collect();
     let info = cairn_cql::exec::system::NodeInfo {
         cluster_name: cfg.cluster_name.clone(),
-        host_id: identity.host_id.0,
-        listen_address: ip_bytes(native.ip()),
-        rpc_address: ip_bytes(native.ip()),
+        host_id: local.endpoint.host_id.0,
+        listen_address: ip_bytes(local.endpoint.address),
+        rpc_address: ip_bytes(local.rpc_address),
         native_port: native.port(),
         tokens: tokens.clone(),
         data_center: location.datacenter.clone(),
         rack: location.rack.clone(),
         settings: cfg.settings(),
+        cluster: Some(membership.view()),
         ..Default::default()
     };
-    // The cluster as this node sees it: itself, owning its tokens.
-    let topology = cairn_cluster::topology::TopologyHandle::new(
-        cairn_cluster::topology::Topology::single(cairn_cluster::topology::Member {
-            endpoint: cairn_cluster::node::Endpoint {
-                host_id: identity.host_id,
-                address: native.ip(),
-                datacenter: location.datacenter.clone(),
-                rack: location.rack.clone(),
-            },
-            rpc_address: native.ip(),
-            native_port: native.port(),
-            tokens: identity.tokens.clone(),
-            state: cairn_cluster::topology::MemberState::Normal,
-            up: true,
-        })?,
-    );
     let d = Arc::clone(&db);
     let password = cfg.authenticator == config::Authenticator::Password;
     let batch_limits = cairn_cql::exec::batch_limits::BatchLimits {
@@ -263,8 +291,22 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         fail_bytes: cfg.batch_size_fail_threshold,
         unlogged_partitions_warn: cfg.unlogged_batch_across_partitions_warn_threshold,
     };
+    // The storage proxy places replicas on the membership's topology; in a cluster (a node
+    // with seeds) it writes to the other replicas over messaging and serves theirs.
+    let mut proxy = cairn_cluster::proxy::StorageProxy::new(d, membership.topology());
+    if !cfg.seeds.is_empty() {
+        proxy = proxy.with_remote(cairn_cluster::proxy::RemoteReplicas {
+            messaging: Arc::clone(membership.messaging()),
+            runtime: tokio::runtime::Handle::current(),
+            write_timeout: cfg.write_request_timeout,
+            read_timeout: cfg.read_request_timeout,
+        });
+    }
+    let proxy = Arc::new(proxy);
+    if !cfg.seeds.is_empty() {
+        cairn_cluster::proxy::replica::serve(&proxy, membership.messaging());
+    }
     let executor = tokio::task::spawn_blocking(move || {
-        let proxy = Arc::new(cairn_cluster::proxy::StorageProxy::new(d, topology));
         cairn_cql::exec::Executor::open(proxy, info).map(|e| {
             e.with_authentication(password)
                 .with_batch_limits(batch_limits)
@@ -273,7 +315,9 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     .await
     .map_err(|e| StartError::Schema(cairn_cql::Error::Server(e.to_string())))??;
     let executor = Arc::new(executor);
+    let _ = probe.executor.set(Arc::clone(&executor));
     let events = protocol::EventBus::new(1024);
+    let forwarding = membership::forward_events(&membership, events.clone());
     let handler = Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()));
     match &native_tls {
         Some(t) if t.required => tracing::info!("native transport: TLS required"),
@@ -295,8 +339,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     // What the failure policies ask of the node (`disk_failure_policy`,
     // `commit_failure_policy`); one asked during startup is carried out now.
     db.set_fault_listener(fault_listener(cql_server.stop_handle()));
-    let mut node_info = rest::NodeInfo::from_config(cfg, identity.host_id.to_string());
-    node_info.address = native.ip().to_string();
+    let mut node_info = rest::NodeInfo::from_config(cfg, local.endpoint.host_id.to_string());
+    node_info.address = local.endpoint.address.to_string();
     node_info.tokens = tokens;
     node_info.data_center = location.datacenter;
     node_info.rack = location.rack;
@@ -305,6 +349,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         executor: Arc::clone(&executor),
         info: node_info,
         native: cql_server.stop_handle(),
+        membership: Arc::clone(&membership),
     });
     let rest_server = rest::serve(api, Arc::clone(&backend))
         .await
@@ -349,5 +394,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         rest: rest_server,
         metrics: metrics_server,
         stalls,
+        membership,
+        events: forwarding,
     })
 }

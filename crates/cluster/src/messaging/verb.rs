@@ -15,6 +15,8 @@ pub enum Verb {
     ReadDigest,
     /// A Raft message (schema and topology).
     Raft,
+    /// Membership: discovery of the group, joining it, a node's status.
+    Membership,
     /// Read a token range's partitions from a replica.
     RangeData,
 }
@@ -29,6 +31,7 @@ impl Verb {
             Verb::ReadData => 4,
             Verb::ReadDigest => 5,
             Verb::Raft => 6,
+            Verb::Membership => 7,
             Verb::RangeData => 8,
         }
     }
@@ -42,6 +45,7 @@ impl Verb {
             Verb::ReadData => "READ_DATA",
             Verb::ReadDigest => "READ_DIGEST",
             Verb::Raft => "RAFT",
+            Verb::Membership => "MEMBERSHIP",
             Verb::RangeData => "RANGE_DATA",
         }
     }
@@ -55,6 +59,7 @@ impl Verb {
             4 => Verb::ReadData,
             5 => Verb::ReadDigest,
             6 => Verb::Raft,
+            7 => Verb::Membership,
             8 => Verb::RangeData,
             _ => return None,
         })

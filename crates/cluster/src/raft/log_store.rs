@@ -3,7 +3,10 @@
 //! Files in the group's directory:
 //! - `log`: one JSON entry per line, in index order, appended and synced (`fdatasync`) before
 //!   openraft is told the entries are durable;
-//! - `vote`, `purged`: JSON, replaced atomically (write, sync, rename).
+//! - `vote`, `purged`, `committed`: JSON, replaced atomically (write, sync, rename). The
+//!   committed log id is kept so that a restarted member applies what it knows committed at
+//!   once — a node alone would otherwise hold an empty state (no ring entry) until it had
+//!   elected itself and committed again.
 //!
 //! Truncation (a follower dropping entries a new leader overrides) and purging (entries a
 //! snapshot covers) rewrite `log` atomically; both are rare and the schema log is small. A
@@ -39,6 +42,7 @@ struct Inner {
     entries: BTreeMap<u64, Entry<TypeConfig>>,
     vote: Option<Vote<NodeId>>,
     purged: Option<LogId<NodeId>>,
+    committed: Option<LogId<NodeId>>,
     file: File,
 }
 
@@ -52,6 +56,7 @@ impl LogStore {
         std::fs::create_dir_all(dir)?;
         let vote = read_json(&dir.join("vote"))?;
         let purged = read_json(&dir.join("purged"))?;
+        let committed = read_json(&dir.join("committed"))?;
         let path = dir.join("log");
         let mut entries = BTreeMap::new();
         if let Ok(text) = std::fs::read_to_string(&path) {
@@ -77,6 +82,7 @@ impl LogStore {
             entries,
             vote,
             purged,
+            committed,
             file: OpenOptions::new().create(true).append(true).open(&path)?,
         };
         // Rewrite without a torn tail, so appends start on a fresh line.
@@ -155,6 +161,24 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         write_json(&inner.dir.join("vote"), vote).map_err(|e| StorageIOError::write_vote(&e))?;
         inner.vote = Some(*vote);
         Ok(())
+    }
+
+    async fn save_committed(
+        &mut self,
+        committed: Option<LogId<NodeId>>,
+    ) -> Result<(), StorageError<NodeId>> {
+        let mut inner = self.inner.lock();
+        if inner.committed == committed {
+            return Ok(());
+        }
+        write_json(&inner.dir.join("committed"), &committed)
+            .map_err(|e| StorageIOError::write_logs(&e))?;
+        inner.committed = committed;
+        Ok(())
+    }
+
+    async fn read_committed(&mut self) -> Result<Option<LogId<NodeId>>, StorageError<NodeId>> {
+        Ok(self.inner.lock().committed)
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote<NodeId>>, StorageError<NodeId>> {

@@ -31,8 +31,8 @@ use bytes::Bytes;
 use command::{Command, CommandResult, ReplicatedState};
 use network::{Network, ProposeAnswer, RaftRpc};
 use openraft::error::{ClientWriteError, RaftError};
-use openraft::{BasicNode, Raft};
-use std::collections::BTreeMap;
+use openraft::{BasicNode, ChangeMembers, Raft};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -72,6 +72,9 @@ pub struct Group0 {
     raft: Raft<TypeConfig>,
     state: Arc<parking_lot::RwLock<ReplicatedState>>,
     messaging: Arc<Messaging>,
+    /// One membership change at a time on this node: openraft refuses a second while one
+    /// is in progress, and joiners arriving together would otherwise retry each other out.
+    changes: Arc<tokio::sync::Mutex<()>>,
 }
 
 fn raft_error(e: impl std::fmt::Display) -> Error {
@@ -108,14 +111,18 @@ impl Group0 {
         let network = Network {
             messaging: Arc::clone(&messaging),
         };
+        // openraft re-applies the log up to the saved committed id here, so the state (the
+        // ring entries, the schema) is there before the node serves.
         let raft = Raft::new(id, Arc::new(config), network, log, sm)
             .await
             .map_err(raft_error)?;
-        messaging.register(Verb::Raft, rpc_handler(raft.clone()));
+        let changes = Arc::new(tokio::sync::Mutex::new(()));
+        messaging.register(Verb::Raft, rpc_handler(raft.clone(), Arc::clone(&changes)));
         Ok(Group0 {
             raft,
             state,
             messaging,
+            changes,
         })
     }
 
@@ -168,6 +175,79 @@ impl Group0 {
         }
     }
 
+    /// Whether this node's member belongs to a group already (it initialized one, joined
+    /// one, or has one in its log from an earlier start).
+    pub async fn is_initialized(&self) -> Result<bool> {
+        self.raft.is_initialized().await.map_err(raft_error)
+    }
+
+    /// The group's members as this node knows them (id → address), and which of them vote.
+    pub fn members(&self) -> (BTreeMap<NodeId, IpAddr>, BTreeSet<NodeId>) {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow();
+        let nodes = m
+            .membership_config
+            .nodes()
+            .filter_map(|(id, n)| Some((*id, n.addr.parse().ok()?)))
+            .collect();
+        (nodes, m.membership_config.voter_ids().collect())
+    }
+
+    /// Makes node `id` at `address` a voting member: first a learner brought up to date, then
+    /// a voter (openraft's joint-consensus membership change), on the leader — forwarded
+    /// there from any other member. Nothing to do when it already votes.
+    pub async fn add_voter(&self, id: NodeId, address: IpAddr, timeout: Duration) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let attempt = tokio::time::timeout(left, async {
+                let _one = self.changes.lock().await;
+                add_voter_here(&self.raft, id, address).await
+            })
+            .await;
+            let retry = match attempt {
+                Err(_) => {
+                    return Err(Error::Raft(format!(
+                        "no membership change within {timeout:?}"
+                    )))
+                }
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(AddVoterError::Forward(Some(leader)))) => {
+                    let body = serde_json::to_vec(&RaftRpc::AddVoter {
+                        id,
+                        address: address.to_string(),
+                    })
+                    .map_err(raft_error)?;
+                    match self
+                        .messaging
+                        .request(leader, Verb::Raft, Bytes::from(body), left)
+                        .await
+                    {
+                        Ok(answer) => {
+                            let answer: std::result::Result<(), String> =
+                                serde_json::from_slice(&answer).map_err(raft_error)?;
+                            match answer {
+                                Ok(()) => return Ok(()),
+                                Err(e) => e,
+                            }
+                        }
+                        Err(e) => e.to_string(),
+                    }
+                }
+                Ok(Err(AddVoterError::Forward(None))) => "no leader known yet".to_string(),
+                Ok(Err(AddVoterError::Retry(e))) => e,
+                Ok(Err(AddVoterError::Fatal(e))) => return Err(Error::Raft(e)),
+            };
+            // An election, or another membership change in progress: try again shortly.
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::Raft(format!(
+                    "node {address} could not be added to the group within {timeout:?}: {retry}"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(100).min(left)).await;
+        }
+    }
+
     /// The replicated state as this node has applied it.
     pub fn state(&self) -> ReplicatedState {
         self.state.read().clone()
@@ -199,16 +279,75 @@ impl Group0 {
     }
 }
 
+/// Why adding a voter on this node did not complete.
+enum AddVoterError {
+    /// This node is not the leader: the leader's address, if known.
+    Forward(Option<IpAddr>),
+    /// Worth retrying (another membership change in progress, a lost leadership).
+    Retry(String),
+    /// Not worth retrying.
+    Fatal(String),
+}
+
+/// Adds `id` as a learner, then makes it a voter, if this node is the leader.
+async fn add_voter_here(
+    raft: &Raft<TypeConfig>,
+    id: NodeId,
+    address: IpAddr,
+) -> std::result::Result<(), AddVoterError> {
+    let classify = |e: RaftError<NodeId, ClientWriteError<NodeId, BasicNode>>| match e {
+        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => {
+            AddVoterError::Forward(f.leader_node.and_then(|n| n.addr.parse::<IpAddr>().ok()))
+        }
+        RaftError::APIError(ClientWriteError::ChangeMembershipError(e)) => {
+            AddVoterError::Retry(e.to_string())
+        }
+        RaftError::Fatal(e) => AddVoterError::Fatal(e.to_string()),
+    };
+    if raft
+        .metrics()
+        .borrow()
+        .membership_config
+        .voter_ids()
+        .any(|v| v == id)
+    {
+        return Ok(());
+    }
+    raft.add_learner(id, BasicNode::new(address.to_string()), true)
+        .await
+        .map_err(classify)?;
+    let voters: BTreeSet<NodeId> = [id].into_iter().collect();
+    raft.change_membership(ChangeMembers::AddVoterIds(voters), false)
+        .await
+        .map_err(classify)?;
+    Ok(())
+}
+
 /// Serves the `RAFT` verb: Raft's own messages, and commands forwarded to this node.
-fn rpc_handler(raft: Raft<TypeConfig>) -> Handler {
+fn rpc_handler(raft: Raft<TypeConfig>, changes: Arc<tokio::sync::Mutex<()>>) -> Handler {
     Arc::new(move |_from: IpAddr, body: Bytes| {
         let raft = raft.clone();
+        let changes = Arc::clone(&changes);
         Box::pin(async move {
             let rpc: RaftRpc = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
             let answer = match rpc {
                 RaftRpc::Append(r) => serde_json::to_vec(&raft.append_entries(r).await),
                 RaftRpc::Vote(r) => serde_json::to_vec(&raft.vote(r).await),
                 RaftRpc::Snapshot(r) => serde_json::to_vec(&raft.install_snapshot(r).await),
+                RaftRpc::AddVoter { id, address } => {
+                    let answer: std::result::Result<(), String> = match address.parse() {
+                        Ok(ip) => {
+                            let _one = changes.lock().await;
+                            add_voter_here(&raft, id, ip).await
+                        }
+                        .map_err(|e| match e {
+                            AddVoterError::Forward(_) => "not the leader any more".to_string(),
+                            AddVoterError::Retry(e) | AddVoterError::Fatal(e) => e,
+                        }),
+                        Err(_) => Err(format!("`{address}` is not an address")),
+                    };
+                    serde_json::to_vec(&answer)
+                }
                 RaftRpc::Propose(cmd) => {
                     let answer: ProposeAnswer = raft
                         .client_write(cmd)

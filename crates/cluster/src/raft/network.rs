@@ -35,6 +35,14 @@ pub enum RaftRpc {
     Snapshot(InstallSnapshotRequest<TypeConfig>),
     /// A command proposed on a node that is not the leader, forwarded to it.
     Propose(Command),
+    /// Make a node a voting member (a joining node's request, forwarded to the leader);
+    /// answered with `Result<(), String>`.
+    AddVoter {
+        /// Its id in the group.
+        id: NodeId,
+        /// Its address.
+        address: String,
+    },
 }
 
 /// The answer to a forwarded [`RaftRpc::Propose`]: the result, or why it was not committed.

@@ -17,7 +17,7 @@ use super::setters::{
     set_authenticator, set_authorizer, set_commit_failure_policy, set_commitlog_sync,
     set_data_file_directories, set_disk_access_mode, set_disk_failure_policy, set_endpoint_snitch,
     set_index_cache_fraction, set_initial_token, set_memtable_cleanup_threshold, set_partitioner,
-    set_prometheus_prefix, set_snapshot_before_compaction, Bad,
+    set_prometheus_prefix, set_seed_provider, set_snapshot_before_compaction, Bad,
 };
 use super::yaml::Node;
 use super::{Config, MIB};
@@ -166,6 +166,16 @@ static KEYS: &[Key] = &[
         "broadcast_rpc_address",
         "127.0.0.1",
         field!(broadcast_rpc_address, v => Some(v.address()?)),
+    ),
+    key(
+        "storage_port",
+        "7000",
+        field!(storage_port, v => v.port()?),
+    ),
+    key(
+        "seed_provider",
+        "[{class_name: org.apache.cassandra.locator.SimpleSeedProvider, parameters: [{seeds: \"127.0.0.1\"}]}]",
+        set_seed_provider,
     ),
     key(
         "native_transport_port",
@@ -529,11 +539,9 @@ static KEYS: &[Key] = &[
     ),
     // Accepted for compatibility and not used (see `Handling::Ignored`).
     // Cluster membership, gossip, tokens.
-    ignored("seed_provider"),
     ignored("allocate_tokens_for_keyspace"),
     ignored("allocate_tokens_for_local_replication_factor"),
     ignored("auto_bootstrap"),
-    ignored("storage_port"),
     ignored("ssl_storage_port"),
     ignored("listen_interface"),
     ignored("listen_interface_prefer_ipv6"),

@@ -91,6 +91,11 @@ pub struct Config {
     pub rpc_address: String,
     /// `broadcast_rpc_address` (defaults to `rpc_address`).
     pub broadcast_rpc_address: Option<String>,
+    /// `storage_port`: internode messaging, on `listen_address` (Cassandra's 7000).
+    pub storage_port: u16,
+    /// `seed_provider`'s seeds (`SimpleSeedProvider`), as written; empty without a
+    /// `seed_provider`: the node is a cluster of one that listens for no peers.
+    pub seeds: Vec<String>,
     /// `native_transport_port`.
     pub native_transport_port: u16,
     /// `start_native_transport`.
@@ -211,6 +216,8 @@ impl Default for Config {
             broadcast_address: None,
             rpc_address: "127.0.0.1".into(),
             broadcast_rpc_address: None,
+            storage_port: 7000,
+            seeds: Vec::new(),
             native_transport_port: 9042,
             start_native_transport: true,
             native_transport_max_frame_size: 16 * MIB,

@@ -194,6 +194,96 @@ pub(super) fn set_endpoint_snitch(c: &mut Config, v: &Node) -> Result<(), Bad> {
     Ok(())
 }
 
+/// `seed_provider`: a list of one `SimpleSeedProvider` (short or full class name) whose
+/// `parameters` hold `seeds`, comma-separated addresses (a port after `:` is accepted and
+/// ignored: every node uses the same `storage_port`). Other providers are refused: Cairn
+/// would otherwise start without finding its ring.
+pub(super) fn set_seed_provider(c: &mut Config, v: &Node) -> Result<(), Bad> {
+    let providers = match &v.value {
+        // `seed_provider: []`: none, as with no key.
+        Value::Seq(items) if items.is_empty() => {
+            c.seeds.clear();
+            return Ok(());
+        }
+        Value::Seq(items) => items.as_slice(),
+        Value::Map(_) => std::slice::from_ref(v),
+        _ => return Err("expected a list with one `class_name` and its `parameters`".into()),
+    };
+    let [provider] = providers else {
+        return Err(Bad::Invalid(format!(
+            "{} seed providers given; Cairn supports one",
+            providers.len()
+        )));
+    };
+    let Value::Map(entries) = &provider.value else {
+        return Err("expected `class_name` and `parameters`".into());
+    };
+    let mut class = None;
+    let mut seeds = None;
+    for (k, line, n) in entries {
+        match k.as_str() {
+            "class_name" => class = Some(n.string()?),
+            "parameters" => {
+                let params = match &n.value {
+                    Value::Seq(items) => items.iter().collect::<Vec<_>>(),
+                    Value::Map(_) => vec![n],
+                    _ => return Err(format!("line {line}: expected `- seeds: \"…\"`").into()),
+                };
+                for p in params {
+                    let Value::Map(ps) = &p.value else {
+                        return Err(format!("line {line}: expected `- seeds: \"…\"`").into());
+                    };
+                    for (pk, pl, pv) in ps {
+                        match pk.as_str() {
+                            "seeds" => seeds = Some(pv.string()?),
+                            other => {
+                                return Err(Bad::Invalid(format!(
+                                    "line {pl}: unknown parameter `{other}` of SimpleSeedProvider \
+                                     (seeds)"
+                                )))
+                            }
+                        }
+                    }
+                }
+            }
+            other => return Err(format!("unexpected `{other}` (class_name, parameters)").into()),
+        }
+    }
+    let class = class.ok_or("missing class_name")?;
+    if class.rsplit('.').next() != Some("SimpleSeedProvider") {
+        return Err(Bad::Invalid(format!(
+            "unsupported seed provider `{class}`: Cairn supports \
+             org.apache.cassandra.locator.SimpleSeedProvider"
+        )));
+    }
+    let text = seeds.ok_or("SimpleSeedProvider needs `parameters: - seeds: \"…\"`")?;
+    let mut list = Vec::new();
+    for seed in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        list.push(seed_host(seed).ok_or_else(|| format!("`{seed}` is not a seed address"))?);
+    }
+    if list.is_empty() {
+        return Err("no seeds given".into());
+    }
+    c.seeds = list;
+    Ok(())
+}
+
+/// The host of a seed (`127.0.0.1`, `127.0.0.1:7000`, `[::1]:7000`, `::1`, `host`).
+fn seed_host(seed: &str) -> Option<String> {
+    if seed.parse::<std::net::IpAddr>().is_ok() {
+        return Some(seed.to_string());
+    }
+    if let Ok(sa) = seed.parse::<std::net::SocketAddr>() {
+        return Some(sa.ip().to_string());
+    }
+    let host = match seed.rsplit_once(':') {
+        Some((h, port)) if port.parse::<u16>().is_ok() => h,
+        Some(_) => return None,
+        None => seed,
+    };
+    (!host.is_empty() && !host.contains(char::is_whitespace)).then(|| host.to_string())
+}
+
 /// Only Murmur3, by its short or full class name; stored by its full name.
 pub(super) fn set_partitioner(c: &mut Config, v: &Node) -> Result<(), Bad> {
     let s = v.string()?;

@@ -23,6 +23,8 @@ impl Config {
             ("broadcast_address", opt(&self.broadcast_address)),
             ("rpc_address", self.rpc_address.clone()),
             ("broadcast_rpc_address", opt(&self.broadcast_rpc_address)),
+            ("storage_port", self.storage_port.to_string()),
+            ("seed_provider", self.seeds.join(",")),
             (
                 "native_transport_port",
                 self.native_transport_port.to_string(),

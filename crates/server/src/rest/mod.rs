@@ -166,6 +166,29 @@ pub fn random_uuid() -> String {
     )
 }
 
+/// One member of the cluster as the REST API shows it.
+#[derive(Debug, Clone)]
+pub struct MemberInfo {
+    /// Its address (`broadcast_address`).
+    pub address: String,
+    /// Its host id.
+    pub host_id: String,
+    /// Whether this node sees it up (itself always).
+    pub up: bool,
+    /// Whether it is still joining the ring.
+    pub joining: bool,
+    /// Its tokens.
+    pub tokens: Vec<String>,
+    /// Data center.
+    pub data_center: String,
+    /// Rack.
+    pub rack: String,
+    /// Bytes of live sstables, once known.
+    pub load: Option<f64>,
+    /// Its schema version, once known.
+    pub schema_version: Option<String>,
+}
+
 /// What the REST API needs from a node. Implementations must be cheap to call from
 /// blocking threads; every method may block.
 pub trait AdminBackend: Send + Sync + 'static {
@@ -219,6 +242,22 @@ pub trait AdminBackend: Send + Sync + 'static {
             .map(Token)
             .collect();
         TokenRing::new(vec![(endpoint, tokens)]).unwrap_or_default()
+    }
+
+    /// Every member of the cluster, this node first. Default: this node alone.
+    fn members(&self) -> Vec<MemberInfo> {
+        let n = self.node();
+        vec![MemberInfo {
+            address: n.address,
+            host_id: n.host_id,
+            up: true,
+            joining: false,
+            tokens: n.tokens,
+            data_center: n.data_center,
+            rack: n.rack,
+            load: Some(node_api::live_disk_bytes(self.database())),
+            schema_version: Some(self.schema_version()),
+        }]
     }
 
     /// How keyspace `keyspace` places its replicas; `None` if it does not exist. Default:
@@ -552,16 +591,21 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request) -> Response {
         ("GET", ["storage_service", "hostid", "local"]) => {
             Response::ok(Json::Str(backend.node().host_id).to_text())
         }
-        ("GET", ["storage_service", "host_id"]) => {
-            let n = backend.node();
-            Response::ok(
-                Json::Arr(vec![Json::obj([
-                    ("key", Json::Str(n.address)),
-                    ("value", Json::Str(n.host_id)),
-                ])])
-                .to_text(),
+        ("GET", ["storage_service", "host_id"]) => Response::ok(
+            Json::Arr(
+                backend
+                    .members()
+                    .into_iter()
+                    .map(|m| {
+                        Json::obj([
+                            ("key", Json::Str(m.address)),
+                            ("value", Json::Str(m.host_id)),
+                        ])
+                    })
+                    .collect(),
             )
-        }
+            .to_text(),
+        ),
         ("GET", ["storage_service", "release_version"]) => {
             Response::ok(Json::Str(backend.node().release_version).to_text())
         }

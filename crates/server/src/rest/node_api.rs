@@ -1,11 +1,12 @@
 //! The node's own figures on ScyllaDB's REST paths — storage service (load, generation,
-//! tokens, ring, ownership, gossip and native transport state), gossiper, snitch, uptime —
-//! and the cache service, for `nodetool status`, `info` and `describering`.
+//! tokens, ring, ownership, gossip and native transport state), gossiper, snitch, uptime,
+//! schema versions — and the cache service, for `nodetool status`, `info`, `describering`
+//! and `describecluster`.
 //!
-//! The ring and ownership come from the node's ring (`AdminBackend::ring`: the node's own
-//! tokens, system.local's `tokens`) and each keyspace's placement (`cairn_cluster`). A node is
-//! always `UN` (up, normal) to itself, and it has no gossip yet; `gossiping` reports true
-//! while the node serves, as a one-node Cassandra cluster does.
+//! Members, their tokens, liveness, loads and schema versions come from
+//! `AdminBackend::members` (the cluster's topology; a bare engine is alone), the ring and
+//! ownership from `AdminBackend::ring` and each keyspace's placement (`cairn_cluster`). A
+//! node is always up to itself; `gossiping` reports true while the node serves.
 //!
 //! The cache service's invalidations exist and validate their request, but are no-ops until
 //! the row cache exists (there is no key or counter cache); its metrics are zero.
@@ -21,13 +22,43 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
     let post = req.method == "POST";
     let r = match seg {
         ["storage_service", "load"] if get => Response::ok(Json::Float(load(backend)).to_text()),
-        ["storage_service", "load_map"] if get => {
-            let n = backend.node();
+        ["storage_service", "load_map"] if get => Response::ok(
+            Json::Arr(
+                backend
+                    .members()
+                    .into_iter()
+                    .filter_map(|m| {
+                        Some(Json::obj([
+                            ("key", Json::Str(m.address)),
+                            ("value", Json::Float(m.load?)),
+                        ]))
+                    })
+                    .collect(),
+            )
+            .to_text(),
+        ),
+        // ScyllaDB's path: each schema version and the nodes reporting it.
+        ["storage_proxy", "schema_versions"] if get => {
+            let mut versions: Vec<(String, Vec<String>)> = Vec::new();
+            for m in backend.members() {
+                let v = m.schema_version.unwrap_or_else(|| "UNREACHABLE".into());
+                match versions.iter_mut().find(|(k, _)| *k == v) {
+                    Some((_, addrs)) => addrs.push(m.address),
+                    None => versions.push((v, vec![m.address])),
+                }
+            }
             Response::ok(
-                Json::Arr(vec![Json::obj([
-                    ("key", Json::Str(n.address)),
-                    ("value", Json::Float(load(backend))),
-                ])])
+                Json::Arr(
+                    versions
+                        .into_iter()
+                        .map(|(k, v)| {
+                            Json::obj([
+                                ("key", Json::Str(k)),
+                                ("value", Json::Arr(v.into_iter().map(Json::Str).collect())),
+                            ])
+                        })
+                        .collect(),
+                )
                 .to_text(),
             )
         }
@@ -44,25 +75,47 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
         }
         ["storage_service", "operation_mode"] if get => Response::ok(Json::str("NORMAL").to_text()),
         ["storage_service", "is_starting"] if get => Response::ok(Json::Bool(false).to_text()),
-        ["storage_service", "nodes", "joining" | "leaving" | "moving"] if get => {
+        ["storage_service", "nodes", "joining"] if get => Response::ok(
+            Json::Arr(
+                backend
+                    .members()
+                    .into_iter()
+                    .filter(|m| m.joining)
+                    .map(|m| Json::Str(m.address))
+                    .collect(),
+            )
+            .to_text(),
+        ),
+        ["storage_service", "nodes", "leaving" | "moving"] if get => {
             Response::ok(Json::Arr(Vec::new()).to_text())
         }
         ["storage_service", "tokens"] if get => Response::ok(tokens(backend).to_text()),
         ["storage_service", "tokens", endpoint] if get => {
-            if *endpoint == backend.node().address {
-                Response::ok(tokens(backend).to_text())
-            } else {
-                Response::error(400, format!("Unknown endpoint {endpoint}"))
+            match backend
+                .members()
+                .into_iter()
+                .find(|m| m.address == *endpoint)
+            {
+                Some(m) => {
+                    Response::ok(Json::Arr(m.tokens.into_iter().map(Json::Str).collect()).to_text())
+                }
+                None => Response::error(400, format!("Unknown endpoint {endpoint}")),
             }
         }
         ["storage_service", "tokens_endpoint"] if get => {
-            let n = backend.node();
+            let mut pairs: Vec<(i64, String, String)> = Vec::new();
+            for m in backend.members() {
+                for t in m.tokens {
+                    pairs.push((t.parse().unwrap_or(i64::MIN), t, m.address.clone()));
+                }
+            }
+            pairs.sort();
             Response::ok(
                 Json::Arr(
-                    n.tokens
-                        .iter()
-                        .map(|t| {
-                            Json::obj([("key", Json::str(t)), ("value", Json::str(&n.address))])
+                    pairs
+                        .into_iter()
+                        .map(|(_, t, a)| {
+                            Json::obj([("key", Json::Str(t)), ("value", Json::Str(a))])
                         })
                         .collect(),
                 )
@@ -94,14 +147,38 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request, seg: &[&str]) -> Option
                 Err(e) => Response::error(400, e),
             }
         }
-        ["gossiper", "endpoint", "live"] if get => {
-            Response::ok(Json::Arr(vec![Json::Str(backend.node().address)]).to_text())
+        ["gossiper", "endpoint", which @ ("live" | "down")] if get => {
+            let live = *which == "live";
+            Response::ok(
+                Json::Arr(
+                    backend
+                        .members()
+                        .into_iter()
+                        .filter(|m| m.up == live)
+                        .map(|m| Json::Str(m.address))
+                        .collect(),
+                )
+                .to_text(),
+            )
         }
-        ["gossiper", "endpoint", "down"] if get => Response::ok(Json::Arr(Vec::new()).to_text()),
-        ["snitch", "datacenter"] if get => {
-            Response::ok(Json::Str(backend.node().data_center).to_text())
+        // `?host=ADDR` asks about another member (ScyllaDB's parameter).
+        ["snitch", which @ ("datacenter" | "rack")] if get => {
+            let member = match req.param("host") {
+                None => None,
+                Some(host) => match backend.members().into_iter().find(|m| m.address == host) {
+                    Some(m) => Some(m),
+                    None => return Some(Response::error(400, format!("Unknown host {host}"))),
+                },
+            };
+            let n = backend.node();
+            let value = match (*which, member) {
+                ("datacenter", Some(m)) => m.data_center,
+                ("datacenter", None) => n.data_center,
+                (_, Some(m)) => m.rack,
+                (_, None) => n.rack,
+            };
+            Response::ok(Json::Str(value).to_text())
         }
-        ["snitch", "rack"] if get => Response::ok(Json::Str(backend.node().rack).to_text()),
         ["snitch", "name"] if get => Response::ok(Json::Str(backend.node().snitch).to_text()),
         ["system", "uptime_ms"] if get => {
             Response::ok(Json::uint(backend.node().started.elapsed().as_millis() as u64).to_text())
@@ -239,9 +316,12 @@ fn cache_metric(backend: &dyn AdminBackend, which: &str, metric: &str) -> Respon
 
 /// Bytes of live sstables over every table (Cassandra's load).
 fn load(backend: &dyn AdminBackend) -> f64 {
-    backend
-        .database()
-        .tables()
+    live_disk_bytes(backend.database())
+}
+
+/// Bytes of live sstables over every table of `db`.
+pub fn live_disk_bytes(db: &cairn_engine::Database) -> f64 {
+    db.tables()
         .iter()
         .filter_map(|t| t.stats().ok())
         .map(|s| s.live_disk_bytes as f64)

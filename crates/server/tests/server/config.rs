@@ -359,16 +359,37 @@ concurrent_reads: 32
     for k in [
         "hinted_handoff_enabled",
         "max_hint_window",
-        "seed_provider",
         "concurrent_reads",
     ] {
         assert!(w.contains(k), "{k} missing from {w}");
     }
     // Security settings are checked, not ignored: these enable nothing, so they pass.
     assert!(!w.contains("num_tokens"));
+    assert!(!w.contains("seed_provider"));
+    assert_eq!(l.config.seeds, ["127.0.0.1"]);
     assert!(!w.contains("role_manager"));
     assert!(!w.contains("client_encryption_options"));
     assert_eq!(l.config.num_tokens, 16);
+}
+
+#[test]
+fn seed_provider_is_simple_seed_provider_only() {
+    let l = load(
+        "storage_port: 7001\nseed_provider:\n  - class_name: SimpleSeedProvider\n    parameters:\n      - seeds: \"127.0.0.1:7001, 127.0.0.2,[::1]:7000\"\n",
+    );
+    assert_eq!(l.config.seeds, ["127.0.0.1", "127.0.0.2", "::1"]);
+    assert_eq!(l.config.storage_port, 7001);
+    assert!(load("seed_provider: []\n").config.seeds.is_empty());
+    let p = problems(
+        "seed_provider:\n  - class_name: org.example.K8SeedProvider\n    parameters:\n      - seeds: \"a\"\n",
+    );
+    assert!(
+        p[0].message.contains("unsupported seed provider")
+            && p[0].message.contains("SimpleSeedProvider"),
+        "{p:?}"
+    );
+    let p = problems("seed_provider:\n  - class_name: SimpleSeedProvider\n");
+    assert!(p[0].message.contains("seeds"), "{p:?}");
 }
 
 #[test]
@@ -377,7 +398,7 @@ fn overrides_win_over_the_file() {
     let path = dir.path().join("cairn.yaml");
     std::fs::write(
         &path,
-        "data_file_directories: [/nowhere/data]\ncommitlog_directory: /nowhere/cl\nnative_transport_port: 1\napi_port: 2\nprometheus_port: 3\nseed_provider: []\n",
+        "data_file_directories: [/nowhere/data]\ncommitlog_directory: /nowhere/cl\nnative_transport_port: 1\napi_port: 2\nprometheus_port: 3\nhinted_handoff_enabled: true\n",
     )
     .unwrap();
     let only_file = Config::resolve(&Overrides {

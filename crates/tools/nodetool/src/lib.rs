@@ -45,6 +45,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("cfstats", "cfstats [<keyspace>[.<table>]...]    Print statistics on tables (tablestats)"),
     ("clearsnapshot", "clearsnapshot [-t <tag> | --all] [<keyspace>...]  Remove the snapshot with the given name from the given keyspaces"),
     ("compactionstats", "compactionstats                      Print statistics on compactions"),
+    ("describecluster", "describecluster                      Print the name, snitch, partitioner and schema versions of the cluster"),
     ("describering", "describering <keyspace>              Shows the token ranges info of a given keyspace"),
     ("disablebackup", "disablebackup                        Disable incremental backup"),
     ("enablebackup", "enablebackup                         Enable incremental backup"),
@@ -211,6 +212,10 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
         "info" => {
             max_args(0)?;
             reports::info(&client)
+        }
+        "describecluster" => {
+            max_args(0)?;
+            reports::describecluster(&client)
         }
         "invalidaterowcache" | "invalidatekeycache" => {
             max_args(0)?;

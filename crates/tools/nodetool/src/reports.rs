@@ -65,31 +65,65 @@ fn get_strings(client: &Client, path: &str) -> Result<Vec<String>, NodetoolError
         .collect())
 }
 
-/// `nodetool status`.
+/// The `(key, value)` pairs of a REST map answer (`[{"key": …, "value": …}]`).
+fn get_pairs(client: &Client, path: &str) -> Result<Vec<(String, Json)>, NodetoolError> {
+    let v = client.get(path, &[])?;
+    let arr = v.as_array().ok_or_else(|| unexpected(path, &v))?;
+    Ok(arr
+        .iter()
+        .filter_map(|e| Some((e.get("key")?.as_str()?.to_string(), e.get("value")?.clone())))
+        .collect())
+}
+
+/// `nodetool status`: every member, grouped by data center, as Cassandra prints it.
 pub fn status(client: &Client, keyspace: Option<&str>) -> Result<String, NodetoolError> {
-    let dc = get_str(client, "/snitch/datacenter")?;
-    let rack = get_str(client, "/snitch/rack")?;
-    let load = get_f64(client, "/storage_service/load")?;
-    let tokens = get_strings(client, "/storage_service/tokens")?;
-    let host_ids = client.get("/storage_service/host_id", &[])?;
+    let host_ids = get_pairs(client, "/storage_service/host_id")?;
     let live = get_strings(client, "/gossiper/endpoint/live")?;
-    let (address, host_id) = host_ids
-        .as_array()
-        .and_then(|a| a.first())
-        .and_then(|e| Some((e.get("key")?.as_str()?, e.get("value")?.as_str()?)))
-        .ok_or_else(|| unexpected("host_id", &host_ids))?;
-    let state = if live.iter().any(|a| a == address) {
-        "UN"
-    } else {
-        "DN"
-    };
-    let mut out = format!(
-        "Datacenter: {dc}\n{}\n",
-        "=".repeat(12 + dc.chars().count())
-    );
-    out.push_str("Status=Up/Down\n|/ State=Normal/Leaving/Joining/Moving\n");
-    let rows = [
-        [
+    let joining = get_strings(client, "/storage_service/nodes/joining")?;
+    let loads = get_pairs(client, "/storage_service/load_map")?;
+    let tokens = get_pairs(client, "/storage_service/tokens_endpoint")?;
+    let mut by_dc: Vec<(String, Vec<[String; 7]>)> = Vec::new();
+    for (address, host_id) in &host_ids {
+        let host = [("host", address.as_str())];
+        let dc = client.get("/snitch/datacenter", &host)?;
+        let dc = dc.as_str().unwrap_or("").to_string();
+        let rack = client.get("/snitch/rack", &host)?;
+        let rack = rack.as_str().unwrap_or("").to_string();
+        let up = if live.contains(address) { "U" } else { "D" };
+        let state = if joining.contains(address) { "J" } else { "N" };
+        let load = loads
+            .iter()
+            .find(|(a, _)| a == address)
+            .and_then(|(_, v)| v.as_f64())
+            .map_or_else(|| "?".to_string(), file_size);
+        let count = tokens
+            .iter()
+            .filter(|(_, a)| a.as_str() == Some(address.as_str()))
+            .count();
+        let row = [
+            format!("{up}{state}"),
+            address.clone(),
+            load,
+            count.to_string(),
+            format!("{:.1}%", ownership(client, keyspace, address)? * 100.0),
+            host_id.as_str().unwrap_or("").to_string(),
+            rack,
+        ];
+        match by_dc.iter_mut().find(|(d, _)| *d == dc) {
+            Some((_, rows)) => rows.push(row),
+            None => by_dc.push((dc, vec![row])),
+        }
+    }
+    let mut out = String::new();
+    for (dc, mut rows) in by_dc {
+        rows.sort_by(|a, b| a[1].cmp(&b[1]));
+        let _ = write!(
+            out,
+            "Datacenter: {dc}\n{}\n",
+            "=".repeat(12 + dc.chars().count())
+        );
+        out.push_str("Status=Up/Down\n|/ State=Normal/Leaving/Joining/Moving\n");
+        let header = [
             "--".to_string(),
             "Address".into(),
             "Load".into(),
@@ -97,33 +131,45 @@ pub fn status(client: &Client, keyspace: Option<&str>) -> Result<String, Nodetoo
             "Owns (effective)".into(),
             "Host ID".into(),
             "Rack".into(),
-        ],
-        [
-            state.to_string(),
-            address.to_string(),
-            file_size(load),
-            tokens.len().to_string(),
-            format!("{:.1}%", ownership(client, keyspace, address)? * 100.0),
-            host_id.to_string(),
-            rack,
-        ],
-    ];
-    let widths: Vec<usize> = (0..7)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    for r in &rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            if c + 1 == r.len() {
-                line.push_str(cell);
-            } else {
-                let _ = write!(line, "{cell:<w$}  ", w = widths[c]);
+        ];
+        rows.insert(0, header);
+        let widths: Vec<usize> = (0..7)
+            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+            .collect();
+        for r in &rows {
+            let mut line = String::new();
+            for (c, cell) in r.iter().enumerate() {
+                if c + 1 == r.len() {
+                    line.push_str(cell);
+                } else {
+                    let _ = write!(line, "{cell:<w$}  ", w = widths[c]);
+                }
             }
+            out.push_str(&line);
+            out.push('\n');
         }
-        out.push_str(&line);
         out.push('\n');
     }
-    out.push('\n');
+    Ok(out)
+}
+
+/// `nodetool describecluster`: the cluster's name, snitch, partitioner and which nodes
+/// report which schema version.
+pub fn describecluster(client: &Client) -> Result<String, NodetoolError> {
+    let name = get_str(client, "/storage_service/cluster_name")?;
+    let snitch = get_str(client, "/snitch/name")?;
+    let partitioner = get_str(client, "/storage_service/partitioner_name")?;
+    let versions = get_pairs(client, "/storage_proxy/schema_versions")?;
+    let mut out = format!(
+        "Cluster Information:\n\tName: {name}\n\tSnitch: {snitch}\n\tDynamicEndPointSnitch: disabled\n\tPartitioner: {partitioner}\n\tSchema versions:\n"
+    );
+    for (version, addrs) in versions {
+        let addrs: Vec<&str> = addrs
+            .as_array()
+            .map(|a| a.iter().filter_map(Json::as_str).collect())
+            .unwrap_or_default();
+        let _ = writeln!(out, "\t\t{version}: [{}]\n", addrs.join(", "));
+    }
     Ok(out)
 }
 

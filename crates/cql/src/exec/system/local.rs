@@ -1,16 +1,19 @@
 //! The `system` keyspace: the node (`local`), its peers (`peers`, Cassandra 4's `peers_v2`),
 //! size estimates and compaction history.
 //!
-//! A single node has no peers, so both peer tables are empty; they exist because drivers
-//! read them at connect: ScyllaDB's gocql fork and the Java driver 4 ask `peers_v2` of any
-//! server whose release_version is 4.0 or later (the fork with no fallback), the Python
-//! driver tries it first.
+//! The peer tables list every other member of the cluster from the node's topology
+//! (`cairn_cluster::membership`), with each peer's schema version as last polled (null until
+//! then: drivers skip a null version when they wait for schema agreement). Drivers read them
+//! at connect: ScyllaDB's gocql fork and the Java driver 4 ask `peers_v2` of any server
+//! whose release_version is 4.0 or later (the fork with no fallback), the Python driver
+//! tries it first. A node alone has no peers: both tables are empty.
 
 use super::{bigint, inet, int, set_text, text, text_set, uuid, Row};
 use crate::error::Result;
 use crate::exec::catalog::now_micros;
 use crate::exec::Executor;
 use bytes::Bytes;
+use cairn_cluster::node::ip_bytes;
 use cairn_engine::model::types::CqlType;
 
 /// The storage port shown for the node (Cassandra's default; a single node has no
@@ -91,6 +94,60 @@ pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
     }
 }
 
+/// The rows of `system.peers` (or `peers_v2`): every member but this node.
+fn peers(ex: &Executor, v2: bool) -> Vec<Row> {
+    let node = ex.node();
+    let Some(cluster) = &node.cluster else {
+        return Vec::new();
+    };
+    let topology = cluster.topology.get();
+    topology
+        .peers()
+        .map(|m| {
+            let address = ip_bytes(m.endpoint.address);
+            let rpc = ip_bytes(m.rpc_address);
+            let schema = cluster
+                .statuses
+                .get(m.endpoint.address)
+                .and_then(|s| s.schema_version)
+                .and_then(|v| uuid(&v));
+            let tokens: Vec<String> = m.tokens.iter().map(|t| t.to_string()).collect();
+            let dc = text(&m.endpoint.datacenter);
+            let rack = text(&m.endpoint.rack);
+            let host = uuid(&m.endpoint.host_id.0);
+            let release = text(&node.release_version);
+            if v2 {
+                vec![
+                    inet(&address),
+                    int(STORAGE_PORT),
+                    dc,
+                    host,
+                    inet(&rpc),
+                    int(i32::from(m.native_port)),
+                    None,
+                    None,
+                    rack,
+                    release,
+                    schema,
+                    text_set(&tokens),
+                ]
+            } else {
+                vec![
+                    inet(&address),
+                    dc,
+                    host,
+                    None,
+                    rack,
+                    release,
+                    inet(&rpc),
+                    schema,
+                    text_set(&tokens),
+                ]
+            }
+        })
+        .collect()
+}
+
 /// The rows of `system.name` (`None` for an unknown table).
 pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
     let cat = ex.catalog();
@@ -117,7 +174,7 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             uuid(&cat.schema_version()),
             text_set(&node.tokens),
         ]],
-        "peers" | "peers_v2" => Vec::new(),
+        "peers" | "peers_v2" => peers(ex, name == "peers_v2"),
         "size_estimates" => {
             let mut rows = Vec::new();
             for k in cat.keyspaces() {

@@ -309,6 +309,9 @@ pub struct NodeInfo {
     /// The node's configuration as `system_views.settings` shows it: (name, value), sorted
     /// by name. Settings that can change while the node runs are read live instead.
     pub settings: Vec<(String, String)>,
+    /// The cluster as this node sees it (`system.peers`); `None` for an executor without
+    /// one (tests), which has no peers.
+    pub cluster: Option<cairn_cluster::membership::ClusterView>,
 }
 
 impl Default for NodeInfo {
@@ -327,6 +330,7 @@ impl Default for NodeInfo {
             release_version: "4.0.11".into(),
             cql_version: "3.4.5".into(),
             settings: Vec::new(),
+            cluster: None,
         }
     }
 }
