@@ -6,7 +6,7 @@ a token map of all their tokens; nodetool shows every node UN. A SIGKILLed node 
 by the driver and DN by nodetool, and comes back UP when restarted. A fourth node is refused
 while the ring holds user data (joining it would need streaming, which Cairn does not have yet).
 
-Data is not replicated yet: nothing here reads data through another node.
+Data through the ring is `test_cluster_data.py`'s.
 """
 
 import socket
@@ -26,7 +26,7 @@ WAIT = 45.0
 class ClusterNode(Node):
     """A node at 127.0.0.n, with the cluster's ports and seeds."""
 
-    def __init__(self, root, n, ports, seeds):
+    def __init__(self, root, n, ports, seeds, extra_yaml=""):
         data_dir = root / f"n{n}"
         data_dir.mkdir(parents=True, exist_ok=True)
         config = root / f"n{n}.yaml"
@@ -37,7 +37,7 @@ class ClusterNode(Node):
             "seed_provider:\n"
             "  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n"
             "    parameters:\n"
-            f"      - seeds: \"{seeds}\"\n")
+            f"      - seeds: \"{seeds}\"\n" + extra_yaml)
         super().__init__(data_dir, ["--config", str(config), "--listen-address", f"127.0.0.{n}"])
         self.host = f"127.0.0.{n}"
         self.port, self.api_port, self.metrics_port = native, api, metrics
