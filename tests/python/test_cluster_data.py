@@ -38,7 +38,10 @@ def ring(tmp_root):
             n.start(wait=False)
         for n in nodes:
             n.wait_started(timeout=WAIT)
-        wait_for("three UN", lambda: nodes[0].states() == {n.host: "UN" for n in nodes})
+        # Every node must see the others up: each coordinates some requests.
+        for m in nodes:
+            wait_for(f"three UN from {m.host}",
+                     lambda m=m: m.states() == {n.host: "UN" for n in nodes})
         for n in nodes:
             c = alone(n)
             try:
@@ -124,8 +127,13 @@ def test_a_killed_replica_quorum_goes_on_all_is_unavailable_and_read_repair_heal
         wait_for("nodetool UN", lambda: first.states().get(third.host) == "UN")
         assert local_value(third, 100) is None, "the write missed it while it was down"
         # A read at ALL finds the replicas disagreeing: the newest value, written back.
-        wait_for("a read at ALL", lambda: s.execute(
-            at(CL.ALL, "SELECT v FROM data.t WHERE k = 100")).one().v == "while down")
+        def read_at_all():
+            # Until every coordinator sees the restarted node up, ALL may be Unavailable.
+            try:
+                return s.execute(at(CL.ALL, "SELECT v FROM data.t WHERE k = 100")).one().v
+            except (Unavailable, NoHostAvailable):
+                return None
+        wait_for("a read at ALL", lambda: read_at_all() == "while down")
         assert local_value(third, 100) == "while down"
     finally:
         c.shutdown()

@@ -93,6 +93,9 @@ pub struct MembershipConfig {
     /// `seed_provider`'s seeds; empty: a cluster of one that listens for no peers
     /// (messaging then takes any free port, so nodes alone never compete for one).
     pub seeds: Vec<IpAddr>,
+    /// Ports the node binds itself after membership starts (native, REST, Prometheus): a free
+    /// port taken for messaging is never one of them, or the node would refuse its own start.
+    pub reserved_ports: Vec<u16>,
     /// `num_tokens`, `initial_token`.
     pub tokens: TokenConfig,
     /// Data center and rack.
@@ -263,7 +266,18 @@ impl Membership {
         } else {
             config.storage_port
         };
-        let messaging = Arc::new(Messaging::start(mc).await?);
+        // A free port the node means to bind itself is set aside (held until the end, so the
+        // next try gets another) and messaging started again.
+        let mut set_aside = Vec::new();
+        let messaging = loop {
+            let m = Messaging::start(mc.clone()).await?;
+            let port = m.local_addr().port();
+            if mc.port != 0 || !config.reserved_ports.contains(&port) || set_aside.len() >= 8 {
+                break Arc::new(m);
+            }
+            set_aside.push(m);
+        };
+        drop(set_aside);
         let dir = config.data_dir.clone();
         let host_id = blocking(move || {
             std::fs::create_dir_all(&dir).map_err(|source| Error::Io {

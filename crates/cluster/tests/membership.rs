@@ -49,6 +49,7 @@ fn config(n: u8, port: u16, seeds: &[u8], root: &Path) -> MembershipConfig {
         native_port: 9042,
         storage_port: port,
         seeds: seeds.iter().map(|s| ip(*s)).collect(),
+        reserved_ports: Vec::new(),
         tokens: TokenConfig {
             num_tokens: 4,
             initial_token: None,

@@ -262,6 +262,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         db.config().data_dir.clone(),
         location.clone(),
         native,
+        vec![native.port(), api.port(), prometheus.port()],
         Arc::clone(&probe),
     )
     .await?;

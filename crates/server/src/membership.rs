@@ -85,13 +85,14 @@ fn check_addresses(
     Ok(())
 }
 
-/// Starts membership for the node `cfg` describes, serving CQL at `native`; returns once
-/// the node is in the ring.
+/// Starts membership for the node `cfg` describes, serving CQL at `native` (and binding the
+/// `reserved_ports` itself afterwards); returns once the node is in the ring.
 pub(crate) async fn start(
     cfg: &Config,
     data_dir: std::path::PathBuf,
     location: Location,
     native: SocketAddr,
+    reserved_ports: Vec<u16>,
     probe: Arc<NodeProbe>,
 ) -> Result<Arc<Membership>, StartError> {
     let listen = ip_of("listen_address", &cfg.listen_address)?;
@@ -123,6 +124,7 @@ pub(crate) async fn start(
         native_port: native.port(),
         storage_port: cfg.storage_port,
         seeds,
+        reserved_ports,
         tokens: TokenConfig {
             num_tokens: cfg.num_tokens as usize,
             initial_token: cfg.initial_token.clone(),
