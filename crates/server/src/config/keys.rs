@@ -11,6 +11,7 @@
 //! what Cairn enforces and refuses the rest with what is supported. Setters longer than a
 //! line live in [`super::setters`].
 
+use super::admin::{set_authorization, set_face_encryption};
 use super::encryption::set_client_encryption;
 use super::setters::{
     refuse_any_value, require_class, require_disabled, require_server_encryption_disabled,
@@ -131,9 +132,9 @@ impl Key {
 
 /// A setter that assigns one field from the value node `v`.
 macro_rules! field {
-    ($f:ident, $v:ident => $e:expr) => {
+    ($($f:ident).+, $v:ident => $e:expr) => {
         |c: &mut Config, $v: &Node| {
-            c.$f = $e;
+            c.$($f).+ = $e;
             Ok(())
         }
     };
@@ -224,6 +225,37 @@ static KEYS: &[Key] = &[
         field!(prometheus_port, v => v.port()?),
     ),
     key("prometheus_prefix", "scylla", set_prometheus_prefix),
+    // Who may use the admin faces (Cairn's own keys: see `super::admin`).
+    key(
+        "api_authorization",
+        "{token_file: /etc/cairn/api.token}",
+        |c, v| set_authorization(&mut c.api_access, v),
+    ),
+    key(
+        "api_encryption_options",
+        "{enabled: false}",
+        |c, v| set_face_encryption("api_encryption_options", &mut c.api_access, v),
+    ),
+    key(
+        "api_allow_unauthenticated",
+        "false",
+        field!(api_access.allow_unauthenticated, v => v.boolean()?),
+    ),
+    key(
+        "prometheus_authorization",
+        "{token_file: /etc/cairn/prometheus.token}",
+        |c, v| set_authorization(&mut c.prometheus_access, v),
+    ),
+    key(
+        "prometheus_encryption_options",
+        "{enabled: false}",
+        |c, v| set_face_encryption("prometheus_encryption_options", &mut c.prometheus_access, v),
+    ),
+    key(
+        "prometheus_allow_unauthenticated",
+        "false",
+        field!(prometheus_access.allow_unauthenticated, v => v.boolean()?),
+    ),
     key("workdir", "/var/lib/cairn", field!(workdir, v => v.path()?)),
     key(
         "data_file_directories",
