@@ -274,7 +274,7 @@ impl Client {
         req.push_str("\r\n");
         let raw = match &self.tls {
             None => {
-                // A TLS-only face closes a plaintext client without answering.
+                // A TLS-only face closes a plaintext client without an HTTP answer.
                 let tls_only = || {
                     ClientError::Protocol(
                         "the node closed the connection without answering: if its REST API \
@@ -284,7 +284,9 @@ impl Client {
                     )
                 };
                 match send(stream, req.as_bytes()) {
-                    Ok(raw) if raw.is_empty() => return Err(tls_only()),
+                    // Nothing, or a TLS alert record (content type 21) refusing the
+                    // "handshake".
+                    Ok(raw) if raw.first().is_none_or(|b| *b == 0x15) => return Err(tls_only()),
                     Ok(raw) => raw,
                     Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                         return Err(tls_only())
