@@ -659,7 +659,8 @@ fn transport_families(w: &mut Writer<'_>, t: &ServerStats) {
 
 /// The admin faces' refusals (Cairn's names: ScyllaDB's faces have no authentication).
 fn admin_families(w: &mut Writer<'_>, faces: &[(AdminFace, Arc<FaceStats>)]) {
-    let families: [(&str, &str, fn(&FaceStats) -> u64); 2] = [
+    type Counter = fn(&FaceStats) -> u64;
+    let families: [(&str, &str, Counter); 2] = [
         (
             "admin_unauthorized_requests",
             "Requests to an admin face (REST API, Prometheus) answered 401: no bearer token or a wrong one.",
