@@ -62,8 +62,8 @@ pub enum StartError {
     #[error("TLS: {0}")]
     Tls(#[from] tls::TlsError),
     /// An admin face (REST API, Prometheus) would be exposed, or its token or TLS files
-    /// cannot be used.
-    #[error("{0}")]
+    /// cannot be used. (Transparent: the message says it all, once.)
+    #[error(transparent)]
     AdminFace(#[from] rest::guard::GuardError),
     /// A port could not be bound or an address resolved.
     #[error("cannot listen on {what} {addr}: {source}")]

@@ -176,11 +176,12 @@ pub enum GuardError {
     #[error("{0}")]
     Exposed(String),
     /// Its token file cannot be used.
-    #[error("{key}.token_file: {source}")]
+    #[error("{key}.token_file: {problem}")]
     TokenFile {
         /// `api_authorization`, `prometheus_authorization`.
         key: &'static str,
-        source: TokenFileError,
+        /// The file and what is wrong with it (not a `source`: the message has it).
+        problem: TokenFileError,
     },
     /// Its TLS cannot be set up; `section` is the face's `*_encryption_options`.
     #[error("{section}.{key}: {}: {problem}", path.display())]
@@ -241,9 +242,9 @@ impl Guard {
         let access: &AdminAccess = config.admin_access(face);
         let mut guard = Guard::open(face);
         if let Some(path) = &access.token_file {
-            let token = read_token_file(path).map_err(|source| GuardError::TokenFile {
+            let token = read_token_file(path).map_err(|problem| GuardError::TokenFile {
                 key: face.authorization_key(),
-                source,
+                problem,
             })?;
             guard = guard.with_token(token);
         }
