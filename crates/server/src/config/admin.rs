@@ -176,8 +176,27 @@ impl Config {
     }
 }
 
+impl Config {
+    fn admin_access_mut(&mut self, face: AdminFace) -> &mut AdminAccess {
+        match face {
+            AdminFace::Api => &mut self.api_access,
+            AdminFace::Prometheus => &mut self.prometheus_access,
+        }
+    }
+}
+
+/// `F_allow_unauthenticated`.
+pub(super) fn set_allow_unauthenticated(
+    c: &mut Config,
+    face: AdminFace,
+    v: &Node,
+) -> Result<(), Bad> {
+    c.admin_access_mut(face).allow_unauthenticated = v.boolean()?;
+    Ok(())
+}
+
 /// `F_authorization`: a mapping with `token_file`.
-pub(super) fn set_authorization(out: &mut AdminAccess, v: &Node) -> Result<(), Bad> {
+pub(super) fn set_authorization(c: &mut Config, face: AdminFace, v: &Node) -> Result<(), Bad> {
     let Value::Map(entries) = &v.value else {
         return Err(
             "expected a mapping: `{token_file: /path/to/token}` (the token itself never goes \
@@ -210,18 +229,14 @@ pub(super) fn set_authorization(out: &mut AdminAccess, v: &Node) -> Result<(), B
     let Some(path) = token_file else {
         return Err("needs `token_file` (the file holding the bearer token)".into());
     };
-    out.token_file = Some(path);
+    c.admin_access_mut(face).token_file = Some(path);
     Ok(())
 }
 
 /// `F_encryption_options`: `client_encryption_options`' options, TLS-only when enabled.
-pub(super) fn set_face_encryption(
-    section: &'static str,
-    out: &mut AdminAccess,
-    v: &Node,
-) -> Result<(), Bad> {
+pub(super) fn set_face_encryption(c: &mut Config, face: AdminFace, v: &Node) -> Result<(), Bad> {
     let mut e = ClientEncryption::default();
-    set_encryption_options(section, &mut e, v)?;
+    set_encryption_options(face.encryption_key(), &mut e, v)?;
     if e.optional == Some(true) {
         return Err(
             "`optional: true`: an admin face is TLS-only or plaintext, never both (plaintext \
@@ -229,7 +244,7 @@ pub(super) fn set_face_encryption(
                 .into(),
         );
     }
-    out.encryption = e;
+    c.admin_access_mut(face).encryption = e;
     Ok(())
 }
 
