@@ -140,13 +140,7 @@ impl Config {
     /// in the file) and what to set. Pure: reads no file.
     pub fn admin_exposure(&self, face: AdminFace, ip: IpAddr) -> Option<String> {
         let access = self.admin_access(face);
-        let loopback = match ip {
-            IpAddr::V4(v4) => v4.is_loopback(),
-            IpAddr::V6(v6) => {
-                v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-            }
-        };
-        if loopback
+        if is_loopback(ip)
             || access.token_file.is_some()
             || access.checks_client_certificates()
             || access.allow_unauthenticated
@@ -181,6 +175,17 @@ impl Config {
         match face {
             AdminFace::Api => &mut self.api_access,
             AdminFace::Prometheus => &mut self.prometheus_access,
+        }
+    }
+}
+
+/// Whether `ip` is a loopback address (127.0.0.0/8, ::1, or 127.x mapped into IPv6): only
+/// the machine's own users reach a face bound there.
+pub fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
         }
     }
 }

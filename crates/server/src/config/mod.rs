@@ -40,7 +40,7 @@ mod suggest;
 mod units;
 mod yaml;
 
-pub use admin::{AdminAccess, AdminFace};
+pub use admin::{is_loopback, AdminAccess, AdminFace};
 pub use encryption::{cipher_suite_name, ClientEncryption, TlsMode, TlsProtocol};
 
 use cairn_engine::commitlog::SyncMode;

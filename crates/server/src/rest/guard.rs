@@ -17,7 +17,7 @@
 //!   gets an HTTP answer.
 
 use super::http::{Request, Response};
-use crate::config::{AdminAccess, AdminFace, Config};
+use crate::config::{is_loopback, AdminAccess, AdminFace, Config};
 use crate::protocol::Tls;
 use crate::tls::{server_config, TlsError};
 use parking_lot::Mutex;
@@ -265,6 +265,7 @@ impl Guard {
             });
         }
         if access.allow_unauthenticated
+            && !is_loopback(ip)
             && guard.token.is_none()
             && !access.checks_client_certificates()
         {
