@@ -132,9 +132,9 @@ impl Key {
 
 /// A setter that assigns one field from the value node `v`.
 macro_rules! field {
-    ($($f:ident).+, $v:ident => $e:expr) => {
+    ($f:ident, $v:ident => $e:expr) => {
         |c: &mut Config, $v: &Node| {
-            c.$($f).+ = $e;
+            c.$f = $e;
             Ok(())
         }
     };
