@@ -1,5 +1,6 @@
 """Operations through a real node: CQL traffic from the driver shows up in Prometheus metrics
-(parsed with a small strict parser) and in `cairn nodetool` output, as ScyllaDB's do."""
+(parsed with a small strict parser) and in `cairn nodetool` output, as ScyllaDB's do; the admin
+faces' bearer tokens, through `cairn nodetool` and a Prometheus-style scrape."""
 
 import os
 import re
