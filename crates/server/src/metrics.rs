@@ -16,7 +16,9 @@
 //! Invariant of the text: all samples of one family follow its `# HELP`/`# TYPE` lines
 //! contiguously, as the format requires — families are the outer loop, tables the inner.
 
+use crate::config::AdminFace;
 use crate::protocol::ServerStats;
+use crate::rest::guard::FaceStats;
 use crate::rest::http::{Request, Response};
 use crate::rest::AdminBackend;
 use crate::stall::StallDetector;
@@ -36,6 +38,7 @@ pub struct MetricsSource {
     stalls: Option<Arc<StallDetector>>,
     transport: Option<Arc<ServerStats>>,
     proxy: Option<Arc<StorageProxy>>,
+    admin: Vec<(AdminFace, Arc<FaceStats>)>,
     prefix: String,
 }
 
@@ -51,6 +54,7 @@ impl MetricsSource {
             stalls,
             transport: None,
             proxy: None,
+            admin: Vec::new(),
             prefix: prefix.into(),
         }
     }
@@ -58,6 +62,12 @@ impl MetricsSource {
     /// Also exports the storage proxy's counters (`{prefix}_storage_proxy_coordinator_*`).
     pub fn with_proxy(mut self, proxy: Arc<StorageProxy>) -> MetricsSource {
         self.proxy = Some(proxy);
+        self
+    }
+
+    /// Also exports the admin faces' refusals (`{prefix}_admin_*{face=…}`).
+    pub fn with_admin_faces(mut self, faces: Vec<(AdminFace, Arc<FaceStats>)>) -> MetricsSource {
+        self.admin = faces;
         self
     }
 
@@ -117,6 +127,9 @@ impl MetricsSource {
         }
         if let Some(p) = &self.proxy {
             proxy_families(&mut w, p.metrics());
+        }
+        if !self.admin.is_empty() {
+            admin_families(&mut w, &self.admin);
         }
         table_families(&mut w, &tables);
         w.out
@@ -641,6 +654,29 @@ fn transport_families(w: &mut Writer<'_>, t: &ServerStats) {
     for (name, kind, help, value) in families {
         w.family(name, kind, help);
         w.sample(name, "shard=\"0\"", value);
+    }
+}
+
+/// The admin faces' refusals (Cairn's names: ScyllaDB's faces have no authentication).
+fn admin_families(w: &mut Writer<'_>, faces: &[(AdminFace, Arc<FaceStats>)]) {
+    type Counter = fn(&FaceStats) -> u64;
+    let families: [(&str, &str, Counter); 2] = [
+        (
+            "admin_unauthorized_requests",
+            "Requests to an admin face (REST API, Prometheus) answered 401: no bearer token or a wrong one.",
+            FaceStats::unauthorized,
+        ),
+        (
+            "admin_tls_handshake_failures",
+            "Connections to an admin face closed before a request: a failed or timed-out TLS handshake (no accepted client certificate, a plaintext client).",
+            FaceStats::tls_handshake_failures,
+        ),
+    ];
+    for (name, help, get) in families {
+        w.family(name, "counter", help);
+        for (face, stats) in faces {
+            w.sample(name, &format!("face=\"{}\"", face.name()), get(stats));
+        }
     }
 }
 

@@ -143,8 +143,11 @@ fn pem_text(key: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
     Ok(bytes)
 }
 
-/// Every certificate of a PEM file (at least one).
-fn certificates(key: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+/// Every certificate of a PEM file (at least one). Public for nodetool's HTTPS client.
+pub fn certificates(
+    key: &'static str,
+    path: &Path,
+) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let text = pem_text(key, path)?;
     let fail = |problem: String| TlsError::File {
         key,
@@ -160,8 +163,9 @@ fn certificates(key: &'static str, path: &Path) -> Result<Vec<CertificateDer<'st
     Ok(certs)
 }
 
-/// The private key of a PEM file (PKCS#8, PKCS#1 or SEC1).
-fn private_key(key: &'static str, path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+/// The private key of a PEM file (PKCS#8, PKCS#1 or SEC1). Public for nodetool's HTTPS
+/// client.
+pub fn private_key(key: &'static str, path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
     let text = pem_text(key, path)?;
     let fail = |problem: String| TlsError::File {
         key,

@@ -183,6 +183,16 @@ const KNOWN: &str = "enabled, optional, keystore, keystore_password, certificate
 
 /// Reads `client_encryption_options` into `out`.
 pub(super) fn set_client_encryption(out: &mut ClientEncryption, v: &Node) -> Result<(), Bad> {
+    set_encryption_options("client_encryption_options", out, v)
+}
+
+/// Reads a mapping of `client_encryption_options`' options (named `section` in errors: the
+/// admin faces' `api_encryption_options` take the same) into `out`.
+pub(super) fn set_encryption_options(
+    section: &str,
+    out: &mut ClientEncryption,
+    v: &Node,
+) -> Result<(), Bad> {
     let Value::Map(entries) = &v.value else {
         return Err("expected a mapping (e.g. `enabled: true`)".into());
     };
@@ -255,8 +265,7 @@ pub(super) fn set_client_encryption(out: &mut ClientEncryption, v: &Node) -> Res
             }
             other => {
                 return Err(Bad::Invalid(format!(
-                    "unknown option `{other}` (line {line}); client_encryption_options reads \
-                     {KNOWN}"
+                    "unknown option `{other}` (line {line}); {section} reads {KNOWN}"
                 )))
             }
         }

@@ -23,7 +23,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A CA, a server certificate for 127.0.0.1 and a client certificate it signs, and a second
 /// CA with a client certificate of its own.
-struct Certs {
+pub(crate) struct Certs {
     dir: tempfile::TempDir,
 }
 
@@ -37,7 +37,7 @@ fn openssl(dir: &Path, args: &[&str]) {
 }
 
 impl Certs {
-    fn make() -> Certs {
+    pub(crate) fn make() -> Certs {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let ec = [
@@ -107,12 +107,12 @@ impl Certs {
         Certs { dir }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// TLS required, with this node's certificate and key.
-    fn required(&self) -> ClientEncryption {
+    pub(crate) fn required(&self) -> ClientEncryption {
         ClientEncryption {
             enabled: true,
             certificate: Some(self.path("server.crt")),
