@@ -81,39 +81,56 @@ func startNode(t *testing.T, extra ...string) int {
 	// Every listener on a port of its own, so this node runs beside any other.
 	args := []string{"serve", "--data-dir", dir, "--native-port", strconv.Itoa(port),
 		"--api-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t))}
-	cmd := exec.Command(bin, append(args, extra...)...)
-	out := &syncBuffer{}
-	cmd.Stdout = out
-	cmd.Stderr = out
+	spawn(t, exec.Command(bin, append(args, extra...)...)).awaitListening(t, "127.0.0.1", port)
+	return port
+}
+
+// process is a started `cairn serve`.
+type process struct {
+	out    *syncBuffer
+	exited chan error
+}
+
+// spawn starts cmd (a `cairn serve`) and stops it when the test ends, showing its output if
+// the test failed.
+func spawn(t *testing.T, cmd *exec.Cmd) *process {
+	t.Helper()
+	p := &process{out: &syncBuffer{}, exited: make(chan error, 1)}
+	cmd.Stdout = p.out
+	cmd.Stderr = p.out
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
+		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { p.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		<-p.exited
 		if t.Failed() {
-			t.Logf("cairn output:\n%s", out.String())
+			t.Logf("cairn output (%v):\n%s", cmd.Args, p.out.String())
 		}
 	})
+	return p
+}
 
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+// awaitListening returns once the process accepts connections at host:port.
+func (p *process) awaitListening(t *testing.T, host string, port int) {
+	t.Helper()
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("cairn exited before listening: %v\n%s", err, out.String())
+		case err := <-p.exited:
+			p.exited <- err
+			t.Fatalf("cairn exited before listening: %v\n%s", err, p.out.String())
 		default:
 		}
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return port
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("cairn did not listen on %s within 30s: %v\n%s", addr, err, out.String())
+			t.Fatalf("cairn did not listen on %s within 30s: %v\n%s", addr, err, p.out.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
