@@ -1,6 +1,7 @@
 //! The server's integration tests, one test binary: configuration, the native protocol over
 //! TCP and TLS, the real ScyllaDB Rust driver, the REST API, nodetool and the operations pages, each
-//! against a node started in-process on free loopback ports.
+//! against a node started in-process on free loopback ports (`scylla_cluster`: several nodes
+//! on 127.0.0.1, 127.0.0.2, … forming one ring).
 //!
 //! They are modules of a single binary rather than one binary per file because every test
 //! binary links the server, the engine, tokio and the driver again: one binary builds in a
@@ -15,5 +16,6 @@ mod nodetool;
 mod operations;
 mod protocol_server;
 mod rest_api;
+mod scylla_cluster;
 mod scylla_driver;
 mod tls;
