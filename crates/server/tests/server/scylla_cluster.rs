@@ -17,6 +17,7 @@
 //! `crates/cluster/tests/placement.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use cairn_cluster::placement::ReplicationStrategy;
 use cairn_cluster::ring::TokenRing;
 use cairn_engine::model::Token as CairnToken;
 use cairn_server::config::Config;
@@ -218,19 +219,43 @@ async fn create(s: &Session, ks: &str, replication: &str) {
     .unwrap_or_else(|e| panic!("CREATE TABLE {ks}.kv: {e}"));
 }
 
+/// Cairn's placement of a keyspace on the live ring, as node 0 holds both.
+struct CairnPlacement {
+    ring: TokenRing,
+    strategy: ReplicationStrategy,
+}
+
+impl CairnPlacement {
+    fn of(c: &Cluster, ks: &str) -> CairnPlacement {
+        let strategy = c.nodes[0]
+            .executor
+            .catalog()
+            .keyspace(ks)
+            .unwrap_or_else(|| panic!("keyspace {ks} in Cairn's catalog"))
+            .placement();
+        CairnPlacement {
+            ring: live_ring(c),
+            strategy,
+        }
+    }
+
+    /// The addresses of `token`'s replicas, the primary first.
+    fn replicas(&self, token: i64) -> Vec<IpAddr> {
+        self.strategy
+            .replicas(&self.ring, CairnToken(token), None)
+            .into_iter()
+            .map(|i| self.ring.endpoints()[i].address)
+            .collect()
+    }
+}
+
 /// For every probe token, the driver's replicas of `ks` (from the replication it read in
 /// `system_schema.keyspaces`) are Cairn's on the live ring: in the same order for
 /// SimpleStrategy (both walk the ring once), as sets for NetworkTopologyStrategy (the driver
 /// lists them data center by data center, Cassandra in ring order). Returns how many tokens
 /// were compared.
 fn same_placement(c: &Cluster, state: &ClusterState, ks: &str, ordered: bool) -> usize {
-    let ring = live_ring(c);
-    let strategy = c.nodes[0]
-        .executor
-        .catalog()
-        .keyspace(ks)
-        .unwrap_or_else(|| panic!("keyspace {ks} in Cairn's catalog"))
-        .placement();
+    let placement = CairnPlacement::of(c, ks);
     let tokens = probes(&cairn_ring(c));
     for &t in &tokens {
         let driver: Vec<IpAddr> = state
@@ -238,11 +263,7 @@ fn same_placement(c: &Cluster, state: &ClusterState, ks: &str, ordered: bool) ->
             .iter()
             .map(|(n, _)| n.address.ip())
             .collect();
-        let cairn: Vec<IpAddr> = strategy
-            .replicas(&ring, CairnToken(t), None)
-            .into_iter()
-            .map(|i| ring.endpoints()[i].address)
-            .collect();
+        let cairn = placement.replicas(t);
         if ordered {
             assert_eq!(driver, cairn, "{ks}: replicas of token {t}");
         } else {
@@ -288,6 +309,57 @@ fn same_endpoints_for_keys(c: &Cluster, state: &ClusterState, ks: &str, ordered:
             driver.sort();
         }
         assert_eq!(driver, cairn, "{ks}: replicas of key {k}");
+    }
+}
+
+/// Keyspaces `simple1` … `simple3`: SimpleStrategy with replication factors 1 to 3.
+async fn create_simple(s: &Session) {
+    for rf in 1..=3 {
+        create(
+            s,
+            &format!("simple{rf}"),
+            &format!("{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"),
+        )
+        .await;
+    }
+}
+
+/// Both checks of `ks`: placement for every probe token, `natural_endpoints` for `keys` keys.
+/// Returns how many tokens were compared.
+fn check_keyspace(c: &Cluster, state: &ClusterState, ks: &str, ordered: bool, keys: i32) -> usize {
+    let compared = same_placement(c, state, ks, ordered);
+    same_endpoints_for_keys(c, state, ks, ordered, keys);
+    compared
+}
+
+/// Writes keys 0..n of `ks.kv` through the token-aware driver at `write`, then reads each
+/// back at `read`.
+async fn round_trips(s: &Session, ks: &str, write: Consistency, read: Consistency, n: i32) {
+    let mut insert = s
+        .prepare(format!("INSERT INTO {ks}.kv (k, v) VALUES (?, ?)"))
+        .await
+        .unwrap();
+    insert.set_consistency(write);
+    let mut select = s
+        .prepare(format!("SELECT v FROM {ks}.kv WHERE k = ?"))
+        .await
+        .unwrap();
+    select.set_consistency(read);
+    for k in 0..n {
+        s.execute_unpaged(&insert, (k, format!("{ks}-{k}")))
+            .await
+            .unwrap_or_else(|e| panic!("{write:?} write of {k} in {ks}: {e}"));
+    }
+    for k in 0..n {
+        let (v,): (String,) = s
+            .execute_unpaged(&select, (k,))
+            .await
+            .unwrap_or_else(|e| panic!("{read:?} read of {k} in {ks}: {e}"))
+            .into_rows_result()
+            .unwrap()
+            .single_row()
+            .unwrap();
+        assert_eq!(v, format!("{ks}-{k}"));
     }
 }
 
@@ -344,13 +416,8 @@ async fn three_nodes_seen_placed_and_routed_as_the_driver_computes() {
         assert_eq!(ring, cairn_ring(&c));
 
         // Placement, for every replication this ring can hold.
+        create_simple(&s).await;
         for rf in 1..=3 {
-            create(
-                &s,
-                &format!("simple{rf}"),
-                &format!("{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"),
-            )
-            .await;
             create(
                 &s,
                 &format!("nts{rf}"),
@@ -362,15 +429,15 @@ async fn three_nodes_seen_placed_and_routed_as_the_driver_computes() {
         let state = s.get_cluster_state();
         let mut compared = 0;
         for rf in 1..=3 {
-            compared += same_placement(&c, &state, &format!("simple{rf}"), true);
-            compared += same_placement(&c, &state, &format!("nts{rf}"), false);
-            same_endpoints_for_keys(&c, &state, &format!("simple{rf}"), true, 20);
-            same_endpoints_for_keys(&c, &state, &format!("nts{rf}"), false, 20);
+            compared += check_keyspace(&c, &state, &format!("simple{rf}"), true, 20);
+            compared += check_keyspace(&c, &state, &format!("nts{rf}"), false, 20);
         }
         assert!(compared > 6 * 1000, "{compared} tokens compared");
 
         // Token-aware prepared statements: with one replica per key, the coordinator the
-        // driver chose is that replica, for writes and reads.
+        // driver chose is that replica — Cairn's, for the token the driver computed — for
+        // writes and reads.
+        let cairn = CairnPlacement::of(&c, "simple1");
         let mut insert = s
             .prepare("INSERT INTO simple1.kv (k, v) VALUES (?, ?)")
             .await
@@ -385,6 +452,12 @@ async fn three_nodes_seen_placed_and_routed_as_the_driver_computes() {
             let replicas = state.get_endpoints("simple1", "kv", &(k,)).unwrap();
             assert_eq!(replicas.len(), 1);
             let replica = replicas[0].0.host_id;
+            let token = state.compute_token("simple1", "kv", &(k,)).unwrap();
+            assert_eq!(
+                cairn.replicas(token.value()),
+                [replicas[0].0.address.ip()],
+                "replica of key {k}"
+            );
             let r = s
                 .execute_unpaged(&insert, (k, format!("v{k}")))
                 .await
@@ -427,32 +500,7 @@ async fn three_nodes_seen_placed_and_routed_as_the_driver_computes() {
         }
 
         // QUORUM writes and reads of an RF=3 keyspace, coordinated across the ring.
-        let mut insert = s
-            .prepare("INSERT INTO nts3.kv (k, v) VALUES (?, ?)")
-            .await
-            .unwrap();
-        insert.set_consistency(Consistency::Quorum);
-        let mut select = s
-            .prepare("SELECT v FROM nts3.kv WHERE k = ?")
-            .await
-            .unwrap();
-        select.set_consistency(Consistency::Quorum);
-        for k in 0..30i32 {
-            s.execute_unpaged(&insert, (k, format!("q{k}")))
-                .await
-                .unwrap();
-        }
-        for k in 0..30i32 {
-            let (v,): (String,) = s
-                .execute_unpaged(&select, (k,))
-                .await
-                .unwrap()
-                .into_rows_result()
-                .unwrap()
-                .single_row()
-                .unwrap();
-            assert_eq!(v, format!("q{k}"));
-        }
+        round_trips(&s, "nts3", Consistency::Quorum, Consistency::Quorum, 30).await;
 
         c.stop().await;
     })
@@ -528,50 +576,25 @@ async fn racks_and_datacenters_placed_as_the_driver_computes() {
             )
             .await;
         }
-        for rf in 1..=3 {
-            create(
-                &s,
-                &format!("simple{rf}"),
-                &format!("{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"),
-            )
-            .await;
-        }
+        create_simple(&s).await;
         s.refresh_metadata().await.unwrap();
         let state = s.get_cluster_state();
         for (ks, _) in nts {
-            same_placement(&c, &state, ks, false);
-            same_endpoints_for_keys(&c, &state, ks, false, 10);
+            check_keyspace(&c, &state, ks, false, 10);
         }
         for rf in 1..=3 {
-            same_placement(&c, &state, &format!("simple{rf}"), true);
-            same_endpoints_for_keys(&c, &state, &format!("simple{rf}"), true, 10);
+            check_keyspace(&c, &state, &format!("simple{rf}"), true, 10);
         }
 
-        // LOCAL_QUORUM in dc1 and QUORUM across both, through the token-aware driver.
-        let mut insert = s
-            .prepare("INSERT INTO nts_f.kv (k, v) VALUES (?, ?)")
-            .await
-            .unwrap();
-        insert.set_consistency(Consistency::Quorum);
-        let mut select = s
-            .prepare("SELECT v FROM nts_f.kv WHERE k = ?")
-            .await
-            .unwrap();
-        select.set_consistency(Consistency::LocalQuorum);
-        for k in 0..20i32 {
-            s.execute_unpaged(&insert, (k, format!("f{k}")))
-                .await
-                .unwrap();
-            let (v,): (String,) = s
-                .execute_unpaged(&select, (k,))
-                .await
-                .unwrap()
-                .into_rows_result()
-                .unwrap()
-                .single_row()
-                .unwrap();
-            assert_eq!(v, format!("f{k}"));
-        }
+        // QUORUM across both data centers, LOCAL_QUORUM in the coordinator's.
+        round_trips(
+            &s,
+            "nts_f",
+            Consistency::Quorum,
+            Consistency::LocalQuorum,
+            20,
+        )
+        .await;
 
         c.stop().await;
     })
