@@ -6,8 +6,11 @@
 //! find memtable space finish there, with no hand-off between threads. A statement that
 //! would wait (a read missing the page cache, full memtables, a commitlog sync in batch
 //! mode, a taken partition lock, a schema change, authentication) stops before changing
-//! anything and runs again on tokio's blocking pool (`spawn_blocking`, [`Handler::handle`])
-//! with `Wait::Allowed`.
+//! anything and goes to [`Handler::handle`], on its own task. There a QUERY or EXECUTE that
+//! writes to other replicas runs again with `Wait::Never` and the proxy's `Acks`: this node's
+//! share is applied, the others are sent theirs, and the task awaits the consistency level —
+//! no thread waits. Whatever still would wait runs again on tokio's blocking pool
+//! (`spawn_blocking`) with `Wait::Allowed`.
 //! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
 
 use crate::protocol::{

@@ -21,7 +21,10 @@
 //! Waiting follows the executor's convention (`cairn_engine::io::Wait`): the mutation and read
 //! paths take the request's mode and a request that would wait — for the disk, or for other
 //! nodes — returns `WouldBlock` with nothing done; the server reruns it where it may block
-//! (its blocking pool: never a reactor thread).
+//! (its blocking pool: never a reactor thread). A write whose caller can await gives
+//! [`Acks`] ([`StorageProxy::mutate_or_defer`]): then only this node's share must not wait,
+//! and the wait for the other replicas is handed back as a future — the server awaits it on
+//! the request's task. Reads still wait on the blocking pool.
 //!
 //! Invariants: a mutation is applied only when every one of its tokens passed the check; on
 //! each replica all of a call's mutations it holds are applied in one `Database::apply` (one
