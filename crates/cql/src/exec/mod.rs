@@ -370,7 +370,7 @@ impl Executor {
             other => {
                 // Schema and role changes write files and wait for flushes.
                 wait.permit()?;
-                let _serial = self.ddl.lock();
+                let serial = self.ddl.lock();
                 let mut conflicts = 0;
                 let out = loop {
                     match ddl::run(self, session, other) {
@@ -387,6 +387,10 @@ impl Executor {
                     // Prepared statements may describe columns that changed.
                     self.prepared.write().clear();
                 }
+                // The other nodes apply the change under their own DDL lock, and may be
+                // asking this node the same: wait for them without holding this one's.
+                drop(serial);
+                self.catalog.settle();
                 Ok(out)
             }
         }
