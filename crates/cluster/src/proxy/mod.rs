@@ -400,10 +400,16 @@ impl StorageProxy {
             reach,
             Some(&mut targets),
         )?;
-        let contacts = contacts(&topology, targets, cl, &strategy);
+        let (mut contacts, mut spares) = contacts(&topology, targets, cl, &strategy);
         if let [only] = contacts.as_slice() {
             if only.local {
-                return Ok(table.read(key, cmd)?);
+                match table.read(key, cmd) {
+                    // This node's copy cannot be read: another replica answers instead.
+                    Err(e) if e.storage_fault().is_some() && !spares.is_empty() => {
+                        contacts = vec![spares.remove(0)];
+                    }
+                    r => return Ok(r?),
+                }
             }
         }
         if matches!(cmd.wait, Wait::Never) {
@@ -419,7 +425,37 @@ impl StorageProxy {
                 timeout: remote.read_timeout,
             },
         };
-        match read::coordinate(&coordination, key, cmd, cl, &contacts) {
+        let mut result = read::coordinate(&coordination, key, cmd, cl, &contacts);
+        // Replicas that failed (a storage fault, most often) are replaced by replicas up that
+        // were not asked, while there are enough of them; each try uses some up.
+        loop {
+            let failed: Vec<std::net::IpAddr> = match &result {
+                Err(Error::ReadFailure(f)) => f.failures.iter().map(|(a, _)| *a).collect(),
+                // This node's own copy failed (read in place, not through messaging).
+                Err(Error::Engine(e)) if e.storage_fault().is_some() => contacts
+                    .iter()
+                    .filter(|c| c.local)
+                    .map(|c| c.address)
+                    .collect(),
+                _ => break,
+            };
+            let is_failed = |c: &read::Contact| failed.contains(&c.address);
+            let replaced = contacts.iter().filter(|c| is_failed(c)).count();
+            if replaced == 0 || replaced > spares.len() {
+                break;
+            }
+            let mut instead = spares.drain(..replaced);
+            contacts = contacts
+                .into_iter()
+                .map(|c| match is_failed(&c) {
+                    true => instead.next().unwrap_or(c),
+                    false => c,
+                })
+                .collect();
+            drop(instead);
+            result = read::coordinate(&coordination, key, cmd, cl, &contacts);
+        }
+        match result {
             Ok((result, outcome)) => {
                 if outcome.repaired {
                     let repairs = &self.metrics.foreground_read_repairs;
@@ -487,7 +523,7 @@ impl StorageProxy {
             pieces.push(scan::Piece {
                 start: from,
                 end: last,
-                contacts: contacts(&topology, targets, cl, &strategy),
+                contacts: contacts(&topology, targets, cl, &strategy).0,
             });
         }
         let all_local = pieces
@@ -629,12 +665,14 @@ fn local_failure(
 /// The replicas a read at `cl` contacts among `targets` (ring endpoint indexes of replicas
 /// up): this node first, then its data center, then the others (placement order kept); only
 /// the local data center's for a data-center-local level; as many as the level waits for.
+/// The replicas a read at `cl` contacts (this node first, then its data center's, as many
+/// as the level needs), and the other replicas up it may use instead of one that fails.
 fn contacts(
     topology: &Topology,
     mut targets: Vec<usize>,
     cl: Consistency,
     strategy: &ReplicationStrategy,
-) -> Vec<read::Contact> {
+) -> (Vec<read::Contact>, Vec<read::Contact>) {
     let ring = topology.ring();
     let local = ring.position(topology.local_id());
     let local_dc = topology
@@ -649,15 +687,17 @@ fn contacts(
     if cl.is_datacenter_local() {
         targets.retain(|&t| dc_of(t) == local_dc);
     }
-    targets.truncate(cl.block_for(strategy, local_dc).max(1));
-    targets
-        .iter()
-        .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
-        .map(|(t, e)| read::Contact {
+    let spares = targets.split_off(cl.block_for(strategy, local_dc).max(1).min(targets.len()));
+    let contact = |t: &usize| {
+        ring.endpoints().get(*t).map(|e| read::Contact {
             address: e.address,
-            local: Some(t) == local,
+            local: Some(*t) == local,
         })
-        .collect()
+    };
+    (
+        targets.iter().filter_map(contact).collect(),
+        spares.iter().filter_map(contact).collect(),
+    )
 }
 
 /// A range scan's partitions, in token order: a local scan, or one coordinated across the
