@@ -6,7 +6,7 @@
 //! find memtable space finish there, with no hand-off between threads. A statement that
 //! would wait (a read missing the page cache, full memtables, a commitlog sync in batch
 //! mode, a taken partition lock, a schema change, authentication) stops before changing
-//! anything and goes to [`Handler::handle`], on its own task. There a QUERY or EXECUTE that
+//! anything and goes to [`Handler::handle`], on its own task. There a QUERY, EXECUTE or BATCH that
 //! writes to other replicas runs again with `Wait::Never` and the proxy's `Acks`: this node's
 //! share is applied, the others are sent theirs, and the task awaits the consistency level —
 //! no thread waits. Whatever still would wait runs again on tokio's blocking pool
@@ -22,8 +22,8 @@ use bytes::Bytes;
 use cairn_cluster::consistency::Consistency;
 use cairn_cluster::proxy::Acks;
 use cairn_cql::exec::{
-    BatchItem, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome, QueryParams,
-    ResultSet, SchemaChange, Session,
+    BatchItem, BatchOptions, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome,
+    QueryParams, ResultSet, SchemaChange, Session,
 };
 use cairn_engine::model::types::CqlType;
 use cairn_engine::Wait;
@@ -264,8 +264,7 @@ impl CqlHandler {
     }
 
     /// Runs one request; `wait` says whether it may wait (see the module doc), `acks` where a
-    /// write may leave its wait for other replicas (QUERY and EXECUTE; a BATCH waits on the
-    /// blocking pool).
+    /// write may leave its wait for other replicas (QUERY, EXECUTE and BATCH).
     fn run(
         &self,
         request: Request,
@@ -323,8 +322,12 @@ impl CqlHandler {
                     protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
                     protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
                 };
-                let levels = levels(b.consistency, b.serial_consistency);
-                let out = ex.batch(session, kind, &items, b.default_timestamp, levels, wait)?;
+                let options = BatchOptions {
+                    timestamp: b.default_timestamp,
+                    levels: levels(b.consistency, b.serial_consistency),
+                    acks: acks.map(|a| &**a),
+                };
+                let out = ex.batch(session, kind, &items, options, wait)?;
                 Ok(self.outcome(out, false)?)
             }
             Request::AuthResponse(token) => {
@@ -393,7 +396,10 @@ impl Handler for Arc<CqlHandler> {
             // under `Wait::Never`, its acknowledgements awaited. Anything else that would
             // wait runs again on the blocking pool.
             let acks = Arc::new(Acks::default());
-            let deferrable = matches!(request, Request::Query(_) | Request::Execute(_));
+            let deferrable = matches!(
+                request,
+                Request::Query(_) | Request::Execute(_) | Request::Batch(_)
+            );
             let first = if deferrable {
                 me.run(request.clone(), &session, Wait::Never, Some(&acks))
             } else {

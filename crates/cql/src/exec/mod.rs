@@ -62,7 +62,7 @@ use cairn_engine::Wait;
 use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
 pub use result::{ChangeKind, ColumnSpec, Outcome, ResultSet, SchemaChange};
-pub use session::{Levels, QueryParams, Session};
+pub use session::{BatchOptions, Levels, QueryParams, Session};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -319,15 +319,14 @@ impl Executor {
         }
     }
 
-    /// Runs a BATCH of (statement, values) pairs as one atomic write at the batch's `levels`;
-    /// `wait` says whether it may wait (see the module doc).
+    /// Runs a BATCH of (statement, values) pairs as one atomic write at the batch's levels
+    /// (`options`); `wait` says whether it may wait (see the module doc).
     pub fn batch(
         &self,
         session: &Session,
         kind: crate::ast::BatchKind,
         items: &[(BatchItem, QueryParams)],
-        timestamp: Option<i64>,
-        levels: Levels,
+        options: BatchOptions<'_>,
         wait: Wait,
     ) -> Result<Outcome> {
         let mut statements = Vec::with_capacity(items.len());
@@ -339,7 +338,7 @@ impl Executor {
             refuse_virtual_writes(session, &stmt)?;
             statements.push((stmt, params.clone()));
         }
-        write::batch(self, session, kind, &statements, timestamp, levels, wait)
+        write::batch(self, session, kind, &statements, options, wait)
     }
 
     /// Runs one statement; `wait` says whether it may wait (see the module doc).

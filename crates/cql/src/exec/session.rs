@@ -28,6 +28,17 @@ pub struct QueryParams {
     pub acks: Option<std::sync::Arc<cairn_cluster::proxy::Acks>>,
 }
 
+/// What a whole BATCH brings besides its statements (each has its own bound values).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BatchOptions<'a> {
+    /// The batch's default write timestamp (µs).
+    pub timestamp: Option<i64>,
+    /// Its consistency levels.
+    pub levels: Levels,
+    /// Where its write may leave its wait for other replicas ([`QueryParams::acks`]).
+    pub acks: Option<&'a cairn_cluster::proxy::Acks>,
+}
+
 /// The consistency levels of one request (a QUERY, an EXECUTE or a whole BATCH).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Levels {
