@@ -108,6 +108,8 @@ pub struct MembershipConfig {
     pub join_timeout: Duration,
     /// Between two polls of the peers' statuses.
     pub status_interval: Duration,
+    /// Messaging's TLS (`server_encryption_options`); `None`: plaintext.
+    pub tls: Option<crate::tls::InternodeTls>,
 }
 
 /// A member's entry in the group (`node/<host id>`).
@@ -261,6 +263,7 @@ impl Membership {
         local: Arc<dyn LocalNode>,
     ) -> Result<Arc<Membership>> {
         let mut mc = MessagingConfig::new(config.listen, config.cluster_name.clone());
+        mc.tls = config.tls.clone();
         mc.port = if config.seeds.is_empty() {
             0
         } else {
@@ -316,6 +319,7 @@ impl Membership {
             up: true,
         };
         let topology = TopologyHandle::new(Topology::single(local_member)?);
+        messaging.set_peer_locations(Some(Arc::new(topology.clone())));
         let m = Arc::new_cyclic(|me| Membership {
             me: me.clone(),
             host_id,

@@ -20,6 +20,7 @@ use crate::protocol::ServerStats;
 use crate::rest::http::{Request, Response};
 use crate::rest::AdminBackend;
 use crate::stall::StallDetector;
+use cairn_cluster::messaging::{Messaging, MessagingMetrics};
 use cairn_cluster::proxy::{ProxyMetrics, StorageProxy};
 use cairn_engine::compaction::manager::{ManagerStats, TableCompactionStats};
 use cairn_engine::metrics::HistogramSnapshot;
@@ -36,6 +37,7 @@ pub struct MetricsSource {
     stalls: Option<Arc<StallDetector>>,
     transport: Option<Arc<ServerStats>>,
     proxy: Option<Arc<StorageProxy>>,
+    messaging: Option<Arc<Messaging>>,
     prefix: String,
 }
 
@@ -51,6 +53,7 @@ impl MetricsSource {
             stalls,
             transport: None,
             proxy: None,
+            messaging: None,
             prefix: prefix.into(),
         }
     }
@@ -58,6 +61,12 @@ impl MetricsSource {
     /// Also exports the storage proxy's counters (`{prefix}_storage_proxy_coordinator_*`).
     pub fn with_proxy(mut self, proxy: Arc<StorageProxy>) -> MetricsSource {
         self.proxy = Some(proxy);
+        self
+    }
+
+    /// Also exports internode messaging's counters (`{prefix}_messaging_*`).
+    pub fn with_messaging(mut self, messaging: Arc<Messaging>) -> MetricsSource {
+        self.messaging = Some(messaging);
         self
     }
 
@@ -117,6 +126,9 @@ impl MetricsSource {
         }
         if let Some(p) = &self.proxy {
             proxy_families(&mut w, p.metrics());
+        }
+        if let Some(m) = &self.messaging {
+            messaging_families(&mut w, m.metrics());
         }
         table_families(&mut w, &tables);
         w.out
@@ -702,6 +714,27 @@ fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
             "storage_proxy_coordinator_cas_read_unavailable",
             "Reads at SERIAL or LOCAL_SERIAL refused with Unavailable.",
             get(&m.cas_read_unavailable),
+        ),
+    ];
+    for (name, help, value) in families {
+        w.family(name, "counter", help);
+        w.sample(name, "shard=\"0\"", value);
+    }
+}
+
+/// Internode messaging's TLS.
+fn messaging_families(w: &mut Writer<'_>, m: &MessagingMetrics) {
+    let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    let families: [(&str, &str, u64); 2] = [
+        (
+            "messaging_tls_connections",
+            "Internode connections, either way, that completed a TLS handshake.",
+            get(&m.tls_connections),
+        ),
+        (
+            "messaging_tls_handshake_failures",
+            "Internode connections closed because TLS failed: a failed or timed-out handshake, or plaintext where TLS is required.",
+            get(&m.tls_handshake_failures),
         ),
     ];
     for (name, help, value) in families {
