@@ -385,3 +385,38 @@ impl std::fmt::Debug for InternodeTls {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(dc: &str, rack: &str) -> Location {
+        Location {
+            datacenter: dc.into(),
+            rack: rack.into(),
+        }
+    }
+
+    /// Cassandra's `shouldEncrypt`, and a peer not known yet encrypted.
+    #[test]
+    fn which_peers_are_encrypted() {
+        use InternodeEncryption::*;
+        let local = at("dc1", "r1");
+        let (same, rack, dc) = (at("dc1", "r1"), at("dc1", "r2"), at("dc2", "r1"));
+        let cases = [
+            (None, [false, false, false, false]),
+            (All, [true, true, true, true]),
+            (Dc, [false, false, true, true]),
+            (Rack, [false, true, true, true]),
+        ];
+        for (policy, want) in cases {
+            let got = [
+                policy.should_encrypt(&local, Some(&same)),
+                policy.should_encrypt(&local, Some(&rack)),
+                policy.should_encrypt(&local, Some(&dc)),
+                policy.should_encrypt(&local, Option::None),
+            ];
+            assert_eq!(got, want, "{}", policy.name());
+        }
+    }
+}

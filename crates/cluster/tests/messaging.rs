@@ -222,3 +222,198 @@ async fn a_message_over_the_limit_is_refused_before_it_is_sent() {
         .await
         .unwrap();
 }
+
+/// Internode TLS (`server_encryption_options`): certificates made by `openssl` in a temporary
+/// directory — a CA signing the nodes' certificates (127.0.0.1 to .4, used both to serve and
+/// to connect), and another CA signing a stranger's.
+mod tls {
+    use super::*;
+    use cairn_cluster::snitch::Location;
+    use cairn_cluster::tls::{InternodeEncryption, InternodeTls, TlsFiles};
+    use cairn_test_support::pki::TestPki;
+    use std::sync::atomic::Ordering;
+
+    fn pki() -> TestPki {
+        let pki = TestPki::new();
+        pki.ca("ca");
+        pki.ca("other-ca");
+        let node = |n: u8| {
+            format!(
+                "subjectAltName=IP:127.0.0.{n}\nbasicConstraints=CA:FALSE\n\
+                 extendedKeyUsage=serverAuth,clientAuth\n"
+            )
+        };
+        for n in 1..=4 {
+            pki.leaf(&format!("node{n}"), "ca", &node(n));
+        }
+        pki.leaf("stranger", "other-ca", &node(3));
+        pki
+    }
+
+    /// How a test node's TLS is set.
+    struct Tls<'a> {
+        cert: &'a str,
+        accept_plaintext: bool,
+        require_client_auth: bool,
+        verify_name: bool,
+    }
+
+    fn all(cert: &str) -> Tls<'_> {
+        Tls {
+            cert,
+            accept_plaintext: false,
+            require_client_auth: true,
+            verify_name: false,
+        }
+    }
+
+    async fn tls_node(last: u8, port: u16, pki: &TestPki, tls: Tls<'_>) -> Messaging {
+        let files = TlsFiles {
+            section: "server_encryption_options",
+            certificate: ("certificate", pki.path(&format!("{}.crt", tls.cert))),
+            private_key: ("private_key", pki.path(&format!("{}.key", tls.cert))),
+            truststore: Some(pki.path("ca.crt")),
+            versions: vec![&rustls::version::TLS13, &rustls::version::TLS12],
+            cipher_suites: Vec::new(),
+        };
+        let local = Location {
+            datacenter: "dc1".into(),
+            rack: "rack1".into(),
+        };
+        let internode = InternodeTls::new(
+            &files,
+            InternodeEncryption::All,
+            tls.accept_plaintext,
+            tls.require_client_auth,
+            tls.verify_name,
+            local,
+        )
+        .unwrap();
+        let mut config = MessagingConfig::new(ip(last), "c");
+        config.port = port;
+        config.tls = Some(internode);
+        Messaging::start(config).await.unwrap()
+    }
+
+    fn failures(m: &Messaging) -> u64 {
+        m.metrics().tls_handshake_failures.load(Ordering::Relaxed)
+    }
+
+    fn unreachable(r: cairn_cluster::Result<Bytes>) -> String {
+        match r {
+            Err(Error::Unreachable { message, .. }) => message,
+            other => panic!("expected Unreachable, got {other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn nodes_talk_over_tls_and_refuse_plaintext_and_strangers() {
+        let pki = pki();
+        let a = tls_node(1, 0, &pki, all("node1")).await;
+        let port = a.local_addr().port();
+        let b = tls_node(2, port, &pki, all("node2")).await;
+        a.register(Verb::Mutation, who_called());
+        b.register(Verb::Mutation, who_called());
+        // Both ways, each checking the other's certificate.
+        let r = a
+            .request(ip(2), Verb::Mutation, Bytes::from_static(b"x"), 5 * SECOND)
+            .await
+            .unwrap();
+        assert_eq!(r, Bytes::from_static(b"127.0.0.1|x"));
+        let r = b
+            .request(ip(1), Verb::Mutation, Bytes::from_static(b"y"), 5 * SECOND)
+            .await
+            .unwrap();
+        assert_eq!(r, Bytes::from_static(b"127.0.0.2|y"));
+        // Each side counts its outgoing and its incoming handshake.
+        assert_eq!(a.metrics().tls_connections.load(Ordering::Relaxed), 2);
+        assert_eq!(failures(&a), 0);
+
+        // A node in plaintext is told why, and counted.
+        let plain = node(3, port, "c").await;
+        let message = unreachable(plain.request(ip(1), Verb::Echo, Bytes::new(), SECOND).await);
+        assert!(message.contains("requires TLS from 127.0.0.3"), "{message}");
+        assert_eq!(failures(&a), 1);
+        // The TLS node cannot reach it either: its ClientHello is not a frame.
+        unreachable(a.request(ip(3), Verb::Echo, Bytes::new(), SECOND).await);
+        drop(plain);
+
+        // A certificate from another CA fails the handshake with require_client_auth.
+        let stranger = tls_node(3, port, &pki, all("stranger")).await;
+        let before = failures(&a);
+        let message = unreachable(
+            stranger
+                .request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+                .await,
+        );
+        assert!(message.contains("TLS"), "{message}");
+        // The node counts it once its handshake has sent the alert the stranger read.
+        let t0 = Instant::now();
+        while failures(&a) == before && t0.elapsed() < 10 * SECOND {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(failures(&a), before + 1);
+        // Nor does it trust the nodes (its truststore is the right CA, but the nodes refuse
+        // its certificate): the connection is never half-open.
+        unreachable(a.request(ip(3), Verb::Echo, Bytes::new(), SECOND).await);
+        // The nodes still talk.
+        a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn optional_accepts_plaintext_and_endpoint_verification_checks_the_address() {
+        let pki = pki();
+        // `optional: true`: TLS and plaintext on the same port.
+        let a = tls_node(
+            1,
+            0,
+            &pki,
+            Tls {
+                accept_plaintext: true,
+                ..all("node1")
+            },
+        )
+        .await;
+        let port = a.local_addr().port();
+        let plain = node(2, port, "c").await;
+        plain
+            .request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+        let tls = tls_node(3, port, &pki, all("node3")).await;
+        tls.request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+        assert_eq!(failures(&a), 0);
+
+        // Node .4 serving with .3's certificate: accepted on the chain alone (Cassandra's
+        // default), refused when the certificate must name the address connected to.
+        let _imposter = tls_node(4, port, &pki, all("node3")).await;
+        tls.request(ip(4), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+        let strict = tls_node(
+            5,
+            port,
+            &pki,
+            Tls {
+                verify_name: true,
+                ..all("node2")
+            },
+        )
+        .await;
+        strict
+            .request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+        let message = unreachable(
+            strict
+                .request(ip(4), Verb::Echo, Bytes::new(), SECOND)
+                .await,
+        );
+        assert!(message.contains("TLS"), "{message}");
+        assert_eq!(failures(&strict), 1);
+    }
+}

@@ -350,8 +350,13 @@ impl Inner {
         .map_err(|_| unreachable("connection timed out".into()))?
         .map_err(|e| unreachable(e.to_string()))?;
         let _ = stream.set_nodelay(true);
+        let encrypted = self
+            .config
+            .tls
+            .as_ref()
+            .is_some_and(|tls| tls.should_encrypt(self.location(to).as_ref()));
         let (mut rd, mut wr): (Reader, Writer) = match &self.config.tls {
-            Some(tls) if tls.should_encrypt(self.location(to).as_ref()) => {
+            Some(tls) if encrypted => {
                 let name = rustls::pki_types::ServerName::IpAddress(to.into());
                 let handshake = tokio::time::timeout(
                     self.config.connect_timeout,
@@ -395,7 +400,12 @@ impl Inner {
         )
         .await
         .map_err(|_| unreachable("no HELLO answer".into()))?
-        .map_err(unreachable)?
+        // Over TLS 1.3 the peer checks this node's certificate after the handshake has
+        // ended here: its refusal (an alert) arrives as the HELLO answer's read error.
+        .map_err(|e| match encrypted {
+            true => unreachable(self.handshake_failed(to, e)),
+            false => unreachable(e),
+        })?
         .ok_or_else(|| unreachable("closed during HELLO".into()))?;
         if hello.flags & ERROR != 0 {
             return Err(unreachable(

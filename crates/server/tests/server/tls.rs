@@ -1,8 +1,8 @@
 //! TLS on the native port: the ScyllaDB Rust driver over TLS with a client certificate (its
 //! `openssl-010` feature), the session's TLS details, the handshake timeout and failure
 //! count, and the start-time errors for files Cairn cannot use. The certificates are made
-//! by the `openssl` command in a temporary directory (no network), as in
-//! tests/python/test_tls.py.
+//! by the `openssl` command in a temporary directory (no network: `cairn_test_support::pki`),
+//! as in tests/python/test_tls.py.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use cairn_server::config::{ClientEncryption, Config};
@@ -11,9 +11,9 @@ use cairn_server::protocol::{
 };
 use cairn_server::start_node;
 use cairn_server::tls::{native_tls, server_config};
+use cairn_test_support::pki::{openssl, TestPki};
 use scylla::client::session_builder::SessionBuilder;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -24,91 +24,27 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// A CA, a server certificate for 127.0.0.1 and a client certificate it signs, and a second
 /// CA with a client certificate of its own.
 struct Certs {
-    dir: tempfile::TempDir,
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the `openssl` command makes the test certificates");
-    assert!(out.status.success(), "openssl {args:?}: {out:?}");
+    pki: TestPki,
 }
 
 impl Certs {
     fn make() -> Certs {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let ec = [
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-        ];
-        for ca in ["ca", "other-ca"] {
-            let (key, crt, subj) = (
-                format!("{ca}.key"),
-                format!("{ca}.crt"),
-                format!("/CN={ca}"),
-            );
-            let mut args = vec!["req", "-x509"];
-            args.extend(ec);
-            args.extend(["-keyout", &key, "-out", &crt, "-days", "2", "-subj", &subj]);
-            openssl(d, &args);
-        }
-        let leaf = |name: &str, ca: &str, ext: &str| {
-            std::fs::write(d.join(format!("{name}.ext")), ext).unwrap();
-            let (key, csr, crt) = (
-                format!("{name}.key"),
-                format!("{name}.csr"),
-                format!("{name}.crt"),
-            );
-            let subj = format!("/CN={name}");
-            let mut args = vec!["req"];
-            args.extend(ec);
-            args.extend(["-keyout", &key, "-out", &csr, "-subj", &subj]);
-            openssl(d, &args);
-            let (ca_crt, ca_key, ext_file) = (
-                format!("{ca}.crt"),
-                format!("{ca}.key"),
-                format!("{name}.ext"),
-            );
-            openssl(
-                d,
-                &[
-                    "x509",
-                    "-req",
-                    "-in",
-                    &csr,
-                    "-CA",
-                    &ca_crt,
-                    "-CAkey",
-                    &ca_key,
-                    "-CAcreateserial",
-                    "-out",
-                    &crt,
-                    "-days",
-                    "2",
-                    "-extfile",
-                    &ext_file,
-                ],
-            );
-        };
-        leaf(
+        let pki = TestPki::new();
+        pki.ca("ca");
+        pki.ca("other-ca");
+        pki.leaf(
             "server",
             "ca",
             "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
         );
         let client = "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n";
-        leaf("client", "ca", client);
-        leaf("stranger", "other-ca", client);
-        Certs { dir }
+        pki.leaf("client", "ca", client);
+        pki.leaf("stranger", "other-ca", client);
+        Certs { pki }
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        self.pki.path(name)
     }
 
     /// TLS required, with this node's certificate and key.
@@ -354,7 +290,7 @@ async fn a_silent_client_is_closed_and_counted() {
 #[test]
 fn unusable_files_are_refused_with_the_option_and_the_file() {
     let certs = Certs::make();
-    let d = certs.dir.path();
+    let d = certs.pki.dir();
     openssl(
         d,
         &[
