@@ -5,12 +5,12 @@
 //! as in tests/python/test_tls.py.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_server::config::{ClientEncryption, Config};
+use cairn_server::config::{ClientEncryption, Config, InternodeEncryption, ServerEncryption};
 use cairn_server::protocol::{
     ConnectionInfo, Handler, Reply, Request, RequestContext, Server, ServerConfig, TlsInfo,
 };
 use cairn_server::start_node;
-use cairn_server::tls::{native_tls, server_config};
+use cairn_server::tls::{internode_tls, native_tls, server_config};
 use cairn_test_support::pki::{openssl, TestPki};
 use scylla::client::session_builder::SessionBuilder;
 use std::path::PathBuf;
@@ -365,4 +365,50 @@ fn unusable_files_are_refused_with_the_option_and_the_file() {
         trust.contains("client_encryption_options.truststore") && trust.contains("not a PEM"),
         "{trust}"
     );
+}
+
+/// `server_encryption_options` read the same files the same way: its errors name its own
+/// section, and its truststore (every node checks its peers' certificates) is read even
+/// without `require_client_auth`.
+#[test]
+fn internode_files_are_refused_with_the_section_the_option_and_the_file() {
+    let certs = Certs::make();
+    let local = cairn_cluster::snitch::Location {
+        datacenter: "datacenter1".into(),
+        rack: "rack1".into(),
+    };
+    let internode = |options: ClientEncryption| ServerEncryption {
+        internode_encryption: InternodeEncryption::All,
+        options: ClientEncryption {
+            truststore: Some(certs.path("ca.crt")),
+            ..options
+        },
+    };
+    let err = |s: ServerEncryption| internode_tls(&s, &local).unwrap_err().to_string();
+    let missing = err(internode(ClientEncryption {
+        certificate: Some(certs.path("nope.crt")),
+        ..certs.required()
+    }));
+    assert!(
+        missing.contains("server_encryption_options.certificate") && missing.contains("nope.crt"),
+        "{missing}"
+    );
+    let trust = err(ServerEncryption {
+        options: ClientEncryption {
+            truststore: Some(certs.path("server.key")),
+            ..certs.required()
+        },
+        ..internode(certs.required())
+    });
+    assert!(
+        trust.contains("server_encryption_options.truststore") && trust.contains("CERTIFICATE"),
+        "{trust}"
+    );
+    // Good files make a configuration; `none` without `optional` makes none.
+    assert!(internode_tls(&internode(certs.required()), &local)
+        .unwrap()
+        .is_some());
+    assert!(internode_tls(&ServerEncryption::default(), &local)
+        .unwrap()
+        .is_none());
 }
