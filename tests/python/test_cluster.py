@@ -83,6 +83,19 @@ def free_ports_on(hosts, n):
             s.close()
 
 
+def start_all(nodes):
+    """Starts every node at once and waits until each serves CQL; a node that does not is
+    reported with every node's log."""
+    for n in nodes:
+        n.start(wait=False)
+    try:
+        for n in nodes:
+            n.wait_started(timeout=WAIT)
+    except RuntimeError as e:
+        logs = "\n".join(f"--- {n.host}:\n{n.log_tail(15)}" for n in nodes)
+        raise RuntimeError(f"{e}\nevery node's log:\n{logs}") from None
+
+
 def wait_for(what, check, timeout=WAIT):
     deadline = time.monotonic() + timeout
     last = None
@@ -102,14 +115,7 @@ def ring(tmp_root):
     nodes = [ClusterNode(root, n, ports, seeds) for n in (1, 2, 3)]
     try:
         # All at once: discovery must form exactly one group.
-        for n in nodes:
-            n.start(wait=False)
-        try:
-            for n in nodes:
-                n.wait_started(timeout=WAIT)
-        except RuntimeError as e:
-            logs = "\n".join(f"--- {n.host}:\n{n.log_tail(15)}" for n in nodes)
-            raise RuntimeError(f"{e}\nevery node's log:\n{logs}") from None
+        start_all(nodes)
         yield root, ports, seeds, nodes
     finally:
         for n in nodes:

@@ -13,7 +13,7 @@ import pytest
 from cassandra import ConsistencyLevel as CL
 from cassandra.query import SimpleStatement
 
-from test_cluster import WAIT, ClusterNode, alone, free_ports_on, wait_for
+from test_cluster import ClusterNode, alone, free_ports_on, start_all, wait_for
 from test_tls import make_ca, make_cert
 
 TABLE_ID = "0b5e2f4a-3c1d-4e8f-9a7b-6c5d4e3f2a10"
@@ -40,14 +40,7 @@ def tls_ring(tmp_root):
 
     nodes = [ClusterNode(root, n, ports, seeds, extra_yaml=tls(n)) for n in (1, 2, 3)]
     try:
-        for n in nodes:
-            n.start(wait=False)
-        try:
-            for n in nodes:
-                n.wait_started(timeout=WAIT)
-        except RuntimeError as e:
-            logs = "\n".join(f"--- {n.host}:\n{n.log_tail(15)}" for n in nodes)
-            raise RuntimeError(f"{e}\nevery node's log:\n{logs}") from None
+        start_all(nodes)
         yield nodes
     finally:
         for n in nodes:

@@ -343,8 +343,10 @@ pub struct InternodeTls {
     pub accept_plaintext: bool,
     /// This node's data center and rack.
     pub local: Location,
-    /// Wraps outgoing connections (with the node's certificate for client authentication).
-    pub connector: tokio_rustls::TlsConnector,
+    /// Wraps outgoing connections (with the node's certificate for client authentication);
+    /// `None` with `internode_encryption: none`, which never connects over TLS (and so
+    /// needs no truststore) but may accept TLS.
+    pub connector: Option<tokio_rustls::TlsConnector>,
     /// Wraps incoming connections that start with a TLS handshake.
     pub acceptor: tokio_rustls::TlsAcceptor,
 }
@@ -360,12 +362,17 @@ impl InternodeTls {
         local: Location,
     ) -> Result<InternodeTls> {
         let server = files.server_config(require_client_auth)?;
-        let client = files.client_config(verify_name)?;
+        let connector = match encryption {
+            InternodeEncryption::None => None,
+            _ => Some(tokio_rustls::TlsConnector::from(Arc::new(
+                files.client_config(verify_name)?,
+            ))),
+        };
         Ok(InternodeTls {
             encryption,
             accept_plaintext,
             local,
-            connector: tokio_rustls::TlsConnector::from(Arc::new(client)),
+            connector,
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(server)),
         })
     }

@@ -716,7 +716,12 @@ fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
             get(&m.cas_read_unavailable),
         ),
     ];
-    for (name, help, value) in families {
+    counters(w, &families);
+}
+
+/// Counters of one shard: `(name, help, value)`.
+fn counters(w: &mut Writer<'_>, families: &[(&str, &str, u64)]) {
+    for &(name, help, value) in families {
         w.family(name, "counter", help);
         w.sample(name, "shard=\"0\"", value);
     }
@@ -737,10 +742,7 @@ fn messaging_families(w: &mut Writer<'_>, m: &MessagingMetrics) {
             get(&m.tls_handshake_failures),
         ),
     ];
-    for (name, help, value) in families {
-        w.family(name, "counter", help);
-        w.sample(name, "shard=\"0\"", value);
-    }
+    counters(w, &families);
 }
 
 fn stall_families(w: &mut Writer<'_>, d: &StallDetector) {

@@ -350,17 +350,19 @@ impl Inner {
         .map_err(|_| unreachable("connection timed out".into()))?
         .map_err(|e| unreachable(e.to_string()))?;
         let _ = stream.set_nodelay(true);
-        let encrypted = self
+        let connector = self
             .config
             .tls
             .as_ref()
-            .is_some_and(|tls| tls.should_encrypt(self.location(to).as_ref()));
-        let (mut rd, mut wr): (Reader, Writer) = match &self.config.tls {
-            Some(tls) if encrypted => {
+            .filter(|tls| tls.should_encrypt(self.location(to).as_ref()))
+            .and_then(|tls| tls.connector.as_ref());
+        let encrypted = connector.is_some();
+        let (mut rd, mut wr): (Reader, Writer) = match connector {
+            Some(connector) => {
                 let name = rustls::pki_types::ServerName::IpAddress(to.into());
                 let handshake = tokio::time::timeout(
                     self.config.connect_timeout,
-                    tls.connector.connect(name, stream),
+                    connector.connect(name, stream),
                 )
                 .await;
                 match handshake {
@@ -377,7 +379,7 @@ impl Inner {
                     }
                 }
             }
-            _ => {
+            None => {
                 let (rd, wr) = stream.into_split();
                 (Box::new(rd), Box::new(wr))
             }

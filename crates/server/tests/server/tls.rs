@@ -411,4 +411,15 @@ fn internode_files_are_refused_with_the_section_the_option_and_the_file() {
     assert!(internode_tls(&ServerEncryption::default(), &local)
         .unwrap()
         .is_none());
+    // `none` accepting TLS (a rolling move) never connects over it: no truststore needed.
+    let accepting = ServerEncryption {
+        options: ClientEncryption {
+            enabled: false,
+            optional: Some(true),
+            ..certs.required()
+        },
+        ..ServerEncryption::default()
+    };
+    let tls = internode_tls(&accepting, &local).unwrap().unwrap();
+    assert!(tls.connector.is_none() && tls.accept_plaintext);
 }
