@@ -233,7 +233,7 @@ mod tls {
     use cairn_test_support::pki::TestPki;
     use std::sync::atomic::Ordering;
 
-    fn pki() -> TestPki {
+    pub(super) fn pki() -> TestPki {
         let pki = TestPki::new();
         pki.ca("ca");
         pki.ca("other-ca");
@@ -251,14 +251,14 @@ mod tls {
     }
 
     /// How a test node's TLS is set.
-    struct Tls<'a> {
+    pub(super) struct Tls<'a> {
         cert: &'a str,
         accept_plaintext: bool,
         require_client_auth: bool,
         verify_name: bool,
     }
 
-    fn all(cert: &str) -> Tls<'_> {
+    pub(super) fn all(cert: &str) -> Tls<'_> {
         Tls {
             cert,
             accept_plaintext: false,
@@ -267,7 +267,7 @@ mod tls {
         }
     }
 
-    async fn tls_node(last: u8, port: u16, pki: &TestPki, tls: Tls<'_>) -> Messaging {
+    pub(super) async fn tls_node(last: u8, port: u16, pki: &TestPki, tls: Tls<'_>) -> Messaging {
         let files = TlsFiles {
             section: "server_encryption_options",
             certificate: ("certificate", pki.path(&format!("{}.crt", tls.cert))),
@@ -415,5 +415,110 @@ mod tls {
         );
         assert!(message.contains("TLS"), "{message}");
         assert_eq!(failures(&strict), 1);
+    }
+}
+
+/// The cost of internode TLS, for docs/benchmarks.md (not a test: `cargo test --release -p
+/// cairn-cluster --test messaging -- --ignored --nocapture tls_round_trip_figures`). Two
+/// endpoints on 127.0.0.1 and .2 in this process, plaintext and TLS (`all`, mutual) side by
+/// side in alternating pairs: one request at a time (µs per round trip, wall), then 32 at a
+/// time (requests per second, and CPU µs per request of both endpoints together, from every
+/// thread's schedstat).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: run with --ignored --nocapture"]
+async fn tls_round_trip_figures() {
+    use std::sync::atomic::Ordering;
+    let pairs: usize = std::env::var("PAIRS")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(4);
+    let sequential = 20_000u32;
+    let (tasks, per_task) = (32u32, 5_000u32);
+    let body = Bytes::from(vec![7u8; 1024]);
+    let pki = tls::pki();
+    let echo: Handler = Arc::new(|_, body| Box::pin(async move { Ok(body) }));
+
+    /// CPU time of every thread of this process so far.
+    fn cpu() -> Duration {
+        let mut ns = 0u64;
+        for t in std::fs::read_dir("/proc/self/task").unwrap() {
+            let path = t.unwrap().path().join("schedstat");
+            if let Ok(text) = std::fs::read_to_string(path) {
+                ns += text
+                    .split_whitespace()
+                    .next()
+                    .and_then(|f| f.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+        Duration::from_nanos(ns)
+    }
+
+    println!("| pair | mode | round trip µs (1 at a time) | requests/s (32 at a time) | CPU µs/request |");
+    println!("|---:|---|---:|---:|---:|");
+    for pair in 0..pairs {
+        let order = if pair % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for use_tls in order {
+            let (a, b) = if use_tls {
+                let a = tls::tls_node(1, 0, &pki, tls::all("node1")).await;
+                let port = a.local_addr().port();
+                (a, tls::tls_node(2, port, &pki, tls::all("node2")).await)
+            } else {
+                let a = node(1, 0, "c").await;
+                let port = a.local_addr().port();
+                (a, node(2, port, "c").await)
+            };
+            b.register(Verb::Mutation, Arc::clone(&echo));
+            let a = Arc::new(a);
+            for _ in 0..2_000 {
+                a.request(ip(2), Verb::Mutation, body.clone(), 5 * SECOND)
+                    .await
+                    .unwrap();
+            }
+            let t0 = Instant::now();
+            for _ in 0..sequential {
+                a.request(ip(2), Verb::Mutation, body.clone(), 5 * SECOND)
+                    .await
+                    .unwrap();
+            }
+            let round_trip = t0.elapsed().as_secs_f64() * 1e6 / f64::from(sequential);
+            let (t0, c0) = (Instant::now(), cpu());
+            let handles: Vec<_> = (0..tasks)
+                .map(|_| {
+                    let (a, body) = (Arc::clone(&a), body.clone());
+                    tokio::spawn(async move {
+                        for _ in 0..per_task {
+                            a.request(ip(2), Verb::Mutation, body.clone(), 5 * SECOND)
+                                .await
+                                .unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+            let n = f64::from(tasks * per_task);
+            let (wall, spent) = (t0.elapsed(), cpu() - c0);
+            assert_eq!(
+                b.metrics().tls_connections.load(Ordering::Relaxed),
+                u64::from(use_tls)
+            );
+            println!(
+                "| {} | {} | {round_trip:.1} | {:.0} | {:.2} |",
+                pair + 1,
+                if use_tls { "TLS" } else { "plaintext" },
+                n / wall.as_secs_f64(),
+                spent.as_secs_f64() * 1e6 / n,
+            );
+            drop(b);
+            drop(a);
+            // Let the listeners of this pair go before the next binds the same addresses.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 }
