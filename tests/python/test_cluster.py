@@ -96,6 +96,25 @@ def start_all(nodes):
         raise RuntimeError(f"{e}\nevery node's log:\n{logs}") from None
 
 
+def wait_all_up(nodes):
+    """Waits until every node sees every node UN."""
+    for m in nodes:
+        wait_for(f"{len(nodes)} UN from {m.host}",
+                 lambda m=m: m.states() == {n.host: "UN" for n in nodes})
+
+
+def execute_on_each(nodes, *statements):
+    """Runs `statements` on every node in turn (each through a driver that talks only to it)."""
+    for n in nodes:
+        c = alone(n)
+        try:
+            s = c.connect()
+            for statement in statements:
+                s.execute(statement)
+        finally:
+            c.shutdown()
+
+
 def wait_for(what, check, timeout=WAIT):
     deadline = time.monotonic() + timeout
     last = None

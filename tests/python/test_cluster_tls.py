@@ -13,7 +13,8 @@ import pytest
 from cassandra import ConsistencyLevel as CL
 from cassandra.query import SimpleStatement
 
-from test_cluster import ClusterNode, alone, free_ports_on, start_all, wait_for
+from test_cluster import (ClusterNode, alone, execute_on_each, free_ports_on, start_all,
+                          wait_all_up)
 from test_tls import make_ca, make_cert
 
 TABLE_ID = "0b5e2f4a-3c1d-4e8f-9a7b-6c5d4e3f2a10"
@@ -57,21 +58,14 @@ def metric(node, name):
 
 def test_three_nodes_over_tls_form_one_ring_and_serve_quorum(tls_ring):
     nodes = tls_ring
-    for m in nodes:
-        wait_for(f"three UN from {m.host}",
-                 lambda m=m: m.states() == {n.host: "UN" for n in nodes})
+    wait_all_up(nodes)
     # The same keyspace and table (same id) on every node: this works whether or not the
     # schema is shared through group 0.
-    for n in nodes:
-        c = alone(n)
-        try:
-            s = c.connect()
-            s.execute("CREATE KEYSPACE IF NOT EXISTS tls WITH replication = "
-                      "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
-            s.execute(f"CREATE TABLE IF NOT EXISTS tls.t (k int PRIMARY KEY, v text) "
-                      f"WITH id = {TABLE_ID}")
-        finally:
-            c.shutdown()
+    execute_on_each(nodes,
+                    "CREATE KEYSPACE IF NOT EXISTS tls WITH replication = "
+                    "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}",
+                    f"CREATE TABLE IF NOT EXISTS tls.t (k int PRIMARY KEY, v text) "
+                    f"WITH id = {TABLE_ID}")
     writer, reader = alone(nodes[0]), alone(nodes[1])
     try:
         w, r = writer.connect(), reader.connect()

@@ -454,6 +454,10 @@ impl Inner {
                 .get(&peer)
                 .is_none_or(|at| now.duration_since(*at) >= FAILURE_LOG_INTERVAL);
             if due {
+                // Bounded whatever connects: forgetting costs at most one more warning each.
+                if logged.len() >= 4096 {
+                    logged.clear();
+                }
                 logged.insert(peer, now);
             }
             due
