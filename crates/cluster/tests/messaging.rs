@@ -229,7 +229,7 @@ async fn a_message_over_the_limit_is_refused_before_it_is_sent() {
 mod tls {
     use super::*;
     use cairn_cluster::snitch::Location;
-    use cairn_cluster::tls::{InternodeEncryption, InternodeTls, TlsFiles};
+    use cairn_cluster::tls::{InternodeEncryption, InternodeTls, PeerLocations, TlsFiles};
     use cairn_test_support::pki::TestPki;
     use std::sync::atomic::Ordering;
 
@@ -252,15 +252,17 @@ mod tls {
 
     /// How a test node's TLS is set.
     pub(super) struct Tls<'a> {
-        cert: &'a str,
-        accept_plaintext: bool,
-        require_client_auth: bool,
-        verify_name: bool,
+        pub(super) cert: &'a str,
+        pub(super) encryption: InternodeEncryption,
+        pub(super) accept_plaintext: bool,
+        pub(super) require_client_auth: bool,
+        pub(super) verify_name: bool,
     }
 
     pub(super) fn all(cert: &str) -> Tls<'_> {
         Tls {
             cert,
+            encryption: InternodeEncryption::All,
             accept_plaintext: false,
             require_client_auth: true,
             verify_name: false,
@@ -282,7 +284,7 @@ mod tls {
         };
         let internode = InternodeTls::new(
             &files,
-            InternodeEncryption::All,
+            tls.encryption,
             tls.accept_plaintext,
             tls.require_client_auth,
             tls.verify_name,
@@ -293,6 +295,19 @@ mod tls {
         config.port = port;
         config.tls = Some(internode);
         Messaging::start(config).await.unwrap()
+    }
+
+    /// Peers' places, as the topology would tell them.
+    pub(super) struct Places(pub(super) Vec<(IpAddr, &'static str)>);
+
+    impl PeerLocations for Places {
+        fn location(&self, peer: IpAddr) -> Option<Location> {
+            let (_, dc) = self.0.iter().find(|(ip, _)| *ip == peer)?;
+            Some(Location {
+                datacenter: dc.to_string(),
+                rack: "rack1".into(),
+            })
+        }
     }
 
     fn failures(m: &Messaging) -> u64 {
@@ -338,8 +353,9 @@ mod tls {
         unreachable(a.request(ip(3), Verb::Echo, Bytes::new(), SECOND).await);
         drop(plain);
 
-        // A certificate from another CA fails the handshake with require_client_auth.
-        let stranger = tls_node(3, port, &pki, all("stranger")).await;
+        // A certificate from another CA fails the handshake with require_client_auth (on an
+        // address of its own: the plaintext node's listener may not be gone yet).
+        let stranger = tls_node(5, port, &pki, all("stranger")).await;
         let before = failures(&a);
         let message = unreachable(
             stranger
@@ -355,7 +371,7 @@ mod tls {
         assert_eq!(failures(&a), before + 1);
         // Nor does it trust the nodes (its truststore is the right CA, but the nodes refuse
         // its certificate): the connection is never half-open.
-        unreachable(a.request(ip(3), Verb::Echo, Bytes::new(), SECOND).await);
+        unreachable(a.request(ip(5), Verb::Echo, Bytes::new(), SECOND).await);
         // The nodes still talk.
         a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
             .await
@@ -521,4 +537,49 @@ async fn tls_round_trip_figures() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
+}
+
+/// `internode_encryption: dc`: plaintext within the node's data center, both ways, and TLS
+/// with (and only with) the other data centers and the peers not placed yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dc_encrypts_only_across_data_centers() {
+    use cairn_cluster::tls::{InternodeEncryption, PeerLocations};
+    let pki = tls::pki();
+    let dc = |cert| tls::Tls {
+        encryption: InternodeEncryption::Dc,
+        ..tls::all(cert)
+    };
+    let a = tls::tls_node(1, 0, &pki, dc("node1")).await;
+    let port = a.local_addr().port();
+    // .2 is in a's data center (dc1, as the test nodes are), .3 in another; .4 not placed.
+    let places: Arc<dyn PeerLocations> =
+        Arc::new(tls::Places(vec![(ip(2), "dc1"), (ip(3), "dc2")]));
+    a.set_peer_locations(Some(places));
+    // A plaintext node in the same data center: plaintext both ways.
+    let near = node(2, port, "c").await;
+    a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+    near.request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+    // A plaintext node in another data center is refused.
+    let far = node(3, port, "c").await;
+    let r = far.request(ip(1), Verb::Echo, Bytes::new(), SECOND).await;
+    assert!(
+        matches!(&r, Err(Error::Unreachable { message, .. }) if message.contains("requires TLS")),
+        "{r:?}"
+    );
+    // A TLS node not placed yet: a connects to it over TLS.
+    let unknown = tls::tls_node(4, port, &pki, dc("node4")).await;
+    a.request(ip(4), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+    assert_eq!(
+        unknown
+            .metrics()
+            .tls_connections
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
 }

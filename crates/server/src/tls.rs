@@ -9,7 +9,9 @@
 //! `require_client_auth`, a peer without a certificate signed by a truststore CA fails the
 //! handshake; the node's certificate must match its private key.
 
-use crate::config::{ClientEncryption, ServerEncryption, TlsMode, TlsOptions, TlsProtocol};
+use crate::config::{
+    ClientEncryption, InternodeEncryption, ServerEncryption, TlsMode, TlsOptions, TlsProtocol,
+};
 use crate::protocol::shared::Tls;
 use cairn_cluster::snitch::Location;
 use cairn_cluster::tls::{InternodeTls, TlsFiles};
@@ -51,6 +53,24 @@ pub fn internode_tls(
         return Ok(None);
     }
     let o = &options.options;
+    if o.require_client_auth
+        && matches!(
+            options.internode_encryption,
+            InternodeEncryption::Dc | InternodeEncryption::Rack
+        )
+    {
+        // Cassandra's warning, as it gives it: the configuration works, with a gap.
+        tracing::warn!(
+            "server_encryption_options: require_client_auth with internode_encryption: {} \
+             does not authenticate the peers this node accepts in plaintext (its own {}); \
+             use internode_encryption: all for mutual TLS with every node",
+            options.internode_encryption.name(),
+            match options.internode_encryption {
+                InternodeEncryption::Dc => "data center",
+                _ => "rack",
+            }
+        );
+    }
     let files = files("server_encryption_options", o)?;
     Ok(Some(InternodeTls::new(
         &files,
