@@ -142,16 +142,11 @@ def ring(tmp_root):
                 n.kill()
 
 
-# Each node has its own schema until schema goes through group 0: drivers would wait for
-# agreement on every connect.
-NO_AGREEMENT = {"max_schema_agreement_wait": 0}
-
-
 def driver(node, **kw):
     profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=20)
     return Cluster([node.host], port=node.port, protocol_version=4,
                    execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                   connect_timeout=10, control_connection_timeout=10, **NO_AGREEMENT, **kw)
+                   connect_timeout=10, control_connection_timeout=10, **kw)
 
 
 def alone(node, **kw):
@@ -159,7 +154,18 @@ def alone(node, **kw):
     return Cluster([node.host], port=node.port, protocol_version=4,
                    execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(
                        load_balancing_policy=WhiteListRoundRobinPolicy([node.host]))},
-                   connect_timeout=10, control_connection_timeout=10, **NO_AGREEMENT, **kw)
+                   connect_timeout=10, control_connection_timeout=10, **kw)
+
+
+def on(node, query, *args, agreement=True):
+    """`query` sent to `node` alone; the rows. Without `agreement`, a schema change does not
+    wait for the driver to find the schema agreed: a driver that sends to one node only never
+    learns that another is down (it would wait for that node's version in system.peers)."""
+    c = alone(node, **({} if agreement else {"max_schema_agreement_wait": 0}))
+    try:
+        return list(c.connect().execute(query, *args))
+    finally:
+        c.shutdown()
 
 
 def test_three_nodes_form_one_ring_that_drivers_and_nodetool_see(ring):
@@ -197,14 +203,13 @@ def test_three_nodes_form_one_ring_that_drivers_and_nodetool_see(ring):
                 assert set(row.tokens) == set(local[address].tokens)
                 assert (row.rpc_address, row.data_center, row.rack) == (
                     address, "datacenter1", "rack1")
-        # describecluster: every node's schema version (each node's own until schema goes
-        # through group 0).
+        # describecluster: one schema version, held by every node (schema is group 0's).
         def versions():
             out = first.nodetool("describecluster")
             listed = [line for line in out.splitlines() if line.strip().endswith("]")]
-            named = all(sum(n.host in line for line in listed) == 1 for n in nodes)
-            return out if named and "UNREACHABLE" not in out else None
-        out = wait_for("every node's schema version", versions)
+            agreed = len(listed) == 1 and all(n.host in listed[0] for n in nodes)
+            return out if agreed else None
+        out = wait_for("one schema version on every node", versions)
         assert "Name: pytest cluster" in out and "Murmur3Partitioner" in out
     finally:
         c.shutdown()
@@ -235,17 +240,11 @@ def test_a_killed_node_is_down_then_up_again(ring):
 def test_joining_a_ring_that_holds_data_is_refused(ring):
     root, ports, seeds, nodes = ring
     first = nodes[0]
-    # Schema is each node's own until it goes through group 0 (table ids differ too): create
-    # the table on every node, then write a row whose replica is the node written to.
-    for n in nodes:
-        c = alone(n)
-        try:
-            s = c.connect()
-            s.execute("CREATE KEYSPACE joinks WITH replication = "
-                      "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-            s.execute("CREATE TABLE joinks.t (k int PRIMARY KEY, v int)")
-        finally:
-            c.shutdown()
+    # The schema is shared: made on one node, every node has it. Then a row whose replica
+    # is the node written to.
+    on(nodes[1], "CREATE KEYSPACE joinks WITH replication = "
+                 "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    on(nodes[1], "CREATE TABLE joinks.t (k int PRIMARY KEY, v int)")
     c = alone(first)
     try:
         s = c.connect()

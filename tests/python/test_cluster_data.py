@@ -2,8 +2,9 @@
 replicated to all three (NetworkTopologyStrategy {'datacenter1': 3}), reads and writes
 coordinated by the storage proxy (crates/cluster/src/proxy/).
 
-Schema does not go through group 0 yet, so each node is given the same DDL, the table with
-the same id (`WITH id = …`): replicas find a mutation's table by id.
+The schema is made on one node and is every node's (group 0, crates/cluster/src/schema_log.rs):
+the same keyspaces and tables with the same ids everywhere, one schema version, drivers told
+of changes made elsewhere; a change never diverges — it needs a majority of the nodes up.
 
 Writes and reads at every consistency level through the token-aware driver; a SIGKILLed node:
 QUORUM goes on, ALL is Unavailable, and once it is back a read at ALL finds it stale, answers
@@ -20,9 +21,8 @@ from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT, N
 from cassandra.policies import FallthroughRetryPolicy, RoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import SimpleStatement
 
-from test_cluster import WAIT, ClusterNode, alone, free_ports_on, wait_for
+from test_cluster import WAIT, ClusterNode, alone, free_ports_on, on, wait_for
 
-TABLE_ID = "6f1c3a52-8a4e-4d1e-9c61-3c2a1b0d9e77"
 # Short request timeouts: a hung replica answers WriteTimeout / ReadTimeout in 2 s.
 TIMEOUTS = "write_request_timeout_in_ms: 2000\nread_request_timeout_in_ms: 2000\n"
 
@@ -42,15 +42,9 @@ def ring(tmp_root):
         for m in nodes:
             wait_for(f"three UN from {m.host}",
                      lambda m=m: m.states() == {n.host: "UN" for n in nodes})
-        for n in nodes:
-            c = alone(n)
-            try:
-                s = c.connect()
-                s.execute("CREATE KEYSPACE data WITH replication = "
-                          "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
-                s.execute(f"CREATE TABLE data.t (k int PRIMARY KEY, v text) WITH id = {TABLE_ID}")
-            finally:
-                c.shutdown()
+        on(nodes[0], "CREATE KEYSPACE data WITH replication = "
+                     "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
+        on(nodes[0], "CREATE TABLE data.t (k int PRIMARY KEY, v text)")
         yield nodes
     finally:
         for n in nodes:
@@ -63,7 +57,7 @@ def token_aware(node):
                                request_timeout=30, retry_policy=FallthroughRetryPolicy())
     c = Cluster([node.host], port=node.port, protocol_version=4,
                 execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                connect_timeout=10, control_connection_timeout=10, max_schema_agreement_wait=0)
+                connect_timeout=10, control_connection_timeout=10)
     return c, c.connect()
 
 
@@ -71,10 +65,10 @@ def at(cl, query):
     return SimpleStatement(query, consistency_level=cl)
 
 
-def error_of(fn, *args):
+def error_of(fn, *args, **kw):
     """The server's error for a request, unwrapped from the driver's NoHostAvailable."""
     try:
-        fn(*args)
+        fn(*args, **kw)
     except NoHostAvailable as e:
         (err,) = e.errors.values()
         return err
@@ -115,7 +109,9 @@ def test_a_killed_replica_quorum_goes_on_all_is_unavailable_and_read_repair_heal
     c, s = token_aware(first)
     try:
         third.kill()
-        wait_for("nodetool DN", lambda: first.states().get(third.host) == "DN")
+        # Every coordinator the token-aware driver may pick must see it down.
+        for n in ring[:2]:
+            wait_for("nodetool DN", lambda n=n: n.states().get(third.host) == "DN")
         s.execute(at(CL.QUORUM, "INSERT INTO data.t (k, v) VALUES (100, 'while down')"))
         assert s.execute(at(CL.QUORUM, "SELECT v FROM data.t WHERE k = 100")).one().v == "while down"
         e = error_of(s.execute, at(CL.ALL, "INSERT INTO data.t (k, v) VALUES (101, 'x')"))
@@ -159,3 +155,119 @@ def test_a_hung_replica_times_out_requests_at_all_instead_of_hanging(ring):
             second.proc.send_signal(signal.SIGCONT)
     finally:
         c.shutdown()
+
+
+# --- Schema: group 0's, the same on every node ------------------------------------------------
+
+def table_ids(node, keyspace):
+    return {r.table_name: r.id for r in on(
+        node, "SELECT table_name, id FROM system_schema.tables WHERE keyspace_name = %s",
+        (keyspace,))}
+
+
+def versions_agree(nodes):
+    """Every node's own schema version, and every node's view of the others', is one."""
+    seen = set()
+    for n in nodes:
+        seen.add(on(n, "SELECT schema_version FROM system.local")[0].schema_version)
+        seen |= {r.schema_version for r in on(n, "SELECT schema_version FROM system.peers")}
+    return len(seen) == 1
+
+
+def test_schema_made_on_one_node_is_every_nodes_with_one_version(ring):
+    first, second, third = ring
+    # A driver whose control connection is on the first node: it hears of changes made on
+    # the others (SCHEMA_CHANGE pushed by the first node once it applied them).
+    watcher, _ = token_aware(first)
+    try:
+        # The statement answers once the node that ran it applied the change and the
+        # driver found the schema agreed on every node.
+        on(second, "CREATE TABLE data.shared (k int PRIMARY KEY, v int)")
+        ids = [table_ids(n, "data") for n in ring]
+        assert "shared" in ids[0] and ids[0] == ids[1] == ids[2]
+        wait_for("one schema version", lambda: versions_agree(ring))
+        wait_for("the first node's driver to hear of data.shared",
+                 lambda: "shared" in watcher.metadata.keyspaces["data"].tables)
+
+        # ALTER on the third: the column is everywhere.
+        on(third, "ALTER TABLE data.shared ADD w text")
+        for n in ring:
+            columns = {r.column_name for r in on(
+                n, "SELECT column_name FROM system_schema.columns "
+                   "WHERE keyspace_name = 'data' AND table_name = 'shared'")}
+            assert columns == {"k", "v", "w"}, (n.host, columns)
+        wait_for("the driver to hear of the new column", lambda: "w" in watcher.metadata
+                 .keyspaces["data"].tables["shared"].columns)
+
+        # TRUNCATE on the second empties every replica: the same new id everywhere.
+        s = watcher.connect()
+        s.execute(at(CL.ALL, "INSERT INTO data.shared (k, v) VALUES (1, 1)"))
+        on(second, "TRUNCATE data.shared")
+        after = [table_ids(n, "data")["shared"] for n in ring]
+        assert after[0] == after[1] == after[2] != ids[0]["shared"]
+        for n in ring:
+            assert on(n, at(CL.ONE, "SELECT * FROM data.shared WHERE k = 1")) == []
+
+        # DROP on the first: gone everywhere.
+        on(first, "DROP TABLE data.shared")
+        for n in ring:
+            assert "shared" not in table_ids(n, "data")
+        wait_for("one schema version", lambda: versions_agree(ring))
+    finally:
+        watcher.shutdown()
+
+
+def test_concurrent_schema_changes_on_every_node_never_diverge(ring):
+    import threading
+    errors = []
+
+    def create(node, i):
+        try:
+            # Every node creates the same table (one wins, the others find it there) and one
+            # of its own.
+            on(node, "CREATE TABLE IF NOT EXISTS data.race (k int PRIMARY KEY)")
+            on(node, f"CREATE TABLE data.own{i} (k int PRIMARY KEY)")
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=create, args=(n, i)) for i, n in enumerate(ring)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    ids = [table_ids(n, "data") for n in ring]
+    assert {"race", "own0", "own1", "own2"} <= set(ids[0])
+    assert ids[0] == ids[1] == ids[2]
+    wait_for("one schema version", lambda: versions_agree(ring))
+
+
+def test_schema_changes_need_a_majority_and_a_node_that_was_down_catches_up(ring):
+    first, second, third = ring
+    try:
+        third.kill()
+        wait_for("nodetool DN", lambda: first.states().get(third.host) == "DN")
+        # One of three down: a majority is up, the change commits.
+        on(first, "CREATE TABLE data.while_one_down (k int PRIMARY KEY)", agreement=False)
+        second.kill()
+        wait_for("nodetool DN", lambda: first.states().get(second.host) == "DN")
+        # Two of three down: refused at once, clearly, and nothing changes.
+        e = error_of(on, first, "CREATE TABLE data.while_two_down (k int PRIMARY KEY)",
+                     agreement=False)
+        assert "majority" in str(e), e
+        assert "while_two_down" not in table_ids(first, "data")
+        second.start(timeout=WAIT)
+        wait_for("nodetool UN", lambda: first.states().get(second.host) == "UN")
+        on(first, "CREATE TABLE data.after (k int PRIMARY KEY)", agreement=False)
+        third.start(timeout=WAIT)
+        wait_for("nodetool UN", lambda: first.states().get(third.host) == "UN")
+        # The third missed two changes: it applies them from the group's log.
+        wait_for("the third node to catch up",
+                 lambda: table_ids(third, "data") == table_ids(first, "data"))
+        assert {"while_one_down", "after"} <= set(table_ids(third, "data"))
+        assert "while_two_down" not in table_ids(third, "data")
+        wait_for("one schema version", lambda: versions_agree(ring))
+    finally:
+        for n in (second, third):
+            if n.proc is None or n.proc.poll() is not None:
+                n.start(timeout=WAIT)

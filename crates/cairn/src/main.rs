@@ -154,8 +154,13 @@ fn main() -> anyhow::Result<()> {
         _ => tracing::Level::INFO,
     };
     // openraft logs every vote and replication step at INFO; its warnings are what an
-    // operator needs (membership logs the group's own milestones).
-    let filter = tracing_subscriber::EnvFilter::new(format!("{level},openraft=warn"));
+    // operator needs (membership logs the group's own milestones) — except its replication's:
+    // while a member is down it logs four lines every half second for it (liveness reports the
+    // node DOWN once).
+    let filter = tracing_subscriber::EnvFilter::new(format!(
+        "{level},openraft=warn,openraft::replication=off,\
+         openraft::engine::handler::replication_handler=off"
+    ));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

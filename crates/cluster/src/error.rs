@@ -83,6 +83,28 @@ pub enum Error {
     /// A replica failed a read.
     #[error(transparent)]
     ReadFailure(#[from] crate::consistency::ReadFailure),
+    /// A schema change asked while fewer than a majority of group 0's voters are up.
+    #[error(
+        "Cannot change the schema: {up} of the {voters} members of the cluster's schema group are up, \
+         and a change needs a majority of them; nothing was changed"
+    )]
+    NoSchemaMajority {
+        /// Voters up (this node included).
+        up: usize,
+        /// Voters.
+        voters: usize,
+    },
+    /// A schema change that was not confirmed in time.
+    #[error(
+        "The schema change was not confirmed within {millis} ms ({reason}); \
+         it applies later if the cluster's schema group committed it"
+    )]
+    SchemaNotCommitted {
+        /// The timeout.
+        millis: u128,
+        /// What the group said.
+        reason: String,
+    },
     /// The Raft group failed, or a command could not be committed.
     #[error("raft: {0}")]
     Raft(String),

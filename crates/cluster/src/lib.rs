@@ -27,10 +27,10 @@
 //!   (openraft over [`messaging`]);
 //! - [`membership`]: the node's place in the cluster — discovery through the seeds, forming
 //!   or joining group 0, its ring entry there, and the topology rebuilt from it and
-//!   liveness; the server starts and stops it.
-//!
-//! The coordinator (the proxy sending to remote replicas) and schema through the Raft group
-//! come here next (`docs/architecture.md`, "Where the row cache and the cluster sit").
+//!   liveness; the server starts and stops it;
+//! - [`schema_log`]: where schema changes are committed — group 0, so that every node
+//!   applies the same schema with the same table ids (the catalog in `cairn-cql` reads and
+//!   applies the entries).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
@@ -46,6 +46,7 @@ pub mod placement;
 pub mod proxy;
 pub mod raft;
 pub mod ring;
+pub mod schema_log;
 pub mod snitch;
 pub mod tls;
 pub mod tokens;

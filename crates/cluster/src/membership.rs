@@ -71,6 +71,9 @@ pub trait LocalNode: Send + Sync + 'static {
     fn status(&self) -> NodeStatus;
     /// The first table outside the system keyspaces that holds data (`ks.table`), if any.
     fn user_data(&self) -> Option<String>;
+    /// The version of group 0's state the node's schema has been brought to (its catalog
+    /// applied every schema entry up to it).
+    fn schema_applied(&self) -> u64;
 }
 
 /// Membership's settings.
@@ -221,6 +224,9 @@ enum Request {
     Join { id: NodeId, address: IpAddr },
     /// The receiver's status.
     Status,
+    /// The receiver's status once its schema has been brought to group 0's state `version`
+    /// (or after `wait_ms`, whichever comes first).
+    StatusAt { version: u64, wait_ms: u64 },
     /// The receiver's first table holding user data.
     UserData,
 }
@@ -378,6 +384,58 @@ impl Membership {
     /// Internode messaging (the storage proxy registers its verbs on it).
     pub fn messaging(&self) -> &Arc<Messaging> {
         &self.messaging
+    }
+
+    /// How many of group 0's voters are up (this node counts as up), and how many there are:
+    /// a change commits only while more than half are up.
+    pub fn voters_up(&self) -> (usize, usize) {
+        let (nodes, voters) = self.group.members();
+        let local = node_id(self.host_id);
+        let up = voters
+            .iter()
+            .filter(|id| {
+                **id == local
+                    || nodes
+                        .get(id)
+                        .is_some_and(|a| self.liveness.status(*a) == Some(Status::Up))
+            })
+            .count();
+        (up, voters.len())
+    }
+
+    /// Asks every peer that is up for its status once its schema has reached group 0's
+    /// `version` (each waits at most `wait`), and records the answers — so that
+    /// `system.peers` shows the new schema version on this node as soon as the peers have it,
+    /// and drivers waiting for schema agreement find it at once.
+    pub async fn await_schema(&self, version: u64, wait: Duration) {
+        let Ok(ask) = request_body(&Request::StatusAt {
+            version,
+            wait_ms: wait.as_millis() as u64,
+        }) else {
+            return;
+        };
+        let mut asks = tokio::task::JoinSet::new();
+        for peer in self.topology.get().peers().filter(|p| p.up) {
+            let peer = peer.endpoint.address;
+            let messaging = Arc::clone(&self.messaging);
+            let ask = ask.clone();
+            asks.spawn(async move {
+                let timeout = wait + Duration::from_secs(1);
+                let answer = messaging
+                    .request(peer, Verb::Membership, ask, timeout)
+                    .await;
+                (peer, answer)
+            });
+        }
+        while let Some(Ok((peer, answer))) = asks.join_next().await {
+            match answer.map(|b| serde_json::from_slice::<NodeStatus>(&b)) {
+                Ok(Ok(status)) => {
+                    self.statuses.0.write().insert(peer, status);
+                }
+                Ok(Err(e)) => tracing::debug!("node {peer}: status not readable: {e}"),
+                Err(e) => tracing::debug!("node {peer}: no status after a schema change: {e}"),
+            }
+        }
     }
 
     /// Stops the background tasks, group 0 and messaging.
@@ -831,6 +889,22 @@ fn handler(weak: std::sync::Weak<Membership>, local: Arc<dyn LocalNode>) -> Hand
                     serde_json::to_vec(&r)
                 }
                 Request::Status => serde_json::to_vec(&local.status()),
+                Request::StatusAt { version, wait_ms } => {
+                    let deadline = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
+                    let mut versions = m.group.versions();
+                    drop(m);
+                    // The schema follows the group's state a moment after it is applied:
+                    // look again at every new version, and every few milliseconds.
+                    while local.schema_applied() < version && tokio::time::Instant::now() < deadline
+                    {
+                        let _ = tokio::time::timeout_at(
+                            deadline.min(tokio::time::Instant::now() + Duration::from_millis(5)),
+                            versions.changed(),
+                        )
+                        .await;
+                    }
+                    serde_json::to_vec(&local.status())
+                }
                 Request::UserData => {
                     let local = Arc::clone(&local);
                     let found = tokio::task::spawn_blocking(move || local.user_data())

@@ -37,6 +37,10 @@ impl LocalNode for Probe {
             .load(Ordering::Relaxed)
             .then(|| "ks.t".to_string())
     }
+
+    fn schema_applied(&self) -> u64 {
+        0
+    }
 }
 
 fn config(n: u8, port: u16, seeds: &[u8], root: &Path) -> MembershipConfig {

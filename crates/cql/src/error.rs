@@ -71,6 +71,10 @@ pub enum Error {
     /// A replica failed a read (Read_failure, 0x1300).
     #[error("{0}")]
     ReadFailure(cairn_cluster::consistency::ReadFailure),
+    /// A schema change prepared against a schema another node has changed since: checked
+    /// again by the executor, answered as a server error only if that keeps happening.
+    #[error("The schema was changed by another node while this change was prepared; try again")]
+    SchemaConflict,
     /// A failure inside the node (Server_error, 0x0000).
     #[error("{0}")]
     Server(String),

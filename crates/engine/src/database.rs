@@ -459,6 +459,20 @@ impl Database {
         let mut schema = (*t.schema()).clone();
         schema.id = crate::schema::rand_table_id();
         drop(t);
+        self.replace_table(schema)
+    }
+
+    /// [`Database::truncate_table`] with the replacement's schema given — its id (new) and
+    /// definition: a cluster's nodes replace a table by the same one, as its schema says.
+    pub fn replace_table(&self, schema: TableSchema) -> Result<Arc<Table>> {
+        let (keyspace, name) = (schema.keyspace.clone(), schema.name.clone());
+        let (keyspace, name) = (keyspace.as_str(), name.as_str());
+        if self.table_by_id(schema.id).is_some() {
+            return Err(Error::TableExists {
+                keyspace: keyspace.to_string(),
+                table: name.to_string(),
+            });
+        }
         let prefix = self.inner.config.auto_snapshot.then_some("truncated");
         let (old_dir, kept) = self.drop_table_with(keyspace, name, prefix)?;
         if kept {

@@ -202,7 +202,7 @@ fn bound(v: Value) -> BoundValue {
     }
 }
 
-fn schema_change(c: &SchemaChange) -> protocol::SchemaChange {
+pub(crate) fn schema_change(c: &SchemaChange) -> protocol::SchemaChange {
     protocol::SchemaChange {
         change: match c.change {
             ChangeKind::Created => SchemaChangeType::Created,

@@ -20,6 +20,9 @@ use cairn_cluster::placement::ReplicationStrategy;
 use cairn_engine::Database;
 use std::sync::Arc;
 
+/// How long a schema change may take to commit in group 0 once a majority of it is up.
+const SCHEMA_CHANGE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A running node: the engine, the CQL executor, the CQL server and the REST API.
 pub struct Node {
     /// The storage engine.
@@ -38,6 +41,8 @@ pub struct Node {
     pub membership: Arc<cairn_cluster::membership::Membership>,
     /// Forwards membership changes to drivers.
     events: tokio::task::JoinHandle<()>,
+    /// Applies other nodes' schema changes and tells drivers.
+    schema: tokio::task::JoinHandle<()>,
 }
 
 /// Why a node could not start.
@@ -80,6 +85,7 @@ impl Node {
         self.metrics.shutdown().await;
         self.stalls.stop();
         self.events.abort();
+        self.schema.abort();
         self.membership.shutdown().await;
     }
 }
@@ -310,8 +316,15 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     if !cfg.seeds.is_empty() {
         cairn_cluster::proxy::replica::serve(&proxy, membership.messaging());
     }
+    // Schema changes are committed to group 0, which every node applies: the catalog puts
+    // the node's schema there if the group holds none yet, and brings its own to the group's.
+    let schema_log = Arc::new(cairn_cluster::schema_log::Group0Schema::new(
+        Arc::clone(&membership),
+        tokio::runtime::Handle::current(),
+        SCHEMA_CHANGE_TIMEOUT,
+    ));
     let executor = tokio::task::spawn_blocking(move || {
-        cairn_cql::exec::Executor::open(proxy, info).map(|e| {
+        cairn_cql::exec::Executor::open_with_log(proxy, info, schema_log).map(|e| {
             e.with_authentication(password)
                 .with_batch_limits(batch_limits)
         })
@@ -322,6 +335,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let _ = probe.executor.set(Arc::clone(&executor));
     let events = protocol::EventBus::new(1024);
     let forwarding = membership::forward_events(&membership, events.clone());
+    let following = membership::follow_schema(&membership, Arc::clone(&executor), events.clone());
     let handler = Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()));
     match &native_tls {
         Some(t) if t.required => tracing::info!("native transport: TLS required"),
@@ -401,5 +415,6 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         stalls,
         membership,
         events: forwarding,
+        schema: following,
     })
 }

@@ -42,6 +42,12 @@ impl LocalNode for NodeProbe {
             has.then(|| format!("{}.{}", s.keyspace, s.name))
         })
     }
+
+    fn schema_applied(&self) -> u64 {
+        self.executor
+            .get()
+            .map_or(0, |e| e.catalog().applied_version())
+    }
 }
 
 fn ip_of(what: &str, host: &str) -> Result<IpAddr, StartError> {
@@ -168,6 +174,45 @@ pub(crate) fn forward_events(
                 EventKind::Up => status(StatusChangeType::Up),
                 EventKind::Down => status(StatusChangeType::Down),
             });
+        }
+    })
+}
+
+/// How long a node that applied another node's schema change waits for the peers' versions.
+const SCHEMA_SETTLE: Duration = Duration::from_secs(2);
+
+/// Applies group 0's schema whenever its state changes (another node's schema change, or
+/// this node catching up), and publishes what changed to drivers as SCHEMA_CHANGE events,
+/// until the node stops.
+pub(crate) fn follow_schema(
+    membership: &Arc<Membership>,
+    executor: Arc<cairn_cql::exec::Executor>,
+    events: EventBus,
+) -> tokio::task::JoinHandle<()> {
+    let mut versions = membership.group().versions();
+    let membership = Arc::downgrade(membership);
+    tokio::spawn(async move {
+        while versions.changed().await.is_ok() {
+            let executor = Arc::clone(&executor);
+            let synced = tokio::task::spawn_blocking(move || {
+                let changes = executor.sync_schema()?;
+                Ok::<_, cairn_cql::Error>((changes, executor.catalog().applied_version()))
+            })
+            .await;
+            match synced {
+                Ok(Ok((changes, version))) => {
+                    for c in &changes {
+                        events.publish(Event::SchemaChange(crate::cql::schema_change(c)));
+                    }
+                    // Drivers connected here check agreement in this node's system.peers:
+                    // ask the peers for their versions now rather than at the next poll.
+                    if let (false, Some(m)) = (changes.is_empty(), membership.upgrade()) {
+                        m.await_schema(version, SCHEMA_SETTLE).await;
+                    }
+                }
+                Ok(Err(e)) => tracing::error!("the schema from group 0 could not be applied: {e}"),
+                Err(e) => tracing::error!("applying the schema from group 0 failed: {e}"),
+            }
         }
     })
 }

@@ -71,6 +71,7 @@ impl Default for RaftSettings {
 pub struct Group0 {
     raft: Raft<TypeConfig>,
     state: Arc<parking_lot::RwLock<ReplicatedState>>,
+    versions: Arc<tokio::sync::watch::Sender<u64>>,
     messaging: Arc<Messaging>,
     /// One membership change at a time on this node: openraft refuses a second while one
     /// is in progress, and joiners arriving together would otherwise retry each other out.
@@ -97,6 +98,7 @@ impl Group0 {
         let log = log_store::LogStore::open(&dir.join("log")).map_err(io)?;
         let sm = state_machine::StateMachine::open(dir).map_err(io)?;
         let state = Arc::clone(&sm.state);
+        let versions = Arc::clone(&sm.versions);
         let config = openraft::Config {
             cluster_name: "cairn-group0".into(),
             heartbeat_interval: settings.heartbeat.as_millis() as u64,
@@ -121,6 +123,7 @@ impl Group0 {
         Ok(Group0 {
             raft,
             state,
+            versions,
             messaging,
             changes,
         })
@@ -260,19 +263,26 @@ impl Group0 {
 
     /// Waits until this node has applied the state's version `version` (or `timeout`).
     pub async fn wait_for_version(&self, version: u64, timeout: Duration) -> Result<()> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        while self.state.read().version < version {
-            if tokio::time::Instant::now() >= deadline {
-                return Err(Error::Raft(format!(
-                    "version {version} not applied within {timeout:?}"
-                )));
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        let mut versions = self.versions.subscribe();
+        let reached = tokio::time::timeout(timeout, async {
+            versions.wait_for(|v| *v >= version).await.is_ok()
+        })
+        .await;
+        match reached {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Error::Raft("the group is shutting down".into())),
+            Err(_) => Err(Error::Raft(format!(
+                "version {version} not applied within {timeout:?}"
+            ))),
         }
-        Ok(())
     }
 
-    /// Stops this node's member (and its serving of the `RAFT` verb).
+    /// The state's version as this node applies it: changes whenever a command is applied
+    /// or a snapshot installed.
+    pub fn versions(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.versions.subscribe()
+    }
+
     pub async fn shutdown(&self) {
         self.messaging.unregister(Verb::Raft);
         let _ = self.raft.shutdown().await;

@@ -35,6 +35,8 @@ pub struct StateMachine {
     /// What readers see (shared with [`super::Group0::state`]).
     pub(super) state: Arc<RwLock<ReplicatedState>>,
     applied: Arc<RwLock<Applied>>,
+    /// The state's version, sent after every apply and snapshot install (watchers: schema).
+    pub(super) versions: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 #[derive(Default)]
@@ -66,8 +68,10 @@ impl StateMachine {
             state = s.state.clone();
             applied.snapshot = Some(s);
         }
+        let versions = Arc::new(tokio::sync::watch::Sender::new(state.version));
         Ok(StateMachine {
             dir: dir.to_path_buf(),
+            versions,
             state: Arc::new(RwLock::new(state)),
             applied: Arc::new(RwLock::new(applied)),
         })
@@ -149,6 +153,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             };
             out.push(result);
         }
+        self.versions.send_replace(state.version);
         Ok(out)
     }
 
@@ -176,6 +181,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.save(&stored)
             .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), &e))?;
         *self.state.write() = stored.state.clone();
+        self.versions.send_replace(stored.state.version);
         let mut applied = self.applied.write();
         applied.last = meta.last_log_id;
         applied.membership = meta.last_membership.clone();

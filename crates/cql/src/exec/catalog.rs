@@ -1,16 +1,32 @@
-//! The schema catalog: keyspaces (stored through the engine) and the engine's tables.
+//! The schema catalog: keyspaces and tables, as the cluster's schema log has them.
 //!
-//! Keyspace definitions live in an engine table, `system_schema.keyspaces`, so they get the
-//! commitlog's durability and survive restarts like any data; the catalog keeps them in
-//! memory too. Table definitions are the engine's own (each table directory holds its
-//! schema). The schema version that `system.local` shows and drivers compare is a hash of
-//! every definition, so it changes with every DDL and is stable across restarts.
+//! The schema is shared: every change is committed to the schema log
+//! (`cairn_cluster::schema_log` — group 0 on a node, a log of one in memory for an embedded
+//! executor) as entries ([`definitions`](super::definitions)), and every node brings its own
+//! catalog and the engine's tables to the entries ([`Catalog::reconcile`]) — the node that
+//! ran the statement before answering, the others as soon as they apply the entry. So every
+//! node has the same keyspaces and tables, with the same table ids.
+//!
+//! Each node also keeps what it applied: keyspace definitions in an engine table,
+//! `system_schema.keyspaces` (the commitlog's durability), table definitions in the engine's
+//! table directories; the catalog keeps keyspaces in memory too. On start the node puts its
+//! own schema in the log if the log holds none yet (a node from before the log existed, or
+//! the first of a new cluster), then reconciles. The schema version that `system.local`
+//! shows and drivers compare is a hash of every definition, the same on every node that
+//! applied the same entries.
+//!
+//! Invariants: the local schema changes only by [`Catalog::reconcile`], to what the log
+//! holds — never ahead of it; an entry that cannot be read never drops what it names.
+//! Changes and reconciling are serialised by the executor's DDL lock.
 
-use super::replication::Replication;
+pub use super::definitions::Keyspace;
+use super::definitions::{self, is_shared, Wanted};
+use super::result::{ChangeKind, SchemaChange};
 use crate::error::{Error, Result};
 use bytes::Bytes;
-use cairn_cluster::placement::ReplicationStrategy;
 use cairn_cluster::proxy::StorageProxy;
+use cairn_cluster::raft::command::{CommandResult, Op};
+use cairn_cluster::schema_log::{SchemaLog, SchemaState};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{Cell, ColumnData, DecoratedKey, DeletionTime, Mutation, Partition, Row};
 use cairn_engine::model::{LivenessInfo, PartitionPos, Token};
@@ -23,38 +39,14 @@ use std::sync::Arc;
 
 pub use super::replication::SYSTEM_KEYSPACES;
 
-/// A keyspace definition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Keyspace {
-    /// Name.
-    pub name: String,
-    /// Replication map (`class` and the strategy's options), sorted by key as a CQL map is.
-    pub replication: Vec<(String, String)>,
-    /// `durable_writes`.
-    pub durable_writes: bool,
-}
-
-impl Keyspace {
-    /// Where the keyspace's replicas go. A map stored before validation existed that names
-    /// no known strategy is local to the node.
-    pub fn placement(&self) -> ReplicationStrategy {
-        Replication::from_stored(&self.replication)
-            .map_or(ReplicationStrategy::Local, |r| r.placement())
-    }
-
-    fn system(name: &str) -> Keyspace {
-        Keyspace {
-            name: name.to_string(),
-            replication: super::replication::system_replication(name),
-            durable_writes: true,
-        }
-    }
-}
-
 const STORE_KS: &str = "system_schema";
 const STORE_TABLE: &str = "keyspaces";
 const COL_DURABLE: u32 = 1;
 const COL_REPLICATION: u32 = 2;
+
+/// How often a node tries to put its schema in a log that another node is changing at the
+/// same moment (each try reads the log again).
+const INITIALIZE_TRIES: usize = 5;
 
 /// Keyspaces and tables.
 pub struct Catalog {
@@ -64,12 +56,20 @@ pub struct Catalog {
     store: Arc<Table>,
     keyspaces: RwLock<BTreeMap<String, Keyspace>>,
     version: RwLock<Option<[u8; 16]>>,
+    /// Where changes are committed.
+    log: Arc<dyn SchemaLog>,
+    /// The log's state the local schema was last brought to.
+    applied: RwLock<SchemaState>,
+    /// What reconciling changed that no statement on this node answered: other nodes'
+    /// changes, for this node's drivers ([`Catalog::take_unpublished`]).
+    unpublished: parking_lot::Mutex<Vec<SchemaChange>>,
 }
 
 impl Catalog {
-    /// Opens the catalog on the proxy's database, creating its store on first start, and
-    /// tells the proxy how each keyspace is replicated.
-    pub fn open(proxy: Arc<StorageProxy>) -> Result<Catalog> {
+    /// Opens the catalog on the proxy's database, creating its store on first start; puts
+    /// the node's schema in `log` if the log holds none yet, brings the local schema to the
+    /// log's, and tells the proxy how each keyspace is replicated.
+    pub fn open(proxy: Arc<StorageProxy>, log: Arc<dyn SchemaLog>) -> Result<Catalog> {
         let db = Arc::clone(proxy.db());
         let store = match db.table(STORE_KS, STORE_TABLE) {
             Some(t) => t,
@@ -113,13 +113,64 @@ impl Catalog {
         for ks in keyspaces.values() {
             proxy.set_replication(&ks.name, ks.placement());
         }
-        Ok(Catalog {
+        let catalog = Catalog {
             db,
             proxy,
             store,
             keyspaces: RwLock::new(keyspaces),
             version: RwLock::new(None),
-        })
+            log,
+            applied: RwLock::new(SchemaState::default()),
+            unpublished: parking_lot::Mutex::new(Vec::new()),
+        };
+        catalog.initialize();
+        catalog.reconcile()?;
+        Ok(catalog)
+    }
+
+    /// Puts this node's schema in the log if the log holds none yet. A log that cannot take
+    /// it now (no majority) is left as it is: the node keeps its own schema, and its first
+    /// schema change puts it there (see [`Catalog::commit`]).
+    fn initialize(&self) {
+        for _ in 0..INITIALIZE_TRIES {
+            let state = self.log.state();
+            if state.entries.contains_key(definitions::FORMAT_KEY) {
+                return;
+            }
+            match self.log.commit(state.version, self.own_schema()) {
+                Ok(CommandResult::Applied { version }) => {
+                    tracing::info!(
+                        "the cluster's schema log holds this node's schema (version {version})"
+                    );
+                    return;
+                }
+                // Another node changed the log meanwhile (its own schema, or a ring entry):
+                // read it again.
+                Ok(CommandResult::Conflict { .. }) => continue,
+                Err(e) => {
+                    // A new cluster's nodes start together: another will put its schema there.
+                    tracing::info!(
+                        "this node's schema is not in the cluster's schema log yet ({e}); \
+                         it goes there with the first schema change if no other node's does"
+                    );
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The entries of this node's own schema, with the format marker.
+    fn own_schema(&self) -> Vec<Op> {
+        let mut ops = vec![definitions::format()];
+        for ks in self.keyspaces().iter().filter(|k| is_shared(&k.name)) {
+            ops.push(definitions::put_keyspace(ks));
+        }
+        for t in self.db.tables() {
+            if is_shared(&t.schema().keyspace) {
+                ops.push(definitions::put_table(&t.schema()));
+            }
+        }
+        ops
     }
 
     /// The database.
@@ -137,8 +188,167 @@ impl Catalog {
         self.keyspaces.read().values().cloned().collect()
     }
 
-    /// Stores a new or changed keyspace.
+    // --- changes, committed to the log ---------------------------------------------------
+
+    /// Creates or changes a keyspace.
     pub fn put_keyspace(&self, ks: Keyspace) -> Result<()> {
+        self.commit(vec![definitions::put_keyspace(&ks)])
+    }
+
+    /// Removes a keyspace and its tables.
+    pub fn drop_keyspace(&self, name: &str) -> Result<()> {
+        let mut ops = definitions::delete_tables_of(&self.applied.read().entries, name);
+        ops.push(definitions::delete_keyspace(name));
+        self.commit(ops)
+    }
+
+    /// Creates a table.
+    pub fn create_table(&self, schema: &TableSchema) -> Result<()> {
+        self.commit(vec![definitions::put_table(schema)])
+    }
+
+    /// Changes a table's definition (same id).
+    pub fn alter_table(&self, schema: &TableSchema) -> Result<()> {
+        self.commit(vec![definitions::put_table(schema)])
+    }
+
+    /// Drops a table (the engine snapshots it first when `auto_snapshot` is on).
+    pub fn drop_table(&self, keyspace: &str, name: &str) -> Result<()> {
+        self.commit(vec![definitions::delete_table(keyspace, name)])
+    }
+
+    /// Empties a table: every node replaces it by the same table under a new id (after
+    /// `auto_snapshot`).
+    pub fn truncate_table(&self, schema: &TableSchema) -> Result<()> {
+        let mut schema = schema.clone();
+        schema.id = cairn_engine::schema::rand_table_id();
+        self.commit(vec![definitions::put_table(&schema)])
+    }
+
+    /// Commits `ops`, prepared against the schema this node has applied, then applies them
+    /// here and waits briefly for the other nodes. [`Error::SchemaConflict`] when the log
+    /// changed since: the statement is validated again on the newer schema.
+    fn commit(&self, mut ops: Vec<Op>) -> Result<()> {
+        let expect = self.applied.read().version;
+        if !self
+            .log
+            .state()
+            .entries
+            .contains_key(definitions::FORMAT_KEY)
+        {
+            // The node's schema could not be put in the log at start: it goes with this
+            // change, so that nothing the node has is dropped by it.
+            let mut with_own = self.own_schema();
+            with_own.append(&mut ops);
+            ops = with_own;
+        }
+        match self.log.commit(expect, ops)? {
+            CommandResult::Conflict { .. } => Err(Error::SchemaConflict),
+            CommandResult::Applied { version } => {
+                // Applied on the version this node had: what reconciling changes now is the
+                // statement's own change, which the statement answers (and its connection
+                // publishes).
+                let before = self.unpublished.lock().len();
+                self.reconcile()?;
+                self.unpublished.lock().truncate(before);
+                self.log.settle(version);
+                Ok(())
+            }
+        }
+    }
+
+    // --- bringing the local schema to the log's --------------------------------------------
+
+    /// Brings the local catalog and the engine's tables to the log's schema; returns what
+    /// changed, also kept for [`Catalog::take_unpublished`]. Creates keyspaces and tables, alters
+    /// them, replaces a table whose id changed (TRUNCATE, or dropped and created again),
+    /// then drops the tables and keyspaces no entry names. A log that holds no schema yet
+    /// changes nothing: the node's own is the schema.
+    pub fn reconcile(&self) -> Result<Vec<SchemaChange>> {
+        let state = self.log.state();
+        let unchanged = self.applied.read().entries == state.entries;
+        if unchanged || !state.entries.contains_key(definitions::FORMAT_KEY) {
+            self.applied.write().version = state.version;
+            return Ok(Vec::new());
+        }
+        let wanted = definitions::decode(&state.entries);
+        let mut changes = Vec::new();
+        self.create_and_alter(&wanted, &mut changes)?;
+        self.drop_unnamed(&wanted, &mut changes)?;
+        *self.applied.write() = state;
+        self.schema_changed();
+        self.unpublished.lock().extend(changes.iter().cloned());
+        Ok(changes)
+    }
+
+    /// The changes reconciling made that no statement on this node answered (other nodes'
+    /// schema changes), for this node's drivers: SCHEMA_CHANGE events.
+    pub fn take_unpublished(&self) -> Vec<SchemaChange> {
+        std::mem::take(&mut *self.unpublished.lock())
+    }
+
+    fn create_and_alter(&self, wanted: &Wanted, changes: &mut Vec<SchemaChange>) -> Result<()> {
+        for ks in wanted.keyspaces.values() {
+            let kind = match self.keyspace(&ks.name) {
+                Some(old) if old == *ks => continue,
+                Some(_) => ChangeKind::Updated,
+                None => ChangeKind::Created,
+            };
+            self.store_keyspace(ks.clone())?;
+            changes.push(SchemaChange::new(kind, &ks.name, None));
+        }
+        for schema in wanted.tables.values() {
+            let (ks, name) = (&schema.keyspace, &schema.name);
+            match self.db.table(ks, name) {
+                None => {
+                    self.db.create_table(schema.clone())?;
+                    changes.push(SchemaChange::new(ChangeKind::Created, ks, Some(name)));
+                }
+                Some(t) if t.schema().id != schema.id => {
+                    // TRUNCATE (the same definition), or dropped and created again while
+                    // this node was away.
+                    let mut same = schema.clone();
+                    same.id = t.schema().id;
+                    let redefined = *t.schema() != same;
+                    drop(t);
+                    self.db.replace_table(schema.clone())?;
+                    if redefined {
+                        changes.push(SchemaChange::new(ChangeKind::Updated, ks, Some(name)));
+                    }
+                }
+                Some(t) if *t.schema() != *schema => {
+                    self.db.alter_table(schema.clone())?;
+                    changes.push(SchemaChange::new(ChangeKind::Updated, ks, Some(name)));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn drop_unnamed(&self, wanted: &Wanted, changes: &mut Vec<SchemaChange>) -> Result<()> {
+        for t in self.db.tables() {
+            let (ks, name) = {
+                let s = t.schema();
+                (s.keyspace.clone(), s.name.clone())
+            };
+            if is_shared(&ks) && !wanted.has_table(&ks, &name) {
+                drop(t);
+                self.db.drop_table(&ks, &name)?;
+                changes.push(SchemaChange::new(ChangeKind::Dropped, &ks, Some(&name)));
+            }
+        }
+        for ks in self.keyspaces() {
+            if is_shared(&ks.name) && !wanted.has_keyspace(&ks.name) {
+                self.remove_keyspace(&ks.name)?;
+                changes.push(SchemaChange::new(ChangeKind::Dropped, &ks.name, None));
+            }
+        }
+        Ok(())
+    }
+
+    /// Stores a keyspace's definition on this node.
+    fn store_keyspace(&self, ks: Keyspace) -> Result<()> {
         let ts = now_micros();
         let mut row = Row {
             marker: Some(LivenessInfo::live(ts)),
@@ -170,15 +380,11 @@ impl Catalog {
         )?;
         self.proxy.set_replication(&ks.name, ks.placement());
         self.keyspaces.write().insert(ks.name.clone(), ks);
-        self.schema_changed();
         Ok(())
     }
 
-    /// Removes a keyspace and its tables.
-    pub fn drop_keyspace(&self, name: &str) -> Result<()> {
-        for t in self.tables(name) {
-            self.db.drop_table(name, &t.schema().name)?;
-        }
+    /// Removes a keyspace's definition from this node (its tables are dropped first).
+    fn remove_keyspace(&self, name: &str) -> Result<()> {
         let update = Partition {
             deletion: Some(DeletionTime {
                 marked_at: now_micros(),
@@ -197,9 +403,15 @@ impl Catalog {
         )?;
         self.keyspaces.write().remove(name);
         self.proxy.drop_keyspace(name);
-        self.schema_changed();
         Ok(())
     }
+
+    /// The log's state version the local schema has been brought to.
+    pub fn applied_version(&self) -> u64 {
+        self.applied.read().version
+    }
+
+    // --- reading ----------------------------------------------------------------------------
 
     /// A user table (internal tables are not visible).
     pub fn table(&self, keyspace: &str, name: &str) -> Option<Arc<Table>> {
@@ -224,18 +436,19 @@ impl Catalog {
         t
     }
 
-    /// Must be called after every DDL: the schema version changes.
-    pub fn schema_changed(&self) {
+    /// The schema version changes: forget the one computed.
+    fn schema_changed(&self) {
         *self.version.write() = None;
     }
 
-    /// The schema version (a hash of every definition), as a UUID's bytes.
+    /// The schema version (a hash of every shared definition: the system keyspaces' tables
+    /// are each node's own, ids included), as a UUID's bytes.
     pub fn schema_version(&self) -> [u8; 16] {
         if let Some(v) = *self.version.read() {
             return v;
         }
         let mut all = Vec::new();
-        for ks in self.keyspaces() {
+        for ks in self.keyspaces().into_iter().filter(|k| is_shared(&k.name)) {
             all.extend_from_slice(ks.name.as_bytes());
             for (k, v) in &ks.replication {
                 all.extend_from_slice(k.as_bytes());

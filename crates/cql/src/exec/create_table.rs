@@ -82,13 +82,12 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
     check_statics_and_counters(c, &key, &types, &schema)?;
     check_table_name(&ks, table)?;
     add_columns(&mut schema, c, &key, types);
-    cat.db().create_table(schema)?;
-    cat.schema_changed();
-    Ok(Outcome::SchemaChange(SchemaChange {
-        change: ChangeKind::Created,
-        keyspace: ks,
-        table: Some(table.clone()),
-    }))
+    cat.create_table(&schema)?;
+    Ok(Outcome::SchemaChange(SchemaChange::new(
+        ChangeKind::Created,
+        &ks,
+        Some(table),
+    )))
 }
 
 /// The table's primary key, with what Cassandra's grammar actions refuse first: a column

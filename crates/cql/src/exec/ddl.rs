@@ -93,8 +93,7 @@ fn drop_table(ex: &Executor, session: &Session, d: &DropTable) -> Result<Outcome
         }
         return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
     }
-    cat.db().drop_table(&ks, name)?;
-    cat.schema_changed();
+    cat.drop_table(&ks, name)?;
     Ok(change(ChangeKind::Dropped, &ks, Some(name)))
 }
 
@@ -110,14 +109,16 @@ fn truncate(ex: &Executor, session: &Session, name: &QualifiedName) -> Result<Ou
     if cat.keyspace(&ks).is_none() {
         return Err(Error::Invalid(format!("keyspace {ks} does not exist")));
     }
-    if cat.table(&ks, &name.name).is_none() {
+    let Some(table) = cat.table(&ks, &name.name) else {
         return Err(Error::Invalid(format!(
             "table {} does not exist",
             name.name
         )));
-    }
-    // The engine recreates the table under a new id (after `auto_snapshot`).
-    cat.db().truncate_table(&ks, &name.name)?;
+    };
+    let schema = (*table.schema()).clone();
+    drop(table);
+    // Every node recreates the table under the same new id (after `auto_snapshot`).
+    cat.truncate_table(&schema)?;
     Ok(Outcome::Void)
 }
 
@@ -224,11 +225,7 @@ fn drop_timestamp(t: &crate::ast::Term) -> Result<i64> {
 }
 
 fn change(change: ChangeKind, keyspace: &str, table: Option<&str>) -> Outcome {
-    Outcome::SchemaChange(SchemaChange {
-        change,
-        keyspace: keyspace.to_string(),
-        table: table.map(str::to_string),
-    })
+    Outcome::SchemaChange(SchemaChange::new(change, keyspace, table))
 }
 
 /// Cairn's refusal to write into its own system keyspaces (TRUNCATE), with Cassandra's text
@@ -260,9 +257,24 @@ fn keyspace_properties(props: &[Property]) -> Result<Option<&[(String, String)]>
     Ok(replication)
 }
 
-/// The data centers this node knows (NetworkTopologyStrategy accepts only these).
-fn data_centers(ex: &Executor) -> Vec<String> {
-    vec![ex.node().data_center.clone()]
+/// The ring's data centers, each with its number of nodes (NetworkTopologyStrategy accepts
+/// only these; the replication-factor warnings count them), as Cassandra's topology has them.
+fn data_centers(ex: &Executor) -> Vec<(String, usize)> {
+    let topology = ex.proxy().topology().get();
+    let mut dcs: Vec<(String, usize)> = Vec::new();
+    for m in topology.members() {
+        if m.state == cairn_cluster::topology::MemberState::Left {
+            continue;
+        }
+        match dcs.iter_mut().find(|(dc, _)| *dc == m.endpoint.datacenter) {
+            Some((_, n)) => *n += 1,
+            None => dcs.push((m.endpoint.datacenter.clone(), 1)),
+        }
+    }
+    if dcs.is_empty() {
+        dcs.push((ex.node().data_center.clone(), 1));
+    }
+    dcs
 }
 
 fn create_keyspace(ex: &Executor, c: &CreateKeyspace) -> Result<Outcome> {
@@ -469,8 +481,7 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
             ))
         }
     }
-    cat.db().alter_table(schema)?;
-    cat.schema_changed();
+    cat.alter_table(&schema)?;
     Ok(change(ChangeKind::Updated, &ks, Some(name)))
 }
 

@@ -9,7 +9,8 @@
 //! blocking thread with [`Wait::Allowed`]. The mode goes down explicitly to the reads
 //! (`ReadCommand::wait`), the writes (`Database::apply`) and the partition locks
 //! ([`lwt::PartitionLocks::lock`]). Pieces, one file each:
-//! - [`catalog`]: keyspaces (stored through the engine) and tables;
+//! - [`catalog`]: keyspaces and tables, as the cluster's schema log has them, with
+//!   [`definitions`] for their form as the log's entries;
 //! - [`consistency`]: which consistency levels each kind of statement accepts;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE, with [`create_table`] for CREATE TABLE,
@@ -33,6 +34,7 @@ pub mod catalog;
 pub mod consistency;
 pub mod create_table;
 pub mod ddl;
+pub mod definitions;
 pub mod describe;
 pub mod key_text;
 pub mod lwt;
@@ -55,6 +57,7 @@ pub use crate::values::{BoundValue, TermContext, TermValue};
 use crate::ParsedStatement;
 pub use binds::{Binds, Placeholders};
 use cairn_cluster::proxy::StorageProxy;
+use cairn_cluster::schema_log::{LocalSchemaLog, SchemaLog};
 use cairn_engine::Wait;
 use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
@@ -62,6 +65,10 @@ pub use result::{ChangeKind, ColumnSpec, Outcome, ResultSet, SchemaChange};
 pub use session::{Levels, QueryParams, Session};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// How many times a schema statement is checked again when another node changed the
+/// schema between its check and its commit.
+const SCHEMA_CONFLICT_RETRIES: usize = 10;
 
 /// A prepared statement.
 #[derive(Debug)]
@@ -105,11 +112,23 @@ pub struct Executor {
 impl Executor {
     /// Opens the catalog on the proxy's database, serving as the node `node` describes (its
     /// identity comes from `cairn_cluster::identity`); statements read and write through
-    /// `proxy`.
+    /// `proxy`. The schema is the executor's own (a log of one in memory): for an executor
+    /// embedded without a node; a node's shares its schema through
+    /// [`Executor::open_with_log`].
     pub fn open(proxy: Arc<StorageProxy>, node: system::NodeInfo) -> Result<Executor> {
+        Self::open_with_log(proxy, node, Arc::new(LocalSchemaLog::default()))
+    }
+
+    /// [`Executor::open`] with schema changes committed to `log` (a node's group 0), whose
+    /// entries the executor applies ([`Executor::sync_schema`]).
+    pub fn open_with_log(
+        proxy: Arc<StorageProxy>,
+        node: system::NodeInfo,
+        log: Arc<dyn SchemaLog>,
+    ) -> Result<Executor> {
         Ok(Executor {
             roles: auth::Roles::open(Arc::clone(proxy.db()))?,
-            catalog: Catalog::open(Arc::clone(&proxy))?,
+            catalog: Catalog::open(Arc::clone(&proxy), log)?,
             proxy,
             authentication: false,
             node,
@@ -145,6 +164,20 @@ impl Executor {
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Brings the schema to the schema log's (after another node changed it); returns the
+    /// changes no statement on this node answered, for drivers' SCHEMA_CHANGE events.
+    /// Blocks: schema changes write files.
+    pub fn sync_schema(&self) -> Result<Vec<SchemaChange>> {
+        let _serial = self.ddl.lock();
+        self.catalog.reconcile()?;
+        let changes = self.catalog.take_unpublished();
+        if !changes.is_empty() {
+            // Prepared statements may describe columns that changed.
+            self.prepared.write().clear();
+        }
+        Ok(changes)
     }
 
     /// Requires clients to log in with a password (`authenticator: PasswordAuthenticator`).
@@ -338,7 +371,18 @@ impl Executor {
                 // Schema and role changes write files and wait for flushes.
                 wait.permit()?;
                 let _serial = self.ddl.lock();
-                let out = ddl::run(self, session, other)?;
+                let mut conflicts = 0;
+                let out = loop {
+                    match ddl::run(self, session, other) {
+                        // Another node changed the schema since this one applied it: the
+                        // statement is checked again on the newer schema.
+                        Err(Error::SchemaConflict) if conflicts < SCHEMA_CONFLICT_RETRIES => {
+                            conflicts += 1;
+                            self.catalog.reconcile()?;
+                        }
+                        other => break other?,
+                    }
+                };
                 if out.is_schema_change() {
                     // Prepared statements may describe columns that changed.
                     self.prepared.write().clear();

@@ -55,8 +55,9 @@ const LOCATOR: &str = "org.apache.cassandra.locator.";
 const RF: &str = "replication_factor";
 /// `default_keyspace_rf` (Cassandra's default).
 const DEFAULT_RF: &str = "1";
-/// Nodes in the cluster (and in this node's data center): Cairn runs one node.
-const NODES: i32 = 1;
+/// The data centers of the ring, each with its number of nodes: what NetworkTopologyStrategy
+/// accepts and what the replication-factor warnings count.
+pub type DataCenters = [(String, usize)];
 
 /// A replication strategy class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,7 +239,7 @@ fn prepare(
     strategy: Strategy,
     options: &mut Vec<(String, String)>,
     previous: &[(String, String)],
-    data_centers: &[String],
+    data_centers: &DataCenters,
 ) {
     let previous_rf = get(previous, RF).unwrap_or(DEFAULT_RF).to_string();
     match strategy {
@@ -268,7 +269,7 @@ fn prepare(
                     // Cassandra ignores an exception here and keeps the map as it is.
                     return;
                 };
-                for dc in data_centers {
+                for (dc, _) in data_centers {
                     put_if_absent(options, dc, &factor.parseable());
                 }
             }
@@ -284,7 +285,7 @@ fn validate(
     keyspace: &str,
     strategy: Strategy,
     options: &[(String, String)],
-    data_centers: &[String],
+    data_centers: &DataCenters,
     entries: usize,
 ) -> Result<Vec<String>> {
     // Cassandra looks at the options in the order of its hash map of the given map.
@@ -308,9 +309,10 @@ fn validate(
                     "Unrecognized strategy option {{{k}}} passed to SimpleStrategy for keyspace {keyspace}"
                 )));
             }
-            if !system && factor.all > NODES {
+            let nodes: usize = data_centers.iter().map(|(_, n)| n).sum();
+            if !system && usize::try_from(factor.all).unwrap_or(0) > nodes {
                 warnings.push(format!(
-                    "Your replication factor {} for keyspace {keyspace} is higher than the number of nodes {NODES}",
+                    "Your replication factor {} for keyspace {keyspace} is higher than the number of nodes {nodes}",
                     factor.all
                 ));
             }
@@ -330,7 +332,7 @@ fn validate(
                     "Configuration for at least one datacenter must be present".into(),
                 ));
             }
-            if let Some(k) = first_unknown(&|k| data_centers.iter().any(|dc| dc == k)) {
+            if let Some(k) = first_unknown(&|k| data_centers.iter().any(|(dc, _)| dc == k)) {
                 return Err(config(format!(
                     "Unrecognized strategy option {{{k}}} passed to NetworkTopologyStrategy for keyspace {keyspace}"
                 )));
@@ -338,8 +340,8 @@ fn validate(
             if keyspace.eq_ignore_ascii_case("system_auth") {
                 let missing: Vec<&str> = data_centers
                     .iter()
-                    .filter(|dc| get(options, dc).is_none())
-                    .map(String::as_str)
+                    .filter(|(dc, _)| get(options, dc).is_none())
+                    .map(|(dc, _)| dc.as_str())
                     .collect();
                 if !missing.is_empty() {
                     return Err(config(format!(
@@ -350,9 +352,13 @@ fn validate(
             }
             if !system {
                 for (dc, f) in factors {
-                    if f.all > NODES {
+                    let nodes = data_centers
+                        .iter()
+                        .find(|(name, _)| name == dc)
+                        .map_or(0, |(_, n)| *n);
+                    if usize::try_from(f.all).unwrap_or(0) > nodes {
                         warnings.push(format!(
-                            "Your replication factor {} for keyspace {keyspace} is higher than the number of nodes {NODES} for datacenter {dc}",
+                            "Your replication factor {} for keyspace {keyspace} is higher than the number of nodes {nodes} for datacenter {dc}",
                             f.all
                         ));
                     }
@@ -375,7 +381,7 @@ pub struct Prepared {
 pub fn for_new(
     keyspace: &str,
     map: &[(String, String)],
-    data_centers: &[String],
+    data_centers: &DataCenters,
 ) -> Result<Prepared> {
     let (strategy, mut options) = split_class(map)?;
     prepare(strategy, &mut options, &[], data_centers);
@@ -387,7 +393,7 @@ pub fn for_altered(
     keyspace: &str,
     map: &[(String, String)],
     previous: &Replication,
-    data_centers: &[String],
+    data_centers: &DataCenters,
 ) -> Result<Prepared> {
     let (strategy, mut options) = split_class(map)?;
     prepare(strategy, &mut options, &previous.options, data_centers);
@@ -406,7 +412,7 @@ pub fn for_altered(
 pub fn revalidate(
     keyspace: &str,
     replication: &Replication,
-    data_centers: &[String],
+    data_centers: &DataCenters,
 ) -> Result<Vec<String>> {
     validate(
         keyspace,
@@ -429,7 +435,7 @@ fn finish(
     keyspace: &str,
     strategy: Strategy,
     mut options: Vec<(String, String)>,
-    data_centers: &[String],
+    data_centers: &DataCenters,
     entries: usize,
 ) -> Result<Prepared> {
     if strategy == Strategy::Local {
@@ -458,8 +464,8 @@ mod tests {
             .collect()
     }
 
-    fn dcs() -> Vec<String> {
-        vec!["datacenter1".to_string()]
+    fn dcs() -> Vec<(String, usize)> {
+        vec![("datacenter1".to_string(), 1)]
     }
 
     fn new(pairs: &[(&str, &str)]) -> Result<Prepared> {
@@ -696,7 +702,7 @@ mod tests {
         .unwrap();
         // System keyspaces get no warning.
         assert!(p.warnings.is_empty());
-        let two = vec!["datacenter1".to_string(), "dc2".to_string()];
+        let two = vec![("datacenter1".to_string(), 1), ("dc2".to_string(), 1)];
         let e = for_new(
             "system_auth",
             &m(&[("class", "NetworkTopologyStrategy"), ("datacenter1", "3")]),
@@ -706,6 +712,19 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "Following datacenters have active nodes and must be present in replication options for keyspace system_auth: [dc2]"
+        );
+    }
+
+    #[test]
+    fn warnings_count_the_rings_nodes() {
+        let three = vec![("datacenter1".to_string(), 3)];
+        let nts = m(&[("class", "NetworkTopologyStrategy"), ("datacenter1", "3")]);
+        assert!(for_new("ks", &nts, &three).unwrap().warnings.is_empty());
+        let two = vec![("datacenter1".to_string(), 1), ("dc2".to_string(), 1)];
+        let simple = m(&[("class", "SimpleStrategy"), ("replication_factor", "3")]);
+        assert_eq!(
+            for_new("ks", &simple, &two).unwrap().warnings,
+            vec!["Your replication factor 3 for keyspace ks is higher than the number of nodes 2"]
         );
     }
 }

@@ -48,6 +48,17 @@ pub struct SchemaChange {
     pub table: Option<String>,
 }
 
+impl SchemaChange {
+    /// A change of `keyspace`, or of its `table`.
+    pub fn new(change: ChangeKind, keyspace: &str, table: Option<&str>) -> SchemaChange {
+        SchemaChange {
+            change,
+            keyspace: keyspace.to_string(),
+            table: table.map(str::to_string),
+        }
+    }
+}
+
 /// The result of a statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {

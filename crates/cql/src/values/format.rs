@@ -32,6 +32,18 @@ pub fn hex_literal(v: &[u8]) -> String {
     s
 }
 
+/// Cassandra's `Hex.hexToBytes`: an even number of hex digits, no prefix (no padding,
+/// unlike a CQL blob literal).
+pub fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) || !hex.is_ascii() {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// Java's `Double.toString` (as Java 17 runs it, which Cassandra 5.0 does): shortest digits,
 /// except for whole numbers below 2^63 ([`java_whole_number`]); plain between 10^-3 and
 /// 10^7, else `d.dddE±n`.

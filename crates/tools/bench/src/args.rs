@@ -147,9 +147,10 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub skip_metadata: bool,
     /// (Cairn) PID of the server, on this machine: report its CPU (utime+stime from
-    /// /proc/PID/stat) per operation over the measured window.
-    #[arg(long)]
-    pub server_pid: Option<u32>,
+    /// /proc/PID/stat) per operation over the measured window. Several, comma-separated
+    /// (a cluster's nodes on this machine): their CPU summed.
+    #[arg(long, value_delimiter = ',')]
+    pub server_pid: Vec<u32>,
     /// Write the per-second HDR histograms (tags write/read/delete/scan, co-… for the
     /// coordinated-omission-fixed ones) as an HdrHistogram interval log.
     #[arg(long, value_name = "FILE")]

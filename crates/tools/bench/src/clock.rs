@@ -28,7 +28,13 @@ pub fn proc_cpu(pid: u32) -> Result<Duration> {
     let rest = &stat[stat.rfind(')').ok_or_else(|| anyhow!("bad /proc stat"))? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     // utime and stime are fields 14 and 15 (1-based), i.e. 11 and 12 after the state field.
-    let ticks: u64 = f[11].parse::<u64>()? + f[12].parse::<u64>()?;
+    let field = |i: usize| -> Result<u64> {
+        let v = f
+            .get(i)
+            .ok_or_else(|| anyhow!("/proc/{pid}/stat: too few fields"))?;
+        Ok(v.parse::<u64>()?)
+    };
+    let ticks = field(11)? + field(12)?;
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
     Ok(Duration::from_nanos(ticks * 1_000_000_000 / hz))

@@ -41,7 +41,7 @@ pub(crate) async fn reporter(
         None => None,
     };
 
-    let server_pid = sh.args.server_pid;
+    let server_pid = sh.args.server_pid.as_slice();
     let mut span = Measured::from(start, server_pid)?;
     let mut warming = !warmup.is_zero();
     if warming {
@@ -140,29 +140,34 @@ struct Measured {
 }
 
 impl Measured {
-    fn from(from: Instant, server_pid: Option<u32>) -> Result<Measured> {
+    fn from(from: Instant, server_pids: &[u32]) -> Result<Measured> {
         Ok(Measured {
             from,
             client_cpu0: self_cpu(),
-            server_cpu0: match server_pid {
-                Some(p) => Some(proc_cpu(p)?),
-                None => None,
+            server_cpu0: if server_pids.is_empty() {
+                None
+            } else {
+                Some(servers_cpu(server_pids)?)
             },
         })
     }
 
-    /// The span's length and the client's and the server's CPU over it.
-    fn end(&self, server_pid: Option<u32>) -> (Duration, Duration, Option<Duration>) {
-        let server_cpu = match (server_pid, self.server_cpu0) {
-            (Some(p), Some(c0)) => proc_cpu(p).ok().map(|c| c.saturating_sub(c0)),
-            _ => None,
-        };
+    /// The span's length and the client's and the servers' CPU over it.
+    fn end(&self, server_pids: &[u32]) -> (Duration, Duration, Option<Duration>) {
+        let server_cpu = self
+            .server_cpu0
+            .and_then(|c0| Some(servers_cpu(server_pids).ok()?.saturating_sub(c0)));
         (
             Instant::now() - self.from,
             self_cpu().saturating_sub(self.client_cpu0),
             server_cpu,
         )
     }
+}
+
+/// The CPU the servers `pids` have used, summed.
+fn servers_cpu(pids: &[u32]) -> Result<Duration> {
+    pids.iter().map(|p| proc_cpu(*p)).sum()
 }
 
 /// Sleeps until `next` (in steps, to notice the end early); true when the workers are done.
@@ -234,7 +239,7 @@ pub(crate) fn print_results(
     elapsed: Duration,
     client_cpu: Duration,
     server_cpu: Option<Duration>,
-    server_pid: Option<u32>,
+    server_pids: &[u32],
 ) {
     let secs = elapsed.as_secs_f64().max(1e-9);
     println!("\nResults");
@@ -295,12 +300,13 @@ pub(crate) fn print_results(
         client_cpu.as_secs_f64() * 100.0 / secs
     );
     if let Some(c) = server_cpu {
+        let pids: Vec<String> = server_pids.iter().map(u32::to_string).collect();
         println!(
             "Server CPU:\t {:.2} µs/op ({:.2} s, {:.0} % of a core; pid {})",
             c.as_secs_f64() * 1e6 / ops,
             c.as_secs_f64(),
             c.as_secs_f64() * 100.0 / secs,
-            server_pid.unwrap_or(0)
+            pids.join(",")
         );
     }
 }

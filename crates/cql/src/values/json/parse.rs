@@ -177,18 +177,6 @@ fn string_value(ty: &CqlType, s: &str) -> Result<Vec<u8>, String> {
     from_string(ty, s, now).map_err(|e| e.to_string())
 }
 
-/// Cassandra's `Hex.hexToBytes`: an even number of hex digits (no padding, unlike a CQL
-/// blob literal).
-fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
-    if !hex.len().is_multiple_of(2) || !hex.is_ascii() {
-        return None;
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
 /// A string holding JSON, for a collection or tuple (`JsonUtils.decodeJson`).
 fn decoded(s: &str) -> Result<Value, String> {
     let mut values = serde_json::Deserializer::from_str(s).into_iter::<Value>();
@@ -211,7 +199,7 @@ fn json_value(ty: &CqlType, j: &Java) -> Result<Vec<u8>, String> {
         (T::Blob, _) => {
             let inner = match j {
                 Java::String(s) => match s.strip_prefix("0x") {
-                    Some(hex) => match hex_bytes(hex) {
+                    Some(hex) => match crate::values::format::hex_bytes(hex) {
                         Some(b) => return Ok(b),
                         None => format!("cannot parse '{hex}' as hex bytes"),
                     },
