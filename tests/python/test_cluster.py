@@ -103,18 +103,6 @@ def wait_all_up(nodes):
                  lambda m=m: m.states() == {n.host: "UN" for n in nodes})
 
 
-def execute_on_each(nodes, *statements):
-    """Runs `statements` on every node in turn (each through a driver that talks only to it)."""
-    for n in nodes:
-        c = alone(n)
-        try:
-            s = c.connect()
-            for statement in statements:
-                s.execute(statement)
-        finally:
-            c.shutdown()
-
-
 def wait_for(what, check, timeout=WAIT):
     deadline = time.monotonic() + timeout
     last = None
