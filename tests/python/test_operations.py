@@ -1,19 +1,26 @@
 """Operations through a real node: CQL traffic from the driver shows up in Prometheus metrics
-(parsed with a small strict parser) and in `cairn nodetool` output, as ScyllaDB's do."""
+(parsed with a small strict parser) and in `cairn nodetool` output, as ScyllaDB's do; the admin
+faces' bearer tokens, through `cairn nodetool` and a Prometheus-style scrape."""
 
+import os
 import re
 import subprocess
+import urllib.error
 import urllib.request
 
-from conftest import cairn_bin
+from conftest import cairn_bin, serve_refused
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
 
-def scrape(node):
-    """The /metrics page as {(name, frozenset(labels)): value}; every line must parse."""
-    with urllib.request.urlopen(f"http://{node.host}:{node.metrics_port}/metrics", timeout=10) as r:
+def scrape(node, token=None):
+    """The /metrics page as {(name, frozenset(labels)): value}; every line must parse. With
+    `token`, sent as Prometheus sends its `authorization: credentials_file:`."""
+    req = urllib.request.Request(f"http://{node.host}:{node.metrics_port}/metrics")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(req, timeout=10) as r:
         assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
         text = r.read().decode()
     samples = {}
@@ -268,3 +275,52 @@ def test_row_cache_controls(node, session, ks, tname):
                     f"WITH caching = {{'enabled': 'false'}}")
     session.execute(f"INSERT INTO {t}_off (p, v) VALUES (1, 1)")
     assert reads(f"SELECT v FROM {t}_off WHERE p = 1") == ([(1,)], 0, 0)
+
+
+def test_admin_faces_with_bearer_tokens(node_factory, tmp_path):
+    """A node whose REST API and Prometheus endpoint require their own bearer tokens: a scrape
+    as Prometheus' `credentials_file` sends it, `cairn nodetool` with `--token-file` and with
+    CAIRN_API_TOKEN_FILE, clear refusals without them."""
+    tokens = {}
+    for face in ("api", "prometheus"):
+        tokens[face] = f"{face}-0123456789abcdef0123456789"
+        path = tmp_path / f"{face}.token"
+        path.write_text(tokens[face] + "\n")
+        path.chmod(0o600)
+    cfg = tmp_path / "cairn.yaml"
+    cfg.write_text(f"api_authorization:\n  token_file: {tmp_path / 'api.token'}\n"
+                   f"prometheus_authorization: {{token_file: {tmp_path / 'prometheus.token'}}}\n")
+    n = node_factory("admin-tokens", ["--config", str(cfg)])
+
+    try:
+        scrape(n)
+        raise AssertionError("a scrape without the token was answered")
+    except urllib.error.HTTPError as e:
+        assert e.code == 401
+        assert e.headers["WWW-Authenticate"].startswith("Bearer ")
+    samples = scrape(n, tokens["prometheus"])
+    assert value(samples, "scylla_admin_unauthorized_requests", face="prometheus") == 1
+
+    def run(*args, env=None):
+        return subprocess.run([str(cairn_bin()), "nodetool", "-p", str(n.api_port), *args],
+                              capture_output=True, text=True, timeout=60,
+                              env={**os.environ, **(env or {})})
+    refused = run("status")
+    assert refused.returncode == 1
+    assert "401 Unauthorized" in refused.stderr and "--token-file" in refused.stderr, refused.stderr
+    by_flag = run("--token-file", str(tmp_path / "api.token"), "status")
+    assert by_flag.returncode == 0, by_flag.stderr
+    assert "UN  127.0.0.1" in by_flag.stdout
+    by_env = run("info", env={"CAIRN_API_TOKEN_FILE": str(tmp_path / "api.token")})
+    assert by_env.returncode == 0, by_env.stderr
+    # The scrape token does not open the REST API.
+    wrong = run("--token-file", str(tmp_path / "prometheus.token"), "version")
+    assert wrong.returncode == 1 and "refused the bearer token" in wrong.stderr, wrong.stderr
+
+
+def test_exposed_admin_face_refused_at_start(tmp_path):
+    """`api_address` off loopback without a token, client certificates or the opt-out: the
+    node refuses to start, naming the key, its line and what to set."""
+    err = serve_refused(tmp_path, "cluster_name: c\napi_address: 192.0.2.10\n")
+    assert "`api_address: 192.0.2.10` (line 2" in err, err
+    assert "api_authorization" in err and "api_allow_unauthenticated: true" in err, err

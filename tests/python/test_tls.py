@@ -1,16 +1,20 @@
 """TLS on the native port (`client_encryption_options`): the Python driver and cqlsh connect
 with TLS, a plaintext client is refused when TLS is required, `optional: true` serves both,
 `require_client_auth` accepts only client certificates its truststore signs, and a JVM
-keystore or an unsupported protocol or cipher stops the node at start.
+keystore or an unsupported protocol or cipher stops the node at start; the Prometheus endpoint
+with `prometheus_encryption_options` serves only scrapers with an accepted certificate.
 
 The certificates are made here with the `openssl` command (no network): a CA, a server
 certificate for 127.0.0.1 and a client certificate signed by it, and a second CA with a
 client certificate of its own."""
 
+import http.client
 import shutil
 import socket
 import ssl
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
 from cassandra.cluster import NoHostAvailable
@@ -219,3 +223,32 @@ def test_what_cairn_cannot_serve_stops_the_node(certs, tmp_path, options, says):
         f"  {k}: {v.format(certs=certs)}\n" for k, v in options.items()))
     for s in says:
         assert s.format(certs=certs) in err, err
+
+
+def test_prometheus_endpoint_with_client_certificates(node_factory, certs):
+    """`prometheus_encryption_options` with `require_client_auth`: a scraper presenting a
+    certificate the truststore signs reads /metrics over HTTPS, as Prometheus' `tls_config`
+    would; one without a certificate, or in plaintext, gets no HTTP answer."""
+    cfg = certs / "prometheus-tls.yaml"
+    cfg.write_text("prometheus_encryption_options:\n  enabled: true\n"
+                   f"  keystore: {certs / 'keystore.pem'}\n  require_client_auth: true\n"
+                   f"  truststore: {certs / 'ca.crt'}\n")
+    n = node_factory("prometheus-tls", ["--config", str(cfg)])
+    url = f"https://127.0.0.1:{n.metrics_port}/metrics"
+
+    def context(client):
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(str(certs / "ca.crt"))
+        if client:
+            ctx.load_cert_chain(str(certs / f"{client}.crt"), str(certs / f"{client}.key"))
+        return ctx
+
+    with urllib.request.urlopen(url, context=context("client"), timeout=10) as r:
+        assert r.status == 200
+        assert "scylla_admin_tls_handshake_failures" in r.read().decode()
+    for client in (None, "stranger"):
+        with pytest.raises((ssl.SSLError, ConnectionError, urllib.error.URLError)):
+            with urllib.request.urlopen(url, context=context(client), timeout=10) as r:
+                r.read()
+    with pytest.raises((ConnectionError, urllib.error.URLError, http.client.HTTPException)):
+        urllib.request.urlopen(url.replace("https", "http"), timeout=10).read()

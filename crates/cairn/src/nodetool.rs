@@ -8,7 +8,8 @@ use clap::Args;
 #[derive(Args, Debug)]
 #[command(disable_help_flag = true)]
 pub struct NodetoolArgs {
-    /// `[-h HOST] [-p API_PORT] <command> [args…]`; `help` lists the commands.
+    /// `[-h HOST] [-p API_PORT] [--token-file FILE] [--ca PEM [--cert PEM --key PEM]]
+    /// <command> [args…]`; `help` lists the commands.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
     args: Vec<String>,
 }

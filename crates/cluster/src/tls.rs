@@ -237,8 +237,9 @@ fn pem_text(section: &'static str, key: &'static str, path: &Path) -> Result<Vec
     Ok(bytes)
 }
 
-/// Every certificate of a PEM file (at least one).
-fn certificates(
+/// Every certificate of a PEM file (at least one); `section` and `key` name the option in
+/// errors.
+pub fn certificates(
     section: &'static str,
     key: &'static str,
     path: &Path,
@@ -259,8 +260,9 @@ fn certificates(
     Ok(certs)
 }
 
-/// The private key of a PEM file (PKCS#8, PKCS#1 or SEC1).
-fn private_key(
+/// The private key of a PEM file (PKCS#8, PKCS#1 or SEC1); `section` and `key` name the
+/// option in errors.
+pub fn private_key(
     section: &'static str,
     key: &'static str,
     path: &Path,

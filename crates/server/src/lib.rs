@@ -67,6 +67,10 @@ pub enum StartError {
     /// serve TLS.
     #[error("TLS: {0}")]
     Tls(#[from] tls::TlsError),
+    /// An admin face (REST API, Prometheus) would be exposed, or its token or TLS files
+    /// cannot be used. (Transparent: the message says it all, once.)
+    #[error(transparent)]
+    AdminFace(#[from] rest::guard::GuardError),
     /// A port could not be bound or an address resolved.
     #[error("cannot listen on {what} {addr}: {source}")]
     Listen {
@@ -242,6 +246,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     // Certificates and the snitch's file are read before the engine opens: a bad file stops
     // the node at once. Where the node is: its data center and rack.
     let native_tls = tls::native_tls(&cfg.client_encryption)?;
+    let admin = rest::guard::AdminGuards::start(cfg, api.ip(), prometheus.ip())?;
+    let admin_stats = admin.stats();
     let location = cairn_cluster::snitch::locate(
         &cfg.endpoint_snitch,
         cfg.source.as_deref().and_then(std::path::Path::parent),
@@ -369,7 +375,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         native: cql_server.stop_handle(),
         membership: Arc::clone(&membership),
     });
-    let rest_server = rest::serve(api, Arc::clone(&backend))
+    let rest_server = rest::serve(api, Arc::clone(&backend), admin.api)
         .await
         .map_err(|source| StartError::Listen {
             what: "REST API",
@@ -394,11 +400,13 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     )
     .with_transport(Arc::clone(cql_server.stats()))
     .with_proxy(Arc::clone(executor.proxy()))
-    .with_messaging(Arc::clone(membership.messaging()));
+    .with_messaging(Arc::clone(membership.messaging()))
+    .with_admin_faces(admin_stats);
     let metrics_server = rest::serve_with(
         prometheus,
         "Prometheus metrics",
         Arc::new(move |req| source.handle(req)),
+        admin.prometheus,
     )
     .await
     .map_err(|source| StartError::Listen {

@@ -16,7 +16,9 @@
 //! Invariant of the text: all samples of one family follow its `# HELP`/`# TYPE` lines
 //! contiguously, as the format requires — families are the outer loop, tables the inner.
 
+use crate::config::AdminFace;
 use crate::protocol::ServerStats;
+use crate::rest::guard::FaceStats;
 use crate::rest::http::{Request, Response};
 use crate::rest::AdminBackend;
 use crate::stall::StallDetector;
@@ -38,6 +40,7 @@ pub struct MetricsSource {
     transport: Option<Arc<ServerStats>>,
     proxy: Option<Arc<StorageProxy>>,
     messaging: Option<Arc<Messaging>>,
+    admin: Vec<(AdminFace, Arc<FaceStats>)>,
     prefix: String,
 }
 
@@ -54,6 +57,7 @@ impl MetricsSource {
             transport: None,
             proxy: None,
             messaging: None,
+            admin: Vec::new(),
             prefix: prefix.into(),
         }
     }
@@ -67,6 +71,12 @@ impl MetricsSource {
     /// Also exports internode messaging's counters (`{prefix}_messaging_*`).
     pub fn with_messaging(mut self, messaging: Arc<Messaging>) -> MetricsSource {
         self.messaging = Some(messaging);
+        self
+    }
+
+    /// Also exports the admin faces' refusals (`{prefix}_admin_*{face=…}`).
+    pub fn with_admin_faces(mut self, faces: Vec<(AdminFace, Arc<FaceStats>)>) -> MetricsSource {
+        self.admin = faces;
         self
     }
 
@@ -129,6 +139,9 @@ impl MetricsSource {
         }
         if let Some(m) = &self.messaging {
             messaging_families(&mut w, m.metrics());
+        }
+        if !self.admin.is_empty() {
+            admin_families(&mut w, &self.admin);
         }
         table_families(&mut w, &tables);
         w.out
@@ -653,6 +666,29 @@ fn transport_families(w: &mut Writer<'_>, t: &ServerStats) {
     for (name, kind, help, value) in families {
         w.family(name, kind, help);
         w.sample(name, "shard=\"0\"", value);
+    }
+}
+
+/// The admin faces' refusals (Cairn's names: ScyllaDB's faces have no authentication).
+fn admin_families(w: &mut Writer<'_>, faces: &[(AdminFace, Arc<FaceStats>)]) {
+    type Counter = fn(&FaceStats) -> u64;
+    let families: [(&str, &str, Counter); 2] = [
+        (
+            "admin_unauthorized_requests",
+            "Requests to an admin face (REST API, Prometheus) answered 401: no bearer token or a wrong one.",
+            FaceStats::unauthorized,
+        ),
+        (
+            "admin_tls_handshake_failures",
+            "Connections to an admin face closed before a request: a failed or timed-out TLS handshake (no accepted client certificate, a plaintext client).",
+            FaceStats::tls_handshake_failures,
+        ),
+    ];
+    for (name, help, get) in families {
+        w.family(name, "counter", help);
+        for (face, stats) in faces {
+            w.sample(name, &format!("face=\"{}\"", face.name()), get(stats));
+        }
     }
 }
 

@@ -15,14 +15,78 @@ use crate::config::{
 use crate::protocol::shared::Tls;
 use cairn_cluster::snitch::Location;
 use cairn_cluster::tls::{InternodeTls, TlsFiles};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::ServerConfig;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Why TLS could not be set up: a file or a combination of options (see
-/// [`cairn_cluster::Error::TlsFile`] and [`cairn_cluster::Error::TlsConfig`]).
+/// Why TLS could not be set up.
 #[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub struct TlsError(#[from] pub cairn_cluster::Error);
+pub enum TlsError {
+    /// A file an option names is missing, unreadable or not what the option needs.
+    #[error("{section}.{key}: {}: {problem}", path.display())]
+    File {
+        /// The options' section (`client_encryption_options`, …).
+        section: &'static str,
+        /// The option naming the file.
+        key: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// rustls refused the combination of options, or one needs another.
+    #[error("{section}: {problem}")]
+    Config {
+        /// The options' section.
+        section: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl From<cairn_cluster::Error> for TlsError {
+    fn from(e: cairn_cluster::Error) -> TlsError {
+        match e {
+            cairn_cluster::Error::TlsFile {
+                section,
+                key,
+                path,
+                problem,
+            } => TlsError::File {
+                section,
+                key,
+                path,
+                problem,
+            },
+            cairn_cluster::Error::TlsConfig { section, message } => TlsError::Config {
+                section,
+                problem: message,
+            },
+            other => TlsError::Config {
+                section: "TLS",
+                problem: other.to_string(),
+            },
+        }
+    }
+}
+
+/// Every certificate of a PEM file (at least one); `key` names the option in errors. Public
+/// for nodetool's HTTPS client.
+pub fn certificates(
+    key: &'static str,
+    path: &Path,
+) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    Ok(cairn_cluster::tls::certificates(CLIENT, key, path)?)
+}
+
+/// The private key of a PEM file (PKCS#8, PKCS#1 or SEC1). Public for nodetool's HTTPS
+/// client.
+pub fn private_key(key: &'static str, path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
+    Ok(cairn_cluster::tls::private_key(CLIENT, key, path)?)
+}
+
+const CLIENT: &str = "client_encryption_options";
 
 /// The native port's TLS, or `None` when `options` leave it off ([`TlsMode::Off`]).
 pub fn native_tls(options: &ClientEncryption) -> Result<Option<Tls>, TlsError> {
@@ -40,7 +104,7 @@ pub fn native_tls(options: &ClientEncryption) -> Result<Option<Tls>, TlsError> {
 
 /// The rustls server configuration `options` (client_encryption_options) describe.
 pub fn server_config(options: &ClientEncryption) -> Result<ServerConfig, TlsError> {
-    Ok(files("client_encryption_options", options)?.server_config(options.require_client_auth)?)
+    Ok(files(CLIENT, options)?.server_config(options.require_client_auth)?)
 }
 
 /// Internode messaging's TLS, or `None` when `options` leave the storage port in plaintext.

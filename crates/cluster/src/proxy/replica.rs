@@ -4,12 +4,13 @@
 //! together with one `Database::apply` — one commitlog record, as on the coordinator — and
 //! acknowledged with an empty answer once applied (durable as the node's `commitlog_sync`
 //! says). A body that does not decode, or a table this node does not have, is answered with
-//! the error's text; the coordinator counts it as a failed replica. Applying may wait for the
-//! disk, so it runs on the blocking pool, never on a reactor thread.
+//! the error's text; the coordinator counts it as a failed replica. Applying is tried on the
+//! messaging task with `Wait::Never` and, when it would wait (memtable space, a commitlog
+//! sync), runs again on the blocking pool — never waiting on a reactor thread.
 //!
 //! `READ_DATA` / `READ_DIGEST`: the partition a read request names, as data (tombstones
-//! included, `Table::read_data`) or as its digest (see `read.rs`), read on the blocking
-//! pool too. `RANGE_DATA`: up to a page of a token range's partitions as data, and whether
+//! included, `Table::read_data`) or as its digest (see `read.rs`), read the same way (here
+//! unless the disk must be waited for). `RANGE_DATA`: up to a page of a token range's partitions as data, and whether
 //! more remain (see `scan.rs`).
 
 use super::read::{decode_request, digest, encode_data};
@@ -30,14 +31,26 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
         Arc::new(move |from, body: Bytes| {
             let proxy = Arc::clone(&applier);
             Box::pin(async move {
-                let mutations = decode_batch(&body)
-                    .map_err(|e| format!("undecodable mutation from {from}: {e:?}"))?;
+                let decode = |body: &Bytes| {
+                    decode_batch(body)
+                        .map_err(|e| format!("undecodable mutation from {from}: {e:?}"))
+                };
+                let mutations = decode(&body)?;
                 let count = mutations.len() as u64;
                 let db = Arc::clone(proxy.db());
-                tokio::task::spawn_blocking(move || db.apply(mutations, Wait::Allowed))
-                    .await
-                    .map_err(|e| format!("mutation task failed: {e}"))?
-                    .map_err(|e| e.to_string())?;
+                // Applied here when nothing must wait (the common case: memtable space and
+                // a periodic commitlog), else again on the blocking pool — the handoff costs
+                // more CPU than the write.
+                match db.apply(mutations, Wait::Never) {
+                    Err(cairn_engine::Error::WouldBlock) => {
+                        let mutations = decode(&body)?;
+                        tokio::task::spawn_blocking(move || db.apply(mutations, Wait::Allowed))
+                            .await
+                            .map_err(|e| format!("mutation task failed: {e}"))?
+                            .map_err(|e| e.to_string())?;
+                    }
+                    other => other.map_err(|e| e.to_string())?,
+                }
                 proxy
                     .metrics()
                     .replica_received_mutations
@@ -58,12 +71,22 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                         .db()
                         .table_by_id(id)
                         .ok_or_else(|| format!("unknown table id {id:032x}"))?;
-                    let read_key = key.clone();
-                    let data =
-                        tokio::task::spawn_blocking(move || table.read_data(&read_key, &cmd))
-                            .await
-                            .map_err(|e| format!("read task failed: {e}"))?
-                            .map_err(|e| e.to_string())?;
+                    // Read here when nothing must wait for the disk (memtables, cached
+                    // chunks), else again on the blocking pool.
+                    let here = cairn_engine::ReadCommand {
+                        wait: Wait::Never,
+                        ..cmd.clone()
+                    };
+                    let data = match table.read_data(&key, &here) {
+                        Err(cairn_engine::Error::WouldBlock) => {
+                            let read_key = key.clone();
+                            tokio::task::spawn_blocking(move || table.read_data(&read_key, &cmd))
+                                .await
+                                .map_err(|e| format!("read task failed: {e}"))?
+                        }
+                        other => other,
+                    }
+                    .map_err(|e| e.to_string())?;
                     Ok(match verb {
                         Verb::ReadDigest => {
                             Bytes::copy_from_slice(&digest(id, &key, data.as_ref()))

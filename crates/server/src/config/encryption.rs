@@ -226,7 +226,17 @@ const SERVER_KNOWN: &str = "internode_encryption, outbound_keystore, outbound_ke
 
 /// Reads `client_encryption_options` into `out`.
 pub(super) fn set_client_encryption(out: &mut ClientEncryption, v: &Node) -> Result<(), Bad> {
-    let c = read_options(v, "client_encryption_options", &mut |_, _, _| None)?;
+    set_encryption_options("client_encryption_options", out, v)
+}
+
+/// Reads a mapping of `client_encryption_options`' options (named `section` in errors: the
+/// admin faces' `api_encryption_options` take the same) into `out`.
+pub(super) fn set_encryption_options(
+    section: &'static str,
+    out: &mut ClientEncryption,
+    v: &Node,
+) -> Result<(), Bad> {
+    let c = read_options(v, section, &mut |_, _, _| None)?;
     if (c.enabled || c.optional == Some(true)) && c.certificate_source().is_none() {
         return Err(no_certificate());
     }
@@ -341,7 +351,8 @@ fn read_options(v: &Node, section: &str, own: &mut SectionKey<'_>) -> Result<Tls
             "require_client_auth" => c.require_client_auth = n.boolean().map_err(at)?,
             "require_endpoint_verification" => {
                 c.require_endpoint_verification = n.boolean().map_err(at)?;
-                if c.require_endpoint_verification && section == "client_encryption_options" {
+                // Checked against the peer's address between nodes only.
+                if c.require_endpoint_verification && section != "server_encryption_options" {
                     return Err(Bad::Refused(format!(
                         "`require_endpoint_verification: true` (line {line})"
                     )));

@@ -11,6 +11,7 @@
 //! what Cairn enforces and refuses the rest with what is supported. Setters longer than a
 //! line live in [`super::setters`].
 
+use super::admin::{set_allow_unauthenticated, set_authorization, set_face_encryption, AdminFace};
 use super::encryption::{set_client_encryption, set_server_encryption};
 use super::setters::{
     refuse_any_value, require_class, require_disabled, set_authenticator, set_authorizer,
@@ -224,6 +225,25 @@ static KEYS: &[Key] = &[
         field!(prometheus_port, v => v.port()?),
     ),
     key("prometheus_prefix", "scylla", set_prometheus_prefix),
+    // Who may use the admin faces (Cairn's own keys: see `super::admin`).
+    key("api_authorization", "{token_file: /etc/cairn/api.token}", |c, v| {
+        set_authorization(c, AdminFace::Api, v)
+    }),
+    key("api_encryption_options", "{enabled: false}", |c, v| {
+        set_face_encryption(c, AdminFace::Api, v)
+    }),
+    key("api_allow_unauthenticated", "false", |c, v| {
+        set_allow_unauthenticated(c, AdminFace::Api, v)
+    }),
+    key("prometheus_authorization", "{token_file: /etc/cairn/p.token}", |c, v| {
+        set_authorization(c, AdminFace::Prometheus, v)
+    }),
+    key("prometheus_encryption_options", "{enabled: false}", |c, v| {
+        set_face_encryption(c, AdminFace::Prometheus, v)
+    }),
+    key("prometheus_allow_unauthenticated", "false", |c, v| {
+        set_allow_unauthenticated(c, AdminFace::Prometheus, v)
+    }),
     key("workdir", "/var/lib/cairn", field!(workdir, v => v.path()?)),
     key(
         "data_file_directories",

@@ -68,6 +68,7 @@ impl Config {
                 continue;
             }
             seen.push((key, *key_line));
+            config.key_lines.push((key.clone(), *key_line));
             match apply_key(&mut config, key, node) {
                 Outcome::Used => {}
                 Outcome::Ignored => ignored.push(key.clone()),

@@ -27,8 +27,10 @@
 //! security and ignored keys) that both loading ([`load`]) and the "did you mean" hint
 //! ([`suggest`]) read; `yaml` the YAML tree with lines; `units` Cassandra 4.1's durations,
 //! sizes and rates; `settings` the configuration as `system_views.settings` shows it;
-//! `encryption` the `client_encryption_options` and `server_encryption_options`.
+//! `encryption` the `client_encryption_options` and `server_encryption_options`; `admin` who
+//! may use the REST API and the Prometheus endpoint.
 
+mod admin;
 mod encryption;
 pub mod keys;
 mod load;
@@ -38,6 +40,7 @@ mod suggest;
 mod units;
 mod yaml;
 
+pub use admin::{is_loopback, AdminAccess, AdminFace};
 pub use encryption::{
     cipher_suite_name, ClientEncryption, InternodeEncryption, ServerEncryption, TlsMode,
     TlsOptions, TlsProtocol,
@@ -119,6 +122,11 @@ pub struct Config {
     pub prometheus_port: u16,
     /// `prometheus_prefix` (ScyllaDB: `scylla`, so dashboards carry over).
     pub prometheus_prefix: String,
+    /// `api_authorization`, `api_encryption_options`, `api_allow_unauthenticated`: who may
+    /// use the REST API (Cairn's keys, see [`AdminAccess`]).
+    pub api_access: AdminAccess,
+    /// The same for the Prometheus endpoint (`prometheus_authorization`, …).
+    pub prometheus_access: AdminAccess,
     /// `workdir` (ScyllaDB): default parent of the data and commitlog directories.
     pub workdir: PathBuf,
     /// `data_file_directories` (one supported); empty = `workdir/data`.
@@ -211,6 +219,10 @@ pub struct Config {
     pub index_cache_fraction: f64,
     /// The file the configuration was read from, if any.
     pub source: Option<PathBuf>,
+    /// The line of each top-level key the file set (for errors found after loading, such as
+    /// an admin face exposed without authentication); a key a command-line flag overrode
+    /// is not listed.
+    pub key_lines: Vec<(String, usize)>,
 }
 
 impl Default for Config {
@@ -233,6 +245,8 @@ impl Default for Config {
             prometheus_address: "127.0.0.1".into(),
             prometheus_port: 9180,
             prometheus_prefix: "scylla".into(),
+            api_access: AdminAccess::default(),
+            prometheus_access: AdminAccess::default(),
             workdir: PathBuf::from("data"),
             data_file_directories: Vec::new(),
             commitlog_directory: None,
@@ -274,6 +288,7 @@ impl Default for Config {
             enable_cache: true,
             index_cache_fraction: cairn_engine::cache::DEFAULT_INDEX_FRACTION,
             source: None,
+            key_lines: Vec::new(),
         }
     }
 }
@@ -366,7 +381,26 @@ impl Config {
             self.rpc_address = a.clone();
             self.api_address = a.clone();
             self.prometheus_address = a.clone();
+            self.key_lines.retain(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "listen_address"
+                        | "rpc_address"
+                        | "native_transport_address"
+                        | "api_address"
+                        | "prometheus_address"
+                )
+            });
         }
+    }
+
+    /// The line of the file where top-level key `key` was set, if the file set it (and no
+    /// flag overrode it).
+    pub fn key_line(&self, key: &str) -> Option<usize> {
+        self.key_lines
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, line)| *line)
     }
 
     /// Where sstables live (`data_file_directories[0]`, else `workdir/data`).

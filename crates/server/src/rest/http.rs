@@ -25,6 +25,29 @@ pub struct Request {
     pub body: Vec<u8>,
     /// Whether the connection stays open after the response.
     pub keep_alive: bool,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<Authorization>,
+}
+
+/// An `Authorization` header's value. Its `Debug` never shows the credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Authorization(String);
+
+impl Authorization {
+    /// The token of a `Bearer` credential (the scheme is case-insensitive).
+    pub fn bearer(&self) -> Option<&str> {
+        let (scheme, token) = self.0.split_once(' ')?;
+        scheme
+            .eq_ignore_ascii_case("bearer")
+            .then(|| token.trim())
+            .filter(|t| !t.is_empty())
+    }
+}
+
+impl std::fmt::Debug for Authorization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Authorization(<redacted>)")
+    }
 }
 
 impl Request {
@@ -46,6 +69,8 @@ pub struct Response {
     pub body: String,
     /// `Content-Type` of the body.
     pub content_type: &'static str,
+    /// Other headers (`WWW-Authenticate` of a 401).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 /// The REST API's content type.
@@ -58,6 +83,7 @@ impl Response {
             status: 200,
             body,
             content_type: JSON,
+            headers: Vec::new(),
         }
     }
 
@@ -67,6 +93,7 @@ impl Response {
             status: 200,
             body,
             content_type,
+            headers: Vec::new(),
         }
     }
 
@@ -86,6 +113,7 @@ impl Response {
             status,
             body,
             content_type: JSON,
+            headers: Vec::new(),
         }
     }
 }
@@ -189,6 +217,7 @@ fn parse_head(head: &str) -> Result<(Request, usize, bool), HttpError> {
     let mut keep_alive = !http10;
     let mut content_length = 0usize;
     let mut form = false;
+    let mut authorization = None;
     for line in lines {
         let Some((name, value)) = line.split_once(':') else {
             return Err(bad(400, "malformed header line"));
@@ -211,6 +240,7 @@ fn parse_head(head: &str) -> Result<(Request, usize, bool), HttpError> {
                     keep_alive = true;
                 }
             }
+            "authorization" => authorization = Some(Authorization(value.to_string())),
             "content-type" => {
                 form = value
                     .to_ascii_lowercase()
@@ -236,6 +266,7 @@ fn parse_head(head: &str) -> Result<(Request, usize, bool), HttpError> {
             params: parse_query(query)?,
             body: Vec::new(),
             keep_alive,
+            authorization,
         },
         content_length,
         form,
@@ -299,6 +330,7 @@ pub fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         400 => "Bad Request",
+        401 => "Unauthorized",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
@@ -318,14 +350,21 @@ pub async fn write_response<S: AsyncWrite + Unpin>(
     resp: &Response,
     keep_alive: bool,
 ) -> std::io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n",
         resp.status,
         reason(resp.status),
         resp.content_type,
         resp.body.len(),
         if keep_alive { "keep-alive" } else { "close" }
     );
+    for (name, value) in &resp.headers {
+        head.push_str(name);
+        head.push_str(": ");
+        head.push_str(value);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
     let mut out = head.into_bytes();
     out.extend_from_slice(resp.body.as_bytes());
     stream.write_all(&out).await?;
@@ -355,5 +394,12 @@ mod tests {
         assert!(parse_head("GET / HTTP/1.1\r\nbroken").is_err());
         let (r, _, _) = parse_head("GET / HTTP/1.0").unwrap();
         assert!(!r.keep_alive);
+        assert_eq!(r.authorization, None);
+        let (r, _, _) = parse_head("GET / HTTP/1.1\r\nauthorization: bearer  abc ").unwrap();
+        let a = r.authorization.unwrap();
+        assert_eq!(a.bearer(), Some("abc"));
+        assert_eq!(format!("{a:?}"), "Authorization(<redacted>)");
+        let (r, _, _) = parse_head("GET / HTTP/1.1\r\nAuthorization: Basic YTpi").unwrap();
+        assert_eq!(r.authorization.unwrap().bearer(), None);
     }
 }

@@ -44,15 +44,18 @@
 //! | GET, POST, DELETE | `/storage_service/snapshots`, `/storage_service/snapshots/size/true`, `/storage_service/sstables/{ks}`, `/storage_service/incremental_backups` | snapshots, refresh, backups ([`snapshots`]) |
 //!
 //! [`serve_with`] runs the same HTTP server with another handler: the Prometheus endpoint
-//! (`crate::metrics`) uses it on the metrics port.
+//! (`crate::metrics`) uses it on the metrics port. Each listener has a [`guard::Guard`]: its
+//! bearer token and TLS, checked before a request reaches the handler.
 
 pub mod column_family;
+pub mod guard;
 pub mod http;
 pub mod json;
 pub mod node_api;
 pub mod snapshots;
 
 use crate::config::Config;
+use crate::protocol::transport::{self, Opened};
 use crate::stall::{self, TaskKind};
 use cairn_cluster::node::{Endpoint, HostId};
 use cairn_cluster::placement::ReplicationStrategy;
@@ -61,12 +64,14 @@ use cairn_engine::compaction::job::JobReport;
 use cairn_engine::compaction::manager::RunningJob;
 use cairn_engine::model::Token;
 use cairn_engine::{Database, Error as EngineError};
+use guard::Guard;
 use http::{Request, Response};
 use json::Json;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
@@ -82,6 +87,9 @@ pub const MAX_CONNECTIONS: usize = 256;
 
 /// An idle keep-alive connection is closed after this long.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A TLS handshake must complete within this long (as the native port's).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Who the node is (for `host_id`, `release_version`, …).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -334,40 +342,53 @@ impl RestServer {
 /// Answers one request; runs on tokio's blocking pool.
 pub type Handler = dyn Fn(&Request) -> Response + Send + Sync;
 
-/// Binds `addr` and serves the API until [`RestServer::shutdown`].
+/// Binds `addr` and serves the API, as `guard` allows, until [`RestServer::shutdown`].
 pub async fn serve(
     addr: SocketAddr,
     backend: Arc<dyn AdminBackend>,
+    guard: Guard,
 ) -> std::io::Result<RestServer> {
     serve_with(
         addr,
         "REST API",
         Arc::new(move |req| handle(&*backend, req)),
+        guard,
     )
     .await
 }
 
-/// Binds `addr` and answers every request with `handler` (the REST API, the Prometheus
-/// endpoint) until [`RestServer::shutdown`]. `what` names the listener in logs.
+/// Binds `addr` and answers every request `guard` lets through with `handler` (the REST
+/// API, the Prometheus endpoint) until [`RestServer::shutdown`]. `what` names the listener
+/// in logs.
 pub async fn serve_with(
     addr: SocketAddr,
     what: &'static str,
     handler: Arc<Handler>,
+    guard: Guard,
 ) -> std::io::Result<RestServer> {
     let listener = TcpListener::bind(addr).await?;
     let addr = listener.local_addr()?;
     let (stop, stop_rx) = watch::channel(false);
+    let scheme = if guard.tls().is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    tracing::info!(
+        "{what} listening on {scheme}://{addr} ({})",
+        guard.describe()
+    );
     let task = stall::spawn(
         TaskKind::HttpAccept,
-        accept_loop(listener, handler, stop_rx),
+        accept_loop(listener, handler, Arc::new(guard), stop_rx),
     );
-    tracing::info!("{what} listening on http://{addr}");
     Ok(RestServer { addr, stop, task })
 }
 
 async fn accept_loop(
     listener: TcpListener,
     handler: Arc<Handler>,
+    guard: Arc<Guard>,
     mut stop: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -378,7 +399,7 @@ async fn accept_loop(
             _ = stop.changed() => break,
         };
         while conns.try_join_next().is_some() {}
-        let (mut stream, _) = match accepted {
+        let (mut stream, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 tracing::warn!("REST API: accept failed: {e}");
@@ -387,16 +408,28 @@ async fn accept_loop(
             }
         };
         let Ok(permit) = slots.clone().try_acquire_owned() else {
-            conns.spawn(stall::instrument(TaskKind::HttpConnection, async move {
-                let resp = Response::error(503, "too many connections");
-                let _ = http::write_response(&mut stream, &resp, false).await;
-            }));
+            // Over TLS the answer would need a handshake first: just close.
+            if guard.tls().is_none() {
+                conns.spawn(stall::instrument(TaskKind::HttpConnection, async move {
+                    let resp = Response::error(503, "too many connections");
+                    let _ = http::write_response(&mut stream, &resp, false).await;
+                }));
+            }
             continue;
         };
         let handler = handler.clone();
+        let guard = guard.clone();
         let stop = stop.clone();
         conns.spawn(stall::instrument(TaskKind::HttpConnection, async move {
-            connection(stream, handler, stop).await;
+            let _ = stream.set_nodelay(true);
+            match transport::open(stream, guard.tls(), HANDSHAKE_TIMEOUT).await {
+                Ok(Opened::Plain(s)) => connection(s, peer, handler, guard, stop).await,
+                Ok(Opened::Tls(s)) => connection(*s, peer, handler, guard, stop).await,
+                Err(e) => {
+                    guard.stats().count_handshake_failure();
+                    tracing::debug!(peer = %peer, "{}: closing connection: {e}", guard.face().title());
+                }
+            }
             drop(permit);
         }));
     }
@@ -410,8 +443,15 @@ async fn accept_loop(
     }
 }
 
-async fn connection(mut stream: TcpStream, handler: Arc<Handler>, mut stop: watch::Receiver<bool>) {
-    let _ = stream.set_nodelay(true);
+/// Serves one connection's requests (after its TLS handshake, with TLS).
+async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    peer: SocketAddr,
+    handler: Arc<Handler>,
+    guard: Arc<Guard>,
+    mut stop: watch::Receiver<bool>,
+) {
+    use tokio::io::AsyncWriteExt;
     let mut buf = Vec::new();
     loop {
         let read = tokio::select! {
@@ -430,18 +470,27 @@ async fn connection(mut stream: TcpStream, handler: Arc<Handler>, mut stop: watc
             Ok(Ok(Some(req))) => req,
         };
         let keep_alive = req.keep_alive && !*stop.borrow();
-        let h = handler.clone();
-        let resp = tokio::task::spawn_blocking(move || h(&req))
-            .await
-            .unwrap_or_else(|e| {
-                tracing::error!("REST API: handler failed: {e}");
-                Response::error(500, "internal error")
-            });
+        let resp = match guard.check(&req, peer) {
+            Err(refused) => refused,
+            Ok(()) => {
+                let h = handler.clone();
+                tokio::task::spawn_blocking(move || h(&req))
+                    .await
+                    .unwrap_or_else(|e| {
+                        tracing::error!("REST API: handler failed: {e}");
+                        Response::error(500, "internal error")
+                    })
+            }
+        };
         if http::write_response(&mut stream, &resp, keep_alive)
             .await
             .is_err()
-            || !keep_alive
         {
+            return;
+        }
+        if !keep_alive {
+            // A clean end (TLS: close_notify), so the client knows the response is whole.
+            let _ = stream.shutdown().await;
             return;
         }
     }
@@ -450,7 +499,7 @@ async fn connection(mut stream: TcpStream, handler: Arc<Handler>, mut stop: watc
 /// Closes after an error response without resetting the connection: the peer may still be
 /// sending, and closing with unread input would make the kernel send RST, which can destroy
 /// the response before the peer reads it. Discards input for a short while first.
-async fn linger(stream: &mut TcpStream) {
+async fn linger<S: AsyncRead + AsyncWrite + Unpin>(stream: &mut S) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let _ = stream.shutdown().await;
     let mut sink = [0u8; 4096];

@@ -6,8 +6,9 @@ use cairn_engine::model::{Mutation, Partition};
 use cairn_engine::schema::TableSchema;
 use cairn_engine::Database;
 use cairn_engine::Wait;
-use cairn_server::config::{Config, Overrides};
+use cairn_server::config::{AdminFace, Config, Overrides};
 use cairn_server::metrics::MetricsSource;
+use cairn_server::rest::guard::Guard;
 use cairn_server::rest::{self, AdminBackend, EngineBackend, NodeInfo, RestServer};
 use cairn_server::stall::StallDetector;
 use std::sync::Arc;
@@ -50,7 +51,11 @@ impl Node {
         let node = NodeInfo::from_config(&cfg, "11111111-2222-4333-8444-555555555555");
         let backend: Arc<dyn AdminBackend> = Arc::new(EngineBackend::new(db.clone(), node));
         let server = rt
-            .block_on(rest::serve(cfg.api_addr().unwrap(), backend.clone()))
+            .block_on(rest::serve(
+                cfg.api_addr().unwrap(),
+                backend.clone(),
+                Guard::open(AdminFace::Api),
+            ))
             .unwrap();
         let port = server.local_addr().port();
         let stalls = Arc::new(
@@ -63,6 +68,7 @@ impl Node {
                 "127.0.0.1:0".parse().unwrap(),
                 "Prometheus",
                 Arc::new(move |req| source.handle(req)),
+                Guard::open(AdminFace::Prometheus),
             ))
             .unwrap();
         let metrics_port = metrics.local_addr().port();

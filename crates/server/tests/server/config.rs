@@ -225,7 +225,15 @@ authorizer:
     );
     // Empty values keep the defaults, as in Cassandra.
     let c = load("initial_token:\ncluster_name:\ndata_file_directories:\n").config;
-    assert_eq!(c, Config::default());
+    assert_eq!(c.key_line("cluster_name"), Some(2));
+    let key_lines = c.key_lines.clone();
+    assert_eq!(
+        c,
+        Config {
+            key_lines,
+            ..Config::default()
+        }
+    );
 }
 
 #[test]

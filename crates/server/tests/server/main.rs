@@ -9,6 +9,7 @@
 
 mod common;
 
+mod admin_auth;
 mod config;
 mod nodetool;
 mod operations;

@@ -23,12 +23,12 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A CA, a server certificate for 127.0.0.1 and a client certificate it signs, and a second
 /// CA with a client certificate of its own.
-struct Certs {
+pub(crate) struct Certs {
     pki: TestPki,
 }
 
 impl Certs {
-    fn make() -> Certs {
+    pub(crate) fn make() -> Certs {
         let pki = TestPki::new();
         pki.ca("ca");
         pki.ca("other-ca");
@@ -43,12 +43,12 @@ impl Certs {
         Certs { pki }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.pki.path(name)
     }
 
     /// TLS required, with this node's certificate and key.
-    fn required(&self) -> ClientEncryption {
+    pub(crate) fn required(&self) -> ClientEncryption {
         ClientEncryption {
             enabled: true,
             certificate: Some(self.path("server.crt")),

@@ -1,7 +1,19 @@
-//! nodetool's command line: global options (`-h`, `-p`) anywhere, the command, its
+//! nodetool's command line: global options (`-h`, `-p`, and Cairn's `--token-file`, `--ca`,
+//! `--cert`, `--key` for a REST API with a bearer token or TLS) anywhere, the command, its
 //! positional arguments and its `--options`.
 
 use crate::error::{bad_use, NodetoolError};
+use std::path::PathBuf;
+
+/// The environment variables that stand for the options of the same name when those are
+/// not given: `CAIRN_API_TOKEN_FILE` (`--token-file`), `CAIRN_API_CA` (`--ca`),
+/// `CAIRN_API_CERT` (`--cert`), `CAIRN_API_KEY` (`--key`).
+pub const ENV: [&str; 4] = [
+    "CAIRN_API_TOKEN_FILE",
+    "CAIRN_API_CA",
+    "CAIRN_API_CERT",
+    "CAIRN_API_KEY",
+];
 
 /// Default REST host.
 pub const DEFAULT_HOST: &str = "127.0.0.1";
@@ -21,6 +33,32 @@ pub struct Invocation {
     pub args: Vec<String>,
     /// Its options (`--flush-memtables false` → `("flush-memtables", "false")`).
     pub options: Vec<(String, String)>,
+    /// `--token-file`: the file holding the REST API's bearer token.
+    pub token_file: Option<PathBuf>,
+    /// `--ca`: PEM CA certificates that sign the node's certificate; HTTPS when set.
+    pub ca: Option<PathBuf>,
+    /// `--cert`: the PEM client certificate chain to present.
+    pub cert: Option<PathBuf>,
+    /// `--key`: the PEM private key of `--cert`.
+    pub key: Option<PathBuf>,
+}
+
+impl Invocation {
+    /// Fills the connection options not given on the command line from the environment
+    /// ([`ENV`]); `get` reads a variable (`std::env::var_os` in `cairn nodetool`).
+    pub fn fill_from_env(&mut self, get: impl Fn(&str) -> Option<std::ffi::OsString>) {
+        let [token, ca, cert, key] = ENV;
+        for (slot, var) in [
+            (&mut self.token_file, token),
+            (&mut self.ca, ca),
+            (&mut self.cert, cert),
+            (&mut self.key, key),
+        ] {
+            if slot.is_none() {
+                *slot = get(var).filter(|v| !v.is_empty()).map(PathBuf::from);
+            }
+        }
+    }
 }
 
 /// Parses nodetool's arguments (without the program name). Global options may come before
@@ -32,6 +70,10 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, NodetoolError> {
         command: String::new(),
         args: Vec::new(),
         options: Vec::new(),
+        token_file: None,
+        ca: None,
+        cert: None,
+        key: None,
     };
     let mut it = args.iter();
     let mut positional = Vec::new();
@@ -56,7 +98,12 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, NodetoolError> {
                     .parse()
                     .map_err(|_| bad_use(format!("port: can not convert \"{v}\" to a int")))?;
             }
-            // JMX credentials: accepted for script compatibility, the REST API has none.
+            "--token-file" => inv.token_file = Some(value("token-file")?.into()),
+            "--ca" => inv.ca = Some(value("ca")?.into()),
+            "--cert" => inv.cert = Some(value("cert")?.into()),
+            "--key" => inv.key = Some(value("key")?.into()),
+            // JMX credentials: accepted for script compatibility (the REST API's are
+            // --token-file and client certificates).
             "-u" | "--username" | "-pw" | "--password" | "-pwf" | "--password-file" => {
                 value(name)?;
             }
@@ -141,5 +188,24 @@ mod tests {
         assert_eq!(parse_args(&args("-p x version")).unwrap_err().exit_code, 1);
         assert!(parse_args(&args("--bogus version")).is_err());
         assert!(parse_args(&args("-h")).is_err());
+    }
+
+    #[test]
+    fn connection_options_and_environment() {
+        let mut inv = parse_args(&args("status --token-file /t --ca=/ca.pem")).unwrap();
+        assert_eq!(inv.command, "status");
+        assert_eq!(inv.token_file, Some(PathBuf::from("/t")));
+        assert_eq!(inv.ca, Some(PathBuf::from("/ca.pem")));
+        inv.fill_from_env(|k| match k {
+            "CAIRN_API_TOKEN_FILE" => Some("/env-token".into()),
+            "CAIRN_API_CERT" => Some("/c.pem".into()),
+            "CAIRN_API_KEY" => Some("".into()),
+            _ => None,
+        });
+        // The command line wins; an empty variable is unset.
+        assert_eq!(inv.token_file, Some(PathBuf::from("/t")));
+        assert_eq!(inv.cert, Some(PathBuf::from("/c.pem")));
+        assert_eq!(inv.key, None);
+        assert!(parse_args(&args("status --token-file")).is_err());
     }
 }

@@ -26,7 +26,9 @@ pub fn bad_use(message: impl std::fmt::Display) -> NodetoolError {
 impl From<ClientError> for NodetoolError {
     fn from(e: ClientError) -> Self {
         match e {
-            ClientError::Connect { .. } => NodetoolError {
+            ClientError::Connect { .. }
+            | ClientError::Tls { .. }
+            | ClientError::Unauthorized { .. } => NodetoolError {
                 message: format!("nodetool: {e}"),
                 exit_code: 1,
             },

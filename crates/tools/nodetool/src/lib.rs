@@ -1,9 +1,12 @@
 //! `cairn nodetool`: nodetool's commands over a node's REST API, with nodetool's output layout
 //! and messages, so scripts that parse nodetool keep working.
 //!
-//! `nodetool [-h HOST] [-p PORT] <command> [args]` — `-p` is the REST port (10000), not
-//! JMX's 7199. Exit codes as nodetool: 1 for bad use (unknown command, unknown keyspace,
-//! no connection), 2 for errors reported by the node.
+//! `nodetool [-h HOST] [-p PORT] [--token-file FILE] [--ca PEM [--cert PEM --key PEM]]
+//! <command> [args]` — `-p` is the REST port (10000), not JMX's 7199; `--token-file` sends
+//! the node's bearer token (`api_authorization`), `--ca` speaks HTTPS (`--cert`/`--key`: a
+//! client certificate), each also from the environment (`CAIRN_API_TOKEN_FILE`, …, see
+//! [`args::ENV`]). Exit codes as nodetool: 1 for bad use (unknown command, unknown keyspace,
+//! no connection, refused credentials), 2 for errors reported by the node.
 //!
 //! A client of the node, not part of it: it speaks the REST API's paths and JSON (the server
 //! crate's `rest::json`, `rest::http::percent_encode`, `rest::column_family`'s histogram
@@ -71,7 +74,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 
 /// Runs a command; `Ok` holds what to print on stdout.
 pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
-    let client = Client::new(inv.host.clone(), inv.port);
+    let client = connect(inv)?;
     let args = &inv.args;
     let max_args = |n: usize| -> Result<(), NodetoolError> {
         if args.len() > n {
@@ -250,13 +253,49 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
 
 /// Parses and runs; the convenience the binary uses.
 pub fn main(args: &[String]) -> Result<String, NodetoolError> {
-    run(&parse_args(args)?)
+    let mut inv = parse_args(args)?;
+    inv.fill_from_env(|k| std::env::var_os(k));
+    run(&inv)
+}
+
+/// The client for `inv`'s node, with its token and TLS, their files read.
+fn connect(inv: &Invocation) -> Result<Client, NodetoolError> {
+    let fail = |message: String| NodetoolError {
+        message: format!("nodetool: {message}"),
+        exit_code: 1,
+    };
+    let mut client = Client::new(inv.host.clone(), inv.port);
+    if let Some(path) = &inv.token_file {
+        let token = cairn_server::rest::guard::read_token_file(path)
+            .map_err(|e| fail(format!("--token-file {e}")))?;
+        client = client.with_token(token);
+    }
+    let pair = match (&inv.cert, &inv.key) {
+        (Some(c), Some(k)) => Some((c.as_path(), k.as_path())),
+        (None, None) => None,
+        _ => return Err(bad_use("--cert and --key go together")),
+    };
+    match (&inv.ca, pair) {
+        (Some(ca), pair) => {
+            client = client.with_tls(client::tls_config(ca, pair).map_err(fail)?);
+        }
+        (None, Some(_)) => {
+            return Err(bad_use(
+                "--cert and --key need --ca (the CA that signs the node's certificate)",
+            ))
+        }
+        (None, None) => {}
+    }
+    Ok(client)
 }
 
 fn help() -> String {
     let mut s = String::from(
-        "usage: cairn nodetool [(-h <host> | --host <host>)] [(-p <port> | --port <port>)] <command> [<args>]\n\n\
-         -p is the node's REST API port (api_port, default 10000).\n\n\
+        "usage: cairn nodetool [(-h <host> | --host <host>)] [(-p <port> | --port <port>)] [--token-file <file>] [--ca <pem> [--cert <pem> --key <pem>]] <command> [<args>]\n\n\
+         -p is the node's REST API port (api_port, default 10000).\n\
+         --token-file names a file holding the REST API's bearer token (api_authorization; or set CAIRN_API_TOKEN_FILE).\n\
+         --ca speaks HTTPS, checking the node's certificate against these CA certificates (api_encryption_options; or CAIRN_API_CA);\n\
+         --cert and --key present a client certificate (or CAIRN_API_CERT and CAIRN_API_KEY).\n\n\
          The most commonly used nodetool commands are:\n",
     );
     for (_, synopsis) in COMMANDS {

@@ -229,6 +229,7 @@ pub(super) fn conditional_batch(
         Some(ts),
         levels,
         wait,
+        None,
     )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
