@@ -16,7 +16,7 @@ run() {  # label nodes rf pids
   for m in read write; do
     out=$($BENCH bench $C -nodes $nodes -replication-factor $rf -mode $m -workload uniform -duration 17s -warmup 2s -server-pid $pids 2>&1)
     ops=$(echo "$out" | awk -F'\t' '/^Operations\/s/ {print $NF}' | tr -d ' ')
-    p50=$(echo "$out" | awk '/^  50th:/ {print $2; exit}')
+    p50=$(echo "$out" | awk '/^  median:/ {print $2; exit}')
     p99=$(echo "$out" | awk '/^  99th:/ {print $2; exit}')
     cpu=$(echo "$out" | awk '/^Server CPU/ {print $3}')
     echo "$label $m ops/s $ops p50 $p50 p99 $p99 server_cpu_us_per_op $cpu load $(cut -d' ' -f1 /proc/loadavg)"

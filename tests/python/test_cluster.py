@@ -83,6 +83,26 @@ def free_ports_on(hosts, n):
             s.close()
 
 
+def start_all(nodes):
+    """Starts every node at once and waits until each serves CQL; a node that does not is
+    reported with every node's log."""
+    for n in nodes:
+        n.start(wait=False)
+    try:
+        for n in nodes:
+            n.wait_started(timeout=WAIT)
+    except RuntimeError as e:
+        logs = "\n".join(f"--- {n.host}:\n{n.log_tail(15)}" for n in nodes)
+        raise RuntimeError(f"{e}\nevery node's log:\n{logs}") from None
+
+
+def wait_all_up(nodes):
+    """Waits until every node sees every node UN."""
+    for m in nodes:
+        wait_for(f"{len(nodes)} UN from {m.host}",
+                 lambda m=m: m.states() == {n.host: "UN" for n in nodes})
+
+
 def wait_for(what, check, timeout=WAIT):
     deadline = time.monotonic() + timeout
     last = None
@@ -102,14 +122,7 @@ def ring(tmp_root):
     nodes = [ClusterNode(root, n, ports, seeds) for n in (1, 2, 3)]
     try:
         # All at once: discovery must form exactly one group.
-        for n in nodes:
-            n.start(wait=False)
-        try:
-            for n in nodes:
-                n.wait_started(timeout=WAIT)
-        except RuntimeError as e:
-            logs = "\n".join(f"--- {n.host}:\n{n.log_tail(15)}" for n in nodes)
-            raise RuntimeError(f"{e}\nevery node's log:\n{logs}") from None
+        start_all(nodes)
         yield root, ports, seeds, nodes
     finally:
         for n in nodes:

@@ -108,6 +108,27 @@ pub enum Error {
     /// The Raft group failed, or a command could not be committed.
     #[error("raft: {0}")]
     Raft(String),
+    /// A file a TLS option names (certificate, private key, truststore) is missing,
+    /// unreadable or not what the option needs.
+    #[error("{section}.{key}: {}: {problem}", path.display())]
+    TlsFile {
+        /// The options' section (`client_encryption_options`, `server_encryption_options`).
+        section: &'static str,
+        /// The option naming the file.
+        key: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// TLS options that cannot be combined (rustls refused them, or one needs another).
+    #[error("{section}: {message}")]
+    TlsConfig {
+        /// The options' section.
+        section: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// The engine failed (writing the identity files).
     #[error(transparent)]
     Engine(#[from] cairn_engine::Error),

@@ -15,6 +15,8 @@
 //! - [`snitch`]: where this node is (SimpleSnitch, GossipingPropertyFileSnitch);
 //! - [`messaging`]: requests and responses between nodes over TCP (`storage_port`), with a
 //!   seam for tests to drop or delay messages;
+//! - [`tls`]: TLS configurations from PEM files, for the native port and messaging, and
+//!   `internode_encryption`'s policy;
 //! - [`liveness`]: which peers are up, by direct echo;
 //! - [`consistency`]: consistency levels and how many replicas each waits for;
 //! - [`fault`]: a replica's storage fault as the request's ReadFailure or WriteFailure;
@@ -46,6 +48,7 @@ pub mod raft;
 pub mod ring;
 pub mod schema_log;
 pub mod snitch;
+pub mod tls;
 pub mod tokens;
 pub mod topology;
 

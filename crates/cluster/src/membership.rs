@@ -111,6 +111,8 @@ pub struct MembershipConfig {
     pub join_timeout: Duration,
     /// Between two polls of the peers' statuses.
     pub status_interval: Duration,
+    /// Messaging's TLS (`server_encryption_options`); `None`: plaintext.
+    pub tls: Option<crate::tls::InternodeTls>,
 }
 
 /// A member's entry in the group (`node/<host id>`).
@@ -267,6 +269,7 @@ impl Membership {
         local: Arc<dyn LocalNode>,
     ) -> Result<Arc<Membership>> {
         let mut mc = MessagingConfig::new(config.listen, config.cluster_name.clone());
+        mc.tls = config.tls.clone();
         mc.port = if config.seeds.is_empty() {
             0
         } else {
@@ -322,6 +325,7 @@ impl Membership {
             up: true,
         };
         let topology = TopologyHandle::new(Topology::single(local_member)?);
+        messaging.set_peer_locations(Some(Arc::new(topology.clone())));
         let m = Arc::new_cyclic(|me| Membership {
             me: me.clone(),
             host_id,

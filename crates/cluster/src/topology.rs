@@ -139,6 +139,21 @@ impl TopologyHandle {
     }
 }
 
+/// Messaging's TLS policy asks the current topology where a peer is.
+impl crate::tls::PeerLocations for TopologyHandle {
+    fn location(&self, peer: IpAddr) -> Option<crate::snitch::Location> {
+        let topology = self.get();
+        let member = topology
+            .members()
+            .iter()
+            .find(|m| m.endpoint.address == peer)?;
+        Some(crate::snitch::Location {
+            datacenter: member.endpoint.datacenter.clone(),
+            rack: member.endpoint.rack.clone(),
+        })
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -414,6 +414,51 @@ async fn a_replica_that_does_not_answer_times_out_a_read_and_one_that_fails_fail
     }
 }
 
+/// Flips a byte of the first data chunk of every sstable of `ks`.t on `node`.
+fn corrupt_sstables(node: &Node) {
+    let ks_dir = node.db.config().data_dir.join(KS);
+    for table_dir in std::fs::read_dir(ks_dir).unwrap() {
+        for file in std::fs::read_dir(table_dir.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            if path.to_string_lossy().ends_with("-Data.db") {
+                let mut bytes = std::fs::read(&path).unwrap();
+                bytes[20] ^= 0x5A;
+                std::fs::write(&path, bytes).unwrap();
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_fails_a_read_is_replaced_by_one_that_was_not_asked() {
+    // The third node has no table: it fails every read (and refused the write).
+    let nodes = three(&[], Some(3)).await;
+    mutate(&nodes[0], write_at(1, "x", 1_000), Consistency::Quorum)
+        .await
+        .unwrap();
+    for cl in [Consistency::One, Consistency::Quorum] {
+        assert_eq!(read(&nodes[1], 1, cl).await.unwrap().as_deref(), Some("x"));
+    }
+    // This node's own copy cannot be read (a storage fault): another replica answers — the
+    // one left that can, after the third fails too.
+    nodes[0].db.flush(KS, "t").unwrap();
+    corrupt_sstables(&nodes[0]);
+    assert_eq!(
+        read(&nodes[0], 1, Consistency::One)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("x")
+    );
+    // One good copy is not a quorum: the read fails, as it must.
+    for cl in [Consistency::Quorum, Consistency::All] {
+        match read(&nodes[0], 1, cl).await {
+            Err(Error::ReadFailure(_)) | Err(Error::Engine(_)) => {}
+            other => panic!("expected a read failure at {cl:?}, got {other:?}"),
+        }
+    }
+}
+
 /// Every partition key a proxy scan of `ks`.t at `cl` from `node` answers, in scan order.
 async fn scan(node: &Node, ks: &'static str, cl: Consistency) -> Result<Vec<i32>, Error> {
     let proxy = Arc::clone(&node.proxy);

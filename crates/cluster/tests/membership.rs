@@ -73,6 +73,7 @@ fn config(n: u8, port: u16, seeds: &[u8], root: &Path) -> MembershipConfig {
         },
         join_timeout: WAIT,
         status_interval: Duration::from_secs(1),
+        tls: None,
     }
 }
 

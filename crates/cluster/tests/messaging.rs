@@ -222,3 +222,364 @@ async fn a_message_over_the_limit_is_refused_before_it_is_sent() {
         .await
         .unwrap();
 }
+
+/// Internode TLS (`server_encryption_options`): certificates made by `openssl` in a temporary
+/// directory — a CA signing the nodes' certificates (127.0.0.1 to .4, used both to serve and
+/// to connect), and another CA signing a stranger's.
+mod tls {
+    use super::*;
+    use cairn_cluster::snitch::Location;
+    use cairn_cluster::tls::{InternodeEncryption, InternodeTls, PeerLocations, TlsFiles};
+    use cairn_test_support::pki::TestPki;
+    use std::sync::atomic::Ordering;
+
+    pub(super) fn pki() -> TestPki {
+        let pki = TestPki::new();
+        pki.ca("ca");
+        pki.ca("other-ca");
+        let node = |n: u8| {
+            format!(
+                "subjectAltName=IP:127.0.0.{n}\nbasicConstraints=CA:FALSE\n\
+                 extendedKeyUsage=serverAuth,clientAuth\n"
+            )
+        };
+        for n in 1..=4 {
+            pki.leaf(&format!("node{n}"), "ca", &node(n));
+        }
+        pki.leaf("stranger", "other-ca", &node(3));
+        pki
+    }
+
+    /// How a test node's TLS is set.
+    pub(super) struct Tls<'a> {
+        pub(super) cert: &'a str,
+        pub(super) encryption: InternodeEncryption,
+        pub(super) accept_plaintext: bool,
+        pub(super) require_client_auth: bool,
+        pub(super) verify_name: bool,
+    }
+
+    pub(super) fn all(cert: &str) -> Tls<'_> {
+        Tls {
+            cert,
+            encryption: InternodeEncryption::All,
+            accept_plaintext: false,
+            require_client_auth: true,
+            verify_name: false,
+        }
+    }
+
+    pub(super) async fn tls_node(last: u8, port: u16, pki: &TestPki, tls: Tls<'_>) -> Messaging {
+        let files = TlsFiles {
+            section: "server_encryption_options",
+            certificate: ("certificate", pki.path(&format!("{}.crt", tls.cert))),
+            private_key: ("private_key", pki.path(&format!("{}.key", tls.cert))),
+            truststore: Some(pki.path("ca.crt")),
+            versions: vec![&rustls::version::TLS13, &rustls::version::TLS12],
+            cipher_suites: Vec::new(),
+        };
+        let local = Location {
+            datacenter: "dc1".into(),
+            rack: "rack1".into(),
+        };
+        let internode = InternodeTls::new(
+            &files,
+            tls.encryption,
+            tls.accept_plaintext,
+            tls.require_client_auth,
+            tls.verify_name,
+            local,
+        )
+        .unwrap();
+        let mut config = MessagingConfig::new(ip(last), "c");
+        config.port = port;
+        config.tls = Some(internode);
+        Messaging::start(config).await.unwrap()
+    }
+
+    /// Peers' places, as the topology would tell them.
+    pub(super) struct Places(pub(super) Vec<(IpAddr, &'static str)>);
+
+    impl PeerLocations for Places {
+        fn location(&self, peer: IpAddr) -> Option<Location> {
+            let (_, dc) = self.0.iter().find(|(ip, _)| *ip == peer)?;
+            Some(Location {
+                datacenter: dc.to_string(),
+                rack: "rack1".into(),
+            })
+        }
+    }
+
+    fn failures(m: &Messaging) -> u64 {
+        m.metrics().tls_handshake_failures.load(Ordering::Relaxed)
+    }
+
+    fn unreachable(r: cairn_cluster::Result<Bytes>) -> String {
+        match r {
+            Err(Error::Unreachable { message, .. }) => message,
+            other => panic!("expected Unreachable, got {other:?}"),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn nodes_talk_over_tls_and_refuse_plaintext_and_strangers() {
+        let pki = pki();
+        let a = tls_node(1, 0, &pki, all("node1")).await;
+        let port = a.local_addr().port();
+        let b = tls_node(2, port, &pki, all("node2")).await;
+        a.register(Verb::Mutation, who_called());
+        b.register(Verb::Mutation, who_called());
+        // Both ways, each checking the other's certificate.
+        let r = a
+            .request(ip(2), Verb::Mutation, Bytes::from_static(b"x"), 5 * SECOND)
+            .await
+            .unwrap();
+        assert_eq!(r, Bytes::from_static(b"127.0.0.1|x"));
+        let r = b
+            .request(ip(1), Verb::Mutation, Bytes::from_static(b"y"), 5 * SECOND)
+            .await
+            .unwrap();
+        assert_eq!(r, Bytes::from_static(b"127.0.0.2|y"));
+        // Each side counts its outgoing and its incoming handshake.
+        assert_eq!(a.metrics().tls_connections.load(Ordering::Relaxed), 2);
+        assert_eq!(failures(&a), 0);
+
+        // A node in plaintext is told why, and counted.
+        let plain = node(3, port, "c").await;
+        let message = unreachable(plain.request(ip(1), Verb::Echo, Bytes::new(), SECOND).await);
+        assert!(message.contains("requires TLS from 127.0.0.3"), "{message}");
+        assert_eq!(failures(&a), 1);
+        // The TLS node cannot reach it either: its ClientHello is not a frame.
+        unreachable(a.request(ip(3), Verb::Echo, Bytes::new(), SECOND).await);
+        drop(plain);
+
+        // A certificate from another CA fails the handshake with require_client_auth (on an
+        // address of its own: the plaintext node's listener may not be gone yet).
+        let stranger = tls_node(5, port, &pki, all("stranger")).await;
+        let before = failures(&a);
+        let message = unreachable(
+            stranger
+                .request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+                .await,
+        );
+        assert!(message.contains("TLS"), "{message}");
+        // The node counts it once its handshake has sent the alert the stranger read.
+        let t0 = Instant::now();
+        while failures(&a) == before && t0.elapsed() < 10 * SECOND {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(failures(&a), before + 1);
+        // Nor does it trust the nodes (its truststore is the right CA, but the nodes refuse
+        // its certificate): the connection is never half-open.
+        unreachable(a.request(ip(5), Verb::Echo, Bytes::new(), SECOND).await);
+        // The nodes still talk.
+        a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn optional_accepts_plaintext_and_endpoint_verification_checks_the_address() {
+        let pki = pki();
+        // `optional: true`: TLS and plaintext on the same port.
+        let a = tls_node(
+            1,
+            0,
+            &pki,
+            Tls {
+                accept_plaintext: true,
+                ..all("node1")
+            },
+        )
+        .await;
+        let port = a.local_addr().port();
+        let plain = node(2, port, "c").await;
+        plain
+            .request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+        let tls = tls_node(3, port, &pki, all("node3")).await;
+        tls.request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+        assert_eq!(failures(&a), 0);
+
+        // Node .4 serving with .3's certificate: accepted on the chain alone (Cassandra's
+        // default), refused when the certificate must name the address connected to.
+        let _imposter = tls_node(4, port, &pki, all("node3")).await;
+        tls.request(ip(4), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+        let strict = tls_node(
+            5,
+            port,
+            &pki,
+            Tls {
+                verify_name: true,
+                ..all("node2")
+            },
+        )
+        .await;
+        strict
+            .request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+            .await
+            .unwrap();
+        let message = unreachable(
+            strict
+                .request(ip(4), Verb::Echo, Bytes::new(), SECOND)
+                .await,
+        );
+        assert!(message.contains("TLS"), "{message}");
+        assert_eq!(failures(&strict), 1);
+    }
+}
+
+/// The cost of internode TLS, for docs/benchmarks.md (not a test: `cargo test --release -p
+/// cairn-cluster --test messaging -- --ignored --nocapture tls_round_trip_figures`). Two
+/// endpoints on 127.0.0.1 and .2 in this process, plaintext and TLS (`all`, mutual) side by
+/// side in alternating pairs: one request at a time (µs per round trip, wall), then 32 at a
+/// time (requests per second, and CPU µs per request of both endpoints together, from every
+/// thread's schedstat).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: run with --ignored --nocapture"]
+async fn tls_round_trip_figures() {
+    use std::sync::atomic::Ordering;
+    let pairs: usize = std::env::var("PAIRS")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(4);
+    let sequential = 20_000u32;
+    let (tasks, per_task) = (32u32, 5_000u32);
+    let body = Bytes::from(vec![7u8; 1024]);
+    let pki = tls::pki();
+    let echo: Handler = Arc::new(|_, body| Box::pin(async move { Ok(body) }));
+
+    /// CPU time of every thread of this process so far.
+    fn cpu() -> Duration {
+        let mut ns = 0u64;
+        for t in std::fs::read_dir("/proc/self/task").unwrap() {
+            let path = t.unwrap().path().join("schedstat");
+            if let Ok(text) = std::fs::read_to_string(path) {
+                ns += text
+                    .split_whitespace()
+                    .next()
+                    .and_then(|f| f.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+        Duration::from_nanos(ns)
+    }
+
+    println!("| pair | mode | round trip µs (1 at a time) | requests/s (32 at a time) | CPU µs/request |");
+    println!("|---:|---|---:|---:|---:|");
+    for pair in 0..pairs {
+        let order = if pair % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for use_tls in order {
+            let (a, b) = if use_tls {
+                let a = tls::tls_node(1, 0, &pki, tls::all("node1")).await;
+                let port = a.local_addr().port();
+                (a, tls::tls_node(2, port, &pki, tls::all("node2")).await)
+            } else {
+                let a = node(1, 0, "c").await;
+                let port = a.local_addr().port();
+                (a, node(2, port, "c").await)
+            };
+            b.register(Verb::Mutation, Arc::clone(&echo));
+            let a = Arc::new(a);
+            for _ in 0..2_000 {
+                a.request(ip(2), Verb::Mutation, body.clone(), 5 * SECOND)
+                    .await
+                    .unwrap();
+            }
+            let t0 = Instant::now();
+            for _ in 0..sequential {
+                a.request(ip(2), Verb::Mutation, body.clone(), 5 * SECOND)
+                    .await
+                    .unwrap();
+            }
+            let round_trip = t0.elapsed().as_secs_f64() * 1e6 / f64::from(sequential);
+            let (t0, c0) = (Instant::now(), cpu());
+            let handles: Vec<_> = (0..tasks)
+                .map(|_| {
+                    let (a, body) = (Arc::clone(&a), body.clone());
+                    tokio::spawn(async move {
+                        for _ in 0..per_task {
+                            a.request(ip(2), Verb::Mutation, body.clone(), 5 * SECOND)
+                                .await
+                                .unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+            let n = f64::from(tasks * per_task);
+            let (wall, spent) = (t0.elapsed(), cpu() - c0);
+            assert_eq!(
+                b.metrics().tls_connections.load(Ordering::Relaxed),
+                u64::from(use_tls)
+            );
+            println!(
+                "| {} | {} | {round_trip:.1} | {:.0} | {:.2} |",
+                pair + 1,
+                if use_tls { "TLS" } else { "plaintext" },
+                n / wall.as_secs_f64(),
+                spent.as_secs_f64() * 1e6 / n,
+            );
+            drop(b);
+            drop(a);
+            // Let the listeners of this pair go before the next binds the same addresses.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// `internode_encryption: dc`: plaintext within the node's data center, both ways, and TLS
+/// with (and only with) the other data centers and the peers not placed yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dc_encrypts_only_across_data_centers() {
+    use cairn_cluster::tls::{InternodeEncryption, PeerLocations};
+    let pki = tls::pki();
+    let dc = |cert| tls::Tls {
+        encryption: InternodeEncryption::Dc,
+        ..tls::all(cert)
+    };
+    let a = tls::tls_node(1, 0, &pki, dc("node1")).await;
+    let port = a.local_addr().port();
+    // .2 is in a's data center (dc1, as the test nodes are), .3 in another; .4 not placed.
+    let places: Arc<dyn PeerLocations> =
+        Arc::new(tls::Places(vec![(ip(2), "dc1"), (ip(3), "dc2")]));
+    a.set_peer_locations(Some(places));
+    // A plaintext node in the same data center: plaintext both ways.
+    let near = node(2, port, "c").await;
+    a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+    near.request(ip(1), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+    // A plaintext node in another data center is refused.
+    let far = node(3, port, "c").await;
+    let r = far.request(ip(1), Verb::Echo, Bytes::new(), SECOND).await;
+    assert!(
+        matches!(&r, Err(Error::Unreachable { message, .. }) if message.contains("requires TLS")),
+        "{r:?}"
+    );
+    // A TLS node not placed yet: a connects to it over TLS.
+    let unknown = tls::tls_node(4, port, &pki, dc("node4")).await;
+    a.request(ip(4), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+    assert_eq!(
+        unknown
+            .metrics()
+            .tls_connections
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+}

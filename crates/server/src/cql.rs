@@ -6,8 +6,11 @@
 //! find memtable space finish there, with no hand-off between threads. A statement that
 //! would wait (a read missing the page cache, full memtables, a commitlog sync in batch
 //! mode, a taken partition lock, a schema change, authentication) stops before changing
-//! anything and runs again on tokio's blocking pool (`spawn_blocking`, [`Handler::handle`])
-//! with `Wait::Allowed`.
+//! anything and goes to [`Handler::handle`], on its own task. There a QUERY, EXECUTE or BATCH that
+//! writes to other replicas runs again with `Wait::Never` and the proxy's `Acks`: this node's
+//! share is applied, the others are sent theirs, and the task awaits the consistency level —
+//! no thread waits. Whatever still would wait runs again on tokio's blocking pool
+//! (`spawn_blocking`) with `Wait::Allowed`.
 //! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
 
 use crate::protocol::{
@@ -17,9 +20,10 @@ use crate::protocol::{
 };
 use bytes::Bytes;
 use cairn_cluster::consistency::Consistency;
+use cairn_cluster::proxy::Acks;
 use cairn_cql::exec::{
-    BatchItem, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome, QueryParams,
-    ResultSet, SchemaChange, Session,
+    BatchItem, BatchOptions, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome,
+    QueryParams, ResultSet, SchemaChange, Session,
 };
 use cairn_engine::model::types::CqlType;
 use cairn_engine::Wait;
@@ -149,8 +153,9 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
     CqlError { kind, message }
 }
 
-fn params(p: protocol::QueryParams) -> QueryParams {
+fn params(p: protocol::QueryParams, acks: Option<&Arc<Acks>>) -> QueryParams {
     QueryParams {
+        acks: acks.cloned(),
         levels: levels(p.consistency, p.serial_consistency),
         values: p.values.into_iter().map(bound).collect(),
         names: p.names,
@@ -258,13 +263,20 @@ impl CqlHandler {
         })
     }
 
-    /// Runs one request; `wait` says whether it may wait (see the module doc).
-    fn run(&self, request: Request, session: &Session, wait: Wait) -> Result<Reply, Failed> {
+    /// Runs one request; `wait` says whether it may wait (see the module doc), `acks` where a
+    /// write may leave its wait for other replicas (QUERY, EXECUTE and BATCH).
+    fn run(
+        &self,
+        request: Request,
+        session: &Session,
+        wait: Wait,
+        acks: Option<&Arc<Acks>>,
+    ) -> Result<Reply, Failed> {
         let ex = &self.executor;
         match request {
             Request::Query(q) => {
                 let skip = q.params.skip_metadata;
-                let out = ex.query(session, &q.query, &params(q.params), wait)?;
+                let out = ex.query(session, &q.query, &params(q.params, acks), wait)?;
                 Ok(self.outcome(out, skip)?)
             }
             Request::Prepare(p) => {
@@ -283,7 +295,7 @@ impl CqlHandler {
             }
             Request::Execute(e) => {
                 let skip = e.params.skip_metadata;
-                let out = ex.execute(session, &e.id, &params(e.params), wait)?;
+                let out = ex.execute(session, &e.id, &params(e.params, acks), wait)?;
                 Ok(self.outcome(out, skip)?)
             }
             Request::Batch(b) => {
@@ -310,8 +322,12 @@ impl CqlHandler {
                     protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
                     protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
                 };
-                let levels = levels(b.consistency, b.serial_consistency);
-                let out = ex.batch(session, kind, &items, b.default_timestamp, levels, wait)?;
+                let options = BatchOptions {
+                    timestamp: b.default_timestamp,
+                    levels: levels(b.consistency, b.serial_consistency),
+                    acks: acks.map(|a| &**a),
+                };
+                let out = ex.batch(session, kind, &items, options, wait)?;
                 Ok(self.outcome(out, false)?)
             }
             Request::AuthResponse(token) => {
@@ -361,7 +377,7 @@ impl Handler for Arc<CqlHandler> {
         if matches!(request, Request::AuthResponse(_)) {
             return None; // password hashing is slow by design
         }
-        match self.run(request, &ctx.session, Wait::Never) {
+        match self.run(request, &ctx.session, Wait::Never, None) {
             Ok(reply) => Some(reply),
             Err(Failed::Error(e)) => Some(e.into()),
             Err(Failed::WouldBlock) => None,
@@ -376,8 +392,35 @@ impl Handler for Arc<CqlHandler> {
         let me = Arc::clone(self);
         async move {
             let session = Arc::clone(&ctx.session);
+            // A write that waits only for other replicas waits here, on this task: started
+            // under `Wait::Never`, its acknowledgements awaited. Anything else that would
+            // wait runs again on the blocking pool.
+            let acks = Arc::new(Acks::default());
+            let deferrable = matches!(
+                request,
+                Request::Query(_) | Request::Execute(_) | Request::Batch(_)
+            );
+            let first = if deferrable {
+                me.run(request.clone(), &session, Wait::Never, Some(&acks))
+            } else {
+                Err(Failed::WouldBlock)
+            };
+            match first {
+                Ok(reply) => {
+                    return match acks.take() {
+                        None => reply,
+                        Some(ack) => match ack.await {
+                            Ok(()) => reply,
+                            Err(e) => cql_error(cairn_cql::Error::from(e)).into(),
+                        },
+                    }
+                }
+                Err(Failed::Error(e)) => return e.into(),
+                Err(Failed::WouldBlock) => {}
+            }
             let r =
-                tokio::task::spawn_blocking(move || me.run(request, &session, Wait::Allowed)).await;
+                tokio::task::spawn_blocking(move || me.run(request, &session, Wait::Allowed, None))
+                    .await;
             match r {
                 Ok(Ok(reply)) => reply,
                 Ok(Err(Failed::Error(e))) => e.into(),

@@ -63,7 +63,8 @@ pub enum StartError {
         what: &'static str,
         source: std::io::Error,
     },
-    /// `client_encryption_options` name files that cannot serve TLS.
+    /// `client_encryption_options` or `server_encryption_options` name files that cannot
+    /// serve TLS.
     #[error("TLS: {0}")]
     Tls(#[from] tls::TlsError),
     /// An admin face (REST API, Prometheus) would be exposed, or its token or TLS files
@@ -251,6 +252,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         &cfg.endpoint_snitch,
         cfg.source.as_deref().and_then(std::path::Path::parent),
     )?;
+    let internode_tls = tls::internode_tls(&cfg.server_encryption, &location)?;
     let c = cfg.clone();
     let db = tokio::task::spawn_blocking(move || config::open_database(&c))
         .await
@@ -276,6 +278,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         native,
         vec![native.port(), api.port(), prometheus.port()],
         Arc::clone(&probe),
+        internode_tls,
     )
     .await?;
     let topology = membership.topology().get();
@@ -397,6 +400,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     )
     .with_transport(Arc::clone(cql_server.stats()))
     .with_proxy(Arc::clone(executor.proxy()))
+    .with_messaging(Arc::clone(membership.messaging()))
     .with_admin_faces(admin_stats);
     let metrics_server = rest::serve_with(
         prometheus,

@@ -92,7 +92,8 @@ fn check_addresses(
 }
 
 /// Starts membership for the node `cfg` describes, serving CQL at `native` (and binding the
-/// `reserved_ports` itself afterwards); returns once the node is in the ring.
+/// `reserved_ports` itself afterwards), its messaging over `tls` when set; returns once the
+/// node is in the ring.
 pub(crate) async fn start(
     cfg: &Config,
     data_dir: std::path::PathBuf,
@@ -100,6 +101,7 @@ pub(crate) async fn start(
     native: SocketAddr,
     reserved_ports: Vec<u16>,
     probe: Arc<NodeProbe>,
+    tls: Option<cairn_cluster::tls::InternodeTls>,
 ) -> Result<Arc<Membership>, StartError> {
     let listen = ip_of("listen_address", &cfg.listen_address)?;
     let broadcast = match &cfg.broadcast_address {
@@ -142,6 +144,7 @@ pub(crate) async fn start(
         // order), but not forever.
         join_timeout: Duration::from_secs(120),
         status_interval: Duration::from_secs(5),
+        tls,
     };
     Ok(Membership::start(config, probe).await?)
 }

@@ -22,6 +22,7 @@ use crate::rest::guard::FaceStats;
 use crate::rest::http::{Request, Response};
 use crate::rest::AdminBackend;
 use crate::stall::StallDetector;
+use cairn_cluster::messaging::{Messaging, MessagingMetrics};
 use cairn_cluster::proxy::{ProxyMetrics, StorageProxy};
 use cairn_engine::compaction::manager::{ManagerStats, TableCompactionStats};
 use cairn_engine::metrics::HistogramSnapshot;
@@ -38,6 +39,7 @@ pub struct MetricsSource {
     stalls: Option<Arc<StallDetector>>,
     transport: Option<Arc<ServerStats>>,
     proxy: Option<Arc<StorageProxy>>,
+    messaging: Option<Arc<Messaging>>,
     admin: Vec<(AdminFace, Arc<FaceStats>)>,
     prefix: String,
 }
@@ -54,6 +56,7 @@ impl MetricsSource {
             stalls,
             transport: None,
             proxy: None,
+            messaging: None,
             admin: Vec::new(),
             prefix: prefix.into(),
         }
@@ -62,6 +65,12 @@ impl MetricsSource {
     /// Also exports the storage proxy's counters (`{prefix}_storage_proxy_coordinator_*`).
     pub fn with_proxy(mut self, proxy: Arc<StorageProxy>) -> MetricsSource {
         self.proxy = Some(proxy);
+        self
+    }
+
+    /// Also exports internode messaging's counters (`{prefix}_messaging_*`).
+    pub fn with_messaging(mut self, messaging: Arc<Messaging>) -> MetricsSource {
+        self.messaging = Some(messaging);
         self
     }
 
@@ -127,6 +136,9 @@ impl MetricsSource {
         }
         if let Some(p) = &self.proxy {
             proxy_families(&mut w, p.metrics());
+        }
+        if let Some(m) = &self.messaging {
+            messaging_families(&mut w, m.metrics());
         }
         if !self.admin.is_empty() {
             admin_families(&mut w, &self.admin);
@@ -740,10 +752,33 @@ fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
             get(&m.cas_read_unavailable),
         ),
     ];
-    for (name, help, value) in families {
+    counters(w, &families);
+}
+
+/// Counters of one shard: `(name, help, value)`.
+fn counters(w: &mut Writer<'_>, families: &[(&str, &str, u64)]) {
+    for &(name, help, value) in families {
         w.family(name, "counter", help);
         w.sample(name, "shard=\"0\"", value);
     }
+}
+
+/// Internode messaging's TLS.
+fn messaging_families(w: &mut Writer<'_>, m: &MessagingMetrics) {
+    let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    let families: [(&str, &str, u64); 2] = [
+        (
+            "messaging_tls_connections",
+            "Internode connections, either way, that completed a TLS handshake.",
+            get(&m.tls_connections),
+        ),
+        (
+            "messaging_tls_handshake_failures",
+            "Internode connections closed because TLS failed: a failed or timed-out handshake, or plaintext where TLS is required.",
+            get(&m.tls_handshake_failures),
+        ),
+    ];
+    counters(w, &families);
 }
 
 fn stall_families(w: &mut Writer<'_>, d: &StallDetector) {

@@ -13,6 +13,17 @@
 //! same connection. The first frame of a connection is `HELLO` with the caller's cluster
 //! name: a node of another cluster is refused (Cassandra's "ClusterName mismatch").
 //!
+//! TLS (`server_encryption_options`, [`InternodeTls`]): an outgoing connection is wrapped in
+//! TLS when the `internode_encryption` policy says so for the peer (its data center and rack
+//! come from the [`PeerLocations`] the node sets; a peer not known yet is encrypted). An
+//! incoming connection whose first byte starts a TLS handshake (0x16, where a frame starts
+//! with its magic) is accepted over TLS; one in plaintext is served only when the policy
+//! leaves that peer in clear or `optional` is set, and is otherwise answered with an error at
+//! `HELLO` and closed. A failed handshake, either way, is counted
+//! ([`MessagingMetrics::tls_handshake_failures`]) and logged at most every
+//! [`FAILURE_LOG_INTERVAL`] per peer; the peer is then simply unreachable (liveness marks
+//! it down), never half-connected: no frame is sent or served before the handshake ends.
+//!
 //! The wire format is [`frame`]'s. A peer that sends a frame that cannot be trusted (bad
 //! magic, oversized) has its connection closed; it never crashes the node.
 //!
@@ -27,6 +38,7 @@ pub mod frame;
 pub mod verb;
 
 use crate::error::{Error, Result};
+use crate::tls::{InternodeTls, PeerLocations};
 use bytes::{Bytes, BytesMut};
 use frame::{Frame, ERROR, RESPONSE};
 use parking_lot::Mutex;
@@ -37,11 +49,33 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{mpsc, oneshot, watch};
 pub use verb::Verb;
+
+/// A connection's reading side: the socket's, or its TLS stream's.
+type Reader = Box<dyn AsyncRead + Unpin + Send>;
+/// A connection's writing side.
+type Writer = Box<dyn AsyncWrite + Unpin + Send>;
+
+/// The first byte of a TLS handshake record (content type 22); a frame starts with its
+/// magic instead.
+const TLS_HANDSHAKE: u8 = 0x16;
+
+/// A peer's failed handshakes are logged at warning level at most this often (the others
+/// at debug level): a misconfigured peer retries every second or so.
+pub const FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Messaging's counters (exported to Prometheus by the server).
+#[derive(Debug, Default)]
+pub struct MessagingMetrics {
+    /// Connections, either way, that completed a TLS handshake.
+    pub tls_connections: AtomicU64,
+    /// Connections, either way, closed because TLS failed: a failed or timed-out
+    /// handshake, or a peer in plaintext where TLS is required.
+    pub tls_handshake_failures: AtomicU64,
+}
 
 /// What a handler returns: the response body, or an error text sent back to the caller.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = std::result::Result<Bytes, String>> + Send>>;
@@ -79,6 +113,8 @@ pub struct MessagingConfig {
     pub connect_timeout: Duration,
     /// The largest body accepted.
     pub max_body: usize,
+    /// TLS (`server_encryption_options`); `None`: plaintext only.
+    pub tls: Option<InternodeTls>,
 }
 
 impl MessagingConfig {
@@ -90,6 +126,7 @@ impl MessagingConfig {
             cluster_name: cluster_name.into(),
             connect_timeout: Duration::from_secs(2),
             max_body: 256 << 20,
+            tls: None,
         }
     }
 }
@@ -111,6 +148,11 @@ struct Inner {
     filter: Mutex<Option<Arc<dyn LinkFilter>>>,
     next_id: AtomicU64,
     shutdown: watch::Sender<bool>,
+    /// Where peers are, for the TLS policy.
+    locations: Mutex<Option<Arc<dyn PeerLocations>>>,
+    metrics: MessagingMetrics,
+    /// When each peer's last handshake failure was logged at warning level.
+    failures_logged: Mutex<HashMap<IpAddr, tokio::time::Instant>>,
 }
 
 /// A peer's connection, once opened.
@@ -144,6 +186,9 @@ impl Messaging {
             filter: Mutex::new(None),
             next_id: AtomicU64::new(1),
             shutdown,
+            locations: Mutex::new(None),
+            metrics: MessagingMetrics::default(),
+            failures_logged: Mutex::new(HashMap::new()),
         });
         let echo: Handler = Arc::new(|_, _| Box::pin(async { Ok(Bytes::new()) }));
         inner.handlers.lock().insert(Verb::Echo, echo);
@@ -164,6 +209,16 @@ impl Messaging {
     /// Stops serving `verb` (its requests are answered with an error).
     pub fn unregister(&self, verb: Verb) {
         self.inner.handlers.lock().remove(&verb);
+    }
+
+    /// Tells messaging where peers are (the TLS policy's `dc` and `rack` need it).
+    pub fn set_peer_locations(&self, locations: Option<Arc<dyn PeerLocations>>) {
+        *self.inner.locations.lock() = locations;
+    }
+
+    /// The counters.
+    pub fn metrics(&self) -> &MessagingMetrics {
+        &self.inner.metrics
     }
 
     /// Puts `filter` on every request this node sends (`None` removes it).
@@ -295,7 +350,40 @@ impl Inner {
         .map_err(|_| unreachable("connection timed out".into()))?
         .map_err(|e| unreachable(e.to_string()))?;
         let _ = stream.set_nodelay(true);
-        let (mut rd, mut wr) = stream.into_split();
+        let connector = self
+            .config
+            .tls
+            .as_ref()
+            .filter(|tls| tls.should_encrypt(self.location(to).as_ref()))
+            .and_then(|tls| tls.connector.as_ref());
+        let encrypted = connector.is_some();
+        let (mut rd, mut wr): (Reader, Writer) = match connector {
+            Some(connector) => {
+                let name = rustls::pki_types::ServerName::IpAddress(to.into());
+                let handshake = tokio::time::timeout(
+                    self.config.connect_timeout,
+                    connector.connect(name, stream),
+                )
+                .await;
+                match handshake {
+                    Ok(Ok(s)) => {
+                        self.metrics.tls_connections.fetch_add(1, Ordering::Relaxed);
+                        let (rd, wr) = tokio::io::split(s);
+                        (Box::new(rd), Box::new(wr))
+                    }
+                    Ok(Err(e)) => return Err(unreachable(self.handshake_failed(to, e))),
+                    Err(_) => {
+                        return Err(unreachable(
+                            self.handshake_failed(to, "no TLS handshake in time"),
+                        ))
+                    }
+                }
+            }
+            None => {
+                let (rd, wr) = stream.into_split();
+                (Box::new(rd), Box::new(wr))
+            }
+        };
         let mut out = BytesMut::new();
         Frame {
             verb: Verb::Hello.code(),
@@ -304,7 +392,7 @@ impl Inner {
             body: Bytes::from(self.config.cluster_name.clone()),
         }
         .encode(&mut out);
-        wr.write_all(&out)
+        send(&mut wr, &out)
             .await
             .map_err(|e| unreachable(e.to_string()))?;
         let mut buf = BytesMut::with_capacity(4096);
@@ -314,7 +402,12 @@ impl Inner {
         )
         .await
         .map_err(|_| unreachable("no HELLO answer".into()))?
-        .map_err(unreachable)?
+        // Over TLS 1.3 the peer checks this node's certificate after the handshake has
+        // ended here: its refusal (an alert) arrives as the HELLO answer's read error.
+        .map_err(|e| match encrypted {
+            true => unreachable(self.handshake_failed(to, e)),
+            false => unreachable(e),
+        })?
         .ok_or_else(|| unreachable("closed during HELLO".into()))?;
         if hello.flags & ERROR != 0 {
             return Err(unreachable(
@@ -341,9 +434,100 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// Where `peer` is, if the node has told messaging.
+    fn location(&self, peer: IpAddr) -> Option<crate::snitch::Location> {
+        let locations = self.locations.lock().clone();
+        locations.and_then(|l| l.location(peer))
+    }
+
+    /// Counts and logs (rate-limited) a TLS failure with `peer`; returns its text.
+    fn handshake_failed(&self, peer: IpAddr, why: impl std::fmt::Display) -> String {
+        self.metrics
+            .tls_handshake_failures
+            .fetch_add(1, Ordering::Relaxed);
+        let text = format!("TLS with node {peer} failed: {why}");
+        let now = tokio::time::Instant::now();
+        let loud = {
+            let mut logged = self.failures_logged.lock();
+            let due = logged
+                .get(&peer)
+                .is_none_or(|at| now.duration_since(*at) >= FAILURE_LOG_INTERVAL);
+            if due {
+                // Bounded whatever connects: forgetting costs at most one more warning each.
+                if logged.len() >= 4096 {
+                    logged.clear();
+                }
+                logged.insert(peer, now);
+            }
+            due
+        };
+        if loud {
+            tracing::warn!(%peer, "{text} (server_encryption_options)");
+        } else {
+            tracing::debug!(%peer, "{text}");
+        }
+        text
+    }
+
+    /// Starts an incoming connection from `from`: over TLS if it opens with a handshake;
+    /// otherwise in plaintext, with the text to refuse it with when TLS is required of it.
+    async fn open_inbound(
+        &self,
+        stream: TcpStream,
+        from: IpAddr,
+    ) -> Option<(Reader, Writer, Option<String>)> {
+        let Some(tls) = &self.config.tls else {
+            let (rd, wr) = stream.into_split();
+            return Some((Box::new(rd), Box::new(wr), None));
+        };
+        let timeout = self.config.connect_timeout;
+        let mut first = [0u8; 1];
+        match tokio::time::timeout(timeout, stream.peek(&mut first)).await {
+            Ok(Ok(1..)) => {}
+            _ => return None,
+        }
+        if first[0] == TLS_HANDSHAKE {
+            return match tokio::time::timeout(timeout, tls.acceptor.accept(stream)).await {
+                Ok(Ok(s)) => {
+                    self.metrics.tls_connections.fetch_add(1, Ordering::Relaxed);
+                    let (rd, wr) = tokio::io::split(s);
+                    Some((Box::new(rd), Box::new(wr), None))
+                }
+                Ok(Err(e)) => {
+                    self.handshake_failed(from, e);
+                    None
+                }
+                Err(_) => {
+                    self.handshake_failed(from, "no TLS handshake in time");
+                    None
+                }
+            };
+        }
+        let refuse = (!tls.accept_plaintext && tls.should_encrypt(self.location(from).as_ref()))
+            .then(|| {
+                let text = format!(
+                    "node {} requires TLS from {from} (server_encryption_options:                      internode_encryption: {})",
+                    self.config.listen,
+                    tls.encryption.name()
+                );
+                self.handshake_failed(from, "it connected in plaintext");
+                text
+            });
+        let (rd, wr) = stream.into_split();
+        Some((Box::new(rd), Box::new(wr), refuse))
+    }
+}
+
+/// Writes `bytes` and flushes them (a TLS stream holds records back until flushed).
+async fn send(wr: &mut Writer, bytes: &[u8]) -> std::io::Result<()> {
+    wr.write_all(bytes).await?;
+    wr.flush().await
+}
+
 /// Reads one frame: `Ok(None)` at a clean end of stream.
 async fn read_frame(
-    rd: &mut OwnedReadHalf,
+    rd: &mut Reader,
     buf: &mut BytesMut,
     max_body: usize,
 ) -> std::result::Result<Option<Frame>, String> {
@@ -361,11 +545,7 @@ async fn read_frame(
 }
 
 /// Writes the frames `rx` brings, several per socket write when they queue up.
-async fn write_loop(
-    mut wr: OwnedWriteHalf,
-    mut rx: mpsc::Receiver<Frame>,
-    closed: Arc<AtomicBool>,
-) {
+async fn write_loop(mut wr: Writer, mut rx: mpsc::Receiver<Frame>, closed: Arc<AtomicBool>) {
     let mut out = BytesMut::with_capacity(16 * 1024);
     while let Some(f) = rx.recv().await {
         f.encode(&mut out);
@@ -375,7 +555,7 @@ async fn write_loop(
                 Err(_) => break,
             }
         }
-        if wr.write_all(&out).await.is_err() {
+        if send(&mut wr, &out).await.is_err() {
             break;
         }
         out.clear();
@@ -386,7 +566,7 @@ async fn write_loop(
 /// Completes the requests of an outgoing connection as their answers arrive; when the
 /// connection ends, fails every request still waiting.
 async fn read_responses(
-    mut rd: OwnedReadHalf,
+    mut rd: Reader,
     mut buf: BytesMut,
     pending: Arc<Pending>,
     closed: Arc<AtomicBool>,
@@ -445,7 +625,9 @@ async fn serve_inbound(
     mut stop: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
-    let (mut rd, wr) = stream.into_split();
+    let Some((mut rd, wr, refuse)) = inner.open_inbound(stream, from).await else {
+        return;
+    };
     let (tx, rx) = mpsc::channel::<Frame>(1024);
     let closed = Arc::new(AtomicBool::new(false));
     tokio::spawn(write_loop(wr, rx, Arc::clone(&closed)));
@@ -461,6 +643,17 @@ async fn serve_inbound(
         tracing::debug!(%from, "a node connection without HELLO: closed");
         return;
     };
+    if let Some(text) = refuse {
+        let _ = tx
+            .send(Frame {
+                verb: Verb::Hello.code(),
+                flags: RESPONSE | ERROR,
+                id: hello.id,
+                body: Bytes::from(text),
+            })
+            .await;
+        return;
+    }
     let theirs = String::from_utf8_lossy(&hello.body).into_owned();
     if hello.verb != Verb::Hello.code() || theirs != inner.config.cluster_name {
         tracing::warn!(

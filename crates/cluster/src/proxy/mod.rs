@@ -21,7 +21,10 @@
 //! Waiting follows the executor's convention (`cairn_engine::io::Wait`): the mutation and read
 //! paths take the request's mode and a request that would wait — for the disk, or for other
 //! nodes — returns `WouldBlock` with nothing done; the server reruns it where it may block
-//! (its blocking pool: never a reactor thread).
+//! (its blocking pool: never a reactor thread). A write whose caller can await gives
+//! [`Acks`] ([`StorageProxy::mutate_or_defer`]): then only this node's share must not wait,
+//! and the wait for the other replicas is handed back as a future — the server awaits it on
+//! the request's task. Reads still wait on the blocking pool.
 //!
 //! Invariants: a mutation is applied only when every one of its tokens passed the check; on
 //! each replica all of a call's mutations it holds are applied in one `Database::apply` (one
@@ -107,6 +110,31 @@ pub struct RemoteReplicas {
     pub read_timeout: Duration,
 }
 
+/// A write's wait for its consistency level, to be awaited before the request answers.
+pub type PendingAck = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send>>;
+
+/// Where [`StorageProxy::mutate_or_defer`] leaves a write's [`PendingAck`] for the request
+/// that made it.
+#[derive(Default)]
+pub struct Acks(parking_lot::Mutex<Option<PendingAck>>);
+
+impl Acks {
+    /// The write's wait, if the request left one.
+    pub fn take(&self) -> Option<PendingAck> {
+        self.0.lock().take()
+    }
+
+    fn put(&self, ack: PendingAck) {
+        *self.0.lock() = Some(ack);
+    }
+}
+
+impl std::fmt::Debug for Acks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Acks")
+    }
+}
+
 /// Which replicas a request may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Reach {
@@ -124,7 +152,7 @@ pub struct StorageProxy {
     keyspaces: RwLock<HashMap<String, Arc<ReplicationStrategy>, foldhash::fast::RandomState>>,
     /// The other replicas, when the node is in a cluster (none: only itself is reachable).
     remote: Option<RemoteReplicas>,
-    metrics: ProxyMetrics,
+    metrics: Arc<ProxyMetrics>,
 }
 
 impl StorageProxy {
@@ -135,7 +163,7 @@ impl StorageProxy {
             topology,
             keyspaces: RwLock::new(HashMap::default()),
             remote: None,
-            metrics: ProxyMetrics::default(),
+            metrics: Arc::default(),
         }
     }
 
@@ -188,12 +216,27 @@ impl StorageProxy {
     /// are applied together (one commitlog record).
     pub fn mutate(&self, mutations: Vec<Mutation>, cl: Consistency, wait: Wait) -> Result<()> {
         let op = Operation::Write;
-        self.mutate_as(mutations, cl, op, wait)
+        self.mutate_as(mutations, cl, op, wait, None)
+    }
+
+    /// [`StorageProxy::mutate`], except that under `Wait::Never` a write that must wait for
+    /// other replicas is not refused when the caller gives `acks`: this node's share is
+    /// applied (unless that would wait: then `WouldBlock`, nothing done), the others are
+    /// sent theirs, and the wait for the level is left in `acks` for the caller to await
+    /// before it answers — the request's task waits, no thread does.
+    pub fn mutate_or_defer(
+        &self,
+        mutations: Vec<Mutation>,
+        cl: Consistency,
+        wait: Wait,
+        acks: Option<&Acks>,
+    ) -> Result<()> {
+        self.mutate_as(mutations, cl, Operation::Write, wait, acks)
     }
 
     /// [`StorageProxy::mutate`] for a conditional write's commit (counted as CAS).
     pub fn commit(&self, mutations: Vec<Mutation>, cl: Consistency, wait: Wait) -> Result<()> {
-        self.mutate_as(mutations, cl, Operation::Cas, wait)
+        self.mutate_as(mutations, cl, Operation::Cas, wait, None)
     }
 
     fn mutate_as(
@@ -202,6 +245,7 @@ impl StorageProxy {
         cl: Consistency,
         op: Operation,
         wait: Wait,
+        acks: Option<&Acks>,
     ) -> Result<()> {
         let topology = self.topology.get();
         // Whether another node may hold some of them: then each mutation's targets are kept.
@@ -260,32 +304,38 @@ impl StorageProxy {
             // Only this node holds them.
             _ => return Ok(self.db.apply(mutations, wait)?),
         };
-        if matches!(wait, Wait::Never) {
+        let deferred = matches!(wait, Wait::Never) && acks.is_some();
+        if matches!(wait, Wait::Never) && !deferred {
             // Waiting for other nodes blocks the thread: refuse before anything is applied.
             return Err(Error::Engine(cairn_engine::Error::WouldBlock));
         }
         let write_type = write_type(op, mutations.len());
-        let local_dc = topology
-            .local()
-            .map_or("", |m| m.endpoint.datacenter.as_str());
-        let target = link::Link {
-            messaging: &remote.messaging,
-            runtime: &remote.runtime,
-            timeout: remote.write_timeout,
+        let topology = Arc::clone(&topology);
+        let pending = write::start(
+            &self.db, topology, mutations, plans, cl, write_type, remote, wait,
+        )?;
+        let metrics = Arc::clone(&self.metrics);
+        let counted = async move {
+            let r = pending.await;
+            match &r {
+                Err(Error::WriteTimeout(_)) => {
+                    metrics.write_timeouts.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(Error::WriteFailure(_)) => {
+                    metrics.write_failures.fetch_add(1, Ordering::Relaxed);
+                }
+                _ => {}
+            }
+            r
         };
-        let r = write::write(
-            &self.db, ring, local, local_dc, mutations, &plans, cl, write_type, &target,
-        );
-        match &r {
-            Err(Error::WriteTimeout(_)) => {
-                self.metrics.write_timeouts.fetch_add(1, Ordering::Relaxed);
+        match acks {
+            Some(acks) if deferred => {
+                acks.put(Box::pin(counted));
+                Ok(())
             }
-            Err(Error::WriteFailure(_)) => {
-                self.metrics.write_failures.fetch_add(1, Ordering::Relaxed);
-            }
-            _ => {}
+            // Called where the thread may block (the server's blocking pool).
+            _ => remote.runtime.block_on(counted),
         }
-        r
     }
 
     /// Reads one partition of `table` at `cl` (`cmd` carries the wait mode). At SERIAL or
@@ -350,10 +400,16 @@ impl StorageProxy {
             reach,
             Some(&mut targets),
         )?;
-        let contacts = contacts(&topology, targets, cl, &strategy);
+        let (mut contacts, mut spares) = contacts(&topology, targets, cl, &strategy);
         if let [only] = contacts.as_slice() {
             if only.local {
-                return Ok(table.read(key, cmd)?);
+                match table.read(key, cmd) {
+                    // This node's copy cannot be read: another replica answers instead.
+                    Err(e) if e.storage_fault().is_some() && !spares.is_empty() => {
+                        contacts = vec![spares.remove(0)];
+                    }
+                    r => return Ok(r?),
+                }
             }
         }
         if matches!(cmd.wait, Wait::Never) {
@@ -369,7 +425,37 @@ impl StorageProxy {
                 timeout: remote.read_timeout,
             },
         };
-        match read::coordinate(&coordination, key, cmd, cl, &contacts) {
+        let mut result = read::coordinate(&coordination, key, cmd, cl, &contacts);
+        // Replicas that failed (a storage fault, most often) are replaced by replicas up that
+        // were not asked, while there are enough of them; each try uses some up.
+        loop {
+            let failed: Vec<std::net::IpAddr> = match &result {
+                Err(Error::ReadFailure(f)) => f.failures.iter().map(|(a, _)| *a).collect(),
+                // This node's own copy failed (read in place, not through messaging).
+                Err(Error::Engine(e)) if e.storage_fault().is_some() => contacts
+                    .iter()
+                    .filter(|c| c.local)
+                    .map(|c| c.address)
+                    .collect(),
+                _ => break,
+            };
+            let is_failed = |c: &read::Contact| failed.contains(&c.address);
+            let replaced = contacts.iter().filter(|c| is_failed(c)).count();
+            if replaced == 0 || replaced > spares.len() {
+                break;
+            }
+            let mut instead = spares.drain(..replaced);
+            contacts = contacts
+                .into_iter()
+                .map(|c| match is_failed(&c) {
+                    true => instead.next().unwrap_or(c),
+                    false => c,
+                })
+                .collect();
+            drop(instead);
+            result = read::coordinate(&coordination, key, cmd, cl, &contacts);
+        }
+        match result {
             Ok((result, outcome)) => {
                 if outcome.repaired {
                     let repairs = &self.metrics.foreground_read_repairs;
@@ -437,7 +523,7 @@ impl StorageProxy {
             pieces.push(scan::Piece {
                 start: from,
                 end: last,
-                contacts: contacts(&topology, targets, cl, &strategy),
+                contacts: contacts(&topology, targets, cl, &strategy).0,
             });
         }
         let all_local = pieces
@@ -579,12 +665,14 @@ fn local_failure(
 /// The replicas a read at `cl` contacts among `targets` (ring endpoint indexes of replicas
 /// up): this node first, then its data center, then the others (placement order kept); only
 /// the local data center's for a data-center-local level; as many as the level waits for.
+/// The replicas a read at `cl` contacts (this node first, then its data center's, as many
+/// as the level needs), and the other replicas up it may use instead of one that fails.
 fn contacts(
     topology: &Topology,
     mut targets: Vec<usize>,
     cl: Consistency,
     strategy: &ReplicationStrategy,
-) -> Vec<read::Contact> {
+) -> (Vec<read::Contact>, Vec<read::Contact>) {
     let ring = topology.ring();
     let local = ring.position(topology.local_id());
     let local_dc = topology
@@ -599,15 +687,17 @@ fn contacts(
     if cl.is_datacenter_local() {
         targets.retain(|&t| dc_of(t) == local_dc);
     }
-    targets.truncate(cl.block_for(strategy, local_dc).max(1));
-    targets
-        .iter()
-        .filter_map(|&t| ring.endpoints().get(t).map(|e| (t, e)))
-        .map(|(t, e)| read::Contact {
+    let spares = targets.split_off(cl.block_for(strategy, local_dc).max(1).min(targets.len()));
+    let contact = |t: &usize| {
+        ring.endpoints().get(*t).map(|e| read::Contact {
             address: e.address,
-            local: Some(t) == local,
+            local: Some(*t) == local,
         })
-        .collect()
+    };
+    (
+        targets.iter().filter_map(contact).collect(),
+        spares.iter().filter_map(contact).collect(),
+    )
 }
 
 /// A range scan's partitions, in token order: a local scan, or one coordinated across the

@@ -12,7 +12,9 @@
 //! The replica asked for data is the local node when it is one (no message), else the first
 //! replica up in placement order. A replica that does not answer in `read_timeout` makes the
 //! read fail with the protocol's ReadTimeout (received, block-for, whether the data replica
-//! answered); a replica answering with an error is a failure.
+//! answered); a replica answering with an error is a failure — the proxy then asks replicas
+//! up that were not contacted instead of the failed ones, while there are enough of them
+//! (`StorageProxy::read`), and fails the read with ReadFailure only when none is left.
 //!
 //! Wire format of a read request (`READ_DATA` / `READ_DIGEST`): table id (16 bytes LE), key
 //! (length-prefixed), now (u32 LE), flags (1 reversed, 2 static row, 4 bypass the cache),

@@ -5,31 +5,33 @@
 //! when enough of them applied it for the level — counted exactly as availability counts
 //! replicas up ([`super::availability::check`] over the replicas that answered; ANY waits
 //! for one). Every target gets all of the request's mutations it is a replica of in one
-//! message, applied there in one commitlog record; the local replica applies on the calling
-//! thread first. The caller waits at most the write timeout: then the protocol's
-//! WriteTimeout with the acknowledgements received, or WriteFailure as soon as failures leave
-//! too few replicas to reach the level. Replicas that have not answered keep receiving the
-//! write after the caller has its answer, as in Cassandra.
+//! message, applied there in one commitlog record. [`start`] applies the local replica's
+//! share on the calling thread first — waiting as the caller's mode allows: under
+//! `Wait::Never` a write that would wait is refused before anything is sent — then sends the
+//! others theirs and returns the wait for the level as a future: at most the write timeout,
+//! then the protocol's WriteTimeout with the acknowledgements received, or WriteFailure as
+//! soon as failures leave too few replicas to reach the level. Replicas that have not
+//! answered keep receiving the write after the caller has its answer, as in Cassandra.
 //!
-//! Waiting happens on the calling thread (the server's blocking pool: a request that must
-//! wait for remote replicas is refused under `Wait::Never` before anything is applied and
-//! runs again there); the messages go out on the runtime's tasks.
+//! The future is awaited where the caller can: on the request's own task (the server's
+//! async path — no thread hand-off), or blocked on from the server's blocking pool.
 
 use super::availability::{self, Replica};
-use super::link::Link;
+use super::RemoteReplicas;
 use crate::consistency::{Consistency, WriteFailure, WriteTimeout, WriteType};
 use crate::error::{Error, Result};
 use crate::messaging::Verb;
 use crate::placement::ReplicationStrategy;
 use crate::ring::TokenRing;
+use crate::topology::Topology;
 use bytes::Bytes;
 use cairn_engine::model::mutation::encode_batch;
 use cairn_engine::model::Mutation;
 use cairn_engine::{Database, Wait};
+use std::future::Future;
 use std::net::IpAddr;
-use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::Instant;
+use tokio::sync::mpsc;
 
 /// One mutation's part in a write: its replicas (indexes into the ring's endpoints) and how
 /// they are counted.
@@ -40,31 +42,42 @@ pub(super) struct Planned {
     pub targets: Vec<usize>,
 }
 
-/// Sends `mutations` (each planned in `plans`, same order) to their targets and waits for
-/// `cl`. `local` is the local node's endpoint index, if it is on the ring.
+/// A replica's answer: its endpoint index, and the error text of a refusal.
+type Answer = (usize, std::result::Result<(), String>);
+
+/// Applies this node's share of `mutations` (each planned in `plans`, same order) as `wait`
+/// allows, sends the other targets theirs, and returns the wait for `cl` (see the module doc).
 #[allow(clippy::too_many_arguments)] // one write's whole description, all used together
-pub(super) fn write(
+pub(super) fn start(
     db: &Database,
-    ring: &TokenRing,
-    local: Option<usize>,
-    local_dc: &str,
+    topology: Arc<Topology>,
     mutations: Vec<Mutation>,
-    plans: &[Planned],
+    plans: Vec<Planned>,
     cl: Consistency,
     write_type: WriteType,
-    link: &Link<'_>,
-) -> Result<()> {
+    remote: &RemoteReplicas,
+    wait: Wait,
+) -> Result<impl Future<Output = Result<()>> + Send + 'static> {
+    let ring = topology.ring();
     let endpoints = ring.endpoints();
+    let local = ring.position(topology.local_id());
     // Each target's share of the mutations.
     let mut shares: Vec<Vec<Mutation>> = vec![Vec::new(); endpoints.len()];
-    for (m, plan) in mutations.iter().zip(plans) {
+    for (m, plan) in mutations.iter().zip(&plans) {
         for &t in &plan.targets {
             if let Some(share) = shares.get_mut(t) {
                 share.push(m.clone());
             }
         }
     }
-    let (tx, rx) = mpsc::channel::<(usize, std::result::Result<(), String>)>();
+    let mut acked = vec![false; endpoints.len()];
+    if let Some(l) = local {
+        if let Some(share) = shares.get_mut(l).filter(|s| !s.is_empty()) {
+            db.apply(std::mem::take(share), wait)?;
+            acked[l] = true;
+        }
+    }
+    let (tx, rx) = mpsc::unbounded_channel::<Answer>();
     let mut outstanding = 0usize;
     for (t, share) in shares.iter_mut().enumerate() {
         if share.is_empty() || Some(t) == local {
@@ -75,70 +88,76 @@ pub(super) fn write(
         };
         let mut body = Vec::new();
         encode_batch(share, &mut body);
-        link.send(
-            peer,
-            Verb::Mutation,
-            Bytes::from(body),
-            &tx,
-            move |r| match r {
+        let (tx, messaging, timeout) = (
+            tx.clone(),
+            Arc::clone(&remote.messaging),
+            remote.write_timeout,
+        );
+        remote.runtime.spawn(async move {
+            let answer = match messaging
+                .request(peer, Verb::Mutation, Bytes::from(body), timeout)
+                .await
+            {
                 Ok(_) => Some((t, Ok(()))),
                 // The replica answered with an error: a failure.
                 Err(Error::Remote { message, .. }) => Some((t, Err(message))),
                 // No answer (lost, unreachable, too slow) is a timeout, not a failure.
                 Err(_) => None,
-            },
-        );
+            };
+            if let Some(a) = answer {
+                let _ = tx.send(a);
+            }
+        });
         outstanding += 1;
     }
     drop(tx);
-    let mut acked = vec![false; endpoints.len()];
-    let mut failures: Vec<(IpAddr, String)> = Vec::new();
-    if let Some(l) = local {
-        if let Some(share) = shares.get_mut(l).filter(|s| !s.is_empty()) {
-            db.apply(std::mem::take(share), Wait::Allowed)?;
-            acked[l] = true;
-        }
-    }
-    let deadline = Instant::now() + link.timeout;
-    loop {
-        let tally = Tally::of(ring, local_dc, plans, cl, &acked, &failures);
-        let Some((received, block_for)) = tally.unmet else {
-            return Ok(());
-        };
-        if tally.hopeless || outstanding == 0 {
-            return Err(Error::WriteFailure(WriteFailure {
-                consistency: cl,
-                received,
-                block_for,
-                failures,
-                write_type,
-            }));
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        // A closed channel means no answer will come: the same as the deadline.
-        match rx.recv_timeout(left) {
-            Ok((t, Ok(()))) => {
-                outstanding -= 1;
-                if let Some(a) = acked.get_mut(t) {
-                    *a = true;
-                }
-            }
-            Ok((t, Err(why))) => {
-                outstanding -= 1;
-                if let Some(e) = endpoints.get(t) {
-                    failures.push((e.address, why));
-                }
-            }
-            Err(_) => {
-                return Err(Error::WriteTimeout(WriteTimeout {
+    let deadline = tokio::time::Instant::now() + remote.write_timeout;
+    Ok(async move {
+        let ring = topology.ring();
+        let local_dc = topology
+            .local()
+            .map_or("", |m| m.endpoint.datacenter.as_str());
+        let mut rx = rx;
+        let mut failures: Vec<(IpAddr, String)> = Vec::new();
+        loop {
+            let tally = Tally::of(ring, local_dc, &plans, cl, &acked, &failures);
+            let Some((received, block_for)) = tally.unmet else {
+                return Ok(());
+            };
+            if tally.hopeless || outstanding == 0 {
+                return Err(Error::WriteFailure(WriteFailure {
                     consistency: cl,
                     received,
                     block_for,
+                    failures,
                     write_type,
-                }))
+                }));
+            }
+            // A closed channel means no answer will come: the same as the deadline.
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Some((t, Ok(())))) => {
+                    outstanding -= 1;
+                    if let Some(a) = acked.get_mut(t) {
+                        *a = true;
+                    }
+                }
+                Ok(Some((t, Err(why)))) => {
+                    outstanding -= 1;
+                    if let Some(e) = ring.endpoints().get(t) {
+                        failures.push((e.address, why));
+                    }
+                }
+                Ok(None) | Err(_) => {
+                    return Err(Error::WriteTimeout(WriteTimeout {
+                        consistency: cl,
+                        received,
+                        block_for,
+                        write_type,
+                    }))
+                }
             }
         }
-    }
+    })
 }
 
 /// Where a write stands.

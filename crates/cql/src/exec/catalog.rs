@@ -17,7 +17,8 @@
 //!
 //! Invariants: the local schema changes only by [`Catalog::reconcile`], to what the log
 //! holds — never ahead of it; an entry that cannot be read never drops what it names.
-//! Changes and reconciling are serialised by the executor's DDL lock.
+//! Changes and reconciling are serialised by the executor's DDL lock; waiting for the other
+//! nodes ([`Catalog::settle`]) happens without it.
 
 pub use super::definitions::Keyspace;
 use super::definitions::{self, is_shared, Wanted};
@@ -63,6 +64,8 @@ pub struct Catalog {
     /// What reconciling changed that no statement on this node answered: other nodes'
     /// changes, for this node's drivers ([`Catalog::take_unpublished`]).
     unpublished: parking_lot::Mutex<Vec<SchemaChange>>,
+    /// The version the last change committed here, for [`Catalog::settle`].
+    to_settle: parking_lot::Mutex<Option<u64>>,
 }
 
 impl Catalog {
@@ -122,6 +125,7 @@ impl Catalog {
             log,
             applied: RwLock::new(SchemaState::default()),
             unpublished: parking_lot::Mutex::new(Vec::new()),
+            to_settle: parking_lot::Mutex::new(None),
         };
         catalog.initialize();
         catalog.reconcile()?;
@@ -226,7 +230,7 @@ impl Catalog {
     }
 
     /// Commits `ops`, prepared against the schema this node has applied, then applies them
-    /// here and waits briefly for the other nodes. [`Error::SchemaConflict`] when the log
+    /// here (the statement waits for the other nodes afterwards: [`Catalog::settle`]). [`Error::SchemaConflict`] when the log
     /// changed since: the statement is validated again on the newer schema.
     fn commit(&self, mut ops: Vec<Op>) -> Result<()> {
         let expect = self.applied.read().version;
@@ -251,7 +255,7 @@ impl Catalog {
                 let before = self.unpublished.lock().len();
                 self.reconcile()?;
                 self.unpublished.lock().truncate(before);
-                self.log.settle(version);
+                *self.to_settle.lock() = Some(version);
                 Ok(())
             }
         }
@@ -279,6 +283,15 @@ impl Catalog {
         self.schema_changed();
         self.unpublished.lock().extend(changes.iter().cloned());
         Ok(changes)
+    }
+
+    /// After a schema change committed here, with the DDL lock released: waits briefly for
+    /// the other nodes that are up to apply it (so drivers find the schema agreed).
+    pub fn settle(&self) {
+        let version = self.to_settle.lock().take();
+        if let Some(v) = version {
+            self.log.settle(v);
+        }
     }
 
     /// The changes reconciling made that no statement on this node answered (other nodes'

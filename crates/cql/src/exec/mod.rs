@@ -62,7 +62,7 @@ use cairn_engine::Wait;
 use catalog::Catalog;
 use parking_lot::{Mutex, RwLock};
 pub use result::{ChangeKind, ColumnSpec, Outcome, ResultSet, SchemaChange};
-pub use session::{Levels, QueryParams, Session};
+pub use session::{BatchOptions, Levels, QueryParams, Session};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -319,15 +319,14 @@ impl Executor {
         }
     }
 
-    /// Runs a BATCH of (statement, values) pairs as one atomic write at the batch's `levels`;
-    /// `wait` says whether it may wait (see the module doc).
+    /// Runs a BATCH of (statement, values) pairs as one atomic write at the batch's levels
+    /// (`options`); `wait` says whether it may wait (see the module doc).
     pub fn batch(
         &self,
         session: &Session,
         kind: crate::ast::BatchKind,
         items: &[(BatchItem, QueryParams)],
-        timestamp: Option<i64>,
-        levels: Levels,
+        options: BatchOptions<'_>,
         wait: Wait,
     ) -> Result<Outcome> {
         let mut statements = Vec::with_capacity(items.len());
@@ -339,7 +338,7 @@ impl Executor {
             refuse_virtual_writes(session, &stmt)?;
             statements.push((stmt, params.clone()));
         }
-        write::batch(self, session, kind, &statements, timestamp, levels, wait)
+        write::batch(self, session, kind, &statements, options, wait)
     }
 
     /// Runs one statement; `wait` says whether it may wait (see the module doc).
@@ -370,7 +369,7 @@ impl Executor {
             other => {
                 // Schema and role changes write files and wait for flushes.
                 wait.permit()?;
-                let _serial = self.ddl.lock();
+                let serial = self.ddl.lock();
                 let mut conflicts = 0;
                 let out = loop {
                     match ddl::run(self, session, other) {
@@ -387,6 +386,10 @@ impl Executor {
                     // Prepared statements may describe columns that changed.
                     self.prepared.write().clear();
                 }
+                // The other nodes apply the change under their own DDL lock, and may be
+                // asking this node the same: wait for them without holding this one's.
+                drop(serial);
+                self.catalog.settle();
                 Ok(out)
             }
         }

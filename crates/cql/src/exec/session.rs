@@ -22,6 +22,21 @@ pub struct QueryParams {
     pub timestamp: Option<i64>,
     /// The request's consistency levels.
     pub levels: Levels,
+    /// Where a write run under `Wait::Never` may leave its wait for other replicas, for the
+    /// caller to await before answering (`StorageProxy::mutate_or_defer`); without it such a
+    /// write is refused with `WouldBlock`, to run again where it may block.
+    pub acks: Option<std::sync::Arc<cairn_cluster::proxy::Acks>>,
+}
+
+/// What a whole BATCH brings besides its statements (each has its own bound values).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BatchOptions<'a> {
+    /// The batch's default write timestamp (µs).
+    pub timestamp: Option<i64>,
+    /// Its consistency levels.
+    pub levels: Levels,
+    /// Where its write may leave its wait for other replicas ([`QueryParams::acks`]).
+    pub acks: Option<&'a cairn_cluster::proxy::Acks>,
 }
 
 /// The consistency levels of one request (a QUERY, an EXECUTE or a whole BATCH).

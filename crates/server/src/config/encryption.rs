@@ -1,6 +1,8 @@
-//! `client_encryption_options`: TLS on the native port, read with Cassandra's option names
-//! and checked as far as the text allows; the files it names (certificates, keys, CA
-//! certificates) are read when the node starts ([`crate::tls`]).
+//! `client_encryption_options` (TLS on the native port) and `server_encryption_options` (TLS
+//! between nodes), read with Cassandra's option names and checked as far as the text allows;
+//! the files they name (certificates, keys, CA certificates) are read when the node starts
+//! ([`crate::tls`]). Both sections share [`TlsOptions`] and one reader; the server section
+//! adds `internode_encryption` ([`ServerEncryption`]).
 //!
 //! Cairn has no JVM keystores: it reads PEM. `keystore` is a PEM file holding the
 //! certificate chain and the private key (Cassandra's `PEMBasedSslContextFactory` layout),
@@ -8,14 +10,17 @@
 //! file of CA certificates.
 //!
 //! Invariants: an option Cairn does not enforce is refused, never accepted and ignored
-//! (`require_endpoint_verification: true`, a JKS/PKCS12 `store_type`, a custom
-//! `ssl_context_factory`, a protocol older than TLS 1.2, a cipher suite rustls lacks); the
+//! (`require_endpoint_verification: true` for clients, a JKS/PKCS12 `store_type`, a custom
+//! `ssl_context_factory`, a protocol older than TLS 1.2, a cipher suite rustls lacks, a
+//! separate `outbound_keystore`, the legacy `ssl_storage_port`, `enabled: true` with
+//! `internode_encryption: none`); the
 //! passwords and `algorithm` are JVM details that change no protection and are accepted
 //! unused (an encrypted private key is refused at start instead of decrypted). The accepted
 //! protocols are never empty, and every one of them has a cipher suite.
 
 use super::setters::Bad;
 use super::yaml::{Node, Value};
+pub use cairn_cluster::tls::InternodeEncryption;
 use rustls::CipherSuite;
 use std::path::{Path, PathBuf};
 
@@ -111,8 +116,12 @@ pub enum TlsMode {
 }
 
 /// `client_encryption_options` as read from the configuration.
+pub type ClientEncryption = TlsOptions;
+
+/// The options `client_encryption_options` and `server_encryption_options` share, as read
+/// from the configuration.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClientEncryption {
+pub struct TlsOptions {
     /// `enabled`.
     pub enabled: bool,
     /// `optional`, if set (unset, it follows Cassandra's rule: see [`ClientEncryption::mode`]).
@@ -127,15 +136,18 @@ pub struct ClientEncryption {
     pub truststore: Option<PathBuf>,
     /// `require_client_auth`: clients must present a certificate the truststore signs.
     pub require_client_auth: bool,
+    /// `require_endpoint_verification`: a peer's certificate must name its address
+    /// (server options only; refused for clients).
+    pub require_endpoint_verification: bool,
     /// `protocol` and `accepted_protocols` combined as Cassandra does; never empty.
     pub protocols: Vec<TlsProtocol>,
     /// `cipher_suites`, in preference order; empty: every suite Cairn offers.
     pub cipher_suites: Vec<CipherSuite>,
 }
 
-impl Default for ClientEncryption {
+impl Default for TlsOptions {
     fn default() -> Self {
-        ClientEncryption {
+        TlsOptions {
             enabled: false,
             optional: None,
             keystore: None,
@@ -143,13 +155,14 @@ impl Default for ClientEncryption {
             private_key: None,
             truststore: None,
             require_client_auth: false,
+            require_endpoint_verification: false,
             protocols: vec![TlsProtocol::V1_3, TlsProtocol::V1_2],
             cipher_suites: Vec::new(),
         }
     }
 }
 
-impl ClientEncryption {
+impl TlsOptions {
     /// The file with the node's certificate, and the option that names it.
     pub fn certificate_source(&self) -> Option<(&'static str, &Path)> {
         match (&self.certificate, &self.keystore) {
@@ -176,10 +189,40 @@ impl ClientEncryption {
     }
 }
 
-/// The options `client_encryption_options` reads.
+/// `server_encryption_options` as read from the configuration.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServerEncryption {
+    /// `internode_encryption`: which peers' connections are encrypted.
+    pub internode_encryption: InternodeEncryption,
+    /// The options shared with `client_encryption_options`.
+    pub options: TlsOptions,
+}
+
+impl ServerEncryption {
+    /// Whether the storage port speaks TLS at all: when some peers' connections are
+    /// encrypted, or (with `none`) when TLS is accepted from peers ahead in a rolling move
+    /// to TLS — Cassandra's `optional` rule, as for clients.
+    pub fn active(&self) -> bool {
+        self.internode_encryption != InternodeEncryption::None
+            || self.options.mode() == TlsMode::Optional
+    }
+
+    /// Plaintext accepted from every peer: `optional: true` (Cassandra's
+    /// `isExplicitlyOptional`), or `internode_encryption: none`.
+    pub fn accepts_plaintext(&self) -> bool {
+        self.options.optional == Some(true)
+            || self.internode_encryption == InternodeEncryption::None
+    }
+}
+
+/// The options both sections read.
 const KNOWN: &str = "enabled, optional, keystore, keystore_password, certificate, private_key, \
      truststore, truststore_password, require_client_auth, require_endpoint_verification, \
      protocol, accepted_protocols, cipher_suites, store_type, algorithm, ssl_context_factory";
+
+/// The options only `server_encryption_options` reads.
+const SERVER_KNOWN: &str = "internode_encryption, outbound_keystore, outbound_keystore_password, \
+     legacy_ssl_storage_port_enabled";
 
 /// Reads `client_encryption_options` into `out`.
 pub(super) fn set_client_encryption(out: &mut ClientEncryption, v: &Node) -> Result<(), Bad> {
@@ -189,20 +232,108 @@ pub(super) fn set_client_encryption(out: &mut ClientEncryption, v: &Node) -> Res
 /// Reads a mapping of `client_encryption_options`' options (named `section` in errors: the
 /// admin faces' `api_encryption_options` take the same) into `out`.
 pub(super) fn set_encryption_options(
-    section: &str,
+    section: &'static str,
     out: &mut ClientEncryption,
     v: &Node,
 ) -> Result<(), Bad> {
+    let c = read_options(v, section, &mut |_, _, _| None)?;
+    if (c.enabled || c.optional == Some(true)) && c.certificate_source().is_none() {
+        return Err(no_certificate());
+    }
+    *out = c;
+    Ok(())
+}
+
+/// Reads `server_encryption_options` into `out`.
+pub(super) fn set_server_encryption(out: &mut ServerEncryption, v: &Node) -> Result<(), Bad> {
+    let mut internode = InternodeEncryption::None;
+    let options = read_options(v, "server_encryption_options", &mut |k, line, n| {
+        let at = |e: String| Bad::Invalid(format!("`{k}` (line {line}): {e}"));
+        Some(match k {
+            "internode_encryption" => internode_encryption(n).map_err(at).map(|e| {
+                internode = e;
+            }),
+            "outbound_keystore" => Err(Bad::Refused(format!(
+                "`outbound_keystore` (line {line}): outgoing connections present the \
+                 `certificate` (or `keystore`) incoming ones do"
+            ))),
+            // A JVM keystore's password: nothing to enforce on PEM files.
+            "outbound_keystore_password" => n.string().map(|_| ()).map_err(at),
+            "legacy_ssl_storage_port_enabled" | "enable_legacy_ssl_storage_port" => {
+                match n.boolean().map_err(at) {
+                    Ok(false) => Ok(()),
+                    Ok(true) => Err(Bad::Refused(format!(
+                        "`{k}: true` (line {line}): TLS runs on `storage_port`"
+                    ))),
+                    Err(e) => Err(e),
+                }
+            }
+            _ => return None,
+        })
+    })?;
+    let s = ServerEncryption {
+        internode_encryption: internode,
+        options,
+    };
+    if s.options.enabled && internode == InternodeEncryption::None {
+        return Err(Bad::Refused(
+            "`enabled: true` with `internode_encryption: none` (Cassandra ignores `enabled` \
+             here: set `internode_encryption: all`, `dc` or `rack`)"
+                .into(),
+        ));
+    }
+    if (internode != InternodeEncryption::None || s.options.optional == Some(true))
+        && s.options.certificate_source().is_none()
+    {
+        return Err(no_certificate());
+    }
+    if internode != InternodeEncryption::None && s.options.truststore.is_none() {
+        return Err(Bad::Invalid(format!(
+            "`internode_encryption: {}` needs `truststore` (PEM CA certificates that sign \
+             the nodes' certificates: each node checks its peers' against them)",
+            internode.name()
+        )));
+    }
+    *out = s;
+    Ok(())
+}
+
+fn internode_encryption(n: &Node) -> Result<InternodeEncryption, String> {
+    let name = n.string()?;
+    Ok(match name.to_ascii_lowercase().as_str() {
+        "none" => InternodeEncryption::None,
+        "all" => InternodeEncryption::All,
+        "dc" => InternodeEncryption::Dc,
+        "rack" => InternodeEncryption::Rack,
+        _ => return Err(format!("`{name}`: expected none, all, dc or rack")),
+    })
+}
+
+fn no_certificate() -> Bad {
+    "TLS needs the node's certificate and key: set `certificate` and `private_key` (PEM \
+     files), or `keystore` (one PEM file holding both)"
+        .into()
+}
+
+/// What a section's own option did: `None` when `key` is not one of its own.
+type SectionKey<'a> = dyn FnMut(&str, usize, &Node) -> Option<Result<(), Bad>> + 'a;
+
+/// Reads the options both sections share; `own` reads the section's own options first.
+fn read_options(v: &Node, section: &str, own: &mut SectionKey<'_>) -> Result<TlsOptions, Bad> {
     let Value::Map(entries) = &v.value else {
         return Err("expected a mapping (e.g. `enabled: true`)".into());
     };
-    let mut c = ClientEncryption::default();
+    let mut c = TlsOptions::default();
     let mut protocol: Option<TlsProtocolChoice> = None;
     let mut accepted: Option<Vec<TlsProtocol>> = None;
     for (k, line, n) in entries {
         let at = |e: String| Bad::Invalid(format!("`{k}` (line {line}): {e}"));
         if matches!(n.value, Value::Null) {
             // `key:` with no value keeps the default, as at the top level.
+            continue;
+        }
+        if let Some(done) = own(k, *line, n) {
+            done?;
             continue;
         }
         match k.as_str() {
@@ -219,7 +350,9 @@ pub(super) fn set_encryption_options(
             }
             "require_client_auth" => c.require_client_auth = n.boolean().map_err(at)?,
             "require_endpoint_verification" => {
-                if n.boolean().map_err(at)? {
+                c.require_endpoint_verification = n.boolean().map_err(at)?;
+                // Checked against the peer's address between nodes only.
+                if c.require_endpoint_verification && section != "server_encryption_options" {
                     return Err(Bad::Refused(format!(
                         "`require_endpoint_verification: true` (line {line})"
                     )));
@@ -264,16 +397,20 @@ pub(super) fn set_encryption_options(
                 }
             }
             other => {
+                let also = if section == "server_encryption_options" {
+                    format!(", {SERVER_KNOWN}")
+                } else {
+                    String::new()
+                };
                 return Err(Bad::Invalid(format!(
-                    "unknown option `{other}` (line {line}); {section} reads {KNOWN}"
-                )))
+                    "unknown option `{other}` (line {line}); {section} reads {KNOWN}{also}"
+                )));
             }
         }
     }
     c.protocols = combine_protocols(protocol, accepted);
     check_pairs(&c)?;
-    *out = c;
-    Ok(())
+    Ok(c)
 }
 
 /// `protocol`'s value: one version, or Cassandra's generic `TLS` (any version).
@@ -301,7 +438,7 @@ fn combine_protocols(
     protocol: Option<TlsProtocolChoice>,
     accepted: Option<Vec<TlsProtocol>>,
 ) -> Vec<TlsProtocol> {
-    let all = ClientEncryption::default().protocols;
+    let all = TlsOptions::default().protocols;
     match (accepted, protocol) {
         (Some(mut list), Some(TlsProtocolChoice::One(p))) => {
             push_unique(&mut list, p);
@@ -383,16 +520,10 @@ fn ssl_context_factory(n: &Node, line: usize) -> Result<(), Bad> {
     Ok(())
 }
 
-/// What needs another option: TLS with a certificate, a key with its certificate, client authentication with a
-/// truststore, each accepted protocol with a cipher suite.
-fn check_pairs(c: &ClientEncryption) -> Result<(), Bad> {
-    if (c.enabled || c.optional == Some(true)) && c.certificate_source().is_none() {
-        return Err(
-            "TLS needs the node's certificate and key: set `certificate` and \
-             `private_key` (PEM files), or `keystore` (one PEM file holding both)"
-                .into(),
-        );
-    }
+/// What needs another option: a key with its certificate, client authentication with a
+/// truststore, each accepted protocol with a cipher suite. (What needs a certificate at
+/// all differs by section: see the callers.)
+fn check_pairs(c: &TlsOptions) -> Result<(), Bad> {
     match (&c.certificate, &c.private_key, &c.keystore) {
         (Some(_), None, _) => return Err("`certificate` needs `private_key`".into()),
         (None, Some(_), _) => return Err("`private_key` needs `certificate`".into()),

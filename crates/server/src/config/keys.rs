@@ -12,13 +12,13 @@
 //! line live in [`super::setters`].
 
 use super::admin::{set_allow_unauthenticated, set_authorization, set_face_encryption, AdminFace};
-use super::encryption::set_client_encryption;
+use super::encryption::{set_client_encryption, set_server_encryption};
 use super::setters::{
-    refuse_any_value, require_class, require_disabled, require_server_encryption_disabled,
-    set_authenticator, set_authorizer, set_commit_failure_policy, set_commitlog_sync,
-    set_data_file_directories, set_disk_access_mode, set_disk_failure_policy, set_endpoint_snitch,
-    set_index_cache_fraction, set_initial_token, set_memtable_cleanup_threshold, set_partitioner,
-    set_prometheus_prefix, set_seed_provider, set_snapshot_before_compaction, Bad,
+    refuse_any_value, require_class, require_disabled, set_authenticator, set_authorizer,
+    set_commit_failure_policy, set_commitlog_sync, set_data_file_directories, set_disk_access_mode,
+    set_disk_failure_policy, set_endpoint_snitch, set_index_cache_fraction, set_initial_token,
+    set_memtable_cleanup_threshold, set_partitioner, set_prometheus_prefix, set_seed_provider,
+    set_snapshot_before_compaction, Bad,
 };
 use super::yaml::Node;
 use super::{Config, MIB};
@@ -511,9 +511,11 @@ static KEYS: &[Key] = &[
     ),
     security(
         "server_encryption_options",
-        "internode_encryption: none, enabled: false and optional: false (no internode messaging yet)",
-        "{internode_encryption: none, enabled: false}",
-        |_, v| require_server_encryption_disabled(v),
+        "internode_encryption none, all, dc or rack, optional, PEM files (keystore, or \
+         certificate and private_key; truststore), require_client_auth, \
+         require_endpoint_verification, protocols TLSv1.2 and TLSv1.3, rustls' cipher suites",
+        "{internode_encryption: none}",
+        |c, v| set_server_encryption(&mut c.server_encryption, v),
     ),
     security(
         "transparent_data_encryption_options",

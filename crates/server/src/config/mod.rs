@@ -27,8 +27,8 @@
 //! security and ignored keys) that both loading ([`load`]) and the "did you mean" hint
 //! ([`suggest`]) read; `yaml` the YAML tree with lines; `units` Cassandra 4.1's durations,
 //! sizes and rates; `settings` the configuration as `system_views.settings` shows it;
-//! `encryption` the `client_encryption_options`; `admin` who may use the REST API and the
-//! Prometheus endpoint.
+//! `encryption` the `client_encryption_options` and `server_encryption_options`; `admin` who
+//! may use the REST API and the Prometheus endpoint.
 
 mod admin;
 mod encryption;
@@ -41,7 +41,10 @@ mod units;
 mod yaml;
 
 pub use admin::{is_loopback, AdminAccess, AdminFace};
-pub use encryption::{cipher_suite_name, ClientEncryption, TlsMode, TlsProtocol};
+pub use encryption::{
+    cipher_suite_name, ClientEncryption, InternodeEncryption, ServerEncryption, TlsMode,
+    TlsOptions, TlsProtocol,
+};
 
 use cairn_engine::commitlog::SyncMode;
 use cairn_engine::{CommitFailurePolicy, DatabaseConfig, DiskFailurePolicy};
@@ -171,6 +174,8 @@ pub struct Config {
     pub authorizer: Authorizer,
     /// `client_encryption_options`: TLS on the native port.
     pub client_encryption: ClientEncryption,
+    /// `server_encryption_options`: TLS between nodes.
+    pub server_encryption: ServerEncryption,
     /// `num_tokens`.
     pub num_tokens: u32,
     /// `initial_token` (comma-separated tokens), if set.
@@ -262,6 +267,7 @@ impl Default for Config {
             authenticator: Authenticator::AllowAll,
             authorizer: Authorizer::AllowAll,
             client_encryption: ClientEncryption::default(),
+            server_encryption: ServerEncryption::default(),
             num_tokens: 16,
             initial_token: None,
             endpoint_snitch: "SimpleSnitch".into(),

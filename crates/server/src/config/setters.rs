@@ -322,26 +322,6 @@ pub(super) fn require_disabled(v: &Node) -> Result<(), Bad> {
     Ok(())
 }
 
-/// `server_encryption_options`: disabled, and `internode_encryption` (if present) `none`.
-pub(super) fn require_server_encryption_disabled(v: &Node) -> Result<(), Bad> {
-    require_disabled(v)?;
-    if let Value::Map(entries) = &v.value {
-        for (k, line, n) in entries {
-            if k == "internode_encryption" {
-                match n.string()?.as_str() {
-                    "none" => {}
-                    other => {
-                        return Err(Bad::Refused(format!(
-                            "`internode_encryption: {other}` (line {line})"
-                        )))
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 /// A key whose only supported state is not set (`key:` with no value keeps the default).
 pub(super) fn refuse_any_value(_: &mut Config, _: &Node) -> Result<(), Bad> {
     Err(Bad::Refused("a value".into()))

@@ -251,13 +251,15 @@ impl Guard {
         if access.encryption.enabled {
             let section = face.encryption_key();
             let config = server_config(&access.encryption).map_err(|e| match e {
-                TlsError::File { key, path, problem } => GuardError::TlsFile {
+                TlsError::File {
+                    key, path, problem, ..
+                } => GuardError::TlsFile {
                     section,
                     key,
                     path,
                     problem,
                 },
-                TlsError::Config(problem) => GuardError::TlsConfig { section, problem },
+                TlsError::Config { problem, .. } => GuardError::TlsConfig { section, problem },
             })?;
             guard = guard.with_tls(Tls {
                 acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),

@@ -472,7 +472,7 @@ network_authorizer: CassandraNetworkAuthorizer\n\
 cidr_authorizer:\n  class_name: CassandraCIDRAuthorizer\n\
 internode_authenticator: MyInternodeAuthenticator\n\
 client_encryption_options:\n  keystore: conf/.keystore\n  enabled: true\n  require_endpoint_verification: true\n\
-server_encryption_options:\n  internode_encryption: all\n\
+server_encryption_options:\n  legacy_ssl_storage_port_enabled: true\n\
 transparent_data_encryption_options:\n  enabled: true\n\
 jmx_encryption_options:\n  optional: true\n\
 audit_logging_options:\n  enabled: true\n\
@@ -501,7 +501,7 @@ auth_superuser_salted_password: x\n";
     says(2, "`LDAPRoleManager`");
     // A nested option is named with its own line.
     says(6, "`require_endpoint_verification: true` (line 13)");
-    says(7, "`internode_encryption: all`");
+    says(7, "`legacy_ssl_storage_port_enabled: true` (line 15)");
     says(9, "`optional: true`");
     let shown = Config::from_yaml_str(text, "cairn.yaml")
         .unwrap_err()
@@ -576,6 +576,84 @@ fn snapshot_and_backup_keys() {
         [(1, "snapshot_before_compaction"), (2, "auto_snapshot")]
     );
     assert!(p[0].message.contains("not supported"), "{}", p[0].message);
+}
+
+/// `server_encryption_options` read into internode TLS: Cassandra's `internode_encryption`
+/// policies and `optional`, the client options' files and choices, and refusals naming the
+/// option and its line for what Cairn cannot enforce or serve.
+#[test]
+fn server_encryption_options() {
+    let files = "  certificate: /etc/cairn/node.crt\n  private_key: /etc/cairn/node.key\n  truststore: /etc/cairn/ca.pem\n";
+    let c = load(&format!(
+        "server_encryption_options:\n  internode_encryption: all\n{files}  require_client_auth: true\n  require_endpoint_verification: true\n  protocol: TLSv1.3\n  outbound_keystore_password: x\n  legacy_ssl_storage_port_enabled: false\n  keystore_password: cassandra\n"
+    ));
+    let s = &c.config.server_encryption;
+    assert_eq!(s.internode_encryption, InternodeEncryption::All);
+    assert!(s.options.require_client_auth && s.options.require_endpoint_verification);
+    assert_eq!(s.options.protocols, vec![TlsProtocol::V1_3]);
+    assert!(s.active() && !s.accepts_plaintext());
+    // `optional: true` accepts plaintext from every peer (a rolling move to TLS).
+    let c = load(&format!(
+        "server_encryption_options:\n  internode_encryption: dc\n  optional: true\n  enabled: true\n{files}"
+    ));
+    let s = &c.config.server_encryption;
+    assert_eq!(s.internode_encryption, InternodeEncryption::Dc);
+    assert!(s.active() && s.accepts_plaintext());
+    // `none` (the default) leaves the storage port in plaintext, or accepts TLS too when
+    // asked to be optional.
+    let d = Config::default().server_encryption;
+    assert!(!d.active() && d.accepts_plaintext());
+    let c = load("server_encryption_options:\n  internode_encryption: none\n  optional: true\n  keystore: k.pem\n");
+    assert!(c.config.server_encryption.active());
+
+    let refused = |options: &str, says: &[&str]| {
+        let text = format!("cluster_name: c\nserver_encryption_options:\n{options}");
+        let p = problems(&text);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].key, "server_encryption_options");
+        assert_eq!(p[0].line, 3, "{p:?}");
+        for s in says {
+            assert!(p[0].message.contains(s), "{s} not in {:?}", p[0]);
+        }
+    };
+    refused(
+        "  internode_encryption: all\n",
+        &["needs the node's certificate and key", "`certificate`"],
+    );
+    refused(
+        "  internode_encryption: rack\n  keystore: k.pem\n",
+        &["`internode_encryption: rack` needs `truststore`"],
+    );
+    refused(
+        "  internode_encryption: sometimes\n",
+        &["`internode_encryption` (line 3)", "none, all, dc or rack"],
+    );
+    refused(
+        "  enabled: true\n  keystore: k.pem\n",
+        &[
+            "`enabled: true` with `internode_encryption: none`",
+            "Cairn refuses to start",
+        ],
+    );
+    refused(
+        &format!("  internode_encryption: all\n{files}  outbound_keystore: out.pem\n"),
+        &["`outbound_keystore` (line 7)", "Cairn refuses to start"],
+    );
+    refused(
+        &format!("  internode_encryption: all\n{files}  store_type: JKS\n"),
+        &["`store_type: JKS` (line 7)", "reads PEM"],
+    );
+    refused(
+        &format!("  internode_encryption: all\n{files}  protocol: TLSv1.1\n"),
+        &["`TLSv1.1`"],
+    );
+    refused(
+        "  internode_encryption: all\n  ssl_storage_port: 7001\n",
+        &[
+            "unknown option `ssl_storage_port` (line 4)",
+            "internode_encryption, outbound_keystore",
+        ],
+    );
 }
 
 /// `client_encryption_options` read into the TLS settings, with Cassandra's protocol rules;

@@ -1,19 +1,19 @@
 //! TLS on the native port: the ScyllaDB Rust driver over TLS with a client certificate (its
 //! `openssl-010` feature), the session's TLS details, the handshake timeout and failure
 //! count, and the start-time errors for files Cairn cannot use. The certificates are made
-//! by the `openssl` command in a temporary directory (no network), as in
-//! tests/python/test_tls.py.
+//! by the `openssl` command in a temporary directory (no network: `cairn_test_support::pki`),
+//! as in tests/python/test_tls.py.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_server::config::{ClientEncryption, Config};
+use cairn_server::config::{ClientEncryption, Config, InternodeEncryption, ServerEncryption};
 use cairn_server::protocol::{
     ConnectionInfo, Handler, Reply, Request, RequestContext, Server, ServerConfig, TlsInfo,
 };
 use cairn_server::start_node;
-use cairn_server::tls::{native_tls, server_config};
+use cairn_server::tls::{internode_tls, native_tls, server_config};
+use cairn_test_support::pki::{openssl, TestPki};
 use scylla::client::session_builder::SessionBuilder;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -24,91 +24,27 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// A CA, a server certificate for 127.0.0.1 and a client certificate it signs, and a second
 /// CA with a client certificate of its own.
 pub(crate) struct Certs {
-    dir: tempfile::TempDir,
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the `openssl` command makes the test certificates");
-    assert!(out.status.success(), "openssl {args:?}: {out:?}");
+    pki: TestPki,
 }
 
 impl Certs {
     pub(crate) fn make() -> Certs {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        let ec = [
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-        ];
-        for ca in ["ca", "other-ca"] {
-            let (key, crt, subj) = (
-                format!("{ca}.key"),
-                format!("{ca}.crt"),
-                format!("/CN={ca}"),
-            );
-            let mut args = vec!["req", "-x509"];
-            args.extend(ec);
-            args.extend(["-keyout", &key, "-out", &crt, "-days", "2", "-subj", &subj]);
-            openssl(d, &args);
-        }
-        let leaf = |name: &str, ca: &str, ext: &str| {
-            std::fs::write(d.join(format!("{name}.ext")), ext).unwrap();
-            let (key, csr, crt) = (
-                format!("{name}.key"),
-                format!("{name}.csr"),
-                format!("{name}.crt"),
-            );
-            let subj = format!("/CN={name}");
-            let mut args = vec!["req"];
-            args.extend(ec);
-            args.extend(["-keyout", &key, "-out", &csr, "-subj", &subj]);
-            openssl(d, &args);
-            let (ca_crt, ca_key, ext_file) = (
-                format!("{ca}.crt"),
-                format!("{ca}.key"),
-                format!("{name}.ext"),
-            );
-            openssl(
-                d,
-                &[
-                    "x509",
-                    "-req",
-                    "-in",
-                    &csr,
-                    "-CA",
-                    &ca_crt,
-                    "-CAkey",
-                    &ca_key,
-                    "-CAcreateserial",
-                    "-out",
-                    &crt,
-                    "-days",
-                    "2",
-                    "-extfile",
-                    &ext_file,
-                ],
-            );
-        };
-        leaf(
+        let pki = TestPki::new();
+        pki.ca("ca");
+        pki.ca("other-ca");
+        pki.leaf(
             "server",
             "ca",
             "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
         );
         let client = "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n";
-        leaf("client", "ca", client);
-        leaf("stranger", "other-ca", client);
-        Certs { dir }
+        pki.leaf("client", "ca", client);
+        pki.leaf("stranger", "other-ca", client);
+        Certs { pki }
     }
 
     pub(crate) fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
+        self.pki.path(name)
     }
 
     /// TLS required, with this node's certificate and key.
@@ -354,7 +290,7 @@ async fn a_silent_client_is_closed_and_counted() {
 #[test]
 fn unusable_files_are_refused_with_the_option_and_the_file() {
     let certs = Certs::make();
-    let d = certs.dir.path();
+    let d = certs.pki.dir();
     openssl(
         d,
         &[
@@ -429,4 +365,61 @@ fn unusable_files_are_refused_with_the_option_and_the_file() {
         trust.contains("client_encryption_options.truststore") && trust.contains("not a PEM"),
         "{trust}"
     );
+}
+
+/// `server_encryption_options` read the same files the same way: its errors name its own
+/// section, and its truststore (every node checks its peers' certificates) is read even
+/// without `require_client_auth`.
+#[test]
+fn internode_files_are_refused_with_the_section_the_option_and_the_file() {
+    let certs = Certs::make();
+    let local = cairn_cluster::snitch::Location {
+        datacenter: "datacenter1".into(),
+        rack: "rack1".into(),
+    };
+    let internode = |options: ClientEncryption| ServerEncryption {
+        internode_encryption: InternodeEncryption::All,
+        options: ClientEncryption {
+            truststore: Some(certs.path("ca.crt")),
+            ..options
+        },
+    };
+    let err = |s: ServerEncryption| internode_tls(&s, &local).unwrap_err().to_string();
+    let missing = err(internode(ClientEncryption {
+        certificate: Some(certs.path("nope.crt")),
+        ..certs.required()
+    }));
+    assert!(
+        missing.contains("server_encryption_options.certificate") && missing.contains("nope.crt"),
+        "{missing}"
+    );
+    let trust = err(ServerEncryption {
+        options: ClientEncryption {
+            truststore: Some(certs.path("server.key")),
+            ..certs.required()
+        },
+        ..internode(certs.required())
+    });
+    assert!(
+        trust.contains("server_encryption_options.truststore") && trust.contains("CERTIFICATE"),
+        "{trust}"
+    );
+    // Good files make a configuration; `none` without `optional` makes none.
+    assert!(internode_tls(&internode(certs.required()), &local)
+        .unwrap()
+        .is_some());
+    assert!(internode_tls(&ServerEncryption::default(), &local)
+        .unwrap()
+        .is_none());
+    // `none` accepting TLS (a rolling move) never connects over it: no truststore needed.
+    let accepting = ServerEncryption {
+        options: ClientEncryption {
+            enabled: false,
+            optional: Some(true),
+            ..certs.required()
+        },
+        ..ServerEncryption::default()
+    };
+    let tls = internode_tls(&accepting, &local).unwrap().unwrap();
+    assert!(tls.connector.is_none() && tls.accept_plaintext);
 }

@@ -108,7 +108,7 @@ pub struct Client {
 pub fn tls_config(ca: &Path, client: Option<(&Path, &Path)>) -> Result<Arc<ClientConfig>, String> {
     let file_error = |option: &str, e: TlsError| match e {
         TlsError::File { path, problem, .. } => format!("{option} {}: {problem}", path.display()),
-        TlsError::Config(m) => format!("{option}: {m}"),
+        TlsError::Config { problem, .. } => format!("{option}: {problem}"),
     };
     let mut roots = RootCertStore::empty();
     for cert in certificates("truststore", ca).map_err(|e| file_error("--ca", e))? {

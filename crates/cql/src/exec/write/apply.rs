@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::exec::session::Levels;
 use crate::exec::Executor;
 use cairn_cluster::consistency::Consistency;
+use cairn_cluster::proxy::Acks;
 use cairn_engine::model::{ColumnData, Mutation, Row};
 use cairn_engine::schema::TableSchema;
 use cairn_engine::Wait;
@@ -44,13 +45,16 @@ pub(super) fn complete(
 
 /// Completes and applies statements' writes at the request's `levels`; a conditional
 /// request's (`ballot`) all get its one timestamp, deletions just below it, as a Paxos commit
-/// does, and read the lists they edit at its serial level (as part of its Paxos round).
+/// does, and read the lists they edit at its serial level (as part of its Paxos round). An
+/// unconditional write may leave its wait for other replicas in `acks`
+/// (`StorageProxy::mutate_or_defer`).
 pub(super) fn apply_all(
     ex: &Executor,
     planned: Vec<(Arc<TableSchema>, Planned)>,
     ballot: Option<i64>,
     levels: Levels,
     wait: Wait,
+    acks: Option<&Acks>,
 ) -> Result<()> {
     let cl = levels.consistency;
     match ballot {
@@ -60,7 +64,7 @@ pub(super) fn apply_all(
         }
         None => {
             let all = complete_all(ex, planned, ballot, cl, wait)?;
-            ex.proxy().mutate(all, cl, wait)?;
+            ex.proxy().mutate_or_defer(all, cl, wait, acks)?;
         }
     }
     Ok(())

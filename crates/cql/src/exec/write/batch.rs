@@ -14,7 +14,7 @@ use crate::exec::catalog::now_micros;
 use crate::exec::lwt::{self, CasRequest};
 use crate::exec::restrict::{self};
 use crate::exec::result::Outcome;
-use crate::exec::session::{Levels, QueryParams, Session};
+use crate::exec::session::{BatchOptions, Levels, QueryParams, Session};
 use crate::exec::Executor;
 use cairn_engine::schema::TableSchema;
 use cairn_engine::Wait;
@@ -61,7 +61,12 @@ pub fn batch_statement(
         }
         None => params.timestamp,
     };
-    batch(ex, session, b.kind, &statements, ts, params.levels, wait)
+    let options = BatchOptions {
+        timestamp: ts,
+        levels: params.levels,
+        acks: params.acks.as_deref(),
+    };
+    batch(ex, session, b.kind, &statements, options, wait)
 }
 
 pub(super) fn has_timestamp(s: &Statement) -> bool {
@@ -81,10 +86,10 @@ pub fn batch(
     session: &Session,
     kind: crate::ast::BatchKind,
     statements: &[(Statement, QueryParams)],
-    timestamp: Option<i64>,
-    levels: Levels,
+    options: BatchOptions<'_>,
     wait: Wait,
 ) -> Result<Outcome> {
+    let (timestamp, levels) = (options.timestamp, options.levels);
     // Counters are not supported yet, so no statement can belong in a counter batch.
     if kind == crate::ast::BatchKind::Counter && !statements.is_empty() {
         return Err(Error::Invalid(
@@ -106,7 +111,8 @@ pub fn batch(
     // BatchStatement does not validate it for writes).
     let all = complete_all(ex, planned, None, levels.consistency, wait)?;
     let warnings = crate::exec::batch_limits::check(ex, kind, &all)?;
-    ex.proxy().mutate(all, levels.consistency, wait)?;
+    ex.proxy()
+        .mutate_or_defer(all, levels.consistency, wait, options.acks)?;
     Ok(Outcome::Void.with_warnings(warnings))
 }
 
@@ -229,6 +235,7 @@ pub(super) fn conditional_batch(
         Some(ts),
         levels,
         wait,
+        None,
     )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }

@@ -117,7 +117,8 @@ pub fn insert(
     }
     let cl = params.levels.consistency;
     consistency::for_write(cl)?;
-    ex.proxy().mutate(planned.mutations, cl, wait)?;
+    ex.proxy()
+        .mutate_or_defer(planned.mutations, cl, wait, params.acks.as_deref())?;
     Ok(Outcome::Void)
 }
 
@@ -146,7 +147,14 @@ pub(super) fn run_one(
     let levels = params.levels;
     if planned.conditions.is_empty() {
         consistency::for_write(levels.consistency)?;
-        apply_all(ex, vec![(schema, planned)], None, levels, wait)?;
+        apply_all(
+            ex,
+            vec![(schema, planned)],
+            None,
+            levels,
+            wait,
+            params.acks.as_deref(),
+        )?;
         return Ok(Outcome::Void);
     }
     let key = planned
@@ -174,6 +182,7 @@ pub(super) fn run_one(
         Some(now_micros()),
         levels,
         wait,
+        None,
     )?;
     Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
 }
