@@ -396,10 +396,13 @@ impl Handler for Arc<CqlHandler> {
             // under `Wait::Never`, its acknowledgements awaited. Anything else that would
             // wait runs again on the blocking pool.
             let acks = Arc::new(Acks::default());
-            let deferrable = matches!(
-                request,
-                Request::Query(_) | Request::Execute(_) | Request::Batch(_)
-            );
+            // A node alone never waits for other nodes: what reached here waits for its own
+            // disk or locks, and goes to the blocking pool without being planned once more.
+            let deferrable = me.executor.proxy().coordinates()
+                && matches!(
+                    request,
+                    Request::Query(_) | Request::Execute(_) | Request::Batch(_)
+                );
             let first = if deferrable {
                 me.run(request.clone(), &session, Wait::Never, Some(&acks))
             } else {

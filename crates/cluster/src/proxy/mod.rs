@@ -175,6 +175,12 @@ impl StorageProxy {
         self
     }
 
+    /// Whether the proxy coordinates other nodes' replicas (a node with seeds): only then
+    /// can a write wait for other nodes, and [`StorageProxy::mutate_or_defer`] defer it.
+    pub fn coordinates(&self) -> bool {
+        self.remote.is_some()
+    }
+
     /// The database underneath.
     pub fn db(&self) -> &Arc<Database> {
         &self.db
