@@ -137,6 +137,9 @@ def test_a_killed_replica_quorum_goes_on_all_is_unavailable_and_read_repair_heal
 
 def test_a_hung_replica_times_out_requests_at_all_instead_of_hanging(ring):
     first, second, _ = ring
+    # The coordinator must see every replica up (a node restarted by an earlier test too):
+    # a replica it thinks down would make ALL Unavailable, not a timeout.
+    wait_for("three UN", lambda: first.states() == {n.host: "UN" for n in ring})
     c = alone(first)
     try:
         s = c.connect()
