@@ -652,8 +652,12 @@ async fn a_proposal_left_accepted_by_a_quorum_is_committed_by_the_next_round() {
     let chosen = Proposal::of(earlier, &[write_at(7, "chosen", earlier.micros)]);
     for n in &nodes[1..] {
         let state = n.proxy.paxos_state();
-        state.prepare(TABLE_ID, &kv::pk(7), earlier).unwrap();
-        assert!(state.propose(TABLE_ID, &kv::pk(7), &chosen).unwrap());
+        state
+            .prepare(TABLE_ID, &kv::pk(7), earlier, Wait::Allowed)
+            .unwrap();
+        assert!(state
+            .propose(TABLE_ID, &kv::pk(7), &chosen, Wait::Allowed)
+            .unwrap());
     }
     assert!(nodes.iter().all(|n| local_value(n, 7).is_none()));
     // INSERT … IF NOT EXISTS finds the chosen value: it was committed first.
@@ -670,7 +674,9 @@ async fn a_proposal_left_accepted_by_a_quorum_is_committed_by_the_next_round() {
     }
     // A higher ballot promised on a replica makes a lower proposal fail there.
     let state = nodes[1].proxy.paxos_state();
-    assert!(!state.propose(TABLE_ID, &kv::pk(7), &chosen).unwrap());
+    assert!(!state
+        .propose(TABLE_ID, &kv::pk(7), &chosen, Wait::Allowed)
+        .unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

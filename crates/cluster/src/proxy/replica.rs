@@ -14,9 +14,9 @@
 //! more remain (see `scan.rs`).
 //!
 //! `PAXOS_PREPARE` / `PAXOS_PROPOSE` / `PAXOS_COMMIT`: a phase of a coordinator's Paxos
-//! round on this node's state (`paxos/state.rs`, wire format in `paxos/wire.rs`), on the
-//! blocking pool: each reads and writes the partition's state, and a commit applies the
-//! update.
+//! round on this node's state (`paxos/state.rs`, wire format in `paxos/wire.rs`): each reads
+//! and writes the partition's state, and a commit applies the update — here unless that
+//! would wait, else on the blocking pool.
 
 use super::paxos::wire;
 use super::read::{decode_request, digest, encode_data};
@@ -132,24 +132,31 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                 let proxy = Arc::clone(&replica);
                 Box::pin(async move {
                     let request = wire::decode_request(&body, verb != Verb::PaxosPrepare)?;
-                    tokio::task::spawn_blocking(move || {
-                        let (id, key) = (request.table, &request.key);
-                        let state = &proxy.paxos;
+                    let phase = move |proxy: &StorageProxy, wait| {
+                        let (id, key, state) = (request.table, &request.key, &proxy.paxos);
                         match verb {
                             Verb::PaxosPrepare => state
-                                .prepare(id, key, request.ballot)
+                                .prepare(id, key, request.ballot, wait)
                                 .map(|a| wire::encode_prepare_answer(&a)),
                             Verb::PaxosPropose => state
-                                .propose(id, key, &request.proposal())
+                                .propose(id, key, &request.proposal(), wait)
                                 .map(|accepted| Bytes::from(vec![u8::from(accepted)])),
                             _ => state
-                                .commit(id, key, &request.proposal())
+                                .commit(id, key, &request.proposal(), wait)
                                 .map(|()| Bytes::new()),
                         }
-                        .map_err(|e| e.to_string())
-                    })
-                    .await
-                    .map_err(|e| format!("Paxos task failed: {e}"))?
+                    };
+                    // Here when nothing must wait (the state in a memtable, the lock free),
+                    // else again on the blocking pool.
+                    match phase(&proxy, Wait::Never) {
+                        Err(crate::Error::Engine(cairn_engine::Error::WouldBlock)) => {
+                            tokio::task::spawn_blocking(move || phase(&proxy, Wait::Allowed))
+                                .await
+                                .map_err(|e| format!("Paxos task failed: {e}"))?
+                                .map_err(|e| e.to_string())
+                        }
+                        other => other.map_err(|e| e.to_string()),
+                    }
                 })
             }),
         );

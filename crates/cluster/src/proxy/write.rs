@@ -137,7 +137,7 @@ pub(super) fn start_commit(
         if Some(t) == local {
             commit
                 .state
-                .commit(commit.table, commit.key, commit.proposal)?;
+                .commit(commit.table, commit.key, commit.proposal, Wait::Allowed)?;
             if let Some(a) = acked.get_mut(t) {
                 *a = true;
             }

@@ -300,7 +300,7 @@ impl StorageProxy {
             &participants,
             Verb::PaxosPrepare,
             &body,
-            || self.paxos.prepare(id, key, ballot),
+            || self.paxos.prepare(id, key, ballot, Wait::Allowed),
             wire::decode_prepare_answer,
             |a| matches!(a, PrepareAnswer::Promise { .. }),
             required,
@@ -390,7 +390,7 @@ impl StorageProxy {
                     &missing,
                     Verb::PaxosCommit,
                     &body,
-                    || self.paxos.commit(id, key, c),
+                    || self.paxos.commit(id, key, c, Wait::Allowed),
                     |_| Ok(()),
                     |_| true,
                     all,
@@ -428,7 +428,7 @@ impl StorageProxy {
             participants,
             Verb::PaxosPropose,
             &body,
-            || self.paxos.propose(id, key, proposal),
+            || self.paxos.propose(id, key, proposal, Wait::Allowed),
             |b| Ok(b.first() == Some(&1)),
             |accepted| *accepted,
             required,
@@ -470,7 +470,7 @@ impl StorageProxy {
         let op = Operation::Cas;
         let targets = self.cluster_targets(&topology, &strategy, key.token, cl, op)?;
         let Some(remote) = &self.remote else {
-            return self.paxos.commit(id, key, proposal);
+            return self.paxos.commit(id, key, proposal, Wait::Allowed);
         };
         let commit = write::PaxosCommit {
             state: &self.paxos,

@@ -7,6 +7,9 @@
 //! a replica that forgot a promise after a restart could accept a lower ballot and break
 //! the protocol. Each phase is a read-modify-write of the partition's row under the
 //! replica's partition lock, so concurrent rounds on one replica see each other's changes.
+//! Each takes the executor's wait mode: under `Wait::Never` a phase that would wait (the lock,
+//! the disk, memtable space, the table's creation) is `WouldBlock` with nothing written, and
+//! runs again where it may wait.
 //! A commit applies the committed update and records it in one `Database::apply` (one
 //! commitlog record): a replica never holds the update without knowing it was committed,
 //! nor the reverse.
@@ -29,7 +32,7 @@ use cairn_engine::model::{
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use cairn_engine::table::Table;
 use cairn_engine::{Database, ReadCommand, Wait};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use std::sync::Arc;
 
 const KEYSPACE: &str = "system";
@@ -132,11 +135,12 @@ impl PaxosState {
         table: u128,
         key: &DecoratedKey,
         ballot: Ballot,
+        wait: Wait,
     ) -> Result<PrepareAnswer> {
-        let _lock = self.locks.lock(table, key, Wait::Allowed);
-        let store = self.store()?;
+        let _lock = self.lock(table, key, wait)?;
+        let store = self.store(wait)?;
         let row_key = row_key(table, key);
-        let state = self.load(&store, &row_key)?;
+        let state = self.load(&store, &row_key, wait)?;
         if ballot <= state.promised {
             return Ok(PrepareAnswer::Rejected {
                 promised: state.promised,
@@ -144,7 +148,7 @@ impl PaxosState {
         }
         let cells = [(COL_PROMISED, Bytes::copy_from_slice(&ballot.to_bytes()))];
         let write = self.state_write(&store, table, &row_key, ballot, &cells);
-        self.db.apply(vec![write], Wait::Allowed)?;
+        self.db.apply(vec![write], wait)?;
         Ok(PrepareAnswer::Promise {
             accepted: state.accepted,
             committed: state.committed,
@@ -152,11 +156,17 @@ impl PaxosState {
     }
 
     /// Answers a proposal: accepted (and recorded) unless a higher ballot was promised.
-    pub fn propose(&self, table: u128, key: &DecoratedKey, proposal: &Proposal) -> Result<bool> {
-        let _lock = self.locks.lock(table, key, Wait::Allowed);
-        let store = self.store()?;
+    pub fn propose(
+        &self,
+        table: u128,
+        key: &DecoratedKey,
+        proposal: &Proposal,
+        wait: Wait,
+    ) -> Result<bool> {
+        let _lock = self.lock(table, key, wait)?;
+        let store = self.store(wait)?;
         let row_key = row_key(table, key);
-        let state = self.load(&store, &row_key)?;
+        let state = self.load(&store, &row_key, wait)?;
         if proposal.ballot < state.promised {
             return Ok(false);
         }
@@ -168,27 +178,42 @@ impl PaxosState {
             (COL_ACCEPTED, proposal.cell_value()),
         ];
         let write = self.state_write(&store, table, &row_key, proposal.ballot, &cells);
-        self.db.apply(vec![write], Wait::Allowed)?;
+        self.db.apply(vec![write], wait)?;
         Ok(true)
     }
 
     /// Applies a committed proposal and records it, in one commitlog record.
-    pub fn commit(&self, table: u128, key: &DecoratedKey, proposal: &Proposal) -> Result<()> {
+    pub fn commit(
+        &self,
+        table: u128,
+        key: &DecoratedKey,
+        proposal: &Proposal,
+        wait: Wait,
+    ) -> Result<()> {
         let mut mutations = proposal.mutations(table)?;
-        let _lock = self.locks.lock(table, key, Wait::Allowed);
-        let store = self.store()?;
+        let _lock = self.lock(table, key, wait)?;
+        let store = self.store(wait)?;
         let row_key = row_key(table, key);
         let cells = [(COL_COMMITTED, proposal.cell_value())];
         mutations.push(self.state_write(&store, table, &row_key, proposal.ballot, &cells));
-        self.db.apply(mutations, Wait::Allowed)?;
+        self.db.apply(mutations, wait)?;
         Ok(())
     }
 
-    /// The state table, made on first use.
-    fn store(&self) -> Result<Arc<Table>> {
+    fn lock(&self, table: u128, key: &DecoratedKey, wait: Wait) -> Result<MutexGuard<'_, ()>> {
+        self.locks
+            .lock(table, key, wait)
+            .ok_or(Error::Engine(cairn_engine::Error::WouldBlock))
+    }
+
+    /// The state table, made on first use (which waits for the disk).
+    fn store(&self, wait: Wait) -> Result<Arc<Table>> {
         let mut slot = self.table.lock();
         if let Some(t) = slot.as_ref() {
             return Ok(Arc::clone(t));
+        }
+        if matches!(wait, Wait::Never) {
+            return Err(Error::Engine(cairn_engine::Error::WouldBlock));
         }
         let table = match self.db.table(KEYSPACE, TABLE) {
             Some(t) => t,
@@ -204,8 +229,8 @@ impl PaxosState {
         Ok(table)
     }
 
-    fn load(&self, store: &Table, row_key: &DecoratedKey) -> Result<State> {
-        let cmd = ReadCommand::all(now_secs(), Wait::Allowed);
+    fn load(&self, store: &Table, row_key: &DecoratedKey, wait: Wait) -> Result<State> {
+        let cmd = ReadCommand::all(now_secs(), wait);
         let Some(p) = store.read(row_key, &cmd)? else {
             return Ok(State::default());
         };
