@@ -97,7 +97,7 @@ impl CasRound<'_> {
 
 /// Where a round stands after its prepare.
 enum Prepared {
-    /// A quorum promised, and every earlier round is finished.
+    /// A quorum promised, and every earlier round is finished: the participants to propose to.
     Ready(Vec<Contact>),
     /// An earlier round was finished, or a competing ballot won: start over, above this.
     Again(Ballot),
@@ -402,9 +402,9 @@ impl StorageProxy {
                 return Ok(Prepared::Again(ballot));
             }
         }
-        Ok(Prepared::Ready(
-            promised.into_iter().map(|(contact, _)| contact).collect(),
-        ))
+        // The proposal goes to every live participant, as Cassandra's does: one that did not
+        // answer the prepare in time may still accept.
+        Ok(Prepared::Ready(participants))
     }
 
     /// Step 3: whether a quorum of `participants` accepted `proposal`. A WriteTimeout (CAS)
