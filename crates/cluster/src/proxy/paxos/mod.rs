@@ -554,9 +554,13 @@ impl StorageProxy {
         let mut oks = 0usize;
         if let Some(i) = participants.iter().position(|c| c.local) {
             // This node's replica fails like a remote one would: it just does not count.
-            if let (Ok(a), Some(c)) = (local(), participants.get(i)) {
-                oks += usize::from(ok(&a));
-                out.answers.push((c.clone(), a));
+            match (local(), participants.get(i)) {
+                (Ok(a), Some(c)) => {
+                    oks += usize::from(ok(&a));
+                    out.answers.push((c.clone(), a));
+                }
+                (Err(e), _) => tracing::warn!("Paxos {} on this node failed: {e}", verb.name()),
+                (Ok(_), None) => {}
             }
         }
         while oks < required && oks + outstanding >= required {
