@@ -9,7 +9,9 @@
 //! anything and goes to [`Handler::handle`], on its own task. There a QUERY, EXECUTE or BATCH that
 //! writes to other replicas runs again with `Wait::Never` and the proxy's `Acks`: this node's
 //! share is applied, the others are sent theirs, and the task awaits the consistency level —
-//! no thread waits. Whatever still would wait runs again on tokio's blocking pool
+//! no thread waits. A single-partition read that waits only for other replicas is started
+//! the same way: the task awaits the replicas' answers, then runs the statement again, which
+//! finds its read answered (a read repair, a failed replica or this node's disk go on below). Whatever still would wait runs again on tokio's blocking pool
 //! (`spawn_blocking`) with `Wait::Allowed`.
 //! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
 
@@ -20,7 +22,7 @@ use crate::protocol::{
 };
 use bytes::Bytes;
 use cairn_cluster::consistency::Consistency;
-use cairn_cluster::proxy::Acks;
+use cairn_cluster::proxy::{Acks, Deferred};
 use cairn_cql::exec::{
     BatchItem, BatchOptions, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome,
     QueryParams, ResultSet, SchemaChange, Session,
@@ -28,6 +30,10 @@ use cairn_cql::exec::{
 use cairn_engine::model::types::CqlType;
 use cairn_engine::Wait;
 use std::sync::Arc;
+
+/// How many times a request may go around for a read answered on its task before it runs
+/// where it may block.
+const DEFERRED_READS: usize = 16;
 
 /// Serves CQL statements from an [`Executor`].
 pub struct CqlHandler {
@@ -403,11 +409,27 @@ impl Handler for Arc<CqlHandler> {
                     request,
                     Request::Query(_) | Request::Execute(_) | Request::Batch(_)
                 );
-            let first = if deferrable {
+            let mut first = if deferrable {
                 me.run(request.clone(), &session, Wait::Never, Some(&acks))
             } else {
                 Err(Failed::WouldBlock)
             };
+            // A read that waits only for other replicas was started and left in `acks`: its
+            // answer is awaited here and the request runs again, finding it (a statement
+            // reading several partitions goes around once per partition, within bounds).
+            for _ in 0..DEFERRED_READS {
+                let Some(read) = acks.take_read() else {
+                    break;
+                };
+                match read.await {
+                    Ok(Deferred::Answer(answer)) => {
+                        acks.prefetched(answer);
+                        first = me.run(request.clone(), &session, Wait::Never, Some(&acks));
+                    }
+                    Ok(Deferred::Fallback) => break,
+                    Err(e) => return cql_error(cairn_cql::Error::from(e)).into(),
+                }
+            }
             match first {
                 Ok(reply) => {
                     return match acks.take() {

@@ -31,6 +31,7 @@
 //! commitlog record); a read runs only when its token (a scan: each piece) passed.
 
 pub mod availability;
+mod deferred;
 mod link;
 mod locks;
 pub mod paxos;
@@ -50,6 +51,7 @@ use cairn_engine::model::{DecoratedKey, Mutation, PartitionPos, Token};
 use cairn_engine::read::ScanIter;
 use cairn_engine::table::Table;
 use cairn_engine::{Database, PartitionResult, ReadCommand, Wait};
+pub use deferred::{Deferred, PendingRead, Prefetched};
 pub use locks::PartitionLocks;
 use parking_lot::RwLock;
 pub use paxos::{CasDecision, CasRound};
@@ -137,19 +139,24 @@ pub struct RemoteReplicas {
 /// A write's wait for its consistency level, to be awaited before the request answers.
 pub type PendingAck = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send>>;
 
-/// Where [`StorageProxy::mutate_or_defer`] leaves a write's [`PendingAck`] for the request
-/// that made it.
+/// Where a request's waits for other replicas are left for it to await on its task: a
+/// write's [`PendingAck`] ([`StorageProxy::mutate_or_defer`]), a read's [`PendingRead`] and
+/// the answers of reads it awaited ([`StorageProxy::read_or_defer`], `deferred.rs`).
 #[derive(Default)]
-pub struct Acks(parking_lot::Mutex<Option<PendingAck>>);
+pub struct Acks {
+    write: parking_lot::Mutex<Option<PendingAck>>,
+    read: parking_lot::Mutex<Option<PendingRead>>,
+    answers: parking_lot::Mutex<Vec<deferred::Prefetched>>,
+}
 
 impl Acks {
     /// The write's wait, if the request left one.
     pub fn take(&self) -> Option<PendingAck> {
-        self.0.lock().take()
+        self.write.lock().take()
     }
 
     fn put(&self, ack: PendingAck) {
-        *self.0.lock() = Some(ack);
+        *self.write.lock() = Some(ack);
     }
 }
 

@@ -170,7 +170,7 @@ pub(super) enum Answer {
 }
 
 /// A replica's answer to a read request, decoded.
-fn answer(peer: IpAddr, verb: Verb, answer: Result<Bytes>) -> Result<Answer> {
+pub(super) fn answer(peer: IpAddr, verb: Verb, answer: Result<Bytes>) -> Result<Answer> {
     let answer = answer?;
     let remote = |message: String| Error::Remote {
         peer,
@@ -397,7 +397,7 @@ pub(super) fn gather_with<T: Send + 'static>(
     Ok(answers.into_iter().flatten().collect())
 }
 
-fn note(progress: &mut Progress, contact: usize) {
+pub(super) fn note(progress: &mut Progress, contact: usize) {
     progress.received += 1;
     if contact == 0 {
         progress.data_present = true;

@@ -326,7 +326,10 @@ impl<'a> Query<'a> {
                         },
                         _ => (self.read_command(&cmd, 0, &run), 0, false),
                     };
-                    if let Some(p) = ex.proxy().read(table, key, &c, cl)? {
+                    if let Some(p) =
+                        ex.proxy()
+                            .read_or_defer(table, key, &c, cl, params.acks.as_deref())?
+                    {
                         if !run.partition(p, prior, is_resumed)? {
                             break;
                         }
@@ -355,7 +358,10 @@ impl<'a> Query<'a> {
                     if let Some(c) = resumed(p) {
                         let prior = p.partition_rows as usize;
                         let c = self.read_command(&c, prior, &run);
-                        if let Some(part) = ex.proxy().read(table, rk, &c, cl)? {
+                        if let Some(part) =
+                            ex.proxy()
+                                .read_or_defer(table, rk, &c, cl, params.acks.as_deref())?
+                        {
                             go_on = run.partition(part, prior, true)?;
                         }
                     }
