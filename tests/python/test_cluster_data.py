@@ -97,8 +97,14 @@ def test_writes_and_reads_at_every_level_reach_every_replica(ring):
                   CL.EACH_QUORUM, CL.LOCAL_ONE]
         for k, cl in enumerate(levels + [CL.ANY]):
             s.execute(at(cl, f"INSERT INTO data.t (k, v) VALUES ({k}, 'v{k}')"))
+        on_task = lambda: sum(metric(n, "scylla_storage_proxy_coordinator_reads_on_request_task")  # noqa: E731
+                              for n in ring)
+        before = on_task()
         for k, cl in enumerate(levels):
             assert s.execute(at(cl, f"SELECT v FROM data.t WHERE k = {k}")).one().v == f"v{k}"
+        # Reads needing other replicas (TWO, THREE, QUORUM, ALL…) were awaited on the
+        # request's task, not a blocking thread.
+        assert on_task() > before
         # Every replica got every write (a write at ONE reaches the others a moment later).
         for n in ring:
             for k in range(len(levels) + 1):
@@ -333,14 +339,19 @@ def test_batches_ttl_tombstones_and_last_write_wins_behave_as_on_one_node(ring):
         c.shutdown()
 
 
-def received_mutations(node):
-    """`scylla_storage_proxy_replica_received_mutations` on `node`: what it applied for
-    another node's coordinator."""
+def metric(node, name):
+    """The Prometheus counter `name` on `node`, summed over its labels."""
     import urllib.request
     body = urllib.request.urlopen(
         f"http://{node.host}:{node.metrics_port}/metrics", timeout=10).read().decode()
     return sum(float(line.split()[-1]) for line in body.splitlines()
-               if line.startswith("scylla_storage_proxy_replica_received_mutations"))
+               if line.startswith(name + "{") or line.startswith(name + " "))
+
+
+def received_mutations(node):
+    """`scylla_storage_proxy_replica_received_mutations` on `node`: what it applied for
+    another node's coordinator."""
+    return metric(node, "scylla_storage_proxy_replica_received_mutations")
 
 
 def test_the_token_aware_driver_sends_each_write_to_its_replica(ring):

@@ -695,7 +695,7 @@ fn admin_families(w: &mut Writer<'_>, faces: &[(AdminFace, Arc<FaceStats>)]) {
 /// The storage proxy as coordinator: ScyllaDB's `storage_proxy_coordinator` names.
 fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
     let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
-    let families: [(&str, &str, u64); 18] = [
+    let families: [(&str, &str, u64); 19] = [
         (
             "storage_proxy_coordinator_read_timeouts",
             "Reads whose replicas did not answer in time for the consistency level.",
@@ -725,6 +725,11 @@ fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
             "storage_proxy_replica_received_mutations",
             "Mutations this node applied for a coordinator.",
             get(&m.replica_received_mutations),
+        ),
+        (
+            "storage_proxy_coordinator_reads_on_request_task",
+            "Single-partition reads whose replicas were awaited on the request's task (Cairn's name).",
+            get(&m.reads_on_request_task),
         ),
         (
             "storage_proxy_coordinator_write_unavailable",

@@ -294,5 +294,7 @@ async fn coordinate(
         Some(d) => table.live(&key, d, &cmd)?,
         None => None,
     };
+    let on_task = &metrics.reads_on_request_task;
+    on_task.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Ok(Deferred::Answer(Prefetched { request, answer }))
 }

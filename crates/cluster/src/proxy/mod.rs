@@ -102,6 +102,9 @@ pub struct ProxyMetrics {
     pub foreground_read_repairs: AtomicU64,
     /// `replica_received_mutations`: mutations this node applied for a coordinator.
     pub replica_received_mutations: AtomicU64,
+    /// `reads_on_request_task` (Cairn's): single-partition reads whose replicas were awaited
+    /// on the request's task (`deferred.rs`), not on a blocking thread.
+    pub reads_on_request_task: AtomicU64,
     /// `cas_write_timeouts`: conditional writes that timed out (their round, or its commit).
     pub cas_write_timeouts: AtomicU64,
     /// `cas_read_timeouts`: serial reads that timed out.
