@@ -1,0 +1,304 @@
+//! Where audit records go: ScyllaDB's `audit.audit_log` table or the local syslog socket.
+//!
+//! Both are written by one thread of the node's ([`Writer`]), fed by a bounded queue, so
+//! a request never waits for the audit log's disk, socket or replicas: it pays for building
+//! its record and one queue push. The table is written as any client write is (prepared
+//! INSERT at consistency ONE through the storage proxy, its commitlog and memtable), so a
+//! record written survives a crash as any write does with the node's `commitlog_sync`;
+//! records still in the queue when the process dies are lost (the queue holds at most
+//! [`QUEUE_RECORDS`]). A record that cannot be written, or finds the queue full, is logged
+//! to the node's log at ERROR instead, as ScyllaDB falls back to its regular log.
+
+use super::record::AuditRecord;
+use crate::error::{Error, Result};
+use crate::exec::{BoundValue, Executor, QueryParams, Session};
+use bytes::Bytes;
+use cairn_cluster::consistency::Consistency;
+use cairn_engine::Wait;
+use std::net::IpAddr;
+use std::os::unix::net::UnixDatagram;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Records the queue holds before new ones are refused (and logged to the node's log).
+pub const QUEUE_RECORDS: usize = 16_384;
+
+/// The local syslog socket (`_PATH_LOG`), unless `audit_unix_socket_path` names another.
+pub const DEFAULT_SYSLOG_SOCKET: &str = "/dev/log";
+
+/// The syslog tag: ScyllaDB's, so existing rsyslog rules (`$programname contains
+/// 'scylla-audit'`) route Cairn's records too.
+const SYSLOG_TAG: &str = "scylla-audit";
+
+/// A syslog datagram's statement text is cut at this many bytes (a larger datagram would be
+/// refused by the socket; syslog daemons cut far shorter lines anyway).
+const SYSLOG_MAX_QUERY: usize = 32 * 1024;
+
+/// How long the writer waits before trying again to create the audit table (a cluster
+/// whose majority is not up yet cannot change its schema).
+const SCHEMA_RETRY: Duration = Duration::from_secs(2);
+
+/// The audit keyspace and table, as ScyllaDB creates them.
+const KEYSPACE: &str = "audit";
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit.audit_log (\
+     date timestamp, node inet, event_time timeuuid, category text, consistency text, \
+     table_name text, keyspace_name text, operation text, source inet, username text, \
+     error boolean, PRIMARY KEY ((date, node), event_time))";
+const INSERT: &str = "INSERT INTO audit.audit_log (date, node, event_time, category, \
+     consistency, table_name, keyspace_name, operation, source, username, error) \
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+/// Where the records go.
+pub(super) enum Sink {
+    /// `audit.audit_log`, through the executor.
+    Table(TableSink),
+    /// The syslog socket at this path.
+    Syslog(SyslogSink),
+}
+
+/// The queue's sending end, kept by the request path.
+pub(super) struct Writer {
+    queue: SyncSender<AuditRecord>,
+}
+
+impl Writer {
+    /// Starts the writer thread for `sink`.
+    pub(super) fn start(sink: Sink, node: IpAddr) -> Result<Writer> {
+        let (queue, records) = std::sync::mpsc::sync_channel(QUEUE_RECORDS);
+        std::thread::Builder::new()
+            .name("audit-writer".into())
+            .spawn(move || write_all(sink, node, records))
+            .map_err(|e| Error::AuditSink {
+                sink: "writer thread",
+                reason: e.to_string(),
+            })?;
+        Ok(Writer { queue })
+    }
+
+    /// Queues a record; a full queue (or a stopped writer) puts it in the node's log.
+    pub(super) fn push(&self, record: AuditRecord) {
+        match self.queue.try_send(record) {
+            Ok(()) => {}
+            Err(TrySendError::Full(r)) | Err(TrySendError::Disconnected(r)) => {
+                tracing::error!(
+                    "audit: queue full, record not stored in the audit log: {}",
+                    r.fields_text(None)
+                );
+            }
+        }
+    }
+}
+
+/// The writer thread: every record in the queue to the sink, until the queue's sending end
+/// goes (the node stops).
+fn write_all(mut sink: Sink, node: IpAddr, records: Receiver<AuditRecord>) {
+    while let Ok(record) = records.recv() {
+        if let Err(e) = sink.write(&record, node) {
+            tracing::error!(
+                "audit: cannot write a record ({e}); it was: {}",
+                record.fields_text(Some(node))
+            );
+        }
+    }
+}
+
+impl Sink {
+    fn write(&mut self, record: &AuditRecord, node: IpAddr) -> Result<()> {
+        match self {
+            Sink::Table(t) => t.write(record, node),
+            Sink::Syslog(s) => s.write(record, node),
+        }
+    }
+}
+
+/// The `audit.audit_log` sink.
+pub(super) struct TableSink {
+    executor: Arc<Executor>,
+    /// The writer's own session: no user (an internal write is not a client's).
+    session: Session,
+    /// The prepared INSERT; prepared again when a schema change dropped it.
+    insert: Option<[u8; 16]>,
+    /// The keyspace and table exist.
+    ready: bool,
+}
+
+impl TableSink {
+    /// The sink; creates ScyllaDB's audit keyspace (`NetworkTopologyStrategy`, three
+    /// replicas in the node's data center) and table if they do not exist. When the schema
+    /// cannot change now (a cluster without a majority up), the writer tries again before
+    /// its first record.
+    pub(super) fn open(executor: Arc<Executor>) -> TableSink {
+        let mut sink = TableSink {
+            executor,
+            session: Session::default(),
+            insert: None,
+            ready: false,
+        };
+        if let Err(e) = sink.create_schema() {
+            tracing::warn!("audit: the audit table cannot be created yet ({e}); retrying");
+        }
+        sink
+    }
+
+    fn create_schema(&mut self) -> Result<()> {
+        let dc = self.executor.node().data_center.replace('\'', "''");
+        let keyspace = format!(
+            "CREATE KEYSPACE IF NOT EXISTS {KEYSPACE} WITH replication = \
+             {{'class': 'NetworkTopologyStrategy', '{dc}': 3}}"
+        );
+        for text in [keyspace.as_str(), CREATE_TABLE] {
+            self.executor
+                .query(&self.session, text, &QueryParams::default(), Wait::Allowed)?;
+        }
+        self.ready = true;
+        Ok(())
+    }
+
+    fn write(&mut self, record: &AuditRecord, node: IpAddr) -> Result<()> {
+        while !self.ready {
+            if self.create_schema().is_err() {
+                std::thread::sleep(SCHEMA_RETRY);
+            }
+        }
+        let params = QueryParams {
+            values: row(record, node),
+            ..QueryParams::default()
+        };
+        // A schema change forgets prepared statements: prepare again once.
+        for _ in 0..2 {
+            let id = match self.insert {
+                Some(id) => id,
+                None => {
+                    let id = self.executor.prepare(&self.session, INSERT)?.id;
+                    self.insert = Some(id);
+                    id
+                }
+            };
+            match self
+                .executor
+                .execute(&self.session, &id, &params, Wait::Allowed)
+            {
+                Err(Error::Unprepared(_)) => self.insert = None,
+                other => return other.map(drop),
+            }
+        }
+        Err(Error::AuditSink {
+            sink: "table",
+            reason: "the audit INSERT cannot be prepared".into(),
+        })
+    }
+}
+
+/// A record as the INSERT's bound values, in the INSERT's column order.
+fn row(r: &AuditRecord, node: IpAddr) -> Vec<BoundValue> {
+    let text = |s: &str| BoundValue::Value(Bytes::copy_from_slice(s.as_bytes()));
+    let inet = |ip: IpAddr| {
+        BoundValue::Value(Bytes::from(match ip {
+            IpAddr::V4(v) => v.octets().to_vec(),
+            IpAddr::V6(v) => v.octets().to_vec(),
+        }))
+    };
+    let millis = r.time_micros.div_euclid(1000);
+    let day = millis - millis.rem_euclid(crate::values::temporal::MILLIS_PER_DAY);
+    vec![
+        BoundValue::Value(Bytes::copy_from_slice(&day.to_be_bytes())),
+        inet(node),
+        BoundValue::Value(Bytes::copy_from_slice(&r.event_time)),
+        text(r.category.name()),
+        text(r.consistency.map_or("", Consistency::name)),
+        text(&r.table),
+        text(&r.keyspace),
+        text(&r.operation),
+        inet(r.source.ip()),
+        text(&r.username),
+        BoundValue::Value(Bytes::from_static(if r.error { &[1] } else { &[0] })),
+    ]
+}
+
+/// The syslog sink: one datagram per record to a unix socket.
+pub(super) struct SyslogSink {
+    socket: UnixDatagram,
+    path: PathBuf,
+}
+
+impl SyslogSink {
+    /// The sink, after one datagram announcing it reached `path` (so a missing or closed
+    /// socket stops the node at start instead of losing every record).
+    pub(super) fn open(path: Option<&Path>) -> Result<SyslogSink> {
+        let path = path.map_or_else(|| PathBuf::from(DEFAULT_SYSLOG_SOCKET), Path::to_path_buf);
+        let socket = UnixDatagram::unbound().map_err(|e| syslog_error(&path, &e))?;
+        let sink = SyslogSink { socket, path };
+        let hello = syslog_line(now_micros(), "audit log started");
+        sink.send(&hello)?;
+        Ok(sink)
+    }
+
+    fn send(&self, line: &str) -> Result<()> {
+        self.socket
+            .send_to(line.as_bytes(), &self.path)
+            .map(drop)
+            .map_err(|e| syslog_error(&self.path, &e))
+    }
+
+    fn write(&mut self, record: &AuditRecord, node: IpAddr) -> Result<()> {
+        let line = syslog_line(
+            record.time_micros,
+            &record.syslog_fields(node, SYSLOG_MAX_QUERY),
+        );
+        self.send(&line)
+    }
+}
+
+fn syslog_error(path: &Path, e: &std::io::Error) -> Error {
+    Error::AuditSink {
+        sink: "syslog",
+        reason: format!("sending to {} failed: {e}", path.display()),
+    }
+}
+
+/// One syslog datagram (RFC 3164, as `/dev/log` takes it): facility user, severity notice,
+/// the time (UTC), the tag and process id, and the message.
+pub(super) fn syslog_line(micros: i64, message: &str) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let secs = micros.div_euclid(1_000_000);
+    let (_, month, day) = crate::values::temporal::civil_from_days(secs.div_euclid(86_400));
+    let in_day = secs.rem_euclid(86_400);
+    let month = MONTHS[(month as usize).clamp(1, 12) - 1];
+    // <13>: facility user (1) × 8 + severity notice (5).
+    format!(
+        "<13>{month} {day:>2} {:02}:{:02}:{:02} {SYSLOG_TAG}[{}]: {message}",
+        in_day / 3600,
+        in_day % 3600 / 60,
+        in_day % 60,
+        std::process::id()
+    )
+}
+
+/// Microseconds since the epoch, now.
+pub(super) fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syslog_lines_are_rfc3164() {
+        // 2018-03-18 09:53:52 UTC.
+        let micros = 1_521_366_832_000_000;
+        let line = syslog_line(micros, "x=\"1\"");
+        let pid = std::process::id();
+        assert_eq!(
+            line,
+            format!("<13>Mar 18 09:53:52 scylla-audit[{pid}]: x=\"1\"")
+        );
+        assert!(syslog_line(micros - 17 * 86_400_000_000, "m").starts_with("<13>Mar  1 "));
+    }
+}
