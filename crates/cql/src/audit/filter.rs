@@ -283,6 +283,7 @@ pub fn targets(stmt: &Statement, session_keyspace: Option<&str>) -> Vec<Target> 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
