@@ -126,9 +126,10 @@ pub(super) struct TableSink {
 
 impl TableSink {
     /// The sink; creates ScyllaDB's audit keyspace (`NetworkTopologyStrategy`, three
-    /// replicas in the node's data center) and table if they do not exist. When the schema
-    /// cannot change now (a cluster without a majority up), the writer tries again before
-    /// its first record.
+    /// replicas in the node's data center) and table if they do not exist — at once on a
+    /// node alone, so the table is there when clients come. In a cluster, whose schema
+    /// cannot change while a majority of it is not up (nodes starting together), the
+    /// writer creates them before its first record, trying until it can.
     pub(super) fn open(executor: Arc<Executor>) -> TableSink {
         let mut sink = TableSink {
             executor,
@@ -136,8 +137,10 @@ impl TableSink {
             insert: None,
             ready: false,
         };
-        if let Err(e) = sink.create_schema() {
-            tracing::warn!("audit: the audit table cannot be created yet ({e}); retrying");
+        if !sink.executor.proxy().coordinates() {
+            if let Err(e) = sink.create_schema() {
+                tracing::warn!("audit: the audit table cannot be created yet ({e}); retrying");
+            }
         }
         sink
     }
@@ -158,7 +161,8 @@ impl TableSink {
 
     fn write(&mut self, record: &AuditRecord, node: IpAddr) -> Result<()> {
         while !self.ready {
-            if self.create_schema().is_err() {
+            if let Err(e) = self.create_schema() {
+                tracing::warn!("audit: the audit table cannot be created yet ({e}); retrying");
                 std::thread::sleep(SCHEMA_RETRY);
             }
         }
