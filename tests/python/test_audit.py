@@ -4,28 +4,18 @@ settings the node refuses at start."""
 
 import re
 import socket
-import subprocess
 import time
 
 import pytest
 from cassandra import InvalidRequest
-from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import NoHostAvailable
 
-from conftest import cairn_bin, free_ports, make_cluster, serve_refused
+from conftest import make_cluster, serve_refused
+from test_auth import login
 
 # Records are written by the node's audit thread after the request is answered: tests poll
 # for them (they assert what arrives, never how fast).
 DEADLINE = 20.0
-
-
-def login(n, user, password):
-    c = make_cluster(n, auth_provider=PlainTextAuthProvider(username=user, password=password))
-    try:
-        return c, c.connect()
-    except Exception:
-        c.shutdown()
-        raise
 
 
 @pytest.fixture(scope="module")
@@ -204,12 +194,6 @@ def test_bad_settings_refused_at_start(tmp_path, yaml_text, says):
 
 
 def test_syslog_without_socket_refused_at_start(tmp_path):
-    cfg = tmp_path / "cairn.yaml"
-    cfg.write_text(f"audit: syslog\naudit_unix_socket_path: {tmp_path / 'none.sock'}\n")
-    native, api, metrics = free_ports(3)
-    p = subprocess.run(
-        [str(cairn_bin()), "serve", "--config", str(cfg), "--data-dir", str(tmp_path / "data"),
-         "--native-port", str(native), "--api-port", str(api), "--metrics-port", str(metrics)],
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert p.returncode != 0, p.stdout + p.stderr
-    assert "audit log (syslog)" in p.stderr and "none.sock" in p.stderr, p.stderr
+    err = serve_refused(
+        tmp_path, f"audit: syslog\naudit_unix_socket_path: {tmp_path / 'none.sock'}\n")
+    assert "audit log (syslog)" in err and "none.sock" in err, err

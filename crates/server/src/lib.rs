@@ -258,6 +258,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         cfg.source.as_deref().and_then(std::path::Path::parent),
     )?;
     let internode_tls = tls::internode_tls(&cfg.server_encryption, &location)?;
+    let audit_syslog =
+        cairn_cql::audit::Auditor::open_syslog(&cfg.audit).map_err(StartError::Audit)?;
     let c = cfg.clone();
     let db = tokio::task::spawn_blocking(move || config::open_database(&c))
         .await
@@ -352,7 +354,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         let (config, executor) = (cfg.audit.clone(), Arc::clone(&executor));
         let node = local.endpoint.address;
         tokio::task::spawn_blocking(move || {
-            cairn_cql::audit::Auditor::start(&config, &executor, node)
+            cairn_cql::audit::Auditor::start(&config, &executor, node, audit_syslog)
         })
         .await
         .map_err(|e| StartError::Audit(cairn_cql::Error::Server(e.to_string())))?

@@ -82,24 +82,38 @@ impl Auditor {
     /// sends one datagram to the socket, so a socket that is not there stops the node.
     /// Blocks (schema changes, the socket): call it where a thread may wait.
     /// `node` is this node's address (`audit_log.node`).
+    /// `syslog` is the socket [`Auditor::open_syslog`] opened (opened here without it).
     pub fn start(
         config: &AuditConfig,
         executor: &Arc<Executor>,
         node: IpAddr,
+        syslog: Option<sink::SyslogSink>,
     ) -> Result<Option<Arc<Auditor>>> {
         let sink = match config.mode {
             AuditMode::None => return Ok(None),
             _ if !config.filter.any() => return Ok(None),
             AuditMode::Table => sink::Sink::Table(sink::TableSink::open(Arc::clone(executor))),
-            AuditMode::Syslog => {
-                sink::Sink::Syslog(sink::SyslogSink::open(config.unix_socket_path.as_deref())?)
-            }
+            AuditMode::Syslog => sink::Sink::Syslog(match syslog {
+                Some(s) => s,
+                None => sink::SyslogSink::open(config.unix_socket_path.as_deref())?,
+            }),
         };
         Ok(Some(Arc::new(Auditor {
             filter: config.filter.clone(),
             writer: sink::Writer::start(sink, node)?,
             clock: record::EventClock::default(),
         })))
+    }
+
+    /// With `audit: syslog`, the socket, reached once: a node checks it before it opens
+    /// its data, as it checks its other files, so a missing socket stops it at once.
+    pub fn open_syslog(config: &AuditConfig) -> Result<Option<sink::SyslogSink>> {
+        match config.mode {
+            AuditMode::Syslog if config.filter.any() => {
+                sink::SyslogSink::open(config.unix_socket_path.as_deref()).map(Some)
+            }
+            _ => Ok(None),
+        }
     }
 
     /// What is logged.

@@ -6,7 +6,6 @@
 
 use super::filter::Category;
 use cairn_cluster::consistency::Consistency;
-use std::fmt::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -88,24 +87,10 @@ impl AuditRecord {
     }
 }
 
-/// A field's text inside double quotes: `"` and `\` escaped, control characters as `\n`,
-/// `\r`, `\t` or `\u00XX`, so a statement cannot forge fields or lines.
+/// A field's text inside double quotes: `"` and `\` escaped, control characters as `\n`-style
+/// escapes or `\u00XX` (JSON's rules), so a statement cannot forge fields or lines.
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    crate::values::json::quote_json(s)
 }
 
 /// The user name a SASL PLAIN token (`authzid \0 authcid \0 password`) tries, for the

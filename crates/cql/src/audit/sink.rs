@@ -2,8 +2,9 @@
 //!
 //! Both are written by one thread of the node's ([`Writer`]), fed by a bounded queue, so
 //! a request never waits for the audit log's disk, socket or replicas: it pays for building
-//! its record and one queue push. The table is written as any client write is (prepared
-//! INSERT at consistency ONE through the storage proxy, its commitlog and memtable), so a
+//! its record and one queue push. The table is written as any client write is (an unlogged
+//! BATCH of a prepared INSERT at consistency ONE through the storage proxy, its commitlog and
+//! memtable; the records of a few milliseconds together), so a
 //! record written survives a crash as any write does with the node's `commitlog_sync`;
 //! records still in the queue when the process dies are lost (the queue holds at most
 //! [`QUEUE_RECORDS`]). A record that cannot be written, or finds the queue full, is logged
@@ -11,7 +12,10 @@
 
 use super::record::AuditRecord;
 use crate::error::{Error, Result};
-use crate::exec::{BoundValue, Executor, QueryParams, Session};
+use crate::ast::BatchKind;
+use crate::exec::{
+    BatchItem, BatchOptions, BoundValue, Executor, Levels, QueryParams, Session,
+};
 use bytes::Bytes;
 use cairn_cluster::consistency::Consistency;
 use cairn_engine::Wait;
@@ -92,25 +96,62 @@ impl Writer {
 }
 
 /// The writer thread: every record in the queue to the sink, until the queue's sending end
-/// goes (the node stops).
+/// goes (the node stops). Woken by a record, it lets more gather for [`GATHER`] and writes
+/// them together: one wake-up and (for the table) one write for many requests' records,
+/// and the requests that queue them meanwhile wake nobody.
 fn write_all(mut sink: Sink, node: IpAddr, records: Receiver<AuditRecord>) {
-    while let Ok(record) = records.recv() {
-        if let Err(e) = sink.write(&record, node) {
+    while let Ok(first) = records.recv() {
+        std::thread::sleep(GATHER);
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match records.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        sink.write(&batch, node);
+    }
+}
+
+/// How long the writer lets records gather once one has come.
+const GATHER: Duration = Duration::from_millis(5);
+
+/// Records written together at most.
+const MAX_BATCH: usize = 1024;
+
+impl Sink {
+    /// Writes `records`; those that cannot be written go to the node's log.
+    fn write(&mut self, records: &[AuditRecord], node: IpAddr) {
+        let failed = |r: &AuditRecord, e: &Error| {
             tracing::error!(
                 "audit: cannot write a record ({e}); it was: {}",
-                record.fields_text(Some(node))
+                r.fields_text(Some(node))
             );
+        };
+        match self {
+            Sink::Table(t) => {
+                // One BATCH per day, so that each is one partition (no batch-size limit).
+                for day in records.chunk_by(|a, b| day_millis(a) == day_millis(b)) {
+                    if let Err(e) = t.write(day, node) {
+                        day.iter().for_each(|r| failed(r, &e));
+                    }
+                }
+            }
+            Sink::Syslog(s) => {
+                for r in records {
+                    if let Err(e) = s.write(r, node) {
+                        failed(r, &e);
+                    }
+                }
+            }
         }
     }
 }
 
-impl Sink {
-    fn write(&mut self, record: &AuditRecord, node: IpAddr) -> Result<()> {
-        match self {
-            Sink::Table(t) => t.write(record, node),
-            Sink::Syslog(s) => s.write(record, node),
-        }
-    }
+/// `audit_log.date` of a record: its day's midnight (UTC), in milliseconds.
+fn day_millis(r: &AuditRecord) -> i64 {
+    let millis = r.time_micros.div_euclid(1000);
+    millis - millis.rem_euclid(crate::values::temporal::MILLIS_PER_DAY)
 }
 
 /// The `audit.audit_log` sink.
@@ -159,16 +200,28 @@ impl TableSink {
         Ok(())
     }
 
-    fn write(&mut self, record: &AuditRecord, node: IpAddr) -> Result<()> {
+    /// Writes records of one day as one unlogged BATCH of the prepared INSERT (one
+    /// partition: one mutation, one commitlog entry).
+    fn write(&mut self, records: &[AuditRecord], node: IpAddr) -> Result<()> {
         while !self.ready {
             if let Err(e) = self.create_schema() {
                 tracing::warn!("audit: the audit table cannot be created yet ({e}); retrying");
                 std::thread::sleep(SCHEMA_RETRY);
             }
         }
-        let params = QueryParams {
-            values: row(record, node),
-            ..QueryParams::default()
+        let rows: Vec<QueryParams> = records
+            .iter()
+            .map(|r| QueryParams {
+                values: row(r, node),
+                ..QueryParams::default()
+            })
+            .collect();
+        let options = BatchOptions {
+            levels: Levels {
+                consistency: Consistency::One,
+                ..Levels::default()
+            },
+            ..BatchOptions::default()
         };
         // A schema change forgets prepared statements: prepare again once.
         for _ in 0..2 {
@@ -180,10 +233,17 @@ impl TableSink {
                     id
                 }
             };
-            match self
-                .executor
-                .execute(&self.session, &id, &params, Wait::Allowed)
-            {
+            let items: Vec<(BatchItem, QueryParams)> = rows
+                .iter()
+                .map(|p| (BatchItem::Prepared(id.to_vec()), p.clone()))
+                .collect();
+            match self.executor.batch(
+                &self.session,
+                BatchKind::Unlogged,
+                &items,
+                options,
+                Wait::Allowed,
+            ) {
                 Err(Error::Unprepared(_)) => self.insert = None,
                 other => return other.map(drop),
             }
@@ -204,10 +264,8 @@ fn row(r: &AuditRecord, node: IpAddr) -> Vec<BoundValue> {
             IpAddr::V6(v) => v.octets().to_vec(),
         }))
     };
-    let millis = r.time_micros.div_euclid(1000);
-    let day = millis - millis.rem_euclid(crate::values::temporal::MILLIS_PER_DAY);
     vec![
-        BoundValue::Value(Bytes::copy_from_slice(&day.to_be_bytes())),
+        BoundValue::Value(Bytes::copy_from_slice(&day_millis(r).to_be_bytes())),
         inet(node),
         BoundValue::Value(Bytes::copy_from_slice(&r.event_time)),
         text(r.category.name()),
@@ -221,8 +279,9 @@ fn row(r: &AuditRecord, node: IpAddr) -> Vec<BoundValue> {
     ]
 }
 
-/// The syslog sink: one datagram per record to a unix socket.
-pub(super) struct SyslogSink {
+/// The syslog sink: one datagram per record to a unix socket (made by
+/// [`super::Auditor::open_syslog`]).
+pub struct SyslogSink {
     socket: UnixDatagram,
     path: PathBuf,
 }
