@@ -18,6 +18,7 @@ of INSERT runs, the sides' order rotating from round to round. Prints each run, 
 medians as a table with the ratios to `off`.
 """
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -39,7 +40,7 @@ def start(cairn, d, name, config):
     node = subprocess.Popen(
         [cairn, "serve", "--config", str(cfg), "--data-dir", f"{d}/{name}",
          "--native-port", str(port), "--api-port", str(api), "--metrics-port", str(metrics)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=open(Path(d, f"{name}.log"), "w"), stderr=subprocess.STDOUT)
     while not cql_ready(port):
         if node.poll() is not None:
             sys.exit(f"cairn serve ({name}) exited with {node.returncode}")
@@ -88,6 +89,11 @@ def main():
             for node, _ in nodes.values():
                 node.terminate()
                 node.wait()
+        # Records the audit log could not keep up with (reported once a second at most).
+        log = Path(d, "on.log").read_text(errors="replace")
+        dropped = sum(int(n) for n in re.findall(r"(\d+) record\(s\) not stored", log))
+        total = sum(ops * float(a.duration.rstrip("s")) for (m, n), rs in runs.items()
+                    if n == "on" for _, ops in rs)
     names = [n for n, _, _ in sides]
     print(f"\n{a.connections} connection(s), concurrency 16, {a.pairs} rounds of {a.duration}")
     print("| op | " + " | ".join(f"{n} µs/op" for n in names) + " | "
@@ -104,6 +110,9 @@ def main():
                              f"({', '.join(f'{r:.2f}' for r in ratios)})")
         cells += [f"{statistics.median(o for _, o in runs[(mode, n)]):.0f}" for n in names]
         print(f"| {op} | " + " | ".join(cells) + " |")
+    print(f"\n`on`: {dropped} records not stored (queue full) of about {total:.0f} requests "
+          f"measured ({100 * dropped / max(total, 1):.1f} %; warm-ups and the load included "
+          "in the count)")
 
 
 if __name__ == "__main__":

@@ -11,23 +11,22 @@
 //! to the node's log at ERROR instead, as ScyllaDB falls back to its regular log.
 
 use super::record::AuditRecord;
-use crate::error::{Error, Result};
 use crate::ast::BatchKind;
-use crate::exec::{
-    BatchItem, BatchOptions, BoundValue, Executor, Levels, QueryParams, Session,
-};
+use crate::error::{Error, Result};
+use crate::exec::{BatchItem, BatchOptions, BoundValue, Executor, Levels, QueryParams, Session};
 use bytes::Bytes;
 use cairn_cluster::consistency::Consistency;
 use cairn_engine::Wait;
 use std::net::IpAddr;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Records the queue holds before new ones are refused (and logged to the node's log).
-pub const QUEUE_RECORDS: usize = 16_384;
+pub const QUEUE_RECORDS: usize = 65_536;
 
 /// The local syslog socket (`_PATH_LOG`), unless `audit_unix_socket_path` names another.
 pub const DEFAULT_SYSLOG_SOCKET: &str = "/dev/log";
@@ -65,6 +64,11 @@ pub(super) enum Sink {
 /// The queue's sending end, kept by the request path.
 pub(super) struct Writer {
     queue: SyncSender<AuditRecord>,
+    /// Records refused by a full queue since the last report in the node's log.
+    dropped: AtomicU64,
+    /// When that report was (milliseconds since `started`).
+    reported_at: AtomicU64,
+    started: Instant,
 }
 
 impl Writer {
@@ -78,46 +82,79 @@ impl Writer {
                 sink: "writer thread",
                 reason: e.to_string(),
             })?;
-        Ok(Writer { queue })
+        Ok(Writer {
+            queue,
+            dropped: AtomicU64::new(0),
+            reported_at: AtomicU64::new(0),
+            started: Instant::now(),
+        })
     }
 
-    /// Queues a record; a full queue (or a stopped writer) puts it in the node's log.
+    /// Queues a record. A full queue (or a stopped writer) drops it and says so in the
+    /// node's log — the first record in full, then a count at most once a second, so that an
+    /// overload does not also flood the log.
     pub(super) fn push(&self, record: AuditRecord) {
-        match self.queue.try_send(record) {
-            Ok(()) => {}
-            Err(TrySendError::Full(r)) | Err(TrySendError::Disconnected(r)) => {
-                tracing::error!(
-                    "audit: queue full, record not stored in the audit log: {}",
-                    r.fields_text(None)
-                );
-            }
+        let r = match self.queue.try_send(record) {
+            Ok(()) => return,
+            Err(TrySendError::Full(r)) | Err(TrySendError::Disconnected(r)) => r,
+        };
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        // Milliseconds since `started`, at least 1: 0 is "never reported".
+        let now = u64::try_from(self.started.elapsed().as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let last = self.reported_at.load(Ordering::Relaxed);
+        if (last == 0 || now.saturating_sub(last) >= DROP_REPORT_MS)
+            && self
+                .reported_at
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let dropped = self.dropped.swap(0, Ordering::Relaxed);
+            tracing::error!(
+                "audit: the audit log cannot keep up: {dropped} record(s) not stored since the \
+                 last report; the latest: {}",
+                r.fields_text(None)
+            );
         }
     }
 }
 
+/// How often a full queue is reported at most.
+const DROP_REPORT_MS: u64 = 1000;
+
 /// The writer thread: every record in the queue to the sink, until the queue's sending end
-/// goes (the node stops). Woken by a record, it lets more gather for [`GATHER`] and writes
-/// them together: one wake-up and (for the table) one write for many requests' records,
-/// and the requests that queue them meanwhile wake nobody.
+/// goes (the node stops). It takes what the queue holds (up to [`MAX_BATCH`]) and writes it
+/// together; when that is only a few records, it first lets more gather for [`GATHER`], so
+/// a steady trickle of requests wakes it once per batch rather than once per record.
 fn write_all(mut sink: Sink, node: IpAddr, records: Receiver<AuditRecord>) {
-    while let Ok(first) = records.recv() {
-        std::thread::sleep(GATHER);
-        let mut batch = vec![first];
+    let drain = |batch: &mut Vec<AuditRecord>| {
         while batch.len() < MAX_BATCH {
             match records.try_recv() {
                 Ok(r) => batch.push(r),
                 Err(_) => break,
             }
         }
+    };
+    while let Ok(first) = records.recv() {
+        let mut batch = vec![first];
+        drain(&mut batch);
+        if batch.len() < GATHER_BELOW {
+            std::thread::sleep(GATHER);
+            drain(&mut batch);
+        }
         sink.write(&batch, node);
     }
 }
 
-/// How long the writer lets records gather once one has come.
-const GATHER: Duration = Duration::from_millis(5);
+/// How long the writer lets records gather when few are waiting.
+const GATHER: Duration = Duration::from_millis(2);
+
+/// Fewer records than this waiting: gather more first.
+const GATHER_BELOW: usize = 64;
 
 /// Records written together at most.
-const MAX_BATCH: usize = 1024;
+const MAX_BATCH: usize = 4096;
 
 impl Sink {
     /// Writes `records`; those that cannot be written go to the node's log.
