@@ -83,6 +83,10 @@ pub enum Error {
     /// `Wait::Allowed` where it may block.
     #[error("the statement would block")]
     WouldBlock,
+    /// The audit log's sink cannot take records (`audit: syslog` with no socket at its
+    /// path, …): stops the node at start; later, the record goes to the node's log.
+    #[error("audit log ({sink}): {reason}")]
+    AuditSink { sink: &'static str, reason: String },
 }
 
 fn hex(b: &[u8]) -> String {

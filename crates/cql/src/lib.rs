@@ -35,6 +35,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod ast;
+pub mod audit;
 pub mod error;
 pub mod exec;
 pub mod identifier;

@@ -15,6 +15,7 @@
 //! (`spawn_blocking`) with `Wait::Allowed`.
 //! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
 
+use crate::audit::Pending;
 use crate::protocol::{
     self, BatchQuery, ColumnType, CqlError, ErrorKind, EventBus, Handler, PreparedMetadata, Reply,
     Request, RequestContext, Response, ResultBody, ResultMetadata, RowsBuilder, SchemaChangeTarget,
@@ -23,6 +24,7 @@ use crate::protocol::{
 use bytes::Bytes;
 use cairn_cluster::consistency::Consistency;
 use cairn_cluster::proxy::{Acks, Deferred};
+use cairn_cql::audit::Auditor;
 use cairn_cql::exec::{
     BatchItem, BatchOptions, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome,
     QueryParams, ResultSet, SchemaChange, Session,
@@ -39,12 +41,37 @@ const DEFERRED_READS: usize = 16;
 pub struct CqlHandler {
     executor: Arc<Executor>,
     events: EventBus,
+    /// The node's audit log, if `audit` is on.
+    audit: Option<Arc<Auditor>>,
 }
 
 impl CqlHandler {
     /// A handler publishing schema changes on `events`.
     pub fn new(executor: Arc<Executor>, events: EventBus) -> Self {
-        CqlHandler { executor, events }
+        CqlHandler {
+            executor,
+            events,
+            audit: None,
+        }
+    }
+
+    /// Records statements and logins in `audit` (see `crate::audit`).
+    pub fn with_audit(mut self, audit: Option<Arc<Auditor>>) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// The audit records `request` will make, if it is audited.
+    fn audit_begin(&self, request: &Request, ctx: &RequestContext<Session>) -> Option<Pending> {
+        let auditor = self.audit.as_deref()?;
+        crate::audit::begin(auditor, &self.executor, request, ctx)
+    }
+
+    /// Stores a request's audit records with its answer.
+    fn audit_finish(&self, pending: Option<Pending>, reply: &Reply) {
+        if let (Some(auditor), Some(p)) = (self.audit.as_deref(), pending) {
+            crate::audit::finish(auditor, p, reply);
+        }
     }
 }
 
@@ -383,11 +410,14 @@ impl Handler for Arc<CqlHandler> {
         if matches!(request, Request::AuthResponse(_)) {
             return None; // password hashing is slow by design
         }
-        match self.run(request, &ctx.session, Wait::Never, None) {
-            Ok(reply) => Some(reply),
-            Err(Failed::Error(e)) => Some(e.into()),
-            Err(Failed::WouldBlock) => None,
-        }
+        let audit = self.audit_begin(&request, &ctx);
+        let reply = match self.run(request, &ctx.session, Wait::Never, None) {
+            Ok(reply) => reply,
+            Err(Failed::Error(e)) => e.into(),
+            Err(Failed::WouldBlock) => return None,
+        };
+        self.audit_finish(audit, &reply);
+        Some(reply)
     }
 
     fn handle(
@@ -396,6 +426,23 @@ impl Handler for Arc<CqlHandler> {
         ctx: RequestContext<Session>,
     ) -> impl std::future::Future<Output = Reply> + Send {
         let me = Arc::clone(self);
+        let audit = self.audit_begin(&request, &ctx);
+        async move {
+            let reply = Arc::clone(&me).respond(request, ctx).await;
+            me.audit_finish(audit, &reply);
+            reply
+        }
+    }
+}
+
+impl CqlHandler {
+    /// [`Handler::handle`]'s answer: the request run where it may wait (see the module doc).
+    fn respond(
+        self: Arc<Self>,
+        request: Request,
+        ctx: RequestContext<Session>,
+    ) -> impl std::future::Future<Output = Reply> + Send {
+        let me = self;
         async move {
             let session = Arc::clone(&ctx.session);
             // A write that waits only for other replicas waits here, on this task: started

@@ -1,11 +1,13 @@
 //! Cairn's network faces: a node's configuration ([`config`]), the CQL native protocol
 //! ([`protocol`]) serving the executor ([`cql`]), the REST admin API ([`rest`]), the
 //! Prometheus endpoint ([`metrics`]), the reactor stall detector ([`stall`]) and the native
-//! port's TLS ([`tls`]).
+//! port's TLS ([`tls`]); `audit` tells the audit log (`cairn_cql::audit`) what the CQL
+//! front door runs.
 //! [`start_node`] wires them to a storage engine.
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+mod audit;
 pub mod config;
 pub mod cql;
 mod membership;
@@ -71,6 +73,9 @@ pub enum StartError {
     /// cannot be used. (Transparent: the message says it all, once.)
     #[error(transparent)]
     AdminFace(#[from] rest::guard::GuardError),
+    /// The audit log cannot start (`audit: syslog` with no socket at its path, …).
+    #[error("{0}")]
+    Audit(cairn_cql::Error),
     /// A port could not be bound or an address resolved.
     #[error("cannot listen on {what} {addr}: {source}")]
     Listen {
@@ -253,6 +258,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         cfg.source.as_deref().and_then(std::path::Path::parent),
     )?;
     let internode_tls = tls::internode_tls(&cfg.server_encryption, &location)?;
+    let audit_syslog =
+        cairn_cql::audit::Auditor::open_syslog(&cfg.audit).map_err(StartError::Audit)?;
     let c = cfg.clone();
     let db = tokio::task::spawn_blocking(move || config::open_database(&c))
         .await
@@ -343,7 +350,19 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let events = protocol::EventBus::new(1024);
     let forwarding = membership::forward_events(&membership, events.clone());
     let following = membership::follow_schema(&membership, Arc::clone(&executor), events.clone());
-    let handler = Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()));
+    // The audit log starts before clients can connect, so their first statement is seen.
+    let audit = {
+        let (config, executor) = (cfg.audit.clone(), Arc::clone(&executor));
+        let node = local.endpoint.address;
+        tokio::task::spawn_blocking(move || {
+            cairn_cql::audit::Auditor::start(&config, &executor, node, audit_syslog)
+        })
+        .await
+        .map_err(|e| StartError::Audit(cairn_cql::Error::Server(e.to_string())))?
+        .map_err(StartError::Audit)?
+    };
+    let handler =
+        Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()).with_audit(audit));
     match &native_tls {
         Some(t) if t.required => tracing::info!("native transport: TLS required"),
         Some(_) => tracing::info!("native transport: TLS optional (plaintext accepted too)"),

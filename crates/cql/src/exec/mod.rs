@@ -77,6 +77,8 @@ pub struct Prepared {
     pub id: [u8; 16],
     /// The statement.
     pub parsed: ParsedStatement,
+    /// The text it was prepared from (what the audit log records of an EXECUTE).
+    pub text: String,
     /// The session keyspace at PREPARE time (unqualified names resolve in it).
     pub keyspace: Option<String>,
     /// One spec per bind marker.
@@ -250,6 +252,7 @@ impl Executor {
         let p = Arc::new(Prepared {
             id,
             parsed,
+            text: text.to_string(),
             keyspace,
             bind_specs: meta.bind_specs,
             pk_indexes: meta.pk_indexes,

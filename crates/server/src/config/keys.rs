@@ -545,11 +545,34 @@ static KEYS: &[Key] = &[
         "{enabled: false}",
         |_, v| require_disabled(v),
     ),
-    security("audit", "none (ScyllaDB's key)", "none", |_, v| {
-        match v.string()?.as_str() {
-            "none" => Ok(()),
-            other => Err(Bad::Refused(format!("`{other}`"))),
-        }
+    security(
+        "audit",
+        "none (the default), table or syslog (ScyllaDB's key)",
+        "table",
+        |c, v| {
+            let value = v.string()?;
+            c.audit.mode = cairn_cql::audit::AuditMode::parse(&value)
+                .ok_or_else(|| Bad::Refused(format!("`{value}`")))?;
+            Ok(())
+        },
+    ),
+    // What the audit log records (ScyllaDB's keys; see `cairn_cql::audit::filter`).
+    key("audit_categories", "DCL,DDL,AUTH,DML,QUERY", |c, v| {
+        Ok(c.audit.filter.set_categories(&v.optional_string()?)?)
+    })
+    .null_clears(),
+    key("audit_keyspaces", "ks1,ks2", |c, v| {
+        c.audit.filter.set_keyspaces(&v.optional_string()?);
+        Ok(())
+    })
+    .null_clears(),
+    key("audit_tables", "ks1.t1,ks2.t2", |c, v| {
+        Ok(c.audit.filter.set_tables(&v.optional_string()?)?)
+    })
+    .null_clears(),
+    key("audit_unix_socket_path", "/dev/log", |c, v| {
+        c.audit.unix_socket_path = Some(v.path()?);
+        Ok(())
     }),
     security(
         "native_transport_port_ssl",

@@ -176,6 +176,9 @@ pub struct Config {
     pub client_encryption: ClientEncryption,
     /// `server_encryption_options`: TLS between nodes.
     pub server_encryption: ServerEncryption,
+    /// `audit`, `audit_categories`, `audit_keyspaces`, `audit_tables`,
+    /// `audit_unix_socket_path` (ScyllaDB's keys): the audit log.
+    pub audit: cairn_cql::audit::AuditConfig,
     /// `num_tokens`.
     pub num_tokens: u32,
     /// `initial_token` (comma-separated tokens), if set.
@@ -271,6 +274,7 @@ impl Default for Config {
             authorizer: Authorizer::AllowAll,
             client_encryption: ClientEncryption::default(),
             server_encryption: ServerEncryption::default(),
+            audit: cairn_cql::audit::AuditConfig::default(),
             num_tokens: 16,
             initial_token: None,
             endpoint_snitch: "SimpleSnitch".into(),

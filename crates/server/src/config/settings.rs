@@ -17,6 +17,7 @@ impl Config {
         let ms = |d: Duration| format!("{}ms", d.as_millis());
         let opt = |o: &Option<String>| o.clone().unwrap_or_default();
         let path = |p: &Path| p.display().to_string();
+        let audit = self.audit.filter.describe();
         let mut out: Vec<(&str, String)> = vec![
             ("cluster_name", self.cluster_name.clone()),
             ("listen_address", self.listen_address.clone()),
@@ -120,6 +121,18 @@ impl Config {
                 .into(),
             ),
             ("role_manager", "CassandraRoleManager".into()),
+            ("audit", self.audit.mode.name().into()),
+            ("audit_categories", audit.0),
+            ("audit_keyspaces", audit.1),
+            ("audit_tables", audit.2),
+            (
+                "audit_unix_socket_path",
+                self.audit
+                    .unix_socket_path
+                    .as_deref()
+                    .map(path)
+                    .unwrap_or_default(),
+            ),
             ("num_tokens", self.num_tokens.to_string()),
             ("initial_token", opt(&self.initial_token)),
             ("endpoint_snitch", self.endpoint_snitch.clone()),

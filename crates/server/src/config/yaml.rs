@@ -137,6 +137,14 @@ impl Node {
         self.scalar().map(str::to_string)
     }
 
+    /// The scalar's text; empty for `key:` with no value.
+    pub(super) fn optional_string(&self) -> Result<String, String> {
+        match &self.value {
+            Value::Null => Ok(String::new()),
+            _ => self.string(),
+        }
+    }
+
     pub(super) fn path(&self) -> Result<PathBuf, String> {
         let s = self.scalar()?;
         if s.is_empty() {

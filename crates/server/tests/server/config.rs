@@ -476,7 +476,7 @@ server_encryption_options:\n  legacy_ssl_storage_port_enabled: true\n\
 transparent_data_encryption_options:\n  enabled: true\n\
 jmx_encryption_options:\n  optional: true\n\
 audit_logging_options:\n  enabled: true\n\
-audit: table\n\
+audit: syslog,table\n\
 native_transport_port_ssl: 9142\n\
 auth_superuser_name: admin\n\
 auth_superuser_salted_password: x\n";
