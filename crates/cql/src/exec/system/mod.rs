@@ -10,7 +10,9 @@
 //! - [`schema`]: `system_schema` (keyspaces, tables, columns, …);
 //! - [`virtual_schema`]: `system_virtual_schema`, Cassandra 4's description of the virtual
 //!   keyspaces (`system_views` and itself), which lists them as Cassandra does;
-//! - [`views`]: `system_views` (settings, sstable tasks, disk usage, …).
+//! - [`views`]: `system_views` (settings, sstable tasks, disk usage, …);
+//! - `system_auth` (`roles`, `role_members`, `role_permissions`): the role store's
+//!   (`super::auth`), as the schema log holds them.
 //!
 //! Invariants: [`VIRTUAL_TABLES`] is the one list of these tables and their key layouts; a
 //! table's columns list its partition-key columns, then its clustering columns, then the
@@ -164,6 +166,21 @@ pub const VIRTUAL_TABLES: &[TableDef] = &[
         2,
         "virtual column definitions",
     ),
+    def("system_auth", "roles", 1, 0, "role definitions"),
+    def(
+        "system_auth",
+        "role_members",
+        1,
+        1,
+        "role memberships lookup table",
+    ),
+    def(
+        "system_auth",
+        "role_permissions",
+        1,
+        1,
+        "permissions granted to db roles",
+    ),
     def("system_views", "settings", 1, 0, "current settings"),
     def(
         "system_views",
@@ -195,7 +212,7 @@ pub fn is_virtual_keyspace(ks: &str) -> bool {
 
 /// Whether the keyspace's tables are served here.
 fn served(ks: &str) -> bool {
-    matches!(ks, "system" | "system_schema") || is_virtual_keyspace(ks)
+    matches!(ks, "system" | "system_schema" | "system_auth") || is_virtual_keyspace(ks)
 }
 
 fn find(ks: &str, name: &str) -> Option<&'static TableDef> {
@@ -209,6 +226,7 @@ fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
     match ks {
         "system" => local::columns(name),
         "system_schema" => schema::columns(name),
+        "system_auth" => super::auth::system_columns(name),
         "system_virtual_schema" => virtual_schema::columns(name),
         "system_views" => views::columns(name),
         _ => Vec::new(),
@@ -344,6 +362,9 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
     let rows = match ks {
         "system" => local::rows(ex, name)?,
         "system_schema" => schema::rows(ex, name)?,
+        // The roles as the schema log holds them (see `auth`): served, not stored, so a
+        // SELECT always shows what every node applies.
+        "system_auth" => super::auth::system_rows(ex.roles(), name),
         "system_virtual_schema" => virtual_schema::rows(name),
         _ => views::rows(ex, name)?,
     };
