@@ -96,6 +96,9 @@ def test_a_role_without_permissions_is_refused_every_statement(znode, su):
         refused(s, "GRANT SELECT ON TABLE authz.t TO nobody",
                 no_perm("nobody", "AUTHORIZE", "<table authz.t>"))
         refused(s, "LIST ALL PERMISSIONS", "You are not authorized to view everyone's permissions")
+        # LIST ROLES shows a role without DESCRIBE only its own roles.
+        assert [r.role for r in s.execute("LIST ROLES")] == ["nobody"]
+        refused(s, "LIST ROLES OF cassandra", "You are not authorized to view roles granted to cassandra")
         # A BATCH of prepared statements is checked member by member.
         ins = s.prepare("INSERT INTO authz.t (k, v) VALUES (?, ?)")
         b = BatchStatement()
@@ -189,8 +192,10 @@ def test_the_creator_gets_all_and_dropping_removes_permissions(znode, su):
         s.execute("DROP KEYSPACE mk")
         listed = {r.resource for r in su.execute("LIST ALL PERMISSIONS OF maker")}
         assert listed == {"<all keyspaces>"}
-        # A superuser bypasses every check.
+        # A superuser bypasses every check; system_auth's tables show the roles, read-only.
         su.execute("SELECT * FROM system_auth.role_permissions")
+        with pytest.raises(InvalidRequest, match="Modification is not supported by table"):
+            su.execute("INSERT INTO system_auth.roles (role) VALUES ('sneaky')")
     finally:
         lg.close()
 

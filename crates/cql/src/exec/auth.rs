@@ -67,6 +67,14 @@ pub struct Effective {
     role_perms: HashMap<String, PermissionSet>,
 }
 
+/// How deep below its keyspace a data resource is.
+#[derive(Debug, Clone, Copy)]
+enum Level<'a> {
+    Keyspace,
+    AllTables,
+    Table(&'a str),
+}
+
 #[derive(Debug, Default)]
 struct KeyspacePerms {
     keyspace: PermissionSet,
@@ -111,19 +119,10 @@ impl Effective {
         e
     }
 
-    /// Whether it holds `p` on the resource or one of its parents (Cassandra's chain; a
-    /// system keyspace's chain stops below `ALL KEYSPACES`).
-    fn has(
-        &self,
-        p: Permission,
-        ks: Option<&str>,
-        table: Option<&str>,
-        role: Option<&str>,
-    ) -> bool {
-        if let Some(r) = role {
-            return self.all_roles.contains(p)
-                || self.role_perms.get(r).is_some_and(|s| s.contains(p));
-        }
+    /// Whether it holds `p` on a data resource or one of its parents (Cassandra's chain:
+    /// table, all tables, keyspace, `ALL KEYSPACES` — which a system keyspace's chain stops
+    /// below). `ks` `None` is `ALL KEYSPACES` itself.
+    fn has(&self, p: Permission, ks: Option<&str>, level: Level<'_>) -> bool {
         let Some(ks) = ks else {
             return self.root.contains(p);
         };
@@ -134,17 +133,28 @@ impl Effective {
             return false;
         };
         k.keyspace.contains(p)
-            || k.all_tables.contains(p)
-            || table.is_some_and(|t| k.tables.get(t).is_some_and(|s| s.contains(p)))
+            || match level {
+                Level::Keyspace => false,
+                Level::AllTables => k.all_tables.contains(p),
+                Level::Table(t) => {
+                    k.all_tables.contains(p) || k.tables.get(t).is_some_and(|s| s.contains(p))
+                }
+            }
+    }
+
+    /// Whether it holds `p` on role `name` or `ALL ROLES`.
+    fn has_role(&self, p: Permission, name: &str) -> bool {
+        self.all_roles.contains(p) || self.role_perms.get(name).is_some_and(|s| s.contains(p))
     }
 
     fn has_on(&self, p: Permission, r: &Resource) -> bool {
         match r {
-            Resource::Root => self.has(p, None, None, None),
-            Resource::Keyspace(ks) | Resource::AllTables(ks) => self.has(p, Some(ks), None, None),
-            Resource::Table(ks, t) => self.has(p, Some(ks), Some(t), None),
+            Resource::Root => self.has(p, None, Level::Keyspace),
+            Resource::Keyspace(ks) => self.has(p, Some(ks), Level::Keyspace),
+            Resource::AllTables(ks) => self.has(p, Some(ks), Level::AllTables),
+            Resource::Table(ks, t) => self.has(p, Some(ks), Level::Table(t)),
             Resource::AllRoles => self.all_roles.contains(p),
-            Resource::Role(n) => self.has(p, None, None, Some(n)),
+            Resource::Role(n) => self.has_role(p, n),
         }
     }
 }
@@ -960,22 +970,22 @@ fn check<'a>(
     }
     let p = r.permission;
     let ok = match r.on {
-        On::Root => eff.has(p, None, None, None),
-        On::Keyspace(ks) => eff.has(p, Some(ks), None, None),
+        On::Root => eff.has(p, None, Level::Keyspace),
+        On::Keyspace(ks) => eff.has(p, Some(ks), Level::Keyspace),
         On::AllTables(ks) => match ks_or(ks) {
-            Some(ks) => eff.has(p, Some(ks), None, None),
+            Some(ks) => eff.has(p, Some(ks), Level::AllTables),
             // No keyspace: the statement itself says so.
             None => true,
         },
         On::Table(ks, t) => match ks_or(ks) {
             Some(ks) => {
                 (p == Permission::Select && is_readable_system_table(ks, t))
-                    || eff.has(p, Some(ks), Some(t), None)
+                    || eff.has(p, Some(ks), Level::Table(t))
             }
             None => true,
         },
         On::AllRoles => eff.all_roles.contains(p),
-        On::Role(name) => eff.has(p, None, None, Some(name)),
+        On::Role(name) => eff.has_role(p, name),
     };
     if ok {
         return Ok(());
@@ -1151,14 +1161,16 @@ mod tests {
         }
         let app = Effective::of(&roles, "app");
         assert!(!app.superuser);
-        assert!(app.has(Modify, Some("ks"), Some("t"), None));
-        assert!(!app.has(Modify, Some("ks"), Some("u"), None));
-        assert!(app.has(Select, Some("ks"), Some("u"), None));
-        assert!(!app.has(Select, Some("ks2"), Some("u"), None));
+        assert!(app.has(Modify, Some("ks"), Level::Table("t")));
+        assert!(!app.has(Modify, Some("ks"), Level::Table("u")));
+        // A table's permission does not reach its keyspace.
+        assert!(!app.has(Modify, Some("ks"), Level::Keyspace));
+        assert!(app.has(Select, Some("ks"), Level::Table("u")));
+        assert!(!app.has(Select, Some("ks2"), Level::Table("u")));
         let admin = Effective::of(&roles, "admin");
-        assert!(admin.has(Select, Some("ks2"), Some("u"), None));
+        assert!(admin.has(Select, Some("ks2"), Level::Table("u")));
         // ALL KEYSPACES does not reach the system keyspaces.
-        assert!(!admin.has(Select, Some("system_auth"), Some("roles"), None));
+        assert!(!admin.has(Select, Some("system_auth"), Level::Table("roles")));
         let req = Required {
             permission: Select,
             on: On::Table(None, "t"),

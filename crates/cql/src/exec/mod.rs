@@ -483,16 +483,17 @@ impl Executor {
     }
 }
 
-/// Cassandra's error for a write into a virtual table (they are read-only), before the
-/// write path sees the statement. Cheap for every other write: no allocation.
+/// Cassandra's error for a write into a virtual table (they are read-only), and Cairn's for
+/// one into `system_auth` (served from the roles), before the write path sees the statement.
+/// Cheap for every other write: no allocation.
 fn refuse_virtual_write(session: &Session, table: &crate::ast::QualifiedName) -> Result<()> {
     let virtual_ks = match &table.keyspace {
-        Some(ks) => system::is_virtual_keyspace(ks),
+        Some(ks) => system::is_read_only_keyspace(ks),
         None => session
             .keyspace
             .read()
             .as_deref()
-            .is_some_and(system::is_virtual_keyspace),
+            .is_some_and(system::is_read_only_keyspace),
     };
     if !virtual_ks {
         return Ok(());

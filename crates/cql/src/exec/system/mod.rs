@@ -210,6 +210,12 @@ pub fn is_virtual_keyspace(ks: &str) -> bool {
     VIRTUAL_KEYSPACES.contains(&ks)
 }
 
+/// Whether writes into the keyspace's tables are refused by [`refuse_virtual_write`]: the
+/// virtual keyspaces and `system_auth` (its tables show the roles of the schema log).
+pub fn is_read_only_keyspace(ks: &str) -> bool {
+    is_virtual_keyspace(ks) || ks == "system_auth"
+}
+
 /// Whether the keyspace's tables are served here.
 fn served(ks: &str) -> bool {
     matches!(ks, "system" | "system_schema" | "system_auth") || is_virtual_keyspace(ks)
@@ -265,6 +271,14 @@ fn schemas_of(ks: &str) -> impl Iterator<Item = Arc<TableSchema>> + '_ {
 /// Refuses a write into a table of a virtual keyspace with Cassandra's error (virtual
 /// tables are read-only); other keyspaces pass.
 pub fn refuse_virtual_write(ks: &str, name: &str) -> Result<()> {
+    if ks == "system_auth" && find(ks, name).is_some() {
+        // Cassandra lets a superuser write these tables; here they show the schema log's
+        // roles, which only the role statements change.
+        return Err(Error::Invalid(format!(
+            "Modification is not supported by table {ks}.{name}: it shows the roles of the \
+             cluster's schema log; use CREATE / ALTER / DROP ROLE and GRANT / REVOKE"
+        )));
+    }
     if !is_virtual_keyspace(ks) {
         return Ok(());
     }
