@@ -13,30 +13,8 @@
 use crate::ast::{self, BatchStatement, Conditions, QualifiedName, Statement};
 use crate::error::{Error, Result, SyntaxError};
 
-/// A permission, in Cassandra's order (LIST PERMISSIONS sorts by it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Permission {
-    /// CREATE.
-    Create,
-    /// ALTER.
-    Alter,
-    /// DROP.
-    Drop,
-    /// SELECT.
-    Select,
-    /// MODIFY (INSERT, UPDATE, DELETE, TRUNCATE).
-    Modify,
-    /// AUTHORIZE (GRANT, REVOKE).
-    Authorize,
-    /// DESCRIBE (roles).
-    Describe,
-    /// EXECUTE (functions).
-    Execute,
-    /// UNMASK (masked columns).
-    Unmask,
-    /// SELECT_MASKED.
-    SelectMasked,
-}
+/// A permission, in Cassandra's order (LIST PERMISSIONS sorts by it): the parser's.
+pub use crate::ast::Permission;
 
 impl Permission {
     /// Every permission, in order.
@@ -72,21 +50,6 @@ impl Permission {
     /// The permission a stored name names.
     pub fn from_name(name: &str) -> Option<Permission> {
         Permission::ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    fn from_ast(p: ast::Permission) -> Permission {
-        match p {
-            ast::Permission::Create => Permission::Create,
-            ast::Permission::Alter => Permission::Alter,
-            ast::Permission::Drop => Permission::Drop,
-            ast::Permission::Select => Permission::Select,
-            ast::Permission::Modify => Permission::Modify,
-            ast::Permission::Authorize => Permission::Authorize,
-            ast::Permission::Describe => Permission::Describe,
-            ast::Permission::Execute => Permission::Execute,
-            ast::Permission::Unmask => Permission::Unmask,
-            ast::Permission::SelectMasked => Permission::SelectMasked,
-        }
     }
 
     fn bit(self) -> u16 {
@@ -322,10 +285,10 @@ pub fn is_readable_system_table(ks: &str, table: &str) -> bool {
 /// The permissions a GRANT / REVOKE names, narrowed to those the resource takes (the
 /// grammar's `filterPermissions`): `ALL` is every applicable one; none left is Cassandra's
 /// syntax error.
-pub fn granted_set(p: Option<ast::Permission>, resource: &Resource) -> Result<PermissionSet> {
+pub fn granted_set(p: Option<Permission>, resource: &Resource) -> Result<PermissionSet> {
     let asked = match p {
         None => PermissionSet(0x3ff),
-        Some(p) => PermissionSet::of(&[Permission::from_ast(p)]),
+        Some(p) => PermissionSet::of(&[p]),
     };
     let set = asked.intersect(resource.applicable());
     if set.is_empty() {
@@ -338,10 +301,10 @@ pub fn granted_set(p: Option<ast::Permission>, resource: &Resource) -> Result<Pe
 }
 
 /// The permissions LIST PERMISSIONS asks for (`ALL`: every one).
-pub fn listed_set(p: Option<ast::Permission>) -> PermissionSet {
+pub fn listed_set(p: Option<Permission>) -> PermissionSet {
     match p {
         None => PermissionSet(0x3ff),
-        Some(p) => PermissionSet::of(&[Permission::from_ast(p)]),
+        Some(p) => PermissionSet::of(&[p]),
     }
 }
 
@@ -498,7 +461,7 @@ pub fn required<'a>(
             };
             each(need(Authorize, on))?;
             match g.permission {
-                Some(p) => each(need(Permission::from_ast(p), on)),
+                Some(p) => each(need(p, on)),
                 // `ALL`: every permission the resource takes, checked one by one.
                 None => applicable_on(on).iter().try_for_each(|p| each(need(p, on))),
             }
@@ -640,11 +603,11 @@ mod tests {
         let t = Resource::Table("ks".into(), "t".into());
         let all = granted_set(None, &t).unwrap();
         assert!(!all.contains(Permission::Create) && all.contains(Permission::Select));
-        let e = granted_set(Some(ast::Permission::Create), &t).unwrap_err();
+        let e = granted_set(Some(Permission::Create), &t).unwrap_err();
         assert!(e.to_string().contains(
             "Resource type DataResource does not support any of the requested permissions"
         ));
-        let e = granted_set(Some(ast::Permission::Select), &Resource::AllRoles).unwrap_err();
+        let e = granted_set(Some(Permission::Select), &Resource::AllRoles).unwrap_err();
         assert!(e.to_string().contains("RoleResource"));
         let roles = granted_set(None, &Resource::Role("r".into())).unwrap();
         assert_eq!(

@@ -11,8 +11,8 @@
 //! - [`virtual_schema`]: `system_virtual_schema`, Cassandra 4's description of the virtual
 //!   keyspaces (`system_views` and itself), which lists them as Cassandra does;
 //! - [`views`]: `system_views` (settings, sstable tasks, disk usage, …);
-//! - `system_auth` (`roles`, `role_members`, `role_permissions`): the role store's
-//!   (`super::auth`), as the schema log holds them.
+//! - [`auth`]: `system_auth` (`roles`, `role_members`, `role_permissions`), the role
+//!   store's, as the schema log holds them.
 //!
 //! Invariants: [`VIRTUAL_TABLES`] is the one list of these tables and their key layouts; a
 //! table's columns list its partition-key columns, then its clustering columns, then the
@@ -21,6 +21,7 @@
 //! virtual tables ([`refuse_virtual_write`]), `system` and `system_schema` as Cairn's own
 //! system keyspaces.
 
+mod auth;
 mod filter;
 mod local;
 mod schema;
@@ -232,7 +233,7 @@ fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
     match ks {
         "system" => local::columns(name),
         "system_schema" => schema::columns(name),
-        "system_auth" => super::auth::system_columns(name),
+        "system_auth" => auth::columns(name),
         "system_virtual_schema" => virtual_schema::columns(name),
         "system_views" => views::columns(name),
         _ => Vec::new(),
@@ -378,7 +379,7 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
         "system_schema" => schema::rows(ex, name)?,
         // The roles as the schema log holds them (see `auth`): served, not stored, so a
         // SELECT always shows what every node applies.
-        "system_auth" => super::auth::system_rows(ex.roles(), name),
+        "system_auth" => auth::rows(ex.roles(), name),
         "system_virtual_schema" => virtual_schema::rows(name),
         _ => views::rows(ex, name)?,
     };
