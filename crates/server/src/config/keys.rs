@@ -350,7 +350,8 @@ static KEYS: &[Key] = &[
     security(
         "authorizer",
         "AllowAllAuthorizer (default) or CassandraAuthorizer",
-        "CassandraAuthorizer",
+        // CassandraAuthorizer loads only beside PasswordAuthenticator.
+        "AllowAllAuthorizer",
         set_authorizer,
     ),
     key(
