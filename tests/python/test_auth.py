@@ -116,7 +116,7 @@ def test_roles_survive_restart(anode, su):
 
 
 @pytest.mark.parametrize("yaml_text,key,line", [
-    ("cluster_name: c\nauthorizer: CassandraAuthorizer\n", "authorizer", 2),
+    ("cluster_name: c\nauthorizer: LdapAuthorizer\n", "authorizer", 2),
     ("client_encryption_options:\n  enabled: true\n  keystore: conf/.keystore\n"
      "  require_endpoint_verification: true\n",
      "client_encryption_options", 2),

@@ -2,7 +2,8 @@
 //! the same schema, with the same table ids.
 //!
 //! The schema is a set of entries under [`SCHEMA_PREFIX`] in group 0's replicated dictionary
-//! (`raft::command`); what a key and a value mean is the catalog's business (`cairn-cql`).
+//! (`raft::command`), with the roles and permissions under [`AUTH_PREFIX`] (auth in group 0, as
+//! ScyllaDB 6 has it); what a key and a value mean is `cairn-cql`'s business.
 //! A change is a [`Command`] prepared against the state version the statement validated
 //! against: it applies only if nothing was committed in between, and otherwise comes back
 //! as [`CommandResult::Conflict`] for the statement to be validated again. Two
@@ -27,27 +28,34 @@ use std::time::Duration;
 
 /// The prefix of every schema entry in group 0.
 pub const SCHEMA_PREFIX: &str = "schema/";
+/// The prefix of the roles' and permissions' entries, which go through the same log.
+pub const AUTH_PREFIX: &str = "auth/";
 
 /// The schema entries of group 0's state, at the state's version.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SchemaState {
     /// The state's version (bumped by every command, schema or not).
     pub version: u64,
-    /// The entries under [`SCHEMA_PREFIX`].
+    /// The entries under [`SCHEMA_PREFIX`] and [`AUTH_PREFIX`].
     pub entries: BTreeMap<String, String>,
 }
 
 impl SchemaState {
-    /// The schema entries of `state`.
+    /// The schema (and auth) entries of `state`.
     pub fn of(state: &ReplicatedState) -> SchemaState {
+        let mut entries = BTreeMap::new();
+        for prefix in [SCHEMA_PREFIX, AUTH_PREFIX] {
+            entries.extend(
+                state
+                    .entries
+                    .range(prefix.to_string()..)
+                    .take_while(|(k, _)| k.starts_with(prefix))
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
+        }
         SchemaState {
             version: state.version,
-            entries: state
-                .entries
-                .range(SCHEMA_PREFIX.to_string()..)
-                .take_while(|(k, _)| k.starts_with(SCHEMA_PREFIX))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            entries,
         }
     }
 }
@@ -165,8 +173,11 @@ mod tests {
     fn the_local_log_commits_on_its_version_and_shows_schema_entries_only() {
         let log = LocalSchemaLog::default();
         assert_eq!(
-            log.commit(0, vec![put("schema/keyspace/a"), put("node/x")])
-                .unwrap(),
+            log.commit(
+                0,
+                vec![put("schema/keyspace/a"), put("node/x"), put("auth/role/r")]
+            )
+            .unwrap(),
             CommandResult::Applied { version: 1 }
         );
         // Prepared against the old version: a conflict, nothing applied.
@@ -176,6 +187,9 @@ mod tests {
         );
         let s = log.state();
         assert_eq!(s.version, 1);
-        assert_eq!(s.entries.keys().collect::<Vec<_>>(), ["schema/keyspace/a"]);
+        assert_eq!(
+            s.entries.keys().collect::<Vec<_>>(),
+            ["auth/role/r", "schema/keyspace/a"]
+        );
     }
 }

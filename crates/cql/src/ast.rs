@@ -839,8 +839,8 @@ pub struct DropUser {
     pub if_exists: bool,
 }
 
-/// A permission name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A permission name, in Cassandra's order (`exec::permissions` gives it its meaning).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Permission {
     Create,
     Alter,

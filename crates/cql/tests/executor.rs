@@ -414,3 +414,67 @@ fn mutated_statements_never_panic() {
         "too few mutated statements were valid: {executed}"
     );
 }
+
+/// Two executors on one schema log (two nodes of a group 0, in memory): roles, memberships
+/// and grants made on one are the other's once it follows the log, and the node that made a
+/// change sees it at once.
+#[test]
+fn roles_and_permissions_follow_the_shared_log() {
+    use cairn_cluster::schema_log::{LocalSchemaLog, SchemaLog};
+    use cairn_cql::exec::auth::CacheSettings;
+    let log: Arc<dyn SchemaLog> = Arc::new(LocalSchemaLog::default());
+    let node = |dir: &std::path::Path| {
+        let db = Arc::new(Database::open(DatabaseConfig::new(dir)).unwrap());
+        Executor::open_with_log(
+            Arc::new(StorageProxy::new(db, alone())),
+            NodeInfo::default(),
+            Arc::clone(&log),
+        )
+        .unwrap()
+        .with_authentication(true)
+        .with_authorization(true, CacheSettings::default())
+    };
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (node(d1.path()), node(d2.path()));
+    let su = Session::default();
+    *su.user.write() = Some("cassandra".into());
+    run(&a, &su, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}");
+    run(&a, &su, "CREATE TABLE ks.t (k int PRIMARY KEY, v int)");
+    run(&a, &su, "CREATE ROLE reader");
+    run(
+        &a,
+        &su,
+        "CREATE ROLE app WITH PASSWORD = 'pw' AND LOGIN = true",
+    );
+    run(&a, &su, "GRANT SELECT ON KEYSPACE ks TO reader");
+    run(&a, &su, "GRANT reader TO app");
+    let app = Session::default();
+    *app.user.write() = Some("app".into());
+    let select = "SELECT * FROM ks.t";
+    // At once where it was made.
+    assert_eq!(rows(&a, &app, select).rows.len(), 0);
+    // On the other node once it follows the log.
+    b.sync_schema().unwrap();
+    b.authenticate(&app, b"\0app\0pw").unwrap();
+    assert_eq!(rows(&b, &app, select).rows.len(), 0);
+    let refused = |ex: &Executor| {
+        ex.query(&app, select, &QueryParams::default(), Wait::Allowed)
+            .unwrap_err()
+    };
+    run(&b, &su, "REVOKE reader FROM app");
+    assert!(matches!(refused(&b), Error::Unauthorized(m)
+        if m == "User app has no SELECT permission on <table ks.t> or any of its parents"));
+    a.sync_schema().unwrap();
+    assert!(matches!(refused(&a), Error::Unauthorized(_)));
+    // The node's view of system_auth is the log's.
+    let members = rows(&a, &su, "SELECT * FROM system_auth.role_members");
+    assert!(members.rows.is_empty());
+    // The superuser created the keyspace, the table and both roles: it was granted them too
+    // (reader's SELECT on ks is the fifth row).
+    let perms = rows(
+        &a,
+        &su,
+        "SELECT role, resource FROM system_auth.role_permissions",
+    );
+    assert_eq!(perms.rows.len(), 5);
+}

@@ -309,6 +309,10 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     };
     let d = Arc::clone(&db);
     let password = cfg.authenticator == config::Authenticator::Password;
+    let authorizing = cfg.authorizer == config::Authorizer::Cassandra;
+    let permission_cache = cairn_cql::exec::auth::CacheSettings {
+        validity: cfg.permissions_validity,
+    };
     let batch_limits = cairn_cql::exec::batch_limits::BatchLimits {
         warn_bytes: cfg.batch_size_warn_threshold,
         fail_bytes: cfg.batch_size_fail_threshold,
@@ -340,6 +344,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let executor = tokio::task::spawn_blocking(move || {
         cairn_cql::exec::Executor::open_with_log(proxy, info, schema_log).map(|e| {
             e.with_authentication(password)
+                .with_authorization(authorizing, permission_cache)
                 .with_batch_limits(batch_limits)
         })
     })

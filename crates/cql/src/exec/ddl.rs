@@ -1,6 +1,7 @@
 //! Schema statements: keyspaces, ALTER / DROP TABLE, TRUNCATE, DROP TYPE / INDEX, roles;
-//! CREATE TABLE is [`create_table`](super::create_table). What cannot be done (user types,
-//! indexes, permissions) is refused clearly.
+//! CREATE TABLE is [`create_table`](super::create_table); GRANT / REVOKE / LIST PERMISSIONS
+//! and role membership go to the role store. What cannot be done (user types, indexes) is
+//! refused clearly.
 //!
 //! Each statement checks what Cassandra checks, in Cassandra's order, with its texts:
 //! system keyspaces first (`authorize`, then `check_schema_keyspace`, both in
@@ -50,10 +51,18 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         | Statement::CreateUser(_)
         | Statement::AlterUser(_)
         | Statement::DropUser(_)
-        | Statement::ListUsers => role_statement(ex, session, stmt),
-        _ => Err(Error::Invalid(
-            "Permissions (GRANT / REVOKE / LIST PERMISSIONS) are not supported yet".into(),
-        )),
+        | Statement::ListUsers
+        | Statement::Grant(_)
+        | Statement::Revoke(_)
+        | Statement::ListPermissions(_)
+        | Statement::GrantRole { .. }
+        | Statement::RevokeRole { .. } => role_statement(ex, session, stmt),
+        Statement::Select(_)
+        | Statement::Insert(_)
+        | Statement::Update(_)
+        | Statement::Delete(_)
+        | Statement::Batch(_)
+        | Statement::Use(_) => Err(Error::Invalid("not a schema statement".into())),
     }
 }
 
@@ -151,35 +160,40 @@ fn drop_index(session: &Session, d: &DropIndex) -> Result<Outcome> {
     )))
 }
 
-/// Role and user statements, run by the node's [`super::auth::Roles`].
+/// Role, user and permission statements, run by the node's [`super::auth::Roles`] (what
+/// they need was checked before: `permissions::required`, except what depends on the roles).
 fn role_statement(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome> {
+    let roles = ex.roles();
+    let authorizing = ex.authorization();
+    // The creator of a role gets its permissions when they are enforced.
+    let creator = session.user.read().clone().filter(|_| authorizing);
+    let exists = |r: &super::permissions::Resource| data_resource_exists(ex, r);
     match stmt {
         Statement::CreateRole(r) => {
-            ex.roles().create(
+            roles.create(
                 session,
-                ex.authentication(),
                 &r.name,
                 r.if_not_exists,
                 &r.options,
+                creator.as_deref(),
             )?;
             Ok(Outcome::Void)
         }
         Statement::AlterRole(r) => {
-            ex.roles().alter(
-                session,
-                ex.authentication(),
-                &r.name,
-                r.if_exists,
-                &r.options,
-            )?;
+            roles.alter(session, authorizing, &r.name, r.if_exists, &r.options)?;
             Ok(Outcome::Void)
         }
         Statement::DropRole(r) => {
-            ex.roles()
-                .drop(session, ex.authentication(), &r.name, r.if_exists)?;
+            roles.drop(session, &r.name, r.if_exists)?;
             Ok(Outcome::Void)
         }
-        Statement::ListRoles(l) => Ok(Outcome::Rows(ex.roles().list(l.of.as_deref(), false)?)),
+        Statement::ListRoles(l) => Ok(Outcome::Rows(roles.list(
+            session,
+            authorizing,
+            l.of.as_deref(),
+            l.recursive,
+            false,
+        )?)),
         Statement::CreateUser(u) => {
             let o = RoleOptions {
                 password: u.password.clone(),
@@ -187,8 +201,7 @@ fn role_statement(ex: &Executor, session: &Session, stmt: &Statement) -> Result<
                 superuser: u.superuser,
                 ..RoleOptions::default()
             };
-            ex.roles()
-                .create(session, ex.authentication(), &u.name, u.if_not_exists, &o)?;
+            roles.create(session, &u.name, u.if_not_exists, &o, creator.as_deref())?;
             Ok(Outcome::Void)
         }
         Statement::AlterUser(u) => {
@@ -197,17 +210,63 @@ fn role_statement(ex: &Executor, session: &Session, stmt: &Statement) -> Result<
                 superuser: u.superuser,
                 ..RoleOptions::default()
             };
-            ex.roles()
-                .alter(session, ex.authentication(), &u.name, u.if_exists, &o)?;
+            roles.alter(session, authorizing, &u.name, u.if_exists, &o)?;
             Ok(Outcome::Void)
         }
         Statement::DropUser(u) => {
-            ex.roles()
-                .drop(session, ex.authentication(), &u.name, u.if_exists)?;
+            roles.drop(session, &u.name, u.if_exists)?;
             Ok(Outcome::Void)
         }
-        Statement::ListUsers => Ok(Outcome::Rows(ex.roles().list(None, true)?)),
+        Statement::ListUsers => Ok(Outcome::Rows(roles.list(
+            session,
+            authorizing,
+            None,
+            true,
+            true,
+        )?)),
+        Statement::GrantRole { role, grantee } => {
+            roles.grant_role(role, grantee)?;
+            Ok(Outcome::Void)
+        }
+        Statement::RevokeRole { role, revokee } => {
+            roles.revoke_role(role, revokee)?;
+            Ok(Outcome::Void)
+        }
+        Statement::Grant(g) | Statement::Revoke(g) => {
+            let grant = matches!(stmt, Statement::Grant(_));
+            require_authorizer(authorizing, if grant { "GRANT" } else { "REVOKE" })?;
+            roles.change_permissions(session, g, grant, &exists)
+        }
+        Statement::ListPermissions(l) => {
+            require_authorizer(authorizing, "LIST PERMISSIONS")?;
+            roles.list_permissions(session, l, &exists)
+        }
         _ => Err(Error::Invalid("not a role statement".into())),
+    }
+}
+
+/// Permission statements need the authorizer that keeps permissions: Cassandra's
+/// `AllowAllAuthorizer` refuses them with these texts.
+fn require_authorizer(authorizing: bool, what: &str) -> Result<()> {
+    if authorizing {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "{what} operation is not supported by AllowAllAuthorizer"
+    )))
+}
+
+/// Whether a keyspace or table a permission names exists (system tables included).
+fn data_resource_exists(ex: &Executor, r: &super::permissions::Resource) -> bool {
+    use super::permissions::Resource;
+    match r {
+        Resource::Keyspace(ks) | Resource::AllTables(ks) => {
+            ex.catalog().keyspace(ks).is_some() || super::system::is_virtual_keyspace(ks)
+        }
+        Resource::Table(ks, t) => {
+            ex.catalog().table(ks, t).is_some() || super::system::virtual_schema(ks, t).is_some()
+        }
+        _ => true,
     }
 }
 

@@ -11,6 +11,9 @@
 //! (`StorageProxy::cas`, whose partition lock is tried, not waited for). Pieces, one file each:
 //! - [`catalog`]: keyspaces and tables, as the cluster's schema log has them, with
 //!   [`definitions`] for their form as the log's entries;
+//! - [`auth`]: roles and permissions, in the same log ([`auth_entries`]), with
+//!   [`permissions`] for what each statement needs — checked at every entry point
+//!   ([`Executor::run`], [`Executor::execute`], [`Executor::batch`]) when the authorizer is on;
 //! - [`consistency`]: which consistency levels each kind of statement accepts;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE, with [`create_table`] for CREATE TABLE,
@@ -28,6 +31,7 @@
 //! [`session`] (what a request brings) and [`binds`] (bound values as terms see them).
 
 pub mod auth;
+pub mod auth_entries;
 pub mod batch_limits;
 pub mod binds;
 pub mod catalog;
@@ -39,6 +43,7 @@ pub mod describe;
 pub mod key_text;
 pub mod lwt;
 pub mod options;
+pub mod permissions;
 pub mod plan_cache;
 pub mod prepare;
 pub mod properties;
@@ -101,6 +106,8 @@ pub struct Executor {
     catalog: Catalog,
     roles: auth::Roles,
     authentication: bool,
+    /// Permissions are enforced (`authorizer: CassandraAuthorizer`).
+    authorization: bool,
     node: system::NodeInfo,
     prepared: RwLock<HashMap<[u8; 16], Arc<Prepared>, foldhash::fast::RandomState>>,
     /// Serialises DDL, as Cassandra's schema changes are serialised.
@@ -127,10 +134,11 @@ impl Executor {
         log: Arc<dyn SchemaLog>,
     ) -> Result<Executor> {
         Ok(Executor {
-            roles: auth::Roles::open(Arc::clone(proxy.db()))?,
+            roles: auth::Roles::open(proxy.db(), Arc::clone(&log))?,
             catalog: Catalog::open(Arc::clone(&proxy), log)?,
             proxy,
             authentication: false,
+            authorization: false,
             node,
             prepared: RwLock::new(HashMap::default()),
             ddl: Mutex::new(()),
@@ -166,6 +174,7 @@ impl Executor {
     pub fn sync_schema(&self) -> Result<Vec<SchemaChange>> {
         let _serial = self.ddl.lock();
         self.catalog.reconcile()?;
+        self.roles.reconcile();
         let changes = self.catalog.take_unpublished();
         if !changes.is_empty() {
             // Prepared statements may describe columns that changed.
@@ -178,6 +187,75 @@ impl Executor {
     pub fn with_authentication(mut self, on: bool) -> Self {
         self.authentication = on;
         self
+    }
+
+    /// Enforces permissions (`authorizer: CassandraAuthorizer`; it needs authentication),
+    /// caching each role's as `cache` says.
+    pub fn with_authorization(mut self, on: bool, cache: auth::CacheSettings) -> Self {
+        self.authorization = on;
+        self.roles.set_cache(cache);
+        self
+    }
+
+    /// Whether permissions are enforced.
+    pub fn authorization(&self) -> bool {
+        self.authorization
+    }
+
+    /// Checks that the session's role may run `stmt` (nothing when permissions are not
+    /// enforced); unqualified names resolve in `keyspace`, else the session's.
+    fn authorize(&self, session: &Session, stmt: &Statement, keyspace: Option<&str>) -> Result<()> {
+        if !self.authorization {
+            return Ok(());
+        }
+        self.roles.authorize(session, stmt, keyspace)
+    }
+
+    /// After a schema statement: its creator gets every permission on what it created, and
+    /// permissions on what it dropped go (Cassandra's `grantPermissionsToCreator` and
+    /// `AuthSchemaChangeListener`).
+    fn after_schema_change(
+        &self,
+        session: &Session,
+        stmt: &Statement,
+        out: &Outcome,
+    ) -> Result<()> {
+        use permissions::Resource;
+        let change = match out {
+            Outcome::SchemaChange(c) => c,
+            Outcome::Warned(inner, _) => match inner.as_ref() {
+                Outcome::SchemaChange(c) => c,
+                _ => return Ok(()),
+            },
+            _ => return Ok(()),
+        };
+        let (ks, table) = (change.keyspace.clone(), change.table.clone());
+        match (stmt, change.change) {
+            (Statement::CreateKeyspace(_) | Statement::CreateTable(_), ChangeKind::Created) => {
+                let user = session.user.read().clone();
+                if let (true, Some(user)) = (self.authorization, user) {
+                    let r = match table {
+                        Some(t) => Resource::Table(ks, t),
+                        None => Resource::Keyspace(ks),
+                    };
+                    self.roles.grant_to_creator(&user, &r)?;
+                }
+            }
+            (Statement::DropKeyspace(_), ChangeKind::Dropped) => {
+                let own = Resource::Keyspace(ks.clone()).name();
+                let below = format!("{own}/");
+                self.roles
+                    .revoke_all_on(&|r| r == own || r.starts_with(&below))?;
+            }
+            (Statement::DropTable(_), ChangeKind::Dropped) => {
+                if let Some(t) = table {
+                    let name = Resource::Table(ks, t).name();
+                    self.roles.revoke_all_on(&|r| r == name)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// The authenticator class clients must use, when authentication is on.
@@ -304,9 +382,12 @@ impl Executor {
         };
         match &p.parsed.statement {
             Statement::Select(s) => {
+                // Checked at every execution, not only at PREPARE: grants change.
+                self.authorize(session, &p.parsed.statement, None)?;
                 select::select(self, session, s, params, Some(&p.select_plan), wait)
             }
             Statement::Insert(i) => {
+                self.authorize(session, &p.parsed.statement, None)?;
                 refuse_virtual_write(session, &i.table)?;
                 write::insert(self, session, i, params, Some(&p.insert_plan), wait)
             }
@@ -326,10 +407,14 @@ impl Executor {
     ) -> Result<Outcome> {
         let mut statements = Vec::with_capacity(items.len());
         for (item, params) in items {
-            let stmt = match item {
-                BatchItem::Query(text) => crate::parse_statement(text)?.statement,
-                BatchItem::Prepared(id) => self.prepared(id)?.parsed.statement.clone(),
+            let (stmt, keyspace) = match item {
+                BatchItem::Query(text) => (crate::parse_statement(text)?.statement, None),
+                BatchItem::Prepared(id) => {
+                    let p = self.prepared(id)?;
+                    (p.parsed.statement.clone(), p.keyspace.clone())
+                }
             };
+            self.authorize(session, &stmt, keyspace.as_deref())?;
             refuse_virtual_writes(session, &stmt)?;
             statements.push((stmt, params.clone()));
         }
@@ -344,6 +429,7 @@ impl Executor {
         params: &QueryParams,
         wait: Wait,
     ) -> Result<Outcome> {
+        self.authorize(session, stmt, None)?;
         match stmt {
             Statement::Select(s) => select::select(self, session, s, params, None, wait),
             Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_) => {
@@ -377,6 +463,7 @@ impl Executor {
                         other => break other?,
                     }
                 };
+                self.after_schema_change(session, other, &out)?;
                 if out.is_schema_change() {
                     // Prepared statements may describe columns that changed.
                     self.prepared.write().clear();
@@ -391,16 +478,17 @@ impl Executor {
     }
 }
 
-/// Cassandra's error for a write into a virtual table (they are read-only), before the
-/// write path sees the statement. Cheap for every other write: no allocation.
+/// Cassandra's error for a write into a virtual table (they are read-only), and Cairn's for
+/// one into `system_auth` (served from the roles), before the write path sees the statement.
+/// Cheap for every other write: no allocation.
 fn refuse_virtual_write(session: &Session, table: &crate::ast::QualifiedName) -> Result<()> {
     let virtual_ks = match &table.keyspace {
-        Some(ks) => system::is_virtual_keyspace(ks),
+        Some(ks) => system::is_read_only_keyspace(ks),
         None => session
             .keyspace
             .read()
             .as_deref()
-            .is_some_and(system::is_virtual_keyspace),
+            .is_some_and(system::is_read_only_keyspace),
     };
     if !virtual_ks {
         return Ok(());

@@ -349,9 +349,30 @@ static KEYS: &[Key] = &[
     ),
     security(
         "authorizer",
-        "AllowAllAuthorizer (default)",
+        "AllowAllAuthorizer (default) or CassandraAuthorizer",
+        // CassandraAuthorizer loads only beside PasswordAuthenticator.
         "AllowAllAuthorizer",
         set_authorizer,
+    ),
+    key(
+        "permissions_validity_in_ms",
+        "2000",
+        field!(permissions_validity, v => v.millis()?),
+    ),
+    key(
+        "permissions_validity",
+        "2000ms",
+        field!(permissions_validity, v => v.duration_min(Duration::ZERO)?),
+    ),
+    key(
+        "permissions_update_interval_in_ms",
+        "2000",
+        field!(permissions_update_interval, v => Some(v.millis()?)),
+    ),
+    key(
+        "permissions_update_interval",
+        "2000ms",
+        field!(permissions_update_interval, v => Some(v.duration_min(Duration::ZERO)?)),
     ),
     key(
         "num_tokens",
@@ -661,10 +682,6 @@ static KEYS: &[Key] = &[
     ignored("roles_update_interval_in_ms"),
     ignored("roles_update_interval"),
     ignored("roles_cache_active_update"),
-    ignored("permissions_validity_in_ms"),
-    ignored("permissions_validity"),
-    ignored("permissions_update_interval_in_ms"),
-    ignored("permissions_update_interval"),
     ignored("permissions_cache_active_update"),
     ignored("credentials_validity_in_ms"),
     ignored("credentials_validity"),

@@ -92,6 +92,19 @@ impl Config {
                 }),
             }
         }
+        // Cassandra's `AuthConfig`: an authorizer that enforces permissions needs logins.
+        if config.authorizer == super::Authorizer::Cassandra
+            && config.authenticator != super::Authenticator::Password
+        {
+            problems.push(Problem {
+                line: config.key_line("authorizer").unwrap_or(0),
+                key: "authorizer".into(),
+                message: "org.apache.cassandra.auth.CassandraAuthorizer has authorization enabled \
+                          which requires org.apache.cassandra.auth.AllowAllAuthenticator to enable \
+                          authentication: set `authenticator: PasswordAuthenticator`"
+                    .into(),
+            });
+        }
         if !problems.is_empty() {
             problems.sort_by_key(|p| p.line);
             return Err(fail(problems));

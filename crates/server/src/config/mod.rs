@@ -78,9 +78,10 @@ pub enum Authenticator {
 /// `authorizer`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Authorizer {
-    /// Every user may do everything (the default, as in Cassandra). `CassandraAuthorizer`
-    /// is refused until permissions are enforced.
+    /// Every user may do everything (the default, as in Cassandra).
     AllowAll,
+    /// Permissions granted with GRANT are enforced (needs `PasswordAuthenticator`).
+    Cassandra,
 }
 
 /// A node's configuration. Field names follow the YAML keys; sizes are in bytes and
@@ -191,6 +192,11 @@ pub struct Config {
     pub blocked_reactor_notify: Duration,
     /// `blocked_reactor_reports_per_minute` (ScyllaDB): stall reports logged a minute at most.
     pub blocked_reactor_reports_per_minute: u32,
+    /// `permissions_validity(_in_ms)`: how long a role's permissions are cached (0: not).
+    pub permissions_validity: Duration,
+    /// `permissions_update_interval(_in_ms)`: accepted; a change applied from the schema log
+    /// refreshes the cache at once, so nothing waits for this interval.
+    pub permissions_update_interval: Option<Duration>,
     /// `read_request_timeout(_in_ms)`.
     pub read_request_timeout: Duration,
     /// `write_request_timeout(_in_ms)`.
@@ -281,6 +287,8 @@ impl Default for Config {
             partitioner: "org.apache.cassandra.dht.Murmur3Partitioner".into(),
             blocked_reactor_notify: Duration::from_millis(25),
             blocked_reactor_reports_per_minute: 5,
+            permissions_validity: Duration::from_millis(2000),
+            permissions_update_interval: None,
             read_request_timeout: Duration::from_millis(5000),
             write_request_timeout: Duration::from_millis(2000),
             cas_contention_timeout: Duration::from_millis(1000),

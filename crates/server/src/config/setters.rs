@@ -162,6 +162,7 @@ pub(super) fn set_authenticator(c: &mut Config, v: &Node) -> Result<(), Bad> {
 pub(super) fn set_authorizer(c: &mut Config, v: &Node) -> Result<(), Bad> {
     c.authorizer = match class_name(v)?.as_str() {
         "AllowAllAuthorizer" => Authorizer::AllowAll,
+        "CassandraAuthorizer" => Authorizer::Cassandra,
         other => return Err(Bad::Refused(format!("`{other}`"))),
     };
     Ok(())

@@ -117,6 +117,7 @@ impl Config {
                 "authorizer",
                 match self.authorizer {
                     Authorizer::AllowAll => "AllowAllAuthorizer",
+                    Authorizer::Cassandra => "CassandraAuthorizer",
                 }
                 .into(),
             ),
@@ -144,6 +145,13 @@ impl Config {
             (
                 "blocked_reactor_reports_per_minute",
                 self.blocked_reactor_reports_per_minute.to_string(),
+            ),
+            ("permissions_validity", ms(self.permissions_validity)),
+            (
+                "permissions_update_interval",
+                ms(self
+                    .permissions_update_interval
+                    .unwrap_or(self.permissions_validity)),
             ),
             ("read_request_timeout", ms(self.read_request_timeout)),
             ("write_request_timeout", ms(self.write_request_timeout)),

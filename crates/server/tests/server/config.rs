@@ -466,7 +466,7 @@ fn security_settings_fail_closed() {
     // One refused value for every security key, in security_keys()' order.
     let text = "cluster_name: c\n\
 authenticator: org.apache.cassandra.auth.MutualTlsAuthenticator\n\
-authorizer: CassandraAuthorizer\n\
+authorizer: LdapAuthorizer\n\
 role_manager:\n  class_name: LDAPRoleManager\n\
 network_authorizer: CassandraNetworkAuthorizer\n\
 cidr_authorizer:\n  class_name: CassandraCIDRAuthorizer\n\
@@ -496,7 +496,7 @@ auth_superuser_salted_password: x\n";
     };
     says(0, "PasswordAuthenticator");
     assert_eq!(p[1].line, 3);
-    says(1, "`CassandraAuthorizer`");
+    says(1, "`LdapAuthorizer`");
     says(1, "Supported: AllowAllAuthorizer");
     says(2, "`LDAPRoleManager`");
     // A nested option is named with its own line.
@@ -507,7 +507,7 @@ auth_superuser_salted_password: x\n";
         .unwrap_err()
         .to_string();
     assert!(
-        shown.contains("line 3: authorizer: `CassandraAuthorizer` is a security setting"),
+        shown.contains("line 3: authorizer: `LdapAuthorizer` is a security setting"),
         "{shown}"
     );
 

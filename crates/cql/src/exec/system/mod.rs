@@ -10,7 +10,9 @@
 //! - [`schema`]: `system_schema` (keyspaces, tables, columns, …);
 //! - [`virtual_schema`]: `system_virtual_schema`, Cassandra 4's description of the virtual
 //!   keyspaces (`system_views` and itself), which lists them as Cassandra does;
-//! - [`views`]: `system_views` (settings, sstable tasks, disk usage, …).
+//! - [`views`]: `system_views` (settings, sstable tasks, disk usage, …);
+//! - [`auth`]: `system_auth` (`roles`, `role_members`, `role_permissions`), the role
+//!   store's, as the schema log holds them.
 //!
 //! Invariants: [`VIRTUAL_TABLES`] is the one list of these tables and their key layouts; a
 //! table's columns list its partition-key columns, then its clustering columns, then the
@@ -19,6 +21,7 @@
 //! virtual tables ([`refuse_virtual_write`]), `system` and `system_schema` as Cairn's own
 //! system keyspaces.
 
+mod auth;
 mod filter;
 mod local;
 mod schema;
@@ -164,6 +167,21 @@ pub const VIRTUAL_TABLES: &[TableDef] = &[
         2,
         "virtual column definitions",
     ),
+    def("system_auth", "roles", 1, 0, "role definitions"),
+    def(
+        "system_auth",
+        "role_members",
+        1,
+        1,
+        "role memberships lookup table",
+    ),
+    def(
+        "system_auth",
+        "role_permissions",
+        1,
+        1,
+        "permissions granted to db roles",
+    ),
     def("system_views", "settings", 1, 0, "current settings"),
     def(
         "system_views",
@@ -193,9 +211,15 @@ pub fn is_virtual_keyspace(ks: &str) -> bool {
     VIRTUAL_KEYSPACES.contains(&ks)
 }
 
+/// Whether writes into the keyspace's tables are refused by [`refuse_virtual_write`]: the
+/// virtual keyspaces and `system_auth` (its tables show the roles of the schema log).
+pub fn is_read_only_keyspace(ks: &str) -> bool {
+    is_virtual_keyspace(ks) || ks == "system_auth"
+}
+
 /// Whether the keyspace's tables are served here.
 fn served(ks: &str) -> bool {
-    matches!(ks, "system" | "system_schema") || is_virtual_keyspace(ks)
+    matches!(ks, "system" | "system_schema" | "system_auth") || is_virtual_keyspace(ks)
 }
 
 fn find(ks: &str, name: &str) -> Option<&'static TableDef> {
@@ -209,6 +233,7 @@ fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
     match ks {
         "system" => local::columns(name),
         "system_schema" => schema::columns(name),
+        "system_auth" => auth::columns(name),
         "system_virtual_schema" => virtual_schema::columns(name),
         "system_views" => views::columns(name),
         _ => Vec::new(),
@@ -247,6 +272,14 @@ fn schemas_of(ks: &str) -> impl Iterator<Item = Arc<TableSchema>> + '_ {
 /// Refuses a write into a table of a virtual keyspace with Cassandra's error (virtual
 /// tables are read-only); other keyspaces pass.
 pub fn refuse_virtual_write(ks: &str, name: &str) -> Result<()> {
+    if ks == "system_auth" && find(ks, name).is_some() {
+        // Cassandra lets a superuser write these tables; here they show the schema log's
+        // roles, which only the role statements change.
+        return Err(Error::Invalid(format!(
+            "Modification is not supported by table {ks}.{name}: it shows the roles of the \
+             cluster's schema log; use CREATE / ALTER / DROP ROLE and GRANT / REVOKE"
+        )));
+    }
     if !is_virtual_keyspace(ks) {
         return Ok(());
     }
@@ -344,6 +377,9 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
     let rows = match ks {
         "system" => local::rows(ex, name)?,
         "system_schema" => schema::rows(ex, name)?,
+        // The roles as the schema log holds them (see `auth`): served, not stored, so a
+        // SELECT always shows what every node applies.
+        "system_auth" => auth::rows(ex.roles(), name),
         "system_virtual_schema" => virtual_schema::rows(name),
         _ => views::rows(ex, name)?,
     };

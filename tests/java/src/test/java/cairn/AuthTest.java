@@ -49,12 +49,12 @@ class AuthTest {
   @Test
   void unimplementedAuthorizerStopsTheNode() throws Exception {
     Path config = Files.createTempFile("cairn-authz", ".yaml");
-    Files.writeString(config, "cluster_name: secure\nauthorizer: CassandraAuthorizer\n");
+    Files.writeString(config, "cluster_name: secure\nauthorizer: LdapAuthorizer\n");
     try {
       CairnNode.Finished f = CairnNode.run("--config", config.toString());
       assertNotEquals(0, f.exitCode(), f.output());
       assertTrue(
-          f.output().contains("line 2: authorizer: `CassandraAuthorizer` is a security setting"),
+          f.output().contains("line 2: authorizer: `LdapAuthorizer` is a security setting"),
           f.output());
       assertTrue(f.output().contains("Supported: AllowAllAuthorizer"), f.output());
     } finally {
