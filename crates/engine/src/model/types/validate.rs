@@ -96,7 +96,8 @@ impl CqlType {
                 }
                 r.finish().map_err(err)
             }
-            CqlType::Tuple(types) => {
+            CqlType::Tuple(_) | CqlType::Udt(_) => {
+                let types = self.components().unwrap_or(&[]);
                 let mut r = Framed::new(value);
                 for t in types {
                     if r.at_end() {
