@@ -70,6 +70,14 @@ pub fn column_type(t: &CqlType) -> ColumnType {
         CqlType::Map(k, v) => ColumnType::Map(Box::new(column_type(k)), Box::new(column_type(v))),
         CqlType::Tuple(ts) => ColumnType::Tuple(ts.iter().map(column_type).collect()),
         CqlType::Frozen(t) => column_type(t),
+        CqlType::Udt(u) => ColumnType::Udt {
+            keyspace: u.keyspace.clone(),
+            name: u.name.clone(),
+            fields: u
+                .fields()
+                .map(|(f, t)| (f.clone(), column_type(t)))
+                .collect(),
+        },
     }
 }
 
