@@ -223,6 +223,10 @@ pub(crate) fn schema_change(c: &SchemaChange) -> protocol::SchemaChange {
             ChangeKind::Dropped => SchemaChangeType::Dropped,
         },
         target: match &c.table {
+            Some(t) if c.is_type => SchemaChangeTarget::Type {
+                keyspace: c.keyspace.clone(),
+                name: t.clone(),
+            },
             Some(t) => SchemaChangeTarget::Table {
                 keyspace: c.keyspace.clone(),
                 table: t.clone(),

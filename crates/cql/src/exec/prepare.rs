@@ -77,15 +77,16 @@ impl Collector<'_> {
                 }
             }
             Term::Tuple(ts) => {
-                if let CqlType::Tuple(types) = inner {
+                if let Some(types) = inner.components() {
                     for (t, ty) in ts.iter().zip(types) {
                         self.term(t, name, ty);
                     }
                 }
             }
             Term::TypeHint(_, t) => self.term(t, name, ty),
-            // Arguments of functions and operators: the overload's parameters.
-            Term::Function(_) | Term::Arithmetic(..) | Term::Negate(_) => {
+            // Arguments of functions and operators: the overload's parameters; user type
+            // fields: `column.field`.
+            Term::Function(_) | Term::Arithmetic(..) | Term::Negate(_) | Term::UserType(_) => {
                 for (index, marker, t) in crate::values::term::marker_types(term, name, ty) {
                     let s = self.spec(&marker, t);
                     self.set(index, s);

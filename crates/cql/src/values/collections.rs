@@ -127,7 +127,8 @@ pub fn comparable_encode(ty: &CqlType, v: &[u8]) -> ValueResult<Vec<u8>> {
             out.push(0x00);
             Ok(out)
         }
-        CqlType::Tuple(types) => {
+        tuple @ (CqlType::Tuple(_) | CqlType::Udt(_)) => {
+            let types = tuple.components().unwrap_or(&[]);
             let comps = split_tuple(v).ok_or_else(bad)?;
             if comps.len() > types.len() {
                 return Err(bad());
@@ -204,7 +205,8 @@ fn decode_prefix<'a>(ty: &CqlType, data: &'a [u8]) -> Option<(Vec<u8>, &'a [u8])
                 }
             }
         }
-        CqlType::Tuple(types) => {
+        tuple @ (CqlType::Tuple(_) | CqlType::Udt(_)) => {
+            let types = tuple.components().unwrap_or(&[]);
             let mut comps: Vec<Option<Bytes>> = Vec::new();
             let mut rest = data;
             loop {

@@ -133,9 +133,24 @@ pub(super) fn assignment_op(
         }
         Assignment::Subtract { value, .. } => subtract(c, value, ctx, ts, now),
         Assignment::SetElement { key, value, .. } => set_element(c, key, value, ctx, ts, ttl, now),
-        Assignment::SetField { .. } => Err(Error::Invalid(
-            "User-defined types are not supported yet".into(),
-        )),
+        // Cassandra's `Operation.SetField` checks; non-frozen user types (which take a
+        // field update) are refused when the table is created.
+        Assignment::SetField {
+            column,
+            field,
+            value,
+        } => {
+            let shown = format!(
+                "{column}.{field} = {}",
+                crate::values::term::term_display(value)
+            );
+            Err(Error::Invalid(match &c.ty {
+                CqlType::Frozen(inner) if matches!(**inner, CqlType::Udt(_)) => {
+                    format!("Invalid operation ({shown}) for frozen UDT column {column}")
+                }
+                _ => format!("Invalid operation ({shown}) for non-UDT column {column}"),
+            }))
+        }
     }
 }
 
