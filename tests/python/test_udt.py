@@ -153,3 +153,26 @@ def test_driver_metadata_and_describe(cluster, session, ks, ty):
     assert names.index(ty) < names.index(f"{ty}_n")
     assert (ks, ty) in [(r.keyspace_name, r.name) for r in session.execute("DESCRIBE TYPES")]
     assert f"User defined type 'nope' not found in '{ks}'" in err(session, f"DESCRIBE TYPE {ks}.nope")
+
+
+def test_types_and_their_values_survive_a_restart(node_factory):
+    from conftest import make_cluster
+    n = node_factory("udt-restart")
+    c = make_cluster(n)
+    s = c.connect()
+    s.execute("CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    s.execute("CREATE TYPE k.p (x int, y int)")
+    s.execute("CREATE TYPE k.unused (z text)")
+    s.execute("CREATE TABLE k.t (k frozen<p> PRIMARY KEY, v list<frozen<p>>)")
+    s.execute("INSERT INTO k.t (k, v) VALUES ({x: 1, y: 2}, [{x: 3}])")
+    c.shutdown()
+    n.restart(kill=True)
+    c = make_cluster(n)
+    try:
+        s = c.connect()
+        names = {r.type_name for r in s.execute("SELECT type_name FROM system_schema.types WHERE keyspace_name = 'k'")}
+        assert names == {"p", "unused"}
+        row = s.execute("SELECT k, v FROM k.t").one()
+        assert (row.k.x, row.k.y) == (1, 2) and [(p.x, p.y) for p in row.v] == [(3, None)]
+    finally:
+        c.shutdown()
