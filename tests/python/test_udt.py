@@ -176,3 +176,32 @@ def test_types_and_their_values_survive_a_restart(node_factory):
         assert (row.k.x, row.k.y) == (1, 2) and [(p.x, p.y) for p in row.v] == [(3, None)]
     finally:
         c.shutdown()
+
+
+def test_cqlsh_shows_values_and_describes_types(node, session, ks, ty, tname):
+    from test_cqlsh import cqlsh
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v frozen<{ty}>)")
+    session.execute(f"INSERT INTO {t} (k, v) VALUES (1, {{street: 'x'}})")
+    rc, out, err = cqlsh(node, f"SELECT v FROM {t}")
+    assert rc == 0, err
+    assert "{street: 'x', zip: null}" in out
+    rc, out, err = cqlsh(node, f"DESCRIBE TYPE {ks}.{ty}")
+    assert rc == 0 and not err.strip(), err
+    assert f"CREATE TYPE {ks}.{ty} (\n    street text,\n    zip int\n);" in out
+    rc, out, err = cqlsh(node, f"DESCRIBE TABLE {t}")
+    assert rc == 0 and not err.strip(), err
+    assert f"v frozen<{ty}>" in out
+
+
+def test_alter_table_add_and_drop_keyspace(session, ks, ty, tname):
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY)")
+    session.execute(f"ALTER TABLE {t} ADD v frozen<{ty}>")
+    assert "Non-frozen user-defined types are not supported yet" in err(session, f"ALTER TABLE {t} ADD w {ty}")
+    session.execute(f"INSERT INTO {t} (k, v) VALUES (1, {{zip: 5}})")
+    assert session.execute(f"SELECT v.zip FROM {t}").one()[0] == 5
+    session.execute("CREATE KEYSPACE udt_gone WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute("CREATE TYPE udt_gone.x (a int)")
+    session.execute("DROP KEYSPACE udt_gone")
+    assert list(session.execute("SELECT * FROM system_schema.types WHERE keyspace_name = 'udt_gone'")) == []
