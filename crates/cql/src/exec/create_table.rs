@@ -78,10 +78,11 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
     for d in &c.columns {
         types.push(column_type(&d.ty, &ks, cat)?);
     }
-    check_key_columns(c, &key, &types)?;
-    for (d, ty) in c.columns.iter().zip(&types) {
-        super::user_types::refuse_non_frozen(&d.name, ty)?;
+    for ty in &types {
+        super::user_types::check_non_frozen(ty, None)?;
     }
+    check_key_columns(c, &key, &types)?;
+
     check_clustering_order(c, &key)?;
     check_statics_and_counters(c, &key, &types, &schema)?;
     check_table_name(&ks, table)?;

@@ -366,7 +366,7 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
         } => {
             for c in columns {
                 let ty = create_table::column_type(&c.ty, &ks, cat)?;
-                super::user_types::refuse_non_frozen(&c.name, &ty)?;
+                user_types::check_non_frozen(&ty, Some(&c.name))?;
                 if schema.column(&c.name).is_some() {
                     if *if_not_exists {
                         continue;

@@ -316,7 +316,20 @@ impl Collector<'_> {
                                 self.term(value, &format!("value({column})"), &vt);
                             }
                         }
-                        Assignment::SetField { .. } => {}
+                        // The field's receiver: `column.field` of the field's type.
+                        Assignment::SetField {
+                            column,
+                            field,
+                            value,
+                        } => {
+                            let fty = self.schema.column(column).and_then(|c| {
+                                let u = c.ty.as_udt()?;
+                                Some(u.field_types[u.field_position(field)?].clone())
+                            });
+                            if let Some(fty) = fty {
+                                self.term(value, &format!("{column}.{field}"), &fty);
+                            }
+                        }
                     }
                 }
                 self.relations(&u.where_clause);

@@ -10,8 +10,8 @@
 //!
 //! Invariants of what [`resolve`] returns: a user type is only ever of the statement's
 //! keyspace; inside a tuple, and inside a frozen collection, a user type is `frozen<…>` (as
-//! Cassandra freezes them there). Non-frozen user-type columns are refused for now
-//! ([`refuse_non_frozen`]): they need per-field cells.
+//! Cassandra freezes them there). A bare `CqlType::Udt` is a non-frozen column's type,
+//! stored one cell per field (`values::collections::udt_field_path`).
 
 use super::catalog::Catalog;
 use super::result::{ChangeKind, Outcome, SchemaChange};
@@ -68,14 +68,25 @@ fn resolve_in(t: &TypeName, ks: &str, cat: &Catalog, frozen: bool) -> Result<Cql
     })
 }
 
-/// Refuses a non-frozen user-type column (after the checks where Cassandra refuses one with
-/// its own text, e.g. in a primary key): Cairn stores user types whole for now.
-pub fn refuse_non_frozen(column: &str, ty: &CqlType) -> Result<()> {
-    if let CqlType::Udt(u) = ty {
-        return Err(Error::Invalid(format!(
-            "Non-frozen user-defined types are not supported yet: declare column {column} as frozen<{}>",
-            quote_identifier(&u.name)
-        )));
+/// Cassandra's check of a non-frozen user-type column: its fields hold no non-frozen
+/// collection (`column` names the column in ALTER TABLE ADD's text).
+pub fn check_non_frozen(ty: &CqlType, column: Option<&str>) -> Result<()> {
+    let CqlType::Udt(u) = ty else {
+        return Ok(());
+    };
+    let multi_cell = |t: &CqlType| {
+        matches!(
+            t,
+            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) | CqlType::Udt(_)
+        )
+    };
+    if u.field_types.iter().any(multi_cell) {
+        return Err(Error::Invalid(match column {
+            None => "Non-frozen UDTs with nested non-frozen collections are not supported".into(),
+            Some(c) => format!(
+                "Non-frozen UDTs with nested non-frozen collections are not supported for column {c}"
+            ),
+        }));
     }
     Ok(())
 }
