@@ -108,6 +108,12 @@ def test_cql_traffic_moves_metrics_and_nodetool(node, session, ks, tname):
     assert status[5].split()[:2] == ["UN", "127.0.0.1"]
     info = dict(line.split(":", 1) for line in nodetool(node, "info").splitlines())
     assert info["Native Transport active"].strip() == "true"
+    # The node's vnodes: counted by default, every one with -T (as Cassandra prints them).
+    count = int({k.strip(): v for k, v in info.items()}["Token"].split()[-2])
+    tokens = [line.split(":", 1)[1].strip() for line in nodetool(node, "info", "-T").splitlines()
+              if line.startswith("Token ")]
+    assert len(tokens) == count > 1
+    assert all(t.lstrip("-").isdigit() for t in tokens)
 
 
 def test_row_cache_serves_repeated_reads_and_shows_in_metrics(node, session, ks, tname):

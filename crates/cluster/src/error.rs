@@ -129,6 +129,16 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A replica's Paxos state, or a Paxos message, that does not decode.
+    #[error("Paxos {what} of {table:032x} does not decode: {message}")]
+    PaxosDecode {
+        /// What was decoded (an update, a message).
+        what: &'static str,
+        /// The table the round is about.
+        table: u128,
+        /// The decoder's complaint.
+        message: String,
+    },
     /// The engine failed (writing the identity files).
     #[error(transparent)]
     Engine(#[from] cairn_engine::Error),

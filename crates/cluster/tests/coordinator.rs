@@ -3,14 +3,18 @@
 //! replicated three times. Writes reach every replica up and are acknowledged at the level;
 //! a replica that does not answer makes a write at ALL time out with the protocol's fields;
 //! a replica known down makes it Unavailable before anything is applied; a replica that
-//! refuses makes it fail.
+//! refuses makes it fail. Conditional writes run Paxos rounds across the three: increments
+//! from every node at once lose none, a proposal an earlier round left accepted is finished
+//! first, and a round needs a quorum of replicas up.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use cairn_cluster::consistency::{Consistency, WriteType};
 use cairn_cluster::messaging::{Delivery, LinkFilter, Messaging, MessagingConfig, Verb};
 use cairn_cluster::node::{Endpoint, HostId};
 use cairn_cluster::placement::ReplicationStrategy;
-use cairn_cluster::proxy::{replica, RemoteReplicas, StorageProxy};
+use cairn_cluster::proxy::paxos::ballot::Ballot;
+use cairn_cluster::proxy::paxos::state::Proposal;
+use cairn_cluster::proxy::{replica, CasDecision, RemoteReplicas, StorageProxy};
 use cairn_cluster::topology::{Member, MemberState, Topology, TopologyHandle};
 use cairn_cluster::Error;
 use cairn_engine::model::{Mutation, Token};
@@ -76,6 +80,7 @@ async fn node(n: u8, port: u16, down: &[u8], with_table: bool) -> Node {
         runtime: tokio::runtime::Handle::current(),
         write_timeout: Duration::from_secs(2),
         read_timeout: Duration::from_secs(2),
+        cas_contention_timeout: Duration::from_secs(1),
     });
     proxy.set_replication(
         KS,
@@ -545,4 +550,155 @@ async fn a_scan_needing_a_replica_known_down_is_unavailable() {
         scan(&nodes[0], KS, Consistency::Quorum).await.unwrap(),
         Vec::<i32>::new()
     );
+}
+
+/// A conditional write on `node`: the row `b = 1` of partition `a` becomes `next(current)`
+/// unless that is `None`; returns whether it was applied and the value it saw.
+async fn cas(
+    node: &Node,
+    a: i32,
+    serial: Consistency,
+    next: impl Fn(Option<&str>) -> Option<String> + Send + 'static,
+) -> Result<(bool, Option<String>), Error> {
+    let (proxy, table) = (Arc::clone(&node.proxy), node.db.table(KS, "t").unwrap());
+    tokio::task::spawn_blocking(move || {
+        let levels = (serial, Consistency::Quorum);
+        proxy.cas(&table, &kv::pk(a), levels, Wait::Allowed, |round| {
+            let cmd = ReadCommand::all(kv::now(), Wait::Allowed);
+            let seen = value_of(round.read(&table, &kv::pk(a), &cmd)?);
+            Ok::<_, Error>(match next(seen.as_deref()) {
+                Some(v) => {
+                    let m = write_at(a, &v, round.timestamp());
+                    CasDecision::Apply(vec![m], (true, seen))
+                }
+                None => CasDecision::Refuse((false, seen)),
+            })
+        })
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn conditional_increments_from_every_node_at_once_lose_none() {
+    let nodes = Arc::new(three(&[], None).await);
+    let (applied, _) = cas(&nodes[0], 1, Consistency::Serial, |seen| match seen {
+        None => Some("0".into()),
+        Some(_) => None,
+    })
+    .await
+    .unwrap();
+    assert!(applied);
+    let mut tasks = Vec::new();
+    for n in 0..3 {
+        let nodes = Arc::clone(&nodes);
+        tasks.push(tokio::spawn(async move {
+            let (mut applied, mut unknown) = (0u32, 0u32);
+            while applied + unknown < 10 {
+                // Each round reads and increments; a round that lost re-reads.
+                let bump = |seen: Option<&str>| {
+                    let v: u32 = seen.and_then(|s| s.parse().ok()).unwrap_or(0);
+                    Some((v + 1).to_string())
+                };
+                match cas(&nodes[n], 1, Consistency::Serial, bump).await {
+                    Ok((true, _)) => applied += 1,
+                    Ok((false, _)) => {}
+                    // Accepted by some replicas only: applied or not, a later round decides.
+                    Err(Error::WriteTimeout(t)) if t.write_type == WriteType::Cas => unknown += 1,
+                    Err(e) => panic!("{e:?}"),
+                }
+            }
+            (applied, unknown)
+        }));
+    }
+    let (mut applied, mut unknown) = (0, 0);
+    for t in tasks {
+        let (a, u) = t.await.unwrap();
+        applied += a;
+        unknown += u;
+    }
+    let final_value = |v: Option<String>| v.and_then(|s| s.parse::<u32>().ok()).unwrap();
+    let seen = final_value(read(&nodes[0], 1, Consistency::Serial).await.unwrap());
+    // None lost (a lost update would leave fewer), none applied twice.
+    assert!(
+        (applied..=applied + unknown).contains(&seen),
+        "{applied} applied, {unknown} unknown, value {seen}"
+    );
+    for n in nodes.iter() {
+        let v = read(n, 1, Consistency::Serial).await.unwrap();
+        assert_eq!(final_value(v), seen, "every coordinator reads the same");
+    }
+    // The commit reached every replica.
+    for n in nodes.iter() {
+        assert!(eventually(|| local_value(n, 1) == Some(seen.to_string())));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposal_left_accepted_by_a_quorum_is_committed_by_the_next_round() {
+    let nodes = three(&[], None).await;
+    // An earlier coordinator got a quorum (nodes 2 and 3) to accept, then vanished.
+    let earlier = Ballot {
+        micros: i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_micros(),
+        )
+        .unwrap()
+            - 1_000_000,
+        node: 99,
+    };
+    let chosen = Proposal::of(earlier, &[write_at(7, "chosen", earlier.micros)]);
+    for n in &nodes[1..] {
+        let state = n.proxy.paxos_state();
+        state
+            .prepare(TABLE_ID, &kv::pk(7), earlier, Wait::Allowed)
+            .unwrap();
+        assert!(state
+            .propose(TABLE_ID, &kv::pk(7), &chosen, Wait::Allowed)
+            .unwrap());
+    }
+    assert!(nodes.iter().all(|n| local_value(n, 7).is_none()));
+    // INSERT … IF NOT EXISTS finds the chosen value: it was committed first.
+    let (applied, seen) = cas(&nodes[0], 7, Consistency::Serial, |seen| match seen {
+        None => Some("mine".into()),
+        Some(_) => None,
+    })
+    .await
+    .unwrap();
+    assert!(!applied);
+    assert_eq!(seen.as_deref(), Some("chosen"));
+    for n in &nodes {
+        assert!(eventually(|| local_value(n, 7).as_deref() == Some("chosen")));
+    }
+    // A higher ballot promised on a replica makes a lower proposal fail there.
+    let state = nodes[1].proxy.paxos_state();
+    assert!(!state
+        .propose(TABLE_ID, &kv::pk(7), &chosen, Wait::Allowed)
+        .unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_needs_a_quorum_of_replicas_up() {
+    let nodes = three(&[2, 3], None).await;
+    let any = |_: Option<&str>| Some("x".to_string());
+    match cas(&nodes[0], 3, Consistency::Serial, any).await {
+        Err(Error::Unavailable(u)) => {
+            assert_eq!(
+                (u.consistency, u.required, u.alive),
+                (Consistency::Serial, 2, 1)
+            )
+        }
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+    assert!(matches!(
+        read(&nodes[0], 3, Consistency::Serial).await,
+        Err(Error::Unavailable(_))
+    ));
+    assert!(local_value(&nodes[0], 3).is_none(), "nothing applied");
+    // One node down: a quorum is left.
+    let nodes = three(&[3], None).await;
+    let (applied, _) = cas(&nodes[0], 3, Consistency::Serial, any).await.unwrap();
+    assert!(applied);
 }

@@ -316,6 +316,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
             runtime: tokio::runtime::Handle::current(),
             write_timeout: cfg.write_request_timeout,
             read_timeout: cfg.read_request_timeout,
+            cas_contention_timeout: cfg.cas_contention_timeout,
         });
     }
     let proxy = Arc::new(proxy);

@@ -695,7 +695,7 @@ fn admin_families(w: &mut Writer<'_>, faces: &[(AdminFace, Arc<FaceStats>)]) {
 /// The storage proxy as coordinator: ScyllaDB's `storage_proxy_coordinator` names.
 fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
     let get = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
-    let families: [(&str, &str, u64); 11] = [
+    let families: [(&str, &str, u64); 18] = [
         (
             "storage_proxy_coordinator_read_timeouts",
             "Reads whose replicas did not answer in time for the consistency level.",
@@ -750,6 +750,41 @@ fn proxy_families(w: &mut Writer<'_>, m: &ProxyMetrics) {
             "storage_proxy_coordinator_cas_read_unavailable",
             "Reads at SERIAL or LOCAL_SERIAL refused with Unavailable.",
             get(&m.cas_read_unavailable),
+        ),
+        (
+            "storage_proxy_coordinator_cas_write_timeouts",
+            "Conditional writes that timed out (their Paxos round or its commit).",
+            get(&m.cas_write_timeouts),
+        ),
+        (
+            "storage_proxy_coordinator_cas_read_timeouts",
+            "Reads at SERIAL or LOCAL_SERIAL that timed out.",
+            get(&m.cas_read_timeouts),
+        ),
+        (
+            "storage_proxy_coordinator_cas_write_contention",
+            "Paxos rounds of conditional writes that lost to another round and started over.",
+            get(&m.cas_write_contention),
+        ),
+        (
+            "storage_proxy_coordinator_cas_read_contention",
+            "Paxos rounds of serial reads that lost to another round and started over.",
+            get(&m.cas_read_contention),
+        ),
+        (
+            "storage_proxy_coordinator_cas_write_unfinished_commit",
+            "Earlier rounds' accepted proposals a conditional write committed before its own.",
+            get(&m.cas_write_unfinished_commit),
+        ),
+        (
+            "storage_proxy_coordinator_cas_read_unfinished_commit",
+            "Earlier rounds' accepted proposals a serial read committed before reading.",
+            get(&m.cas_read_unfinished_commit),
+        ),
+        (
+            "storage_proxy_coordinator_cas_write_condition_not_met",
+            "Conditional writes refused because a condition did not hold.",
+            get(&m.cas_write_condition_not_met),
         ),
     ];
     counters(w, &families);

@@ -19,6 +19,12 @@ pub enum Verb {
     Membership,
     /// Read a token range's partitions from a replica.
     RangeData,
+    /// Paxos: promise a ballot.
+    PaxosPrepare,
+    /// Paxos: accept a proposal.
+    PaxosPropose,
+    /// Paxos: apply a chosen proposal.
+    PaxosCommit,
 }
 
 impl Verb {
@@ -33,6 +39,9 @@ impl Verb {
             Verb::Raft => 6,
             Verb::Membership => 7,
             Verb::RangeData => 8,
+            Verb::PaxosPrepare => 9,
+            Verb::PaxosPropose => 10,
+            Verb::PaxosCommit => 11,
         }
     }
 
@@ -47,6 +56,9 @@ impl Verb {
             Verb::Raft => "RAFT",
             Verb::Membership => "MEMBERSHIP",
             Verb::RangeData => "RANGE_DATA",
+            Verb::PaxosPrepare => "PAXOS_PREPARE",
+            Verb::PaxosPropose => "PAXOS_PROPOSE",
+            Verb::PaxosCommit => "PAXOS_COMMIT",
         }
     }
 
@@ -61,6 +73,9 @@ impl Verb {
             6 => Verb::Raft,
             7 => Verb::Membership,
             8 => Verb::RangeData,
+            9 => Verb::PaxosPrepare,
+            10 => Verb::PaxosPropose,
+            11 => Verb::PaxosCommit,
             _ => return None,
         })
     }

@@ -15,8 +15,8 @@
 //! and wait for the level (`write.rs`), single-partition reads take data
 //! from one replica and digests from the others and repair on a mismatch (`read.rs`), range
 //! scans are cut at the ring's tokens and read piece by piece (`scan.rs`); the replica side
-//! answers in [`replica`]. Serial reads and conditional writes still stay on this node's
-//! replica (Paxos across replicas is to come), so they need the level's replicas here.
+//! answers in [`replica`]. Conditional writes and serial reads run a Paxos round across the
+//! partition's replicas ([`paxos`]; on a node alone, the same request with one replica).
 //!
 //! Waiting follows the executor's convention (`cairn_engine::io::Wait`): the mutation and read
 //! paths take the request's mode and a request that would wait — for the disk, or for other
@@ -32,6 +32,8 @@
 
 pub mod availability;
 mod link;
+mod locks;
+pub mod paxos;
 mod read;
 pub mod replica;
 mod scan;
@@ -48,7 +50,9 @@ use cairn_engine::model::{DecoratedKey, Mutation, PartitionPos, Token};
 use cairn_engine::read::ScanIter;
 use cairn_engine::table::Table;
 use cairn_engine::{Database, PartitionResult, ReadCommand, Wait};
+pub use locks::PartitionLocks;
 use parking_lot::RwLock;
+pub use paxos::{CasDecision, CasRound};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -96,6 +100,23 @@ pub struct ProxyMetrics {
     pub foreground_read_repairs: AtomicU64,
     /// `replica_received_mutations`: mutations this node applied for a coordinator.
     pub replica_received_mutations: AtomicU64,
+    /// `cas_write_timeouts`: conditional writes that timed out (their round, or its commit).
+    pub cas_write_timeouts: AtomicU64,
+    /// `cas_read_timeouts`: serial reads that timed out.
+    pub cas_read_timeouts: AtomicU64,
+    /// `cas_write_contention`: conditional writes' rounds that lost to another and started
+    /// over (ScyllaDB keeps a histogram of them per request).
+    pub cas_write_contention: AtomicU64,
+    /// `cas_read_contention`: the same for serial reads.
+    pub cas_read_contention: AtomicU64,
+    /// `cas_write_unfinished_commit`: earlier rounds' accepted proposals a conditional write
+    /// found and committed before its own.
+    pub cas_write_unfinished_commit: AtomicU64,
+    /// `cas_read_unfinished_commit`: the same for serial reads.
+    pub cas_read_unfinished_commit: AtomicU64,
+    /// `cas_write_condition_not_met`: conditional writes refused because a condition did
+    /// not hold.
+    pub cas_write_condition_not_met: AtomicU64,
 }
 
 /// How the proxy reaches the other replicas.
@@ -108,6 +129,9 @@ pub struct RemoteReplicas {
     pub write_timeout: Duration,
     /// `read_request_timeout`: how long a read waits for its level (and its repairs).
     pub read_timeout: Duration,
+    /// `cas_contention_timeout`: how long a conditional write or serial read may keep losing
+    /// its Paxos round to others.
+    pub cas_contention_timeout: Duration,
 }
 
 /// A write's wait for its consistency level, to be awaited before the request answers.
@@ -153,23 +177,32 @@ pub struct StorageProxy {
     /// The other replicas, when the node is in a cluster (none: only itself is reachable).
     remote: Option<RemoteReplicas>,
     metrics: Arc<ProxyMetrics>,
+    /// This node's Paxos ballots.
+    ballots: paxos::ballot::Ballots,
+    /// Rounds this node coordinates, one at a time per partition.
+    cas_locks: PartitionLocks,
+    /// This node's Paxos state, as a replica.
+    paxos: paxos::state::PaxosState,
 }
 
 impl StorageProxy {
     /// A proxy over the local database, placing replicas on `topology`.
     pub fn new(db: Arc<Database>, topology: TopologyHandle) -> StorageProxy {
+        let ballots = paxos::ballot::Ballots::new(topology.get().local_id().0);
         StorageProxy {
+            paxos: paxos::state::PaxosState::new(Arc::clone(&db)),
             db,
             topology,
             keyspaces: RwLock::new(HashMap::default()),
             remote: None,
             metrics: Arc::default(),
+            ballots,
+            cas_locks: PartitionLocks::default(),
         }
     }
 
-    /// Coordinates: writes, reads and scans go to the other replicas too (those the topology
-    /// shows up). Serial reads and conditional writes still need the level's replicas on this
-    /// node: Paxos across replicas is to come.
+    /// Coordinates: writes, reads, scans and Paxos rounds go to the other replicas too (those
+    /// the topology shows up).
     pub fn with_remote(mut self, remote: RemoteReplicas) -> StorageProxy {
         self.remote = Some(remote);
         self
@@ -189,6 +222,11 @@ impl StorageProxy {
     /// The topology replicas are placed on.
     pub fn topology(&self) -> &TopologyHandle {
         &self.topology
+    }
+
+    /// This node's Paxos state as a replica.
+    pub fn paxos_state(&self) -> &paxos::state::PaxosState {
+        &self.paxos
     }
 
     /// The counters.
@@ -240,11 +278,6 @@ impl StorageProxy {
         self.mutate_as(mutations, cl, Operation::Write, wait, acks)
     }
 
-    /// [`StorageProxy::mutate`] for a conditional write's commit (counted as CAS).
-    pub fn commit(&self, mutations: Vec<Mutation>, cl: Consistency, wait: Wait) -> Result<()> {
-        self.mutate_as(mutations, cl, Operation::Cas, wait, None)
-    }
-
     fn mutate_as(
         &self,
         mutations: Vec<Mutation>,
@@ -275,17 +308,7 @@ impl StorageProxy {
             if alone {
                 self.check(&topology, &strategy, token, cl, op, Reach::Local, None)?;
             } else {
-                let mut targets = Vec::new();
-                let reach = Reach::Cluster;
-                self.check(
-                    &topology,
-                    &strategy,
-                    token,
-                    cl,
-                    op,
-                    reach,
-                    Some(&mut targets),
-                )?;
+                let targets = self.cluster_targets(&topology, &strategy, token, cl, op)?;
                 plans.push(write::Planned { strategy, targets });
             }
         }
@@ -345,7 +368,7 @@ impl StorageProxy {
     }
 
     /// Reads one partition of `table` at `cl` (`cmd` carries the wait mode). At SERIAL or
-    /// LOCAL_SERIAL the read is a Paxos read in a cluster, counted as one.
+    /// LOCAL_SERIAL the read is a Paxos round in a cluster (see [`paxos`]), counted as one.
     pub fn read(
         &self,
         table: &Table,
@@ -353,24 +376,13 @@ impl StorageProxy {
         cmd: &ReadCommand,
         cl: Consistency,
     ) -> Result<Option<PartitionResult>> {
-        let op = if cl.is_serial() {
-            Operation::CasRead
-        } else {
-            Operation::Read
-        };
-        self.read_as(table, key, cmd, cl, op)
-    }
-
-    /// A conditional write's read of the current values, at its `serial` level (its Paxos
-    /// round, in a cluster); counted with conditional writes.
-    pub fn read_for_condition(
-        &self,
-        table: &Table,
-        key: &DecoratedKey,
-        cmd: &ReadCommand,
-        serial: Consistency,
-    ) -> Result<Option<PartitionResult>> {
-        self.read_as(table, key, cmd, serial, Operation::Cas)
+        if !cl.is_serial() {
+            return self.read_as(table, key, cmd, cl, Operation::Read);
+        }
+        if self.in_cluster(&self.topology.get()) {
+            return self.serial_read(table, key, cmd, cl);
+        }
+        self.read_as(table, key, cmd, cl, Operation::CasRead)
     }
 
     fn read_as(
@@ -385,9 +397,9 @@ impl StorageProxy {
         let topology = self.topology.get();
         let ring = topology.ring();
         let remote = match &self.remote {
-            // Serial reads and conditional writes' reads are Paxos rounds in a cluster: not
-            // yet, so they stay on the local replica.
-            Some(r) if op == Operation::Read && ring.endpoints().len() > 1 => r,
+            // (A serial level reaches here only on a node alone: in a cluster a round reads
+            // at its quorum level.)
+            Some(r) if ring.endpoints().len() > 1 => r,
             _ => {
                 self.check(&topology, &strategy, key.token, cl, op, Reach::Local, None)?;
                 return table.read(key, cmd).map_err(|e| {
@@ -395,17 +407,7 @@ impl StorageProxy {
                 });
             }
         };
-        let mut targets = Vec::new();
-        let reach = Reach::Cluster;
-        self.check(
-            &topology,
-            &strategy,
-            key.token,
-            cl,
-            op,
-            reach,
-            Some(&mut targets),
-        )?;
+        let targets = self.cluster_targets(&topology, &strategy, key.token, cl, op)?;
         let (mut contacts, mut spares) = contacts(&topology, targets, cl, &strategy);
         if let [only] = contacts.as_slice() {
             if only.local {
@@ -515,17 +517,7 @@ impl StorageProxy {
         let tokens: Vec<Token> = ring.tokens().iter().map(|(t, _)| *t).collect();
         let mut pieces = Vec::new();
         for (from, last, owner) in scan::cut(&tokens, &start, end.unwrap_or(Token(i64::MAX))) {
-            let mut targets = Vec::new();
-            let reach = Reach::Cluster;
-            self.check(
-                &topology,
-                &strategy,
-                owner,
-                cl,
-                op,
-                reach,
-                Some(&mut targets),
-            )?;
+            let targets = self.cluster_targets(&topology, &strategy, owner, cl, op)?;
             pieces.push(scan::Piece {
                 start: from,
                 end: last,
@@ -637,6 +629,21 @@ impl StorageProxy {
             counter.fetch_add(1, Ordering::Relaxed);
             Error::Unavailable(u)
         })
+    }
+    /// [`StorageProxy::check`] across the cluster: `token`'s replicas that are up and can
+    /// be used (ring endpoint indexes), or Unavailable.
+    fn cluster_targets(
+        &self,
+        topology: &Topology,
+        strategy: &ReplicationStrategy,
+        token: Token,
+        cl: Consistency,
+        op: Operation,
+    ) -> Result<Vec<usize>> {
+        let mut targets = Vec::new();
+        let reach = Reach::Cluster;
+        self.check(topology, strategy, token, cl, op, reach, Some(&mut targets))?;
+        Ok(targets)
     }
 }
 

@@ -12,7 +12,13 @@
 //! included, `Table::read_data`) or as its digest (see `read.rs`), read the same way (here
 //! unless the disk must be waited for). `RANGE_DATA`: up to a page of a token range's partitions as data, and whether
 //! more remain (see `scan.rs`).
+//!
+//! `PAXOS_PREPARE` / `PAXOS_PROPOSE` / `PAXOS_COMMIT`: a phase of a coordinator's Paxos
+//! round on this node's state (`paxos/state.rs`, wire format in `paxos/wire.rs`): each reads
+//! and writes the partition's state, and a commit applies the update — here unless that
+//! would wait, else on the blocking pool.
 
+use super::paxos::wire;
 use super::read::{decode_request, digest, encode_data};
 use super::scan;
 use super::StorageProxy;
@@ -118,4 +124,41 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
             })
         }),
     );
+    for verb in [Verb::PaxosPrepare, Verb::PaxosPropose, Verb::PaxosCommit] {
+        let replica = Arc::clone(proxy);
+        messaging.register(
+            verb,
+            Arc::new(move |_from, body: Bytes| {
+                let proxy = Arc::clone(&replica);
+                Box::pin(async move {
+                    let request = wire::decode_request(&body, verb != Verb::PaxosPrepare)?;
+                    let phase = move |proxy: &StorageProxy, wait| {
+                        let (id, key, state) = (request.table, &request.key, &proxy.paxos);
+                        match verb {
+                            Verb::PaxosPrepare => state
+                                .prepare(id, key, request.ballot, wait)
+                                .map(|a| wire::encode_prepare_answer(&a)),
+                            Verb::PaxosPropose => state
+                                .propose(id, key, &request.proposal(), wait)
+                                .map(|accepted| Bytes::from(vec![u8::from(accepted)])),
+                            _ => state
+                                .commit(id, key, &request.proposal(), wait)
+                                .map(|()| Bytes::new()),
+                        }
+                    };
+                    // Here when nothing must wait (the state in a memtable, the lock free),
+                    // else again on the blocking pool.
+                    match phase(&proxy, Wait::Never) {
+                        Err(crate::Error::Engine(cairn_engine::Error::WouldBlock)) => {
+                            tokio::task::spawn_blocking(move || phase(&proxy, Wait::Allowed))
+                                .await
+                                .map_err(|e| format!("Paxos task failed: {e}"))?
+                                .map_err(|e| e.to_string())
+                        }
+                        other => other.map_err(|e| e.to_string()),
+                    }
+                })
+            }),
+        );
+    }
 }

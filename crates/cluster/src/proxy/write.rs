@@ -15,8 +15,14 @@
 //!
 //! The future is awaited where the caller can: on the request's own task (the server's
 //! async path — no thread hand-off), or blocked on from the server's blocking pool.
+//!
+//! A Paxos round's commit is the same write with another message ([`start_commit`]): every
+//! replica applies the chosen update and records it in its Paxos state (`PAXOS_COMMIT`),
+//! counted at the request's commit level.
 
 use super::availability::{self, Replica};
+use super::paxos::state::{PaxosState, Proposal};
+use super::paxos::wire;
 use super::RemoteReplicas;
 use crate::consistency::{Consistency, WriteFailure, WriteTimeout, WriteType};
 use crate::error::{Error, Result};
@@ -26,7 +32,7 @@ use crate::ring::TokenRing;
 use crate::topology::Topology;
 use bytes::Bytes;
 use cairn_engine::model::mutation::encode_batch;
-use cairn_engine::model::Mutation;
+use cairn_engine::model::{DecoratedKey, Mutation};
 use cairn_engine::{Database, Wait};
 use std::future::Future;
 use std::net::IpAddr;
@@ -77,27 +83,107 @@ pub(super) fn start(
             acked[l] = true;
         }
     }
-    let (tx, rx) = mpsc::unbounded_channel::<Answer>();
-    let mut outstanding = 0usize;
+    let mut sends = Vec::new();
     for (t, share) in shares.iter_mut().enumerate() {
         if share.is_empty() || Some(t) == local {
             continue;
         }
-        let Some(peer) = endpoints.get(t).map(|e| e.address) else {
-            continue;
-        };
         let mut body = Vec::new();
         encode_batch(share, &mut body);
+        sends.push((t, Bytes::from(body)));
+    }
+    Ok(send_and_count(
+        topology,
+        plans,
+        cl,
+        write_type,
+        remote,
+        acked,
+        Verb::Mutation,
+        sends,
+    ))
+}
+
+/// A Paxos round's commit: the proposal, and this node's Paxos state to record it in.
+pub(super) struct PaxosCommit<'a> {
+    /// This node's state.
+    pub state: &'a PaxosState,
+    /// The round's table.
+    pub table: u128,
+    /// The round's partition.
+    pub key: &'a DecoratedKey,
+    /// What was chosen.
+    pub proposal: &'a Proposal,
+}
+
+/// [`start`] for a Paxos commit (`plans` holds the partition's one plan): every target
+/// applies the proposal and records it as committed (`PAXOS_COMMIT`); this node's share on
+/// the calling thread, which may wait.
+pub(super) fn start_commit(
+    topology: &Arc<Topology>,
+    commit: PaxosCommit<'_>,
+    plans: Vec<Planned>,
+    cl: Consistency,
+    write_type: WriteType,
+    remote: &RemoteReplicas,
+) -> Result<impl Future<Output = Result<()>> + Send + 'static> {
+    let ring = topology.ring();
+    let local = ring.position(topology.local_id());
+    let mut acked = vec![false; ring.endpoints().len()];
+    let (ballot, update) = (commit.proposal.ballot, &commit.proposal.update);
+    let body = wire::encode_request(commit.table, commit.key, ballot, Some(update));
+    let mut sends = Vec::new();
+    for &t in plans.iter().flat_map(|p| &p.targets) {
+        if Some(t) == local {
+            commit
+                .state
+                .commit(commit.table, commit.key, commit.proposal, Wait::Allowed)?;
+            if let Some(a) = acked.get_mut(t) {
+                *a = true;
+            }
+        } else {
+            sends.push((t, body.clone()));
+        }
+    }
+    let topology = Arc::clone(topology);
+    Ok(send_and_count(
+        topology,
+        plans,
+        cl,
+        write_type,
+        remote,
+        acked,
+        Verb::PaxosCommit,
+        sends,
+    ))
+}
+
+/// Sends each `(target, body)` as `verb` and returns the wait for `cl` over `plans`, the
+/// targets in `acked` counted as acknowledged already.
+#[allow(clippy::too_many_arguments)] // one write's whole description, all used together
+fn send_and_count(
+    topology: Arc<Topology>,
+    plans: Vec<Planned>,
+    cl: Consistency,
+    write_type: WriteType,
+    remote: &RemoteReplicas,
+    mut acked: Vec<bool>,
+    verb: Verb,
+    sends: Vec<(usize, Bytes)>,
+) -> impl Future<Output = Result<()>> + Send + 'static {
+    let (tx, rx) = mpsc::unbounded_channel::<Answer>();
+    let mut outstanding = 0usize;
+    for (t, body) in sends {
+        let Some(peer) = topology.ring().endpoints().get(t).map(|e| e.address) else {
+            continue;
+        };
         let (tx, messaging, timeout) = (
             tx.clone(),
             Arc::clone(&remote.messaging),
             remote.write_timeout,
         );
         remote.runtime.spawn(async move {
-            let answer = match messaging
-                .request(peer, Verb::Mutation, Bytes::from(body), timeout)
-                .await
-            {
+            let answer = match messaging.request(peer, verb, body, timeout).await {
                 Ok(_) => Some((t, Ok(()))),
                 // The replica answered with an error: a failure.
                 Err(Error::Remote { message, .. }) => Some((t, Err(message))),
@@ -112,7 +198,7 @@ pub(super) fn start(
     }
     drop(tx);
     let deadline = tokio::time::Instant::now() + remote.write_timeout;
-    Ok(async move {
+    async move {
         let ring = topology.ring();
         let local_dc = topology
             .local()
@@ -157,7 +243,7 @@ pub(super) fn start(
                 }
             }
         }
-    })
+    }
 }
 
 /// Where a write stands.

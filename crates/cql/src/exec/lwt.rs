@@ -13,10 +13,12 @@
 //!   conditions name (batches put the primary key first). Columns the check did not read are
 //!   null, as in Cassandra (statics are read only when the request writes or tests them).
 //!
-//! One node has no Paxos round to run, so [`PartitionLocks`] serialises the check and the write
-//! of requests on the same partition (requests on other partitions run in parallel). Plain
-//! writes do not take the lock, as in Cassandra, where mixing conditional and plain writes on
-//! the same data gives no isolation either.
+//! [`run`] evaluates the conditions inside the request's Paxos round (`StorageProxy::cas`:
+//! across the partition's replicas in a cluster, under a partition lock on a node alone), so
+//! the check and the write are one step for every other conditional request on the
+//! partition; a round that loses to another re-evaluates. Plain writes take no part, as in
+//! Cassandra, where mixing conditional and plain writes on the same data gives no isolation
+//! either.
 
 use super::result::{ColumnSpec, ResultSet};
 use super::select::{cell_value, partition_values, star_columns};
@@ -26,13 +28,15 @@ use crate::ast::{InValues, Operator, Relation, RelationTarget, Term};
 use crate::error::{Error, Result};
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
+use cairn_cluster::proxy::{CasDecision, CasRound};
 use cairn_engine::model::types::framing::{split_collection, split_map};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::types::{compare, unfrozen};
+use cairn_engine::model::Mutation;
 use cairn_engine::model::{ClusteringKey, ClusteringRange, DecoratedKey, Row, Slice};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use cairn_engine::table::Table;
 use cairn_engine::{ReadCommand, Wait};
-use parking_lot::{Mutex, MutexGuard};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -573,56 +577,47 @@ impl CasRequest {
     }
 }
 
-/// Per-partition locks for conditional writes: a fixed array of mutexes indexed by a hash of
-/// the table and the partition's token, so requests on one partition are serialised and
-/// requests on other partitions almost never wait on each other.
-pub struct PartitionLocks {
-    stripes: Box<[Mutex<()>]>,
-}
-
-impl Default for PartitionLocks {
-    fn default() -> Self {
-        PartitionLocks {
-            stripes: (0..256).map(|_| Mutex::new(())).collect(),
-        }
-    }
-}
-
-impl PartitionLocks {
-    /// Locks partition `key` of table `table`; under [`Wait::Never`] a taken lock is
-    /// [`Error::WouldBlock`] instead of a wait (its holder may be reading from disk).
-    pub fn lock(&self, table: u128, key: &DecoratedKey, wait: Wait) -> Result<MutexGuard<'_, ()>> {
-        let h = (table as u64)
-            .rotate_left(17)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ (key.token.0 as u64);
-        let stripe = &self.stripes
-            [(h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % self.stripes.len()];
-        match wait {
-            Wait::Allowed => Ok(stripe.lock()),
-            Wait::Never => stripe.try_lock().ok_or(Error::WouldBlock),
-        }
-    }
-}
-
-/// Checks a request's conditions against the partition's current state: `None` when they all
-/// hold (the caller then makes the writes), else the refusal's result. The caller holds the
-/// partition's lock until its writes are applied. The request's `levels` are checked first
-/// (its serial level must be SERIAL or LOCAL_SERIAL…); the read is at its serial level and
-/// waits for the disk as `wait` says.
-pub fn check(
+/// Runs a conditional request: its Paxos round (`StorageProxy::cas`) at the request's
+/// `levels` (checked first: the serial level must be SERIAL or LOCAL_SERIAL…), in which
+/// `writes` makes the mutations to commit — stamped with the round's timestamp, reading at
+/// the round's level — once every condition holds. The answer is `[applied] = true`, or the
+/// refusal with the current values.
+pub fn run(
     ex: &Executor,
     req: &CasRequest,
     levels: Levels,
     wait: Wait,
-) -> Result<Option<ResultSet>> {
+    mut writes: impl FnMut(&CasRound<'_>) -> Result<Vec<Mutation>>,
+) -> Result<ResultSet> {
     let schema = &req.schema;
     let strategy = ex.proxy().replication(&schema.keyspace);
     super::consistency::for_conditional(levels.serial, levels.consistency, &strategy)?;
-    let db = ex.catalog().db();
-    let table = db
+    let table = ex
+        .catalog()
+        .db()
         .table_by_id(schema.id)
         .ok_or_else(|| Error::Invalid(format!("unconfigured table {}", schema.name)))?;
+    let levels = (levels.serial, levels.consistency);
+    ex.proxy().cas(&table, &req.key, levels, wait, |round| {
+        match check(req, round, &table, wait)? {
+            Some(refused) => Ok(CasDecision::Refuse(refused)),
+            None => Ok(CasDecision::Apply(
+                writes(round)?,
+                applied_only(schema, true),
+            )),
+        }
+    })
+}
+
+/// Checks a request's conditions against the partition's current state, read in `round`:
+/// `None` when they all hold, else the refusal's result.
+fn check(
+    req: &CasRequest,
+    round: &CasRound<'_>,
+    table: &Table,
+    wait: Wait,
+) -> Result<Option<ResultSet>> {
+    let schema = &req.schema;
     let mut cmd = ReadCommand::all(super::catalog::now_secs(), wait);
     let rows: Vec<&ClusteringKey> = req
         .conditions
@@ -641,9 +636,7 @@ pub fn check(
         );
     }
     cmd.include_static = true;
-    let mut current = ex
-        .proxy()
-        .read_for_condition(&table, &req.key, &cmd, levels.serial)?;
+    let mut current = round.read(table, &req.key, &cmd)?;
     if static_only {
         // Static conditions only: the first live row tells a missing partition from one
         // without static content (and is shown when refused). Live as far as the check

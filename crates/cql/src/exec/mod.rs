@@ -7,8 +7,8 @@
 //! schema change (DDL writes files and waits for flushes, so it is refused outright) —
 //! returns [`Error::WouldBlock`] with nothing changed, and the server runs it again on a
 //! blocking thread with [`Wait::Allowed`]. The mode goes down explicitly to the reads
-//! (`ReadCommand::wait`), the writes (`Database::apply`) and the partition locks
-//! ([`lwt::PartitionLocks::lock`]). Pieces, one file each:
+//! (`ReadCommand::wait`), the writes (`Database::apply`) and conditional writes' rounds
+//! (`StorageProxy::cas`, whose partition lock is tried, not waited for). Pieces, one file each:
 //! - [`catalog`]: keyspaces and tables, as the cluster's schema log has them, with
 //!   [`definitions`] for their form as the log's entries;
 //! - [`consistency`]: which consistency levels each kind of statement accepts;
@@ -104,8 +104,6 @@ pub struct Executor {
     prepared: RwLock<HashMap<[u8; 16], Arc<Prepared>, foldhash::fast::RandomState>>,
     /// Serialises DDL, as Cassandra's schema changes are serialised.
     ddl: Mutex<()>,
-    /// Serialises conditional writes per partition.
-    partition_locks: lwt::PartitionLocks,
     /// Batch size and partition-count thresholds.
     batch_limits: batch_limits::BatchLimits,
 }
@@ -135,7 +133,6 @@ impl Executor {
             node,
             prepared: RwLock::new(HashMap::default()),
             ddl: Mutex::new(()),
-            partition_locks: lwt::PartitionLocks::default(),
             batch_limits: batch_limits::BatchLimits::default(),
         })
     }
@@ -150,11 +147,6 @@ impl Executor {
     /// The batch thresholds.
     pub fn batch_limits(&self) -> batch_limits::BatchLimits {
         self.batch_limits
-    }
-
-    /// The locks conditional writes take on their partition.
-    pub fn partition_locks(&self) -> &lwt::PartitionLocks {
-        &self.partition_locks
     }
 
     /// The storage proxy statements read and write through.

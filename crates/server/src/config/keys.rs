@@ -396,6 +396,16 @@ static KEYS: &[Key] = &[
         field!(write_request_timeout, v => v.duration_min(Duration::ZERO)?),
     ),
     key(
+        "cas_contention_timeout_in_ms",
+        "1000",
+        field!(cas_contention_timeout, v => v.millis()?),
+    ),
+    key(
+        "cas_contention_timeout",
+        "1000ms",
+        field!(cas_contention_timeout, v => v.duration_min(Duration::ZERO)?),
+    ),
+    key(
         "range_request_timeout_in_ms",
         "10000",
         field!(range_request_timeout, v => v.millis()?),
@@ -718,8 +728,6 @@ static KEYS: &[Key] = &[
     ignored("max_value_size"),
     ignored("counter_write_request_timeout_in_ms"),
     ignored("counter_write_request_timeout"),
-    ignored("cas_contention_timeout_in_ms"),
-    ignored("cas_contention_timeout"),
     ignored("slow_query_log_timeout_in_ms"),
     ignored("slow_query_log_timeout"),
     ignored("native_transport_max_threads"),

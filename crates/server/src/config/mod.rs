@@ -192,6 +192,9 @@ pub struct Config {
     pub read_request_timeout: Duration,
     /// `write_request_timeout(_in_ms)`.
     pub write_request_timeout: Duration,
+    /// `cas_contention_timeout(_in_ms)`: how long a conditional write or serial read may
+    /// keep losing its Paxos round to others.
+    pub cas_contention_timeout: Duration,
     /// `range_request_timeout(_in_ms)`.
     pub range_request_timeout: Duration,
     /// `request_timeout(_in_ms)`.
@@ -276,6 +279,7 @@ impl Default for Config {
             blocked_reactor_reports_per_minute: 5,
             read_request_timeout: Duration::from_millis(5000),
             write_request_timeout: Duration::from_millis(2000),
+            cas_contention_timeout: Duration::from_millis(1000),
             range_request_timeout: Duration::from_millis(10000),
             request_timeout: Duration::from_millis(10000),
             truncate_request_timeout: Duration::from_millis(60000),

@@ -134,6 +134,7 @@ impl Config {
             ),
             ("read_request_timeout", ms(self.read_request_timeout)),
             ("write_request_timeout", ms(self.write_request_timeout)),
+            ("cas_contention_timeout", ms(self.cas_contention_timeout)),
             ("range_request_timeout", ms(self.range_request_timeout)),
             ("request_timeout", ms(self.request_timeout)),
             (

@@ -131,21 +131,22 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, NodetoolError> {
             | "-las"
             | "--load-and-stream"
             | "-pro"
-            | "--primary-replica-only" => {
+            | "--primary-replica-only"
+            | "-T"
+            | "--tokens" => {
                 let canonical = match name {
                     "-sf" => "skip-flush",
                     "-nt" => "no-ttl",
                     "-e" => "ephemeral",
                     "-las" => "load-and-stream",
                     "-pro" => "primary-replica-only",
+                    "-T" => "tokens",
                     long => long.trim_start_matches('-'),
                 };
                 inv.options.push((canonical.to_string(), "true".into()));
             }
             // Accepted and ignored, as ScyllaDB's nodetool does.
-            // `-T`: Cairn nodes have one token, which `info` always prints.
-            "-s" | "--split-output" | "-H" | "--human-readable" | "-pr" | "--print-port" | "-T"
-            | "--tokens" => {}
+            "-s" | "--split-output" | "-H" | "--human-readable" | "-pr" | "--print-port" => {}
             "-st" | "--start-token" | "-et" | "--end-token" => {
                 value(name)?;
             }

@@ -214,7 +214,8 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
         }
         "info" => {
             max_args(0)?;
-            reports::info(&client)
+            let all_tokens = inv.options.iter().any(|(k, _)| k == "tokens");
+            reports::info(&client, all_tokens)
         }
         "describecluster" => {
             max_args(0)?;

@@ -283,8 +283,8 @@ fn hit_rate(hits: f64, requests: f64) -> String {
     }
 }
 
-/// `nodetool info`.
-pub fn info(client: &Client) -> Result<String, NodetoolError> {
+/// `nodetool info` (`-T`: every token, one line each, as Cassandra prints them).
+pub fn info(client: &Client, all_tokens: bool) -> Result<String, NodetoolError> {
     let host_id = get_str(client, "/storage_service/hostid/local")?;
     let gossip = get_bool(client, "/storage_service/gossiping")?;
     let native = get_bool(client, "/storage_service/native_transport")?;
@@ -342,6 +342,11 @@ pub fn info(client: &Client) -> Result<String, NodetoolError> {
     line("Percent Repaired", "0.0%".into());
     match tokens.as_slice() {
         [one] => line("Token", one.clone()),
+        many if all_tokens => {
+            for t in many {
+                line("Token", t.clone());
+            }
+        }
         many => line(
             "Token",
             format!("(invoke with -T/--tokens to see all {} tokens)", many.len()),

@@ -7,6 +7,8 @@
 use super::assignment::{list_edit_cell, put_column};
 use super::planned::Planned;
 use crate::error::Result;
+use crate::exec::lwt::{self, CasRequest};
+use crate::exec::result::ResultSet;
 use crate::exec::session::Levels;
 use crate::exec::Executor;
 use cairn_cluster::consistency::Consistency;
@@ -43,35 +45,39 @@ pub(super) fn complete(
     Ok(())
 }
 
-/// Completes and applies statements' writes at the request's `levels`; a conditional
-/// request's (`ballot`) all get its one timestamp, deletions just below it, as a Paxos commit
-/// does, and read the lists they edit at its serial level (as part of its Paxos round). An
-/// unconditional write may leave its wait for other replicas in `acks`
-/// (`StorageProxy::mutate_or_defer`).
+/// Completes and applies unconditional statements' writes at the request's `levels`; the
+/// wait for other replicas may be left in `acks` (`StorageProxy::mutate_or_defer`).
 pub(super) fn apply_all(
     ex: &Executor,
     planned: Vec<(Arc<TableSchema>, Planned)>,
-    ballot: Option<i64>,
     levels: Levels,
     wait: Wait,
     acks: Option<&Acks>,
 ) -> Result<()> {
     let cl = levels.consistency;
-    match ballot {
-        Some(_) => {
-            let all = complete_all(ex, planned, ballot, levels.serial, wait)?;
-            ex.proxy().commit(all, cl, wait)?;
-        }
-        None => {
-            let all = complete_all(ex, planned, ballot, cl, wait)?;
-            ex.proxy().mutate_or_defer(all, cl, wait, acks)?;
-        }
-    }
+    let all = complete_all(ex, planned, None, cl, wait)?;
+    ex.proxy().mutate_or_defer(all, cl, wait, acks)?;
     Ok(())
 }
 
-/// The mutations of planned statements, completed (and stamped with the ballot), ready to
-/// apply.
+/// Runs a conditional request whose writes are `planned` (`lwt::run`): completed inside its
+/// round, at the round's timestamp and read level, each time the round decides to write.
+pub(super) fn run_conditional(
+    ex: &Executor,
+    req: &CasRequest,
+    planned: &[(Arc<TableSchema>, Planned)],
+    levels: Levels,
+    wait: Wait,
+) -> Result<ResultSet> {
+    lwt::run(ex, req, levels, wait, |round| {
+        let ts = Some(round.timestamp());
+        complete_all(ex, planned.to_vec(), ts, round.read_level(), wait)
+    })
+}
+
+/// The mutations of planned statements, completed — reading the lists they edit at `cl` —
+/// ready to apply. A conditional request's (`ballot`: its round's timestamp) all get that
+/// one timestamp, deletions just below it, as a Paxos commit does.
 pub(super) fn complete_all(
     ex: &Executor,
     planned: Vec<(Arc<TableSchema>, Planned)>,

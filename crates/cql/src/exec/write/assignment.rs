@@ -522,6 +522,7 @@ pub(super) fn assignment_column(a: &Assignment) -> &str {
 }
 
 /// A list edit of one row, waiting for the list's current elements.
+#[derive(Clone)]
 pub(super) struct ListWrite {
     /// Index of the mutation (partition) it belongs to.
     pub(super) mutation: usize,

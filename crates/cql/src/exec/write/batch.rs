@@ -2,7 +2,7 @@
 //! partition) checks every statement's IF clause under the partition's lock first. Batch
 //! size thresholds are `super::super::batch_limits`'.
 
-use super::apply::{apply_all, complete_all};
+use super::apply::{complete_all, run_conditional};
 use super::keys::table_schema;
 use super::planned::Planned;
 use super::statement::{is_conditional, names_static_columns, plan, target_table};
@@ -200,7 +200,6 @@ pub(super) fn conditional_batch(
     else {
         return Ok(Outcome::Rows(lwt::applied_only(&schema, true)));
     };
-    let _lock = ex.partition_locks().lock(schema.id, &key, wait)?;
     let mut req = CasRequest::new(Arc::clone(&schema), key.clone(), true);
     for ((stmt, _), p) in statements.iter().zip(&planned) {
         for m in &p.mutations {
@@ -223,19 +222,10 @@ pub(super) fn conditional_batch(
             req.add_condition(target, condition)?;
         }
     }
-    if let Some(refused) = lwt::check(ex, &req, levels, wait)? {
-        return Ok(Outcome::Rows(refused));
-    }
-    apply_all(
-        ex,
-        planned
-            .into_iter()
-            .map(|p| (Arc::clone(&schema), p))
-            .collect(),
-        Some(ts),
-        levels,
-        wait,
-        None,
-    )?;
-    Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
+    let planned: Vec<_> = planned
+        .into_iter()
+        .map(|p| (Arc::clone(&schema), p))
+        .collect();
+    let answer = run_conditional(ex, &req, &planned, levels, wait)?;
+    Ok(Outcome::Rows(answer))
 }

@@ -9,6 +9,7 @@ use cairn_engine::model::Mutation;
 use cairn_engine::schema::TableSchema;
 
 /// A statement turned into writes.
+#[derive(Clone)]
 pub(crate) struct Planned {
     /// The writes (one per partition).
     pub(super) mutations: Vec<Mutation>,

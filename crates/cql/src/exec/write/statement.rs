@@ -1,8 +1,8 @@
-//! One INSERT / UPDATE / DELETE from the top: planned by kind, checked under the partition's
-//! lock when conditional, then applied. Also PREPARE's check of a statement's shape
+//! One INSERT / UPDATE / DELETE from the top: planned by kind, then applied — in a Paxos
+//! round when conditional. Also PREPARE's check of a statement's shape
 //! ([`check_shape`]).
 
-use super::apply::apply_all;
+use super::apply::{apply_all, run_conditional};
 use super::assignment::assignment_column;
 use super::delete::delete;
 use super::insert::{insert_mutation, InsertPlan};
@@ -12,9 +12,8 @@ use super::update::update;
 use crate::ast::{Conditions, Insert, InsertValues, RelationTarget, Statement};
 use crate::error::{Error, Result};
 use crate::exec::binds::{Binds, Placeholders};
-use crate::exec::catalog::now_micros;
 use crate::exec::consistency;
-use crate::exec::lwt::{self, CasRequest};
+use crate::exec::lwt::CasRequest;
 use crate::exec::plan_cache::PlanCache;
 use crate::exec::restrict;
 use crate::exec::result::Outcome;
@@ -150,7 +149,6 @@ pub(super) fn run_one(
         apply_all(
             ex,
             vec![(schema, planned)],
-            None,
             levels,
             wait,
             params.acks.as_deref(),
@@ -162,7 +160,6 @@ pub(super) fn run_one(
         .first()
         .map(|m| m.key.clone())
         .ok_or_else(|| Error::Invalid("A conditional statement must name one row".into()))?;
-    let _lock = ex.partition_locks().lock(schema.id, &key, wait)?;
     let mut req = CasRequest::new(Arc::clone(&schema), key, false);
     for (target, condition) in planned.conditions.clone() {
         req.add_condition(target, condition)?;
@@ -173,18 +170,8 @@ pub(super) fn run_one(
     if names_static_columns(&schema, stmt) {
         req.writes_static_row();
     }
-    if let Some(refused) = lwt::check(ex, &req, levels, wait)? {
-        return Ok(Outcome::Rows(refused));
-    }
-    apply_all(
-        ex,
-        vec![(Arc::clone(&schema), planned)],
-        Some(now_micros()),
-        levels,
-        wait,
-        None,
-    )?;
-    Ok(Outcome::Rows(lwt::applied_only(&schema, true)))
+    let answer = run_conditional(ex, &req, &[(Arc::clone(&schema), planned)], levels, wait)?;
+    Ok(Outcome::Rows(answer))
 }
 
 /// Whether a statement writes static columns as Cassandra counts it for a conditional
