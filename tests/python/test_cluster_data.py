@@ -486,3 +486,22 @@ def test_conditional_writes_need_a_quorum_for_their_serial_level(ring):
         assert row.n == 1
     finally:
         c.shutdown()
+
+
+def test_a_user_type_made_on_one_node_is_usable_on_every_node(ring):
+    first, second, third = ring
+    on(first, "CREATE TYPE data.addr (street text, zip int)")
+    on(second, "CREATE TABLE data.homes (k int PRIMARY KEY, a frozen<addr>)")
+    on(third, at(CL.ALL, "INSERT INTO data.homes (k, a) VALUES (1, {street: 's', zip: 1})"))
+    on(second, "ALTER TYPE data.addr ADD country text")
+    for n in ring:
+        (row,) = on(n, "SELECT field_names FROM system_schema.types "
+                       "WHERE keyspace_name = 'data' AND type_name = 'addr'")
+        assert list(row.field_names) == ["street", "zip", "country"], n.host
+        (row,) = on(n, at(CL.ALL, "SELECT a.street, a.country FROM data.homes WHERE k = 1"))
+        assert tuple(row) == ("s", None), n.host
+    wait_for("one schema version", lambda: versions_agree(ring))
+    on(first, "DROP TABLE data.homes")
+    on(third, "DROP TYPE data.addr")
+    for n in ring:
+        assert on(n, "SELECT * FROM system_schema.types WHERE keyspace_name = 'data'") == [], n.host

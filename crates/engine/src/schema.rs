@@ -346,7 +346,7 @@ impl TableSchema {
         for c in &self.columns {
             put_uvarint(&mut out, u64::from(c.id));
             put_bytes(&mut out, c.name.as_bytes());
-            put_bytes(&mut out, c.ty.name().as_bytes());
+            put_bytes(&mut out, c.ty.full_name().as_bytes());
             out.push(match c.kind {
                 ColumnKind::PartitionKey => 0,
                 ColumnKind::Clustering => 1,

@@ -103,6 +103,14 @@ pub fn column_type(t: &CqlType) -> ColumnType {
         CqlType::Map(k, v) => ColumnType::Map(Box::new(column_type(k)), Box::new(column_type(v))),
         CqlType::Tuple(ts) => ColumnType::Tuple(ts.iter().map(column_type).collect()),
         CqlType::Frozen(t) => column_type(t),
+        CqlType::Udt(u) => ColumnType::Udt {
+            keyspace: u.keyspace.clone(),
+            name: u.name.clone(),
+            fields: u
+                .fields()
+                .map(|(f, t)| (f.clone(), column_type(t)))
+                .collect(),
+        },
     }
 }
 
@@ -248,6 +256,10 @@ pub(crate) fn schema_change(c: &SchemaChange) -> protocol::SchemaChange {
             ChangeKind::Dropped => SchemaChangeType::Dropped,
         },
         target: match &c.table {
+            Some(t) if c.is_type => SchemaChangeTarget::Type {
+                keyspace: c.keyspace.clone(),
+                name: t.clone(),
+            },
             Some(t) => SchemaChangeTarget::Table {
                 keyspace: c.keyspace.clone(),
                 table: t.clone(),

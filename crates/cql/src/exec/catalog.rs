@@ -28,7 +28,7 @@ use bytes::Bytes;
 use cairn_cluster::proxy::StorageProxy;
 use cairn_cluster::raft::command::{CommandResult, Op};
 use cairn_cluster::schema_log::{SchemaLog, SchemaState};
-use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{CqlType, UserType};
 use cairn_engine::model::{Cell, ColumnData, DecoratedKey, DeletionTime, Mutation, Partition, Row};
 use cairn_engine::model::{LivenessInfo, PartitionPos, Token};
 use cairn_engine::schema::{ColumnKind, TableSchema};
@@ -56,6 +56,9 @@ pub struct Catalog {
     proxy: Arc<StorageProxy>,
     store: Arc<Table>,
     keyspaces: RwLock<BTreeMap<String, Keyspace>>,
+    /// User types by keyspace and name, as the log has them (they live only there: a
+    /// table's columns carry their types' definitions themselves).
+    types: RwLock<BTreeMap<(String, String), UserType>>,
     version: RwLock<Option<[u8; 16]>>,
     /// Where changes are committed.
     log: Arc<dyn SchemaLog>,
@@ -121,6 +124,7 @@ impl Catalog {
             proxy,
             store,
             keyspaces: RwLock::new(keyspaces),
+            types: RwLock::new(BTreeMap::new()),
             version: RwLock::new(None),
             log,
             applied: RwLock::new(SchemaState::default()),
@@ -163,17 +167,25 @@ impl Catalog {
         }
     }
 
-    /// The entries of this node's own schema, with the format marker.
+    /// The entries of this node's own schema, with the format marker. User types are the
+    /// ones the catalog knows, and those its tables' columns carry (a node whose log was
+    /// lost still has the types its tables use).
     fn own_schema(&self) -> Vec<Op> {
         let mut ops = vec![definitions::format()];
         for ks in self.keyspaces().iter().filter(|k| is_shared(&k.name)) {
             ops.push(definitions::put_keyspace(ks));
         }
+        let mut types = self.types.read().clone();
         for t in self.db.tables() {
-            if is_shared(&t.schema().keyspace) {
-                ops.push(definitions::put_table(&t.schema()));
+            let schema = t.schema();
+            if is_shared(&schema.keyspace) {
+                ops.push(definitions::put_table(&schema));
+                for c in &schema.columns {
+                    collect_user_types(&c.ty, &mut types);
+                }
             }
         }
+        ops.extend(types.values().map(definitions::put_type));
         ops
     }
 
@@ -201,7 +213,7 @@ impl Catalog {
 
     /// Removes a keyspace and its tables.
     pub fn drop_keyspace(&self, name: &str) -> Result<()> {
-        let mut ops = definitions::delete_tables_of(&self.applied.read().entries, name);
+        let mut ops = definitions::delete_tables_and_types_of(&self.applied.read().entries, name);
         ops.push(definitions::delete_keyspace(name));
         self.commit(ops)
     }
@@ -214,6 +226,45 @@ impl Catalog {
     /// Changes a table's definition (same id).
     pub fn alter_table(&self, schema: &TableSchema) -> Result<()> {
         self.commit(vec![definitions::put_table(schema)])
+    }
+
+    /// Creates a user type.
+    pub fn create_type(&self, ut: &UserType) -> Result<()> {
+        self.commit(vec![definitions::put_type(ut)])
+    }
+
+    /// Changes a user type (ALTER TYPE), with every type and table that uses it, in one
+    /// command.
+    pub fn alter_type(&self, ut: &UserType) -> Result<()> {
+        let mut ops = vec![definitions::put_type(ut)];
+        for other in self.types.read().values() {
+            if other.keyspace == ut.keyspace && other.name != ut.name {
+                if let Some(CqlType::Udt(new)) =
+                    CqlType::Udt(Box::new(other.clone())).with_udt_replaced(ut)
+                {
+                    ops.push(definitions::put_type(&new));
+                }
+            }
+        }
+        for t in self.tables(&ut.keyspace) {
+            let mut schema = (*t.schema()).clone();
+            let mut changed = false;
+            for c in &mut schema.columns {
+                if let Some(ty) = c.ty.with_udt_replaced(ut) {
+                    c.ty = ty;
+                    changed = true;
+                }
+            }
+            if changed {
+                ops.push(definitions::put_table(&schema));
+            }
+        }
+        self.commit(ops)
+    }
+
+    /// Drops a user type.
+    pub fn drop_type(&self, keyspace: &str, name: &str) -> Result<()> {
+        self.commit(vec![definitions::delete_type(keyspace, name)])
     }
 
     /// Drops a table (the engine snapshots it first when `auto_snapshot` is on).
@@ -279,6 +330,7 @@ impl Catalog {
         let mut changes = Vec::new();
         self.create_and_alter(&wanted, &mut changes)?;
         self.drop_unnamed(&wanted, &mut changes)?;
+        self.set_types(&wanted, &mut changes);
         *self.applied.write() = state;
         self.schema_changed();
         self.unpublished.lock().extend(changes.iter().cloned());
@@ -337,6 +389,31 @@ impl Catalog {
             }
         }
         Ok(())
+    }
+
+    /// Takes the log's user types; a type's change comes before its keyspace's drop and
+    /// after the creations of the keyspace (drivers see the keyspace first).
+    fn set_types(&self, wanted: &Wanted, changes: &mut Vec<SchemaChange>) {
+        let old = std::mem::replace(&mut *self.types.write(), wanted.types.clone());
+        let mut type_changes = Vec::new();
+        for ((ks, name), ut) in &wanted.types {
+            match old.get(&(ks.clone(), name.clone())) {
+                Some(o) if o == ut => {}
+                Some(_) => type_changes.push(SchemaChange::of_type(ChangeKind::Updated, ks, name)),
+                None => type_changes.push(SchemaChange::of_type(ChangeKind::Created, ks, name)),
+            }
+        }
+        for (ks, name) in old.keys() {
+            if !wanted.types.contains_key(&(ks.clone(), name.clone())) {
+                type_changes.push(SchemaChange::of_type(ChangeKind::Dropped, ks, name));
+            }
+        }
+        // Before the drops of keyspaces (whose types go with them).
+        let at = changes
+            .iter()
+            .position(|c| c.change == ChangeKind::Dropped && c.table.is_none())
+            .unwrap_or(changes.len());
+        changes.splice(at..at, type_changes);
     }
 
     fn drop_unnamed(&self, wanted: &Wanted, changes: &mut Vec<SchemaChange>) -> Result<()> {
@@ -426,6 +503,24 @@ impl Catalog {
 
     // --- reading ----------------------------------------------------------------------------
 
+    /// A user type.
+    pub fn user_type(&self, keyspace: &str, name: &str) -> Option<UserType> {
+        self.types
+            .read()
+            .get(&(keyspace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// A keyspace's user types, by name.
+    pub fn user_types(&self, keyspace: &str) -> Vec<UserType> {
+        self.types
+            .read()
+            .values()
+            .filter(|t| t.keyspace == keyspace)
+            .cloned()
+            .collect()
+    }
+
     /// A user table (internal tables are not visible).
     pub fn table(&self, keyspace: &str, name: &str) -> Option<Arc<Table>> {
         if keyspace == STORE_KS {
@@ -471,6 +566,9 @@ impl Catalog {
             for t in self.tables(&ks.name) {
                 all.extend_from_slice(&t.schema().encode());
             }
+            for ut in self.user_types(&ks.name) {
+                all.extend_from_slice(CqlType::Udt(Box::new(ut)).full_name().as_bytes());
+            }
         }
         let (a, b) = cairn_engine::model::token::murmur3_x64_128(&all, 0);
         let mut v = [0u8; 16];
@@ -498,6 +596,26 @@ impl Catalog {
         }
         self.require_keyspace(keyspace)?;
         Err(Error::Invalid(format!("unconfigured table {name}")))
+    }
+}
+
+/// Adds every user type in `ty` (nested ones too) to `out`.
+fn collect_user_types(ty: &CqlType, out: &mut BTreeMap<(String, String), UserType>) {
+    match ty {
+        CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => collect_user_types(e, out),
+        CqlType::Map(k, v) => {
+            collect_user_types(k, out);
+            collect_user_types(v, out);
+        }
+        CqlType::Tuple(ts) => ts.iter().for_each(|t| collect_user_types(t, out)),
+        CqlType::Udt(u) => {
+            u.field_types
+                .iter()
+                .for_each(|t| collect_user_types(t, out));
+            out.entry((u.keyspace.clone(), u.name.clone()))
+                .or_insert_with(|| (**u).clone());
+        }
+        _ => {}
     }
 }
 

@@ -12,6 +12,7 @@
 //!
 //! Column types are checked by [`column_type`], which ALTER TABLE ADD shares.
 
+use super::catalog::Catalog;
 use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::session::Session;
@@ -75,9 +76,13 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
     }
     let mut types = Vec::with_capacity(c.columns.len());
     for d in &c.columns {
-        types.push(column_type(&d.ty)?);
+        types.push(column_type(&d.ty, &ks, cat)?);
+    }
+    for ty in &types {
+        super::user_types::check_non_frozen(ty, None)?;
     }
     check_key_columns(c, &key, &types)?;
+
     check_clustering_order(c, &key)?;
     check_statics_and_counters(c, &key, &types, &schema)?;
     check_table_name(&ks, table)?;
@@ -170,6 +175,12 @@ fn check_key_columns(
             return Err(Error::Invalid(format!(
                 "Invalid non-frozen collection type {} for PRIMARY KEY column '{name}'",
                 d.ty
+            )));
+        }
+        if let CqlType::Udt(_) = ty {
+            return Err(Error::Invalid(format!(
+                "Invalid non-frozen user-defined type {} for PRIMARY KEY column '{name}'",
+                ty.name()
             )));
         }
         if *ty == CqlType::Counter {
@@ -314,19 +325,24 @@ fn check_table_name(ks: &str, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// The engine type of a column type, refused where Cassandra refuses it (`CQL3Type.Raw`
-/// prepare): counters inside collections or tuples, durations inside sets or as map keys,
-/// non-frozen collections inside collections; user types, custom classes and vectors are not
-/// supported.
-pub fn column_type(t: &TypeName) -> Result<CqlType> {
-    check_nesting(t, false)?;
-    t.to_cql_type()
-        .ok_or_else(|| Error::Invalid(format!("Unsupported type {t}")))
+/// The engine type of a column type in keyspace `ks`, refused where Cassandra refuses it
+/// (`CQL3Type.Raw` prepare): counters inside collections or tuples, durations inside sets or
+/// as map keys, non-frozen collections or user types inside collections, user types unknown
+/// or of another keyspace; custom classes and vectors are not supported.
+pub fn column_type(t: &TypeName, ks: &str, cat: &Catalog) -> Result<CqlType> {
+    check_nesting(t)?;
+    super::user_types::resolve(t, ks, cat)
 }
 
-fn check_nesting(t: &TypeName, frozen: bool) -> Result<()> {
+/// What [`column_type`] refuses of a type's nesting.
+pub fn check_nesting(t: &TypeName) -> Result<()> {
+    check_nesting_in(t, false)
+}
+
+fn check_nesting_in(t: &TypeName, frozen: bool) -> Result<()> {
     let is_counter = |t: &TypeName| matches!(t, TypeName::Native(CqlType::Counter));
     let is_duration = |t: &TypeName| matches!(t, TypeName::Native(CqlType::Duration));
+    let is_udt = |t: &TypeName| matches!(t, TypeName::UserDefined(_));
     let is_collection = |t: &TypeName| {
         matches!(
             t,
@@ -341,11 +357,17 @@ fn check_nesting(t: &TypeName, frozen: bool) -> Result<()> {
         }
     };
     match t {
-        TypeName::Frozen(inner) => check_nesting(inner, true),
+        TypeName::Frozen(inner) => check_nesting_in(inner, true),
         TypeName::List(v) | TypeName::Set(v) | TypeName::Map(_, v) => {
             if !frozen && is_collection(v) {
                 return Err(Error::Invalid(format!(
                     "Non-frozen collections are not allowed inside collections: {}",
+                    shown(t)
+                )));
+            }
+            if !frozen && is_udt(v) {
+                return Err(Error::Invalid(format!(
+                    "Non-frozen UDTs are not allowed inside collections: {}",
                     shown(t)
                 )));
             }
@@ -380,9 +402,15 @@ fn check_nesting(t: &TypeName, frozen: bool) -> Result<()> {
                         shown(t)
                     )));
                 }
-                check_nesting(k, false)?;
+                if !frozen && is_udt(k) {
+                    return Err(Error::Invalid(format!(
+                        "Non-frozen UDTs are not allowed inside collections: {}",
+                        shown(t)
+                    )));
+                }
+                check_nesting_in(k, false)?;
             }
-            check_nesting(v, false)
+            check_nesting_in(v, false)
         }
         TypeName::Tuple(ts) => {
             for e in ts {
@@ -391,11 +419,11 @@ fn check_nesting(t: &TypeName, frozen: bool) -> Result<()> {
                         "Counters are not allowed inside tuples".into(),
                     ));
                 }
-                check_nesting(e, false)?;
+                check_nesting_in(e, false)?;
             }
             Ok(())
         }
-        TypeName::Vector(e, _) => check_nesting(e, false),
+        TypeName::Vector(e, _) => check_nesting_in(e, false),
         TypeName::Native(_) | TypeName::UserDefined(_) | TypeName::Custom(_) => Ok(()),
     }
 }
@@ -407,6 +435,7 @@ fn references_duration(t: &CqlType) -> bool {
         CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => references_duration(e),
         CqlType::Map(k, v) => references_duration(k) || references_duration(v),
         CqlType::Tuple(ts) => ts.iter().any(references_duration),
+        CqlType::Udt(u) => u.field_types.iter().any(references_duration),
         _ => false,
     }
 }

@@ -1,7 +1,7 @@
-//! Schema statements: keyspaces, ALTER / DROP TABLE, TRUNCATE, DROP TYPE / INDEX, roles;
-//! CREATE TABLE is [`create_table`](super::create_table); GRANT / REVOKE / LIST PERMISSIONS
-//! and role membership go to the role store. What cannot be done (user types, indexes) is
-//! refused clearly.
+//! Schema statements: keyspaces, ALTER / DROP TABLE, TRUNCATE, DROP INDEX, roles;
+//! CREATE TABLE is [`create_table`](super::create_table), user types
+//! [`user_types`](super::user_types); GRANT / REVOKE / LIST PERMISSIONS and role membership go
+//! to the role store. What cannot be done (indexes) is refused clearly.
 //!
 //! Each statement checks what Cassandra checks, in Cassandra's order, with its texts:
 //! system keyspaces first (`authorize`, then `check_schema_keyspace`, both in
@@ -15,10 +15,10 @@ use super::replication::{self, Replication};
 use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::session::Session;
-use super::{create_table, options, Executor};
+use super::{create_table, options, user_types, Executor};
 use crate::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropIndex, DropKeyspace,
-    DropTable, DropType, Property, QualifiedName, RoleOptions, Statement,
+    DropTable, Property, QualifiedName, RoleOptions, Statement,
 };
 use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
@@ -36,11 +36,10 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         Statement::AlterTable(a) => alter_table(ex, session, a),
         Statement::DropTable(d) => drop_table(ex, session, d),
         Statement::Truncate(name) => truncate(ex, session, name),
-        Statement::DropType(d) => drop_type(session, d),
+        Statement::CreateType(c) => user_types::create_type(ex, session, c),
+        Statement::AlterType(a) => user_types::alter_type(ex, session, a),
+        Statement::DropType(d) => user_types::drop_type(ex, session, d),
         Statement::DropIndex(d) => drop_index(session, d),
-        Statement::CreateType(_) | Statement::AlterType(_) => Err(Error::Invalid(
-            "User-defined types are not supported yet".into(),
-        )),
         Statement::CreateIndex(_) => Err(Error::Invalid(
             "Secondary indexes are not supported yet".into(),
         )),
@@ -131,22 +130,8 @@ fn truncate(ex: &Executor, session: &Session, name: &QualifiedName) -> Result<Ou
     Ok(Outcome::Void)
 }
 
-/// DROP TYPE. User types cannot be created, so none exists: dropping one answers as
+/// DROP INDEX. Indexes cannot be created, so none exists: dropping one answers as
 /// Cassandra does for a missing one.
-fn drop_type(session: &Session, d: &DropType) -> Result<Outcome> {
-    let ks = session.resolve(&d.name.keyspace)?;
-    authorize(&ks, Permission::Drop, Resource::AllTables(&ks))?;
-    check_schema_keyspace(&ks)?;
-    if d.if_exists {
-        return Ok(Outcome::Void);
-    }
-    Err(Error::Invalid(format!(
-        "Type '{ks}.{}' doesn't exist",
-        d.name.name
-    )))
-}
-
-/// DROP INDEX (no index exists either; see [`drop_type`]).
 fn drop_index(session: &Session, d: &DropIndex) -> Result<Outcome> {
     let ks = session.resolve(&d.name.keyspace)?;
     check_schema_keyspace(&ks)?;
@@ -438,7 +423,8 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
             columns,
         } => {
             for c in columns {
-                let ty = create_table::column_type(&c.ty)?;
+                let ty = create_table::column_type(&c.ty, &ks, cat)?;
+                user_types::check_non_frozen(&ty, Some(&c.name))?;
                 if schema.column(&c.name).is_some() {
                     if *if_not_exists {
                         continue;

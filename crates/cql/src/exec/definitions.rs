@@ -6,16 +6,22 @@
 //!   own schema there first — see `Catalog::open`);
 //! - `schema/keyspace/<name>` → JSON `{"replication": [[key, value], …], "durable_writes": …}`;
 //! - `schema/table/<keyspace>/<name>` → the engine's table schema (`TableSchema::encode`, with
-//!   its id, columns, dropped columns and options) in hex.
+//!   its id, columns, dropped columns and options) in hex;
+//! - `schema/type/<keyspace>/<name>` → a user type, as its `CqlType::full_name`
+//!   (`udt<"ks"."name", "field" type, …>`, nested user types spelled out). A table's
+//!   columns carry their user types' definitions too, so `ALTER TYPE` rewrites the entries
+//!   of the types and tables that use the type in the same command.
 //!
 //! Keyspace and table names are word characters only (CQL refuses others), so `/` never
-//! appears inside one. Only user keyspaces are shared: the system keyspaces are each node's
+//! appears inside one; a type name may hold any character, and is what follows the
+//! keyspace's `/`. Only user keyspaces are shared: the system keyspaces are each node's
 //! own ([`is_shared`]).
 
 use super::replication::{self, SYSTEM_KEYSPACES};
 use crate::values::format::{hex_bytes, hex_literal};
 use cairn_cluster::placement::ReplicationStrategy;
 use cairn_cluster::raft::command::Op;
+use cairn_engine::model::types::{CqlType, UserType};
 use cairn_engine::schema::TableSchema;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -60,6 +66,7 @@ pub const FORMAT_KEY: &str = "schema/format";
 const FORMAT: &str = "1";
 const KEYSPACE_PREFIX: &str = "schema/keyspace/";
 const TABLE_PREFIX: &str = "schema/table/";
+const TYPE_PREFIX: &str = "schema/type/";
 
 /// The entry marking the log as holding the schema.
 pub fn format() -> Op {
@@ -104,14 +111,38 @@ pub fn delete_table(keyspace: &str, name: &str) -> Op {
     }
 }
 
-/// Removes every table of `keyspace` found in `entries`.
-pub fn delete_tables_of(entries: &BTreeMap<String, String>, keyspace: &str) -> Vec<Op> {
-    let prefix = format!("{TABLE_PREFIX}{keyspace}/");
-    entries
-        .range(prefix.clone()..)
-        .take_while(|(k, _)| k.starts_with(&prefix))
-        .map(|(k, _)| Op::Delete { key: k.clone() })
-        .collect()
+/// Sets a user type's definition.
+pub fn put_type(ut: &UserType) -> Op {
+    Op::Put {
+        key: type_key(&ut.keyspace, &ut.name),
+        value: CqlType::Udt(Box::new(ut.clone())).full_name(),
+    }
+}
+
+/// Removes a user type's definition.
+pub fn delete_type(keyspace: &str, name: &str) -> Op {
+    Op::Delete {
+        key: type_key(keyspace, name),
+    }
+}
+
+/// Removes every table and user type of `keyspace` found in `entries`.
+pub fn delete_tables_and_types_of(entries: &BTreeMap<String, String>, keyspace: &str) -> Vec<Op> {
+    let mut ops = Vec::new();
+    for prefix in [TABLE_PREFIX, TYPE_PREFIX] {
+        let prefix = format!("{prefix}{keyspace}/");
+        ops.extend(
+            entries
+                .range(prefix.clone()..)
+                .take_while(|(k, _)| k.starts_with(&prefix))
+                .map(|(k, _)| Op::Delete { key: k.clone() }),
+        );
+    }
+    ops
+}
+
+fn type_key(keyspace: &str, name: &str) -> String {
+    format!("{TYPE_PREFIX}{keyspace}/{name}")
 }
 
 fn keyspace_key(name: &str) -> String {
@@ -131,6 +162,8 @@ pub struct Wanted {
     pub keyspaces: BTreeMap<String, Keyspace>,
     /// Tables, by keyspace and name.
     pub tables: BTreeMap<(String, String), TableSchema>,
+    /// User types, by keyspace and name.
+    pub types: BTreeMap<(String, String), UserType>,
     /// Every keyspace and table named by an entry, decoded or not: what is named is never
     /// dropped because its entry could not be read.
     named: BTreeSet<(String, Option<String>)>,
@@ -185,6 +218,17 @@ pub fn decode(entries: &BTreeMap<String, String>) -> Wanted {
                 ),
                 Err(e) => tracing::error!("schema entry {key} cannot be read: {e}"),
             }
+        } else if let Some(rest) = key.strip_prefix(TYPE_PREFIX) {
+            let Some((ks, name)) = rest.split_once('/') else {
+                tracing::error!("schema entry {key} names no type");
+                continue;
+            };
+            match CqlType::parse(value) {
+                Some(CqlType::Udt(u)) if u.keyspace == ks && u.name == name => {
+                    w.types.insert((ks.to_string(), name.to_string()), *u);
+                }
+                _ => tracing::error!("schema entry {key} cannot be read: {value}"),
+            }
         }
     }
     w
@@ -206,7 +250,6 @@ fn keyspace_of(name: &str, value: &str) -> Option<Keyspace> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use cairn_engine::model::types::CqlType;
     use cairn_engine::schema::ColumnKind;
 
     fn apply(entries: &mut BTreeMap<String, String>, ops: &[Op]) {
@@ -236,8 +279,17 @@ mod tests {
             .with_column("k", CqlType::Int, ColumnKind::PartitionKey)
             .with_column("v", CqlType::Text, ColumnKind::Regular);
         t.drop_column("v", 42);
+        let ut = UserType {
+            keyspace: "ks".into(),
+            name: "Addr/x".into(),
+            field_names: vec!["street".into()],
+            field_types: vec![CqlType::Text],
+        };
         let mut entries = BTreeMap::new();
-        apply(&mut entries, &[format(), put_keyspace(&ks), put_table(&t)]);
+        apply(
+            &mut entries,
+            &[format(), put_keyspace(&ks), put_table(&t), put_type(&ut)],
+        );
         let w = decode(&entries);
         assert!(w.present);
         assert_eq!(w.keyspaces.get("ks"), Some(&ks));
@@ -246,9 +298,10 @@ mod tests {
         assert_eq!(back.dropped_columns().len(), 1);
         assert!(w.has_keyspace("ks") && w.has_table("ks", "t"));
         assert!(!w.has_table("ks", "u"));
+        assert_eq!(w.types[&("ks".to_string(), "Addr/x".to_string())], ut);
 
-        // Dropping the keyspace removes its tables' entries too.
-        let mut drop = delete_tables_of(&entries, "ks");
+        // Dropping the keyspace removes its tables' and types' entries too.
+        let mut drop = delete_tables_and_types_of(&entries, "ks");
         drop.push(delete_keyspace("ks"));
         apply(&mut entries, &drop);
         assert_eq!(entries.keys().collect::<Vec<_>>(), [FORMAT_KEY]);

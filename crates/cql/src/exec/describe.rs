@@ -3,7 +3,8 @@
 //!
 //! Rows are `keyspace_name, type, name[, create_statement]`. Supported: DESCRIBE
 //! KEYSPACES / TABLES / TYPES / FUNCTIONS / AGGREGATES (names), DESCRIBE \[FULL\] SCHEMA,
-//! DESCRIBE KEYSPACE \[ks\], DESCRIBE TABLE t (and COLUMNFAMILY), DESCRIBE CLUSTER, and
+//! DESCRIBE KEYSPACE \[ks\] (the keyspace, its user types with the ones they use first,
+//! its tables), DESCRIBE TABLE t (and COLUMNFAMILY), DESCRIBE TYPE t, DESCRIBE CLUSTER, and
 //! DESCRIBE name (a keyspace, else a table of the current keyspace). Statements are built from
 //! live metadata in Cassandra 5.0's layout, so they can be replayed to recreate the schema.
 
@@ -13,10 +14,11 @@ use super::result::{ColumnSpec, ResultSet};
 use super::session::Session;
 use super::Executor;
 use crate::error::{Error, Result};
+use crate::identifier::quote_identifier;
 use crate::values::format::java_double_string as double_to_string;
 use bytes::Bytes;
 use cairn_engine::model::clustering::Order;
-use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{CqlType, UserType};
 use cairn_engine::schema::{ColumnKind, TableSchema};
 
 /// Whether `text` is a DESCRIBE statement.
@@ -276,6 +278,47 @@ pub fn schema_cql(s: &TableSchema) -> String {
     out
 }
 
+/// A user type's CREATE TYPE statement (Cassandra's `UserType.toCqlString`).
+pub fn type_statement(ut: &UserType) -> String {
+    let fields: Vec<String> = ut
+        .fields()
+        .map(|(f, t)| format!("    {} {}", quote_identifier(f), t.name()))
+        .collect();
+    format!(
+        "CREATE TYPE {}.{} (\n{}\n);",
+        quote_identifier(&ut.keyspace),
+        quote_identifier(&ut.name),
+        fields.join(",\n")
+    )
+}
+
+/// A keyspace's user types, each after the types it uses (Cassandra's
+/// `Types.sortedStream`).
+fn sorted_types(types: &[UserType]) -> Vec<&UserType> {
+    fn visit<'a>(t: &'a UserType, all: &'a [UserType], out: &mut Vec<&'a UserType>) {
+        if out.iter().any(|o| o.name == t.name) {
+            return;
+        }
+        for dep in all {
+            if dep.name != t.name
+                && t.field_types
+                    .iter()
+                    .any(|f| f.references_udt(&dep.keyspace, &dep.name))
+            {
+                visit(dep, all, out);
+            }
+        }
+        if !out.iter().any(|o| o.name == t.name) {
+            out.push(t);
+        }
+    }
+    let mut out = Vec::new();
+    for t in types {
+        visit(t, types, &mut out);
+    }
+    out
+}
+
 fn specs(with_statement: bool) -> Vec<ColumnSpec> {
     let mut cols = vec!["keyspace_name", "type", "name"];
     if with_statement {
@@ -332,6 +375,9 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
             k.name.clone(),
             keyspace_statement(k),
         ));
+        for ut in sorted_types(&cat.user_types(&k.name)) {
+            out.push((k.name.clone(), "type", ut.name.clone(), type_statement(ut)));
+        }
         for t in cat.tables(&k.name) {
             let s = t.schema();
             out.push((k.name.clone(), "table", s.name.clone(), table_statement(&s)));
@@ -355,7 +401,24 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
             }
             return Ok(names(rows));
         }
-        Some("types") | Some("functions") | Some("aggregates") => return Ok(names(Vec::new())),
+        Some("types") => {
+            let mut rows = Vec::new();
+            for k in cat.keyspaces() {
+                for ut in cat.user_types(&k.name) {
+                    rows.push((k.name.clone(), "type", ut.name));
+                }
+            }
+            return Ok(names(rows));
+        }
+        Some("type") => {
+            let (ks, t) = split_name(words.get(i + 1), session)?;
+            cat.require_keyspace(&ks)?;
+            let ut = cat.user_type(&ks, &t).ok_or_else(|| {
+                Error::Invalid(format!("User defined type '{t}' not found in '{ks}'"))
+            })?;
+            statements.push((ks, "type", ut.name.clone(), type_statement(&ut)));
+        }
+        Some("functions") | Some("aggregates") => return Ok(names(Vec::new())),
         Some("cluster") => {
             let node = ex.node();
             let cols = ["cluster", "partitioner", "snitch"];

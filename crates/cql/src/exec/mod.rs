@@ -54,6 +54,7 @@ pub mod schema_guard;
 pub mod select;
 pub mod session;
 pub mod system;
+pub mod user_types;
 pub mod write;
 
 use crate::ast::Statement;

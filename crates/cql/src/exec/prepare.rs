@@ -77,15 +77,16 @@ impl Collector<'_> {
                 }
             }
             Term::Tuple(ts) => {
-                if let CqlType::Tuple(types) = inner {
+                if let Some(types) = inner.components() {
                     for (t, ty) in ts.iter().zip(types) {
                         self.term(t, name, ty);
                     }
                 }
             }
             Term::TypeHint(_, t) => self.term(t, name, ty),
-            // Arguments of functions and operators: the overload's parameters.
-            Term::Function(_) | Term::Arithmetic(..) | Term::Negate(_) => {
+            // Arguments of functions and operators: the overload's parameters; user type
+            // fields: `column.field`.
+            Term::Function(_) | Term::Arithmetic(..) | Term::Negate(_) | Term::UserType(_) => {
                 for (index, marker, t) in crate::values::term::marker_types(term, name, ty) {
                     let s = self.spec(&marker, t);
                     self.set(index, s);
@@ -315,7 +316,20 @@ impl Collector<'_> {
                                 self.term(value, &format!("value({column})"), &vt);
                             }
                         }
-                        Assignment::SetField { .. } => {}
+                        // The field's receiver: `column.field` of the field's type.
+                        Assignment::SetField {
+                            column,
+                            field,
+                            value,
+                        } => {
+                            let fty = self.schema.column(column).and_then(|c| {
+                                let u = c.ty.as_udt()?;
+                                Some(u.field_types[u.field_position(field)?].clone())
+                            });
+                            if let Some(fty) = fty {
+                                self.term(value, &format!("{column}.{field}"), &fty);
+                            }
+                        }
                     }
                 }
                 self.relations(&u.where_clause);

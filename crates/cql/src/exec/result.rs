@@ -46,6 +46,8 @@ pub struct SchemaChange {
     pub keyspace: String,
     /// Table, when the change is a table's.
     pub table: Option<String>,
+    /// Whether the change is the user type named `table` (drivers get a TYPE target).
+    pub is_type: bool,
 }
 
 impl SchemaChange {
@@ -55,6 +57,15 @@ impl SchemaChange {
             change,
             keyspace: keyspace.to_string(),
             table: table.map(str::to_string),
+            is_type: false,
+        }
+    }
+
+    /// A change of the user type `keyspace.name`.
+    pub fn of_type(change: ChangeKind, keyspace: &str, name: &str) -> SchemaChange {
+        SchemaChange {
+            is_type: true,
+            ..SchemaChange::new(change, keyspace, Some(name))
         }
     }
 }

@@ -61,7 +61,8 @@ fn canonical(ty: &CqlType, bytes: &[u8]) -> Option<Vec<u8>> {
                 .collect();
             Some(build_map(&sorted_map(k, entries)))
         }
-        CqlType::Tuple(types) => {
+        CqlType::Tuple(_) | CqlType::Udt(_) => {
+            let types = unfrozen(ty).components().unwrap_or(&[]);
             let parts = split_tuple(bytes)?;
             let out: Vec<Option<Bytes>> = parts
                 .into_iter()

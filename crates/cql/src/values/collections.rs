@@ -57,7 +57,7 @@ use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
 use cairn_engine::model::types::compare;
 use cairn_engine::model::types::framing::{
-    build_collection, build_map, split_collection, split_map, split_tuple,
+    build_collection, build_map, build_tuple, split_collection, split_map, split_tuple,
 };
 use cairn_engine::model::types::CqlType;
 use std::cmp::Ordering;
@@ -127,7 +127,8 @@ pub fn comparable_encode(ty: &CqlType, v: &[u8]) -> ValueResult<Vec<u8>> {
             out.push(0x00);
             Ok(out)
         }
-        CqlType::Tuple(types) => {
+        tuple @ (CqlType::Tuple(_) | CqlType::Udt(_)) => {
+            let types = tuple.components().unwrap_or(&[]);
             let comps = split_tuple(v).ok_or_else(bad)?;
             if comps.len() > types.len() {
                 return Err(bad());
@@ -204,7 +205,8 @@ fn decode_prefix<'a>(ty: &CqlType, data: &'a [u8]) -> Option<(Vec<u8>, &'a [u8])
                 }
             }
         }
-        CqlType::Tuple(types) => {
+        tuple @ (CqlType::Tuple(_) | CqlType::Udt(_)) => {
+            let types = tuple.components().unwrap_or(&[]);
             let mut comps: Vec<Option<Bytes>> = Vec::new();
             let mut rest = data;
             loop {
@@ -251,6 +253,17 @@ pub fn element_path(ty: &CqlType, elem: &[u8]) -> ValueResult<Bytes> {
             ty.name()
         ))),
     }
+}
+
+/// The cell path of a non-frozen user type's field at `position`.
+pub fn udt_field_path(position: usize) -> Bytes {
+    Bytes::copy_from_slice(&(position as u16).to_be_bytes())
+}
+
+/// The field position a non-frozen user type's cell path stands for.
+fn udt_path_field(path: &[u8]) -> Option<usize> {
+    let raw: [u8; 2] = path.try_into().ok()?;
+    Some(usize::from(u16::from_be_bytes(raw)))
 }
 
 /// The element (set) or key (map) a path stands for.
@@ -325,6 +338,19 @@ pub fn collection_to_cells(
             cells.dedup_by(|a, b| a.0 == b.0);
             Ok(cells)
         }
+        CqlType::Udt(u) => {
+            // One cell per non-null field, its path the field's position as a 2-byte
+            // big-endian short (Cassandra's `UserType` cell paths): paths sort in field order.
+            let parts = split_tuple(serialized).ok_or_else(bad)?;
+            if parts.len() > u.field_types.len() {
+                return Err(bad());
+            }
+            Ok(parts
+                .into_iter()
+                .enumerate()
+                .filter_map(|(i, p)| p.map(|v| (udt_field_path(i), Bytes::copy_from_slice(v))))
+                .collect())
+        }
         CqlType::List(_) => {
             let elems = split_collection(serialized).ok_or_else(bad)?;
             let paths = list_append_paths(ctx.now_micros(), ctx.random_u64() as u32, elems.len());
@@ -366,6 +392,17 @@ pub fn cells_to_collection(ty: &CqlType, cells: &[(Bytes, Bytes)]) -> ValueResul
         CqlType::List(_) => {
             let elems: Vec<&Bytes> = sorted.iter().map(|(_, v)| v).collect();
             Ok(Bytes::from(build_collection(&elems)))
+        }
+        CqlType::Udt(u) => {
+            // Every field of the type, the ones without a cell null.
+            let mut fields: Vec<Option<Bytes>> = vec![None; u.field_types.len()];
+            for (p, v) in sorted {
+                let i = udt_path_field(p).ok_or_else(|| corrupt("not a user type field path"))?;
+                if let Some(slot) = fields.get_mut(i) {
+                    *slot = Some(v.clone());
+                }
+            }
+            Ok(Bytes::from(build_tuple(&fields)))
         }
         _ => Err(ValueError::invalid(format!(
             "{} is not a non-frozen collection",

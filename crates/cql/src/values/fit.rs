@@ -136,13 +136,26 @@ pub(crate) fn assignment_in(term: &Term, ty: &CqlType, memo: &FitMemo) -> Assign
         Term::Tuple(elems) if elems.len() == 1 && !matches!(base, CqlType::Tuple(_)) => elems
             .first()
             .map_or(Assignment::No, |e| assignment_in(e, ty, memo)),
-        Term::Tuple(elems) => match base {
-            CqlType::Tuple(types) if elems.len() <= types.len() => {
-                all(&mut elems.iter().zip(types.iter()))
+        Term::Tuple(elems) => match base.components() {
+            Some(types) if elems.len() <= types.len() => all(&mut elems.iter().zip(types.iter())),
+            _ => Assignment::No,
+        },
+        // Cassandra's `testUserTypeAssignment`: known fields, each assignable; weak at best.
+        Term::UserType(fields) => match base {
+            CqlType::Udt(u) => {
+                let known = fields.iter().all(|(f, _)| u.field_position(f).is_some());
+                let fits = fields.iter().all(|(f, t)| {
+                    u.field_position(f)
+                        .is_some_and(|i| assignment_in(t, &u.field_types[i], memo).is_assignable())
+                });
+                if known && fits {
+                    Assignment::Weak
+                } else {
+                    Assignment::No
+                }
             }
             _ => Assignment::No,
         },
-        Term::UserType(_) => Assignment::No,
         // Its return type is the receiver's (a function factory: always weak, as Cassandra).
         Term::Function(call) if is_from_json(call) => Assignment::Weak,
         Term::Function(call) => memo.get_or(term, base, || returning(return_type_in(call, memo))),

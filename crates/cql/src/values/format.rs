@@ -341,6 +341,30 @@ fn format_checked(ty: &CqlType, v: &[u8]) -> Option<String> {
                     .join(", ")
             )
         }
+        T::Udt(u) => {
+            // `UserDefined.toCQLLiteral`: the fields the value has (a value written before
+            // `ALTER TYPE … ADD` is shorter), each named.
+            let comps = split_tuple(v)?;
+            if comps.len() > u.field_types.len() {
+                return None;
+            }
+            format!(
+                "{{{}}}",
+                comps
+                    .iter()
+                    .zip(u.fields())
+                    .map(|(c, (name, t))| format!(
+                        "{}: {}",
+                        crate::identifier::quote_identifier(name),
+                        match c {
+                            Some(b) => format_value(t, b),
+                            None => "null".to_string(),
+                        }
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
         T::Frozen(inner) => format_value(inner, v),
     })
 }

@@ -313,7 +313,7 @@ pub fn from_string(ty: &CqlType, s: &str, now_millis: i64) -> ValueResult<Vec<u8
             let (months, days, nanos) = parse_duration(s)?;
             encode_duration(months, days, nanos)
         }
-        T::List(_) | T::Set(_) | T::Map(_, _) | T::Tuple(_) | T::Frozen(_) => {
+        T::List(_) | T::Set(_) | T::Map(_, _) | T::Tuple(_) | T::Frozen(_) | T::Udt(_) => {
             return Err(ValueError::invalid(format!(
                 "Cannot convert a constant to {}",
                 ty.name()

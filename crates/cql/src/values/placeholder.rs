@@ -44,7 +44,13 @@ pub fn placeholder(ty: &CqlType) -> Bytes {
         }
         T::List(e) | T::Set(e) => build_collection(&[placeholder(e)]),
         T::Map(k, v) => build_map(&[(placeholder(k), placeholder(v))]),
-        T::Tuple(ts) => build_tuple(&ts.iter().map(|t| Some(placeholder(t))).collect::<Vec<_>>()),
+        T::Tuple(_) | T::Udt(_) => build_tuple(
+            &ty.components()
+                .unwrap_or(&[])
+                .iter()
+                .map(|t| Some(placeholder(t)))
+                .collect::<Vec<_>>(),
+        ),
         T::Frozen(inner) => return placeholder(inner),
     };
     Bytes::from(bytes)

@@ -94,9 +94,19 @@ fn collect_markers(
             }
         }
         Term::Tuple(ts) => {
-            if let CqlType::Tuple(types) = base {
+            if let Some(types) = base.components() {
                 for (t, ty) in ts.iter().zip(types) {
                     collect_markers(t, receiver, ty, out);
+                }
+            }
+        }
+        // Cassandra's `UserTypes.fieldSpecOf`: a field's marker is `column.field`.
+        Term::UserType(fields) => {
+            if let CqlType::Udt(u) = base {
+                for (f, t) in fields {
+                    if let Some(i) = u.field_position(f) {
+                        collect_markers(t, &format!("{receiver}.{f}"), &u.field_types[i], out);
+                    }
                 }
             }
         }
@@ -122,7 +132,7 @@ fn collect_markers(
                 collect_markers(x, &name, &t, out);
             }
         }
-        Term::Literal(_) | Term::Null | Term::EmptyBraces | Term::UserType(_) => {}
+        Term::Literal(_) | Term::Null | Term::EmptyBraces => {}
     }
 }
 
@@ -164,10 +174,7 @@ pub fn term_to_bytes(
             }
         }
         Term::Tuple(elems) => tuple_literal(elems, ty, receiver, ctx),
-        Term::UserType(_) => Err(ValueError::invalid(format!(
-            "Invalid user type literal for {receiver} of type {}",
-            ty.name()
-        ))),
+        Term::UserType(fields) => user_type_literal(fields, ty, receiver, ctx),
         Term::Function(call) if is_from_json(call) => from_json_call(call, ty, receiver, ctx),
         Term::Function(call) => function_value(call, ty, receiver, ctx),
         Term::TypeHint(hint, inner) => type_hinted(term, hint, inner, ty, receiver, ctx),
@@ -348,7 +355,8 @@ fn tuple_literal(
     ctx: &dyn TermContext,
 ) -> ValueResult<TermValue> {
     let base = unfrozen(ty);
-    let CqlType::Tuple(types) = base else {
+    // A user type is a tuple to Cassandra's `Tuples.Literal` too.
+    let Some(types) = base.components() else {
         return Err(ValueError::invalid(format!(
             "Invalid tuple type literal for {receiver} of type {}",
             ty.name()
@@ -378,6 +386,56 @@ fn tuple_literal(
             TermValue::Unset => {
                 return Err(ValueError::invalid(format!(
                     "Invalid unset value for tuple field number {i}"
+                )))
+            }
+        }
+    }
+    Ok(TermValue::Value(Bytes::from(build_tuple(&out))))
+}
+
+/// `{field: value, …}` for a user-type receiver (Cassandra's `UserTypes.Literal`): every
+/// field of the type, the missing ones null.
+fn user_type_literal(
+    fields: &[(String, Term)],
+    ty: &CqlType,
+    receiver: &str,
+    ctx: &dyn TermContext,
+) -> ValueResult<TermValue> {
+    let CqlType::Udt(u) = unfrozen(ty) else {
+        return Err(ValueError::invalid(format!(
+            "Invalid user type literal for {receiver} of type {}",
+            ty.name()
+        )));
+    };
+    for (name, t) in u.fields() {
+        if let Some((_, e)) = fields.iter().find(|(f, _)| f == name) {
+            if !assignment(e, t).is_assignable() {
+                return Err(ValueError::invalid(format!(
+                    "Invalid user type literal for {receiver}: field {name} is not of type {}",
+                    t.name()
+                )));
+            }
+        }
+    }
+    if let Some((f, _)) = fields.iter().find(|(f, _)| u.field_position(f).is_none()) {
+        return Err(ValueError::invalid(format!(
+            "Unknown field '{f}' in value of user defined type {}",
+            u.name
+        )));
+    }
+    let mut out = Vec::with_capacity(u.field_types.len());
+    for (name, t) in u.fields() {
+        let value = match fields.iter().find(|(f, _)| f == name) {
+            Some((_, e)) => term_to_bytes(e, t, &format!("{receiver}.{name}"), ctx)?,
+            None => TermValue::Null,
+        };
+        match value {
+            TermValue::Value(b) => out.push(Some(b)),
+            TermValue::Null => out.push(None),
+            TermValue::Unset => {
+                return Err(ValueError::invalid(format!(
+                    "Invalid unset value for field '{name}' of user defined type {}",
+                    u.name
                 )))
             }
         }

@@ -370,6 +370,12 @@ fn single_restriction(
     check_receiver(col, rel, kind)?;
     let name = col.name.as_str();
     let (op, map_key) = op_and_map_key(rel);
+    if let CqlType::Udt(_) = col.ty {
+        return Err(Error::Invalid(format!(
+            "Non-frozen UDT column '{name}' ({}) cannot be restricted by any relation",
+            col.ty.name()
+        )));
+    }
     let (key_ty, elem_ty) = match unfrozen(&col.ty) {
         CqlType::Map(k, v) => ((**k).clone(), (**v).clone()),
         CqlType::List(e) | CqlType::Set(e) => ((**e).clone(), (**e).clone()),

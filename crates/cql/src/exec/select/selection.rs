@@ -182,6 +182,8 @@ pub enum Selector {
     Negate(Box<Selector>, CqlType),
     /// `c[k]` or `c[a..b]` on a collection of this type.
     Element(Box<Selector>, CqlType, ElementSel),
+    /// `u.f`: the field at this position of a user type value.
+    Field(Box<Selector>, usize),
 }
 
 impl Selector {
@@ -200,7 +202,8 @@ impl Selector {
             Selector::Function(_, args) => args.iter().collect(),
             Selector::Cast(inner, ..)
             | Selector::Negate(inner, _)
-            | Selector::Element(inner, ..) => {
+            | Selector::Element(inner, ..)
+            | Selector::Field(inner, _) => {
                 vec![inner]
             }
             Selector::Arithmetic(_, l, r, ..) => vec![l, r],
@@ -233,6 +236,11 @@ impl Selector {
                 Some(v) => sel.select(ty, &v, &sel.bind(ctx)?)?,
                 None => None,
             },
+            // A value written before `ALTER TYPE … ADD` lacks the later fields: null.
+            Selector::Field(_, i) => next().and_then(|v| {
+                cairn_engine::model::types::framing::split_tuple(&v)
+                    .and_then(|parts| parts.get(*i).copied().flatten().map(Bytes::copy_from_slice))
+            }),
             _ => None,
         })
     }
@@ -576,12 +584,27 @@ impl Planner<'_> {
                     ty,
                 ))
             }
-            SelectorExpr::Field(inner, _) => {
-                let (_, name, ty) = self.selector(inner)?;
-                Err(Error::Invalid(format!(
-                    "Invalid field selection: {name} of type {} is not a user type",
-                    ty.name()
-                )))
+            SelectorExpr::Field(inner, field) => {
+                let (s, name, ty) = self.selector(inner)?;
+                let Some(u) = ty.as_udt() else {
+                    return Err(Error::Invalid(format!(
+                        "Invalid field selection: {name} of type {} is not a user type",
+                        ty.name()
+                    )));
+                };
+                let Some(i) = u.field_position(field) else {
+                    return Err(Error::Invalid(format!(
+                        "{name} of type {} has no field {}",
+                        ty.name(),
+                        crate::identifier::quote_identifier(field)
+                    )));
+                };
+                let fty = u.field_types[i].clone();
+                Ok((
+                    Selector::Field(Box::new(s), i),
+                    format!("{name}.{}", crate::identifier::quote_identifier(field)),
+                    fty,
+                ))
             }
             SelectorExpr::Element(inner, key) => self.element(inner, &ElementRef::Key(key.clone())),
             SelectorExpr::ElementSlice(inner, from, to) => {

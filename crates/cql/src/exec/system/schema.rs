@@ -307,9 +307,26 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             }
             rows
         }
-        // Cairn has no user types, functions, aggregates, indexes, views or triggers yet:
-        // the tables exist (drivers read them all at connect) and are empty.
-        "types" | "functions" | "aggregates" | "indexes" | "views" | "triggers" => Vec::new(),
+        // Field types as CQL shows them (a nested user type by its name): drivers resolve
+        // them against the keyspace's other types.
+        "types" => {
+            let mut rows = Vec::new();
+            for k in cat.keyspaces() {
+                for ut in cat.user_types(&k.name) {
+                    let types: Vec<String> = ut.field_types.iter().map(CqlType::name).collect();
+                    rows.push(vec![
+                        text(&k.name),
+                        text(&ut.name),
+                        super::text_set(&ut.field_names),
+                        super::text_set(&types),
+                    ]);
+                }
+            }
+            rows
+        }
+        // Cairn has no functions, aggregates, indexes, views or triggers yet: the tables
+        // exist (drivers read them all at connect) and are empty.
+        "functions" | "aggregates" | "indexes" | "views" | "triggers" => Vec::new(),
         _ => return Ok(None),
     }))
 }

@@ -34,9 +34,9 @@ pub(super) fn column_data(
     ttl: u32,
     now: u32,
 ) -> Result<Option<ColumnData>> {
-    if is_multi_cell(&col.ty) {
-        // Overwriting a collection: delete what was there (just before this write), then
-        // write the new elements.
+    if is_multi_cell(&col.ty) || matches!(col.ty, CqlType::Udt(_)) {
+        // Overwriting a collection or a non-frozen user type: delete what was there (just
+        // before this write), then write the new elements or fields.
         let value = term_to_bytes(term, &col.ty, &col.name, ctx)?;
         let deletion = DeletionTime {
             marked_at: ts - 1,
@@ -133,9 +133,46 @@ pub(super) fn assignment_op(
         }
         Assignment::Subtract { value, .. } => subtract(c, value, ctx, ts, now),
         Assignment::SetElement { key, value, .. } => set_element(c, key, value, ctx, ts, ttl, now),
-        Assignment::SetField { .. } => Err(Error::Invalid(
-            "User-defined types are not supported yet".into(),
-        )),
+        // Cassandra's `Operation.SetField` checks; non-frozen user types (which take a
+        // field update) are refused when the table is created.
+        Assignment::SetField {
+            column,
+            field,
+            value,
+        } => {
+            let shown = format!(
+                "{column}.{field} = {}",
+                crate::values::term::term_display(value)
+            );
+            let u = match &c.ty {
+                CqlType::Udt(u) => u,
+                CqlType::Frozen(inner) if matches!(**inner, CqlType::Udt(_)) => {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({shown}) for frozen UDT column {column}"
+                    )))
+                }
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "Invalid operation ({shown}) for non-UDT column {column}"
+                    )))
+                }
+            };
+            let Some(i) = u.field_position(field) else {
+                return Err(Error::Invalid(format!(
+                    "UDT column {column} does not have a field named {field}"
+                )));
+            };
+            let receiver = format!("{column}.{field}");
+            let cell = match term_to_bytes(value, &u.field_types[i], &receiver, ctx)? {
+                TermValue::Value(v) => cell(ts, ttl, now, v),
+                TermValue::Null => Cell::tombstone(ts, now),
+                TermValue::Unset => return Ok(None),
+            };
+            Ok(Some(complex(vec![(
+                crate::values::collections::udt_field_path(i),
+                cell,
+            )])))
+        }
     }
 }
 
@@ -203,7 +240,7 @@ fn append(
             c.name
         )));
     }
-    if matches!(c.ty, CqlType::Tuple(_)) && matches!(a, Assignment::Add { .. }) {
+    if matches!(c.ty, CqlType::Tuple(_) | CqlType::Udt(_)) && matches!(a, Assignment::Add { .. }) {
         return Err(Error::Invalid(format!(
             "Invalid operation ({shown}) for tuple column {}",
             c.name

@@ -285,6 +285,39 @@ fn column_deletions(
             }
             continue;
         }
+        if let RelationTarget::Field(name, field) = t {
+            // `DELETE u.f`: a tombstone for the field's cell (Cassandra's `FieldDeletion`).
+            let c = schema
+                .column(name)
+                .ok_or_else(|| Error::undefined_column(schema, name))?;
+            let u = match &c.ty {
+                CqlType::Udt(u) => u,
+                ty if ty.as_udt().is_some() => {
+                    return Err(Error::Invalid(format!(
+                        "Frozen UDT column {name} does not support field deletions"
+                    )))
+                }
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "Invalid field deletion operation for non-UDT column {name}"
+                    )))
+                }
+            };
+            let Some(i) = u.field_position(field) else {
+                return Err(Error::Invalid(format!(
+                    "UDT column {name} does not have a field named {field}"
+                )));
+            };
+            let tombstone = ColumnData::Complex(ComplexColumn {
+                deletion: None,
+                cells: vec![(
+                    crate::values::collections::udt_field_path(i),
+                    Cell::tombstone(ts, now),
+                )],
+            });
+            put_by_kind(c, &mut row, &mut statics, tombstone);
+            continue;
+        }
         let RelationTarget::Column(name) = t else {
             return Err(Error::Invalid(format!("Invalid deletion target {t:?}")));
         };
@@ -293,7 +326,7 @@ fn column_deletions(
             .ok_or_else(|| Error::undefined_column(schema, name))?;
         let data = if matches!(
             c.ty,
-            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)
+            CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _) | CqlType::Udt(_)
         ) {
             ColumnData::Complex(cairn_engine::model::ComplexColumn {
                 deletion: Some(deletion),

@@ -274,7 +274,7 @@ fn json_value(ty: &CqlType, j: &Java) -> Result<Vec<u8>, String> {
         }
         (T::Smallint, _) => Err(expected("a short value", j)),
         (T::Tinyint, _) => Err(expected("a byte value", j)),
-        (T::List(_) | T::Set(_) | T::Map(_, _) | T::Tuple(_), Java::String(s)) => {
+        (T::List(_) | T::Set(_) | T::Map(_, _) | T::Tuple(_) | T::Udt(_), Java::String(s)) => {
             let v = decoded(s)?;
             json_value(ty, &Java::of(&v))
         }
@@ -339,6 +339,36 @@ fn json_value(ty: &CqlType, j: &Java) -> Result<Vec<u8>, String> {
             Ok(build_tuple(&out))
         }
         (T::Tuple(_), _) => Err(expected("a list representation of a tuple", j)),
+        (T::Udt(u), Java::Map(entries)) => {
+            // `JsonUtils.handleCaseSensitivity`: a key in double quotes keeps its case, any
+            // other is lower-cased.
+            let key = |k: &str| match k.strip_prefix('"').and_then(|k| k.strip_suffix('"')) {
+                Some(exact) if k.len() >= 2 => exact.to_string(),
+                _ => k.to_lowercase(),
+            };
+            let given: Vec<(String, &Value)> = entries.iter().map(|(k, v)| (key(k), v)).collect();
+            if let Some((unknown, _)) = given.iter().find(|(k, _)| u.field_position(k).is_none()) {
+                return Err(format!(
+                    "Unknown field '{unknown}' in value of user defined type {}",
+                    u.name
+                ));
+            }
+            let mut out = Vec::with_capacity(u.field_types.len());
+            for (name, t) in u.fields() {
+                out.push(
+                    match given
+                        .iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| Java::of(v))
+                    {
+                        None | Some(Java::Null) => None,
+                        Some(elem) => Some(json_value(unfrozen(t), &elem)?),
+                    },
+                );
+            }
+            Ok(build_tuple(&out))
+        }
+        (T::Udt(_), _) => Err(expected("a map", j)),
         (T::Frozen(inner), _) => json_value(inner, j),
         (T::Counter, _) => Err("counters cannot be set from JSON".into()),
     }

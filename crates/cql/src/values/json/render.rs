@@ -219,6 +219,28 @@ fn write_json(ty: &CqlType, v: &[u8], out: &mut String) -> ValueResult<()> {
             }
             out.push(']');
         }
+        T::Udt(u) => {
+            // `UserType.toJSONString`: every field of the type, a name that is not all lower
+            // case in (JSON-escaped) double quotes.
+            let parts = split_tuple(v).ok_or_else(bad)?;
+            out.push('{');
+            for (i, (name, t)) in u.fields().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                if *name == name.to_lowercase() {
+                    quoted(out, name);
+                } else {
+                    quoted(out, &format!("\"{name}\""));
+                }
+                out.push_str(": ");
+                match parts.get(i).copied().flatten() {
+                    Some(p) => write_json(unfrozen(t), p, out)?,
+                    None => out.push_str("null"),
+                }
+            }
+            out.push('}');
+        }
         _ => return Err(bad()),
     }
     Ok(())

@@ -202,9 +202,10 @@ pub(super) fn decode_composite(ty: &CqlType, cur: &mut Cursor<'_>) -> Result<Vec
                 return Ok(Vec::new());
             }
             (_, ITEM_END) => break,
-            (CqlType::Tuple(types), ITEM_NULL | ITEM_VALUE) => {
-                let t = types
-                    .get(count)
+            (CqlType::Tuple(_) | CqlType::Udt(_), ITEM_NULL | ITEM_VALUE) => {
+                let t = ty
+                    .components()
+                    .and_then(|types| types.get(count))
                     .ok_or_else(|| invalid(name, "more encoded fields than the tuple type has"))?;
                 if marker == ITEM_NULL {
                     push_framed(None, &mut body)?;
@@ -223,7 +224,7 @@ pub(super) fn decode_composite(ty: &CqlType, cur: &mut Cursor<'_>) -> Result<Vec
         }
         count += 1;
     }
-    let out = if let CqlType::Tuple(_) = ty {
+    let out = if ty.components().is_some() {
         body
     } else {
         let n = i32::try_from(count).map_err(|_| invalid(name, "too many encoded elements"))?;

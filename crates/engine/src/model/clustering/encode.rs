@@ -192,7 +192,7 @@ pub(super) fn encode_body(ty: &CqlType, v: &[u8], out: &mut Vec<u8>) -> Result<(
 
 pub(super) fn encode_composite(ty: &CqlType, v: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let ty = unfrozen(ty);
-    if v.is_empty() && !matches!(ty, CqlType::Tuple(_)) {
+    if v.is_empty() && ty.components().is_none() {
         // Not a collection (Cassandra's serializers refuse it), but its comparators order it
         // first, as for the other types. The empty tuple is the tuple with no fields.
         out.push(TAG_EMPTY);

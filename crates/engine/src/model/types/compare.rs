@@ -80,9 +80,11 @@ fn compare_non_empty(ty: &CqlType, a: &[u8], b: &[u8]) -> Option<Ordering> {
         CqlType::Decimal => BigDecimal::from_bytes(a)?.cmp_value(&BigDecimal::from_bytes(b)?),
         CqlType::Duration => decode_duration(a).ok()?.cmp(&decode_duration(b).ok()?),
         CqlType::Frozen(inner) => compare_non_empty(inner, a, b)?,
-        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _) | CqlType::Tuple(_) => {
-            compare_composites(ty, a, b)?
-        }
+        CqlType::List(_)
+        | CqlType::Set(_)
+        | CqlType::Map(_, _)
+        | CqlType::Tuple(_)
+        | CqlType::Udt(_) => compare_composites(ty, a, b)?,
     })
 }
 

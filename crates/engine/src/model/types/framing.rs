@@ -136,8 +136,8 @@ pub fn split_items<'t, 'a>(ty: &'t CqlType, v: &'a [u8]) -> FramingResult<Items<
                 items.push((&**val, Some(r.non_null()?)));
             }
         }
-        CqlType::Tuple(types) => {
-            for t in types {
+        CqlType::Tuple(_) | CqlType::Udt(_) => {
+            for t in ty.components().unwrap_or(&[]) {
                 if r.at_end() {
                     break;
                 }

@@ -66,6 +66,54 @@ pub enum CqlType {
     Map(Box<CqlType>, Box<CqlType>),
     Tuple(Vec<CqlType>),
     Frozen(Box<CqlType>),
+    /// A user-defined type. Bare, it is a non-frozen UDT column's type (stored field by
+    /// field); inside [`CqlType::Frozen`] a frozen one (stored whole, as a tuple of its
+    /// fields). Values are framed as a tuple of its field types.
+    Udt(Box<UserType>),
+}
+
+/// A user-defined type's definition as the values of a column carry it: a UDT value is a
+/// tuple of `field_types`; the names are for display, JSON and field selection.
+///
+/// Invariant: `field_names` and `field_types` have the same length (at least 1, as
+/// `CREATE TYPE` requires), and the names are distinct.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UserType {
+    /// The keyspace the type belongs to.
+    pub keyspace: String,
+    /// The type's name (as created: case kept when quoted).
+    pub name: String,
+    /// Field names, in field order.
+    pub field_names: Vec<String>,
+    /// Field types, in field order.
+    pub field_types: Vec<CqlType>,
+}
+
+impl UserType {
+    /// The position of the field named `name`.
+    pub fn field_position(&self, name: &str) -> Option<usize> {
+        self.field_names.iter().position(|f| f == name)
+    }
+
+    /// Fields as (name, type) pairs.
+    pub fn fields(&self) -> impl Iterator<Item = (&String, &CqlType)> {
+        self.field_names.iter().zip(&self.field_types)
+    }
+}
+
+/// `name` as CQL would need it written: unquoted when it is a plain lower-case identifier,
+/// double-quoted (inner quotes doubled) otherwise — Cassandra's `ColumnIdentifier.maybeQuote`
+/// without its keyword list, which only the CQL layer knows.
+pub fn maybe_quote(name: &str) -> String {
+    let plain = name.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
 }
 
 /// Nanoseconds in a day: `time` values lie in `0..NANOS_PER_DAY`.
@@ -97,19 +145,105 @@ pub const NATIVE_TYPES: [CqlType; 20] = [
 ];
 
 impl CqlType {
-    /// The CQL name, e.g. `int`, `frozen<list<int>>`, `map<text, int>`, `tuple<int, text>`.
+    /// The CQL name, e.g. `int`, `frozen<list<int>>`, `map<text, int>`, `tuple<int, text>`;
+    /// a user type by its name alone (`frozen<address>`), as Cassandra's `asCQL3Type` shows
+    /// it. [`CqlType::parse`] cannot rebuild a user type from it: see
+    /// [`CqlType::full_name`].
     pub fn name(&self) -> String {
+        self.spell(false)
+    }
+
+    /// The name with every user type's definition spelled out (`udt<"ks"."address",
+    /// "street" text, "zip" int>`), which [`CqlType::parse`] reads back: what a stored table
+    /// definition holds, so that it describes its columns without the keyspace's types.
+    /// The same as [`CqlType::name`] for a type without user types.
+    pub fn full_name(&self) -> String {
+        self.spell(true)
+    }
+
+    fn spell(&self, full: bool) -> String {
         match self {
-            CqlType::List(e) => format!("list<{}>", e.name()),
-            CqlType::Set(e) => format!("set<{}>", e.name()),
-            CqlType::Map(k, v) => format!("map<{}, {}>", k.name(), v.name()),
+            CqlType::List(e) => format!("list<{}>", e.spell(full)),
+            CqlType::Set(e) => format!("set<{}>", e.spell(full)),
+            CqlType::Map(k, v) => format!("map<{}, {}>", k.spell(full), v.spell(full)),
             CqlType::Tuple(ts) => {
-                let inner: Vec<String> = ts.iter().map(CqlType::name).collect();
+                let inner: Vec<String> = ts.iter().map(|t| t.spell(full)).collect();
                 format!("tuple<{}>", inner.join(", "))
             }
-            CqlType::Frozen(t) => format!("frozen<{}>", t.name()),
+            CqlType::Frozen(t) => format!("frozen<{}>", t.spell(full)),
+            CqlType::Udt(u) if full => {
+                let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+                let mut out = format!("udt<{}.{}", quote(&u.keyspace), quote(&u.name));
+                for (f, t) in u.fields() {
+                    out.push_str(&format!(", {} {}", quote(f), t.spell(true)));
+                }
+                out.push('>');
+                out
+            }
+            CqlType::Udt(u) => maybe_quote(&u.name),
             native => native.static_name().to_string(),
         }
+    }
+
+    /// The component types of a tuple or a user type (whose values are framed alike).
+    pub fn components(&self) -> Option<&[CqlType]> {
+        match self {
+            CqlType::Tuple(ts) => Some(ts),
+            CqlType::Udt(u) => Some(&u.field_types),
+            _ => None,
+        }
+    }
+
+    /// The user type, frozen or not.
+    pub fn as_udt(&self) -> Option<&UserType> {
+        match unfrozen(self) {
+            CqlType::Udt(u) => Some(u),
+            _ => None,
+        }
+    }
+
+    /// Whether the user type `keyspace.name` appears anywhere in this type.
+    pub fn references_udt(&self, keyspace: &str, name: &str) -> bool {
+        match self {
+            CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => {
+                e.references_udt(keyspace, name)
+            }
+            CqlType::Map(k, v) => {
+                k.references_udt(keyspace, name) || v.references_udt(keyspace, name)
+            }
+            CqlType::Tuple(ts) => ts.iter().any(|t| t.references_udt(keyspace, name)),
+            CqlType::Udt(u) => {
+                (u.keyspace == keyspace && u.name == name)
+                    || u.field_types
+                        .iter()
+                        .any(|t| t.references_udt(keyspace, name))
+            }
+            _ => false,
+        }
+    }
+
+    /// This type with every occurrence of the user type `new.keyspace`.`new.name` replaced
+    /// by `new` (after `ALTER TYPE`); `None` if it does not occur.
+    pub fn with_udt_replaced(&self, new: &UserType) -> Option<CqlType> {
+        if !self.references_udt(&new.keyspace, &new.name) {
+            return None;
+        }
+        let sub = |t: &CqlType| t.with_udt_replaced(new).unwrap_or_else(|| t.clone());
+        Some(match self {
+            CqlType::List(e) => CqlType::List(Box::new(sub(e))),
+            CqlType::Set(e) => CqlType::Set(Box::new(sub(e))),
+            CqlType::Frozen(e) => CqlType::Frozen(Box::new(sub(e))),
+            CqlType::Map(k, v) => CqlType::Map(Box::new(sub(k)), Box::new(sub(v))),
+            CqlType::Tuple(ts) => CqlType::Tuple(ts.iter().map(sub).collect()),
+            CqlType::Udt(u) if u.keyspace == new.keyspace && u.name == new.name => {
+                CqlType::Udt(Box::new(new.clone()))
+            }
+            CqlType::Udt(u) => CqlType::Udt(Box::new(UserType {
+                field_types: u.field_types.iter().map(sub).collect(),
+                ..(**u).clone()
+            })),
+            other => other.clone(),
+        })
     }
 
     /// Every native (non-composite) type, in name order.
@@ -146,10 +280,11 @@ impl CqlType {
             CqlType::Map(_, _) => "map",
             CqlType::Tuple(_) => "tuple",
             CqlType::Frozen(_) => "frozen",
+            CqlType::Udt(_) => "udt",
         }
     }
 
-    /// True for collections and tuples, frozen or not.
+    /// True for collections, tuples and user types, frozen or not.
     pub fn is_composite(&self) -> bool {
         matches!(
             self,
@@ -158,6 +293,7 @@ impl CqlType {
                 | CqlType::Map(_, _)
                 | CqlType::Tuple(_)
                 | CqlType::Frozen(_)
+                | CqlType::Udt(_)
         )
     }
 }

@@ -1,10 +1,12 @@
 //! Type names: [`CqlType::native`] (the one table of native names, with `varchar`) and
 //! [`CqlType::parse`] for whole names such as `map<text, frozen<list<int>>>`.
 //!
-//! Invariant: `CqlType::parse(&t.name()) == Some(t)` for every type; parsing is
-//! case-insensitive and tolerates whitespace, as CQL does.
+//! Invariant: `CqlType::parse(&t.full_name()) == Some(t)` for every type (and
+//! `t.full_name() == t.name()` for types without user types); parsing is case-insensitive
+//! and tolerates whitespace, as CQL does. User types are read only in their full spelling
+//! (`udt<"ks"."name", "field" type, …>`, names double-quoted and kept as written).
 
-use super::{CqlType, NATIVE_TYPES};
+use super::{CqlType, UserType, NATIVE_TYPES};
 
 impl CqlType {
     /// The native type named `word` (lower case; `varchar` is `text`).
@@ -74,6 +76,25 @@ impl Parser<'_> {
         }
     }
 
+    /// A double-quoted name (`""` stands for one quote), case kept.
+    fn quoted(&mut self) -> Option<String> {
+        self.expect(b'"')?;
+        let mut out = Vec::new();
+        loop {
+            let b = *self.s.get(self.pos)?;
+            self.pos += 1;
+            if b == b'"' {
+                if self.s.get(self.pos) == Some(&b'"') {
+                    self.pos += 1;
+                } else {
+                    break;
+                }
+            }
+            out.push(b);
+        }
+        String::from_utf8(out).ok()
+    }
+
     fn peek(&mut self) -> Option<u8> {
         self.skip_ws();
         self.s.get(self.pos).copied()
@@ -109,6 +130,25 @@ impl Parser<'_> {
                 }
                 self.expect(b'>')?;
                 Some(CqlType::Tuple(items))
+            }
+            "udt" => {
+                self.expect(b'<')?;
+                let keyspace = self.quoted()?;
+                self.expect(b'.')?;
+                let name = self.quoted()?;
+                let (mut field_names, mut field_types) = (Vec::new(), Vec::new());
+                while self.peek() == Some(b',') {
+                    self.expect(b',')?;
+                    field_names.push(self.quoted()?);
+                    field_types.push(self.parse_type()?);
+                }
+                self.expect(b'>')?;
+                Some(CqlType::Udt(Box::new(UserType {
+                    keyspace,
+                    name,
+                    field_names,
+                    field_types,
+                })))
             }
             other => CqlType::native(other),
         }
@@ -160,6 +200,40 @@ mod tests {
             "list<int>>",
             "tuple<>",
             "int int",
+        ] {
+            assert_eq!(CqlType::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn user_types_round_trip_in_their_full_spelling() {
+        let inner = CqlType::Udt(Box::new(UserType {
+            keyspace: "ks".into(),
+            name: "Phone \"x\"".into(),
+            field_names: vec!["n".into()],
+            field_types: vec![CqlType::Int],
+        }));
+        let t = CqlType::Frozen(Box::new(CqlType::Udt(Box::new(UserType {
+            keyspace: "ks".into(),
+            name: "addr".into(),
+            field_names: vec!["street".into(), "Phones".into()],
+            field_types: vec![
+                CqlType::Text,
+                CqlType::List(Box::new(CqlType::Frozen(Box::new(inner)))),
+            ],
+        }))));
+        assert_eq!(t.name(), "frozen<addr>");
+        assert_eq!(
+            t.full_name(),
+            r#"frozen<udt<"ks"."addr", "street" text, "Phones" list<frozen<udt<"ks"."Phone ""x""", "n" int>>>>>"#
+        );
+        assert_eq!(CqlType::parse(&t.full_name()), Some(t.clone()));
+        // The short name alone cannot be read back: it does not say what the fields are.
+        assert_eq!(CqlType::parse("frozen<addr>"), None);
+        for bad in [
+            r#"udt<"ks">"#,
+            r#"udt<"ks"."a", "f">"#,
+            r#"udt<"ks"."a", "f" int"#,
         ] {
             assert_eq!(CqlType::parse(bad), None, "{bad:?}");
         }

@@ -96,7 +96,8 @@ impl CqlType {
                 }
                 r.finish().map_err(err)
             }
-            CqlType::Tuple(types) => {
+            CqlType::Tuple(_) | CqlType::Udt(_) => {
+                let types = self.components().unwrap_or(&[]);
                 let mut r = Framed::new(value);
                 for t in types {
                     if r.at_end() {
@@ -238,5 +239,56 @@ mod tests {
         let nested = CqlType::List(Box::new(CqlType::Frozen(Box::new(tuple_t))));
         assert!(nested.validate(&list_of(&[&t[..12]])).is_ok());
         assert!(nested.validate(&list_of(&[&t])).is_err());
+    }
+
+    #[test]
+    fn user_types_are_framed_and_ordered_as_tuples_of_their_fields() {
+        use crate::model::types::{compare, UserType};
+        use std::cmp::Ordering;
+        let udt = CqlType::Udt(Box::new(UserType {
+            keyspace: "ks".into(),
+            name: "p".into(),
+            field_names: vec!["x".into(), "y".into()],
+            field_types: vec![CqlType::Int, CqlType::Text],
+        }));
+        let frozen = CqlType::Frozen(Box::new(udt.clone()));
+        let value = |x: i32, y: Option<&[u8]>| {
+            let mut v = 4i32.to_be_bytes().to_vec();
+            v.extend_from_slice(&x.to_be_bytes());
+            match y {
+                Some(y) => {
+                    v.extend_from_slice(&(y.len() as i32).to_be_bytes());
+                    v.extend_from_slice(y);
+                }
+                None => v.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+            v
+        };
+        let (a, b) = (value(1, Some(b"b")), value(1, None));
+        assert!(frozen.validate(&a).is_ok() && frozen.validate(&b).is_ok());
+        // Written before `ALTER TYPE … ADD y`: one field only.
+        assert!(frozen.validate(&a[..8]).is_ok());
+        let mut long = a.clone();
+        long.extend_from_slice(&(-1i32).to_be_bytes());
+        assert!(
+            frozen.validate(&long).is_err(),
+            "more fields than the type has"
+        );
+        let bad_field = value(1, Some(&[0xff]));
+        assert!(frozen.validate(&bad_field).is_err());
+        // A null field first, then a shorter value first, as TupleType compares.
+        assert_eq!(compare(&frozen, &b, &a), Ordering::Less);
+        assert_eq!(compare(&frozen, &a[..8], &b), Ordering::Less);
+        assert_eq!(compare(&frozen, &value(2, None), &a), Ordering::Greater);
+        // ALTER TYPE reaches the type wherever it is nested.
+        let renamed = UserType {
+            field_names: vec!["x".into(), "z".into()],
+            ..udt.as_udt().cloned().unwrap()
+        };
+        let nested = CqlType::List(Box::new(frozen.clone()));
+        let new = nested.with_udt_replaced(&renamed).unwrap();
+        assert_eq!(new.as_udt(), None);
+        assert!(matches!(&new, CqlType::List(f) if f.as_udt() == Some(&renamed)));
+        assert_eq!(CqlType::Int.with_udt_replaced(&renamed), None);
     }
 }
