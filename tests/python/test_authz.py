@@ -14,7 +14,7 @@ from cassandra.auth import PlainTextAuthProvider
 from cassandra.query import BatchStatement
 
 from conftest import make_cluster, serve_refused
-from test_cluster import WAIT, ClusterNode, free_ports_on, wait_for
+from test_cluster import three_nodes, wait_for
 
 AUTH = "authenticator: PasswordAuthenticator\nauthorizer: CassandraAuthorizer\n"
 
@@ -259,23 +259,8 @@ def test_the_authorizer_needs_the_password_authenticator(tmp_path):
 
 @pytest.fixture(scope="module")
 def auth_ring(tmp_root):
-    root = tmp_root / "cluster-authz"
-    ports = free_ports_on([f"127.0.0.{n}" for n in (1, 2, 3)], 4)
-    seeds = "127.0.0.1,127.0.0.2,127.0.0.3"
-    nodes = [ClusterNode(root, n, ports, seeds, extra_yaml=AUTH) for n in (1, 2, 3)]
-    try:
-        for n in nodes:
-            n.start(wait=False)
-        for n in nodes:
-            n.wait_started(timeout=WAIT)
-        for m in nodes:
-            wait_for(f"three UN from {m.host}",
-                     lambda m=m: m.states() == {n.host: "UN" for n in nodes})
+    with three_nodes(tmp_root / "cluster-authz", AUTH) as nodes:
         yield nodes
-    finally:
-        for n in nodes:
-            if n.proc is not None:
-                n.kill()
 
 
 def test_a_role_and_a_grant_made_on_one_node_hold_on_another(auth_ring):

@@ -24,7 +24,7 @@ from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT, N
 from cassandra.policies import FallthroughRetryPolicy, RoundRobinPolicy, TokenAwarePolicy
 from cassandra.query import SimpleStatement
 
-from test_cluster import WAIT, ClusterNode, alone, free_ports_on, on, wait_for
+from test_cluster import WAIT, alone, on, three_nodes, wait_for
 
 # Short request timeouts: a hung replica answers WriteTimeout / ReadTimeout in 2 s.
 TIMEOUTS = "write_request_timeout_in_ms: 2000\nread_request_timeout_in_ms: 2000\n"
@@ -32,27 +32,11 @@ TIMEOUTS = "write_request_timeout_in_ms: 2000\nread_request_timeout_in_ms: 2000\
 
 @pytest.fixture(scope="module")
 def ring(tmp_root):
-    root = tmp_root / "cluster-data"
-    ports = free_ports_on([f"127.0.0.{n}" for n in (1, 2, 3)], 4)
-    seeds = "127.0.0.1,127.0.0.2,127.0.0.3"
-    nodes = [ClusterNode(root, n, ports, seeds, extra_yaml=TIMEOUTS) for n in (1, 2, 3)]
-    try:
-        for n in nodes:
-            n.start(wait=False)
-        for n in nodes:
-            n.wait_started(timeout=WAIT)
-        # Every node must see the others up: each coordinates some requests.
-        for m in nodes:
-            wait_for(f"three UN from {m.host}",
-                     lambda m=m: m.states() == {n.host: "UN" for n in nodes})
+    with three_nodes(tmp_root / "cluster-data", TIMEOUTS) as nodes:
         on(nodes[0], "CREATE KEYSPACE data WITH replication = "
                      "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
         on(nodes[0], "CREATE TABLE data.t (k int PRIMARY KEY, v text)")
         yield nodes
-    finally:
-        for n in nodes:
-            if n.proc is not None:
-                n.kill()
 
 
 def token_aware(node):

@@ -178,6 +178,19 @@ type Reach = (Arc<Messaging>, Duration);
 /// A remote contact's answer, still to come.
 type Asked = Pin<Box<dyn Future<Output = Result<Bytes>> + Send>>;
 
+/// The read's ReadTimeout, counted.
+fn timed_out(metrics: &super::ProxyMetrics, progress: &Progress) -> Error {
+    metrics
+        .read_timeouts
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Error::ReadTimeout(ReadTimeout {
+        consistency: progress.consistency,
+        received: progress.received,
+        block_for: progress.block_for,
+        data_present: progress.data_present,
+    })
+}
+
 fn would_block() -> Error {
     Error::Engine(cairn_engine::Error::WouldBlock)
 }
@@ -233,15 +246,7 @@ async fn coordinate(
             Poll::Pending
         });
         let Ok((n, outcome)) = tokio::time::timeout_at(deadline, next).await else {
-            metrics
-                .read_timeouts
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            return Err(Error::ReadTimeout(ReadTimeout {
-                consistency: cl,
-                received: progress.received,
-                block_for: progress.block_for,
-                data_present: progress.data_present,
-            }));
+            return Err(timed_out(&metrics, &progress));
         };
         let (i, _) = waits.swap_remove(n);
         let verb = if i == 0 {
@@ -263,17 +268,8 @@ async fn coordinate(
             },
             // A replica's failure: the full path asks another one instead.
             (Err(Error::Remote { .. }), _) | (_, None) => return Ok(Deferred::Fallback),
-            (Err(_), _) => {
-                metrics
-                    .read_timeouts
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Err(Error::ReadTimeout(ReadTimeout {
-                    consistency: cl,
-                    received: progress.received,
-                    block_for: progress.block_for,
-                    data_present: progress.data_present,
-                }));
-            }
+            // Lost or unreachable: no answer, as the deadline.
+            (Err(_), _) => return Err(timed_out(&metrics, &progress)),
         }
     }
     let mut answers = answers.into_iter().flatten();
