@@ -6,10 +6,11 @@
 # 17 s of INSERTs (2 s warm-up each) at QUORUM from `cairn bench` (round-robin over the nodes it
 # is given), and prints throughput, p50/p99 and server CPU µs per operation (summed over the
 # nodes' /proc/PID/stat) with the ratio cluster / single. Alternate rounds; read them together.
+# CONCURRENCY=N in the environment changes the bench's concurrency (16 by default).
 set -u
 BIN=${1:-target/release/cairn}; BENCH=${2:-$BIN}; ROUNDS=${3:-1}
 PORTS="--native-port 39042 --api-port 39000 --metrics-port 39180"
-C="-concurrency 16 -partition-count 50000 -clustering-row-count 1 -clustering-row-size 16 -rows-per-request 1 -consistency-level quorum"
+C="-concurrency ${CONCURRENCY:-16} -partition-count 50000 -clustering-row-count 1 -clustering-row-size 16 -rows-per-request 1 -consistency-level quorum"
 run() {  # label nodes rf pids
   local label=$1 nodes=$2 rf=$3 pids=$4
   $BENCH bench $C -nodes $nodes -replication-factor $rf -mode write -workload sequential >/dev/null 2>&1

@@ -568,10 +568,18 @@ mod tests {
                     }
                 }
             });
-            let b = blocked.clone();
+            let (b, n) = (blocked.clone(), served_meanwhile.clone());
             let blocker = spawn(TaskKind::CqlStatement, async move {
                 b.store(true, Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(100));
+                // Blocked for at least 100 ms, and until the other worker has served at
+                // least once (on a loaded machine its thread may wait that long to run).
+                let started = std::time::Instant::now();
+                while started.elapsed() < Duration::from_millis(100)
+                    || (n.load(Ordering::Relaxed) == 0
+                        && started.elapsed() < Duration::from_secs(10))
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 b.store(false, Ordering::Relaxed);
             });
             blocker.await.unwrap();

@@ -182,7 +182,13 @@ pub(crate) async fn serve<H: Handler, S: Transport>(
                 Ok(0) | Err(_) => break,
                 Ok(_) => {}
             },
-            Some(o) = rx.recv() => conn.take(o),
+            Some(o) = rx.recv() => {
+                conn.take(o);
+                // Spawned statements often finish together (one internode read brought
+                // all their replicas' answers): let them run before writing, so that their
+                // replies leave in one write instead of one `sendto` each.
+                tokio::task::yield_now().await;
+            }
             ev = next_event(&mut conn.events) => {
                 if let Some(f) = ev {
                     conn.out.extend_from_slice(&f);
