@@ -515,7 +515,8 @@ fn a_traced_read_records_its_steps_and_is_stored_in_system_traces() {
         assert!(acts.iter().any(|a| a == want), "{want} not in {acts:?}");
     }
     assert!(
-        acts.iter().any(|a| a.starts_with("Reading partition from sstable")),
+        acts.iter()
+            .any(|a| a.starts_with("Reading partition from sstable")),
         "{acts:?}"
     );
     let elapsed: Vec<i32> = session.events().iter().map(|e| e.elapsed_micros).collect();
@@ -533,10 +534,16 @@ fn a_traced_read_records_its_steps_and_is_stored_in_system_traces() {
         if r.rows.first().is_some_and(|row| row[0].is_some()) {
             break r;
         }
-        assert!(std::time::Instant::now() < deadline, "session {id} not stored");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "session {id} not stored"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    assert_eq!(stored.rows[0][1].as_deref(), Some(&b"Execute CQL3 query"[..]));
+    assert_eq!(
+        stored.rows[0][1].as_deref(),
+        Some(&b"Execute CQL3 query"[..])
+    );
     assert_eq!(stored.rows[0][2].as_deref(), Some(&[127u8, 0, 0, 9][..]));
     let events = rows(
         &ex,

@@ -579,9 +579,7 @@ impl Database {
         let mut charged_total = 0;
         let mut to_flush = Vec::new();
         for (m, t) in muts.into_iter().zip(&tables) {
-            crate::trace::event(trace, || {
-                format!("Adding to {} memtable", t.schema().name)
-            });
+            crate::trace::event(trace, || format!("Adding to {} memtable", t.schema().name));
             let (charged, active) = t.apply(&m.key, m.update);
             charged_total += charged;
             if active >= self.inner.config.memtable_flush_threshold {

@@ -432,9 +432,9 @@ impl Table {
                 "Merged data from memtables and {} sstables",
                 counts.sstables
             ));
-            let rows = result.as_ref().map_or(0, |r| {
-                r.rows.len() + usize::from(r.static_row.is_some())
-            });
+            let rows = result
+                .as_ref()
+                .map_or(0, |r| r.rows.len() + usize::from(r.static_row.is_some()));
             t.event(format!(
                 "Read {rows} live rows and {} tombstone cells",
                 counts.cells.tombstones

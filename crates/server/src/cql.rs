@@ -98,9 +98,9 @@ impl CqlHandler {
     /// A new call of `request`: traced if the client asked or the dice say so.
     fn call(&self, request: &Request, ctx: &RequestContext<Session>) -> Call {
         let trace = match &self.tracing {
-            Some(t) if t.should_trace(ctx.tracing) => self
-                .trace_request(request, ctx)
-                .map(|r| t.begin(r)),
+            Some(t) if t.should_trace(ctx.tracing) => {
+                self.trace_request(request, ctx).map(|r| t.begin(r))
+            }
             _ => None,
         };
         Call {
@@ -119,7 +119,10 @@ impl CqlHandler {
     /// or a new one.
     fn resumed_call(&self, request: &Request, ctx: &RequestContext<Session>) -> Call {
         if self.tracing.is_some() {
-            let left = self.handed_over.lock().remove(&(ctx.connection.id, ctx.stream));
+            let left = self
+                .handed_over
+                .lock()
+                .remove(&(ctx.connection.id, ctx.stream));
             if let Some(h) = left {
                 return Call {
                     started: h.started,
@@ -143,12 +146,22 @@ impl CqlHandler {
 
     /// A traced request's `system_traces.sessions` description (Cassandra's `request` and
     /// `parameters` for each message); `None` for a message that is not traced.
-    fn trace_request(&self, request: &Request, ctx: &RequestContext<Session>) -> Option<TraceRequest> {
+    fn trace_request(
+        &self,
+        request: &Request,
+        ctx: &RequestContext<Session>,
+    ) -> Option<TraceRequest> {
         let level_params = |cl: protocol::Consistency, serial: Option<protocol::Consistency>| {
             let l = levels(cl, serial);
             vec![
-                ("consistency_level".to_string(), l.consistency.name().to_string()),
-                ("serial_consistency_level".to_string(), l.serial.name().to_string()),
+                (
+                    "consistency_level".to_string(),
+                    l.consistency.name().to_string(),
+                ),
+                (
+                    "serial_consistency_level".to_string(),
+                    l.serial.name().to_string(),
+                ),
             ]
         };
         let page_size = |p: &protocol::QueryParams| {
@@ -196,8 +209,10 @@ impl CqlHandler {
         out: &cairn_cql::Result<T>,
         describe: impl FnOnce() -> String,
     ) {
-        if let (Some(t), false) = (&self.tracing, matches!(out, Err(cairn_cql::Error::WouldBlock)))
-        {
+        if let (Some(t), false) = (
+            &self.tracing,
+            matches!(out, Err(cairn_cql::Error::WouldBlock)),
+        ) {
             t.check_slow(call.started.elapsed(), describe);
         }
     }
@@ -495,8 +510,10 @@ impl CqlHandler {
                 let skip = e.params.skip_metadata;
                 let out = ex.execute(session, &e.id, &params(e.params, acks, call), wait);
                 self.check_slow_unless_blocked(call, &out, || {
-                    ex.prepared(&e.id)
-                        .map_or_else(|_| "EXECUTE of an unknown statement".into(), |p| p.text.clone())
+                    ex.prepared(&e.id).map_or_else(
+                        |_| "EXECUTE of an unknown statement".into(),
+                        |p| p.text.clone(),
+                    )
                 });
                 Ok(self.outcome(out?, skip)?)
             }
@@ -617,7 +634,9 @@ impl Handler for Arc<CqlHandler> {
         let call = Arc::new(self.resumed_call(&request, &ctx));
         let asked = ctx.tracing;
         async move {
-            let mut reply = Arc::clone(&me).respond(request, ctx, Arc::clone(&call)).await;
+            let mut reply = Arc::clone(&me)
+                .respond(request, ctx, Arc::clone(&call))
+                .await;
             me.end_call(&call, asked, &mut reply);
             me.audit_finish(audit, &reply);
             reply
@@ -662,8 +681,7 @@ impl CqlHandler {
                 match read.await {
                     Ok(Deferred::Answer(answer)) => {
                         acks.prefetched(answer);
-                        first =
-                            me.run(request.clone(), &session, Wait::Never, Some(&acks), &call);
+                        first = me.run(request.clone(), &session, Wait::Never, Some(&acks), &call);
                     }
                     Ok(Deferred::Fallback) => break,
                     Err(e) => return cql_error(cairn_cql::Error::from(e)).into(),

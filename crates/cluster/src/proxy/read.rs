@@ -260,7 +260,11 @@ pub(super) fn coordinate(
         t.event(format!(
             "{} replica answers received{}",
             contacts.len(),
-            if agree { "" } else { "; digest mismatch: reading and repairing" }
+            if agree {
+                ""
+            } else {
+                "; digest mismatch: reading and repairing"
+            }
         ));
     }
     if agree {
@@ -326,7 +330,11 @@ fn gather(
     };
     if let Some(t) = &cmd.trace {
         for (i, contact) in contacts.iter().enumerate().filter(|(_, c)| !c.local) {
-            t.event(format!("Sending {} message to /{}", verb(i).name(), contact.address));
+            t.event(format!(
+                "Sending {} message to /{}",
+                verb(i).name(),
+                contact.address
+            ));
         }
     }
     gather_with(

@@ -204,7 +204,10 @@ impl Dice {
     /// True with probability `p`.
     fn roll(&self, p: f64) -> bool {
         const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut z = self.0.fetch_add(GAMMA, Ordering::Relaxed).wrapping_add(GAMMA);
+        let mut z = self
+            .0
+            .fetch_add(GAMMA, Ordering::Relaxed)
+            .wrapping_add(GAMMA);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^= z >> 31;
@@ -274,7 +277,9 @@ impl TraceSession {
 impl TraceSink for TraceSession {
     fn event(&self, activity: String) {
         let elapsed_micros = self.elapsed_micros();
-        let id = self.clock.next(self.started_micros + i64::from(elapsed_micros));
+        let id = self
+            .clock
+            .next(self.started_micros + i64::from(elapsed_micros));
         let thread = std::thread::current()
             .name()
             .map_or_else(|| self.thread.clone(), str::to_string);

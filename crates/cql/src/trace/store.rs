@@ -141,7 +141,9 @@ impl Store {
                 other => return other,
             }
         }
-        Err(Error::Server("the trace statements cannot be prepared".into()))
+        Err(Error::Server(
+            "the trace statements cannot be prepared".into(),
+        ))
     }
 
     fn write_once(&mut self, f: &Finished) -> Result<()> {

@@ -62,4 +62,3 @@ pub fn create_tables(db: &Database) -> cairn_engine::Result<()> {
     }
     Ok(())
 }
-

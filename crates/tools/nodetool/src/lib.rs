@@ -185,7 +185,9 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
                 return Err(bad_use("settraceprobability requires a probability value"));
             };
             let p: f64 = v.parse().map_err(|_| {
-                bad_use(format!("trace_probability: can not convert \"{v}\" to a Double"))
+                bad_use(format!(
+                    "trace_probability: can not convert \"{v}\" to a Double"
+                ))
             })?;
             if !(0.0..=1.0).contains(&p) {
                 return Err(bad_use("Trace probability must be between 0 and 1"));

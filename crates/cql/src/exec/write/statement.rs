@@ -116,14 +116,13 @@ pub fn insert(
     }
     let cl = params.levels.consistency;
     consistency::for_write(cl)?;
-    ex.proxy()
-        .mutate_or_defer(
-            planned.mutations,
-            cl,
-            wait,
-            params.acks.as_deref(),
-            params.trace.as_ref(),
-        )?;
+    ex.proxy().mutate_or_defer(
+        planned.mutations,
+        cl,
+        wait,
+        params.acks.as_deref(),
+        params.trace.as_ref(),
+    )?;
     Ok(Outcome::Void)
 }
 
