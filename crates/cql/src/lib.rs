@@ -41,6 +41,7 @@ pub mod exec;
 pub mod identifier;
 pub mod lexer;
 pub mod parser;
+pub mod trace;
 pub mod values;
 
 pub use ast::{ParsedStatement, Statement};

@@ -478,3 +478,92 @@ fn roles_and_permissions_follow_the_shared_log() {
     );
     assert_eq!(perms.rows.len(), 5);
 }
+
+#[test]
+fn a_traced_read_records_its_steps_and_is_stored_in_system_traces() {
+    use cairn_cql::trace::{TraceConfig, TraceRequest, Tracing};
+    let (_dir, ex, s) = fresh();
+    let ex = Arc::new(ex);
+    run(&ex, &s, "INSERT INTO t (a, b, c) VALUES (1, 1, 'x')");
+    ex.catalog().db().flush("ks", "t").unwrap();
+    run(&ex, &s, "INSERT INTO t (a, b, c) VALUES (1, 2, 'y')");
+    let node = "127.0.0.1:9042".parse().unwrap();
+    let tracing = Tracing::start(&ex, node, TraceConfig::default()).unwrap();
+    let query = "SELECT * FROM t WHERE a = 1";
+    let session = tracing.begin(TraceRequest {
+        request: "Execute CQL3 query",
+        client: "127.0.0.9:5000".parse().unwrap(),
+        parameters: vec![("query".into(), query.into())],
+    });
+    let params = QueryParams {
+        trace: Some(session.trace()),
+        ..QueryParams::default()
+    };
+    match ex.query(&s, query, &params, Wait::Allowed).unwrap() {
+        Outcome::Rows(r) => assert_eq!(r.rows.len(), 2),
+        other => panic!("{other:?}"),
+    }
+    let acts: Vec<String> = session.events().into_iter().map(|e| e.activity).collect();
+    assert_eq!(acts[0], format!("Parsing {query}"));
+    for want in [
+        "Preparing statement",
+        "Executing single-partition query on t",
+        "Partition found in memtable",
+        "Merged data from memtables and 1 sstables",
+        "Read 2 live rows and 0 tombstone cells",
+    ] {
+        assert!(acts.iter().any(|a| a == want), "{want} not in {acts:?}");
+    }
+    assert!(
+        acts.iter()
+            .any(|a| a.starts_with("Reading partition from sstable")),
+        "{acts:?}"
+    );
+    let elapsed: Vec<i32> = session.events().iter().map(|e| e.elapsed_micros).collect();
+    assert!(elapsed.windows(2).all(|w| w[0] <= w[1]), "{elapsed:?}");
+    tracing.finish(&session);
+    // The writer stores it after the request: poll for `duration`, set last.
+    let id = cairn_cql::values::temporal::format_uuid(&session.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let stored = loop {
+        let r = rows(
+            &ex,
+            &s,
+            &format!("SELECT duration, request, client FROM system_traces.sessions WHERE session_id = {id}"),
+        );
+        if r.rows.first().is_some_and(|row| row[0].is_some()) {
+            break r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "session {id} not stored"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(
+        stored.rows[0][1].as_deref(),
+        Some(&b"Execute CQL3 query"[..])
+    );
+    assert_eq!(stored.rows[0][2].as_deref(), Some(&[127u8, 0, 0, 9][..]));
+    let events = rows(
+        &ex,
+        &s,
+        &format!("SELECT activity FROM system_traces.events WHERE session_id = {id}"),
+    );
+    let stored: Vec<String> = events
+        .rows
+        .iter()
+        .map(|r| String::from_utf8(r[0].clone().unwrap().to_vec()).unwrap())
+        .collect();
+    assert_eq!(stored, acts);
+    // Clients read system_traces; they do not write it.
+    let e = ex
+        .query(
+            &s,
+            &format!("INSERT INTO system_traces.sessions (session_id, duration) VALUES ({id}, 1)"),
+            &QueryParams::default(),
+            Wait::Allowed,
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::Unauthorized(_)), "{e}");
+}

@@ -521,7 +521,18 @@ impl Database {
     /// [`Wait::Never`] a write that would wait — for memtable space, a commitlog sync or
     /// segment — is [`Error::WouldBlock`], with nothing applied.
     pub fn apply(&self, muts: Vec<Mutation>, wait: Wait) -> Result<()> {
-        let r = self.apply_inner(muts, wait);
+        self.apply_traced(muts, wait, None)
+    }
+
+    /// [`Database::apply`] for a traced request: tells `trace` of the commitlog append and
+    /// each memtable insert (see [`crate::trace`]).
+    pub fn apply_traced(
+        &self,
+        muts: Vec<Mutation>,
+        wait: Wait,
+        trace: Option<&crate::trace::Trace>,
+    ) -> Result<()> {
+        let r = self.apply_inner(muts, wait, trace);
         if let Err(e) = &r {
             // Counted only: a commitlog fault was reported where it happened.
             self.inner.faults.write_failed(e);
@@ -529,7 +540,12 @@ impl Database {
         r
     }
 
-    fn apply_inner(&self, muts: Vec<Mutation>, wait: Wait) -> Result<()> {
+    fn apply_inner(
+        &self,
+        muts: Vec<Mutation>,
+        wait: Wait,
+        trace: Option<&crate::trace::Trace>,
+    ) -> Result<()> {
         if self.inner.closed.load(Ordering::Relaxed) {
             return Err(Error::Closed);
         }
@@ -558,10 +574,12 @@ impl Database {
             }
         }
         let guards: Vec<_> = distinct.iter().map(|t| t.write_gate()).collect();
+        crate::trace::event(trace, || "Appending to commitlog".into());
         let position = self.inner.commitlog.append(&payload, &ids, wait)?;
         let mut charged_total = 0;
         let mut to_flush = Vec::new();
         for (m, t) in muts.into_iter().zip(&tables) {
+            crate::trace::event(trace, || format!("Adding to {} memtable", t.schema().name));
             let (charged, active) = t.apply(&m.key, m.update);
             charged_total += charged;
             if active >= self.inner.config.memtable_flush_threshold {

@@ -20,9 +20,11 @@ pub mod schema;
 pub mod snapshot;
 pub mod sstable;
 pub mod table;
+pub mod trace;
 
 pub use database::{Database, DatabaseConfig, RecoveryReport};
 pub use error::{CorruptionKind, Error, FaultKind, LoadProblem, OptionError, Result, StorageFault};
 pub use fault::{CommitFailurePolicy, DiskFailurePolicy};
 pub use io::Wait;
 pub use read::{PartitionResult, ReadCommand};
+pub use trace::{Trace, TraceSink};

@@ -516,6 +516,10 @@ impl DoubleEndedIterator for RowsIter<'_> {
 /// It gives no timestamp bound: writes land while it is read, so its
 /// [`PartitionSource::timestamp_bound`] is the default "unknown".
 impl PartitionSource for Arc<Memtable> {
+    fn trace_label(&self) -> String {
+        "memtable".into()
+    }
+
     fn partition(
         &self,
         key: &DecoratedKey,
@@ -914,6 +918,7 @@ mod tests {
                 row_budget: budget,
                 index_cache: false,
                 wait: Wait::Allowed,
+                trace: None,
             };
             let p = m.partition(&key, (0, 0), &q).unwrap().unwrap();
             p.rows.map(|r| r.unwrap().0 .0[1]).collect()
@@ -934,6 +939,7 @@ mod tests {
             row_budget: Some(2),
             index_cache: false,
             wait: Wait::Allowed,
+            trace: None,
         };
         let mut rows = m.partition(&key, (0, 0), &q).unwrap().unwrap().rows;
         assert!(rows.next().unwrap().is_ok());

@@ -25,6 +25,7 @@ use crate::model::{
     Slice, Token,
 };
 use crate::sstable::reader::SSTable;
+use crate::trace::{self, Trace};
 use merge::MergedPartition;
 use source::{PartitionScan, PartitionSource, SourcePartition, SourceQuery};
 use std::sync::Arc;
@@ -49,6 +50,8 @@ pub struct ReadCommand {
     pub bypass_cache: bool,
     /// Whether the read may wait for the disk (see [`crate::io`]).
     pub wait: Wait,
+    /// Where a traced request's events go (see [`crate::trace`]); `None` when not traced.
+    pub trace: Option<Trace>,
 }
 
 impl ReadCommand {
@@ -63,6 +66,7 @@ impl ReadCommand {
             include_static: true,
             bypass_cache: false,
             wait,
+            trace: None,
         }
     }
 }
@@ -148,6 +152,7 @@ impl ReadCommand {
             // The merge looks one row past each row it returns (to order the sources).
             row_budget: self.limit.map(|l| l.saturating_add(1)),
             wait: self.wait,
+            trace: self.trace.as_ref(),
         }
     }
 }
@@ -271,6 +276,10 @@ impl Snapshot {
         for (i, s) in sources.into_iter().enumerate() {
             if i < m || s.may_hold(key, hash) {
                 order.push(s);
+            } else {
+                trace::event(q.trace, || {
+                    format!("Bloom filter allows skipping {}", s.trace_label())
+                });
             }
         }
         if let Some(c) = counts {
@@ -284,10 +293,34 @@ impl Snapshot {
         order.sort_by_key(|s| std::cmp::Reverse(s.timestamp_bound()));
         let mut merged = MergedPartition::new(q.reversed);
         for src in order {
-            if shadowed(&merged, src) || src.skippable(q) {
+            if shadowed(&merged, src) {
+                trace::event(q.trace, || {
+                    format!(
+                        "Skipped {}: its data is older than the partition tombstone",
+                        src.trace_label()
+                    )
+                });
                 continue;
             }
-            if let Some(p) = src.partition(key, hash, q)? {
+            if src.skippable(q) {
+                trace::event(q.trace, || {
+                    format!("Skipped {}: no row in the slice", src.trace_label())
+                });
+                continue;
+            }
+            let p = src.partition(key, hash, q)?;
+            if let Some(t) = q.trace {
+                t.event(match &p {
+                    Some(p) if p.stored_bytes > 0 => format!(
+                        "Reading partition from {}: {} bytes in its data file",
+                        src.trace_label(),
+                        p.stored_bytes
+                    ),
+                    Some(_) => format!("Partition found in {}", src.trace_label()),
+                    None => format!("Partition not in {}", src.trace_label()),
+                });
+            }
+            if let Some(p) = p {
                 merged.add(p);
             }
         }

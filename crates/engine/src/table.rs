@@ -415,6 +415,10 @@ impl Table {
         cmd: &ReadCommand,
     ) -> Result<Option<crate::read::PartitionResult>> {
         let start = std::time::Instant::now();
+        let trace = cmd.trace.as_ref();
+        crate::trace::event(trace, || {
+            format!("Executing single-partition query on {}", self.schema().name)
+        });
         let snapshot = if cmd.bypass_cache {
             self.snapshot_uncached()
         } else {
@@ -423,6 +427,19 @@ impl Table {
         let (result, counts) = snapshot
             .read_consulting(key, cmd)
             .inspect_err(|e| self.read_failed(e))?;
+        if let Some(t) = trace {
+            t.event(format!(
+                "Merged data from memtables and {} sstables",
+                counts.sstables
+            ));
+            let rows = result
+                .as_ref()
+                .map_or(0, |r| r.rows.len() + usize::from(r.static_row.is_some()));
+            t.event(format!(
+                "Read {rows} live rows and {} tombstone cells",
+                counts.cells.tombstones
+            ));
+        }
         let req = &self.requests;
         req.read_latency.record(micros_since(start));
         req.sstables_per_read.record(counts.sstables as u64);
@@ -532,8 +549,16 @@ impl Table {
         cmd: ReadCommand,
     ) -> crate::read::ScanIter {
         let t = Arc::clone(table);
-        table
-            .snapshot()
+        let snapshot = table.snapshot();
+        crate::trace::event(cmd.trace.as_ref(), || {
+            format!(
+                "Executing seq scan of {} across {} memtables and {} sstables",
+                table.schema().name,
+                snapshot.memtables.len(),
+                snapshot.sstables.len()
+            )
+        });
+        snapshot
             .scan(start, end_token, cmd)
             .on_error(move |e| t.read_failed(e))
     }

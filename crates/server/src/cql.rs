@@ -14,6 +14,16 @@
 //! finds its read answered (a read repair, a failed replica or this node's disk go on below). Whatever still would wait runs again on tokio's blocking pool
 //! (`spawn_blocking`) with `Wait::Allowed`.
 //! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
+//!
+//! Tracing (`cairn_cql::trace`): a request the client asked to trace (the frame's tracing
+//! flag), or that the node picks with `settraceprobability`'s probability, runs with a
+//! trace session; its answer carries the session id when the client asked (as Cassandra, a
+//! request traced by probability answers without it), and the session is handed to the
+//! trace writer when the answer is ready. The decision is taken once per request: a traced
+//! request (or, while the probability is above zero, any request) that cannot finish inline
+//! leaves its decision and session in [`CqlHandler::handed_over`] for [`Handler::handle`].
+//! Every statement that ends (not one refused to wait) is checked against
+//! `slow_query_log_timeout` from the request's start.
 
 use crate::audit::Pending;
 use crate::protocol::{
@@ -29,9 +39,13 @@ use cairn_cql::exec::{
     BatchItem, BatchOptions, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome,
     QueryParams, ResultSet, SchemaChange, Session,
 };
+use cairn_cql::trace::{TraceRequest, TraceSession, Tracing};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::Wait;
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// How many times a request may go around for a read answered on its task before it runs
 /// where it may block.
@@ -43,6 +57,24 @@ pub struct CqlHandler {
     events: EventBus,
     /// The node's audit log, if `audit` is on.
     audit: Option<Arc<Auditor>>,
+    /// The node's tracing and slow-query log, if started (a bare handler has none).
+    tracing: Option<Arc<Tracing>>,
+    /// Requests that did not finish inline, by connection and stream: whether they are
+    /// traced (and their session so far) and when they started. Written only for traced
+    /// requests, or for any while the trace probability is above zero.
+    handed_over: Mutex<HashMap<(u64, i16), Handover>>,
+}
+
+/// What the inline attempt of a request hands over to [`Handler::handle`].
+struct Handover {
+    started: Instant,
+    trace: Option<Arc<TraceSession>>,
+}
+
+/// One request's call: when it started and its trace session, if traced.
+struct Call {
+    started: Instant,
+    trace: Option<Arc<TraceSession>>,
 }
 
 impl CqlHandler {
@@ -52,6 +84,136 @@ impl CqlHandler {
             executor,
             events,
             audit: None,
+            tracing: None,
+            handed_over: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Traces requests and logs slow ones with `tracing` (see the module doc).
+    pub fn with_tracing(mut self, tracing: Arc<Tracing>) -> Self {
+        self.tracing = Some(tracing);
+        self
+    }
+
+    /// A new call of `request`: traced if the client asked or the dice say so.
+    fn call(&self, request: &Request, ctx: &RequestContext<Session>) -> Call {
+        let trace = match &self.tracing {
+            Some(t) if t.should_trace(ctx.tracing) => {
+                self.trace_request(request, ctx).map(|r| t.begin(r))
+            }
+            _ => None,
+        };
+        Call {
+            started: Instant::now(),
+            trace,
+        }
+    }
+
+    /// Whether a request that does not finish inline must leave its call for
+    /// [`Handler::handle`]: a traced one, or any while requests may be picked by chance.
+    fn hands_over(&self, call: &Call) -> bool {
+        call.trace.is_some() || self.tracing.as_ref().is_some_and(|t| t.probability() > 0.0)
+    }
+
+    /// The call of a request reaching [`Handler::handle`]: the one its inline attempt left,
+    /// or a new one.
+    fn resumed_call(&self, request: &Request, ctx: &RequestContext<Session>) -> Call {
+        if self.tracing.is_some() {
+            let left = self
+                .handed_over
+                .lock()
+                .remove(&(ctx.connection.id, ctx.stream));
+            if let Some(h) = left {
+                return Call {
+                    started: h.started,
+                    trace: h.trace,
+                };
+            }
+        }
+        self.call(request, ctx)
+    }
+
+    /// Ends a call: its trace session goes to the writer, and the answer carries its id
+    /// when the client asked for tracing.
+    fn end_call(&self, call: &Call, asked: bool, reply: &mut Reply) {
+        if let (Some(t), Some(session)) = (&self.tracing, &call.trace) {
+            t.finish(session);
+            if asked {
+                reply.tracing_id = Some(session.id());
+            }
+        }
+    }
+
+    /// A traced request's `system_traces.sessions` description (Cassandra's `request` and
+    /// `parameters` for each message); `None` for a message that is not traced.
+    fn trace_request(
+        &self,
+        request: &Request,
+        ctx: &RequestContext<Session>,
+    ) -> Option<TraceRequest> {
+        let level_params = |cl: protocol::Consistency, serial: Option<protocol::Consistency>| {
+            let l = levels(cl, serial);
+            vec![
+                (
+                    "consistency_level".to_string(),
+                    l.consistency.name().to_string(),
+                ),
+                (
+                    "serial_consistency_level".to_string(),
+                    l.serial.name().to_string(),
+                ),
+            ]
+        };
+        let page_size = |p: &protocol::QueryParams| {
+            p.page_size
+                .filter(|n| *n > 0)
+                .map(|n| ("page_size".to_string(), n.to_string()))
+        };
+        let (request, parameters) = match request {
+            Request::Query(q) => {
+                let mut p = level_params(q.params.consistency, q.params.serial_consistency);
+                p.extend(page_size(&q.params));
+                p.push(("query".into(), q.query.clone()));
+                ("Execute CQL3 query", p)
+            }
+            Request::Execute(e) => {
+                let mut p = level_params(e.params.consistency, e.params.serial_consistency);
+                p.extend(page_size(&e.params));
+                if let Ok(prepared) = self.executor.prepared(&e.id) {
+                    p.push(("query".into(), prepared.text.clone()));
+                }
+                ("Execute CQL3 prepared query", p)
+            }
+            Request::Batch(b) => (
+                "Execute batch of CQL3 queries",
+                level_params(b.consistency, b.serial_consistency),
+            ),
+            Request::Prepare(p) => (
+                "Preparing CQL3 query",
+                vec![("query".to_string(), p.query.clone())],
+            ),
+            _ => return None,
+        };
+        Some(TraceRequest {
+            request,
+            client: ctx.connection.peer,
+            parameters,
+        })
+    }
+
+    /// Logs a statement that ran past `slow_query_log_timeout` (`describe` names it),
+    /// unless it stopped to run again where it may wait: the run that ends it is checked.
+    fn check_slow_unless_blocked<T>(
+        &self,
+        call: &Call,
+        out: &cairn_cql::Result<T>,
+        describe: impl FnOnce() -> String,
+    ) {
+        if let (Some(t), false) = (
+            &self.tracing,
+            matches!(out, Err(cairn_cql::Error::WouldBlock)),
+        ) {
+            t.check_slow(call.started.elapsed(), describe);
         }
     }
 
@@ -194,9 +356,10 @@ pub fn cql_error(e: cairn_cql::Error) -> CqlError {
     CqlError { kind, message }
 }
 
-fn params(p: protocol::QueryParams, acks: Option<&Arc<Acks>>) -> QueryParams {
+fn params(p: protocol::QueryParams, acks: Option<&Arc<Acks>>, call: &Call) -> QueryParams {
     QueryParams {
         acks: acks.cloned(),
+        trace: call.trace.as_ref().map(TraceSession::trace),
         levels: levels(p.consistency, p.serial_consistency),
         values: p.values.into_iter().map(bound).collect(),
         names: p.names,
@@ -316,15 +479,20 @@ impl CqlHandler {
         session: &Session,
         wait: Wait,
         acks: Option<&Arc<Acks>>,
+        call: &Call,
     ) -> Result<Reply, Failed> {
         let ex = &self.executor;
         match request {
             Request::Query(q) => {
                 let skip = q.params.skip_metadata;
-                let out = ex.query(session, &q.query, &params(q.params, acks), wait)?;
-                Ok(self.outcome(out, skip)?)
+                let out = ex.query(session, &q.query, &params(q.params, acks, call), wait);
+                self.check_slow_unless_blocked(call, &out, || q.query.clone());
+                Ok(self.outcome(out?, skip)?)
             }
             Request::Prepare(p) => {
+                if let Some(t) = &call.trace {
+                    t.trace().event(format!("Preparing {}", p.query));
+                }
                 let prepared = ex.prepare(session, &p.query)?;
                 let bind = metadata(&prepared.bind_specs);
                 Ok(Response::Result(ResultBody::Prepared(protocol::Prepared {
@@ -340,8 +508,14 @@ impl CqlHandler {
             }
             Request::Execute(e) => {
                 let skip = e.params.skip_metadata;
-                let out = ex.execute(session, &e.id, &params(e.params, acks), wait)?;
-                Ok(self.outcome(out, skip)?)
+                let out = ex.execute(session, &e.id, &params(e.params, acks, call), wait);
+                self.check_slow_unless_blocked(call, &out, || {
+                    ex.prepared(&e.id).map_or_else(
+                        |_| "EXECUTE of an unknown statement".into(),
+                        |p| p.text.clone(),
+                    )
+                });
+                Ok(self.outcome(out?, skip)?)
             }
             Request::Batch(b) => {
                 let items: Vec<(BatchItem, QueryParams)> = b
@@ -367,13 +541,18 @@ impl CqlHandler {
                     protocol::BatchType::Unlogged => cairn_cql::ast::BatchKind::Unlogged,
                     protocol::BatchType::Counter => cairn_cql::ast::BatchKind::Counter,
                 };
+                let trace = call.trace.as_ref().map(TraceSession::trace);
                 let options = BatchOptions {
                     timestamp: b.default_timestamp,
                     levels: levels(b.consistency, b.serial_consistency),
                     acks: acks.map(|a| &**a),
+                    trace: trace.as_ref(),
                 };
-                let out = ex.batch(session, kind, &items, options, wait)?;
-                Ok(self.outcome(out, false)?)
+                let out = ex.batch(session, kind, &items, options, wait);
+                self.check_slow_unless_blocked(call, &out, || {
+                    format!("BATCH of {} statements", items.len())
+                });
+                Ok(self.outcome(out?, false)?)
             }
             Request::AuthResponse(token) => {
                 ex.authenticate(session, token.as_deref().unwrap_or(&[]))?;
@@ -422,12 +601,25 @@ impl Handler for Arc<CqlHandler> {
         if matches!(request, Request::AuthResponse(_)) {
             return None; // password hashing is slow by design
         }
+        let call = self.call(&request, &ctx);
         let audit = self.audit_begin(&request, &ctx);
-        let reply = match self.run(request, &ctx.session, Wait::Never, None) {
+        let mut reply = match self.run(request, &ctx.session, Wait::Never, None, &call) {
             Ok(reply) => reply,
             Err(Failed::Error(e)) => e.into(),
-            Err(Failed::WouldBlock) => return None,
+            Err(Failed::WouldBlock) => {
+                if self.hands_over(&call) {
+                    let h = Handover {
+                        started: call.started,
+                        trace: call.trace,
+                    };
+                    self.handed_over
+                        .lock()
+                        .insert((ctx.connection.id, ctx.stream), h);
+                }
+                return None;
+            }
         };
+        self.end_call(&call, ctx.tracing, &mut reply);
         self.audit_finish(audit, &reply);
         Some(reply)
     }
@@ -439,8 +631,13 @@ impl Handler for Arc<CqlHandler> {
     ) -> impl std::future::Future<Output = Reply> + Send {
         let me = Arc::clone(self);
         let audit = self.audit_begin(&request, &ctx);
+        let call = Arc::new(self.resumed_call(&request, &ctx));
+        let asked = ctx.tracing;
         async move {
-            let reply = Arc::clone(&me).respond(request, ctx).await;
+            let mut reply = Arc::clone(&me)
+                .respond(request, ctx, Arc::clone(&call))
+                .await;
+            me.end_call(&call, asked, &mut reply);
             me.audit_finish(audit, &reply);
             reply
         }
@@ -453,6 +650,7 @@ impl CqlHandler {
         self: Arc<Self>,
         request: Request,
         ctx: RequestContext<Session>,
+        call: Arc<Call>,
     ) -> impl std::future::Future<Output = Reply> + Send {
         let me = self;
         async move {
@@ -469,7 +667,7 @@ impl CqlHandler {
                     Request::Query(_) | Request::Execute(_) | Request::Batch(_)
                 );
             let mut first = if deferrable {
-                me.run(request.clone(), &session, Wait::Never, Some(&acks))
+                me.run(request.clone(), &session, Wait::Never, Some(&acks), &call)
             } else {
                 Err(Failed::WouldBlock)
             };
@@ -483,7 +681,7 @@ impl CqlHandler {
                 match read.await {
                     Ok(Deferred::Answer(answer)) => {
                         acks.prefetched(answer);
-                        first = me.run(request.clone(), &session, Wait::Never, Some(&acks));
+                        first = me.run(request.clone(), &session, Wait::Never, Some(&acks), &call);
                     }
                     Ok(Deferred::Fallback) => break,
                     Err(e) => return cql_error(cairn_cql::Error::from(e)).into(),
@@ -502,9 +700,10 @@ impl CqlHandler {
                 Err(Failed::Error(e)) => return e.into(),
                 Err(Failed::WouldBlock) => {}
             }
-            let r =
-                tokio::task::spawn_blocking(move || me.run(request, &session, Wait::Allowed, None))
-                    .await;
+            let r = tokio::task::spawn_blocking(move || {
+                me.run(request, &session, Wait::Allowed, None, &call)
+            })
+            .await;
             match r {
                 Ok(Ok(reply)) => reply,
                 Ok(Err(Failed::Error(e))) => e.into(),

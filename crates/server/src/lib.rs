@@ -76,6 +76,9 @@ pub enum StartError {
     /// The audit log cannot start (`audit: syslog` with no socket at its path, …).
     #[error("{0}")]
     Audit(cairn_cql::Error),
+    /// Tracing cannot start (its tables cannot be created, or its writer thread).
+    #[error("tracing: {0}")]
+    Tracing(cairn_cql::Error),
     /// A port could not be bound or an address resolved.
     #[error("cannot listen on {what} {addr}: {source}")]
     Listen {
@@ -107,6 +110,8 @@ struct NodeBackend {
     /// The native transport's stop switch (a failure policy may have used it).
     native: protocol::StopHandle,
     membership: Arc<cairn_cluster::membership::Membership>,
+    /// Tracing's probability (`settraceprobability`).
+    tracing: Arc<cairn_cql::trace::Tracing>,
 }
 
 impl rest::AdminBackend for NodeBackend {
@@ -120,6 +125,14 @@ impl rest::AdminBackend for NodeBackend {
 
     fn native_transport_running(&self) -> bool {
         !self.native.is_stopped()
+    }
+
+    fn trace_probability(&self) -> Option<f64> {
+        Some(self.tracing.probability())
+    }
+
+    fn set_trace_probability(&self, p: f64) -> Result<(), String> {
+        self.tracing.set_probability(p)
     }
 
     fn schema_version(&self) -> String {
@@ -366,8 +379,22 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         .map_err(|e| StartError::Audit(cairn_cql::Error::Server(e.to_string())))?
         .map_err(StartError::Audit)?
     };
-    let handler =
-        Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()).with_audit(audit));
+    // Tracing's tables exist before clients can connect (they read them back).
+    let tracing = {
+        let (config, executor) = (cfg.tracing, Arc::clone(&executor));
+        let node = std::net::SocketAddr::new(local.endpoint.address, native.port());
+        tokio::task::spawn_blocking(move || {
+            cairn_cql::trace::Tracing::start(&executor, node, config)
+        })
+        .await
+        .map_err(|e| StartError::Tracing(cairn_cql::Error::Server(e.to_string())))?
+        .map_err(StartError::Tracing)?
+    };
+    let handler = Arc::new(
+        cql::CqlHandler::new(Arc::clone(&executor), events.clone())
+            .with_audit(audit)
+            .with_tracing(Arc::clone(&tracing)),
+    );
     match &native_tls {
         Some(t) if t.required => tracing::info!("native transport: TLS required"),
         Some(_) => tracing::info!("native transport: TLS optional (plaintext accepted too)"),
@@ -399,6 +426,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         info: node_info,
         native: cql_server.stop_handle(),
         membership: Arc::clone(&membership),
+        tracing: Arc::clone(&tracing),
     });
     let rest_server = rest::serve(api, Arc::clone(&backend), admin.api)
         .await
@@ -425,6 +453,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     )
     .with_transport(Arc::clone(cql_server.stats()))
     .with_proxy(Arc::clone(executor.proxy()))
+    .with_tracing(tracing)
     .with_messaging(Arc::clone(membership.messaging()))
     .with_admin_faces(admin_stats);
     let metrics_server = rest::serve_with(

@@ -39,6 +39,7 @@ pub struct MetricsSource {
     stalls: Option<Arc<StallDetector>>,
     transport: Option<Arc<ServerStats>>,
     proxy: Option<Arc<StorageProxy>>,
+    tracing: Option<Arc<cairn_cql::trace::Tracing>>,
     messaging: Option<Arc<Messaging>>,
     admin: Vec<(AdminFace, Arc<FaceStats>)>,
     prefix: String,
@@ -56,6 +57,7 @@ impl MetricsSource {
             stalls,
             transport: None,
             proxy: None,
+            tracing: None,
             messaging: None,
             admin: Vec::new(),
             prefix: prefix.into(),
@@ -65,6 +67,13 @@ impl MetricsSource {
     /// Also exports the storage proxy's counters (`{prefix}_storage_proxy_coordinator_*`).
     pub fn with_proxy(mut self, proxy: Arc<StorageProxy>) -> MetricsSource {
         self.proxy = Some(proxy);
+        self
+    }
+
+    /// Also exports tracing's and the slow-query log's counters (`{prefix}_tracing_*`,
+    /// `{prefix}_cql_slow_queries`).
+    pub fn with_tracing(mut self, tracing: Arc<cairn_cql::trace::Tracing>) -> MetricsSource {
+        self.tracing = Some(tracing);
         self
     }
 
@@ -136,6 +145,28 @@ impl MetricsSource {
         }
         if let Some(p) = &self.proxy {
             proxy_families(&mut w, p.metrics());
+        }
+        if let Some(t) = &self.tracing {
+            counters(
+                &mut w,
+                &[
+                    (
+                        "tracing_sessions",
+                        "Requests traced: asked by the client or picked by the trace probability (Cairn's name).",
+                        t.sessions(),
+                    ),
+                    (
+                        "tracing_dropped_sessions",
+                        "Trace sessions not stored: the trace writer's queue was full or its write failed.",
+                        t.dropped_sessions(),
+                    ),
+                    (
+                        "cql_slow_queries",
+                        "Statements that took longer than slow_query_log_timeout, each logged at WARN (Cairn's name).",
+                        t.slow_queries(),
+                    ),
+                ],
+            );
         }
         if let Some(m) = &self.messaging {
             messaging_families(&mut w, m.metrics());

@@ -124,6 +124,12 @@ impl StorageProxy {
             Some(t) => t,
             None => return Err(would_block()),
         };
+        if let Some(t) = &cmd.trace {
+            for (i, c) in contacts.iter().enumerate().filter(|(_, c)| !c.local) {
+                let verb = if i == 0 { "READ_DATA" } else { "READ_DIGEST" };
+                t.event(format!("Sending {verb} message to /{}", c.address));
+            }
+        }
         let wait = Wait::Allowed; // the replicas' own reads may wait for their disks
         let remote_cmd = ReadCommand {
             wait,

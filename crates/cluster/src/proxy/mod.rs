@@ -50,7 +50,7 @@ use availability::Replica;
 use cairn_engine::model::{DecoratedKey, Mutation, PartitionPos, Token};
 use cairn_engine::read::ScanIter;
 use cairn_engine::table::Table;
-use cairn_engine::{Database, PartitionResult, ReadCommand, Wait};
+use cairn_engine::{Database, PartitionResult, ReadCommand, Trace, Wait};
 pub use deferred::{Deferred, PendingRead, Prefetched};
 pub use locks::PartitionLocks;
 use parking_lot::RwLock;
@@ -270,22 +270,24 @@ impl StorageProxy {
     /// are applied together (one commitlog record).
     pub fn mutate(&self, mutations: Vec<Mutation>, cl: Consistency, wait: Wait) -> Result<()> {
         let op = Operation::Write;
-        self.mutate_as(mutations, cl, op, wait, None)
+        self.mutate_as(mutations, cl, op, wait, None, None)
     }
 
     /// [`StorageProxy::mutate`], except that under `Wait::Never` a write that must wait for
     /// other replicas is not refused when the caller gives `acks`: this node's share is
     /// applied (unless that would wait: then `WouldBlock`, nothing done), the others are
     /// sent theirs, and the wait for the level is left in `acks` for the caller to await
-    /// before it answers — the request's task waits, no thread does.
+    /// before it answers — the request's task waits, no thread does. A traced request's
+    /// `trace` hears of the replicas written to and of the local commitlog and memtables.
     pub fn mutate_or_defer(
         &self,
         mutations: Vec<Mutation>,
         cl: Consistency,
         wait: Wait,
         acks: Option<&Acks>,
+        trace: Option<&Trace>,
     ) -> Result<()> {
-        self.mutate_as(mutations, cl, Operation::Write, wait, acks)
+        self.mutate_as(mutations, cl, Operation::Write, wait, acks, trace)
     }
 
     fn mutate_as(
@@ -295,6 +297,7 @@ impl StorageProxy {
         op: Operation,
         wait: Wait,
         acks: Option<&Acks>,
+        trace: Option<&Trace>,
     ) -> Result<()> {
         let topology = self.topology.get();
         // Whether another node may hold some of them: then each mutation's targets are kept.
@@ -307,7 +310,7 @@ impl StorageProxy {
                 _ => {
                     let Some(t) = self.db.table_by_id(m.table) else {
                         // The engine names the missing table when it applies.
-                        return Ok(self.db.apply(mutations, wait)?);
+                        return Ok(self.db.apply_traced(mutations, wait, trace)?);
                     };
                     let s = self.replication(&t.schema().keyspace);
                     checked = Some((m.table, Arc::clone(&s)));
@@ -325,7 +328,7 @@ impl StorageProxy {
         if alone {
             let write_type = write_type(op, mutations.len());
             let strategy = checked.map(|(_, s)| s);
-            return self.db.apply(mutations, wait).map_err(|e| {
+            return self.db.apply_traced(mutations, wait, trace).map_err(|e| {
                 let request = FailedRequest::Write(write_type);
                 local_failure(e, request, cl, strategy.as_deref(), &topology)
             });
@@ -341,7 +344,7 @@ impl StorageProxy {
                 r
             }
             // Only this node holds them.
-            _ => return Ok(self.db.apply(mutations, wait)?),
+            _ => return Ok(self.db.apply_traced(mutations, wait, trace)?),
         };
         let deferred = matches!(wait, Wait::Never) && acks.is_some();
         if matches!(wait, Wait::Never) && !deferred {
@@ -351,7 +354,7 @@ impl StorageProxy {
         let write_type = write_type(op, mutations.len());
         let topology = Arc::clone(&topology);
         let pending = write::start(
-            &self.db, topology, mutations, plans, cl, write_type, remote, wait,
+            &self.db, topology, mutations, plans, cl, write_type, remote, wait, trace,
         )?;
         let metrics = Arc::clone(&self.metrics);
         let counted = async move {

@@ -256,6 +256,17 @@ pub(super) fn coordinate(
         Answer::Digest(d) => d == expected,
         Answer::Data(other) => digest(table_id, key, other.as_ref()) == expected,
     });
+    if let Some(t) = &cmd.trace {
+        t.event(format!(
+            "{} replica answers received{}",
+            contacts.len(),
+            if agree {
+                ""
+            } else {
+                "; digest mismatch: reading and repairing"
+            }
+        ));
+    }
     if agree {
         let live = match data {
             Some(d) => c.table.live(key, d, cmd)?,
@@ -317,6 +328,15 @@ fn gather(
             Verb::ReadData
         }
     };
+    if let Some(t) = &cmd.trace {
+        for (i, contact) in contacts.iter().enumerate().filter(|(_, c)| !c.local) {
+            t.event(format!(
+                "Sending {} message to /{}",
+                verb(i).name(),
+                contact.address
+            ));
+        }
+    }
     gather_with(
         c,
         contacts,

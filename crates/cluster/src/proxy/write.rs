@@ -63,6 +63,7 @@ pub(super) fn start(
     write_type: WriteType,
     remote: &RemoteReplicas,
     wait: Wait,
+    trace: Option<&cairn_engine::Trace>,
 ) -> Result<impl Future<Output = Result<()>> + Send + 'static> {
     let ring = topology.ring();
     let endpoints = ring.endpoints();
@@ -79,7 +80,7 @@ pub(super) fn start(
     let mut acked = vec![false; endpoints.len()];
     if let Some(l) = local {
         if let Some(share) = shares.get_mut(l).filter(|s| !s.is_empty()) {
-            db.apply(std::mem::take(share), wait)?;
+            db.apply_traced(std::mem::take(share), wait, trace)?;
             acked[l] = true;
         }
     }
@@ -87,6 +88,9 @@ pub(super) fn start(
     for (t, share) in shares.iter_mut().enumerate() {
         if share.is_empty() || Some(t) == local {
             continue;
+        }
+        if let (Some(trace), Some(e)) = (trace, endpoints.get(t)) {
+            trace.event(format!("Sending MUTATION message to /{}", e.address));
         }
         let mut body = Vec::new();
         encode_batch(share, &mut body);

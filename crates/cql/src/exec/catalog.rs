@@ -93,6 +93,8 @@ impl Catalog {
                     ),
             )?,
         };
+        // Before anything hashes the schema: every node has the same system tables.
+        crate::trace::tables::create_tables(&db)?;
         let mut keyspaces = BTreeMap::new();
         for name in SYSTEM_KEYSPACES {
             keyspaces.insert(name.to_string(), Keyspace::system(name));

@@ -206,7 +206,7 @@ impl Executor {
     /// Checks that the session's role may run `stmt` (nothing when permissions are not
     /// enforced); unqualified names resolve in `keyspace`, else the session's.
     fn authorize(&self, session: &Session, stmt: &Statement, keyspace: Option<&str>) -> Result<()> {
-        if !self.authorization {
+        if !self.authorization || session.is_internal() {
             return Ok(());
         }
         self.roles.authorize(session, stmt, keyspace)
@@ -297,7 +297,10 @@ impl Executor {
         if describe::is_describe(text) {
             return describe::run(self, session, text).map(Outcome::Rows);
         }
+        let trace = params.trace.as_ref();
+        cairn_engine::trace::event(trace, || format!("Parsing {text}"));
         let parsed = crate::parse_statement(text)?;
+        cairn_engine::trace::event(trace, || "Preparing statement".into());
         if parsed.bind_markers.len() > params.values.len() && params.names.is_none() {
             return Err(Error::Invalid(format!(
                 "Invalid amount of bind variables: expected {}, received {}",
@@ -323,10 +326,7 @@ impl Executor {
         if let Some(p) = self.prepared.read().get(&id) {
             return Ok(Arc::clone(p));
         }
-        let scoped = Session {
-            keyspace: RwLock::new(keyspace.clone()),
-            user: RwLock::new(session.user.read().clone()),
-        };
+        let scoped = session.scoped(keyspace.clone());
         let meta = prepare::describe(self, &scoped, &parsed)?;
         let p = Arc::new(Prepared {
             id,
@@ -373,10 +373,7 @@ impl Executor {
         let scoped;
         let session = match &p.keyspace {
             Some(ks) if session.keyspace.read().as_deref() != Some(ks.as_str()) => {
-                scoped = Session {
-                    keyspace: RwLock::new(Some(ks.clone())),
-                    user: RwLock::new(session.user.read().clone()),
-                };
+                scoped = session.scoped(Some(ks.clone()));
                 &scoped
             }
             _ => session,
@@ -409,7 +406,10 @@ impl Executor {
         let mut statements = Vec::with_capacity(items.len());
         for (item, params) in items {
             let (stmt, keyspace) = match item {
-                BatchItem::Query(text) => (crate::parse_statement(text)?.statement, None),
+                BatchItem::Query(text) => {
+                    cairn_engine::trace::event(options.trace, || format!("Parsing {text}"));
+                    (crate::parse_statement(text)?.statement, None)
+                }
                 BatchItem::Prepared(id) => {
                     let p = self.prepared(id)?;
                     (p.parsed.statement.clone(), p.keyspace.clone())

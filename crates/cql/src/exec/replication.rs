@@ -36,18 +36,26 @@ pub const SYSTEM_KEYSPACES: [&str; 5] = [
 ];
 
 /// The replication map of a system keyspace: `system` and `system_schema` are local to each
-/// node, the others replicated (SimpleStrategy, one replica, as a fresh Cassandra has them).
+/// node, the others replicated with SimpleStrategy as a fresh Cassandra 5.0 has them:
+/// `system_traces` with two replicas (`SYSTEM_TRACES_DEFAULT_RF`), `system_distributed`
+/// with three, `system_auth` with one.
 pub fn system_replication(name: &str) -> Vec<(String, String)> {
-    let class = if matches!(name, "system" | "system_schema") {
-        "org.apache.cassandra.locator.LocalStrategy"
-    } else {
-        "org.apache.cassandra.locator.SimpleStrategy"
+    let rf = match name {
+        "system" | "system_schema" => {
+            let local = "org.apache.cassandra.locator.LocalStrategy";
+            return vec![("class".to_string(), local.to_string())];
+        }
+        "system_traces" => "2",
+        "system_distributed" => "3",
+        _ => "1",
     };
-    let mut replication = vec![("class".to_string(), class.to_string())];
-    if !class.ends_with("LocalStrategy") {
-        replication.push(("replication_factor".into(), "1".into()));
-    }
-    replication
+    vec![
+        (
+            "class".to_string(),
+            "org.apache.cassandra.locator.SimpleStrategy".to_string(),
+        ),
+        ("replication_factor".into(), rf.into()),
+    ]
 }
 
 /// The package Cassandra's strategies live in.

@@ -26,6 +26,8 @@ pub struct QueryParams {
     /// caller to await before answering (`StorageProxy::mutate_or_defer`); without it such a
     /// write is refused with `WouldBlock`, to run again where it may block.
     pub acks: Option<std::sync::Arc<cairn_cluster::proxy::Acks>>,
+    /// Where a traced request's events go (`crate::trace`); `None` when not traced.
+    pub trace: Option<cairn_engine::Trace>,
 }
 
 /// What a whole BATCH brings besides its statements (each has its own bound values).
@@ -37,6 +39,8 @@ pub struct BatchOptions<'a> {
     pub levels: Levels,
     /// Where its write may leave its wait for other replicas ([`QueryParams::acks`]).
     pub acks: Option<&'a cairn_cluster::proxy::Acks>,
+    /// Where a traced batch's events go ([`QueryParams::trace`]).
+    pub trace: Option<&'a cairn_engine::Trace>,
 }
 
 /// The consistency levels of one request (a QUERY, an EXECUTE or a whole BATCH).
@@ -64,9 +68,34 @@ pub struct Session {
     pub keyspace: RwLock<Option<String>>,
     /// The authenticated role, when authentication is on.
     pub user: RwLock<Option<String>>,
+    /// The node's own writer (the trace writer): not a client's session, so it may write
+    /// `system_traces` and is not checked against roles. Clients never get one.
+    internal: bool,
 }
 
 impl Session {
+    /// A session of the node's own, for its internal writes ([`Session::is_internal`]).
+    pub(crate) fn internal() -> Session {
+        Session {
+            internal: true,
+            ..Session::default()
+        }
+    }
+
+    /// The same session (user, internal or not) in `keyspace`.
+    pub(crate) fn scoped(&self, keyspace: Option<String>) -> Session {
+        Session {
+            keyspace: RwLock::new(keyspace),
+            user: RwLock::new(self.user.read().clone()),
+            internal: self.internal,
+        }
+    }
+
+    /// Whether it is the node's own (see [`Session::internal`]).
+    pub fn is_internal(&self) -> bool {
+        self.internal
+    }
+
     /// The keyspace a name resolves in.
     pub fn resolve(&self, keyspace: &Option<String>) -> Result<String> {
         match keyspace {

@@ -14,6 +14,7 @@ use crate::model::{RangeTombstone, Row, Slice};
 use crate::read::source::SourceQuery;
 use crate::read::source::{PartitionScan, PartitionSource, RowStream, SourcePartition};
 use crate::read::Snapshot;
+use crate::trace::{self, Trace};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -97,6 +98,10 @@ impl PartitionSource for CachedSource {
         self.sstables_read.load(Ordering::Relaxed)
     }
 
+    fn trace_label(&self) -> String {
+        "row cache".into()
+    }
+
     fn partition(
         &self,
         key: &DecoratedKey,
@@ -125,6 +130,7 @@ impl PartitionSource for CachedSource {
             populating: true,
             batches: 0,
             wait: q.wait,
+            trace: q.trace.cloned(),
         };
         // `None`: the cache does not serve this read; `Some(None)`: a partition miss. A hit
         // copies its first batch of rows under the same lock hold.
@@ -149,6 +155,13 @@ impl PartitionSource for CachedSource {
                     } else {
                         stats.partition_misses += 1;
                     }
+                    trace::event(q.trace, || {
+                        String::from(if hit.is_some() {
+                            "Row cache hit"
+                        } else {
+                            "Row cache miss"
+                        })
+                    });
                     Some(hit)
                 }
                 _ => {
@@ -162,6 +175,9 @@ impl PartitionSource for CachedSource {
         let Some(cached) = cached else {
             // The cache has moved past this read's snapshot (a flush is merging, or merged, a
             // memtable the snapshot does not hold): the snapshot's own sstables answer.
+            trace::event(q.trace, || {
+                "Row cache bypassed (a flush is merging into it): reading the sstables".into()
+            });
             self.sstables_read.fetch_add(
                 self.underlying.sources_admitting(key, hash),
                 Ordering::Relaxed,
@@ -259,6 +275,8 @@ struct CacheRows {
     batches: usize,
     /// Whether reading the sources may wait (the read's mode).
     wait: Wait,
+    /// The traced request's events, when it is traced.
+    trace: Option<Trace>,
 }
 
 impl CacheRows {
@@ -268,10 +286,11 @@ impl CacheRows {
         if !self.missed {
             self.missed = true;
             self.cache.tracker.inner.lock().stats.reads_with_misses += 1;
-            self.sstables_read.fetch_add(
-                self.underlying.sources_admitting(&self.key, self.hash),
-                Ordering::Relaxed,
-            );
+            let admitting = self.underlying.sources_admitting(&self.key, self.hash);
+            self.sstables_read.fetch_add(admitting, Ordering::Relaxed);
+            trace::event(self.trace.as_ref(), || {
+                format!("Rows not in the row cache: reading through to {admitting} sstables")
+            });
         }
         let q = SourceQuery {
             slice: &rest,
@@ -282,6 +301,7 @@ impl CacheRows {
             index_cache: self.underlying.index_cache,
             row_budget: None,
             wait: self.wait,
+            trace: self.trace.as_ref(),
         };
         match self.underlying.partition(&self.key, self.hash, &q)? {
             Some(p) => {

@@ -53,6 +53,8 @@ pub struct SourceQuery<'a> {
     /// Whether the sources may wait for the disk (see [`crate::io`]); under [`Wait::Never`]
     /// a read missing the page cache is [`crate::Error::WouldBlock`].
     pub wait: Wait,
+    /// The traced request's events (see [`crate::trace`]); `None` when not traced.
+    pub trace: Option<&'a crate::trace::Trace>,
 }
 
 impl<'a> SourceQuery<'a> {
@@ -77,6 +79,7 @@ impl<'a> SourceQuery<'a> {
             index_cache: false,
             row_budget: None,
             wait,
+            trace: None,
         }
     }
 }
@@ -158,6 +161,12 @@ pub trait PartitionSource: Send + Sync {
     /// counts a cache hit as none). Other sources are read directly: 0.
     fn sstables_read(&self) -> usize {
         0
+    }
+
+    /// What a trace calls the source ("memtable", "sstable 12", "row cache"). Asked only
+    /// when a request is traced.
+    fn trace_label(&self) -> String {
+        "source".into()
     }
 }
 

@@ -35,6 +35,10 @@ impl PartitionSource for Arc<SSTable> {
         SSTable::may_contain(self, key, hash)
     }
 
+    fn trace_label(&self) -> String {
+        format!("sstable {}", self.generation)
+    }
+
     fn partition(
         &self,
         key: &DecoratedKey,

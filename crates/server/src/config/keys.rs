@@ -396,6 +396,22 @@ static KEYS: &[Key] = &[
         "5",
         field!(blocked_reactor_reports_per_minute, v => v.int_in(0, 1_000_000)? as u32),
     ),
+    key("slow_query_log_timeout_in_ms", "500", |c, v| {
+        c.tracing.slow_query_timeout = v.millis()?;
+        Ok(())
+    }),
+    key("slow_query_log_timeout", "500ms", |c, v| {
+        c.tracing.slow_query_timeout = v.duration_min(Duration::ZERO)?;
+        Ok(())
+    }),
+    key("tracetype_query_ttl", "86400", |c, v| {
+        c.tracing.ttl = Duration::from_secs(v.int_in(1, i32::MAX as u64)?);
+        Ok(())
+    }),
+    key("trace_type_query_ttl", "1d", |c, v| {
+        c.tracing.ttl = v.duration_min(Duration::from_secs(1))?;
+        Ok(())
+    }),
     key(
         "read_request_timeout_in_ms",
         "5000",
@@ -768,8 +784,6 @@ static KEYS: &[Key] = &[
     ignored("max_value_size"),
     ignored("counter_write_request_timeout_in_ms"),
     ignored("counter_write_request_timeout"),
-    ignored("slow_query_log_timeout_in_ms"),
-    ignored("slow_query_log_timeout"),
     ignored("native_transport_max_threads"),
     ignored("native_transport_allow_older_protocols"),
     ignored("native_transport_idle_timeout_in_ms"),
@@ -804,13 +818,11 @@ static KEYS: &[Key] = &[
     ignored("enable_scripted_user_defined_functions"),
     ignored("user_defined_functions_threads_enabled"),
     ignored("windows_timer_interval"),
-    ignored("trace_type_query_ttl"),
     ignored("trace_type_repair_ttl"),
     ignored("otc_coalescing_strategy"),
     ignored("otc_coalescing_window_us"),
     ignored("otc_coalescing_enough_coalesced_messages"),
     ignored("otc_backlog_expiration_interval_ms"),
-    ignored("tracetype_query_ttl"),
     ignored("tracetype_repair_ttl"),
     ignored("default_keyspace_rf"),
     ignored("storage_compatibility_mode"),

@@ -180,6 +180,9 @@ pub struct Config {
     /// `audit`, `audit_categories`, `audit_keyspaces`, `audit_tables`,
     /// `audit_unix_socket_path` (ScyllaDB's keys): the audit log.
     pub audit: cairn_cql::audit::AuditConfig,
+    /// `slow_query_log_timeout(_in_ms)` and `trace_type_query_ttl` (`tracetype_query_ttl`
+    /// in seconds): the slow-query log and how long trace rows live.
+    pub tracing: cairn_cql::trace::TraceConfig,
     /// `num_tokens`.
     pub num_tokens: u32,
     /// `initial_token` (comma-separated tokens), if set.
@@ -281,6 +284,7 @@ impl Default for Config {
             client_encryption: ClientEncryption::default(),
             server_encryption: ServerEncryption::default(),
             audit: cairn_cql::audit::AuditConfig::default(),
+            tracing: cairn_cql::trace::TraceConfig::default(),
             num_tokens: 16,
             initial_token: None,
             endpoint_snitch: "SimpleSnitch".into(),

@@ -154,6 +154,14 @@ impl Config {
                     .unwrap_or(self.permissions_validity)),
             ),
             ("read_request_timeout", ms(self.read_request_timeout)),
+            (
+                "slow_query_log_timeout",
+                ms(self.tracing.slow_query_timeout),
+            ),
+            (
+                "trace_type_query_ttl",
+                format!("{}s", self.tracing.ttl.as_secs()),
+            ),
             ("write_request_timeout", ms(self.write_request_timeout)),
             ("cas_contention_timeout", ms(self.cas_contention_timeout)),
             ("range_request_timeout", ms(self.range_request_timeout)),

@@ -24,6 +24,7 @@
 //! | GET | `/compaction_manager/compaction_history` | finished jobs |
 //! | GET | `/compaction_manager/metrics/{pending_tasks, pending_tasks_by_table, completed_tasks, total_compactions_completed, bytes_compacted}` | counters |
 //! | GET, POST | `/storage_service/compaction_throughput[?value=MB/s]` | throttle (0 = off) |
+//! | GET, POST | `/storage_service/trace_probability[?probability=P]` | probabilistic tracing (0..=1) |
 //! | GET | `/storage_service/keyspaces` | keyspace names |
 //! | GET | `/column_family/`, `/column_family/name`, `/column_family/name/keyspace` | tables |
 //! | GET | `/column_family/metrics/{metric}/{ks}:{cf}` | per-table figures ([`column_family`]: sstable counts, disk space, memtables, read/write counts and latency totals, partition sizes, bloom filter and metadata memory, compression ratio) |
@@ -209,6 +210,17 @@ pub trait AdminBackend: Send + Sync + 'static {
     /// Whether the CQL server is serving (a bare engine has none).
     fn native_transport_running(&self) -> bool {
         false
+    }
+
+    /// The probability that a request is traced without the client asking
+    /// (`nodetool gettraceprobability`); `None` for a bare engine, which has no CQL.
+    fn trace_probability(&self) -> Option<f64> {
+        None
+    }
+
+    /// Sets [`AdminBackend::trace_probability`]; the error says why a value is refused.
+    fn set_trace_probability(&self, _p: f64) -> Result<(), String> {
+        Err("this node serves no CQL: nothing to trace".into())
     }
 
     /// The schema version (a UUID); a bare engine has no schema catalog and reports the
@@ -593,6 +605,28 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request) -> Response {
                 ),
             }
         }
+        ("GET", ["storage_service", "trace_probability"]) => match backend.trace_probability() {
+            Some(p) => Response::ok(Json::Float(p).to_text()),
+            None => Response::error(404, "this node serves no CQL: nothing to trace"),
+        },
+        ("POST", ["storage_service", "trace_probability"]) => {
+            let Some(v) = req.param("probability") else {
+                return Response::error(400, "Missing mandatory parameter 'probability'");
+            };
+            let p = match v.trim().parse::<f64>() {
+                Ok(p) if p.is_finite() => p,
+                _ => {
+                    return Response::error(
+                        400,
+                        format!("Invalid value '{v}' for parameter 'probability': expected a number between 0 and 1"),
+                    )
+                }
+            };
+            match backend.set_trace_probability(p) {
+                Ok(()) => Response::void(),
+                Err(e) => Response::error(400, e),
+            }
+        }
         ("GET", ["storage_service", "keyspaces"]) => {
             let mut ks = backend.keyspaces();
             if req.param("type") == Some("user") || req.param("type") == Some("non_local_strategy")
@@ -686,7 +720,7 @@ fn known_path(seg: &[&str]) -> bool {
             _
         ] | [
             "storage_service",
-            "flush" | "compact" | "compaction_throughput" | "keyspaces"
+            "flush" | "compact" | "compaction_throughput" | "keyspaces" | "trace_probability"
         ] | [
             "storage_service",
             "host_id" | "release_version" | "scylla_release_version"

@@ -54,6 +54,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("enablebackup", "enablebackup                         Enable incremental backup"),
     ("flush", "flush [<keyspace> [<table>...]]      Flush one or more tables"),
     ("getcompactionthroughput", "getcompactionthroughput              Print the MB/s throughput cap for compaction in the system"),
+    ("gettraceprobability", "gettraceprobability                  Print the current trace probability value"),
     ("getendpoints", "getendpoints <keyspace> <table> <key>  Print the end points that owns the key"),
     ("help", "help                                 Display help information"),
     ("info", "info                                 Print node information (uptime, load, ...)"),
@@ -63,6 +64,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("refresh", "refresh <keyspace> <table>           Load newly placed SSTables (in the table's upload/ directory) to the system without restart"),
     ("ring", "ring [<keyspace>]                    Print information about the token ring"),
     ("setcompactionthroughput", "setcompactionthroughput <MB/s>       Set the MB/s throughput cap for compaction in the system, or 0 to disable throttling"),
+    ("settraceprobability", "settraceprobability <value>          Sets the probability for tracing any given request to value. 0 disables, 1 enables for all requests, 0 is the default"),
     ("snapshot", "snapshot [-t <tag>] [-sf] [--ttl <d>] [-cf <table>] [<keyspace>...] | -kt <ks.table>,...  Take a snapshot of specified keyspaces or tables"),
     ("status", "status                               Print cluster information (state, load, IDs, ...)"),
     ("statusbackup", "statusbackup                         Status of incremental backup"),
@@ -167,6 +169,30 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
                 )));
             }
             client.post("/storage_service/compaction_throughput", &[("value", v)])?;
+            Ok(String::new())
+        }
+        "gettraceprobability" => {
+            max_args(0)?;
+            let v = client.get("/storage_service/trace_probability", &[])?;
+            let p = v
+                .as_f64()
+                .ok_or_else(|| unexpected("trace_probability", &v))?;
+            Ok(format!("Current trace probability: {}\n", java_double(p)))
+        }
+        "settraceprobability" => {
+            max_args(1)?;
+            let Some(v) = args.first() else {
+                return Err(bad_use("settraceprobability requires a probability value"));
+            };
+            let p: f64 = v.parse().map_err(|_| {
+                bad_use(format!(
+                    "trace_probability: can not convert \"{v}\" to a Double"
+                ))
+            })?;
+            if !(0.0..=1.0).contains(&p) {
+                return Err(bad_use("Trace probability must be between 0 and 1"));
+            }
+            client.post("/storage_service/trace_probability", &[("probability", v)])?;
             Ok(String::new())
         }
         "stop" => {
@@ -323,4 +349,14 @@ fn keyspace_op(
     params.extend_from_slice(extra);
     client.post(&path, &params)?;
     Ok(())
+}
+
+/// A number as Java's `Double.toString` writes it for the values a probability takes
+/// (`0.0`, `0.5`, `1.0`).
+fn java_double(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e7 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
 }

@@ -180,7 +180,7 @@ impl StorageProxy {
             return match decide(&round)? {
                 CasDecision::Refuse(answer) => Ok(answer),
                 CasDecision::Apply(mutations, answer) => {
-                    self.mutate_as(mutations, commit, Operation::Cas, wait, None)?;
+                    self.mutate_as(mutations, commit, Operation::Cas, wait, None, None)?;
                     Ok(answer)
                 }
             };

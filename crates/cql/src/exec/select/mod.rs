@@ -293,6 +293,7 @@ impl<'a> Query<'a> {
         cmd.reversed = self.reversed;
         cmd.include_static = true;
         cmd.bypass_cache = self.bypass_cache;
+        cmd.trace = params.trace.clone();
         if self.mode == Mode::Distinct {
             // One live row proves the partition; only its key and statics are shown.
             cmd.limit = Some(1);

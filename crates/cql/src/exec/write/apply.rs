@@ -53,10 +53,11 @@ pub(super) fn apply_all(
     levels: Levels,
     wait: Wait,
     acks: Option<&Acks>,
+    trace: Option<&cairn_engine::Trace>,
 ) -> Result<()> {
     let cl = levels.consistency;
     let all = complete_all(ex, planned, None, cl, wait)?;
-    ex.proxy().mutate_or_defer(all, cl, wait, acks)?;
+    ex.proxy().mutate_or_defer(all, cl, wait, acks, trace)?;
     Ok(())
 }
 

@@ -65,6 +65,7 @@ pub fn batch_statement(
         timestamp: ts,
         levels: params.levels,
         acks: params.acks.as_deref(),
+        trace: params.trace.as_ref(),
     };
     batch(ex, session, b.kind, &statements, options, wait)
 }
@@ -112,7 +113,7 @@ pub fn batch(
     let all = complete_all(ex, planned, None, levels.consistency, wait)?;
     let warnings = crate::exec::batch_limits::check(ex, kind, &all)?;
     ex.proxy()
-        .mutate_or_defer(all, levels.consistency, wait, options.acks)?;
+        .mutate_or_defer(all, levels.consistency, wait, options.acks, options.trace)?;
     Ok(Outcome::Void.with_warnings(warnings))
 }
 

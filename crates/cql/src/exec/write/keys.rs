@@ -17,7 +17,8 @@ pub(super) fn table_schema(
     name: &crate::ast::QualifiedName,
 ) -> Result<std::sync::Arc<TableSchema>> {
     let ks = session.resolve(&name.keyspace)?;
-    if crate::exec::catalog::SYSTEM_KEYSPACES.contains(&ks.as_str()) {
+    let internal = session.is_internal() && ks == crate::trace::tables::KEYSPACE;
+    if crate::exec::catalog::SYSTEM_KEYSPACES.contains(&ks.as_str()) && !internal {
         return Err(Error::Unauthorized(format!(
             "{ks} keyspace is not user-modifiable."
         )));

@@ -116,8 +116,13 @@ pub fn insert(
     }
     let cl = params.levels.consistency;
     consistency::for_write(cl)?;
-    ex.proxy()
-        .mutate_or_defer(planned.mutations, cl, wait, params.acks.as_deref())?;
+    ex.proxy().mutate_or_defer(
+        planned.mutations,
+        cl,
+        wait,
+        params.acks.as_deref(),
+        params.trace.as_ref(),
+    )?;
     Ok(Outcome::Void)
 }
 
@@ -152,6 +157,7 @@ pub(super) fn run_one(
             levels,
             wait,
             params.acks.as_deref(),
+            params.trace.as_ref(),
         )?;
         return Ok(Outcome::Void);
     }
