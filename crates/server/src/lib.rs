@@ -366,8 +366,9 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         .map_err(|e| StartError::Audit(cairn_cql::Error::Server(e.to_string())))?
         .map_err(StartError::Audit)?
     };
-    let handler =
-        Arc::new(cql::CqlHandler::new(Arc::clone(&executor), events.clone()).with_audit(audit));
+    let handler = Arc::new(
+        cql::CqlHandler::new(Arc::clone(&executor), events.clone()).with_audit(audit.clone()),
+    );
     match &native_tls {
         Some(t) if t.required => tracing::info!("native transport: TLS required"),
         Some(_) => tracing::info!("native transport: TLS optional (plaintext accepted too)"),
@@ -426,7 +427,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     .with_transport(Arc::clone(cql_server.stats()))
     .with_proxy(Arc::clone(executor.proxy()))
     .with_messaging(Arc::clone(membership.messaging()))
-    .with_admin_faces(admin_stats);
+    .with_admin_faces(admin_stats)
+    .with_audit(audit);
     let metrics_server = rest::serve_with(
         prometheus,
         "Prometheus metrics",

@@ -324,7 +324,7 @@ impl Collector<'_> {
                         } => {
                             let fty = self.schema.column(column).and_then(|c| {
                                 let u = c.ty.as_udt()?;
-                                Some(u.field_types[u.field_position(field)?].clone())
+                                u.field(field).map(|(_, t)| t.clone())
                             });
                             if let Some(fty) = fty {
                                 self.term(value, &format!("{column}.{field}"), &fty);
