@@ -237,18 +237,19 @@ def test_non_frozen_values_are_stored_field_by_field(session, ks, ty, tname):
 def test_writetime_and_ttl_of_a_non_frozen_value_list_its_fields(session, ks, ty, tname):
     # Cassandra 5.0: one entry per field of the type (null for a null field), a list<bigint>
     # for writetime and a list<int> for ttl; maxwritetime the greatest; no field set: null.
+    # (The Python driver cannot decode a list holding a null, so no list here holds one.)
     t = f"{ks}.{tname}"
     session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v {ty}, f frozen<{ty}>)")
-    session.execute(f"UPDATE {t} USING TIMESTAMP 100 SET v.zip = 7 WHERE k = 1")
+    session.execute(f"UPDATE {t} USING TIMESTAMP 100 AND TTL 2000 SET v.zip = 7 WHERE k = 1")
     session.execute(f"UPDATE {t} USING TIMESTAMP 200 AND TTL 1000 SET v.street = 's' WHERE k = 1")
     session.execute(f"UPDATE {t} USING TIMESTAMP 300 SET f = {{zip: 1}} WHERE k = 1")
     r = session.execute(
         f"SELECT writetime(v), maxwritetime(v), ttl(v), writetime(f), ttl(f) FROM {t} WHERE k = 1").one()
     assert r[0] == [200, 100] and r[1] == 200 and r[3] == 300 and r[4] is None, r
-    assert r[2][1] is None and 0 < r[2][0] <= 1000, r
+    assert 0 < r[2][0] <= 1000 and 1000 < r[2][1] <= 2000, r
+    # A null field has no time: the greatest of the others.
     session.execute(f"UPDATE {t} USING TIMESTAMP 400 SET v.street = null WHERE k = 1")
-    assert session.execute(f"SELECT writetime(v), ttl(v) FROM {t} WHERE k = 1").one() == \
-        ([None, 100], [None, None])
+    assert session.execute(f"SELECT maxwritetime(v) FROM {t} WHERE k = 1").one()[0] == 100
     session.execute(f"INSERT INTO {t} (k) VALUES (2)")
     assert session.execute(f"SELECT writetime(v), ttl(v) FROM {t} WHERE k = 2").one() == (None, None)
     # The result's type is a list: arithmetic on it is refused, as Cassandra refuses it.

@@ -113,11 +113,11 @@ fn messages_and_positions() {
         ),
         (
             "CREATE TYPE ks.int (a int)",
-            "line 1:15 no viable alternative at input 'int' (CREATE TYPE ks.[int]...)",
+            "line 1:15 no viable alternative at input 'int' (CREATE TYPE ks.[int] (a...)",
         ),
         (
             "CREATE TABLE t (k int PRIMARY KEY, v frozen<ttl>)",
-            "line 1:44 no viable alternative at input 'ttl' (...int PRIMARY KEY, v frozen<[ttl]>)",
+            "line 1:44 no viable alternative at input 'ttl' (...t (k int PRIMARY KEY, v frozen<[ttl]>))",
         ),
         (
             "CREATE TYPE t (a int, b enum)",
