@@ -147,9 +147,7 @@ pub fn column_conditions(
                 };
                 // Cassandra's `ColumnCondition.Raw.prepare`, UDT_FIELD.
                 let Some((i, fty)) = u.field(f) else {
-                    return Err(Error::Invalid(format!(
-                        "Unknown field {f} for column {n}"
-                    )));
+                    return Err(Error::Invalid(format!("Unknown field {f} for column {n}")));
                 };
                 (n, None, Some((i, fty.clone(), format!("{n}.{f}"))))
             }

@@ -891,7 +891,10 @@ async fn user_types_round_trip() {
             .prepare("SELECT f, n, l FROM drv_udt.t WHERE k = ?")
             .await
             .expect("PREPARE SELECT");
-        assert_eq!(read_udts(&s, &select).await, (a.clone(), b.clone(), vec![a.clone(), b.clone()]));
+        assert_eq!(
+            read_udts(&s, &select).await,
+            (a.clone(), b.clone(), vec![a.clone(), b.clone()])
+        );
         // A field of the non-frozen value, bound.
         let set_zip = s
             .prepare("UPDATE drv_udt.t SET n.zip = ? WHERE k = ?")
