@@ -15,7 +15,9 @@ against one at a time, reading that node's CPU (`-server-pid`):
 The shape is tls_bar.py's: single-row INSERTs and SELECTs of 16-byte rows over 50 000
 partitions, concurrency 16, `--connections` connections; `--pairs` rounds of SELECT runs, then
 of INSERT runs, the sides' order rotating from round to round. Prints each run, then the
-medians as a table with the ratios to `off`.
+medians as a table with the ratios to `off`, then what the `on` node's audit log did (its
+`scylla_audit_*` metrics: records written and failed, requests that waited for room in the
+queue and how long on average).
 """
 import argparse
 import re
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,7 +48,15 @@ def start(cairn, d, name, config):
         if node.poll() is not None:
             sys.exit(f"cairn serve ({name}) exited with {node.returncode}")
         time.sleep(0.01)
-    return node, port
+    return node, port, metrics
+
+
+def audit_metrics(metrics_port):
+    """The node's `scylla_audit_*` samples, by name without the prefix."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics",
+                                  timeout=10).read().decode()
+    return {m.group(1): float(m.group(2)) for m in
+            re.finditer(r'^scylla_(audit_\w+)\{shard="0"\} (\S+)$', text, re.M)}
 
 
 def main():
@@ -69,14 +80,14 @@ def main():
         try:
             for name, binary, config in sides:
                 nodes[name] = start(binary, d, name, config)
-            for name, (node, port) in nodes.items():
+            for name, (node, port, _) in nodes.items():
                 bench(a.cairn, port, node.pid,
                       ["-mode", "write", "-workload", "sequential"] + common)
             for mode in ("read", "write"):
                 for i in range(a.pairs):
                     order = sides[i % len(sides):] + sides[:i % len(sides)]
                     for name, _, _ in order:
-                        node, port = nodes[name]
+                        node, port, _ = nodes[name]
                         out = bench(a.cairn, port, node.pid,
                                     ["-mode", mode, "-workload", "uniform", "-duration",
                                      a.duration, "-warmup", a.warmup] + common)
@@ -85,13 +96,11 @@ def main():
                         runs.setdefault((mode, name), []).append((cpu, ops))
                         print(f"round {i + 1} {mode:5} {name:4} server {cpu:.2f} µs/op, "
                               f"{ops:.0f} ops/s", flush=True)
+            audit = audit_metrics(nodes["on"][2])
         finally:
-            for node, _ in nodes.values():
+            for node, _, _ in nodes.values():
                 node.terminate()
                 node.wait()
-        # Records the audit log could not keep up with (reported once a second at most).
-        log = Path(d, "on.log").read_text(errors="replace")
-        dropped = sum(int(n) for n in re.findall(r"(\d+) record\(s\) not stored", log))
         total = sum(ops * float(a.duration.rstrip("s")) for (m, n), rs in runs.items()
                     if n == "on" for _, ops in rs)
     names = [n for n, _, _ in sides]
@@ -110,9 +119,12 @@ def main():
                              f"({', '.join(f'{r:.2f}' for r in ratios)})")
         cells += [f"{statistics.median(o for _, o in runs[(mode, n)]):.0f}" for n in names]
         print(f"| {op} | " + " | ".join(cells) + " |")
-    print(f"\n`on`: {dropped} records not stored (queue full) of about {total:.0f} requests "
-          f"measured ({100 * dropped / max(total, 1):.1f} %; warm-ups and the load included "
-          "in the count)")
+    waits = audit.get("audit_queue_waits", 0)
+    mean_wait = audit.get("audit_queue_wait_microseconds", 0) / max(waits, 1)
+    print(f"\n`on`: {audit.get('audit_records_written', 0):.0f} records written, "
+          f"{audit.get('audit_records_failed', 0):.0f} failed (warm-ups and the load included), "
+          f"for about {total:.0f} requests measured; {waits:.0f} requests waited for room in "
+          f"the audit queue, {mean_wait:.0f} µs on average")
 
 
 if __name__ == "__main__":

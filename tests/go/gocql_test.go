@@ -414,3 +414,41 @@ func TestGocql(t *testing.T) {
 		}
 	})
 }
+
+// addr is a user type as gocql maps it: struct fields matched by their cql tags.
+type addr struct {
+	Street string `cql:"street"`
+	Zip    *int   `cql:"zip"`
+}
+
+func TestGocqlUserTypes(t *testing.T) {
+	port := startNode(t)
+	s := connect(t, port)
+	exec1(t, s, `CREATE KEYSPACE gocql_udt WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`)
+	exec1(t, s, `CREATE TYPE gocql_udt.addr (street text, zip int)`)
+	exec1(t, s, `CREATE TABLE gocql_udt.t (k int PRIMARY KEY, f frozen<addr>, n addr, l list<frozen<addr>>)`)
+
+	one := 1
+	a := addr{Street: "a", Zip: &one}
+	b := addr{Street: "b"}
+	// Bound values (gocql prepares the statement and marshals by the bind metadata's type).
+	exec1(t, s, `INSERT INTO gocql_udt.t (k, f, n, l) VALUES (?, ?, ?, ?)`, 1, a, b, []addr{a, b})
+	read := func() (addr, addr, []addr) {
+		var f, n addr
+		var l []addr
+		if err := s.Query(`SELECT f, n, l FROM gocql_udt.t WHERE k = ?`, 1).Scan(&f, &n, &l); err != nil {
+			t.Fatalf("select user types: %v", err)
+		}
+		return f, n, l
+	}
+	f, n, l := read()
+	if !reflect.DeepEqual(f, a) || !reflect.DeepEqual(n, b) || !reflect.DeepEqual(l, []addr{a, b}) {
+		t.Fatalf("read back f=%+v n=%+v l=%+v", f, n, l)
+	}
+	// A field of the non-frozen value, bound; the other field stays.
+	exec1(t, s, `UPDATE gocql_udt.t SET n.zip = ? WHERE k = ?`, 7, 1)
+	_, n, _ = read()
+	if n.Street != "b" || n.Zip == nil || *n.Zip != 7 {
+		t.Fatalf("after SET n.zip: %+v", n)
+	}
+}

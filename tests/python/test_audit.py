@@ -5,10 +5,12 @@ settings the node refuses at start."""
 import re
 import socket
 import time
+import urllib.request
 
 import pytest
 from cassandra import InvalidRequest
 from cassandra.cluster import NoHostAvailable
+from cassandra.concurrent import execute_concurrent
 
 from conftest import make_cluster, serve_refused
 from test_auth import login
@@ -142,6 +144,79 @@ class SyslogSocket:
             except socket.timeout:
                 pass
         return []
+
+
+# A queue with room for 4 records: far fewer than the requests in flight below.
+QUEUE = 4
+FLOOD_TABLES = 6  # a BATCH over all of them makes more records than the queue has room for
+
+
+@pytest.fixture(scope="module")
+def flood_node(node_factory, tmp_path_factory):
+    cfg = tmp_path_factory.mktemp("audit-flood") / "cairn.yaml"
+    cfg.write_text(
+        "audit: table\n"
+        "audit_categories: DML,QUERY\n"
+        "audit_keyspaces: flood\n"
+        f"audit_queue_records: {QUEUE}\n")
+    return node_factory("audit-flood", ["--config", str(cfg)])
+
+
+def metric(node, name):
+    text = urllib.request.urlopen(
+        f"http://{node.host}:{node.metrics_port}/metrics", timeout=10).read().decode()
+    m = re.search(rf'^scylla_{name}{{shard="0"}} (\S+)$', text, re.M)
+    assert m, (name, text[-2000:])
+    return float(m.group(1))
+
+
+def test_overload_waits_and_drops_no_record(flood_node):
+    """Many more audited requests in flight than the queue has room for: every request's
+    records reach audit.audit_log (the requests wait for room instead of losing them)."""
+    c = make_cluster(flood_node)
+    try:
+        s = c.connect()
+        s.execute("CREATE KEYSPACE flood WITH replication = "
+                  "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+        for i in range(FLOOD_TABLES):
+            s.execute(f"CREATE TABLE flood.t{i} (k int PRIMARY KEY, v int)")
+        assert metric(flood_node, "audit_queue_capacity") == QUEUE
+        written_before = metric(flood_node, "audit_records_written")
+        # Distinct texts, so that each record names its request.
+        inserts = [f"INSERT INTO flood.t0 (k, v) VALUES ({k}, {k})" for k in range(1500)]
+        selects = [f"SELECT * FROM flood.t0 WHERE k = {k}" for k in range(500)]
+        prepared = s.prepare("UPDATE flood.t1 SET v = ? WHERE k = ?")
+        batch = ("BEGIN UNLOGGED BATCH "
+                 + " ".join(f"INSERT INTO flood.t{i} (k, v) VALUES (-1, {i});"
+                            for i in range(FLOOD_TABLES))
+                 + " APPLY BATCH")
+        work = ([(q, ()) for q in inserts + selects]
+                + [(prepared, (k, k)) for k in range(500)]
+                + [(batch, ())] * 20)
+        results = execute_concurrent(s, work, concurrency=200, raise_on_first_error=False)
+        assert all(ok for ok, _ in results), [r for ok, r in results if not ok][:3]
+        want = len(inserts) + len(selects) + 500 + 20 * FLOOD_TABLES
+
+        deadline = time.monotonic() + 60
+        while True:
+            rows = [r for r in s.execute("SELECT keyspace_name, table_name, operation, error "
+                                         "FROM audit.audit_log")
+                    if r.keyspace_name == "flood"]
+            if len(rows) >= want or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        ops = [r.operation for r in rows]
+        assert len(rows) == want, (len(rows), want)
+        assert set(inserts + selects) <= set(ops)
+        assert ops.count("UPDATE flood.t1 SET v = ? WHERE k = ?") == 500
+        # One record per table the batch names, for each of its 20 runs.
+        assert sorted((r.table_name for r in rows if r.operation == batch)) == \
+            sorted([f"t{i}" for i in range(FLOOD_TABLES)] * 20)
+        assert not any(r.error for r in rows)
+        assert metric(flood_node, "audit_records_failed") == 0
+        assert metric(flood_node, "audit_records_written") - written_before >= want
+    finally:
+        c.shutdown()
 
 
 @pytest.fixture(scope="module")

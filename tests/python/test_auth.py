@@ -1,9 +1,11 @@
 """Authentication: PasswordAuthenticator (SASL PLAIN), default superuser cassandra/cassandra,
 CREATE / ALTER / DROP ROLE, LIST ROLES, passwords stored hashed, roles survive a restart."""
 
+import os
+
 import pytest
 from cassandra import AuthenticationFailed, Unauthorized
-from cassandra.auth import PlainTextAuthProvider
+from cassandra.auth import AuthProvider, Authenticator, PlainTextAuthProvider
 from cassandra.cluster import NoHostAvailable
 
 from conftest import make_cluster
@@ -129,3 +131,49 @@ def test_unimplemented_security_settings_stop_the_node(tmp_path, yaml_text, key,
     err = serve_refused(tmp_path, yaml_text)
     assert f"line {line}: {key}: " in err, err
     assert "Cairn refuses to start" in err and "Supported: " in err, err
+
+
+class _RawAuthenticator(Authenticator):
+    """Sends `payload` as the SASL token, whatever the server asks."""
+
+    def __init__(self, payload):
+        self.payload = payload
+
+    def initial_response(self):
+        return self.payload
+
+    def evaluate_challenge(self, challenge):
+        return self.payload
+
+
+class _RawAuthProvider(AuthProvider):
+    def __init__(self, payload):
+        self.payload = payload
+
+    def new_authenticator(self, host):
+        return _RawAuthenticator(self.payload)
+
+
+def test_bad_input_on_the_auth_path_never_takes_the_node_down(anode):
+    # Garbage SASL tokens: no NUL, too few or too many parts, invalid UTF-8, random bytes.
+    for payload in [b"", b"\x00", b"\x00\x00", b"no-separators", b"\x00" * 1000,
+                    b"\x00user\x00pw\x00extra", b"\x00\xc3\x28\xff\x00\xfe", os.urandom(4096)]:
+        c = make_cluster(anode, auth_provider=_RawAuthProvider(payload))
+        try:
+            with pytest.raises(NoHostAvailable):
+                c.connect()
+        finally:
+            c.shutdown()
+    # Long names and passwords, and many failed logins in a row.
+    login_fails(anode, "u" * 60_000, "p")
+    login_fails(anode, "cassandra", "p" * 60_000)
+    for i in range(20):
+        login_fails(anode, "cassandra", f"wrong-{i}")
+    # The node still serves, and logs in the right password (a new session: an earlier
+    # test restarts the node under the module's).
+    c, s = login(anode, "cassandra", "cassandra")
+    try:
+        assert s.execute("SELECT release_version FROM system.local").one() is not None
+    finally:
+        c.shutdown()
+    assert "panicked" not in anode.log_path.read_text(errors="replace")

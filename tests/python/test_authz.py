@@ -257,6 +257,14 @@ def test_the_authorizer_needs_the_password_authenticator(tmp_path):
            "enabled which requires" in err, err
 
 
+@pytest.mark.parametrize("line", [
+    "permissions_update_interval: 1000ms", "permissions_update_interval_in_ms: 1000"])
+def test_permissions_update_interval_is_refused(tmp_path, line):
+    # Cairn's cache is rebuilt at every change: the key would change nothing.
+    err = serve_refused(tmp_path, f"authenticator: PasswordAuthenticator\n{line}\n")
+    assert "line 2: " in err and "no background refresh to schedule" in err, err
+
+
 @pytest.fixture(scope="module")
 def auth_ring(tmp_root):
     with three_nodes(tmp_root / "cluster-authz", AUTH) as nodes:

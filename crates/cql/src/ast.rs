@@ -723,14 +723,26 @@ pub struct CreateType {
 /// What an `ALTER TYPE` does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AlterTypeAction {
-    Add { field: String, ty: TypeName },
-    Rename(Vec<(String, String)>),
+    /// `ADD [IF NOT EXISTS] field type`.
+    Add {
+        field: String,
+        ty: TypeName,
+        if_not_exists: bool,
+    },
+    /// `RENAME [IF EXISTS] a TO b AND …`.
+    Rename {
+        renames: Vec<(String, String)>,
+        if_exists: bool,
+    },
+    /// `ALTER field TYPE type`: parsed as Cassandra parses it, refused as it refuses it.
+    Alter { field: String, ty: TypeName },
 }
 
-/// `ALTER TYPE`
+/// `ALTER TYPE [IF EXISTS]`
 #[derive(Debug, Clone, PartialEq)]
 pub struct AlterType {
     pub name: QualifiedName,
+    pub if_exists: bool,
     pub action: AlterTypeAction,
 }
 

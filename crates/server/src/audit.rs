@@ -1,6 +1,9 @@
 //! What the CQL front door tells the audit log (`cairn_cql::audit`): the records a request
 //! will make, taken before it runs ([`begin`]: the statement's text, the session's keyspace
-//! and user as they were), and its outcome once its answer is known ([`finish`]).
+//! and user as they were), and its outcome once its answer is known ([`finish`]). Between
+//! the two the caller takes room for the records in the audit log's queue before running the
+//! request (`Auditor::try_reserve` inline, `Auditor::reserve` awaited on the request's task),
+//! so the answer leaves only once its records are queued.
 //!
 //! Only requests that run statements or log in are audited: QUERY, EXECUTE (the prepared
 //! statement's text), each statement of a BATCH, and AUTH_RESPONSE (the user name tried).
@@ -10,11 +13,11 @@
 
 use crate::protocol::{BatchQuery, Reply, Request, RequestContext, Response};
 use cairn_cluster::consistency::Consistency;
-use cairn_cql::audit::{AuditRecord, Auditor};
+use cairn_cql::audit::{AuditRecord, Auditor, Reserved};
 use cairn_cql::exec::{Executor, Session};
 
-/// The records of one request, waiting for its answer.
-pub(crate) struct Pending(Vec<AuditRecord>);
+/// The records of one request, waiting for room in the queue.
+pub(crate) struct Pending(pub(crate) Vec<AuditRecord>);
 
 /// The records `request` will make (none when nothing of it is audited).
 pub(crate) fn begin(
@@ -89,7 +92,7 @@ pub(crate) fn begin(
 }
 
 /// Hands a request's records to the audit log with its outcome.
-pub(crate) fn finish(auditor: &Auditor, pending: Pending, reply: &Reply) {
+pub(crate) fn finish(auditor: &Auditor, reserved: Reserved, reply: &Reply) {
     let failed = matches!(reply.response, Response::Error(_));
-    auditor.log(pending.0, failed);
+    auditor.log(reserved, failed);
 }

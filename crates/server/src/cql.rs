@@ -34,7 +34,7 @@ use crate::protocol::{
 use bytes::Bytes;
 use cairn_cluster::consistency::Consistency;
 use cairn_cluster::proxy::{Acks, Deferred};
-use cairn_cql::audit::Auditor;
+use cairn_cql::audit::{Auditor, Reserved};
 use cairn_cql::exec::{
     BatchItem, BatchOptions, BoundValue, ChangeKind, ColumnSpec, Executor, Levels, Outcome,
     QueryParams, ResultSet, SchemaChange, Session,
@@ -223,16 +223,20 @@ impl CqlHandler {
         self
     }
 
-    /// The audit records `request` will make, if it is audited.
-    fn audit_begin(&self, request: &Request, ctx: &RequestContext<Session>) -> Option<Pending> {
+    /// The audit records `request` will make, if it is audited, and the audit log.
+    fn audit_begin(
+        &self,
+        request: &Request,
+        ctx: &RequestContext<Session>,
+    ) -> Option<(&Auditor, Pending)> {
         let auditor = self.audit.as_deref()?;
-        crate::audit::begin(auditor, &self.executor, request, ctx)
+        crate::audit::begin(auditor, &self.executor, request, ctx).map(|p| (auditor, p))
     }
 
-    /// Stores a request's audit records with its answer.
-    fn audit_finish(&self, pending: Option<Pending>, reply: &Reply) {
-        if let (Some(auditor), Some(p)) = (self.audit.as_deref(), pending) {
-            crate::audit::finish(auditor, p, reply);
+    /// Queues a request's audit records with its answer (in the room taken before it ran).
+    fn audit_finish(&self, reserved: Option<Reserved>, reply: &Reply) {
+        if let (Some(auditor), Some(r)) = (self.audit.as_deref(), reserved) {
+            crate::audit::finish(auditor, r, reply);
         }
     }
 }
@@ -601,8 +605,13 @@ impl Handler for Arc<CqlHandler> {
         if matches!(request, Request::AuthResponse(_)) {
             return None; // password hashing is slow by design
         }
+        // An audited request runs here only if the audit log's queue has room for its
+        // records now; else it goes to its own task, which waits for room.
+        let audit = match self.audit_begin(&request, &ctx) {
+            Some((auditor, pending)) => Some(auditor.try_reserve(pending.0).ok()?),
+            None => None,
+        };
         let call = self.call(&request, &ctx);
-        let audit = self.audit_begin(&request, &ctx);
         let mut reply = match self.run(request, &ctx.session, Wait::Never, None, &call) {
             Ok(reply) => reply,
             Err(Failed::Error(e)) => e.into(),
@@ -630,15 +639,21 @@ impl Handler for Arc<CqlHandler> {
         ctx: RequestContext<Session>,
     ) -> impl std::future::Future<Output = Reply> + Send {
         let me = Arc::clone(self);
-        let audit = self.audit_begin(&request, &ctx);
+        let audit = self.audit_begin(&request, &ctx).map(|(_, p)| p);
         let call = Arc::new(self.resumed_call(&request, &ctx));
         let asked = ctx.tracing;
         async move {
+            // Room for the records first (backpressure: an audit log that cannot keep up
+            // slows requests down rather than drop records), awaited without a thread.
+            let reserved = match (me.audit.as_deref(), audit) {
+                (Some(auditor), Some(p)) => Some(auditor.reserve(p.0).await),
+                _ => None,
+            };
             let mut reply = Arc::clone(&me)
                 .respond(request, ctx, Arc::clone(&call))
                 .await;
             me.end_call(&call, asked, &mut reply);
-            me.audit_finish(audit, &reply);
+            me.audit_finish(reserved, &reply);
             reply
         }
     }

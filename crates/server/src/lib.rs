@@ -392,7 +392,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     };
     let handler = Arc::new(
         cql::CqlHandler::new(Arc::clone(&executor), events.clone())
-            .with_audit(audit)
+            .with_audit(audit.clone())
             .with_tracing(Arc::clone(&tracing)),
     );
     match &native_tls {
@@ -455,7 +455,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     .with_proxy(Arc::clone(executor.proxy()))
     .with_tracing(tracing)
     .with_messaging(Arc::clone(membership.messaging()))
-    .with_admin_faces(admin_stats);
+    .with_admin_faces(admin_stats)
+    .with_audit(audit);
     let metrics_server = rest::serve_with(
         prometheus,
         "Prometheus metrics",

@@ -10,8 +10,10 @@
 //! back with the outcome ([`Auditor::log`]).
 //!
 //! Invariants: with `audit: none` there is no auditor and the request path looks at nothing;
-//! the request path never waits for a sink (a bounded queue between them, see [`sink`]);
-//! a record never carries bound values, only the statement's text.
+//! a request takes room in the writer's bounded queue for its records before it runs
+//! ([`Auditor::try_reserve`], [`Auditor::reserve`]) and queues them before its answer leaves
+//! ([`Auditor::log`]), so no record is dropped and overload slows requests down instead (see
+//! [`sink`]); a record never carries bound values, only the statement's text.
 
 pub mod filter;
 pub mod record;
@@ -23,6 +25,7 @@ use crate::exec::{Executor, Session};
 use cairn_cluster::consistency::Consistency;
 pub use filter::{AuditFilter, Category, Target};
 pub use record::{AuditRecord, ANONYMOUS, LOGIN};
+pub use sink::{AuditStats, MAX_QUEUE_RECORDS, QUEUE_RECORDS};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -58,7 +61,7 @@ impl AuditMode {
 }
 
 /// The audit settings of a node.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditConfig {
     /// `audit`.
     pub mode: AuditMode,
@@ -66,6 +69,28 @@ pub struct AuditConfig {
     pub filter: AuditFilter,
     /// `audit_unix_socket_path` (ScyllaDB's key): the syslog socket; `/dev/log` without it.
     pub unix_socket_path: Option<PathBuf>,
+    /// `audit_queue_records` (Cairn's key): the records the writer's queue has room for
+    /// before requests wait ([`QUEUE_RECORDS`] by default).
+    pub queue_records: usize,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig {
+            mode: AuditMode::default(),
+            filter: AuditFilter::default(),
+            unix_socket_path: None,
+            queue_records: QUEUE_RECORDS,
+        }
+    }
+}
+
+/// One request's records with room for them in the writer's queue: what
+/// [`Auditor::log`] takes, so that queueing them never waits nor drops them.
+#[derive(Debug)]
+pub struct Reserved {
+    records: Vec<AuditRecord>,
+    room: Option<sink::Room>,
 }
 
 /// A node's audit log: decides, makes and queues records.
@@ -100,7 +125,7 @@ impl Auditor {
         };
         Ok(Some(Arc::new(Auditor {
             filter: config.filter.clone(),
-            writer: sink::Writer::start(sink, node)?,
+            writer: sink::Writer::start(sink, node, config.queue_records)?,
             clock: record::EventClock::default(),
         })))
     }
@@ -191,13 +216,47 @@ impl Auditor {
         }
     }
 
-    /// Stores records made by [`Auditor::statement`] or [`Auditor::login`], `failed` saying
-    /// whether the request's answer was an error. Never waits.
-    pub fn log(&self, records: Vec<AuditRecord>, failed: bool) {
-        for mut r in records {
-            r.error = failed;
-            self.writer.push(r);
+    /// Room for `records` (made by [`Auditor::statement`] or [`Auditor::login`]) if the
+    /// queue has it now — for a request about to run where it must not wait; else the
+    /// records back, and the request goes where it may await [`Auditor::reserve`].
+    pub fn try_reserve(
+        &self,
+        records: Vec<AuditRecord>,
+    ) -> std::result::Result<Reserved, Vec<AuditRecord>> {
+        match self.writer.try_room(records.len()) {
+            Some(room) => Ok(Reserved {
+                records,
+                room: Some(room),
+            }),
+            None => Err(records),
         }
+    }
+
+    /// Room for `records`, awaited (in arrival order) without holding a thread: the
+    /// backpressure that keeps an overloaded audit log from dropping records.
+    pub async fn reserve(&self, records: Vec<AuditRecord>) -> Reserved {
+        let room = self.writer.room(records.len()).await;
+        Reserved { records, room }
+    }
+
+    /// Queues a request's records, `failed` saying whether its answer was an error. Never
+    /// waits: the room was taken before the request ran.
+    pub fn log(&self, reserved: Reserved, failed: bool) {
+        let Reserved { mut records, room } = reserved;
+        for r in &mut records {
+            r.error = failed;
+        }
+        self.writer.push(records, room);
+    }
+
+    /// What the audit log did (records written, failed, time requests waited for room).
+    pub fn stats(&self) -> &AuditStats {
+        self.writer.stats()
+    }
+
+    /// Records queued or being written now, and the room there is for them.
+    pub fn queue(&self) -> (usize, usize) {
+        (self.writer.queued(), self.writer.capacity())
     }
 }
 

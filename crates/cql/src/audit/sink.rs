@@ -1,14 +1,21 @@
 //! Where audit records go: ScyllaDB's `audit.audit_log` table or the local syslog socket.
 //!
-//! Both are written by one thread of the node's ([`Writer`]), fed by a bounded queue, so
-//! a request never waits for the audit log's disk, socket or replicas: it pays for building
-//! its record and one queue push. The table is written as any client write is (an unlogged
-//! BATCH of a prepared INSERT at consistency ONE through the storage proxy, its commitlog and
-//! memtable; the records of a few milliseconds together), so a
-//! record written survives a crash as any write does with the node's `commitlog_sync`;
-//! records still in the queue when the process dies are lost (the queue holds at most
-//! [`QUEUE_RECORDS`]). A record that cannot be written, or finds the queue full, is logged
-//! to the node's log at ERROR instead, as ScyllaDB falls back to its regular log.
+//! Both are written by one thread of the node's ([`Writer`]), fed by a queue of bounded
+//! room: a request takes room for its records before it runs ([`Writer::try_room`] on the
+//! reactor, which never waits; [`Writer::room`] on the request's task, which awaits room
+//! without holding a thread) and queues them once answered, so its answer leaves only once
+//! its records are queued and **no record is ever dropped for want of room** — under overload
+//! clients slow down to what the audit log can store, as in ScyllaDB, whose requests wait for
+//! their audit write. Room comes back when the writer has written the records (or logged
+//! them as failed), so the room bounds the records queued and being written together.
+//!
+//! The table is written as any client write is (an unlogged BATCH of a prepared INSERT at
+//! consistency ONE through the storage proxy, its commitlog and memtable; the records of a
+//! few milliseconds together), so a record written survives a crash as any write does with
+//! the node's `commitlog_sync`; records still in the queue when the process dies are lost
+//! (at most the room, `audit_queue_records`). A record that cannot be written is logged to
+//! the node's log at ERROR instead, as ScyllaDB falls back to its regular log, and counted
+//! ([`AuditStats`]).
 
 use super::record::AuditRecord;
 use crate::ast::BatchKind;
@@ -21,12 +28,17 @@ use std::net::IpAddr;
 use std::os::unix::net::UnixDatagram;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// Records the queue holds before new ones are refused (and logged to the node's log).
+/// Records the queue has room for unless `audit_queue_records` says otherwise.
 pub const QUEUE_RECORDS: usize = 65_536;
+
+/// The most `audit_queue_records` may be (tokio's semaphore counts permits in a `u32`
+/// shifted by 3 bits; far more than a node's memory should hold in records anyway).
+pub const MAX_QUEUE_RECORDS: usize = 1 << 24;
 
 /// The local syslog socket (`_PATH_LOG`), unless `audit_unix_socket_path` names another.
 pub const DEFAULT_SYSLOG_SOCKET: &str = "/dev/log";
@@ -61,89 +73,187 @@ pub(super) enum Sink {
     Syslog(SyslogSink),
 }
 
+/// What the audit log did, for the node's metrics (`{prefix}_audit_*`, `docs/metrics.md`).
+#[derive(Debug, Default)]
+pub struct AuditStats {
+    written: AtomicU64,
+    failed: AtomicU64,
+    waits: AtomicU64,
+    wait_micros: AtomicU64,
+}
+
+impl AuditStats {
+    /// Records stored in the table or sent to syslog.
+    pub fn written(&self) -> u64 {
+        self.written.load(Ordering::Relaxed)
+    }
+
+    /// Records that could not be written and went to the node's log instead.
+    pub fn failed(&self) -> u64 {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    /// Requests that found no room for their records and waited for it.
+    pub fn waits(&self) -> u64 {
+        self.waits.load(Ordering::Relaxed)
+    }
+
+    /// Microseconds those requests waited, in all.
+    pub fn wait_micros(&self) -> u64 {
+        self.wait_micros.load(Ordering::Relaxed)
+    }
+}
+
+/// Room in the queue for one request's records, taken before the request runs; given back
+/// when the writer is done with them (or when the request goes without queueing them).
+#[derive(Debug)]
+pub struct Room {
+    /// Held, not read: dropping it gives the room back.
+    _permit: OwnedSemaphorePermit,
+}
+
+/// Records on their way to the writer, with the room they hold.
+struct Queued {
+    records: Vec<AuditRecord>,
+    room: Option<Room>,
+}
+
 /// The queue's sending end, kept by the request path.
 pub(super) struct Writer {
-    queue: SyncSender<AuditRecord>,
-    /// Records refused by a full queue since the last report in the node's log.
-    dropped: AtomicU64,
-    /// When that report was (milliseconds since `started`).
-    reported_at: AtomicU64,
-    started: Instant,
+    queue: Sender<Queued>,
+    room: Arc<Semaphore>,
+    capacity: usize,
+    stats: Arc<AuditStats>,
 }
 
 impl Writer {
-    /// Starts the writer thread for `sink`.
-    pub(super) fn start(sink: Sink, node: IpAddr) -> Result<Writer> {
-        let (queue, records) = std::sync::mpsc::sync_channel(QUEUE_RECORDS);
+    /// Starts the writer thread for `sink`, with room for `capacity` records (at least 1,
+    /// at most [`MAX_QUEUE_RECORDS`]).
+    pub(super) fn start(sink: Sink, node: IpAddr, capacity: usize) -> Result<Writer> {
+        let capacity = capacity.clamp(1, MAX_QUEUE_RECORDS);
+        let (queue, records) = std::sync::mpsc::channel();
+        let stats = Arc::new(AuditStats::default());
+        let thread_stats = Arc::clone(&stats);
         std::thread::Builder::new()
             .name("audit-writer".into())
-            .spawn(move || write_all(sink, node, records))
+            .spawn(move || write_all(sink, node, records, &thread_stats))
             .map_err(|e| Error::AuditSink {
                 sink: "writer thread",
                 reason: e.to_string(),
             })?;
         Ok(Writer {
             queue,
-            dropped: AtomicU64::new(0),
-            reported_at: AtomicU64::new(0),
-            started: Instant::now(),
+            room: Arc::new(Semaphore::new(capacity)),
+            capacity,
+            stats,
         })
     }
 
-    /// Queues a record. A full queue (or a stopped writer) drops it and says so in the
-    /// node's log — the first record in full, then a count at most once a second, so that an
-    /// overload does not also flood the log.
-    pub(super) fn push(&self, record: AuditRecord) {
-        let r = match self.queue.try_send(record) {
-            Ok(()) => return,
-            Err(TrySendError::Full(r)) | Err(TrySendError::Disconnected(r)) => r,
-        };
-        self.dropped.fetch_add(1, Ordering::Relaxed);
-        // Milliseconds since `started`, at least 1: 0 is "never reported".
-        let now = u64::try_from(self.started.elapsed().as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1);
-        let last = self.reported_at.load(Ordering::Relaxed);
-        if (last == 0 || now.saturating_sub(last) >= DROP_REPORT_MS)
-            && self
-                .reported_at
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            let dropped = self.dropped.swap(0, Ordering::Relaxed);
-            tracing::error!(
-                "audit: the audit log cannot keep up: {dropped} record(s) not stored since the \
-                 last report; the latest: {}",
-                r.fields_text(None)
-            );
+    /// The room `records` records take: one each, but never more than the whole queue (a
+    /// BATCH of more statements than that takes it all, and passes alone).
+    fn permits(&self, records: usize) -> u32 {
+        u32::try_from(records.clamp(1, self.capacity)).unwrap_or(u32::MAX)
+    }
+
+    /// Room for `records` records if there is some now.
+    pub(super) fn try_room(&self, records: usize) -> Option<Room> {
+        Arc::clone(&self.room)
+            .try_acquire_many_owned(self.permits(records))
+            .ok()
+            .map(|p| Room { _permit: p })
+    }
+
+    /// Room for `records` records, awaited (first come, first served) without holding a
+    /// thread; the time waited is counted. `None` only if the queue was closed, which the
+    /// node never does.
+    pub(super) async fn room(&self, records: usize) -> Option<Room> {
+        if let Some(room) = self.try_room(records) {
+            return Some(room);
         }
+        let since = Instant::now();
+        let room = Arc::clone(&self.room)
+            .acquire_many_owned(self.permits(records))
+            .await
+            .ok()
+            .map(|p| Room { _permit: p });
+        let waited = u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.stats.waits.fetch_add(1, Ordering::Relaxed);
+        self.stats.wait_micros.fetch_add(waited, Ordering::Relaxed);
+        room
+    }
+
+    /// Queues records in the room taken for them (`None`: the room could not be taken,
+    /// which only a closed queue does). Never waits. Only a writer thread that is gone (it
+    /// panicked) loses them — to the node's log, counted as failed.
+    pub(super) fn push(&self, records: Vec<AuditRecord>, room: Option<Room>) {
+        if let Err(e) = self.queue.send(Queued { records, room }) {
+            let lost = e.0.records;
+            self.stats
+                .failed
+                .fetch_add(lost.len() as u64, Ordering::Relaxed);
+            for r in &lost {
+                tracing::error!(
+                    "audit: the audit writer is gone; a record was: {}",
+                    r.fields_text(None)
+                );
+            }
+        }
+    }
+
+    /// Records queued or being written (room taken by requests that ran and by requests
+    /// about to).
+    pub(super) fn queued(&self) -> usize {
+        self.capacity.saturating_sub(self.room.available_permits())
+    }
+
+    /// The queue's room, `audit_queue_records`.
+    pub(super) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub(super) fn stats(&self) -> &AuditStats {
+        &self.stats
     }
 }
 
-/// How often a full queue is reported at most.
-const DROP_REPORT_MS: u64 = 1000;
-
 /// The writer thread: every record in the queue to the sink, until the queue's sending end
-/// goes (the node stops). It takes what the queue holds (up to [`MAX_BATCH`]) and writes it
-/// together; when that is only a few records, it first lets more gather for [`GATHER`], so
-/// a steady trickle of requests wakes it once per batch rather than once per record.
-fn write_all(mut sink: Sink, node: IpAddr, records: Receiver<AuditRecord>) {
-    let drain = |batch: &mut Vec<AuditRecord>| {
-        while batch.len() < MAX_BATCH {
-            match records.try_recv() {
-                Ok(r) => batch.push(r),
+/// goes (the node stops). It takes what the queue holds (up to [`MAX_BATCH`] records) and
+/// writes it together; when that is only a few records, it first lets more gather for
+/// [`GATHER`], so a steady trickle of requests wakes it once per batch rather than once per
+/// record. The room of what it took comes back once it is written.
+fn write_all(mut sink: Sink, node: IpAddr, queue: Receiver<Queued>, stats: &AuditStats) {
+    let drain = |taken: &mut Vec<Queued>, count: &mut usize| {
+        while *count < MAX_BATCH {
+            match queue.try_recv() {
+                Ok(q) => {
+                    *count += q.records.len();
+                    taken.push(q);
+                }
                 Err(_) => break,
             }
         }
     };
-    while let Ok(first) = records.recv() {
-        let mut batch = vec![first];
-        drain(&mut batch);
-        if batch.len() < GATHER_BELOW {
+    while let Ok(first) = queue.recv() {
+        let mut count = first.records.len();
+        let mut taken = vec![first];
+        drain(&mut taken, &mut count);
+        if count < GATHER_BELOW {
             std::thread::sleep(GATHER);
-            drain(&mut batch);
+            drain(&mut taken, &mut count);
         }
-        sink.write(&batch, node);
+        let mut records = Vec::with_capacity(count);
+        let mut rooms = Vec::with_capacity(taken.len());
+        for q in taken {
+            records.extend(q.records);
+            rooms.push(q.room);
+        }
+        let failed = sink.write(&records, node);
+        stats.failed.fetch_add(failed, Ordering::Relaxed);
+        stats
+            .written
+            .fetch_add(records.len() as u64 - failed, Ordering::Relaxed);
+        // Only now: the room bounds what is queued and what is being written.
+        drop(rooms);
     }
 }
 
@@ -157,9 +267,12 @@ const GATHER_BELOW: usize = 64;
 const MAX_BATCH: usize = 4096;
 
 impl Sink {
-    /// Writes `records`; those that cannot be written go to the node's log.
-    fn write(&mut self, records: &[AuditRecord], node: IpAddr) {
-        let failed = |r: &AuditRecord, e: &Error| {
+    /// Writes `records`; those that cannot be written go to the node's log. Returns how
+    /// many could not be written.
+    fn write(&mut self, records: &[AuditRecord], node: IpAddr) -> u64 {
+        let mut count = 0;
+        let mut failed = |r: &AuditRecord, e: &Error| {
+            count += 1;
             tracing::error!(
                 "audit: cannot write a record ({e}); it was: {}",
                 r.fields_text(Some(node))
@@ -182,6 +295,7 @@ impl Sink {
                 }
             }
         }
+        count
     }
 }
 

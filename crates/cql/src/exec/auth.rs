@@ -187,7 +187,8 @@ impl AuthState {
     }
 }
 
-/// The permission cache's settings (`permissions_validity`, `permissions_update_interval`).
+/// The permission cache's settings (`permissions_validity`; no `permissions_update_interval`:
+/// a change of roles or permissions starts a new cache, so there is nothing to refresh).
 #[derive(Debug, Clone, Copy)]
 pub struct CacheSettings {
     /// How long a role's effective permissions are reused; zero: never.

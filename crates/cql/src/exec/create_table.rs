@@ -171,7 +171,7 @@ fn check_key_columns(
             )));
         }
         seen.push(name);
-        if matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _)) {
+        if ty.is_non_frozen_collection() {
             return Err(Error::Invalid(format!(
                 "Invalid non-frozen collection type {} for PRIMARY KEY column '{name}'",
                 d.ty

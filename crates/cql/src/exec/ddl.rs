@@ -545,8 +545,7 @@ fn readd_compatible(new: &CqlType, old: &str) -> bool {
 /// values too (`CollectionType`: a list's elements, a map's values; a set's cells hold none).
 fn serialization_compatible(new: &CqlType, old: &CqlType) -> bool {
     use cairn_engine::model::types::unfrozen;
-    let multi_cell =
-        |t: &CqlType| matches!(t, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..));
+    let multi_cell = CqlType::is_non_frozen_collection;
     let collection = |t: &CqlType| {
         matches!(
             unfrozen(t),

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::values::{term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_cluster::proxy::{CasDecision, CasRound};
-use cairn_engine::model::types::framing::{split_collection, split_map};
+use cairn_engine::model::types::framing::{split_collection, split_map, split_tuple};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::types::{compare, unfrozen};
 use cairn_engine::model::Mutation;
@@ -68,6 +68,8 @@ pub struct ColumnCondition {
     pub column: ColumnDef,
     /// For `c[k] op v`: the map key or list index (serialized); `None` is the whole column.
     element: Option<Option<Bytes>>,
+    /// For `u.f op v` on a user type (frozen or not): the field's position and type.
+    field: Option<(usize, CqlType)>,
     /// The operator (`=` for `IN`).
     op: Operator,
     /// The values compared against (several for `IN`; `None` is null).
@@ -130,17 +132,24 @@ pub fn column_conditions(
                 return Err(Error::Invalid("Unsupported IS NOT NULL condition".into()))
             }
         };
-        let (name, element) = match target {
-            RelationTarget::Column(n) => (n, None),
-            RelationTarget::Element(n, e) => (n, Some(e)),
-            RelationTarget::Field(n, _) => {
+        let (name, element, field) = match target {
+            RelationTarget::Column(n) => (n, None, None),
+            RelationTarget::Element(n, e) => (n, Some(e), None),
+            RelationTarget::Field(n, f) => {
                 let c = schema
                     .column(n)
                     .ok_or_else(|| Error::undefined_column(schema, n))?;
-                return Err(Error::Invalid(format!(
-                    "Invalid field selection: {n} of type {} is not a user type",
-                    c.ty.name()
-                )));
+                let Some(u) = c.ty.as_udt() else {
+                    return Err(Error::Invalid(format!(
+                        "Invalid field selection: {n} of type {} is not a user type",
+                        c.ty.name()
+                    )));
+                };
+                // Cassandra's `ColumnCondition.Raw.prepare`, UDT_FIELD.
+                let Some((i, fty)) = u.field(f) else {
+                    return Err(Error::Invalid(format!("Unknown field {f} for column {n}")));
+                };
+                (n, None, Some((i, fty.clone(), format!("{n}.{f}"))))
             }
             RelationTarget::Tuple(_) | RelationTarget::Token(_) => {
                 return Err(Error::Invalid("Invalid condition target".into()))
@@ -160,9 +169,14 @@ pub fn column_conditions(
                 "Unsupported operator LIKE in condition on {name}"
             )));
         }
-        // The type each value is compared in.
+        // The type each value is compared in, and the receiver's name in errors (a field's
+        // is `column.field`, Cassandra's `UserTypes.fieldSpecOf`).
+        let receiver_name = field.as_ref().map_or(name.as_str(), |(_, _, n)| n.as_str());
         let (element, value_ty) = match element {
-            None => (None, column.ty.clone()),
+            None => match &field {
+                Some((_, fty, _)) => (None, fty.clone()),
+                None => (None, column.ty.clone()),
+            },
             Some(e) => {
                 let (key_ty, value_ty) = match element_types(&column) {
                     Some(t) => t,
@@ -188,19 +202,19 @@ pub fn column_conditions(
         };
         let value_ty = match op {
             Operator::Contains | Operator::ContainsKey => {
-                let inner = unfrozen(&column.ty);
+                let inner = unfrozen(field.as_ref().map_or(&column.ty, |(_, fty, _)| fty));
                 match (inner, op) {
                     (CqlType::Map(k, _), Operator::ContainsKey) => (**k).clone(),
                     (_, Operator::ContainsKey) => {
                         return Err(Error::Invalid(format!(
-                            "Cannot use CONTAINS KEY on non-map column {name}"
+                            "Cannot use CONTAINS KEY on non-map column {receiver_name}"
                         )))
                     }
                     (CqlType::Map(_, v), _) => (**v).clone(),
                     (CqlType::List(e) | CqlType::Set(e), _) => (**e).clone(),
                     _ => {
                         return Err(Error::Invalid(format!(
-                            "Cannot use CONTAINS on non-collection column {name}"
+                            "Cannot use CONTAINS on non-collection column {receiver_name}"
                         )))
                     }
                 }
@@ -226,13 +240,16 @@ pub fn column_conditions(
             _ => value_ty,
         };
         let values = match (values, rel) {
-            (Some(v), _) => vec![bound(v, &value_ty, name, ctx)?],
-            (None, Relation::In { values, .. }) => in_values(values, &value_ty, name, ctx)?,
+            (Some(v), _) => vec![bound(v, &value_ty, receiver_name, ctx)?],
+            (None, Relation::In { values, .. }) => {
+                in_values(values, &value_ty, receiver_name, ctx)?
+            }
             _ => Vec::new(),
         };
         out.push(ColumnCondition {
             column,
             element,
+            field: field.map(|(i, fty, _)| (i, fty)),
             op,
             values,
         });
@@ -338,6 +355,16 @@ impl ColumnCondition {
     fn applies_to(&self, row: Option<&Row>) -> Result<bool> {
         let c = &self.column;
         let current = row.and_then(|r| cell_value(r, c));
+        if let Some((i, fty)) = &self.field {
+            // The field's value: null when the user type is, or the field is (a frozen value
+            // written before `ALTER TYPE … ADD` holds fewer fields).
+            let value = current.as_deref().and_then(|v| {
+                split_tuple(v)
+                    .and_then(|fs| fs.get(*i).copied().flatten())
+                    .map(Bytes::copy_from_slice)
+            });
+            return self.compare_value(fty, value.as_deref());
+        }
         if let Some(element) = &self.element {
             let Some(element) = element else {
                 let what = if matches!(unfrozen(&c.ty), CqlType::Map(..)) {
@@ -374,19 +401,9 @@ impl ColumnCondition {
             return self.any_value(|v| compare_with(self.op, &value_ty, v, current.as_deref()));
         }
         if matches!(self.op, Operator::Contains | Operator::ContainsKey) {
-            return self.any_value(|v| {
-                let Some(v) = v else {
-                    return Err(Error::Invalid(format!(
-                        "Invalid comparison with null for operator \"{}\"",
-                        op_text(self.op)
-                    )));
-                };
-                Ok(current.as_deref().is_some_and(|cur| {
-                    collection_contains(&c.ty, cur, v, self.op == Operator::ContainsKey)
-                }))
-            });
+            return self.compare_value(&c.ty, current.as_deref());
         }
-        let multi_cell = matches!(c.ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..));
+        let multi_cell = c.ty.is_non_frozen_collection();
         if multi_cell {
             // A non-frozen collection: null and empty are the same (no cells), and an empty
             // row collection satisfies nothing but `!=`.
@@ -431,7 +448,26 @@ impl ColumnCondition {
             }
             return Ok(false);
         }
-        self.any_value(|v| compare_with(self.op, &c.ty, v, current.as_deref()))
+        self.compare_value(&c.ty, current.as_deref())
+    }
+
+    /// The condition on one value of type `ty` (a column's, or a user type field's):
+    /// CONTAINS / CONTAINS KEY of a collection, else Cassandra's `compareWithOperator`.
+    fn compare_value(&self, ty: &CqlType, current: Option<&[u8]>) -> Result<bool> {
+        if matches!(self.op, Operator::Contains | Operator::ContainsKey) {
+            return self.any_value(|v| {
+                let Some(v) = v else {
+                    return Err(Error::Invalid(format!(
+                        "Invalid comparison with null for operator \"{}\"",
+                        op_text(self.op)
+                    )));
+                };
+                Ok(current.is_some_and(|cur| {
+                    collection_contains(ty, cur, v, self.op == Operator::ContainsKey)
+                }))
+            });
+        }
+        self.any_value(|v| compare_with(self.op, ty, v, current))
     }
 
     /// True when `test` holds for any of the values (several only for `IN`).

@@ -324,7 +324,7 @@ impl Collector<'_> {
                         } => {
                             let fty = self.schema.column(column).and_then(|c| {
                                 let u = c.ty.as_udt()?;
-                                Some(u.field_types[u.field_position(field)?].clone())
+                                u.field(field).map(|(_, t)| t.clone())
                             });
                             if let Some(fty) = fty {
                                 self.term(value, &format!("{column}.{field}"), &fty);
@@ -358,8 +358,8 @@ impl Collector<'_> {
     }
 
     /// The markers of an `IF` clause: received by the column they compare with (drivers
-    /// encode the value with that type), or by a collection element (`IF m[?] = ?`:
-    /// `key(m)` and `value(m)`, as Cassandra names them).
+    /// encode the value with that type), by a collection element (`IF m[?] = ?`:
+    /// `key(m)` and `value(m)`, as Cassandra names them) or by a user type's field.
     fn conditions(&mut self, c: &Conditions) {
         let Conditions::Columns(rels) = c else {
             return;
@@ -383,6 +383,20 @@ impl Collector<'_> {
                     };
                     self.term(key, &format!("{kn}({column})"), &kt);
                     self.term(value, &format!("value({column})"), &vt);
+                }
+            } else if let Relation::Compare {
+                target: RelationTarget::Field(column, field),
+                value,
+                ..
+            } = rel
+            {
+                // `IF u.f = ?`: received by the field (`u.f`, Cassandra's `fieldSpecOf`).
+                let fty = self
+                    .schema
+                    .column(column)
+                    .and_then(|c| c.ty.as_udt()?.field(field).map(|(_, t)| t.clone()));
+                if let Some(fty) = fty {
+                    self.term(value, &format!("{column}.{field}"), &fty);
                 }
             } else {
                 self.relations(std::slice::from_ref(rel));

@@ -29,7 +29,7 @@ impl Parser<'_> {
         }
         if self.eat_kw("type") {
             let if_not_exists = self.if_not_exists()?;
-            let name = self.qualified_name()?;
+            let name = self.user_type_name()?;
             self.expect(&T::LParen)?;
             let fields = self.comma_list(&T::RParen, |p| {
                 let f = p.ident()?;
@@ -73,19 +73,38 @@ impl Parser<'_> {
             return Ok(Statement::AlterTable(self.alter_table()?));
         }
         if self.eat_kw("type") {
-            let name = self.qualified_name()?;
+            // Cassandra 5.0's `alterTypeStatement`.
+            let if_exists = self.if_exists()?;
+            let name = self.user_type_name()?;
             let action = if self.eat_kw("add") {
+                let if_not_exists = self.if_not_exists()?;
                 let field = self.ident()?;
                 AlterTypeAction::Add {
                     field,
                     ty: self.type_name()?,
+                    if_not_exists,
                 }
             } else if self.eat_kw("rename") {
-                AlterTypeAction::Rename(self.renames()?)
+                let if_exists = self.if_exists()?;
+                AlterTypeAction::Rename {
+                    renames: self.renames()?,
+                    if_exists,
+                }
+            } else if self.eat_kw("alter") {
+                let field = self.ident()?;
+                self.expect_kw("type")?;
+                AlterTypeAction::Alter {
+                    field,
+                    ty: self.type_name()?,
+                }
             } else {
                 return Err(self.no_viable());
             };
-            return Ok(Statement::AlterType(AlterType { name, action }));
+            return Ok(Statement::AlterType(AlterType {
+                name,
+                if_exists,
+                action,
+            }));
         }
         if self.eat_kw("role") {
             return self.alter_role();
@@ -110,7 +129,7 @@ impl Parser<'_> {
         }
         if self.eat_kw("type") {
             let if_exists = self.if_exists()?;
-            let name = self.qualified_name()?;
+            let name = self.user_type_name()?;
             return Ok(Statement::DropType(DropType { name, if_exists }));
         }
         if self.eat_kw("index") {

@@ -287,9 +287,14 @@ impl<'a> Parser<'a> {
     /// `no viable alternative at input 'x'` at the current token: used where several
     /// alternatives were possible.
     pub(crate) fn no_viable(&self) -> Error {
+        self.no_viable_at(self.pos)
+    }
+
+    /// [`Parser::no_viable`] at the token at `pos`.
+    pub(crate) fn no_viable_at(&self, pos: usize) -> Error {
         self.error_at(
-            self.pos,
-            format!("no viable alternative at input {}", self.display(self.pos)),
+            pos,
+            format!("no viable alternative at input {}", self.display(pos)),
         )
     }
 

@@ -21,6 +21,19 @@ const RESERVED_TYPE_NAMES: &[&str] = &[
     "bitstring",
 ];
 
+/// Unreserved keywords that Cassandra's `non_type_ident` does not take as a user type's name
+/// (it takes identifiers, quoted names, `basic_unreserved_keyword` and `key`; the native
+/// types' names are not among them either).
+const NOT_TYPE_NAMES: &[&str] = &[
+    "ttl",
+    "count",
+    "writetime",
+    "maxwritetime",
+    "cast",
+    "json",
+    "distinct",
+];
+
 /// `*`, `/` or `%` at the current token.
 pub(crate) fn multiplicative(p: &Parser) -> Option<ArithmeticOp> {
     match p.tok().kind {
@@ -389,10 +402,15 @@ impl Parser<'_> {
                 }
             }
         }
-        // A user type: `[ks.]name`.
+        Ok(TypeName::UserDefined(self.user_type_name()?))
+    }
+
+    /// A user type's name, `[ks.]name` (Cassandra's `userTypeName`): the name unquoted may be
+    /// any unreserved keyword but a native type's name and [`NOT_TYPE_NAMES`].
+    pub(crate) fn user_type_name(&mut self) -> Result<QualifiedName> {
         let first_tok = self.pos;
         let first = self.ident()?;
-        let name = if self.eat(&T::Dot) {
+        Ok(if self.eat(&T::Dot) {
             let second_tok = self.pos;
             let second = self.ident()?;
             self.check_type_name(second_tok, &second)?;
@@ -400,11 +418,17 @@ impl Parser<'_> {
         } else {
             self.check_type_name(first_tok, &first)?;
             QualifiedName::new(first)
-        };
-        Ok(TypeName::UserDefined(name))
+        })
     }
 
     fn check_type_name(&self, tok: usize, name: &str) -> Result<()> {
+        let unquoted = matches!(self.tokens.get(tok).map(|t| &t.kind), Some(T::Ident));
+        if unquoted
+            && (NOT_TYPE_NAMES.contains(&name)
+                || (CqlType::native(name).is_some() && !RESERVED_TYPE_NAMES.contains(&name)))
+        {
+            return Err(self.no_viable_at(tok));
+        }
         let quoted = matches!(
             self.tokens.get(tok).map(|t| &t.kind),
             Some(T::QuotedName(_))

@@ -112,6 +112,14 @@ fn messages_and_positions() {
             "Multiple definitions for property 'comment'",
         ),
         (
+            "CREATE TYPE ks.int (a int)",
+            "line 1:15 no viable alternative at input 'int' (CREATE TYPE ks.[int] (a...)",
+        ),
+        (
+            "CREATE TABLE t (k int PRIMARY KEY, v frozen<ttl>)",
+            "line 1:44 no viable alternative at input 'ttl' (...t (k int PRIMARY KEY, v frozen<[ttl]>))",
+        ),
+        (
             "CREATE TYPE t (a int, b enum)",
             "line 1:24 Invalid (reserved) user type name enum (CREATE TYPE t (a int, b [enum]))",
         ),

@@ -587,11 +587,31 @@ fn types_indexes() {
         ),
         (
             r##"ALTER TYPE addr ADD country text"##,
-            r##"AlterType(AlterType { name: QualifiedName { keyspace: None, name: "addr" }, action: Add { field: "country", ty: Native(Text) } })"##,
+            r##"AlterType(AlterType { name: QualifiedName { keyspace: None, name: "addr" }, if_exists: false, action: Add { field: "country", ty: Native(Text), if_not_exists: false } })"##,
+        ),
+        (
+            r##"ALTER TYPE IF EXISTS addr ADD IF NOT EXISTS country text"##,
+            r##"AlterType(AlterType { name: QualifiedName { keyspace: None, name: "addr" }, if_exists: true, action: Add { field: "country", ty: Native(Text), if_not_exists: true } })"##,
+        ),
+        (
+            r##"ALTER TYPE addr RENAME IF EXISTS zip TO postcode"##,
+            r##"AlterType(AlterType { name: QualifiedName { keyspace: None, name: "addr" }, if_exists: false, action: Rename { renames: [("zip", "postcode")], if_exists: true } })"##,
+        ),
+        (
+            r##"ALTER TYPE addr ALTER zip TYPE text"##,
+            r##"AlterType(AlterType { name: QualifiedName { keyspace: None, name: "addr" }, if_exists: false, action: Alter { field: "zip", ty: Native(Text) } })"##,
         ),
         (
             r##"ALTER TYPE ks.addr RENAME zip TO postcode AND street TO road"##,
-            r##"AlterType(AlterType { name: QualifiedName { keyspace: Some("ks"), name: "addr" }, action: Rename([("zip", "postcode"), ("street", "road")]) })"##,
+            r##"AlterType(AlterType { name: QualifiedName { keyspace: Some("ks"), name: "addr" }, if_exists: false, action: Rename { renames: [("zip", "postcode"), ("street", "road")], if_exists: false } })"##,
+        ),
+        (
+            r##"CREATE TYPE ks.type (key frozen<list>, v frozen<values>)"##,
+            r##"CreateType(CreateType { name: QualifiedName { keyspace: Some("ks"), name: "type" }, if_not_exists: false, fields: [("key", Frozen(UserDefined(QualifiedName { keyspace: None, name: "list" }))), ("v", Frozen(UserDefined(QualifiedName { keyspace: None, name: "values" })))] })"##,
+        ),
+        (
+            r##"DROP TYPE IF EXISTS ks.key"##,
+            r##"DropType(DropType { name: QualifiedName { keyspace: Some("ks"), name: "key" }, if_exists: true })"##,
         ),
         (
             r##"DROP TYPE addr"##,

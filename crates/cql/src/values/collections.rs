@@ -261,7 +261,7 @@ pub fn udt_field_path(position: usize) -> Bytes {
 }
 
 /// The field position a non-frozen user type's cell path stands for.
-fn udt_path_field(path: &[u8]) -> Option<usize> {
+pub fn udt_path_field(path: &[u8]) -> Option<usize> {
     let raw: [u8; 2] = path.try_into().ok()?;
     Some(usize::from(u16::from_be_bytes(raw)))
 }

@@ -145,8 +145,8 @@ pub(crate) fn assignment_in(term: &Term, ty: &CqlType, memo: &FitMemo) -> Assign
             CqlType::Udt(u) => {
                 let known = fields.iter().all(|(f, _)| u.field_position(f).is_some());
                 let fits = fields.iter().all(|(f, t)| {
-                    u.field_position(f)
-                        .is_some_and(|i| assignment_in(t, &u.field_types[i], memo).is_assignable())
+                    u.field(f)
+                        .is_some_and(|(_, fty)| assignment_in(t, fty, memo).is_assignable())
                 });
                 if known && fits {
                     Assignment::Weak

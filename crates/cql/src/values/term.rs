@@ -104,8 +104,8 @@ fn collect_markers(
         Term::UserType(fields) => {
             if let CqlType::Udt(u) = base {
                 for (f, t) in fields {
-                    if let Some(i) = u.field_position(f) {
-                        collect_markers(t, &format!("{receiver}.{f}"), &u.field_types[i], out);
+                    if let Some((_, fty)) = u.field(f) {
+                        collect_markers(t, &format!("{receiver}.{f}"), fty, out);
                     }
                 }
             }

@@ -14,11 +14,11 @@
 use super::admin::{set_allow_unauthenticated, set_authorization, set_face_encryption, AdminFace};
 use super::encryption::{set_client_encryption, set_server_encryption};
 use super::setters::{
-    refuse_any_value, require_class, require_disabled, set_authenticator, set_authorizer,
-    set_commit_failure_policy, set_commitlog_sync, set_data_file_directories, set_disk_access_mode,
-    set_disk_failure_policy, set_endpoint_snitch, set_index_cache_fraction, set_initial_token,
-    set_memtable_cleanup_threshold, set_partitioner, set_prometheus_prefix, set_seed_provider,
-    set_snapshot_before_compaction, Bad,
+    refuse_any_value, refuse_permissions_update_interval, require_class, require_disabled,
+    set_authenticator, set_authorizer, set_commit_failure_policy, set_commitlog_sync,
+    set_data_file_directories, set_disk_access_mode, set_disk_failure_policy, set_endpoint_snitch,
+    set_index_cache_fraction, set_initial_token, set_memtable_cleanup_threshold, set_partitioner,
+    set_prometheus_prefix, set_seed_provider, set_snapshot_before_compaction, Bad,
 };
 use super::yaml::Node;
 use super::{Config, MIB};
@@ -364,16 +364,13 @@ static KEYS: &[Key] = &[
         "2000ms",
         field!(permissions_validity, v => v.duration_min(Duration::ZERO)?),
     ),
-    key(
-        "permissions_update_interval_in_ms",
-        "2000",
-        field!(permissions_update_interval, v => Some(v.millis()?)),
-    ),
+    // Refused, not accepted and ignored: see `refuse_permissions_update_interval`.
     key(
         "permissions_update_interval",
         "2000ms",
-        field!(permissions_update_interval, v => Some(v.duration_min(Duration::ZERO)?)),
-    ),
+        refuse_permissions_update_interval,
+    )
+    .or(&["permissions_update_interval_in_ms"]),
     key(
         "num_tokens",
         "16",
@@ -609,6 +606,12 @@ static KEYS: &[Key] = &[
     .null_clears(),
     key("audit_unix_socket_path", "/dev/log", |c, v| {
         c.audit.unix_socket_path = Some(v.path()?);
+        Ok(())
+    }),
+    // Cairn's: the room of the audit writer's queue, beyond which requests wait.
+    key("audit_queue_records", "65536", |c, v| {
+        let max = cairn_cql::audit::MAX_QUEUE_RECORDS as u64;
+        c.audit.queue_records = usize::try_from(v.int_in(1, max)?).unwrap_or(usize::MAX);
         Ok(())
     }),
     security(

@@ -178,7 +178,8 @@ pub struct Config {
     /// `server_encryption_options`: TLS between nodes.
     pub server_encryption: ServerEncryption,
     /// `audit`, `audit_categories`, `audit_keyspaces`, `audit_tables`,
-    /// `audit_unix_socket_path` (ScyllaDB's keys): the audit log.
+    /// `audit_unix_socket_path` (ScyllaDB's keys), `audit_queue_records` (Cairn's): the
+    /// audit log.
     pub audit: cairn_cql::audit::AuditConfig,
     /// `slow_query_log_timeout(_in_ms)` and `trace_type_query_ttl` (`tracetype_query_ttl`
     /// in seconds): the slow-query log and how long trace rows live.
@@ -197,9 +198,6 @@ pub struct Config {
     pub blocked_reactor_reports_per_minute: u32,
     /// `permissions_validity(_in_ms)`: how long a role's permissions are cached (0: not).
     pub permissions_validity: Duration,
-    /// `permissions_update_interval(_in_ms)`: accepted; a change applied from the schema log
-    /// refreshes the cache at once, so nothing waits for this interval.
-    pub permissions_update_interval: Option<Duration>,
     /// `read_request_timeout(_in_ms)`.
     pub read_request_timeout: Duration,
     /// `write_request_timeout(_in_ms)`.
@@ -292,7 +290,6 @@ impl Default for Config {
             blocked_reactor_notify: Duration::from_millis(25),
             blocked_reactor_reports_per_minute: 5,
             permissions_validity: Duration::from_millis(2000),
-            permissions_update_interval: None,
             read_request_timeout: Duration::from_millis(5000),
             write_request_timeout: Duration::from_millis(2000),
             cas_contention_timeout: Duration::from_millis(1000),

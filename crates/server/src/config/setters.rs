@@ -328,6 +328,21 @@ pub(super) fn refuse_any_value(_: &mut Config, _: &Node) -> Result<(), Bad> {
     Err(Bad::Refused("a value".into()))
 }
 
+/// `permissions_update_interval(_in_ms)`: refused at start. Cassandra's permission cache
+/// reloads an entry in the background once it is older than this interval, serving the old
+/// one meanwhile, because a grant made elsewhere reaches it only by expiry or reload.
+/// Cairn's cache is rebuilt whenever the roles or permissions it was built from change
+/// (`cairn_cql::exec::auth`), so a reload would compute what the cache holds: the key would
+/// change nothing, and a key that changes nothing is not accepted as if it did.
+pub(super) fn refuse_permissions_update_interval(_: &mut Config, _: &Node) -> Result<(), Bad> {
+    Err(Bad::Invalid(
+        "not supported: Cairn's permission cache is rebuilt whenever roles or permissions \
+         change, so there is no background refresh to schedule; remove the key \
+         (permissions_validity still bounds how long an entry is kept)"
+            .into(),
+    ))
+}
+
 /// `authenticator: PasswordAuthenticator`, `org.apache.cassandra.auth.PasswordAuthenticator`
 /// or Cassandra 5's `{class_name: …, parameters: …}` → the short class name.
 fn class_name(v: &Node) -> Result<String, String> {

@@ -126,6 +126,7 @@ impl Config {
             ("audit_categories", audit.0),
             ("audit_keyspaces", audit.1),
             ("audit_tables", audit.2),
+            ("audit_queue_records", self.audit.queue_records.to_string()),
             (
                 "audit_unix_socket_path",
                 self.audit
@@ -147,12 +148,6 @@ impl Config {
                 self.blocked_reactor_reports_per_minute.to_string(),
             ),
             ("permissions_validity", ms(self.permissions_validity)),
-            (
-                "permissions_update_interval",
-                ms(self
-                    .permissions_update_interval
-                    .unwrap_or(self.permissions_validity)),
-            ),
             ("read_request_timeout", ms(self.read_request_timeout)),
             (
                 "slow_query_log_timeout",

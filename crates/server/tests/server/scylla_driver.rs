@@ -838,3 +838,75 @@ async fn reads_missing_the_page_cache_leave_the_reactor_and_answer_right() {
     })
     .await;
 }
+
+/// A user type as the driver maps it (fields matched by name).
+#[derive(Debug, Clone, PartialEq, scylla::SerializeValue, scylla::DeserializeValue)]
+struct Addr {
+    street: String,
+    zip: Option<i32>,
+}
+
+async fn read_udts(
+    s: &Session,
+    select: &scylla::statement::prepared::PreparedStatement,
+) -> (Addr, Addr, Vec<Addr>) {
+    s.execute_unpaged(select, (1,))
+        .await
+        .unwrap()
+        .into_rows_result()
+        .unwrap()
+        .single_row::<(Addr, Addr, Vec<Addr>)>()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_types_round_trip() {
+    run(async {
+        let n = TestNode::start().await;
+        let s = n.session().await;
+        create_ks(&s, "drv_udt").await;
+        for q in [
+            "CREATE TYPE drv_udt.addr (street text, zip int)",
+            "CREATE TABLE drv_udt.t (k int PRIMARY KEY, f frozen<addr>, n addr, \
+             l list<frozen<addr>>)",
+        ] {
+            s.query_unpaged(q, ()).await.expect(q);
+        }
+        let a = Addr {
+            street: "a".into(),
+            zip: Some(1),
+        };
+        let b = Addr {
+            street: "b".into(),
+            zip: None,
+        };
+        let insert = s
+            .prepare("INSERT INTO drv_udt.t (k, f, n, l) VALUES (?, ?, ?, ?)")
+            .await
+            .expect("PREPARE INSERT");
+        s.execute_unpaged(&insert, (1, &a, &b, vec![a.clone(), b.clone()]))
+            .await
+            .expect("INSERT bound user type values");
+        let select = s
+            .prepare("SELECT f, n, l FROM drv_udt.t WHERE k = ?")
+            .await
+            .expect("PREPARE SELECT");
+        assert_eq!(
+            read_udts(&s, &select).await,
+            (a.clone(), b.clone(), vec![a.clone(), b.clone()])
+        );
+        // A field of the non-frozen value, bound.
+        let set_zip = s
+            .prepare("UPDATE drv_udt.t SET n.zip = ? WHERE k = ?")
+            .await
+            .expect("PREPARE UPDATE field");
+        s.execute_unpaged(&set_zip, (Some(7), 1)).await.unwrap();
+        let b7 = Addr {
+            zip: Some(7),
+            ..b.clone()
+        };
+        assert_eq!(read_udts(&s, &select).await, (a.clone(), b7, vec![a, b]));
+        n.stop().await;
+    })
+    .await;
+}

@@ -356,10 +356,6 @@ fn contains_duration(ty: &CqlType) -> bool {
     }
 }
 
-fn is_multi_cell(ty: &CqlType) -> bool {
-    matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..))
-}
-
 /// A single-column relation as a restriction, with Cassandra's checks of the receiver.
 fn single_restriction(
     col: &ColumnDef,
@@ -519,7 +515,7 @@ fn check_receiver(col: &ColumnDef, rel: &Relation, kind: StatementKind) -> Resul
                 "Column {name} cannot be used as a map"
             )));
         }
-        if !is_multi_cell(&col.ty) {
+        if !col.ty.is_non_frozen_collection() {
             return Err(Error::Invalid(format!(
                 "Map-entry equality predicates on frozen map column {name} are not supported"
             )));
@@ -530,7 +526,7 @@ fn check_receiver(col: &ColumnDef, rel: &Relation, kind: StatementKind) -> Resul
             ));
         }
     }
-    if is_multi_cell(&col.ty)
+    if col.ty.is_non_frozen_collection()
         && map_key.is_none()
         && !matches!(op, Operator::Contains | Operator::ContainsKey)
     {

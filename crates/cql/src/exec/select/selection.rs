@@ -75,11 +75,14 @@ impl RowView<'_> {
     ) -> Result<Times<'_>> {
         let live_cell = || self.cell(c).filter(|cell| cell.is_live(self.now));
         Ok(match elem {
-            None if is_multi_cell(&c.ty) => Times::Each(self.cells(c).map(|(_, c)| c).collect()),
+            None if c.ty.is_non_frozen_collection() => {
+                Times::Each(self.cells(c).map(|(_, c)| c).collect())
+            }
+            None if matches!(c.ty, CqlType::Udt(_)) => Times::Fields(self.field_cells(c)),
             None => Times::One(live_cell()),
             Some(sel) => {
                 let bound = sel.bind(ctx)?;
-                if is_multi_cell(&c.ty) {
+                if c.ty.is_non_frozen_collection() {
                     let cells = sel.cells(&c.ty, self.cells(c), &bound)?;
                     match sel.is_slice() {
                         true => Times::Each(cells),
@@ -117,6 +120,23 @@ impl RowView<'_> {
             .filter(move |(_, cell)| cell.is_live(now))
     }
 
+    /// The live cells of a non-frozen user type, one slot per field of the type in field
+    /// order (`None`: the field is null); empty when no field is set (the value is null).
+    fn field_cells(&self, c: &ColumnDef) -> Vec<Option<&Cell>> {
+        let count = c.ty.as_udt().map_or(0, |u| u.field_types.len());
+        let mut out = Vec::new();
+        for (path, cell) in self.cells(c) {
+            let Some(i) = crate::values::collections::udt_path_field(path) else {
+                continue;
+            };
+            if i < count {
+                out.resize(count, None);
+                out[i] = Some(cell);
+            }
+        }
+        out
+    }
+
     fn cell(&self, c: &ColumnDef) -> Option<&Cell> {
         let row = if c.kind == ColumnKind::Static {
             self.static_row
@@ -133,6 +153,9 @@ enum Times<'a> {
     One(Option<&'a Cell>),
     /// One per element of a non-frozen collection (a list; none: null).
     Each(Vec<&'a Cell>),
+    /// One per field of a non-frozen user type, null for a null field (Cassandra 5.0's
+    /// `ResultSetBuilder`: a list as long as the type; no field set: null).
+    Fields(Vec<Option<&'a Cell>>),
 }
 
 /// A column's serialized value in a (live) row.
@@ -287,6 +310,15 @@ impl Selector {
                         .iter()
                         .map(|c| Some(c.timestamp.to_be_bytes().to_vec())),
                 )),
+                Times::Fields(cells) if cells.is_empty() => None,
+                Times::Fields(cells) if *max => {
+                    cells.iter().flatten().map(|c| c.timestamp).max().map(be)
+                }
+                Times::Fields(cells) => Some(list_of(
+                    cells
+                        .iter()
+                        .map(|c| c.map(|c| c.timestamp.to_be_bytes().to_vec())),
+                )),
             },
             Selector::Ttl(c, elem) => match r.times(c, elem.as_ref(), ctx)? {
                 Times::One(cell) => cell
@@ -298,6 +330,11 @@ impl Selector {
                         ttl_left(cell, r.now).map(|t| t.to_be_bytes().to_vec())
                     })))
                 }
+                Times::Fields(cells) if cells.is_empty() => None,
+                Times::Fields(cells) => Some(list_of(cells.iter().map(|cell| {
+                    cell.and_then(|cell| ttl_left(cell, r.now))
+                        .map(|t| t.to_be_bytes().to_vec())
+                }))),
             },
             Selector::Token => Some(Bytes::copy_from_slice(&r.key.token.0.to_be_bytes())),
             Selector::CountAll | Selector::Aggregate(..) => None,
@@ -322,10 +359,6 @@ impl Selector {
 /// A timestamp as a `bigint` value.
 fn be(t: i64) -> Bytes {
     Bytes::copy_from_slice(&t.to_be_bytes())
-}
-
-fn is_multi_cell(ty: &CqlType) -> bool {
-    matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..))
 }
 
 /// Seconds a live cell has left (`None`: it does not expire).
@@ -592,14 +625,14 @@ impl Planner<'_> {
                         ty.name()
                     )));
                 };
-                let Some(i) = u.field_position(field) else {
+                let Some((i, fty)) = u.field(field) else {
                     return Err(Error::Invalid(format!(
                         "{name} of type {} has no field {}",
                         ty.name(),
                         crate::identifier::quote_identifier(field)
                     )));
                 };
-                let fty = u.field_types[i].clone();
+                let fty = fty.clone();
                 Ok((
                     Selector::Field(Box::new(s), i),
                     format!("{name}.{}", crate::identifier::quote_identifier(field)),
@@ -673,7 +706,7 @@ impl Planner<'_> {
                 // a list for a non-frozen collection, so `writetime(m[k]) + 1` is refused.
                 let (s, name, ty) = self.selector(e)?;
                 let listed = match self.column(&cr.column) {
-                    Ok(c) if is_multi_cell(&c.ty) => CqlType::List(Box::new(ty.clone())),
+                    Ok(c) if c.ty.is_non_frozen_collection() => CqlType::List(Box::new(ty.clone())),
                     _ => ty.clone(),
                 };
                 Operand::Selector(Box::new((s, name, listed)))
@@ -872,9 +905,11 @@ impl Operand<'_> {
 }
 
 /// Whether `writetime` / `ttl` of column `c` (or of this element of it) has one value per
-/// element: a non-frozen collection or a slice of one.
+/// element: a non-frozen collection or a slice of one, or a non-frozen user type (one per
+/// field).
 fn per_element(c: &ColumnDef, elem: Option<&ElementSel>) -> bool {
-    is_multi_cell(&c.ty) && elem.is_none_or(ElementSel::is_slice)
+    (c.ty.is_non_frozen_collection() && elem.is_none_or(ElementSel::is_slice))
+        || (matches!(c.ty, CqlType::Udt(_)) && elem.is_none())
 }
 
 fn qualified(n: &QualifiedName) -> String {

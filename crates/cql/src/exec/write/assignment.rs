@@ -34,7 +34,7 @@ pub(super) fn column_data(
     ttl: u32,
     now: u32,
 ) -> Result<Option<ColumnData>> {
-    if is_multi_cell(&col.ty) || matches!(col.ty, CqlType::Udt(_)) {
+    if col.ty.is_non_frozen_collection() || matches!(col.ty, CqlType::Udt(_)) {
         // Overwriting a collection or a non-frozen user type: delete what was there (just
         // before this write), then write the new elements or fields.
         let value = term_to_bytes(term, &col.ty, &col.name, ctx)?;
@@ -70,11 +70,6 @@ pub(super) fn column_data(
 
 pub(super) fn invalid(e: impl std::fmt::Display) -> Error {
     Error::Invalid(e.to_string())
-}
-
-/// Non-frozen collections are stored one cell per element.
-pub(super) fn is_multi_cell(ty: &CqlType) -> bool {
-    matches!(ty, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(_, _))
 }
 
 /// Adds column data to a row, merging with what the same statement already set.
@@ -157,13 +152,13 @@ pub(super) fn assignment_op(
                     )))
                 }
             };
-            let Some(i) = u.field_position(field) else {
+            let Some((i, fty)) = u.field(field) else {
                 return Err(Error::Invalid(format!(
                     "UDT column {column} does not have a field named {field}"
                 )));
             };
             let receiver = format!("{column}.{field}");
-            let cell = match term_to_bytes(value, &u.field_types[i], &receiver, ctx)? {
+            let cell = match term_to_bytes(value, fty, &receiver, ctx)? {
                 TermValue::Value(v) => cell(ts, ttl, now, v),
                 TermValue::Null => Cell::tombstone(ts, now),
                 TermValue::Unset => return Ok(None),
@@ -246,7 +241,7 @@ fn append(
             c.name
         )));
     }
-    if !is_multi_cell(&c.ty) {
+    if !c.ty.is_non_frozen_collection() {
         let what = if matches!(a, Assignment::Prepend { .. }) {
             "non list"
         } else {

@@ -95,6 +95,19 @@ impl UserType {
         self.field_names.iter().position(|f| f == name)
     }
 
+    /// The type of the field at `position`, if there is one: what code indexing fields by
+    /// position uses, so that a position from elsewhere (a stored value, a path) never
+    /// panics.
+    pub fn field_type(&self, position: usize) -> Option<&CqlType> {
+        self.field_types.get(position)
+    }
+
+    /// The position and type of the field named `name`.
+    pub fn field(&self, name: &str) -> Option<(usize, &CqlType)> {
+        let i = self.field_position(name)?;
+        Some((i, self.field_type(i)?))
+    }
+
     /// Fields as (name, type) pairs.
     pub fn fields(&self) -> impl Iterator<Item = (&String, &CqlType)> {
         self.field_names.iter().zip(&self.field_types)
@@ -192,6 +205,13 @@ impl CqlType {
             CqlType::Udt(u) => Some(&u.field_types),
             _ => None,
         }
+    }
+
+    /// A list, set or map that is not frozen: stored as one cell per element, so it is
+    /// written, read and timed element by element (Cassandra's `isMultiCell` for
+    /// collections; a non-frozen user type is multi-cell too, field by field).
+    pub fn is_non_frozen_collection(&self) -> bool {
+        matches!(self, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..))
     }
 
     /// The user type, frozen or not.
