@@ -55,8 +55,29 @@ pub(super) fn apply_all(
     acks: Option<&Acks>,
 ) -> Result<()> {
     let cl = levels.consistency;
+    let counters = planned
+        .iter()
+        .any(|(schema, _)| crate::exec::create_table::has_counters(schema));
     let all = complete_all(ex, planned, None, cl, wait)?;
-    ex.proxy().mutate_or_defer(all, cl, wait, acks)?;
+    apply_mutations(ex, all, counters, cl, wait, acks)
+}
+
+/// Hands completed mutations to the storage proxy: counter tables' (`counters`: a statement
+/// or batch writes counter tables only — mixing is refused before) as increments this node
+/// leads (`StorageProxy::mutate_counters`), the others as they are.
+pub(super) fn apply_mutations(
+    ex: &Executor,
+    all: Vec<Mutation>,
+    counters: bool,
+    cl: Consistency,
+    wait: Wait,
+    acks: Option<&Acks>,
+) -> Result<()> {
+    if counters {
+        ex.proxy().mutate_counters(all, cl, wait, acks)?;
+    } else {
+        ex.proxy().mutate_or_defer(all, cl, wait, acks)?;
+    }
     Ok(())
 }
 
