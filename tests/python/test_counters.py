@@ -285,12 +285,14 @@ def test_ring_increments_through_every_coordinator_sum_exactly(tmp_root):
         # twice, nothing acknowledged lost; once it is back, a read at ALL repairs it.
         errors = []
         ts, acked = _ring_increments(nodes[:2], "UPDATE c3.t SET n = n + 1 WHERE k = ?",
-                                     ConsistencyLevel.QUORUM, per_node, errors)
+                                     ConsistencyLevel.QUORUM, 3 * per_node, errors)
         import time
         time.sleep(0.3)
         nodes[2].kill()
         for t in ts:
             t.join()
+        for n in nodes[:2]:
+            wait_for("nodetool DN", lambda n=n: n.states().get(nodes[2].host) == "DN")
         got = sum(n for _, n in tuples_on(nodes[0], "SELECT k, n FROM c3.t", ConsistencyLevel.QUORUM))
         assert sum(acked) <= got <= sum(acked) + len(errors), (acked, got, errors[:3])
         nodes[2].start()

@@ -501,7 +501,11 @@ fn counter_increments_sum_exactly_and_replay_once() {
                 let s = Session::default();
                 run(&ex, &s, "USE ks");
                 for i in 0..200 {
-                    run(&ex, &s, &format!("UPDATE c SET n = n + {by} WHERE k = {}", i % 3));
+                    run(
+                        &ex,
+                        &s,
+                        &format!("UPDATE c SET n = n + {by} WHERE k = {}", i % 3),
+                    );
                 }
             })
         };
@@ -515,7 +519,16 @@ fn counter_increments_sum_exactly_and_replay_once() {
     }
     // Each thread added `by` to each key 200/3 times (67 for k = 0, 67 for 1, 66 for 2).
     let times = |k: i64| if k < 2 { 67 } else { 66 };
-    let want = |k: i64| times(k) * 10 + if k == 0 { -5 } else if k == 1 { 2 } else { 0 };
+    let want = |k: i64| {
+        times(k) * 10
+            + if k == 0 {
+                -5
+            } else if k == 1 {
+                2
+            } else {
+                0
+            }
+    };
     for _ in 0..2 {
         let ex = open(dir.path());
         let s = Session::default();

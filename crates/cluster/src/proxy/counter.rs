@@ -142,9 +142,10 @@ fn forward(
     let mut body = cl.code().to_be_bytes().to_vec();
     encode_batch(group, &mut body);
     let timeout = remote.write_timeout.saturating_mul(2);
-    let request = remote
-        .messaging
-        .request(leader, Verb::CounterMutation, Bytes::from(body), timeout);
+    let request =
+        remote
+            .messaging
+            .request(leader, Verb::CounterMutation, Bytes::from(body), timeout);
     match remote.runtime.block_on(request) {
         Ok(_) => Ok(()),
         Err(Error::Timeout { .. }) => Err(Error::WriteTimeout(WriteTimeout {
@@ -185,10 +186,10 @@ pub(super) async fn serve_leader(
 fn by_partition(mutations: Vec<Mutation>) -> Vec<Vec<Mutation>> {
     let mut groups: Vec<Vec<Mutation>> = Vec::new();
     for m in mutations {
-        match groups
-            .iter_mut()
-            .find(|g| g.first().is_some_and(|f| f.table == m.table && f.key == m.key))
-        {
+        match groups.iter_mut().find(|g| {
+            g.first()
+                .is_some_and(|f| f.table == m.table && f.key == m.key)
+        }) {
             Some(g) => g.push(m),
             None => groups.push(vec![m]),
         }
@@ -201,14 +202,19 @@ type CellAt = (Option<ClusteringKey>, ColumnId);
 
 /// One partition's counter mutations with every delta replaced by this node's resulting
 /// shard, read from `table` (the caller holds the partition's counter lock).
-fn resolve(table: &Table, mut group: Vec<Mutation>, local: &[u8; 16], wait: Wait) -> Result<Vec<Mutation>> {
+fn resolve(
+    table: &Table,
+    mut group: Vec<Mutation>,
+    local: &[u8; 16],
+    wait: Wait,
+) -> Result<Vec<Mutation>> {
     let Some(key) = group.first().map(|m| m.key.clone()) else {
         return Ok(group);
     };
     let increments = |row: &Row| {
-        row.columns.iter().any(
-            |(_, d)| matches!(d, ColumnData::Simple(c) if !c.is_tombstone() && !c.counter),
-        )
+        row.columns
+            .iter()
+            .any(|(_, d)| matches!(d, ColumnData::Simple(c) if !c.is_tombstone() && !c.counter))
     };
     let mut ranges = Vec::new();
     let mut include_static = false;
@@ -233,7 +239,11 @@ fn resolve(table: &Table, mut group: Vec<Mutation>, local: &[u8; 16], wait: Wait
         let mut note = |ck: Option<ClusteringKey>, row: &Row| {
             for (id, data) in &row.columns {
                 if let ColumnData::Simple(c) = data {
-                    if let Some(s) = c.counter.then(|| counter::shard_of(&c.value, local)).flatten() {
+                    if let Some(s) = c
+                        .counter
+                        .then(|| counter::shard_of(&c.value, local))
+                        .flatten()
+                    {
                         shards.insert((ck.clone(), *id), s);
                     }
                 }
@@ -247,11 +257,10 @@ fn resolve(table: &Table, mut group: Vec<Mutation>, local: &[u8; 16], wait: Wait
         }
     }
     let mut next = |at: CellAt, cell: &mut Cell| -> Result<()> {
-        let delta: [u8; 8] = cell
-            .value
-            .as_ref()
-            .try_into()
-            .map_err(|_| cairn_engine::Error::InvalidMutation("counter delta is not 8 bytes"))?;
+        let delta: [u8; 8] =
+            cell.value.as_ref().try_into().map_err(|_| {
+                cairn_engine::Error::InvalidMutation("counter delta is not 8 bytes")
+            })?;
         let delta = i64::from_be_bytes(delta);
         let previous = shards.get(&at).copied();
         let clock = previous

@@ -73,7 +73,11 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
     messaging.register(
         Verb::CounterMutation,
         Arc::new(move |from, body: Bytes| {
-            Box::pin(super::counter::serve_leader(Arc::clone(&leader), from, body))
+            Box::pin(super::counter::serve_leader(
+                Arc::clone(&leader),
+                from,
+                body,
+            ))
         }),
     );
     for verb in [Verb::ReadData, Verb::ReadDigest] {

@@ -340,7 +340,11 @@ mod tests {
         let cases: Vec<(Cell, Cell, Cell)> = vec![
             // Shards merge by clock; the newer timestamp is kept, not the newer value.
             (c(5, &[(1, 2, 10)]), c(9, &[(1, 1, 3)]), c(9, &[(1, 2, 10)])),
-            (c(5, &[(1, 2, 10)]), c(5, &[(2, 1, 3)]), c(5, &[(1, 2, 10), (2, 1, 3)])),
+            (
+                c(5, &[(1, 2, 10)]),
+                c(5, &[(2, 1, 3)]),
+                c(5, &[(1, 2, 10), (2, 1, 3)]),
+            ),
             // The same shard twice counts once.
             (c(5, &[(1, 4, 7)]), c(5, &[(1, 4, 7)]), c(5, &[(1, 4, 7)])),
             // A tombstone wins over a live counter, even an older one.
@@ -350,8 +354,16 @@ mod tests {
             (dead(3), dead(4), dead(4)),
         ];
         for (a, b, want) in cases {
-            assert_eq!(Cell::reconcile(a.clone(), b.clone()), want, "{a:?} vs {b:?}");
-            assert_eq!(Cell::reconcile(b.clone(), a.clone()), want, "{b:?} vs {a:?}");
+            assert_eq!(
+                Cell::reconcile(a.clone(), b.clone()),
+                want,
+                "{a:?} vs {b:?}"
+            );
+            assert_eq!(
+                Cell::reconcile(b.clone(), a.clone()),
+                want,
+                "{b:?} vs {a:?}"
+            );
         }
         let merged = Cell::reconcile(c(1, &[(1, 3, 4), (2, 1, 1)]), c(2, &[(2, 2, 5)]));
         assert_eq!(total(&merged.value), 9);
@@ -363,7 +375,14 @@ mod tests {
     fn counter_deletion_shadows_by_clock() {
         use crate::model::counter::{encode, total, Shard};
         let c = |ts: i64, n: u8, clock: i64, value: i64| {
-            Cell::counter(ts, encode(&[Shard { id: [n; 16], clock, value }]))
+            Cell::counter(
+                ts,
+                encode(&[Shard {
+                    id: [n; 16],
+                    clock,
+                    value,
+                }]),
+            )
         };
         let d = DeletionTime {
             marked_at: 100,

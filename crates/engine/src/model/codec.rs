@@ -527,7 +527,10 @@ mod tests {
         let bad = Row {
             marker: None,
             deletion: None,
-            columns: vec![(1, ColumnData::Simple(Cell::counter(1, Bytes::from_static(b"abc"))))],
+            columns: vec![(
+                1,
+                ColumnData::Simple(Cell::counter(1, Bytes::from_static(b"abc"))),
+            )],
         };
         let mut out = Vec::new();
         put_row(&mut out, &bad, 0);

@@ -201,7 +201,12 @@ mod tests {
             (&[], &[(1, 1, 1)], &[(1, 1, 1)], 1),
             (&[], &[], &[], 0),
             // Sums wrap as Java longs do.
-            (&[(1, 1, i64::MAX)], &[(2, 1, 1)], &[(1, 1, i64::MAX), (2, 1, 1)], i64::MIN),
+            (
+                &[(1, 1, i64::MAX)],
+                &[(2, 1, 1)],
+                &[(1, 1, i64::MAX), (2, 1, 1)],
+                i64::MIN,
+            ),
         ];
         for (a, b, want, sum) in cases {
             let (a, b, want) = (ctx(a), ctx(b), ctx(want));
