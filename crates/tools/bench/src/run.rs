@@ -313,6 +313,13 @@ async fn prepare_statements(
     } else {
         prep(format!("INSERT INTO {table} (pk, ck, v) VALUES (?, ?, ?)")).await?
     };
+    // Counter mode writes the counter table only; the other statements stay on the plain one.
+    let plain = format!("{}.{}", args.keyspace, args.table);
+    let table = if args.mode == Mode::CounterUpdate {
+        plain.as_str()
+    } else {
+        table
+    };
     let read = prep(read_query(args, table)).await?;
     let delete = if args.rows_per_request > 1 {
         prep(format!(
