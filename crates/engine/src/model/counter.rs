@@ -78,7 +78,7 @@ pub fn shards(ctx: &[u8]) -> impl Iterator<Item = Shard> + '_ {
 
 /// Whether `ctx` is a well-formed context (see the module doc).
 pub fn is_valid(ctx: &[u8]) -> bool {
-    ctx.len() % SHARD_LEN == 0
+    ctx.len().is_multiple_of(SHARD_LEN)
         && shards(ctx)
             .zip(shards(ctx).skip(1))
             .all(|(a, b)| a.id < b.id)
