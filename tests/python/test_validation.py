@@ -473,7 +473,7 @@ def test_long_names(session, ks):
 
 
 def test_counter_tables_are_created(session, ks, tname):
-    # Counters themselves are not implemented yet; a counter table is created as in Cassandra.
+    # A counter table is created as in Cassandra (counters themselves: test_counters.py).
     session.execute(f"CREATE TABLE {ks}.{tname} (k int, x int, s counter static, c counter, PRIMARY KEY (k, x))")
     refused(session, f"ALTER TABLE {ks}.{tname} ADD v int", CONFIG,
             f'{ks}.{tname}: Cannot have a non counter column ("v") in a counter table')

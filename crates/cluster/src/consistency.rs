@@ -190,6 +190,8 @@ pub enum WriteType {
     UnloggedBatch,
     /// A conditional write's commit.
     Cas,
+    /// A counter write.
+    Counter,
 }
 
 impl WriteType {
@@ -200,6 +202,7 @@ impl WriteType {
             WriteType::Batch => "BATCH",
             WriteType::UnloggedBatch => "UNLOGGED_BATCH",
             WriteType::Cas => "CAS",
+            WriteType::Counter => "COUNTER",
         }
     }
 }

@@ -140,6 +140,10 @@ pub enum Error {
         message: String,
     },
     /// The engine failed (writing the identity files).
+    /// A counter increment forwarded to this node to lead, which is not one of the
+    /// partition's replicas up (the ring changed since the coordinator chose it).
+    #[error("this node is no longer a replica to lead the counter increment")]
+    CountersLeader,
     #[error(transparent)]
     Engine(#[from] cairn_engine::Error),
 }

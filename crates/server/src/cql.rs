@@ -386,6 +386,7 @@ fn write_type(t: cairn_cluster::consistency::WriteType) -> protocol::WriteType {
         W::Batch => protocol::WriteType::Batch,
         W::UnloggedBatch => protocol::WriteType::UnloggedBatch,
         W::Cas => protocol::WriteType::Cas,
+        W::Counter => protocol::WriteType::Counter,
     }
 }
 

@@ -25,6 +25,8 @@ pub enum Verb {
     PaxosPropose,
     /// Paxos: apply a chosen proposal.
     PaxosCommit,
+    /// A counter increment's deltas, to the replica that leads it (`proxy/counter.rs`).
+    CounterMutation,
 }
 
 impl Verb {
@@ -42,6 +44,7 @@ impl Verb {
             Verb::PaxosPrepare => 9,
             Verb::PaxosPropose => 10,
             Verb::PaxosCommit => 11,
+            Verb::CounterMutation => 12,
         }
     }
 
@@ -59,6 +62,7 @@ impl Verb {
             Verb::PaxosPrepare => "PAXOS_PREPARE",
             Verb::PaxosPropose => "PAXOS_PROPOSE",
             Verb::PaxosCommit => "PAXOS_COMMIT",
+            Verb::CounterMutation => "COUNTER_MUTATION",
         }
     }
 
@@ -76,6 +80,7 @@ impl Verb {
             9 => Verb::PaxosPrepare,
             10 => Verb::PaxosPropose,
             11 => Verb::PaxosCommit,
+            12 => Verb::CounterMutation,
             _ => return None,
         })
     }

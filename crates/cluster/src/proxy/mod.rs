@@ -17,6 +17,9 @@
 //! scans are cut at the ring's tokens and read piece by piece (`scan.rs`); the replica side
 //! answers in [`replica`]. Conditional writes and serial reads run a Paxos round across the
 //! partition's replicas ([`paxos`]; on a node alone, the same request with one replica).
+//! Counter writes are led by this node ([`StorageProxy::mutate_counters`], `counter.rs`):
+//! each delta becomes this node's resulting shard under the partition's lock, then an
+//! ordinary write.
 //!
 //! Waiting follows the executor's convention (`cairn_engine::io::Wait`): the mutation and read
 //! paths take the request's mode and a request that would wait — for the disk, or for other
@@ -31,6 +34,7 @@
 //! commitlog record); a read runs only when its token (a scan: each piece) passed.
 
 pub mod availability;
+mod counter;
 mod deferred;
 mod link;
 mod locks;
@@ -73,6 +77,8 @@ pub enum Operation {
     Cas,
     /// A read at SERIAL or LOCAL_SERIAL, or a conditional write's read of the current values.
     CasRead,
+    /// A counter write (counted with the writes).
+    Counter,
 }
 
 /// The coordinator's counters, with ScyllaDB's names (`scylla_storage_proxy_coordinator_*`).
@@ -191,6 +197,8 @@ pub struct StorageProxy {
     ballots: paxos::ballot::Ballots,
     /// Rounds this node coordinates, one at a time per partition.
     cas_locks: PartitionLocks,
+    /// Counter increments this node leads, one at a time per partition (`counter.rs`).
+    counter_locks: PartitionLocks,
     /// This node's Paxos state, as a replica.
     paxos: paxos::state::PaxosState,
 }
@@ -208,6 +216,7 @@ impl StorageProxy {
             metrics: Arc::default(),
             ballots,
             cas_locks: PartitionLocks::default(),
+            counter_locks: PartitionLocks::default(),
         }
     }
 
@@ -633,7 +642,7 @@ impl StorageProxy {
         };
         result.map_err(|u| {
             let counter = match op {
-                Operation::Write => &self.metrics.write_unavailable,
+                Operation::Write | Operation::Counter => &self.metrics.write_unavailable,
                 Operation::Read => &self.metrics.read_unavailable,
                 Operation::Range => &self.metrics.range_unavailable,
                 Operation::Cas => &self.metrics.cas_write_unavailable,
@@ -664,6 +673,7 @@ impl StorageProxy {
 fn write_type(op: Operation, mutations: usize) -> WriteType {
     match op {
         Operation::Cas => WriteType::Cas,
+        Operation::Counter => WriteType::Counter,
         _ if mutations > 1 => WriteType::UnloggedBatch,
         _ => WriteType::Simple,
     }

@@ -8,6 +8,10 @@
 //! messaging task with `Wait::Never` and, when it would wait (memtable space, a commitlog
 //! sync), runs again on the blocking pool — never waiting on a reactor thread.
 //!
+//! `COUNTER_MUTATION`: a coordinator's counter deltas for this node to lead (read its
+//! shards, write the results to every replica at the level; `counter.rs`), on the blocking
+//! pool; acknowledged once the level is reached, else answered with the error's text.
+//!
 //! `READ_DATA` / `READ_DIGEST`: the partition a read request names, as data (tombstones
 //! included, `Table::read_data`) or as its digest (see `read.rs`), read the same way (here
 //! unless the disk must be waited for). `RANGE_DATA`: up to a page of a token range's partitions as data, and whether
@@ -63,6 +67,17 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                     .fetch_add(count, Ordering::Relaxed);
                 Ok(Bytes::new())
             })
+        }),
+    );
+    let leader = Arc::clone(proxy);
+    messaging.register(
+        Verb::CounterMutation,
+        Arc::new(move |from, body: Bytes| {
+            Box::pin(super::counter::serve_leader(
+                Arc::clone(&leader),
+                from,
+                body,
+            ))
         }),
     );
     for verb in [Verb::ReadData, Verb::ReadDigest] {

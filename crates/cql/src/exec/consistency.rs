@@ -27,6 +27,22 @@ pub fn for_write(cl: Consistency) -> Result<()> {
     Ok(())
 }
 
+/// An INSERT, UPDATE or DELETE's level on a counter table (`validateCounterForWrite`):
+/// neither ANY nor the serial ones.
+pub fn for_counter_write(cl: Consistency, table: &str) -> Result<()> {
+    if cl == Consistency::Any {
+        return Err(Error::Invalid(format!(
+            "Consistency level ANY is not yet supported for counter table {table}"
+        )));
+    }
+    if cl.is_serial() {
+        return Err(Error::Invalid(
+            "Counter operations are inherently non-serializable".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// A write that must read first (a list element set or removed by index): its level must be
 /// one a read accepts.
 pub fn for_read_before_write(cl: Consistency) -> Result<()> {

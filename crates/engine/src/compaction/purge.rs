@@ -95,6 +95,7 @@ impl<F: FnMut() -> i64> Purger<F> {
                 ttl: 0,
                 local_deletion_time: c.local_deletion_time.saturating_sub(c.ttl),
                 value: bytes::Bytes::new(),
+                counter: false,
             });
         }
         Some(c)

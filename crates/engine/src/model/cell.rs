@@ -115,8 +115,12 @@ pub struct Cell {
     pub ttl: u32,
     /// Expiry time for expiring cells, deletion time for tombstones, else [`NO_DELETION_TIME`].
     pub local_deletion_time: u32,
-    /// The CQL-serialized value; empty for tombstones.
+    /// The CQL-serialized value; empty for tombstones. A counter cell's is its shards
+    /// ([`super::counter`]).
     pub value: Bytes,
+    /// A live counter cell: `value` is a counter context, and two versions reconcile by
+    /// merging their shards ([`Cell::reconcile`]). A counter's deletion is a plain tombstone.
+    pub counter: bool,
 }
 
 impl Cell {
@@ -127,6 +131,18 @@ impl Cell {
             ttl: 0,
             local_deletion_time: NO_DELETION_TIME,
             value,
+            counter: false,
+        }
+    }
+
+    /// A live counter cell holding the counter context `shards` ([`super::counter`]).
+    pub fn counter(timestamp: i64, shards: Bytes) -> Self {
+        Cell {
+            timestamp,
+            ttl: 0,
+            local_deletion_time: NO_DELETION_TIME,
+            value: shards,
+            counter: true,
         }
     }
 
@@ -137,6 +153,7 @@ impl Cell {
             ttl,
             local_deletion_time: expiry(now, ttl),
             value,
+            counter: false,
         }
     }
 
@@ -147,6 +164,7 @@ impl Cell {
             ttl: 0,
             local_deletion_time: now,
             value: Bytes::new(),
+            counter: false,
         }
     }
 
@@ -168,13 +186,65 @@ impl Cell {
         !self.is_expiring() || now < self.local_deletion_time
     }
 
-    /// Cassandra's `Cells.resolveRegular`: which of two versions survives.
+    /// Cassandra's `Cells.reconcile`: which of two versions survives — for counters
+    /// (`resolveCounter`) their merge.
     pub fn reconcile(a: Cell, b: Cell) -> Cell {
+        if a.counter || b.counter {
+            return Self::reconcile_counter(a, b);
+        }
         if Self::wins(&a, &b) {
             a
         } else {
             b
         }
+    }
+
+    /// Applies `deletion` to a live counter cell shard by shard: keeps the shards whose clock
+    /// is above the deletion's time and says whether any is left. A shard's clock is at least
+    /// the timestamp it was written at (the leader makes it so, `cairn_cluster::proxy`'s
+    /// counter write), so the shards a deletion shadows are exactly those written at or
+    /// before it — whichever versions were merged first: shadowing by clock commutes with
+    /// merging by clock, and reads and compaction merge before they shadow. A whole cell at
+    /// or before the deletion goes at once (its timestamp is its shards' highest clock).
+    pub fn shadow_shards(&mut self, deletion: DeletionTime) -> bool {
+        if deletion.deletes(self.timestamp) {
+            return false;
+        }
+        let at = deletion.marked_at;
+        if super::counter::shards(&self.value).all(|s| s.clock > at) {
+            return true;
+        }
+        let kept: Vec<super::counter::Shard> = super::counter::shards(&self.value)
+            .filter(|s| s.clock > at)
+            .collect();
+        self.value = super::counter::encode(&kept);
+        !kept.is_empty()
+    }
+
+    /// Cassandra's `Cells.resolveCounter`: a counter's tombstone wins over any live version
+    /// whatever the timestamps (a deleted counter stays deleted; two tombstones: the newer),
+    /// two live versions merge their shards (per counter id the higher clock, see
+    /// [`super::counter::merge`]) under the newer timestamp. Timestamps never decide between
+    /// two live versions, so a shard applied twice counts once.
+    fn reconcile_counter(a: Cell, b: Cell) -> Cell {
+        let (a_dead, b_dead) = (a.is_tombstone(), b.is_tombstone());
+        if a_dead {
+            return if !b_dead || a.timestamp > b.timestamp {
+                a
+            } else {
+                b
+            };
+        }
+        if b_dead {
+            return b;
+        }
+        if !(a.counter && b.counter) {
+            // A plain live cell beside a counter cannot come from CQL (a column is a counter
+            // or not); keep the regular rule rather than read one as the other.
+            return if Self::wins(&a, &b) { a } else { b };
+        }
+        let value = super::counter::merge(&a.value, &b.value);
+        Cell::counter(a.timestamp.max(b.timestamp), value)
     }
 
     /// True when `left` survives reconciliation with `right` (ties go to `left`).
@@ -249,6 +319,89 @@ mod tests {
         let a = Cell::expiring(5, 10, 100, v("b"));
         let b = Cell::expiring(5, 20, 100, v("a"));
         assert_eq!(Cell::reconcile(a, b.clone()), b);
+    }
+
+    /// Counter cells (Cassandra's `Cells.resolveCounter`), each case reconciled both ways.
+    #[test]
+    fn counter_reconcile_table() {
+        use crate::model::counter::{encode, total, Shard};
+        let c = |ts: i64, shards: &[(u8, i64, i64)]| {
+            let s: Vec<Shard> = shards
+                .iter()
+                .map(|&(n, clock, value)| Shard {
+                    id: [n; 16],
+                    clock,
+                    value,
+                })
+                .collect();
+            Cell::counter(ts, encode(&s))
+        };
+        let dead = |ts: i64| Cell::tombstone(ts, 100);
+        let cases: Vec<(Cell, Cell, Cell)> = vec![
+            // Shards merge by clock; the newer timestamp is kept, not the newer value.
+            (c(5, &[(1, 2, 10)]), c(9, &[(1, 1, 3)]), c(9, &[(1, 2, 10)])),
+            (
+                c(5, &[(1, 2, 10)]),
+                c(5, &[(2, 1, 3)]),
+                c(5, &[(1, 2, 10), (2, 1, 3)]),
+            ),
+            // The same shard twice counts once.
+            (c(5, &[(1, 4, 7)]), c(5, &[(1, 4, 7)]), c(5, &[(1, 4, 7)])),
+            // A tombstone wins over a live counter, even an older one.
+            (dead(3), c(9, &[(1, 9, 9)]), dead(3)),
+            (dead(9), c(3, &[(1, 9, 9)]), dead(9)),
+            // Two tombstones: the newer.
+            (dead(3), dead(4), dead(4)),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(
+                Cell::reconcile(a.clone(), b.clone()),
+                want,
+                "{a:?} vs {b:?}"
+            );
+            assert_eq!(
+                Cell::reconcile(b.clone(), a.clone()),
+                want,
+                "{b:?} vs {a:?}"
+            );
+        }
+        let merged = Cell::reconcile(c(1, &[(1, 3, 4), (2, 1, 1)]), c(2, &[(2, 2, 5)]));
+        assert_eq!(total(&merged.value), 9);
+    }
+
+    /// A deletion shadows a merged counter shard by shard, and doing so before or after
+    /// merging gives the same cell.
+    #[test]
+    fn counter_deletion_shadows_by_clock() {
+        use crate::model::counter::{encode, total, Shard};
+        let c = |ts: i64, n: u8, clock: i64, value: i64| {
+            Cell::counter(
+                ts,
+                encode(&[Shard {
+                    id: [n; 16],
+                    clock,
+                    value,
+                }]),
+            )
+        };
+        let d = DeletionTime {
+            marked_at: 100,
+            local_deletion_time: 0,
+        };
+        // Node 1 counted 10 before the deletion, node 2 counted 1 after it.
+        let old = c(90, 1, 90, 10);
+        let new = c(150, 2, 150, 1);
+        let mut merged = Cell::reconcile(old.clone(), new.clone());
+        assert!(merged.shadow_shards(d));
+        assert_eq!(total(&merged.value), 1);
+        let mut first = old;
+        assert!(!first.shadow_shards(d));
+        let mut second = new.clone();
+        assert!(second.shadow_shards(d));
+        assert_eq!(merged.value, second.value);
+        // A cell wholly before the deletion goes.
+        let mut gone = c(100, 1, 100, 3);
+        assert!(!gone.shadow_shards(d));
     }
 
     #[test]

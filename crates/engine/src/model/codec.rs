@@ -238,6 +238,9 @@ const CELL_TOMBSTONE: u8 = 0x01;
 const CELL_EXPIRING: u8 = 0x02;
 const CELL_COMPLEX: u8 = 0x04;
 const CELL_COMPLEX_DELETION: u8 = 0x08;
+/// A live counter cell: its value is a counter context (`super::counter`). Files written
+/// before counters never set it, so they read as before.
+const CELL_COUNTER: u8 = 0x10;
 
 /// Encodes a deletion time.
 pub fn put_deletion(out: &mut Vec<u8>, d: &DeletionTime, base: i64) {
@@ -261,6 +264,8 @@ fn put_cell(out: &mut Vec<u8>, cell: &Cell, base: i64, extra_flags: u8) {
         flags |= CELL_TOMBSTONE;
     } else if cell.is_expiring() {
         flags |= CELL_EXPIRING;
+    } else if cell.counter {
+        flags |= CELL_COUNTER;
     }
     out.push(flags);
     put_varint(out, cell.timestamp.wrapping_sub(base));
@@ -286,6 +291,7 @@ fn get_cell_body(d: &mut Decoder<'_>, flags: u8, base: i64) -> DecodeResult<Cell
             ttl: 0,
             local_deletion_time,
             value: Bytes::new(),
+            counter: false,
         });
     }
     let (ttl, local_deletion_time) = if flags & CELL_EXPIRING != 0 {
@@ -301,12 +307,21 @@ fn get_cell_body(d: &mut Decoder<'_>, flags: u8, base: i64) -> DecodeResult<Cell
     } else {
         (0, NO_DELETION_TIME)
     };
+    let at = d.position();
     let value = d.bytes()?;
+    let counter = flags & CELL_COUNTER != 0;
+    if counter && (ttl != 0 || !super::counter::is_valid(&value)) {
+        return Err(DecodeError {
+            offset: at,
+            kind: CorruptionKind::Invalid("counter cell"),
+        });
+    }
     Ok(Cell {
         timestamp,
         ttl,
         local_deletion_time,
         value,
+        counter,
     })
 }
 
@@ -486,6 +501,40 @@ mod tests {
         let mut d = Decoder::from_bytes(&bytes);
         assert_eq!(get_row(&mut d, 1_000_000), Ok(row));
         assert!(d.is_empty());
+    }
+
+    #[test]
+    fn counter_cells_round_trip_and_bad_contexts_are_refused() {
+        let shard = crate::model::counter::Shard {
+            id: [7; 16],
+            clock: 3,
+            value: -5,
+        };
+        let ctx = crate::model::counter::encode(&[shard]);
+        let row = Row {
+            marker: None,
+            deletion: None,
+            columns: vec![
+                (1, ColumnData::Simple(Cell::counter(42, ctx))),
+                (2, ColumnData::Simple(Cell::tombstone(43, 9))),
+            ],
+        };
+        let mut out = Vec::new();
+        put_row(&mut out, &row, 40);
+        let bytes = Bytes::from(out);
+        assert_eq!(get_row(&mut Decoder::from_bytes(&bytes), 40), Ok(row));
+        // A counter cell whose context is not whole shards is corrupt.
+        let bad = Row {
+            marker: None,
+            deletion: None,
+            columns: vec![(
+                1,
+                ColumnData::Simple(Cell::counter(1, Bytes::from_static(b"abc"))),
+            )],
+        };
+        let mut out = Vec::new();
+        put_row(&mut out, &bad, 0);
+        assert!(get_row(&mut Decoder::new(&out), 0).is_err());
     }
 
     #[test]

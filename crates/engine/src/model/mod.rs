@@ -4,6 +4,7 @@
 pub mod cell;
 pub mod clustering;
 pub mod codec;
+pub mod counter;
 pub mod key;
 pub mod mutation;
 pub mod partition;

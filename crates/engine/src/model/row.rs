@@ -199,6 +199,7 @@ impl Row {
             }
         }
         self.columns.retain_mut(|(_, data)| match data {
+            ColumnData::Simple(c) if c.counter => c.shadow_shards(deletion),
             ColumnData::Simple(c) => !deletion.deletes(c.timestamp),
             ColumnData::Complex(cc) => {
                 cc.cells.retain(|(_, c)| !deletion.deletes(c.timestamp));

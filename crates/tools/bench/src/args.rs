@@ -16,6 +16,10 @@ pub enum Mode {
     Mixed,
     Scan,
     Delete,
+    /// scylla-bench's `counter_update`: `UPDATE <counter table> SET c1 = c1 + ?, …, c5 = c5 + ?
+    /// WHERE pk = ? AND ck = ?`, adding `ck`, `ck + 1`, … `ck + 4`.
+    #[value(name = "counter_update")]
+    CounterUpdate,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -29,7 +33,7 @@ pub enum WorkloadKind {
 #[derive(Args, Debug, Clone)]
 #[command(rename_all = "kebab-case")]
 pub struct BenchArgs {
-    /// write, read, mixed (see -mixed-ratio), scan or delete.
+    /// write, read, mixed (see -mixed-ratio), scan, delete or counter_update.
     #[arg(long, value_enum, default_value = "write")]
     pub mode: Mode,
     /// sequential, uniform or timeseries (scan ignores it).
@@ -42,6 +46,9 @@ pub struct BenchArgs {
     pub keyspace: String,
     #[arg(long, default_value = "test")]
     pub table: String,
+    /// The counter table of `-mode counter_update`.
+    #[arg(long, default_value = "test_counters")]
+    pub counter_table_name: String,
     #[arg(long, default_value_t = 1)]
     pub replication_factor: u32,
     /// any, one, two, three, quorum, all, local_quorum, each_quorum, local_one.

@@ -35,7 +35,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
 pub(crate) fn schema_and_statements(args: &BenchArgs) -> (String, Vec<String>) {
     let ks = &args.keyspace;
     let t = &args.table;
-    let ddl = vec![
+    let mut ddl = vec![
         format!(
             "CREATE KEYSPACE IF NOT EXISTS {ks} WITH REPLICATION = {{'class': 'NetworkTopologyStrategy', 'replication_factor': {}}}",
             args.replication_factor
@@ -44,6 +44,14 @@ pub(crate) fn schema_and_statements(args: &BenchArgs) -> (String, Vec<String>) {
             "CREATE TABLE IF NOT EXISTS {ks}.{t} (pk bigint, ck bigint, v blob, PRIMARY KEY(pk, ck)) WITH compression = {{ }}"
         ),
     ];
+    if args.mode == Mode::CounterUpdate {
+        // scylla-bench's counter table.
+        let c = &args.counter_table_name;
+        ddl.push(format!(
+            "CREATE TABLE IF NOT EXISTS {ks}.{c} (pk bigint, ck bigint, c1 counter, c2 counter, c3 counter, c4 counter, c5 counter, PRIMARY KEY(pk, ck)) WITH compression = {{ }}"
+        ));
+        return (format!("{ks}.{c}"), ddl);
+    }
     (format!("{ks}.{t}"), ddl)
 }
 
@@ -148,7 +156,11 @@ impl Parsed {
             Mode::Read => vec![(Kind::Read, 1)],
             Mode::Delete => vec![(Kind::Delete, 1)],
             Mode::Scan => vec![(Kind::Scan, 1)],
+            Mode::CounterUpdate => vec![(Kind::Write, 1)],
         };
+        if args.mode == Mode::CounterUpdate && args.rows_per_request != 1 {
+            bail!("counter_update writes one row per request: -rows-per-request must be 1");
+        }
         if args.concurrency == 0 || args.rows_per_request == 0 {
             bail!("-concurrency and -rows-per-request must be positive");
         }
@@ -292,7 +304,22 @@ async fn prepare_statements(
             .map_err(|e| anyhow!("preparing {query}: {e}"))?;
         anyhow::Ok(Statement { query, id })
     };
-    let insert = prep(format!("INSERT INTO {table} (pk, ck, v) VALUES (?, ?, ?)")).await?;
+    let insert = if args.mode == Mode::CounterUpdate {
+        // Counter mode's write (`table` is the counter table).
+        prep(format!(
+            "UPDATE {table} SET c1 = c1 + ?, c2 = c2 + ?, c3 = c3 + ?, c4 = c4 + ?, c5 = c5 + ? WHERE pk = ? AND ck = ?"
+        ))
+        .await?
+    } else {
+        prep(format!("INSERT INTO {table} (pk, ck, v) VALUES (?, ?, ?)")).await?
+    };
+    // Counter mode writes the counter table only; the other statements stay on the plain one.
+    let plain = format!("{}.{}", args.keyspace, args.table);
+    let table = if args.mode == Mode::CounterUpdate {
+        plain.as_str()
+    } else {
+        table
+    };
     let read = prep(read_query(args, table)).await?;
     let delete = if args.rows_per_request > 1 {
         prep(format!(

@@ -240,6 +240,18 @@ pub(crate) async fn write_op(
         }
     }
     let (id, c) = (&sh.insert.id[..], sh.consistency);
+    if sh.args.mode == crate::args::Mode::CounterUpdate {
+        // scylla-bench's counter update: c1..c5 += ck, ck + 1, … ck + 4 (one row).
+        let (pk, ck) = (values[0].0, values[0].1);
+        let adds: [[u8; 8]; 5] = std::array::from_fn(|i| ck.wrapping_add(i as i64).to_be_bytes());
+        let (pkb, ckb) = (pk.to_be_bytes(), ck.to_be_bytes());
+        let vals: [&[u8]; 7] = [&adds[0], &adds[1], &adds[2], &adds[3], &adds[4], &pkb, &ckb];
+        request(sh, worker, sent, &sh.insert, Opcode::Execute, |b| {
+            crate::wire::execute_body(b, id, c, &vals, None)
+        })
+        .await?;
+        return Ok(1);
+    }
     if n == 1 {
         let (pk, ck, v) = &values[0];
         let (pk, ck) = (pk.to_be_bytes(), ck.to_be_bytes());

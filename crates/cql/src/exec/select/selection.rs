@@ -158,10 +158,15 @@ enum Times<'a> {
     Fields(Vec<Option<&'a Cell>>),
 }
 
-/// A column's serialized value in a (live) row.
+/// A column's serialized value in a (live) row. A counter's is the sum of its shards, as a
+/// `bigint`.
 pub fn cell_value(row: &Row, c: &ColumnDef) -> Option<Bytes> {
     let (_, data) = row.columns.iter().find(|(id, _)| *id == c.id)?;
     match data {
+        ColumnData::Simple(cell) if cell.counter => {
+            let total = cairn_engine::model::counter::total(&cell.value);
+            Some(Bytes::copy_from_slice(&total.to_be_bytes()))
+        }
         ColumnData::Simple(cell) => Some(cell.value.clone()),
         ColumnData::Complex(cc) => {
             if cc.cells.is_empty() {

@@ -56,8 +56,30 @@ pub(super) fn apply_all(
     trace: Option<&cairn_engine::Trace>,
 ) -> Result<()> {
     let cl = levels.consistency;
+    let counters = planned
+        .iter()
+        .any(|(schema, _)| crate::exec::create_table::has_counters(schema));
     let all = complete_all(ex, planned, None, cl, wait)?;
-    ex.proxy().mutate_or_defer(all, cl, wait, acks, trace)?;
+    apply_mutations(ex, all, counters, cl, wait, acks, trace)
+}
+
+/// Hands completed mutations to the storage proxy: counter tables' (`counters`: a statement
+/// or batch writes counter tables only — mixing is refused before) as increments this node
+/// leads (`StorageProxy::mutate_counters`), the others as they are.
+pub(super) fn apply_mutations(
+    ex: &Executor,
+    all: Vec<Mutation>,
+    counters: bool,
+    cl: Consistency,
+    wait: Wait,
+    acks: Option<&Acks>,
+    trace: Option<&cairn_engine::Trace>,
+) -> Result<()> {
+    if counters {
+        ex.proxy().mutate_counters(all, cl, wait, acks, trace)?;
+    } else {
+        ex.proxy().mutate_or_defer(all, cl, wait, acks, trace)?;
+    }
     Ok(())
 }
 

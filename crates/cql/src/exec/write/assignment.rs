@@ -83,13 +83,34 @@ pub(super) fn put_column(row: &mut Row, id: u32, data: ColumnData) {
     }
 }
 
-/// [`put_column`] into the static row or the clustering row, by the column's kind.
+fn delta_of(c: &Cell) -> i64 {
+    c.value
+        .as_ref()
+        .try_into()
+        .map(i64::from_be_bytes)
+        .unwrap_or(0)
+}
+
+/// [`put_column`] into the static row or the clustering row, by the column's kind. Two
+/// deltas of one counter add up (`SET c = c + 1, c = c - 3`).
 pub(super) fn put_by_kind(c: &ColumnDef, row: &mut Row, statics: &mut Row, data: ColumnData) {
     let target = if c.kind == ColumnKind::Static {
         statics
     } else {
         row
     };
+    if c.ty == CqlType::Counter {
+        let existing = target.columns.iter_mut().find(|(id, _)| *id == c.id);
+        if let Some((_, ColumnData::Simple(a))) = existing {
+            if let ColumnData::Simple(b) = &data {
+                if is_counter_delta(a) && is_counter_delta(b) {
+                    let sum = delta_of(a).wrapping_add(delta_of(b));
+                    a.value = Bytes::copy_from_slice(&sum.to_be_bytes());
+                    return;
+                }
+            }
+        }
+    }
     put_column(target, c.id, data);
 }
 
@@ -191,7 +212,7 @@ fn complex(cells: Vec<(Bytes, Cell)>) -> ColumnOp {
     }))
 }
 
-/// `c = c + v` and `c = v + c` on a collection (counters are not supported yet).
+/// `c = c + v` and `c = v + c` on a collection, `c = c + v` on a counter.
 fn append(
     c: &ColumnDef,
     a: &Assignment,
@@ -201,8 +222,8 @@ fn append(
     ttl: u32,
     now: u32,
 ) -> Result<Option<ColumnOp>> {
-    if c.ty == CqlType::Counter {
-        return Err(Error::Invalid("Counters are not supported yet".into()));
+    if c.ty == CqlType::Counter && matches!(a, Assignment::Add { .. }) {
+        return counter_delta(c, value, ctx, ts, false);
     }
     if matches!(a, Assignment::Prepend { .. })
         && matches!(value, crate::ast::Term::List(_))
@@ -282,6 +303,55 @@ fn append(
     )))
 }
 
+/// `c = c + v` / `c = c - v` on a counter (Cassandra's `Constants.Adder` / `Substracter`):
+/// the delta as a live `bigint` cell, which the storage proxy turns into this node's shard
+/// (`StorageProxy::mutate_counters`). Several in one statement or batch add up
+/// ([`put_column`]).
+fn counter_delta(
+    c: &ColumnDef,
+    value: &crate::ast::Term,
+    ctx: &dyn TermContext,
+    ts: i64,
+    negate: bool,
+) -> Result<Option<ColumnOp>> {
+    let n = match term_to_bytes(value, &c.ty, &c.name, ctx)? {
+        TermValue::Unset => return Ok(None),
+        TermValue::Null => {
+            return Err(Error::Invalid(
+                "Invalid null value for counter increment".into(),
+            ))
+        }
+        TermValue::Value(b) => {
+            let raw: [u8; 8] = b.as_ref().try_into().map_err(|_| {
+                Error::Invalid(format!(
+                    "Expected 8 or 0 byte long for counter increment ({})",
+                    b.len()
+                ))
+            })?;
+            i64::from_be_bytes(raw)
+        }
+    };
+    let delta = if negate {
+        if n == i64::MIN {
+            return Err(Error::Invalid(format!(
+                "The negation of {n} overflows supported counter precision (signed 8 bytes integer)"
+            )));
+        }
+        -n
+    } else {
+        n
+    };
+    Ok(Some(ColumnOp::Data(ColumnData::Simple(Cell::live(
+        ts,
+        Bytes::copy_from_slice(&delta.to_be_bytes()),
+    )))))
+}
+
+/// Whether `c` is a counter increment's delta (see [`counter_delta`]).
+fn is_counter_delta(c: &Cell) -> bool {
+    !c.counter && !c.is_tombstone() && c.value.len() == 8
+}
+
 /// `c = c - v`: elements of a set, keys of a map, values of a list.
 fn subtract(
     c: &ColumnDef,
@@ -291,7 +361,7 @@ fn subtract(
     now: u32,
 ) -> Result<Option<ColumnOp>> {
     if c.ty == CqlType::Counter {
-        return Err(Error::Invalid("Counters are not supported yet".into()));
+        return counter_delta(c, value, ctx, ts, true);
     }
     Ok(match &c.ty {
         CqlType::Set(_) => {

@@ -2,7 +2,7 @@
 //! partition) checks every statement's IF clause under the partition's lock first. Batch
 //! size thresholds are `super::super::batch_limits`'.
 
-use super::apply::{complete_all, run_conditional};
+use super::apply::{apply_mutations, complete_all, run_conditional};
 use super::keys::table_schema;
 use super::planned::Planned;
 use super::statement::{is_conditional, names_static_columns, plan, target_table};
@@ -52,9 +52,19 @@ pub fn batch_statement(
                     "Cannot provide custom timestamp for conditional BATCH".into(),
                 ));
             }
+            if b.kind == crate::ast::BatchKind::Counter {
+                return Err(Error::Invalid(
+                    "Cannot provide custom timestamp for counter BATCH".into(),
+                ));
+            }
             if statements.iter().any(|(s, _)| has_timestamp(s)) {
                 return Err(Error::Invalid(
                     "Timestamp must be set either on BATCH or individual statements".into(),
+                ));
+            }
+            if counter_kinds(ex, session, &statements).0 {
+                return Err(Error::Invalid(
+                    "Cannot provide custom timestamp for a BATCH containing counters".into(),
                 ));
             }
             timestamp_of(t, &Binds::new(params))?.or(params.timestamp)
@@ -91,10 +101,20 @@ pub fn batch(
     wait: Wait,
 ) -> Result<Outcome> {
     let (timestamp, levels) = (options.timestamp, options.levels);
-    // Counters are not supported yet, so no statement can belong in a counter batch.
-    if kind == crate::ast::BatchKind::Counter && !statements.is_empty() {
+    let (has_counters, has_others) = counter_kinds(ex, session, statements);
+    if kind == crate::ast::BatchKind::Counter && has_others {
         return Err(Error::Invalid(
             "Cannot include non-counter statement in a counter batch".into(),
+        ));
+    }
+    if has_counters && has_others {
+        return Err(Error::Invalid(
+            "Counter and non-counter mutations cannot exist in the same batch".into(),
+        ));
+    }
+    if kind == crate::ast::BatchKind::Logged && has_counters {
+        return Err(Error::Invalid(
+            "Cannot include a counter statement in a logged batch".into(),
         ));
     }
     if statements.iter().any(|(s, _)| is_conditional(s)) {
@@ -112,9 +132,32 @@ pub fn batch(
     // BatchStatement does not validate it for writes).
     let all = complete_all(ex, planned, None, levels.consistency, wait)?;
     let warnings = crate::exec::batch_limits::check(ex, kind, &all)?;
-    ex.proxy()
-        .mutate_or_defer(all, levels.consistency, wait, options.acks, options.trace)?;
+    let cl = levels.consistency;
+    apply_mutations(ex, all, has_counters, cl, wait, options.acks, options.trace)?;
     Ok(Outcome::Void.with_warnings(warnings))
+}
+
+/// Whether a batch's statements write counter tables, and whether they write others
+/// (Cassandra's `hasCounters` / `hasNonCounters`). A table that does not exist counts as
+/// neither: planning the statement names it.
+fn counter_kinds(
+    ex: &Executor,
+    session: &Session,
+    statements: &[(Statement, QueryParams)],
+) -> (bool, bool) {
+    let (mut counters, mut others) = (false, false);
+    for (stmt, _) in statements {
+        let Some(schema) = target_table(stmt).and_then(|n| table_schema(ex, session, n).ok())
+        else {
+            continue;
+        };
+        if crate::exec::create_table::has_counters(&schema) {
+            counters = true;
+        } else {
+            others = true;
+        }
+    }
+    (counters, others)
 }
 
 /// Plans every statement of a batch, handing each plan to `each`. Cassandra validates the

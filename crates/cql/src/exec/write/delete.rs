@@ -6,7 +6,7 @@ use super::assignment::{
 use super::condition::{check_custom_timestamp, condition_of, conditions_for, static_kinds};
 use super::keys::{clustering_keys, keys_of, table_schema};
 use super::planned::Planned;
-use super::using::using;
+use super::using::{check_counter_conditions, check_counter_using, using};
 use crate::ast::{Assignment, Delete, RelationTarget};
 use crate::error::{Error, Result};
 use crate::exec::catalog::now_secs;
@@ -33,6 +33,7 @@ pub(super) fn delete(
     if d.using.ttl.is_some() {
         return Err(Error::Invalid("TTL is not supported for DELETE".into()));
     }
+    check_counter_conditions(&schema, &d.conditions)?;
     let condition = condition_of(&d.conditions, &d.using, &schema, ctx)?;
     let target_kinds: Vec<ColumnKind> = d
         .targets
@@ -65,6 +66,7 @@ pub(super) fn delete(
         Context::modification(StatementKind::Delete, static_only),
     )?;
     check_custom_timestamp(&d.conditions, &d.using)?;
+    check_counter_using(&schema, &d.using)?;
     let keys = keys_of(&r)?;
     if condition.is_some() && !(r.full_clustering(&schema) && r.keys.is_some()) {
         if target_kinds.contains(&ColumnKind::Regular) || row_kinds.is_some() {

@@ -40,6 +40,16 @@ pub struct InsertPlan {
     pub(super) statics: SmallVec<[Part; 4]>,
 }
 
+/// Cassandra's refusal of INSERT (VALUES or JSON) into a counter table.
+fn refuse_counter_table(schema: &TableSchema) -> Result<()> {
+    if crate::exec::create_table::has_counters(schema) {
+        return Err(Error::Invalid(
+            "INSERT statements are not allowed on counter tables, use UPDATE instead".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// One column of an INSERT: its index in the schema's columns and in the INSERT's values.
 #[derive(Clone, Copy)]
 pub(super) struct Part {
@@ -51,6 +61,7 @@ impl InsertPlan {
     /// Checks an INSERT's column list against `schema` (Cassandra's messages) and plans it
     /// (at PREPARE too, where Cassandra makes the same checks).
     pub fn new(schema: &TableSchema, columns: &[String], values: usize) -> Result<InsertPlan> {
+        refuse_counter_table(schema)?;
         if columns.len() != values {
             return Err(Error::Invalid(format!(
                 "Unmatched column names/values (got {} names and {} values)",
@@ -138,6 +149,7 @@ pub(super) fn insert_mutation(
     cache: Option<&PlanCache<InsertPlan>>,
 ) -> Result<Planned> {
     let schema = table_schema(ex, session, &i.table)?;
+    refuse_counter_table(&schema)?;
     // INSERT JSON gives every column a value (null or unset when the document has none):
     // they are bound to stand-in markers, so the rest is the INSERT … VALUES path.
     let json: JsonInsert;

@@ -150,7 +150,11 @@ pub(super) fn run_one(
     let schema = table_schema(ex, session, name)?;
     let levels = params.levels;
     if planned.conditions.is_empty() {
-        consistency::for_write(levels.consistency)?;
+        if crate::exec::create_table::has_counters(&schema) {
+            consistency::for_counter_write(levels.consistency, &schema.name)?;
+        } else {
+            consistency::for_write(levels.consistency)?;
+        }
         apply_all(
             ex,
             vec![(schema, planned)],

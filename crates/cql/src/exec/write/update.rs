@@ -5,7 +5,7 @@ use super::assignment::{assignment_column, assignment_op, put_by_kind, ColumnOp,
 use super::condition::{check_custom_timestamp, condition_of, conditions_for, static_only};
 use super::keys::{clustering_of, keys_of, table_schema};
 use super::planned::Planned;
-use super::using::using_deferring;
+use super::using::{check_counter_conditions, check_counter_using, using_deferring};
 use crate::ast::{Assignment, Conditions, Update};
 use crate::error::{Error, Result};
 use crate::exec::catalog::now_secs;
@@ -27,6 +27,7 @@ pub(super) fn update(
 ) -> Result<Planned> {
     let schema = table_schema(ex, session, &u.table)?;
     let conditional = !matches!(u.conditions, Conditions::None);
+    check_counter_conditions(&schema, &u.conditions)?;
     let condition = condition_of(&u.conditions, &u.using, &schema, ctx)?;
     let static_only = static_only(&u.assignments, &schema, condition.as_ref());
     // Cassandra prepares the operations before the WHERE clause.
@@ -40,6 +41,7 @@ pub(super) fn update(
         Context::modification(StatementKind::Update, static_only),
     )?;
     check_custom_timestamp(&u.conditions, &u.using)?;
+    check_counter_using(&schema, &u.using)?;
     let keys = keys_of(&r)?;
     if !conditional && r.selects_no_row() {
         // Cassandra builds no update, so binds no USING, when a clustering IN names no row.

@@ -99,3 +99,38 @@ pub(super) fn using_deferring(
         Err(e) => Ok((ts, 0, Some(e))),
     }
 }
+
+/// Cassandra's refusal of a conditional statement on a counter table (made when the
+/// statement is prepared).
+pub(super) fn check_counter_conditions(
+    schema: &TableSchema,
+    conditions: &crate::ast::Conditions,
+) -> Result<()> {
+    if crate::exec::create_table::has_counters(schema)
+        && !matches!(conditions, crate::ast::Conditions::None)
+    {
+        return Err(Error::Invalid(
+            "Conditional updates are not supported on counter tables".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Cassandra's `ModificationStatement.validate` for counter tables: no `USING TIMESTAMP`
+/// (a counter's shards are ordered by their clocks, not by client time) and no `USING TTL`.
+pub(super) fn check_counter_using(schema: &TableSchema, u: &Using) -> Result<()> {
+    if !crate::exec::create_table::has_counters(schema) {
+        return Ok(());
+    }
+    if u.timestamp.is_some() {
+        return Err(Error::Invalid(
+            "Cannot provide custom timestamp for counter updates".into(),
+        ));
+    }
+    if u.ttl.is_some() {
+        return Err(Error::Invalid(
+            "Cannot provide custom TTL for counter updates".into(),
+        ));
+    }
+    Ok(())
+}

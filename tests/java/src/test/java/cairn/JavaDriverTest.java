@@ -312,7 +312,7 @@ class JavaDriverTest {
     assertTrue(p.isNull("i"));
     assertTrue(p.getList("li", Integer.class).isEmpty());
     assertNull(p.getTupleValue("tup"));
-    // (Counters are not supported by Cairn yet: no counter column here.)
+    // (Counter columns cannot share a table with these; tests/python/test_counters.py has them.)
   }
 
   @Test
