@@ -25,6 +25,8 @@ def tnode(node_factory, tmp_path_factory):
     cfg = tmp_path_factory.mktemp("audit-table") / "cairn.yaml"
     cfg.write_text(
         "authenticator: PasswordAuthenticator\n"
+        # Permissions enforced: the audit log's own writes are the node's, not a client's.
+        "authorizer: CassandraAuthorizer\n"
         "audit: table\n"
         "audit_categories: 'DCL,DDL,AUTH,DML,QUERY'\n"
         "audit_keyspaces: audited\n"

@@ -308,7 +308,8 @@ fn day_millis(r: &AuditRecord) -> i64 {
 /// The `audit.audit_log` sink.
 pub(super) struct TableSink {
     executor: Arc<Executor>,
-    /// The writer's own session: no user (an internal write is not a client's).
+    /// The writer's own session: the node's internal one (an internal write is not a
+    /// client's: no user, and no permission check when the authorizer is on).
     session: Session,
     /// The prepared INSERT; prepared again when a schema change dropped it.
     insert: Option<[u8; 16]>,
@@ -325,7 +326,7 @@ impl TableSink {
     pub(super) fn open(executor: Arc<Executor>) -> TableSink {
         let mut sink = TableSink {
             executor,
-            session: Session::default(),
+            session: Session::internal(),
             insert: None,
             ready: false,
         };
