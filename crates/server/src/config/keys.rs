@@ -364,10 +364,11 @@ static KEYS: &[Key] = &[
         "2000ms",
         field!(permissions_validity, v => v.duration_min(Duration::ZERO)?),
     ),
-    // Refused, not accepted and ignored: see `refuse_permissions_update_interval`.
+    // Refused, not accepted and ignored: see `refuse_permissions_update_interval` (only
+    // `key:` with no value loads).
     key(
         "permissions_update_interval",
-        "2000ms",
+        "",
         refuse_permissions_update_interval,
     )
     .or(&["permissions_update_interval_in_ms"]),

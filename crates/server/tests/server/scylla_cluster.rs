@@ -205,18 +205,35 @@ fn probes(ring: &BTreeMap<i64, IpAddr>) -> Vec<i64> {
 
 /// Creates keyspace `ks` with `replication` and a table `kv (k int PRIMARY KEY, v text)`.
 async fn create(s: &Session, ks: &str, replication: &str) {
-    s.query_unpaged(
+    ddl(
+        s,
         format!("CREATE KEYSPACE {ks} WITH replication = {replication}"),
-        (),
     )
-    .await
-    .unwrap_or_else(|e| panic!("CREATE KEYSPACE {ks}: {e}"));
-    s.query_unpaged(
+    .await;
+    ddl(
+        s,
         format!("CREATE TABLE {ks}.kv (k int PRIMARY KEY, v text)"),
-        (),
     )
-    .await
-    .unwrap_or_else(|e| panic!("CREATE TABLE {ks}.kv: {e}"));
+    .await;
+}
+
+/// Runs a schema statement; while the node sees too few members of the schema group up
+/// (on a loaded machine a node may miss echoes and be marked down for a moment), the
+/// statement is refused with nothing changed and is tried again, for at most a minute.
+async fn ddl(s: &Session, statement: String) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match s.query_unpaged(statement.clone(), ()).await {
+            Ok(_) => return,
+            Err(e)
+                if e.to_string().contains("Cannot change the schema")
+                    && Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("{statement}: {e}"),
+        }
+    }
 }
 
 /// Cairn's placement of a keyspace on the live ring, as node 0 holds both.
