@@ -47,6 +47,27 @@ pub struct Member {
     pub up: bool,
 }
 
+impl Member {
+    /// A node alone in its ring, as an executor embedded without a node (tests, examples,
+    /// tools) runs: `host_id` at `address` in `datacenter1` / `rack1`, native port 9042, one
+    /// token (0), normal and up.
+    pub fn alone(host_id: HostId, address: IpAddr) -> Member {
+        Member {
+            endpoint: Endpoint {
+                host_id,
+                address,
+                datacenter: "datacenter1".into(),
+                rack: "rack1".into(),
+            },
+            rpc_address: address,
+            native_port: 9042,
+            tokens: vec![Token(0)],
+            state: MemberState::Normal,
+            up: true,
+        }
+    }
+}
+
 /// A snapshot of the cluster's membership as this node sees it.
 #[derive(Debug, Clone)]
 pub struct Topology {

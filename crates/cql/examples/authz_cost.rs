@@ -9,13 +9,12 @@
 //! make before a statement runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use cairn_cluster::node::{Endpoint, HostId};
+use cairn_cluster::node::HostId;
 use cairn_cluster::proxy::StorageProxy;
-use cairn_cluster::topology::{Member, MemberState, Topology, TopologyHandle};
+use cairn_cluster::topology::{Member, Topology, TopologyHandle};
 use cairn_cql::exec::auth::CacheSettings;
 use cairn_cql::exec::system::NodeInfo;
 use cairn_cql::exec::{Executor, QueryParams, Session};
-use cairn_engine::model::Token;
 use cairn_engine::{Database, DatabaseConfig, Wait};
 use std::sync::Arc;
 
@@ -87,19 +86,6 @@ fn cpu_ns() -> u64 {
 
 fn alone() -> TopologyHandle {
     TopologyHandle::new(
-        Topology::single(Member {
-            endpoint: Endpoint {
-                host_id: HostId([1; 16]),
-                address: [127, 0, 0, 1].into(),
-                datacenter: "datacenter1".into(),
-                rack: "rack1".into(),
-            },
-            rpc_address: [127, 0, 0, 1].into(),
-            native_port: 9042,
-            tokens: vec![Token(0)],
-            state: MemberState::Normal,
-            up: true,
-        })
-        .unwrap(),
+        Topology::single(Member::alone(HostId([1; 16]), [127, 0, 0, 1].into())).unwrap(),
     )
 }

@@ -3,13 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bytes::Bytes;
-use cairn_cluster::node::{Endpoint, HostId};
+use cairn_cluster::node::HostId;
 use cairn_cluster::proxy::StorageProxy;
-use cairn_cluster::topology::{Member, MemberState, Topology, TopologyHandle};
+use cairn_cluster::topology::{Member, Topology, TopologyHandle};
 use cairn_cql::exec::system::NodeInfo;
 use cairn_cql::exec::{BoundValue, Executor, Outcome, QueryParams, ResultSet, Session};
 use cairn_cql::Error;
-use cairn_engine::model::Token;
 use cairn_engine::{Database, DatabaseConfig, Wait};
 use std::sync::Arc;
 
@@ -25,20 +24,7 @@ fn open(dir: &std::path::Path) -> Executor {
 /// A node alone in its ring, in `datacenter1`.
 fn alone() -> TopologyHandle {
     TopologyHandle::new(
-        Topology::single(Member {
-            endpoint: Endpoint {
-                host_id: HostId([1; 16]),
-                address: [127, 0, 0, 1].into(),
-                datacenter: "datacenter1".into(),
-                rack: "rack1".into(),
-            },
-            rpc_address: [127, 0, 0, 1].into(),
-            native_port: 9042,
-            tokens: vec![Token(0)],
-            state: MemberState::Normal,
-            up: true,
-        })
-        .unwrap(),
+        Topology::single(Member::alone(HostId([1; 16]), [127, 0, 0, 1].into())).unwrap(),
     )
 }
 

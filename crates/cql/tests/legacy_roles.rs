@@ -7,10 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bytes::Bytes;
-use cairn_cluster::node::{Endpoint, HostId};
+use cairn_cluster::node::HostId;
 use cairn_cluster::proxy::StorageProxy;
 use cairn_cluster::schema_log::{LocalSchemaLog, SchemaLog};
-use cairn_cluster::topology::{Member, MemberState, Topology, TopologyHandle};
+use cairn_cluster::topology::{Member, Topology, TopologyHandle};
 use cairn_cql::exec::system::NodeInfo;
 use cairn_cql::exec::{Executor, Outcome, QueryParams, Session};
 use cairn_cql::Error;
@@ -25,20 +25,7 @@ use std::sync::Arc;
 
 fn alone() -> TopologyHandle {
     TopologyHandle::new(
-        Topology::single(Member {
-            endpoint: Endpoint {
-                host_id: HostId([1; 16]),
-                address: [127, 0, 0, 1].into(),
-                datacenter: "datacenter1".into(),
-                rack: "rack1".into(),
-            },
-            rpc_address: [127, 0, 0, 1].into(),
-            native_port: 9042,
-            tokens: vec![cairn_engine::model::Token(0)],
-            state: MemberState::Normal,
-            up: true,
-        })
-        .unwrap(),
+        Topology::single(Member::alone(HostId([1; 16]), [127, 0, 0, 1].into())).unwrap(),
     )
 }
 

@@ -44,6 +44,7 @@ use cairn_engine::model::types::CqlType;
 use cairn_engine::Wait;
 use parking_lot::Mutex;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -63,6 +64,9 @@ pub struct CqlHandler {
     /// traced (and their session so far) and when they started. Written only for traced
     /// requests, or for any while the trace probability is above zero.
     handed_over: Mutex<HashMap<(u64, i16), Handover>>,
+    /// How many calls `handed_over` holds: a request that did not finish inline looks there
+    /// (takes the lock) only when it may hold one — never while nothing is traced.
+    handed_over_len: AtomicUsize,
 }
 
 /// What the inline attempt of a request hands over to [`Handler::handle`].
@@ -86,6 +90,7 @@ impl CqlHandler {
             audit: None,
             tracing: None,
             handed_over: Mutex::new(HashMap::new()),
+            handed_over_len: AtomicUsize::new(0),
         }
     }
 
@@ -118,12 +123,13 @@ impl CqlHandler {
     /// The call of a request reaching [`Handler::handle`]: the one its inline attempt left,
     /// or a new one.
     fn resumed_call(&self, request: &Request, ctx: &RequestContext<Session>) -> Call {
-        if self.tracing.is_some() {
+        if self.tracing.is_some() && self.handed_over_len.load(Ordering::Acquire) > 0 {
             let left = self
                 .handed_over
                 .lock()
                 .remove(&(ctx.connection.id, ctx.stream));
             if let Some(h) = left {
+                self.handed_over_len.fetch_sub(1, Ordering::AcqRel);
                 return Call {
                     started: h.started,
                     trace: h.trace,
@@ -622,9 +628,13 @@ impl Handler for Arc<CqlHandler> {
                         started: call.started,
                         trace: call.trace,
                     };
-                    self.handed_over
+                    let replaced = self
+                        .handed_over
                         .lock()
                         .insert((ctx.connection.id, ctx.stream), h);
+                    if replaced.is_none() {
+                        self.handed_over_len.fetch_add(1, Ordering::AcqRel);
+                    }
                 }
                 return None;
             }

@@ -103,7 +103,16 @@ impl StorageProxy {
                     }
                     let dc = topology.local().map(|m| m.endpoint.datacenter.clone());
                     let block_for = cl.block_for(&strategy, dc.as_deref().unwrap_or(""));
-                    let leader = leader_of(&topology, &targets, dc.as_deref());
+                    // No replica's address known (the ring changed under us): the level
+                    // cannot be met — never a guessed address.
+                    let leader = leader_of(&topology, &targets, dc.as_deref()).ok_or(
+                        crate::consistency::Unavailable {
+                            consistency: cl,
+                            required: block_for,
+                            alive: 0,
+                            datacenter: None,
+                        },
+                    )?;
                     forward(remote, leader, &group, cl, block_for)?;
                     continue;
                 }
@@ -121,7 +130,7 @@ impl StorageProxy {
 
 /// The replica to lead an increment: the first of `targets` (replicas up, in placement
 /// order) in this node's data center, else the first.
-fn leader_of(topology: &Topology, targets: &[usize], dc: Option<&str>) -> IpAddr {
+fn leader_of(topology: &Topology, targets: &[usize], dc: Option<&str>) -> Option<IpAddr> {
     let ring = topology.ring();
     let endpoint = |i: usize| ring.endpoints().get(i);
     targets
@@ -129,7 +138,7 @@ fn leader_of(topology: &Topology, targets: &[usize], dc: Option<&str>) -> IpAddr
         .filter_map(|&i| endpoint(i))
         .find(|e| Some(e.datacenter.as_str()) == dc)
         .or_else(|| targets.iter().find_map(|&i| endpoint(i)))
-        .map_or(IpAddr::from([127, 0, 0, 1]), |e| e.address)
+        .map(|e| e.address)
 }
 
 /// Sends one partition's deltas to `leader` and waits for its answer (the leader waits for
