@@ -3,6 +3,7 @@ checks and texts (cql3/statements/schema/*TypeStatement.java, CQL3Type.java, Use
 frozen UDT columns (in keys and collections too), literals, bound values, field selection,
 JSON, the driver's metadata (system_schema.types) and DESCRIBE."""
 
+import json
 import pytest
 from cassandra import InvalidRequest
 
@@ -255,6 +256,9 @@ def test_writetime_and_ttl_of_a_non_frozen_value_list_its_fields(session, ks, ty
     # The result's type is a list: arithmetic on it is refused, as Cassandra refuses it.
     assert "the '+' operation is not supported between writetime(v) and 1" in err(
         session, f"SELECT writetime(v) + 1 FROM {t}")
+    # As JSON the null field is null (Cassandra 5.0.9 fails: a NullPointerException).
+    j = session.execute(f"SELECT JSON writetime(v), ttl(v) FROM {t} WHERE k = 1").one()[0]
+    assert json.loads(j)["writetime(v)"] == [None, 100], j
 
 
 def test_conditions_on_fields_and_whole_values(session, ks, ty, tname):

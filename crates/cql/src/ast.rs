@@ -324,7 +324,7 @@ pub enum RelationTarget {
     Column(String),
     /// `col[term]`: a map key or list index.
     Element(String, Term),
-    /// `col.field`: a user-type field (conditions only).
+    /// `col.field`: a user-type field (conditions, DELETE targets).
     Field(String, String),
     /// `(a, b)`: a multi-column relation on clustering columns.
     Tuple(Vec<String>),

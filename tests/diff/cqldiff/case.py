@@ -76,7 +76,7 @@ def stmt_to_json(s):
         if p is TABLE:
             parts.append({"table": True})
         elif isinstance(p, Arg):
-            parts.append({"type": p.type.cql(), "value": ty.to_saved(p.type, p.value),
+            parts.append({"type": p.type.spec(), "value": ty.to_saved(p.type, p.value),
                           "style": p.style, "bound": p.bound, "unset": p.unset,
                           "in_list": p.in_list})
         else:
@@ -91,6 +91,8 @@ def stmt_to_json(s):
         j["children"] = [stmt_to_json(c) for c in s.children]
     if s.cols:
         j["cols"] = sorted(s.cols)
+    if s.setup:
+        j["setup"] = list(s.setup)
     return j
 
 
@@ -109,7 +111,8 @@ def stmt_from_json(j):
                 fetch_size=j.get("fetch_size"), timestamp=j.get("timestamp"),
                 loose={int(k): v for k, v in j.get("loose", {}).items()},
                 children=[stmt_from_json(c) for c in j.get("children", [])],
-                batch_type=j.get("batch_type"), effect=j.get("effect"))
+                batch_type=j.get("batch_type"), effect=j.get("effect"),
+                setup=j.get("setup", ()))
 
 
 def save(path, run_result, info):

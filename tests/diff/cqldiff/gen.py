@@ -320,8 +320,7 @@ class Generator:
     # -- statements ------------------------------------------------------------------------
 
     def create(self):
-        head, tail = self.table.create_cql("\0").split("\0")
-        return Stmt("create_table", [head, TABLE, tail], "ddl")
+        return self.table.create_stmt()
 
     def next(self):
         """The next statement."""
@@ -432,6 +431,11 @@ class Generator:
         """One `SET` assignment for column c: parts."""
         ct = c.type
         r = self.rng.random()
+        if ct.multicell_udt and r < self.f("udt_field_ops"):
+            field = self.rng.choice(ct.fields)
+            ft = ct.field_type(field)
+            return [f"{c.name}.{field} = ",
+                    self.arg(ft, None if self.rng.random() < 0.1 else self.rv(ft))]
         if ct.multicell and r < self.f("collection_ops"):
             elem = ct.params[0]
             if ct.kind == "list":
@@ -558,7 +562,13 @@ class Generator:
             r = self.rng.random()
             ct = c.type
             same_types = ct.kind == "map" and ct.params[0] == ct.params[1]
-            if ct.kind == "map" and r < 0.25 and (
+            if ct.kind == "udt" and r < 0.3 and self.chance("lwt_udt_field"):
+                field = self.rng.choice(ct.fields)
+                ft = ct.field_type(field)
+                ops = ["=", "=", "!="] + (["<", ">="] if ft.kind == "native" and ft.name != "duration" else [])
+                conds.append([f"{c.name}.{field} {self.rng.choice(ops)} ",
+                              self.cond_arg(ft, self.rv(ft, True))])
+            elif ct.kind == "map" and r < 0.25 and (
                     same_types or self.chance("lwt_element_cross_type")):
                 k = self.rv(ct.params[0], True)
                 while _null_or_empty_inside(k) and not self.chance("lwt_element_empty_key"):
@@ -597,7 +607,10 @@ class Generator:
             if not pool:
                 return None
             for c in self.rng.sample(pool, self.rng.randint(1, min(3, len(pool)))):
-                targets.append([c.name])
+                if c.type.multicell_udt and self.chance("udt_field_ops"):
+                    targets.append([f"{c.name}.{self.rng.choice(c.type.fields)}"])
+                else:
+                    targets.append([c.name])
                 cols.add(c.name)
         elif kind == "elements":
             pool = [c for c in t.values if c.type.kind in ("map", "list")]
@@ -793,7 +806,8 @@ class Generator:
         text = f"ALTER TABLE \0 ADD {name} {ctype.cql()}{' static' if static else ''}"
         a, b = text.split("\0")
         return Stmt("alter_add", [a, TABLE, b], "ddl", cols={name},
-                    effect=["add", name, ctype.cql(), "static" if static else "regular"])
+                    effect=["add", name, ctype.spec(), "static" if static else "regular"],
+                    setup=[u.create_type_cql() for u in ctype.udts()])
 
     def g_alter_drop(self):
         t = self.table
@@ -1076,7 +1090,8 @@ class Generator:
             c = self.rng.choice(t.columns)
             r = self.rng.random()
             if c.kind in ("static", "regular") and r < self.f("select_writetime") and not t.counter \
-                    and (not c.type.multicell or self.chance("writetime_collection")):
+                    and (not c.type.multicell or self.chance("writetime_collection")) \
+                    and (not (json and c.type.multicell_udt) or self.chance("json_writetime_udt")):
                 fn = self.rng.choice(["writetime", "WRITETIME", "ttl"]) if not json else "writetime"
                 if fn.lower() == "ttl":
                     loose[i] = "ttl"
@@ -1095,6 +1110,8 @@ class Generator:
                 item = f"CAST({c.name} AS text)"
             elif r < 0.5 and self.chance("select_tojson"):
                 item = f"toJson({c.name})"
+            elif c.type.kind == "udt" and self.chance("select_udt_field"):
+                item = f"{c.name}.{self.rng.choice(c.type.fields)}"
             else:
                 item = c.name
             if c is not None:

@@ -27,7 +27,7 @@ from .case import Replayer, difference_signature, save
 from .compare import compare
 from .gen import Features, Generator
 from .servers import CairnNode, Endpoint, run_both
-from .shrink import Budget, create_stmt, shrink
+from .shrink import Budget, shrink
 from .stmt import Stmt
 
 DIFF_DIR = Path(__file__).resolve().parents[1]
@@ -229,12 +229,12 @@ class Run:
         budget = Budget(self.args.shrink_seconds, self.args.shrink_replays)
         small_table, stmts = shrink(replayer, table, history[1:], budget,
                                     difference_signature(diff))
-        final = replayer.run(create_stmt(small_table), stmts)
+        final = replayer.run(small_table.create_stmt(), stmts)
         if final[-1][2] is None or len(final) != len(stmts) + 1:
             print("  (the shrunk case no longer differs on a final replay; saving the "
                   "full history)")
             small_table, stmts = table, history[1:]
-            final = replayer.run(create_stmt(small_table), stmts)
+            final = replayer.run(small_table.create_stmt(), stmts)
         print(f"  shrunk to {len(stmts)} statement(s) after {replayer.count} replays:")
         for s, outs, d in final:
             print(f"    {s.describe('t')}")

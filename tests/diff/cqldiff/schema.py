@@ -8,6 +8,7 @@ Invariants:
   is generated on purpose and expected to fail on both).
 """
 
+from .stmt import TABLE, Stmt
 from .types import CqlType, random_type
 
 
@@ -24,7 +25,7 @@ class Column:
         return f"{self.name} {self.type.cql()} ({self.kind})"
 
     def to_json(self):
-        return [self.name, self.type.cql(), self.kind, self.order]
+        return [self.name, self.type.spec(), self.kind, self.order]
 
 
 class Table:
@@ -63,6 +64,19 @@ class Table:
 
     def column(self, name):
         return next((c for c in self.columns if c.name == name), None)
+
+    def udts(self):
+        """The user types the columns use, each once, a nested one before its user."""
+        out = []
+        for c in self.columns:
+            out += [u for u in c.type.udts() if u.name not in {o.name for o in out}]
+        return out
+
+    def create_stmt(self):
+        """The CREATE TABLE statement (its user types created first)."""
+        head, tail = self.create_cql("\0").split("\0")
+        return Stmt("create_table", [head, TABLE, tail], "ddl",
+                    setup=[u.create_type_cql() for u in self.udts()])
 
     def create_cql(self, name=None):
         name = name or self.name

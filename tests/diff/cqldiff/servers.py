@@ -271,6 +271,11 @@ class Endpoint:
         types must be those of the values the generator meant."""
         if stmt.kind == "ddl":
             self.prepared.clear()
+        for text in stmt.setup:
+            try:
+                self.execute_text(text)
+            except Exception as e:  # noqa: BLE001 - the statement's outcome is the failure
+                return error_outcome(e), []
         meta = []
         request = self._prepare(stmt, table, meta)
         if request is None and reference is not None and meta:

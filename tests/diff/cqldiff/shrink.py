@@ -13,7 +13,6 @@ at its budget (replays and seconds) with the smallest case verified so far.
 import copy
 import time
 
-from .stmt import TABLE, Stmt
 from .types import simpler
 
 
@@ -27,11 +26,6 @@ class Budget:
         return self.replays >= 0 and time.monotonic() < self.deadline
 
 
-def create_stmt(table):
-    head, tail = table.create_cql("\0").split("\0")
-    return Stmt("create_table", [head, TABLE, tail], "ddl")
-
-
 def shrink(replayer, table, history, budget, signature):
     """Returns (table, history) no larger than the input, still differing at the end in
     the same way (signature: case.difference_signature of the difference)."""
@@ -41,7 +35,7 @@ def shrink(replayer, table, history, budget, signature):
     def test(tbl, pre):
         if not budget.spend():
             return False
-        return replayer.last_differs(create_stmt(tbl), pre + [last], signature)
+        return replayer.last_differs(tbl.create_stmt(), pre + [last], signature)
 
     prefix = _ddmin(prefix, lambda p: test(table, p))
     # Columns: drop one with every statement that names it.
@@ -65,7 +59,7 @@ def shrink(replayer, table, history, budget, signature):
                 trial = stmts[:i] + [stmts[i].replace_arg(k, candidate)] + stmts[i + 1:]
                 if not budget.spend():
                     return table, stmts
-                if replayer.last_differs(create_stmt(table), trial, signature):
+                if replayer.last_differs(table.create_stmt(), trial, signature):
                     stmts = trial
                     break
     return table, stmts

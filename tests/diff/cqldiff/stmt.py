@@ -9,6 +9,9 @@ Invariants:
 - Rendering is a pure function of the statement and the table name: a statement sent twice
   (to Cairn and to Cassandra, or again while shrinking) is the same request.
 - An Arg with `unset` is always bound (CQL has no literal for "unset").
+- `setup`: statements a server runs first, not compared (the `CREATE TYPE IF NOT EXISTS` of
+  the user types a CREATE TABLE or ALTER TABLE ADD names; each type's name is unique to its
+  definition, so running them again is harmless).
 """
 
 from . import types as ty
@@ -42,7 +45,7 @@ class Stmt:
     """kind: "ddl" | "write" | "lwt" | "read" | "batch" (a protocol BATCH of children)."""
 
     def __init__(self, feature, parts, kind, cols=(), fetch_size=None, timestamp=None,
-                 loose=None, children=None, batch_type=None, effect=None):
+                 loose=None, children=None, batch_type=None, effect=None, setup=()):
         self.feature = feature
         self.parts = list(parts)
         self.kind = kind
@@ -53,6 +56,7 @@ class Stmt:
         self.children = children or []
         self.batch_type = batch_type
         self.effect = effect
+        self.setup = list(setup)
 
     def args(self):
         return [p for p in self.parts if isinstance(p, Arg)]
@@ -89,7 +93,7 @@ class Stmt:
 
     def with_parts(self, parts):
         s = Stmt(self.feature, parts, self.kind, self.cols, self.fetch_size, self.timestamp,
-                 self.loose, self.children, self.batch_type, self.effect)
+                 self.loose, self.children, self.batch_type, self.effect, self.setup)
         return s
 
     def describe(self, table):

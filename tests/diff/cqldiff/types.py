@@ -15,8 +15,14 @@ Value models: ascii/text -> str; blob -> bytes; boolean -> bool; tinyint/smallin
 varint -> int; float -> float (exactly representable as float32); double -> float; decimal ->
 Decimal; date -> int (days since 1970-01-01); time -> int (nanoseconds since midnight);
 timestamp -> int (ms since epoch); uuid/timeuuid -> uuid.UUID; inet -> str; duration ->
-(months, days, nanoseconds); list/set -> list; map -> list of [key, value]; tuple -> list
-(None for a null component).
+(months, days, nanoseconds); list/set -> list; map -> list of [key, value]; tuple and user
+type -> list (None for a null component or field).
+
+A user-defined type is self-describing: its CqlType carries its name, field names and field
+types, so a column's type alone says which `CREATE TYPE` statements it needs
+(`CqlType.udts`). `cql()` writes the type as DDL names it (`frozen<ut_…>`); `spec()` writes
+it with its definition (`udt(ut_…, a int, b text)`), the form saved in regression files and
+read back by `parse_type`.
 """
 
 import datetime
@@ -46,15 +52,17 @@ EPOCH = datetime.date(1970, 1, 1)
 
 
 class CqlType:
-    """A CQL type: a native name, or list/set/map/tuple over other types, maybe frozen."""
+    """A CQL type: a native name, list/set/map/tuple over other types, or a user type (its
+    name, field names and field types), maybe frozen."""
 
-    __slots__ = ("kind", "name", "params", "frozen")
+    __slots__ = ("kind", "name", "params", "frozen", "fields")
 
-    def __init__(self, kind, name=None, params=(), frozen=False):
-        self.kind = kind  # "native" | "list" | "set" | "map" | "tuple"
-        self.name = name
-        self.params = list(params)
+    def __init__(self, kind, name=None, params=(), frozen=False, fields=()):
+        self.kind = kind  # "native" | "list" | "set" | "map" | "tuple" | "udt"
+        self.name = name  # the native type's or the user type's name
+        self.params = list(params)  # element types, or the user type's field types
         self.frozen = frozen
+        self.fields = list(fields)  # the user type's field names
 
     @staticmethod
     def native(name):
@@ -64,15 +72,44 @@ class CqlType:
         """The type as written in DDL."""
         if self.kind == "native":
             return self.name
-        inner = ", ".join(p.cql() for p in self.params)
-        text = f"{self.kind}<{inner}>"
+        if self.kind == "udt":
+            text = self.name
+        else:
+            text = f"{self.kind}<{', '.join(p.cql() for p in self.params)}>"
         return f"frozen<{text}>" if self.frozen else text
+
+    def spec(self):
+        """The type with the definitions of its user types (what `parse_type` reads)."""
+        if self.kind == "native":
+            return self.name
+        if self.kind == "udt":
+            fields = "".join(f", {f} {p.spec()}" for f, p in zip(self.fields, self.params))
+            text = f"udt({self.name}{fields})"
+        else:
+            text = f"{self.kind}<{', '.join(p.spec() for p in self.params)}>"
+        return f"frozen<{text}>" if self.frozen else text
+
+    def udts(self):
+        """The user types this type uses, each once, a nested one before its user."""
+        out = []
+        for p in self.params:
+            out += [u for u in p.udts() if u.name not in {o.name for o in out}]
+        if self.kind == "udt" and self.name not in {o.name for o in out}:
+            out.append(self)
+        return out
+
+    def create_type_cql(self):
+        """A user type's `CREATE TYPE IF NOT EXISTS` (its name is unique to its definition)."""
+        fields = ", ".join(f"{f} {p.cql()}" for f, p in zip(self.fields, self.params))
+        return f"CREATE TYPE IF NOT EXISTS {self.name} ({fields})"
 
     def wire_name(self):
         """The type as the Python driver names a type from protocol metadata: `varchar` for
         text, tuples as `frozen<tuple<...>>`, collections without frozen<>."""
         if self.kind == "native":
             return {"text": "varchar"}.get(self.name, self.name)
+        if self.kind == "udt":
+            return f"frozen<{self.name}>"
         inner = f"{self.kind}<{', '.join(p.wire_name() for p in self.params)}>"
         return f"frozen<{inner}>" if self.kind == "tuple" else inner
 
@@ -80,14 +117,19 @@ class CqlType:
         return self.cql()
 
     def __eq__(self, other):
-        return isinstance(other, CqlType) and self.cql() == other.cql()
+        return isinstance(other, CqlType) and self.spec() == other.spec()
 
     def __hash__(self):
-        return hash(self.cql())
+        return hash(self.spec())
 
     @property
     def is_collection(self):
         return self.kind in ("list", "set", "map")
+
+    @property
+    def multicell_udt(self):
+        """A non-frozen user type: stored field by field, `u.f = v` and `DELETE u.f` allowed."""
+        return self.kind == "udt" and not self.frozen
 
     @property
     def multicell(self):
@@ -103,8 +145,9 @@ class CqlType:
         return any(p.kind in ("set", "map") or p.nested_unordered() for p in self.params)
 
     def unordered_in_tuple(self):
-        """A set or map somewhere inside a tuple (Cassandra keeps those as bound)."""
-        if self.kind == "tuple" and any(p.kind in ("set", "map") or p.nested_unordered()
+        """A set or map somewhere inside a tuple or user type (Cassandra keeps those as
+        bound)."""
+        if self.kind in ("tuple", "udt") and any(p.kind in ("set", "map") or p.nested_unordered()
                                         for p in self.params):
             return True
         return any(p.unordered_in_tuple() for p in self.params)
@@ -114,9 +157,12 @@ class CqlType:
         return not self.contains("duration") and not self.contains("counter") and (
             self.kind in ("native", "tuple") or self.frozen)
 
+    def field_type(self, name):
+        return self.params[self.fields.index(name)]
+
 
 def parse_type(text):
-    """Parses what CqlType.cql() writes."""
+    """Parses what CqlType.spec() writes (and cql() for types without user types)."""
     pos = 0
 
     def ident():
@@ -147,6 +193,20 @@ def parse_type(text):
             expect(">")
             t.frozen = True
             return t
+        if word == "udt":
+            expect("(")
+            skip_ws()
+            name = ident()
+            fields, params = [], []
+            skip_ws()
+            while text[pos] == ",":
+                expect(",")
+                skip_ws()
+                fields.append(ident())
+                params.append(parse())
+                skip_ws()
+            expect(")")
+            return CqlType("udt", name, params=params, fields=fields)
         if word in ("list", "set", "map", "tuple"):
             expect("<")
             params = [parse()]
@@ -176,13 +236,20 @@ def random_type(rng, weights, depth=0, need_comparable=False, allow_multicell=Tr
     natives = [n for n in NATIVE if weights.get(n, 0) > 0
                and not (need_comparable and n == "duration")]
     composite = [] if depth >= 2 else [
-        k for k in ("list", "set", "map", "tuple") if weights.get(k, 0) > 0]
+        k for k in ("list", "set", "map", "tuple", "udt") if weights.get(k, 0) > 0]
     choices = [(n, weights[n]) for n in natives] + [(k, weights[k]) for k in composite]
     pick = weighted(rng, choices)
     if pick in NATIVE:
         return CqlType.native(pick)
     frozen = need_comparable or not allow_multicell or depth > 0 or (
         rng.random() < weights.get("frozen", 0))
+    if pick == "udt":
+        n = rng.randint(1, 3)
+        params = [random_type(rng, weights, depth + 1, need_comparable, False) for _ in range(n)]
+        # The name is unique to this definition: a type created again (a replay, another
+        # episode) is the same type.
+        name = f"ut_{rng.getrandbits(40):010x}"
+        return CqlType("udt", name, params=params, frozen=frozen, fields=UDT_FIELDS[:n])
     if pick == "tuple":
         n = rng.randint(1, 3)
         params = [random_type(rng, weights, depth + 1, need_comparable, False) for _ in range(n)]
@@ -196,6 +263,9 @@ def random_type(rng, weights, depth=0, need_comparable=False, allow_multicell=Tr
         params = [random_type(rng, weights, depth + 1, True, False),
                   random_type(rng, weights, depth + 1, need_comparable, False)]
     return CqlType(pick, params=params, frozen=frozen)
+
+
+UDT_FIELDS = ["a", "b2", "c_c"]
 
 
 def weighted(rng, choices):
@@ -252,7 +322,7 @@ def random_value(rng, t, small=False, opts=ALL_SHAPES):
         if t.name == "decimal" and opts is not None and not opts.allow("decimal_scale"):
             v = _shortest_decimal(v)
         return v
-    if t.kind == "tuple":
+    if t.kind in ("tuple", "udt"):
         return [None if rng.random() < 0.15 else random_value(rng, p, small, opts)
                 for p in t.params]
     n = rng.choice([0, 1, 2, 3] if small else [0, 1, 2, 3, 5])
@@ -281,8 +351,8 @@ def identity(t, v):
     if t.kind == "map":
         keys = {identity(t.params[0], k) for k, _ in v}
         return ("map", tuple(sorted(keys, key=repr)))  # the keys decide the entries' slots
-    if t.kind in ("list", "tuple"):
-        params = t.params if t.kind == "tuple" else [t.params[0]] * len(v)
+    if t.kind in ("list", "tuple", "udt"):
+        params = t.params if t.kind != "list" else [t.params[0]] * len(v)
         return (t.kind, tuple(identity(p, e) for p, e in zip(params, v)))
     return json.dumps(to_saved(t, v))
 
@@ -462,6 +532,11 @@ def literal(t, v, style=0):
                                for k, x in v) + "}"
     if t.kind == "tuple":
         return "(" + ", ".join(literal(p, e, style) for p, e in zip(t.params, v)) + ")"
+    if t.kind == "udt":
+        # Style 2 leaves null fields out (a field not named is null).
+        return "{" + ", ".join(f"{f}: {literal(p, e, style)}"
+                               for f, p, e in zip(t.fields, t.params, v)
+                               if e is not None or style != 2) + "}"
     n = t.name
     if n in INT_RANGES or n in ("varint", "counter"):
         return str(v)
@@ -522,7 +597,8 @@ def bind_value(t, v):
         return [bind_value(t.params[0], e) for e in v]
     if t.kind == "map":
         return Pairs([(bind_value(t.params[0], k), bind_value(t.params[1], x)) for k, x in v])
-    if t.kind == "tuple":
+    if t.kind in ("tuple", "udt"):
+        # The driver serializes a user type's fields by position from a tuple.
         return tuple(bind_value(p, e) for p, e in zip(t.params, v))
     n = t.name
     if n == "date":
@@ -546,6 +622,8 @@ def json_value(t, v):
         return [json_value(t.params[0], e) for e in v]
     if t.kind == "tuple":
         return [json_value(p, e) for p, e in zip(t.params, v)]
+    if t.kind == "udt":
+        return {f: json_value(p, e) for f, p, e in zip(t.fields, t.params, v)}
     if t.kind == "map":
         out = {}
         for k, x in v:
@@ -592,7 +670,7 @@ def to_saved(t, v):
         return [to_saved(t.params[0], e) for e in v]
     if t.kind == "map":
         return [[to_saved(t.params[0], k), to_saved(t.params[1], x)] for k, x in v]
-    if t.kind == "tuple":
+    if t.kind in ("tuple", "udt"):
         return [to_saved(p, e) for p, e in zip(t.params, v)]
     n = t.name
     if n in ("float", "double"):
@@ -615,7 +693,7 @@ def from_saved(t, j):
         return [from_saved(t.params[0], e) for e in j]
     if t.kind == "map":
         return [[from_saved(t.params[0], k), from_saved(t.params[1], x)] for k, x in j]
-    if t.kind == "tuple":
+    if t.kind in ("tuple", "udt"):
         return [from_saved(p, e) for p, e in zip(t.params, j)]
     n = t.name
     if n == "float":
@@ -646,7 +724,7 @@ def simpler(t, v):
             if et is not None:
                 out += [v[:i] + [s] + v[i + 1:] for s in simpler(et, e)[:1]]
         return out
-    if t.kind == "tuple":
+    if t.kind in ("tuple", "udt"):
         return [v[:i] + [s] + v[i + 1:] for i, (p, e) in enumerate(zip(t.params, v))
                 for s in simpler(p, e)[:1]]
     n = t.name

@@ -482,6 +482,16 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                 None => super::catalog::now_micros(),
             };
             for column in columns {
+                // A non-frozen user type cannot be recorded among the dropped columns as
+                // the frozen tuple its cells would read as (Cassandra's refusal).
+                if let Some(c) = schema.column(column) {
+                    if matches!(c.ty, CqlType::Udt(_)) {
+                        return Err(Error::Invalid(format!(
+                            "Cannot drop non-frozen column {column} of user type {}",
+                            c.ty
+                        )));
+                    }
+                }
                 match schema.column(column).map(|c| c.kind) {
                     None if *if_exists => continue,
                     None => {

@@ -480,6 +480,7 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
     let mut first_table: Option<(String, String)> = None;
     let mut one_table = true;
     let mut pk_best: Vec<Option<u16>> = Vec::new();
+    let mut validation_error = None;
     for stmt in &statements {
         let table = match stmt {
             Statement::Select(s) => Some(&s.table),
@@ -508,7 +509,13 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         };
         check_receivers(&schema, stmt)?;
         if system::virtual_schema(&ks, &table.name).is_none() {
-            write::check_shape(ex, session, stmt)?;
+            // A batch's statements are all prepared before any is validated.
+            match write::check_shape(ex, session, stmt) {
+                Err(e) if write::is_validation_error(&e) => {
+                    validation_error.get_or_insert(e);
+                }
+                other => other?,
+            }
         }
         let pk_count = schema.columns_of(ColumnKind::PartitionKey).count();
         let mut c = Collector {
@@ -555,6 +562,9 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
                 }
             }
         }
+    }
+    if let Some(e) = validation_error {
+        return Err(e);
     }
     if one_table && !pk_best.is_empty() && pk_best.iter().all(Option::is_some) {
         pk_indexes = pk_best.into_iter().flatten().collect();

@@ -5,7 +5,9 @@
 use super::apply::{apply_mutations, complete_all, run_conditional};
 use super::keys::table_schema;
 use super::planned::Planned;
-use super::statement::{is_conditional, names_static_columns, plan, target_table};
+use super::statement::{
+    is_conditional, is_validation_error, names_static_columns, plan, target_table,
+};
 use super::using::timestamp_of;
 use crate::ast::{Batch, BatchStatement, Statement};
 use crate::error::{Error, Result};
@@ -171,18 +173,24 @@ fn plan_each(
     ts: i64,
     mut each: impl FnMut(&Statement, Planned) -> Result<()>,
 ) -> Result<()> {
-    let mut key_error = None;
+    // Cassandra prepares every statement, then validates every one, then binds values:
+    // a statement's validation error waits for the others to be prepared, a bound key's
+    // error for every statement to be validated.
+    let (mut validation_error, mut key_error) = (None, None);
     for (stmt, params) in statements {
         let ctx = Binds::new(params);
         match plan(ex, session, stmt, &ctx, Some(ts), None) {
             Ok(p) => each(stmt, p)?,
+            Err(e) if is_validation_error(&e) => {
+                validation_error.get_or_insert(e);
+            }
             Err(e) if restrict::is_key_error(&e) => {
                 key_error.get_or_insert(e);
             }
             Err(e) => return Err(e),
         }
     }
-    key_error.map_or(Ok(()), Err)
+    validation_error.or(key_error).map_or(Ok(()), Err)
 }
 
 /// A BATCH with conditions: one table, one partition, checked and applied as one request.

@@ -39,9 +39,9 @@ pub(super) fn delete(
         .targets
         .iter()
         .filter_map(|t| match t {
-            RelationTarget::Column(n) | RelationTarget::Element(n, _) => {
-                schema.column(n).map(|c| c.kind)
-            }
+            RelationTarget::Column(n)
+            | RelationTarget::Element(n, _)
+            | RelationTarget::Field(n, _) => schema.column(n).map(|c| c.kind),
             _ => None,
         })
         .collect();

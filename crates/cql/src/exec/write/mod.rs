@@ -32,4 +32,4 @@ mod using;
 pub use assignment::{check_element_deletion, check_set_element};
 pub use batch::{batch, batch_statement};
 pub use insert::InsertPlan;
-pub use statement::{check_shape, insert, modify};
+pub use statement::{check_shape, insert, is_validation_error, modify};

@@ -76,6 +76,16 @@ fn is_value_error(e: &Error) -> bool {
             || m.starts_with("Out of bound timestamp"))
 }
 
+/// The refusals Cassandra makes when it validates a prepared statement
+/// (`ModificationStatement.validate`): a custom timestamp on a counter or conditional update,
+/// a custom TTL on a counter update. A batch prepares every statement before it validates
+/// any, so a later statement's WHERE clause is refused before an earlier one's USING.
+pub fn is_validation_error(e: &Error) -> bool {
+    matches!(e, Error::Invalid(m) if m == "Cannot provide custom timestamp for counter updates"
+        || m == "Cannot provide custom TTL for counter updates"
+        || m == "Cannot provide custom timestamp for conditional updates")
+}
+
 /// The table a modification statement writes to.
 pub(super) fn target_table(stmt: &Statement) -> Option<&crate::ast::QualifiedName> {
     match stmt {

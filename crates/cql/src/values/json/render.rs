@@ -10,7 +10,7 @@ use crate::values::temporal::{
     self, civil_from_days, format_date_days, format_time, MILLIS_PER_DAY,
 };
 use cairn_engine::model::types::decode_duration;
-use cairn_engine::model::types::framing::{split_collection, split_map, split_tuple};
+use cairn_engine::model::types::framing::{split_map, split_tuple, Framed};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::types::{BigDecimal, BigInt};
 
@@ -121,7 +121,8 @@ fn write_json(ty: &CqlType, v: &[u8], out: &mut String) -> ValueResult<()> {
         out.push_str("\"\"");
         return Ok(());
     }
-    if ty.validate(v).is_err() {
+    // A list's framing and elements are checked as they are written (it may hold nulls).
+    if !matches!(ty, T::List(_)) && ty.validate(v).is_err() {
         return Err(bad());
     }
     match ty {
@@ -176,13 +177,22 @@ fn write_json(ty: &CqlType, v: &[u8], out: &mut String) -> ValueResult<()> {
             quoted(out, &duration_to_string(m, d, n));
         }
         T::List(e) | T::Set(e) => {
+            // Nulls appear in one list only: the writetimes or TTLs of a non-frozen user
+            // type's fields (null for a field with no cell). Cassandra 5.0.9 fails on them
+            // (a NullPointerException); JSON has a null.
+            let mut r = Framed::new(v);
+            let n = r.count().map_err(|_| bad())?;
             out.push('[');
-            for (i, elem) in split_collection(v).ok_or_else(bad)?.iter().enumerate() {
+            for i in 0..n {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_json(unfrozen(e), elem, out)?;
+                match r.element().map_err(|_| bad())? {
+                    Some(elem) => write_json(unfrozen(e), elem, out)?,
+                    None => out.push_str("null"),
+                }
             }
+            r.finish().map_err(|_| bad())?;
             out.push(']');
         }
         T::Map(k, val) => {
