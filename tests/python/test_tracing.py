@@ -215,6 +215,34 @@ def test_trace_probability_traces_requests_nobody_asked_about(node, session, flu
     assert "Executing single-partition query on t" in [e.activity for e in events]
 
 
+def test_every_session_of_a_burst_is_stored_with_its_events(node, session, ks):
+    # 400 requests traced by probability at once: the writer gathers the waiting sessions
+    # into shared writes; the queue (4096) holds them all, so every one is stored.
+    from cassandra.concurrent import execute_concurrent_with_args
+    session.execute(f"CREATE TABLE {ks}.burst (k int PRIMARY KEY, v text)")
+    insert = session.prepare(f"INSERT INTO {ks}.burst (k, v) VALUES (?, ?)")
+    try:
+        nodetool(node, "settraceprobability", "1")
+        results = execute_concurrent_with_args(
+            session, insert, [(i, "x" * i) for i in range(400)], concurrency=64)
+        assert all(ok for ok, _ in results)
+    finally:
+        nodetool(node, "settraceprobability", "0")
+
+    def stored():
+        rows = [r for r in session.execute(
+                    "SELECT session_id, parameters, duration FROM system_traces.sessions")
+                if r.parameters and "burst" in r.parameters.get("query", "")
+                and r.duration is not None]
+        return rows if len(rows) >= 400 else None
+    rows = wait_for("400 sessions stored", stored, timeout=60)
+    assert len(rows) == 400
+    for r in rows[:20]:
+        events = list(session.execute(
+            "SELECT activity FROM system_traces.events WHERE session_id = %s", [r.session_id]))
+        assert any("memtable" in e.activity.lower() for e in events), events
+
+
 def test_trace_probability_out_of_range_is_refused(node):
     for bad in ["2", "1.01"]:
         out = nodetool(node, "settraceprobability", bad, ok=False)

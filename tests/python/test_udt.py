@@ -340,3 +340,18 @@ def test_unreserved_keywords_name_types(session, ks, tname):
     session.execute(f"DROP TABLE {ks}.{tname}")
     session.execute(f"DROP TYPE {ks}.list")
     session.execute(f"DROP TYPE {ks}.type")
+
+
+def test_slices_on_user_types_holding_durations_are_refused(session, ks, tname):
+    # Durations have no order: Cassandra refuses slices on a user type holding one, before
+    # any other check of the column (the non-frozen column's "cannot be restricted" too).
+    session.execute(f"CREATE TYPE {ks}.{tname}_d (a int, d duration)")
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, v frozen<{tname}_d>, w {tname}_d)")
+    for c in ("v", "w"):
+        assert "Slice restrictions are not supported on UDTs containing durations" in err(
+            session, f"SELECT * FROM {t} WHERE {c} > {{a: 0}} ALLOW FILTERING")
+        assert "Slice conditions are not supported on UDTs containing durations" in err(
+            session, f"UPDATE {t} SET v = {{a: 1}} WHERE k = 1 IF {c} >= {{a: 0, d: 1h}}")
+    assert "Slice conditions ( > ) are not supported on durations" in err(
+        session, f"UPDATE {t} SET v = {{a: 1}} WHERE k = 1 IF w.d > 1h")

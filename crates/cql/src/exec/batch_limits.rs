@@ -21,7 +21,8 @@ use cairn_engine::java::{self, hash_set_order};
 use cairn_engine::model::types::CqlType;
 use cairn_engine::model::{ColumnData, Mutation, Row};
 use cairn_engine::schema::TableSchema;
-use std::collections::BTreeSet;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// The thresholds (Cassandra's configuration keys and defaults).
@@ -107,14 +108,18 @@ pub fn check(ex: &Executor, kind: BatchKind, mutations: &[Mutation]) -> Result<V
     if partitions.len() <= 1 {
         return Ok(warnings);
     }
-    // Cassandra lists tables in the order it iterates its mutations.
-    let order = mutation_order(mutations, &schemas);
-    let tables = names(
-        order
-            .iter()
-            .filter_map(|&i| schemas[i].as_deref())
-            .map(name),
-    );
+    // Cassandra lists tables in the order it iterates its mutations; worked out only for a
+    // warning (the order's search is quadratic in the batch's partitions).
+    let tables = || {
+        let mut seen = HashSet::new();
+        names(
+            mutation_order(mutations, &schemas)
+                .into_iter()
+                .filter(|&i| seen.insert(mutations[i].table))
+                .filter_map(|i| schemas[i].as_deref())
+                .map(name),
+        )
+    };
     let size: u64 = mutations
         .iter()
         .zip(&schemas)
@@ -126,7 +131,7 @@ pub fn check(ex: &Executor, kind: BatchKind, mutations: &[Mutation]) -> Result<V
         }
         warnings.push(format!(
             "Batch for {} is of size {size}, exceeding specified threshold of {} by {}.",
-            list(&tables),
+            list(&tables()),
             limits.warn_bytes,
             size - limits.warn_bytes
         ));
@@ -134,6 +139,7 @@ pub fn check(ex: &Executor, kind: BatchKind, mutations: &[Mutation]) -> Result<V
     if kind == BatchKind::Unlogged {
         let keys: BTreeSet<&[u8]> = mutations.iter().map(|m| m.key.key.as_ref()).collect();
         if keys.len() as u64 > limits.unlogged_partitions_warn {
+            let tables = tables();
             warnings.push(format!(
                 "Unlogged batch covering {} partitions detected against table{} {}. You should use a logged batch for atomicity, or asynchronous writes for performance.",
                 keys.len(),
@@ -159,27 +165,32 @@ fn plural(n: usize) -> &'static str {
 /// partition (ordered by their random ids in Cassandra) in the batch's order.
 fn mutation_order(mutations: &[Mutation], schemas: &[Option<Arc<TableSchema>>]) -> Vec<usize> {
     let keyspace = |i: usize| schemas[i].as_deref().map_or("", |s| s.keyspace.as_str());
-    let mut keyspaces: Vec<&str> = Vec::new();
-    let mut keys: Vec<(&str, &[u8])> = Vec::new();
+    // Where each keyspace and each (keyspace, key) first appears, and how many distinct keys
+    // each keyspace has.
+    let mut keyspaces: HashMap<&str, usize> = HashMap::new();
+    let mut keys: HashMap<(&str, &[u8]), usize> = HashMap::new();
+    let mut keys_in: HashMap<&str, usize> = HashMap::new();
     for (i, m) in mutations.iter().enumerate() {
-        if !keyspaces.contains(&keyspace(i)) {
-            keyspaces.push(keyspace(i));
-        }
-        if !keys.contains(&(keyspace(i), m.key.key.as_ref())) {
-            keys.push((keyspace(i), m.key.key.as_ref()));
+        let ks = keyspace(i);
+        let next = keyspaces.len();
+        keyspaces.entry(ks).or_insert(next);
+        let next = keys.len();
+        if let Entry::Vacant(e) = keys.entry((ks, m.key.key.as_ref())) {
+            e.insert(next);
+            *keys_in.entry(ks).or_default() += 1;
         }
     }
     let ks_cap = java::grown_capacity(2, keyspaces.len());
     let mut order: Vec<usize> = (0..mutations.len()).collect();
-    order.sort_by_key(|&i| {
+    order.sort_by_cached_key(|&i| {
         let ks = keyspace(i);
-        let in_ks = keys.iter().filter(|(k, _)| *k == ks).count();
         let key = mutations[i].key.key.as_ref();
+        let in_ks = keys_in.get(ks).copied().unwrap_or(0);
         (
             java::bucket(java::string_hash(ks), ks_cap),
-            keyspaces.iter().position(|k| *k == ks),
+            keyspaces.get(ks).copied(),
             java::bucket(java::byte_buffer_hash(key), java::grown_capacity(2, in_ks)),
-            keys.iter().position(|k| *k == (ks, key)),
+            keys.get(&(ks, key)).copied(),
         )
     });
     order

@@ -107,16 +107,6 @@ fn bound(
     }
 }
 
-fn contains_duration(ty: &CqlType) -> bool {
-    match ty {
-        CqlType::Duration => true,
-        CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => contains_duration(e),
-        CqlType::Map(k, v) => contains_duration(k) || contains_duration(v),
-        CqlType::Tuple(ts) => ts.iter().any(contains_duration),
-        _ => false,
-    }
-}
-
 /// Resolves the `IF col op value AND …` conditions of a statement against its table.
 pub fn column_conditions(
     schema: &TableSchema,
@@ -220,7 +210,7 @@ pub fn column_conditions(
                 }
             }
             Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
-                if contains_duration(&value_ty) =>
+                if value_ty.contains_duration() =>
             {
                 return Err(Error::Invalid(match unfrozen(&value_ty) {
                     CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => {
@@ -229,6 +219,10 @@ pub fn column_conditions(
                     }
                     CqlType::Tuple(_) => {
                         "Slice conditions are not supported on tuples containing durations"
+                            .to_string()
+                    }
+                    CqlType::Udt(_) => {
+                        "Slice conditions are not supported on UDTs containing durations"
                             .to_string()
                     }
                     _ => format!(

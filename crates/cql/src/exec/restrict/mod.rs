@@ -346,16 +346,6 @@ fn relation_text(rel: &Relation) -> String {
     }
 }
 
-fn contains_duration(ty: &CqlType) -> bool {
-    match ty {
-        CqlType::Duration => true,
-        CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => contains_duration(e),
-        CqlType::Map(k, v) => contains_duration(k) || contains_duration(v),
-        CqlType::Tuple(ts) => ts.iter().any(contains_duration),
-        _ => false,
-    }
-}
-
 /// A single-column relation as a restriction, with Cassandra's checks of the receiver.
 fn single_restriction(
     col: &ColumnDef,
@@ -366,6 +356,28 @@ fn single_restriction(
     check_receiver(col, rel, kind)?;
     let name = col.name.as_str();
     let (op, map_key) = op_and_map_key(rel);
+    let slice = matches!(
+        op,
+        Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
+    );
+    if slice && matches!(rel, Relation::Compare { .. }) && col.ty.contains_duration() {
+        // Checked before the receiver's other refusals, as Cassandra does.
+        return Err(Error::Invalid(
+            match unfrozen(&col.ty) {
+                CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => {
+                    "Slice restrictions are not supported on collections containing durations"
+                }
+                CqlType::Tuple(_) => {
+                    "Slice restrictions are not supported on tuples containing durations"
+                }
+                CqlType::Udt(_) => {
+                    "Slice restrictions are not supported on UDTs containing durations"
+                }
+                _ => "Slice restrictions are not supported on duration columns",
+            }
+            .to_string(),
+        ));
+    }
     if let CqlType::Udt(_) = col.ty {
         return Err(Error::Invalid(format!(
             "Non-frozen UDT column '{name}' ({}) cannot be restricted by any relation",
@@ -396,17 +408,6 @@ fn single_restriction(
             }
             (Operator::Eq, None) => Restriction::Eq(vec![value(v, col, ctx)?]),
             (Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte, _) => {
-                if contains_duration(&col.ty) {
-                    return Err(Error::Invalid(match unfrozen(&col.ty) {
-                        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => {
-                            "Slice restrictions are not supported on collections containing durations".to_string()
-                        }
-                        CqlType::Tuple(_) => {
-                            "Slice restrictions are not supported on tuples containing durations".to_string()
-                        }
-                        _ => "Slice restrictions are not supported on duration columns".to_string(),
-                    }));
-                }
                 Restriction::Slice(Bounds::one(op, vec![value(v, col, ctx)?]))
             }
             (Operator::Contains, _) => {

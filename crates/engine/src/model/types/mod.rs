@@ -214,6 +214,19 @@ impl CqlType {
         matches!(self, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..))
     }
 
+    /// Whether a duration appears anywhere in this type (durations have no order, so no
+    /// slice may compare values holding one).
+    pub fn contains_duration(&self) -> bool {
+        match self {
+            CqlType::Duration => true,
+            CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => e.contains_duration(),
+            CqlType::Map(k, v) => k.contains_duration() || v.contains_duration(),
+            CqlType::Tuple(ts) => ts.iter().any(CqlType::contains_duration),
+            CqlType::Udt(u) => u.field_types.iter().any(CqlType::contains_duration),
+            _ => false,
+        }
+    }
+
     /// The user type, frozen or not.
     pub fn as_udt(&self) -> Option<&UserType> {
         match unfrozen(self) {
