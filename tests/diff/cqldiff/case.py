@@ -46,7 +46,7 @@ class Replayer:
         finally:
             for ep in self.endpoints:
                 try:
-                    ep.execute_text(f"DROP TABLE IF EXISTS {table}")
+                    ep.drop_table(table)
                 except Exception:  # noqa: BLE001 - a dead server is reported by the caller
                     pass
         return out
@@ -143,7 +143,7 @@ def replay_saved(path, endpoint):
     statement whose answer differs from Cassandra's recorded one (empty when none)."""
     doc, stmts, expected = load(path)
     table = "t"
-    endpoint.execute_text(f"DROP TABLE IF EXISTS {table}")
+    endpoint.drop_table(table)
     problems = []
     try:
         for s, want in zip(stmts, expected):
@@ -157,5 +157,5 @@ def replay_saved(path, endpoint):
                 problems.append(f"{s.describe(table)}\n  {diff}\n  Cassandra: {want.describe()}"
                                 f"\n  Cairn:     {got.describe()}")
     finally:
-        endpoint.execute_text(f"DROP TABLE IF EXISTS {table}")
+        endpoint.drop_table(table)
     return problems

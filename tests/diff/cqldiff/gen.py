@@ -121,6 +121,11 @@ class Generator:
         self._static_list_add = False  # ... appends or prepends to a static list
         self._empty_in = False  # ... has an IN ()
         self._empty_key = False  # ... names an empty partition key value
+        # A materialized view on the table, created right after it (while it is empty, so
+        # that no background build races the statements that follow), when drawn.
+        self._view_pending = not self.table.counter and not self.table.statics and \
+            self.chance("materialized_view")
+        self.view = None  # (partition key names, clustering names) once Cassandra created it
         self.value_opts = ty.ValueOptions(rng, {
             "decimal_scale": features("decimal_scale"),
             "duplicate_map_keys": features("duplicate_map_keys")})
@@ -329,6 +334,9 @@ class Generator:
         self._empty_key = False
         self._bind = self.chance("bind")
         self._bind_mixed = self._bind and self.chance("bind_mixed")
+        if self._view_pending:
+            self._view_pending = False
+            return self.g_create_view()
         counter = self.table.counter
         kinds = []
         for name in self.f.statements:
@@ -821,6 +829,54 @@ class Generator:
             parts.append(f" USING TIMESTAMP {self.clock.now + STEP}")
         return Stmt("alter_drop", parts, "ddl", cols={c.name}, effect=["drop", c.name])
 
+    def g_create_view(self):
+        """`CREATE MATERIALIZED VIEW <table>_mv`: the base key's columns in a random order,
+        maybe after one regular column, each `IS NOT NULL`."""
+        t = self.table
+        names = [c.name for c in t.key]
+        self.rng.shuffle(names)
+        extra = [c for c in t.regulars if c.type.comparable()]
+        if extra and self.rng.random() < 0.6:
+            names.insert(0, self.rng.choice(extra).name)
+        n_part = self.rng.randint(1, min(2, len(names)))
+        part, clust = names[:n_part], names[n_part:]
+        key = ", ".join(part)
+        key = f"({key})" if n_part > 1 or (clust and self.rng.random() < 0.3) else key
+        key = ", ".join([key] + clust)
+        if self.rng.random() < 0.7:
+            selected = "*"
+        else:
+            others = [c.name for c in t.regulars if c.name not in names]
+            selected = ", ".join(names + self.rng.sample(others, self.rng.randint(0, len(others))))
+        where = " AND ".join(f"{n} IS NOT NULL" for n in names)
+        return Stmt("create_view", [
+            "CREATE MATERIALIZED VIEW ", TABLE, f"_mv AS SELECT {selected} FROM ", TABLE,
+            f" WHERE {where} PRIMARY KEY ({key})"], "ddl", cols=set(names),
+            effect=["view", part, clust])
+
+    def g_select_view(self):
+        """A read of the view: the whole view, or one of its partitions."""
+        if self.view is None:
+            return None
+        part, _ = self.view
+        parts = ["SELECT * FROM ", TABLE, "_mv"]
+        cols = set()
+        if self.rng.random() < 0.6:
+            clauses = []
+            for name in part:
+                c = self.table.column(name)
+                if c is None:
+                    return None
+                p = []
+                self.eq(c, self.seen_value(c), p, cols)
+                clauses.append(p)
+            parts += [" WHERE "] + self.join(clauses)
+        if self.chance("select_limit"):
+            parts += [" LIMIT ", self.arg(INT, self.rng.choice([1, 2, 3, 5, 10]))]
+        fetch = self.rng.choice([1, 2, 3, 5]) if self.chance("paging") else None
+        return Stmt("select_view", parts, "read", cols=cols, fetch_size=fetch,
+                    timestamp=self.clock.now)
+
     def g_truncate(self):
         return Stmt("truncate", ["TRUNCATE ", TABLE], "ddl", effect=["truncate"])
 
@@ -840,6 +896,8 @@ class Generator:
             self.recent.pop(c.name, None)
         elif stmt.effect[0] == "truncate":
             pass
+        elif stmt.effect[0] == "view":
+            self.view = (stmt.effect[1], stmt.effect[2])
 
     # -- reads -----------------------------------------------------------------------------
 

@@ -181,6 +181,7 @@ authenticator: AllowAllAuthenticator
 authorizer: AllowAllAuthorizer
 role_manager: CassandraRoleManager
 row_cache_size: 0MiB
+materialized_views_enabled: true
 # A test peer: no snapshots on DROP/TRUNCATE (they would make both slow), one compactor.
 auto_snapshot: false
 snapshot_before_compaction: false

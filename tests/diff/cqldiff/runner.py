@@ -211,7 +211,7 @@ class Run:
         finally:
             for ep in self.endpoints:
                 try:
-                    ep.execute_text(f"DROP TABLE IF EXISTS {table}")
+                    ep.drop_table(table)
                 except Exception:  # noqa: BLE001 - a dead node shows up in the next statement
                     pass
 

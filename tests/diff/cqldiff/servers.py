@@ -206,6 +206,12 @@ class Endpoint:
         """Runs a set-up statement (not compared); raises on error."""
         self.session.execute(SimpleStatement(text))
 
+    def drop_table(self, table):
+        """Drops a table the tester made, its materialized view first (a table with a view
+        cannot be dropped)."""
+        self.execute_text(f"DROP MATERIALIZED VIEW IF EXISTS {table}_mv")
+        self.execute_text(f"DROP TABLE IF EXISTS {table}")
+
     def wait_ready(self, timeout=30.0):
         """After a lost connection: waits until a request goes through again."""
         deadline = time.monotonic() + timeout
