@@ -230,6 +230,11 @@ impl Catalog {
         self.commit(vec![definitions::put_table(schema)])
     }
 
+    /// Changes several tables' definitions in one command (a base table and its views).
+    pub fn alter_tables(&self, schemas: &[TableSchema]) -> Result<()> {
+        self.commit(schemas.iter().map(definitions::put_table).collect())
+    }
+
     /// Creates a user type.
     pub fn create_type(&self, ut: &UserType) -> Result<()> {
         self.commit(vec![definitions::put_type(ut)])
@@ -277,9 +282,20 @@ impl Catalog {
     /// Empties a table: every node replaces it by the same table under a new id (after
     /// `auto_snapshot`).
     pub fn truncate_table(&self, schema: &TableSchema) -> Result<()> {
-        let mut schema = schema.clone();
-        schema.id = cairn_engine::schema::rand_table_id();
-        self.commit(vec![definitions::put_table(&schema)])
+        self.truncate_tables(std::slice::from_ref(schema))
+    }
+
+    /// Empties several tables in one command (a base table and its views).
+    pub fn truncate_tables(&self, schemas: &[TableSchema]) -> Result<()> {
+        let ops = schemas
+            .iter()
+            .map(|s| {
+                let mut schema = s.clone();
+                schema.id = cairn_engine::schema::rand_table_id();
+                definitions::put_table(&schema)
+            })
+            .collect();
+        self.commit(ops)
     }
 
     /// Commits `ops`, prepared against the schema this node has applied, then applies them
