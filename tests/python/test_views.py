@@ -159,3 +159,200 @@ def test_select_star_views_follow_added_columns(session, ks, tname):
     assert cols == [("ck",), ("pk",), ("v",), ("x",)]
     assert session.execute(f"SELECT include_all_columns FROM system_schema.views WHERE keyspace_name = '{ks}' "
                            f"AND view_name = '{tname}_v'").one()[0] is True
+
+
+@pytest.fixture
+def by_v(session, ks, tname):
+    """A table `(pk, ck, v, w)` and its view keyed by `v`; returns (table, view)."""
+    t, v = f"{ks}.{tname}", f"{ks}.{tname}_by_v"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, v int, w text, PRIMARY KEY (pk, ck))")
+    session.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT * FROM {t} "
+                    f"WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+    return t, v
+
+
+def view_rows(session, v):
+    return rows(session, f"SELECT v, pk, ck, w FROM {v}")
+
+
+def test_view_follows_inserts_updates_and_key_changes(session, by_v):
+    t, v = by_v
+    session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES (1, 1, 10, 'a')")
+    session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES (1, 2, 20, 'b')")
+    session.execute(f"INSERT INTO {t} (pk, ck, w) VALUES (1, 3, 'no v')")     # no entry: v is null
+    assert view_rows(session, v) == [(10, 1, 1, "a"), (20, 1, 2, "b")]
+    assert rows(session, f"SELECT pk, ck FROM {v} WHERE v = 20") == [(1, 2)]
+
+    session.execute(f"UPDATE {t} SET w = 'a2' WHERE pk = 1 AND ck = 1")      # same key
+    session.execute(f"UPDATE {t} SET v = 11 WHERE pk = 1 AND ck = 1")        # key change
+    assert view_rows(session, v) == [(11, 1, 1, "a2"), (20, 1, 2, "b")]
+    session.execute(f"UPDATE {t} SET v = 10 WHERE pk = 1 AND ck = 1")        # back to an old key
+    assert view_rows(session, v) == [(10, 1, 1, "a2"), (20, 1, 2, "b")]
+    session.execute(f"UPDATE {t} SET v = 30 WHERE pk = 1 AND ck = 3")        # gets its entry
+    session.execute(f"UPDATE {t} SET v = null WHERE pk = 1 AND ck = 2")      # loses it
+    assert view_rows(session, v) == [(10, 1, 1, "a2"), (30, 1, 3, "no v")]
+    session.execute(f"DELETE w FROM {t} WHERE pk = 1 AND ck = 3")
+    assert view_rows(session, v) == [(10, 1, 1, "a2"), (30, 1, 3, None)]
+    # A row made by UPDATE only lives by its cells, and so does its entry.
+    session.execute(f"UPDATE {t} SET v = 40, w = 'u' WHERE pk = 2 AND ck = 1")
+    assert (40, 2, 1, "u") in view_rows(session, v)
+    session.execute(f"UPDATE {t} SET w = null WHERE pk = 2 AND ck = 1")
+    assert (40, 2, 1, None) in view_rows(session, v)
+    session.execute(f"UPDATE {t} SET v = null WHERE pk = 2 AND ck = 1")      # the row is gone
+    assert [r for r in view_rows(session, v) if r[1] == 2] == []
+    # Older writes (USING TIMESTAMP) lose to newer ones in the view as in the base.
+    session.execute(f"UPDATE {t} USING TIMESTAMP 1 SET v = 99 WHERE pk = 1 AND ck = 1")
+    assert rows(session, f"SELECT v FROM {t} WHERE pk = 1 AND ck = 1") == [(10,)]
+    assert view_rows(session, v) == [(10, 1, 1, "a2"), (30, 1, 3, None)]
+
+
+def test_view_follows_deletes_of_rows_ranges_and_partitions(session, by_v):
+    t, v = by_v
+    for pk in range(3):
+        for ck in range(5):
+            session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES ({pk}, {ck}, {pk * 10 + ck}, 'x')")
+    session.execute(f"DELETE FROM {t} WHERE pk = 0 AND ck = 1")
+    session.execute(f"DELETE FROM {t} WHERE pk = 1 AND ck >= 1 AND ck < 4")
+    session.execute(f"DELETE FROM {t} WHERE pk = 2")
+    assert view_rows(session, v) == [(0, 0, 0, "x"), (2, 0, 2, "x"), (3, 0, 3, "x"), (4, 0, 4, "x"),
+                                     (10, 1, 0, "x"), (14, 1, 4, "x")]
+    # Re-inserted after the partition deletion: back in the view.
+    session.execute(f"INSERT INTO {t} (pk, ck, v) VALUES (2, 2, 22)")
+    assert (22, 2, 2, None) in view_rows(session, v)
+
+
+def test_view_follows_batches_lwt_and_ttl(session, by_v):
+    t, v = by_v
+    session.execute(f"BEGIN BATCH INSERT INTO {t} (pk, ck, v, w) VALUES (1, 1, 1, 'a'); "
+                    f"UPDATE {t} SET v = 2 WHERE pk = 1 AND ck = 1; "
+                    f"INSERT INTO {t} (pk, ck, v) VALUES (2, 1, 3); APPLY BATCH")
+    assert view_rows(session, v) == [(2, 1, 1, "a"), (3, 2, 1, None)]
+    assert session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES (3, 1, 4, 'lwt') IF NOT EXISTS").one()[0]
+    assert session.execute(f"UPDATE {t} SET v = 5 WHERE pk = 3 AND ck = 1 IF w = 'lwt'").one()[0]
+    assert (5, 3, 1, "lwt") in view_rows(session, v)
+    assert (4, 3, 1, "lwt") not in view_rows(session, v)
+    # The entry of a row whose view key expires goes with it.
+    session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES (4, 1, 6, 'ttl') USING TTL 2")
+    session.execute(f"UPDATE {t} USING TTL 2 SET v = 7 WHERE pk = 5 AND ck = 1")
+    session.execute(f"UPDATE {t} SET w = 'stays' WHERE pk = 5 AND ck = 1")
+    assert {(6, 4, 1, "ttl"), (7, 5, 1, "stays")} <= set(view_rows(session, v))
+    deadline = time.time() + 15
+    while time.time() < deadline and any(r[0] in (6, 7) for r in view_rows(session, v)):
+        time.sleep(0.5)
+    assert not any(r[0] in (6, 7) for r in view_rows(session, v))
+    assert rows(session, f"SELECT pk, w FROM {t} WHERE pk = 5") == [(5, "stays")]
+
+
+def test_view_keyed_by_base_key_and_truncate(session, ks, tname):
+    t, v = f"{ks}.{tname}", f"{ks}.{tname}_by_ck"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, a int, b int, PRIMARY KEY (pk, ck))")
+    session.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT pk, ck, a FROM {t} "
+                    f"WHERE pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (ck, pk)")
+    session.execute(f"INSERT INTO {t} (pk, ck, a, b) VALUES (1, 2, 3, 4)")
+    session.execute(f"UPDATE {t} SET b = 5 WHERE pk = 1 AND ck = 3")   # b is not in the view
+    assert rows(session, f"SELECT ck, pk, a FROM {v}") == [(2, 1, 3), (3, 1, None)]
+    session.execute(f"TRUNCATE {t}")
+    assert rows(session, f"SELECT ck, pk, a FROM {v}") == []
+
+
+def test_base_writes_and_view_updates_survive_sigkill_together(node_factory):
+    from conftest import make_cluster
+    from cassandra.concurrent import execute_concurrent_with_args
+    n = node_factory("views_kill")
+    c = make_cluster(n)
+    s = c.connect()
+    try:
+        s.execute("CREATE KEYSPACE vk WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE vk.t (pk int, ck int, v int, w text, PRIMARY KEY (pk, ck))")
+        s.execute("CREATE MATERIALIZED VIEW vk.by_v AS SELECT * FROM vk.t "
+                  "WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+        ins = s.prepare("INSERT INTO vk.t (pk, ck, v, w) VALUES (?, ?, ?, ?)")
+        execute_concurrent_with_args(s, ins, [(p, ck, p * 100 + ck, f"w{p}") for p in range(20) for ck in range(20)],
+                                     concurrency=32, raise_on_first_error=True)
+        upd = s.prepare("UPDATE vk.t SET v = ? WHERE pk = ? AND ck = ?")
+        execute_concurrent_with_args(s, upd, [(-(p * 100 + ck), p, ck) for p in range(20) for ck in range(0, 20, 2)],
+                                     concurrency=32, raise_on_first_error=True)
+        s.execute("DELETE FROM vk.t WHERE pk = 3")
+    finally:
+        c.shutdown()
+    n.kill()
+    n.start()
+    c = make_cluster(n)
+    s = c.connect()
+    try:
+        base = rows(s, "SELECT v, pk, ck, w FROM vk.t")
+        view = rows(s, "SELECT v, pk, ck, w FROM vk.by_v")
+        assert len(base) == 19 * 20
+        assert view == base
+        assert rows(s, "SELECT pk, ck FROM vk.by_v WHERE v = -102") == [(1, 2)]
+        assert rows(s, "SELECT pk, ck FROM vk.by_v WHERE v = 102") == []
+    finally:
+        c.shutdown()
+
+
+def test_views_in_a_ring_at_rf3_and_rf2(tmp_root):
+    """Three nodes: every base replica keeps its paired view replica; reads of the view at ONE
+    through every node (each reads a replica of its own choosing) agree with the base."""
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+    from test_cluster import alone, on, three_nodes, wait_for
+
+    def view_on(node, ks):
+        c = alone(node)
+        try:
+            s = c.connect()
+            q = SimpleStatement(f"SELECT v, pk, ck, w FROM {ks}.by_v", consistency_level=ConsistencyLevel.ONE)
+            return sorted(tuple(r) for r in s.execute(q))
+        finally:
+            c.shutdown()
+
+    with three_nodes(tmp_root / "views-ring") as nodes:
+        for rf in (3, 2):
+            ks = f"vr{rf}"
+            on(nodes[0], f"CREATE KEYSPACE {ks} WITH replication = "
+                         f"{{'class': 'NetworkTopologyStrategy', 'datacenter1': {rf}}}")
+            on(nodes[0], f"CREATE TABLE {ks}.t (pk int, ck int, v int, w text, PRIMARY KEY (pk, ck))")
+            on(nodes[1], f"CREATE MATERIALIZED VIEW {ks}.by_v AS SELECT * FROM {ks}.t WHERE v IS NOT NULL "
+                         f"AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+            expected = {}
+            for i, n in enumerate(nodes):
+                c = alone(n)
+                try:
+                    s = c.connect()
+                    for pk in range(i * 10, i * 10 + 10):
+                        for ck in range(3):
+                            s.execute(SimpleStatement(
+                                f"INSERT INTO {ks}.t (pk, ck, v, w) VALUES ({pk}, {ck}, {pk * 10 + ck}, 'w')",
+                                consistency_level=ConsistencyLevel.ALL))
+                            expected[(pk, ck)] = (pk * 10 + ck, "w")
+                    # Key changes and deletes, through another coordinator.
+                    for pk in range(i * 10, i * 10 + 10, 3):
+                        s.execute(SimpleStatement(f"UPDATE {ks}.t SET v = {-pk} WHERE pk = {pk} AND ck = 0",
+                                                  consistency_level=ConsistencyLevel.ALL))
+                        expected[(pk, 0)] = (-pk, "w")
+                        s.execute(SimpleStatement(f"DELETE FROM {ks}.t WHERE pk = {pk} AND ck = 1",
+                                                  consistency_level=ConsistencyLevel.ALL))
+                        del expected[(pk, 1)]
+                finally:
+                    c.shutdown()
+            want = sorted((v, pk, ck, w) for (pk, ck), (v, w) in expected.items())
+            for n in nodes:
+                wait_for(f"view of {ks} through {n.host}", lambda n=n: view_on(n, ks) == want)
+
+
+def test_view_on_a_table_with_data_is_built(session, ks, tname):
+    t, v = f"{ks}.{tname}", f"{ks}.{tname}_by_v"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, v int, w text, PRIMARY KEY (pk, ck))")
+    for pk in range(30):
+        for ck in range(5):
+            session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES ({pk}, {ck}, {pk * 5 + ck}, 'x')")
+    session.execute(f"DELETE FROM {t} WHERE pk = 0")
+    session.execute(f"UPDATE {t} SET v = null WHERE pk = 1 AND ck = 1")
+    session.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT * FROM {t} "
+                    f"WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+    want = rows(session, f"SELECT v, pk, ck, w FROM {t} WHERE v > -1 ALLOW FILTERING")
+    assert len(want) == 29 * 5 - 1
+    deadline = time.time() + 30
+    while time.time() < deadline and rows(session, f"SELECT v, pk, ck, w FROM {v}") != want:
+        time.sleep(0.3)
+    assert rows(session, f"SELECT v, pk, ck, w FROM {v}") == want

@@ -13,7 +13,10 @@
 //!   column's own timestamp and TTL when there is one, so the entry expires with it);
 //! - an entry keeping its key gets the write itself translated: its cells and cell deletions,
 //!   its row deletion, and the partition or range deletions covering the row as a row
-//!   deletion, plus the new marker.
+//!   deletion, plus the new marker — except in a view keyed by a base regular column, where
+//!   the entry lives only as long as that column's value (Cassandra's strict liveness): there
+//!   it is written whole, every cell expiring no later than the key column, with the write's
+//!   cell deletions.
 //!
 //! Known departure from Cassandra (which uses *shadowable* deletions, not built here): when
 //! a view key has a base regular column, the cells of a new entry are written at no less
@@ -204,21 +207,37 @@ impl<'a> Mapping<'a> {
         })
     }
 
-    /// The view's columns of base row `row`, ids translated, timestamps at least `floor`.
-    fn columns(&self, row: &Row, floor: i64) -> Vec<(ColumnId, ColumnData)> {
+    /// The view's columns of base row `row`, ids translated, timestamps at least `floor`,
+    /// and expiring no later than `cap` (`(ttl, expiry)`) when given.
+    fn columns(
+        &self,
+        row: &Row,
+        floor: i64,
+        cap: Option<(u32, u32)>,
+    ) -> Vec<(ColumnId, ColumnData)> {
+        let capped = |c: &mut Cell| {
+            if let Some((ttl, exp)) = cap {
+                if !c.is_tombstone() && (c.ttl == 0 || c.local_deletion_time > exp) {
+                    c.ttl = ttl;
+                    c.local_deletion_time = exp;
+                }
+            }
+        };
         let mut out: Vec<(ColumnId, ColumnData)> = Vec::new();
         for (base_id, view_id) in &self.regular {
             let Some((_, data)) = row.columns.iter().find(|(id, _)| id == base_id) else {
                 continue;
             };
             let mut data = data.clone();
-            if floor > i64::MIN {
-                match &mut data {
-                    ColumnData::Simple(c) => c.timestamp = c.timestamp.max(floor),
-                    ColumnData::Complex(cc) => {
-                        for (_, c) in &mut cc.cells {
-                            c.timestamp = c.timestamp.max(floor);
-                        }
+            match &mut data {
+                ColumnData::Simple(c) => {
+                    c.timestamp = c.timestamp.max(floor);
+                    capped(c);
+                }
+                ColumnData::Complex(cc) => {
+                    for (_, c) in &mut cc.cells {
+                        c.timestamp = c.timestamp.max(floor);
+                        capped(c);
                     }
                 }
             }
@@ -231,7 +250,7 @@ impl<'a> Mapping<'a> {
 
 /// The newest timestamp a row holds.
 fn newest_timestamp(row: &Row) -> i64 {
-    let mut ts = row.marker.map_or(i64::MIN, |m| m.timestamp);
+    let mut ts = i64::MIN;
     row.for_each_timestamp(|t| ts = ts.max(t));
     ts
 }
@@ -319,7 +338,15 @@ pub fn view_mutations(
             continue;
         };
         let marker = map.liveness(after);
-        if old.as_ref() == Some(&(pk.clone(), vck.clone())) {
+        // An entry keyed by a regular column lives only as long as that column's value
+        // (Cassandra's strict liveness): its cells expire with it, so it is always written
+        // whole.
+        let cap = match (map.key_regular, marker) {
+            (Some(_), Some(m)) if m.ttl > 0 => Some((m.ttl, m.local_expiration_time)),
+            _ => None,
+        };
+        let same = old.as_ref() == Some(&(pk.clone(), vck.clone()));
+        if same && map.key_regular.is_none() {
             // Same entry: the write itself, translated.
             let mut row = Row {
                 marker,
@@ -331,26 +358,235 @@ pub fn view_mutations(
             );
             if let Some(update_row) = write.update.rows.get(ck) {
                 row.deletion = DeletionTime::max(update_row.deletion, covering);
-                row.columns = map.columns(update_row, i64::MIN);
+                row.columns = map.columns(update_row, i64::MIN, None);
             } else {
                 row.deletion = covering;
             }
             put(pk, vck, row);
         } else {
             let floor = match (map.key_regular, marker) {
-                (Some(_), Some(m)) => m.timestamp,
+                (Some(_), Some(m)) if !same => m.timestamp,
                 _ => i64::MIN,
             };
-            put(
-                pk,
-                vck,
-                Row {
-                    marker,
-                    deletion: None,
-                    columns: map.columns(after, floor),
-                },
-            );
+            let mut row = Row {
+                marker,
+                deletion: None,
+                columns: map.columns(after, floor, cap),
+            };
+            if same {
+                // The write's own deletions of the entry and its cells.
+                row.deletion = DeletionTime::max(
+                    write.update.deletion,
+                    covering_deletion(&write.update.range_tombstones, ck.as_bytes()),
+                );
+                if let Some(update_row) = write.update.rows.get(ck) {
+                    row.deletion = DeletionTime::max(row.deletion, update_row.deletion);
+                    let mut deletions = Row {
+                        columns: map.columns(update_row, i64::MIN, None),
+                        ..Row::default()
+                    };
+                    deletions.columns.retain(|(_, d)| match d {
+                        ColumnData::Simple(c) => c.is_tombstone(),
+                        ColumnData::Complex(cc) => cc.deletion.is_some(),
+                    });
+                    for (_, d) in &mut deletions.columns {
+                        if let ColumnData::Complex(cc) = d {
+                            cc.cells.clear();
+                        }
+                    }
+                    row.merge(deletions);
+                }
+            }
+            put(pk, vck, row);
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::model::types::CqlType;
+    use crate::schema::view::ViewDef;
+
+    fn int(v: i32) -> Bytes {
+        Bytes::copy_from_slice(&v.to_be_bytes())
+    }
+
+    /// `t (pk int, ck int, v int, w int, PRIMARY KEY (pk, ck))` and its view keyed
+    /// `(v, pk, ck)` selecting every column.
+    fn schemas() -> (TableSchema, TableSchema) {
+        let base = TableSchema::new("ks", "t")
+            .with_column("pk", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering)
+            .with_column("v", CqlType::Int, ColumnKind::Regular)
+            .with_column("w", CqlType::Int, ColumnKind::Regular);
+        let mut view = TableSchema::new("ks", "mv")
+            .with_column("v", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("pk", CqlType::Int, ColumnKind::Clustering)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering)
+            .with_column("w", CqlType::Int, ColumnKind::Regular);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: true,
+            where_clause: String::new(),
+            not_null: vec!["v".into(), "pk".into(), "ck".into()],
+        }
+        .store(&mut view.options);
+        (base, view)
+    }
+
+    fn ck(schema: &TableSchema, vals: &[i32]) -> ClusteringKey {
+        let b: Vec<Bytes> = vals.iter().map(|v| int(*v)).collect();
+        let refs: Vec<&[u8]> = b.iter().map(|b| b.as_ref()).collect();
+        schema.clustering_layout().encode_key(&refs).unwrap()
+    }
+
+    /// A base row with a marker at `ts` (if `marker`), `v` and `w` at `ts` when given.
+    fn row(ts: i64, marker: bool, v: Option<i32>, w: Option<i32>) -> Row {
+        let mut columns = Vec::new();
+        if let Some(v) = v {
+            columns.push((2, ColumnData::Simple(Cell::live(ts, int(v)))));
+        }
+        if let Some(w) = w {
+            columns.push((3, ColumnData::Simple(Cell::live(ts, int(w)))));
+        }
+        Row {
+            marker: marker.then(|| LivenessInfo::live(ts)),
+            deletion: None,
+            columns,
+        }
+    }
+
+    /// What a case expects of the view: `(v, deleted?, w)` per view row.
+    type Expect = Vec<(i32, bool, Option<i32>)>;
+
+    fn run(before: Option<Row>, update: Row, after: Option<Row>) -> Expect {
+        let (base, view) = schemas();
+        let key = DecoratedKey::new(int(1));
+        let k = ck(&base, &[7]);
+        let mut up = Partition::default();
+        up.rows.insert(k.clone(), update);
+        let b: LiveRows = before.into_iter().map(|r| (k.clone(), r)).collect();
+        let a: LiveRows = after.into_iter().map(|r| (k.clone(), r)).collect();
+        let write = BaseWrite {
+            key: &key,
+            update: &up,
+            before: &b,
+            after: &a,
+            timestamp: 20,
+            now: 1000,
+        };
+        let mut out: Expect = Vec::new();
+        for m in view_mutations(&base, &view, &write).unwrap() {
+            let v = i32::from_be_bytes(m.key.key.as_ref().try_into().unwrap());
+            for (vck, r) in &m.update.rows {
+                assert_eq!(*vck, ck(&view, &[1, 7]), "view clustering is (pk, ck)");
+                let w = r.cell(3).filter(|c| !c.is_tombstone()).map(|c| {
+                    i32::from_be_bytes(c.value.as_ref().try_into().unwrap())
+                });
+                out.push((v, r.deletion.is_some(), w));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn view_updates_follow_viewupdategenerator() {
+        let cases: Vec<(&str, Option<Row>, Row, Option<Row>, Expect)> = vec![
+            (
+                "insert creates the entry",
+                None,
+                row(20, true, Some(5), Some(9)),
+                Some(row(20, true, Some(5), Some(9))),
+                vec![(5, false, Some(9))],
+            ),
+            (
+                "insert without the view key column: no entry",
+                None,
+                row(20, true, None, Some(9)),
+                Some(row(20, true, None, Some(9))),
+                vec![],
+            ),
+            (
+                "update of another column keeps the key",
+                Some(row(10, true, Some(5), Some(9))),
+                row(20, false, None, Some(8)),
+                Some({
+                    let mut r = row(10, true, Some(5), None);
+                    r.columns.push((3, ColumnData::Simple(Cell::live(20, int(8)))));
+                    r
+                }),
+                vec![(5, false, Some(8))],
+            ),
+            (
+                "key change: old entry deleted, new one whole",
+                Some(row(10, true, Some(5), Some(9))),
+                row(20, false, Some(6), None),
+                Some({
+                    let mut r = row(10, true, None, Some(9));
+                    r.columns.insert(0, (2, ColumnData::Simple(Cell::live(20, int(6)))));
+                    r
+                }),
+                vec![(5, true, None), (6, false, Some(9))],
+            ),
+            (
+                "view key set to null: entry deleted",
+                Some(row(10, true, Some(5), Some(9))),
+                {
+                    let mut r = Row::default();
+                    r.columns.push((2, ColumnData::Simple(Cell::tombstone(20, 1000))));
+                    r
+                },
+                Some(row(10, true, None, Some(9))),
+                vec![(5, true, None)],
+            ),
+            (
+                "row deleted: entry deleted",
+                Some(row(10, true, Some(5), Some(9))),
+                Row {
+                    deletion: Some(DeletionTime {
+                        marked_at: 20,
+                        local_deletion_time: 1000,
+                    }),
+                    ..Row::default()
+                },
+                None,
+                vec![(5, true, None)],
+            ),
+        ];
+        for (name, before, update, after, expect) in cases {
+            assert_eq!(run(before, update, after), expect, "{name}");
+        }
+    }
+
+    #[test]
+    fn old_entry_deletion_covers_its_newest_cell() {
+        let (base, view) = schemas();
+        let key = DecoratedKey::new(int(1));
+        let k = ck(&base, &[7]);
+        // w was written at 50, after the key change's own timestamp (20).
+        let mut before_row = row(10, true, Some(5), None);
+        before_row
+            .columns
+            .push((3, ColumnData::Simple(Cell::live(50, int(9)))));
+        let mut up = Partition::default();
+        up.rows.insert(k.clone(), row(20, false, Some(6), None));
+        let before: LiveRows = [(k.clone(), before_row)].into();
+        let after: LiveRows = [(k.clone(), row(20, true, Some(6), Some(9)))].into();
+        let write = BaseWrite {
+            key: &key,
+            update: &up,
+            before: &before,
+            after: &after,
+            timestamp: 20,
+            now: 1000,
+        };
+        let muts = view_mutations(&base, &view, &write).unwrap();
+        let old = muts.iter().find(|m| m.key.key == int(5)).unwrap();
+        let d = old.update.rows.values().next().unwrap().deletion.unwrap();
+        assert_eq!(d.marked_at, 50);
+    }
 }

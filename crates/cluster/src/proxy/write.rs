@@ -33,7 +33,7 @@ use crate::topology::Topology;
 use bytes::Bytes;
 use cairn_engine::model::mutation::encode_batch;
 use cairn_engine::model::{DecoratedKey, Mutation};
-use cairn_engine::{Database, Wait};
+use cairn_engine::Wait;
 use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -55,7 +55,7 @@ type Answer = (usize, std::result::Result<(), String>);
 /// allows, sends the other targets theirs, and returns the wait for `cl` (see the module doc).
 #[allow(clippy::too_many_arguments)] // one write's whole description, all used together
 pub(super) fn start(
-    db: &Database,
+    apply: &dyn Fn(Vec<Mutation>, Wait, Option<&cairn_engine::Trace>) -> cairn_engine::Result<()>,
     topology: Arc<Topology>,
     mutations: Vec<Mutation>,
     plans: Vec<Planned>,
@@ -80,7 +80,7 @@ pub(super) fn start(
     let mut acked = vec![false; endpoints.len()];
     if let Some(l) = local {
         if let Some(share) = shares.get_mut(l).filter(|s| !s.is_empty()) {
-            db.apply_traced(std::mem::take(share), wait, trace)?;
+            apply(std::mem::take(share), wait, trace)?;
             acked[l] = true;
         }
     }

@@ -135,6 +135,7 @@ impl Catalog {
         };
         catalog.initialize();
         catalog.reconcile()?;
+        catalog.tell_views(false);
         Ok(catalog)
     }
 
@@ -351,8 +352,66 @@ impl Catalog {
         self.set_types(&wanted, &mut changes);
         *self.applied.write() = state;
         self.schema_changed();
+        self.tell_views(true);
         self.unpublished.lock().extend(changes.iter().cloned());
         Ok(changes)
+    }
+
+    /// Tells the storage proxy which tables have materialized views, by base table id (it
+    /// keeps them on every write to those tables); with `build`, the views it did not know
+    /// are filled from this node's base rows on a thread of their own (views the node had
+    /// at start were built before).
+    fn tell_views(&self, build: bool) {
+        let known: std::collections::HashSet<u128> = self
+            .db
+            .tables()
+            .iter()
+            .filter(|t| t.schema().is_view())
+            .map(|t| t.schema().id)
+            .filter(|id| self.proxy.views().knows(*id))
+            .collect();
+        let tables = self.db.tables();
+        let mut views: cairn_cluster::proxy::views::ViewMap = Default::default();
+        for t in &tables {
+            let view = t.schema();
+            let Some(def) = view.view() else { continue };
+            if let Some(base) = tables
+                .iter()
+                .find(|b| b.schema().keyspace == view.keyspace && b.schema().name == def.base)
+            {
+                views.entry(base.schema().id).or_default().push(view);
+            }
+        }
+        let new: Vec<(u128, Arc<TableSchema>)> = views
+            .iter()
+            .flat_map(|(base, vs)| vs.iter().map(move |v| (*base, Arc::clone(v))))
+            .filter(|(_, v)| !known.contains(&v.id))
+            .collect();
+        self.proxy.views().set(views);
+        if !build {
+            return;
+        }
+        for (base, view) in new {
+            let proxy = Arc::clone(&self.proxy);
+            let name = format!("view-build-{}", view.name);
+            let spawned = std::thread::Builder::new().name(name).spawn(move || {
+                match proxy.build_view(base, &view) {
+                    Ok(n) => tracing::info!(
+                        "built view {}.{} from {n} base partitions",
+                        view.keyspace,
+                        view.name
+                    ),
+                    Err(e) => tracing::warn!(
+                        "building view {}.{} failed: {e}",
+                        view.keyspace,
+                        view.name
+                    ),
+                }
+            });
+            if let Err(e) = spawned {
+                tracing::warn!("cannot start a view build: {e}");
+            }
+        }
     }
 
     /// After a schema change committed here, with the DDL lock released: waits briefly for

@@ -115,15 +115,18 @@ struct State {
 /// This node's Paxos state (see the module doc).
 pub struct PaxosState {
     db: Arc<Database>,
+    /// Applies commits with their view updates.
+    views: Arc<crate::proxy::views::Views>,
     table: Mutex<Option<Arc<Table>>>,
     locks: PartitionLocks,
 }
 
 impl PaxosState {
     /// The state kept in `db`.
-    pub fn new(db: Arc<Database>) -> PaxosState {
+    pub fn new(db: Arc<Database>, views: Arc<crate::proxy::views::Views>) -> PaxosState {
         PaxosState {
             db,
+            views,
             table: Mutex::new(None),
             locks: PartitionLocks::default(),
         }
@@ -196,7 +199,7 @@ impl PaxosState {
         let row_key = row_key(table, key);
         let cells = [(COL_COMMITTED, proposal.cell_value())];
         mutations.push(self.state_write(&store, table, &row_key, proposal.ballot, &cells));
-        self.db.apply(mutations, wait)?;
+        self.views.apply(mutations, wait, None)?;
         Ok(())
     }
 
