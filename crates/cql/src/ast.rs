@@ -358,7 +358,7 @@ pub enum Relation {
         target: RelationTarget,
         values: InValues,
     },
-    /// `col IS NOT NULL` (materialized-view syntax; parsed for completeness).
+    /// `col IS NOT NULL` (materialized views' WHERE clause).
     IsNotNull(String),
 }
 

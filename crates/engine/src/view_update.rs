@@ -84,7 +84,9 @@ impl<'a> Mapping<'a> {
         }
         let mut not_null = Vec::new();
         for name in &def.not_null {
-            let b = base.column(name).ok_or_else(|| invalid("a view restricts a column its base table lacks"))?;
+            let b = base
+                .column(name)
+                .ok_or_else(|| invalid("a view restricts a column its base table lacks"))?;
             if b.kind == ColumnKind::Regular {
                 not_null.push(b.id);
             }
@@ -168,7 +170,9 @@ impl<'a> Mapping<'a> {
     /// The view row marker for base row `row`.
     fn liveness(&self, row: &Row) -> Option<LivenessInfo> {
         if let Some(cell) = self.key_regular.and_then(|id| simple_cell(row, id)) {
-            let ts = row.marker.map_or(cell.timestamp, |m| m.timestamp.max(cell.timestamp));
+            let ts = row
+                .marker
+                .map_or(cell.timestamp, |m| m.timestamp.max(cell.timestamp));
             return Some(if cell.ttl > 0 {
                 LivenessInfo {
                     timestamp: ts,
@@ -462,6 +466,9 @@ mod tests {
     /// What a case expects of the view: `(v, deleted?, w)` per view row.
     type Expect = Vec<(i32, bool, Option<i32>)>;
 
+    /// A case: its name, the base row before, the update, the base row after, the view rows.
+    type Case = (&'static str, Option<Row>, Row, Option<Row>, Expect);
+
     fn run(before: Option<Row>, update: Row, after: Option<Row>) -> Expect {
         let (base, view) = schemas();
         let key = DecoratedKey::new(int(1));
@@ -483,9 +490,10 @@ mod tests {
             let v = i32::from_be_bytes(m.key.key.as_ref().try_into().unwrap());
             for (vck, r) in &m.update.rows {
                 assert_eq!(*vck, ck(&view, &[1, 7]), "view clustering is (pk, ck)");
-                let w = r.cell(3).filter(|c| !c.is_tombstone()).map(|c| {
-                    i32::from_be_bytes(c.value.as_ref().try_into().unwrap())
-                });
+                let w = r
+                    .cell(3)
+                    .filter(|c| !c.is_tombstone())
+                    .map(|c| i32::from_be_bytes(c.value.as_ref().try_into().unwrap()));
                 out.push((v, r.deletion.is_some(), w));
             }
         }
@@ -495,7 +503,7 @@ mod tests {
 
     #[test]
     fn view_updates_follow_viewupdategenerator() {
-        let cases: Vec<(&str, Option<Row>, Row, Option<Row>, Expect)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 "insert creates the entry",
                 None,
@@ -516,7 +524,8 @@ mod tests {
                 row(20, false, None, Some(8)),
                 Some({
                     let mut r = row(10, true, Some(5), None);
-                    r.columns.push((3, ColumnData::Simple(Cell::live(20, int(8)))));
+                    r.columns
+                        .push((3, ColumnData::Simple(Cell::live(20, int(8)))));
                     r
                 }),
                 vec![(5, false, Some(8))],
@@ -527,7 +536,8 @@ mod tests {
                 row(20, false, Some(6), None),
                 Some({
                     let mut r = row(10, true, None, Some(9));
-                    r.columns.insert(0, (2, ColumnData::Simple(Cell::live(20, int(6)))));
+                    r.columns
+                        .insert(0, (2, ColumnData::Simple(Cell::live(20, int(6)))));
                     r
                 }),
                 vec![(5, true, None), (6, false, Some(9))],
@@ -537,7 +547,8 @@ mod tests {
                 Some(row(10, true, Some(5), Some(9))),
                 {
                     let mut r = Row::default();
-                    r.columns.push((2, ColumnData::Simple(Cell::tombstone(20, 1000))));
+                    r.columns
+                        .push((2, ColumnData::Simple(Cell::tombstone(20, 1000))));
                     r
                 },
                 Some(row(10, true, None, Some(9))),

@@ -676,7 +676,10 @@ impl StorageProxy {
             return self.db.apply_traced(mutations, wait, trace);
         }
         let topology = self.topology.get();
-        let Some(remote) = self.remote.as_ref().filter(|_| topology.ring().endpoints().len() > 1)
+        let Some(remote) = self
+            .remote
+            .as_ref()
+            .filter(|_| topology.ring().endpoints().len() > 1)
         else {
             return self.views.apply(mutations, wait, trace);
         };

@@ -58,9 +58,9 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                         tokio::task::spawn_blocking(move || {
                             p.apply_local(mutations, Wait::Allowed, None)
                         })
-                            .await
-                            .map_err(|e| format!("mutation task failed: {e}"))?
-                            .map_err(|e| e.to_string())?;
+                        .await
+                        .map_err(|e| format!("mutation task failed: {e}"))?
+                        .map_err(|e| e.to_string())?;
                     }
                     other => other.map_err(|e| e.to_string())?,
                 }

@@ -20,10 +20,10 @@
 //! which views a table has comes from the catalog ([`Views::set`]), swapped whole.
 
 use super::locks::PartitionLocks;
-use cairn_engine::Result;
 use cairn_engine::model::{ClusteringRange, Mutation, Partition, Slice};
 use cairn_engine::schema::TableSchema;
 use cairn_engine::view_update::{view_mutations, BaseWrite, LiveRows};
+use cairn_engine::Result;
 use cairn_engine::{Database, ReadCommand, Trace, Wait};
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -61,7 +61,10 @@ impl Views {
 
     /// Whether view `id` is known (some base table's).
     pub fn knows(&self, id: u128) -> bool {
-        self.views.read().values().any(|vs| vs.iter().any(|v| v.id == id))
+        self.views
+            .read()
+            .values()
+            .any(|vs| vs.iter().any(|v| v.id == id))
     }
 
     /// Whether any table has a view.
@@ -221,7 +224,9 @@ impl Views {
             // Every live row, as if written now: each gets its whole entry.
             let mut update = Partition::default();
             for ck in after.keys() {
-                update.rows.insert(ck.clone(), cairn_engine::model::Row::default());
+                update
+                    .rows
+                    .insert(ck.clone(), cairn_engine::model::Row::default());
             }
             let write = BaseWrite {
                 key: &key,

@@ -48,6 +48,11 @@ pub(super) struct Planned {
     pub targets: Vec<usize>,
 }
 
+/// How this node applies its share of a write (`StorageProxy::apply_local`: with the view
+/// updates of tables that have views).
+pub(super) type LocalApply<'a> =
+    dyn Fn(Vec<Mutation>, Wait, Option<&cairn_engine::Trace>) -> cairn_engine::Result<()> + 'a;
+
 /// A replica's answer: its endpoint index, and the error text of a refusal.
 type Answer = (usize, std::result::Result<(), String>);
 
@@ -55,7 +60,7 @@ type Answer = (usize, std::result::Result<(), String>);
 /// allows, sends the other targets theirs, and returns the wait for `cl` (see the module doc).
 #[allow(clippy::too_many_arguments)] // one write's whole description, all used together
 pub(super) fn start(
-    apply: &dyn Fn(Vec<Mutation>, Wait, Option<&cairn_engine::Trace>) -> cairn_engine::Result<()>,
+    apply: &LocalApply<'_>,
     topology: Arc<Topology>,
     mutations: Vec<Mutation>,
     plans: Vec<Planned>,

@@ -401,11 +401,9 @@ impl Catalog {
                         view.keyspace,
                         view.name
                     ),
-                    Err(e) => tracing::warn!(
-                        "building view {}.{} failed: {e}",
-                        view.keyspace,
-                        view.name
-                    ),
+                    Err(e) => {
+                        tracing::warn!("building view {}.{} failed: {e}", view.keyspace, view.name)
+                    }
                 }
             });
             if let Err(e) = spawned {

@@ -495,9 +495,10 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                 schema.add_column(&c.name, ty.clone(), kind, Order::Asc);
                 // Views selecting every column get the new regular column too.
                 if kind == ColumnKind::Regular {
-                    for v in views.iter().filter(|v| {
-                        v.view().is_some_and(|d| d.include_all_columns)
-                    }) {
+                    for v in views
+                        .iter()
+                        .filter(|v| v.view().is_some_and(|d| d.include_all_columns))
+                    {
                         let at = match altered_views.iter().position(|a| a.id == v.id) {
                             Some(i) => i,
                             None => {
@@ -537,11 +538,9 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                             "Cannot drop PRIMARY KEY column {column}"
                         )))
                     }
-                    Some(_) if !views.is_empty() => {
-                        return Err(Error::Invalid(format!(
-                            "Cannot drop column {column} on base table {name} with materialized views"
-                        )))
-                    }
+                    Some(_) if !views.is_empty() => return Err(Error::Invalid(format!(
+                        "Cannot drop column {column} on base table {name} with materialized views"
+                    ))),
                     Some(_) => {
                         schema.drop_column(column, dropped_at);
                     }

@@ -16,9 +16,7 @@ use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::session::Session;
 use super::{options, Executor};
-use crate::ast::{
-    AlterView, CreateView, DropView, Order as AstOrder, Relation, SelectorExpr,
-};
+use crate::ast::{AlterView, CreateView, DropView, Order as AstOrder, Relation, SelectorExpr};
 use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
 use cairn_engine::model::clustering::Order;
@@ -273,12 +271,10 @@ pub fn create_view(ex: &Executor, session: &Session, c: &CreateView) -> Result<O
     }
     .store(&mut schema.options);
     cat.create_table(&schema)?;
-    Ok(Outcome::SchemaChange(SchemaChange::new(
-        ChangeKind::Created,
-        &ks,
-        Some(view),
-    ))
-    .with_warnings(vec![USAGE_WARNING.into()]))
+    Ok(
+        Outcome::SchemaChange(SchemaChange::new(ChangeKind::Created, &ks, Some(view)))
+            .with_warnings(vec![USAGE_WARNING.into()]),
+    )
 }
 
 /// A view key column's type: Cassandra's checks in `CreateViewStatement` (its texts quote
@@ -385,9 +381,15 @@ fn selector_text(e: &SelectorExpr) -> String {
         SelectorExpr::Function(f) => format!(
             "{}({})",
             f.name.name,
-            f.args.iter().map(selector_text).collect::<Vec<_>>().join(", ")
+            f.args
+                .iter()
+                .map(selector_text)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-        SelectorExpr::Field(inner, f) => format!("{}.{}", selector_text(inner), quote_identifier(f)),
+        SelectorExpr::Field(inner, f) => {
+            format!("{}.{}", selector_text(inner), quote_identifier(f))
+        }
         _ => "an expression".into(),
     }
 }

@@ -1,13 +1,13 @@
 //! Schema statements: keyspaces, tables, user types and indexes (CREATE, ALTER, DROP).
 //! The CREATE/ALTER/DROP dispatchers also route to roles and users in `auth`.
 
+use super::terms::RelationContext;
 use super::Parser;
 use crate::ast::{
-    AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, AlterView,
-    ColumnDef, CreateIndex, CreateKeyspace, CreateTable, CreateType, CreateView, DropIndex,
-    DropKeyspace, DropTable, DropType, DropView, IndexTarget, Order, PrimaryKey, Statement,
+    AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, AlterView, ColumnDef,
+    CreateIndex, CreateKeyspace, CreateTable, CreateType, CreateView, DropIndex, DropKeyspace,
+    DropTable, DropType, DropView, IndexTarget, Order, PrimaryKey, Statement,
 };
-use super::terms::RelationContext;
 use crate::error::Result;
 use crate::lexer::TokenKind as T;
 

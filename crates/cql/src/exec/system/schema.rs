@@ -277,7 +277,10 @@ fn table_or_view_row(
     match view {
         None => named.push(("flags", text_set(&["compound".to_string()]))),
         Some((base_id, def)) => named.extend([
-            ("base_table_id", base_id.and_then(|id| uuid(&id.to_be_bytes()))),
+            (
+                "base_table_id",
+                base_id.and_then(|id| uuid(&id.to_be_bytes())),
+            ),
             ("base_table_name", text(&def.base)),
             ("include_all_columns", boolean(def.include_all_columns)),
             ("where_clause", text(&def.where_clause)),
