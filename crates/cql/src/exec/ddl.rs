@@ -538,9 +538,11 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                             "Cannot drop PRIMARY KEY column {column}"
                         )))
                     }
-                    Some(_) if !views.is_empty() => return Err(Error::Invalid(format!(
+                    Some(_) if !views.is_empty() => {
+                        return Err(Error::Invalid(format!(
                         "Cannot drop column {column} on base table {name} with materialized views"
-                    ))),
+                    )))
+                    }
                     Some(_) => {
                         schema.drop_column(column, dropped_at);
                     }
