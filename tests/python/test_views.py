@@ -333,6 +333,11 @@ def test_views_in_a_ring_at_rf3_and_rf2(tmp_root):
                         s.execute(SimpleStatement(f"DELETE FROM {ks}.t WHERE pk = {pk} AND ck = 1",
                                                   consistency_level=ConsistencyLevel.ALL))
                         del expected[(pk, 1)]
+                    # Conditional writes: the Paxos commit keeps the view too.
+                    for pk in range(i * 10 + 1, i * 10 + 10, 3):
+                        assert s.execute(f"UPDATE {ks}.t SET v = {1000 + pk} WHERE pk = {pk} AND ck = 2 "
+                                         f"IF w = 'w'").one()[0]
+                        expected[(pk, 2)] = (1000 + pk, "w")
                 finally:
                     c.shutdown()
             want = sorted((v, pk, ck, w) for (pk, ck), (v, w) in expected.items())

@@ -43,7 +43,7 @@ mod read;
 pub mod replica;
 mod scan;
 pub mod views;
-mod write;
+pub(crate) mod write;
 
 use crate::consistency::{Consistency, Unavailable, WriteType};
 use crate::error::{Error, Result};
@@ -212,7 +212,7 @@ impl StorageProxy {
         let ballots = paxos::ballot::Ballots::new(topology.get().local_id().0);
         let views = Arc::new(views::Views::new(Arc::clone(&db)));
         StorageProxy {
-            paxos: paxos::state::PaxosState::new(Arc::clone(&db), Arc::clone(&views)),
+            paxos: paxos::state::PaxosState::new(Arc::clone(&db)),
             views,
             db,
             topology,

@@ -160,7 +160,9 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                                 .propose(id, key, &request.proposal(), wait)
                                 .map(|accepted| Bytes::from(vec![u8::from(accepted)])),
                             _ => state
-                                .commit(id, key, &request.proposal(), wait)
+                                .commit(id, key, &request.proposal(), wait, &|m, w, t| {
+                                    proxy.apply_local(m, w, t)
+                                })
                                 .map(|()| Bytes::new()),
                         }
                     };

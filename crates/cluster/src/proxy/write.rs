@@ -50,7 +50,7 @@ pub(super) struct Planned {
 
 /// How this node applies its share of a write (`StorageProxy::apply_local`: with the view
 /// updates of tables that have views).
-pub(super) type LocalApply<'a> =
+pub(crate) type LocalApply<'a> =
     dyn Fn(Vec<Mutation>, Wait, Option<&cairn_engine::Trace>) -> cairn_engine::Result<()> + 'a;
 
 /// A replica's answer: its endpoint index, and the error text of a refusal.
@@ -135,6 +135,7 @@ pub(super) fn start_commit(
     cl: Consistency,
     write_type: WriteType,
     remote: &RemoteReplicas,
+    apply: &LocalApply<'_>,
 ) -> Result<impl Future<Output = Result<()>> + Send + 'static> {
     let ring = topology.ring();
     let local = ring.position(topology.local_id());
@@ -144,9 +145,13 @@ pub(super) fn start_commit(
     let mut sends = Vec::new();
     for &t in plans.iter().flat_map(|p| &p.targets) {
         if Some(t) == local {
-            commit
-                .state
-                .commit(commit.table, commit.key, commit.proposal, Wait::Allowed)?;
+            commit.state.commit(
+                commit.table,
+                commit.key,
+                commit.proposal,
+                Wait::Allowed,
+                apply,
+            )?;
             if let Some(a) = acked.get_mut(t) {
                 *a = true;
             }

@@ -484,12 +484,8 @@ static KEYS: &[Key] = &[
         "materialized_views_enabled",
         "true",
         field!(materialized_views_enabled, v => v.boolean()?),
-    ),
-    key(
-        "enable_materialized_views",
-        "true",
-        field!(materialized_views_enabled, v => v.boolean()?),
-    ),
+    )
+    .or(&["enable_materialized_views"]),
     key(
         "batch_size_warn_threshold_in_kb",
         "5",

@@ -115,18 +115,15 @@ struct State {
 /// This node's Paxos state (see the module doc).
 pub struct PaxosState {
     db: Arc<Database>,
-    /// Applies commits with their view updates.
-    views: Arc<crate::proxy::views::Views>,
     table: Mutex<Option<Arc<Table>>>,
     locks: PartitionLocks,
 }
 
 impl PaxosState {
     /// The state kept in `db`.
-    pub fn new(db: Arc<Database>, views: Arc<crate::proxy::views::Views>) -> PaxosState {
+    pub fn new(db: Arc<Database>) -> PaxosState {
         PaxosState {
             db,
-            views,
             table: Mutex::new(None),
             locks: PartitionLocks::default(),
         }
@@ -185,13 +182,15 @@ impl PaxosState {
         Ok(true)
     }
 
-    /// Applies a committed proposal and records it, in one commitlog record.
+    /// Applies a committed proposal and records it, in one commitlog record, through `apply`
+    /// (the proxy's `apply_local`: with the view updates of a table that has views).
     pub fn commit(
         &self,
         table: u128,
         key: &DecoratedKey,
         proposal: &Proposal,
         wait: Wait,
+        apply: &crate::proxy::write::LocalApply<'_>,
     ) -> Result<()> {
         let mut mutations = proposal.mutations(table)?;
         let _lock = self.lock(table, key, wait)?;
@@ -199,7 +198,7 @@ impl PaxosState {
         let row_key = row_key(table, key);
         let cells = [(COL_COMMITTED, proposal.cell_value())];
         mutations.push(self.state_write(&store, table, &row_key, proposal.ballot, &cells));
-        self.views.apply(mutations, wait, None)?;
+        apply(mutations, wait, None)?;
         Ok(())
     }
 
