@@ -361,3 +361,32 @@ def test_view_on_a_table_with_data_is_built(session, ks, tname):
     while time.time() < deadline and rows(session, f"SELECT v, pk, ck, w FROM {v}") != want:
         time.sleep(0.3)
     assert rows(session, f"SELECT v, pk, ck, w FROM {v}") == want
+
+
+def test_views_disabled_refuse_create_with_cassandras_text(node_factory, tmp_root):
+    from conftest import make_cluster
+    cfg = tmp_root / "views-off.yaml"
+    cfg.write_text("materialized_views_enabled: false\n")
+    n = node_factory("views-off", ["--config", str(cfg)])
+    c = make_cluster(n)
+    try:
+        s = c.connect()
+        s.execute("CREATE KEYSPACE off WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE off.t (pk int PRIMARY KEY, v int)")
+        assert "Materialized views are disabled. Enable in cassandra.yaml to use." in err(
+            s, "CREATE MATERIALIZED VIEW off.v AS SELECT * FROM off.t WHERE pk IS NOT NULL "
+               "AND v IS NOT NULL PRIMARY KEY (v, pk)")
+        assert s.execute("SELECT value FROM system_views.settings WHERE name = "
+                         "'materialized_views_enabled'").one().value == "false"
+    finally:
+        c.shutdown()
+
+
+def test_describe_keyspace_lists_views_after_tables(session, ks, by_v):
+    t, v = by_v
+    listed = [(r.type, r.name) for r in session.execute(f"DESCRIBE KEYSPACE {ks}")]
+    assert ("table", t.split(".")[1]) in listed
+    assert listed.index(("materialized_view", v.split(".")[1])) > max(
+        i for i, (kind, _) in enumerate(listed) if kind == "table")
+    assert ("table", v.split(".")[1]) not in listed
+    assert v.split(".")[1] not in [r.name for r in session.execute("DESCRIBE TABLES")]
