@@ -390,3 +390,20 @@ def test_describe_keyspace_lists_views_after_tables(session, ks, by_v):
         i for i, (kind, _) in enumerate(listed) if kind == "table")
     assert ("table", v.split(".")[1]) not in listed
     assert v.split(".")[1] not in [r.name for r in session.execute("DESCRIBE TABLES")]
+
+
+def test_built_views_lists_views_this_node_built(session, by_v):
+    t, v = by_v
+    ks, name = v.split(".")
+    deadline = time.time() + 30
+    built = []
+    while time.time() < deadline:
+        built = [tuple(r) for r in session.execute(
+            "SELECT keyspace_name, view_name FROM system.built_views WHERE keyspace_name = %s", (ks,))]
+        if (ks, name) in built:
+            break
+        time.sleep(0.2)
+    assert (ks, name) in built
+    assert not [r for r in session.execute(
+        "SELECT view_name FROM system.view_builds_in_progress WHERE keyspace_name = %s", (ks,))
+        if r.view_name == name]

@@ -37,6 +37,8 @@ pub struct Views {
     db: Arc<Database>,
     views: RwLock<Arc<ViewMap>>,
     locks: PartitionLocks,
+    /// Views being built here, with the base partitions read so far.
+    building: RwLock<HashMap<u128, u64>>,
 }
 
 impl Views {
@@ -46,7 +48,33 @@ impl Views {
             db,
             views: RwLock::new(Arc::default()),
             locks: PartitionLocks::default(),
+            building: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// The views being built on this node, with the base partitions read so far
+    /// (`system.view_builds_in_progress`); every other known view is built here
+    /// (`system.built_views`).
+    pub fn in_progress(&self) -> Vec<(Arc<TableSchema>, u64)> {
+        let building = self.building.read();
+        self.views
+            .read()
+            .values()
+            .flatten()
+            .filter_map(|v| building.get(&v.id).map(|n| (Arc::clone(v), *n)))
+            .collect()
+    }
+
+    /// The views built on this node.
+    pub fn built(&self) -> Vec<Arc<TableSchema>> {
+        let building = self.building.read();
+        self.views
+            .read()
+            .values()
+            .flatten()
+            .filter(|v| !building.contains_key(&v.id))
+            .cloned()
+            .collect()
     }
 
     /// Sets which tables have views (the catalog, after every schema change).
@@ -191,6 +219,19 @@ impl Views {
         route: &dyn Fn(&Mutation, &Mutation) -> Option<usize>,
         send: &dyn Fn(Vec<(usize, Mutation)>),
     ) -> Result<u64> {
+        self.building.write().insert(view.id, 0);
+        let r = self.build_partitions(base_id, view, route, send);
+        self.building.write().remove(&view.id);
+        r
+    }
+
+    fn build_partitions(
+        &self,
+        base_id: u128,
+        view: &TableSchema,
+        route: &dyn Fn(&Mutation, &Mutation) -> Option<usize>,
+        send: &dyn Fn(Vec<(usize, Mutation)>),
+    ) -> Result<u64> {
         let Some(table) = self.db.table_by_id(base_id) else {
             return Ok(0);
         };
@@ -256,6 +297,9 @@ impl Views {
                 send(remote);
             }
             partitions += 1;
+            if let Some(n) = self.building.write().get_mut(&view.id) {
+                *n = partitions;
+            }
         }
         Ok(partitions)
     }
