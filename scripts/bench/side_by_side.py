@@ -2,7 +2,7 @@
 audit_bar.py and tracing_bar.py share (server CPU per request of a feature off and on).
 
 A side is (name, cairn binary, config text — "" for none). `run` starts one node per side,
-populates each (50 000 single-row partitions of 16 bytes), calls `before_rounds(nodes)`, then
+calls `before_populate(nodes)` (schema the load must find, e.g. a view), populates each (50 000 single-row partitions of 16 bytes), calls `before_rounds(nodes)`, then
 runs `pairs` rounds of uniform SELECTs and INSERTs on every side (the order rotated each round)
 and calls `after_rounds(nodes)` before the nodes stop; `table` prints the medians with the ratios
 to the side named `off`. A node is (process, native port, REST port, metrics port)."""
@@ -47,7 +47,8 @@ def metrics(metrics_port, pattern):
             re.finditer(rf'^scylla_({pattern})\{{[^}}]*\}} (\S+)$', text, re.M)}
 
 
-def run(a, sides, before_rounds=lambda nodes: None, after_rounds=lambda nodes: None):
+def run(a, sides, before_rounds=lambda nodes: None, after_rounds=lambda nodes: None,
+        before_populate=lambda nodes: None):
     """{(mode, side): [(cpu µs/op, ops/s) per round]} and what `after_rounds` returned."""
     common = ["-partition-count", "50000", "-clustering-row-count", "1",
               "-clustering-row-size", "16", "-rows-per-request", "1",
@@ -58,6 +59,7 @@ def run(a, sides, before_rounds=lambda nodes: None, after_rounds=lambda nodes: N
         try:
             for name, binary, config in sides:
                 nodes[name] = start(binary, d, name, config)
+            before_populate(nodes)
             for node, port, _, _ in nodes.values():
                 bench(a.cairn, port, node.pid,
                       ["-mode", "write", "-workload", "sequential"] + common)

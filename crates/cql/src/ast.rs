@@ -90,6 +90,9 @@ pub enum Statement {
     DropType(DropType),
     CreateIndex(CreateIndex),
     DropIndex(DropIndex),
+    CreateView(CreateView),
+    AlterView(AlterView),
+    DropView(DropView),
     Select(Select),
     Insert(Insert),
     Update(Update),
@@ -355,7 +358,7 @@ pub enum Relation {
         target: RelationTarget,
         values: InValues,
     },
-    /// `col IS NOT NULL` (materialized-view syntax; parsed for completeness).
+    /// `col IS NOT NULL` (materialized views' WHERE clause).
     IsNotNull(String),
 }
 
@@ -779,6 +782,40 @@ pub struct CreateIndex {
 /// `DROP INDEX`
 #[derive(Debug, Clone, PartialEq)]
 pub struct DropIndex {
+    pub name: QualifiedName,
+    pub if_exists: bool,
+}
+
+/// `CREATE MATERIALIZED VIEW [IF NOT EXISTS] v AS SELECT … FROM t [WHERE …]
+/// PRIMARY KEY (…) [WITH …]`
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateView {
+    pub name: QualifiedName,
+    pub if_not_exists: bool,
+    pub base: QualifiedName,
+    /// `None` for `*`.
+    pub selectors: Option<Vec<Selector>>,
+    pub where_clause: Vec<Relation>,
+    pub key: PrimaryKey,
+    pub clustering_order: Vec<(String, Order)>,
+    /// `WITH COMPACT STORAGE` (refused, as by Cassandra).
+    pub compact_storage: bool,
+    pub properties: Vec<Property>,
+    /// How many bind markers the statement holds (refused).
+    pub bind_markers: usize,
+}
+
+/// `ALTER MATERIALIZED VIEW [IF EXISTS] v WITH …`
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlterView {
+    pub name: QualifiedName,
+    pub if_exists: bool,
+    pub properties: Vec<Property>,
+}
+
+/// `DROP MATERIALIZED VIEW [IF EXISTS] v`
+#[derive(Debug, Clone, PartialEq)]
+pub struct DropView {
     pub name: QualifiedName,
     pub if_exists: bool,
 }

@@ -10,7 +10,8 @@
 //! Nothing here executes anything; the executor takes a [`ParsedStatement`] and resolves
 //! names, types and values against the schema.
 //!
-//! What is parsed: USE; CREATE/ALTER/DROP KEYSPACE, TABLE, TYPE; CREATE/DROP INDEX;
+//! What is parsed: USE; CREATE/ALTER/DROP KEYSPACE, TABLE, TYPE, MATERIALIZED VIEW;
+//! CREATE/DROP INDEX;
 //! TRUNCATE; SELECT (JSON, DISTINCT, functions, CAST, aliases, arithmetic `+ - * / %` and
 //! unary `-` with parentheses, element and slice selection `c[k]`, `c[a..b]`, WRITETIME /
 //! MAXWRITETIME / TTL of columns, elements and slices, WHERE with single-column,
@@ -18,7 +19,7 @@
 //! ORDER BY, PER PARTITION LIMIT, LIMIT, ALLOW FILTERING); INSERT (values or JSON);
 //! UPDATE (all assignment forms); DELETE; BATCH; roles, legacy users, GRANT/REVOKE/LIST.
 //! Terms (values, SET, WHERE, IF, function arguments) take Cassandra's arithmetic too.
-//! Left out on purpose (a syntax error, as for an unknown statement): materialized views,
+//! Left out on purpose (a syntax error, as for an unknown statement):
 //! functions and aggregates, triggers, DESCRIBE (cqlsh falls back to driver metadata on
 //! a syntax error), Scylla's `USING TIMEOUT` and `BYPASS CACHE`. Refused by name although
 //! Cassandra 5 has them: selector tuples and type hints of anything but constants and

@@ -21,6 +21,7 @@ pub mod snapshot;
 pub mod sstable;
 pub mod table;
 pub mod trace;
+pub mod view_update;
 
 pub use database::{Database, DatabaseConfig, RecoveryReport};
 pub use error::{CorruptionKind, Error, FaultKind, LoadProblem, OptionError, Result, StorageFault};

@@ -326,6 +326,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     let permission_cache = cairn_cql::exec::auth::CacheSettings {
         validity: cfg.permissions_validity,
     };
+    let views_enabled = cfg.materialized_views_enabled;
     let batch_limits = cairn_cql::exec::batch_limits::BatchLimits {
         warn_bytes: cfg.batch_size_warn_threshold,
         fail_bytes: cfg.batch_size_fail_threshold,
@@ -359,6 +360,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
             e.with_authentication(password)
                 .with_authorization(authorizing, permission_cache)
                 .with_batch_limits(batch_limits)
+                .with_materialized_views(views_enabled)
         })
     })
     .await

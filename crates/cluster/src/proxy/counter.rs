@@ -309,7 +309,7 @@ fn resolve(
     Ok(group)
 }
 
-fn now_secs() -> u32 {
+pub(super) fn now_secs() -> u32 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs().min(u64::from(u32::MAX - 1)) as u32)

@@ -42,7 +42,8 @@ pub mod paxos;
 mod read;
 pub mod replica;
 mod scan;
-mod write;
+pub mod views;
+pub(crate) mod write;
 
 use crate::consistency::{Consistency, Unavailable, WriteType};
 use crate::error::{Error, Result};
@@ -201,14 +202,18 @@ pub struct StorageProxy {
     counter_locks: PartitionLocks,
     /// This node's Paxos state, as a replica.
     paxos: paxos::state::PaxosState,
+    /// Materialized views' maintenance on this node's writes.
+    views: Arc<views::Views>,
 }
 
 impl StorageProxy {
     /// A proxy over the local database, placing replicas on `topology`.
     pub fn new(db: Arc<Database>, topology: TopologyHandle) -> StorageProxy {
         let ballots = paxos::ballot::Ballots::new(topology.get().local_id().0);
+        let views = Arc::new(views::Views::new(Arc::clone(&db)));
         StorageProxy {
             paxos: paxos::state::PaxosState::new(Arc::clone(&db)),
+            views,
             db,
             topology,
             keyspaces: RwLock::new(HashMap::default()),
@@ -246,6 +251,11 @@ impl StorageProxy {
     /// This node's Paxos state as a replica.
     pub fn paxos_state(&self) -> &paxos::state::PaxosState {
         &self.paxos
+    }
+
+    /// Materialized views' maintenance (the catalog tells it which tables have views).
+    pub fn views(&self) -> &views::Views {
+        &self.views
     }
 
     /// The counters.
@@ -337,7 +347,7 @@ impl StorageProxy {
         if alone {
             let write_type = write_type(op, mutations.len());
             let strategy = checked.map(|(_, s)| s);
-            return self.db.apply_traced(mutations, wait, trace).map_err(|e| {
+            return self.views.apply(mutations, wait, trace).map_err(|e| {
                 let request = FailedRequest::Write(write_type);
                 local_failure(e, request, cl, strategy.as_deref(), &topology)
             });
@@ -353,7 +363,7 @@ impl StorageProxy {
                 r
             }
             // Only this node holds them.
-            _ => return Ok(self.db.apply_traced(mutations, wait, trace)?),
+            _ => return Ok(self.apply_local(mutations, wait, trace)?),
         };
         let deferred = matches!(wait, Wait::Never) && acks.is_some();
         if matches!(wait, Wait::Never) && !deferred {
@@ -362,8 +372,9 @@ impl StorageProxy {
         }
         let write_type = write_type(op, mutations.len());
         let topology = Arc::clone(&topology);
+        let apply = |m: Vec<Mutation>, w: Wait, t: Option<&Trace>| self.apply_local(m, w, t);
         let pending = write::start(
-            &self.db, topology, mutations, plans, cl, write_type, remote, wait, trace,
+            &apply, topology, mutations, plans, cl, write_type, remote, wait, trace,
         )?;
         let metrics = Arc::clone(&self.metrics);
         let counted = async move {
@@ -652,6 +663,119 @@ impl StorageProxy {
             Error::Unavailable(u)
         })
     }
+    /// Applies this node's share of a write as a base replica: the mutations with the view
+    /// updates whose paired view replica is this node, in one commitlog record; the other
+    /// view updates are sent to their replicas, not awaited (`views.rs`).
+    pub fn apply_local(
+        &self,
+        mutations: Vec<Mutation>,
+        wait: Wait,
+        trace: Option<&Trace>,
+    ) -> cairn_engine::Result<()> {
+        if !self.views.any() {
+            return self.db.apply_traced(mutations, wait, trace);
+        }
+        let topology = self.topology.get();
+        let Some(remote) = self
+            .remote
+            .as_ref()
+            .filter(|_| topology.ring().endpoints().len() > 1)
+        else {
+            return self.views.apply(mutations, wait, trace);
+        };
+        let route = |base: &Mutation, view: &Mutation| self.view_replica(&topology, base, view);
+        let sends = self.views.apply_with(mutations, wait, trace, &route)?;
+        self.send_view_updates(&topology, remote, sends);
+        Ok(())
+    }
+
+    /// Fills view `view` of base table `base_id` from this node's base rows (a view created
+    /// on a table with data), on the calling thread, which may block: see
+    /// `views::Views::build`. Returns the number of base partitions read.
+    pub fn build_view(
+        &self,
+        base_id: u128,
+        view: &cairn_engine::schema::TableSchema,
+    ) -> cairn_engine::Result<u64> {
+        let topology = self.topology.get();
+        match self
+            .remote
+            .as_ref()
+            .filter(|_| topology.ring().endpoints().len() > 1)
+        {
+            None => self.views.build(base_id, view, &|_, _| None, &|_| {}),
+            Some(remote) => {
+                let route = |b: &Mutation, v: &Mutation| self.view_replica(&topology, b, v);
+                let send = |sends| self.send_view_updates(&topology, remote, sends);
+                self.views.build(base_id, view, &route, &send)
+            }
+        }
+    }
+
+    /// Sends view updates to their view replicas, not awaited (a failure is logged).
+    fn send_view_updates(
+        &self,
+        topology: &Topology,
+        remote: &RemoteReplicas,
+        sends: Vec<(usize, Mutation)>,
+    ) {
+        let endpoints = topology.ring().endpoints();
+        let mut by_target: HashMap<usize, Vec<Mutation>> = HashMap::new();
+        for (t, m) in sends {
+            by_target.entry(t).or_default().push(m);
+        }
+        for (t, share) in by_target {
+            let Some(peer) = endpoints.get(t).map(|e| e.address) else {
+                continue;
+            };
+            let mut body = Vec::new();
+            cairn_engine::model::mutation::encode_batch(&share, &mut body);
+            let (messaging, timeout) = (Arc::clone(&remote.messaging), remote.write_timeout);
+            remote.runtime.spawn(async move {
+                let r = messaging
+                    .request(peer, crate::messaging::Verb::Mutation, body.into(), timeout)
+                    .await;
+                if let Err(e) = r {
+                    tracing::warn!("view update to {peer} failed: {e}");
+                }
+            });
+        }
+    }
+
+    /// The paired view replica of a view update `view` made by base mutation `base` (ring
+    /// endpoint index; `None`: this node), as Cassandra's `ViewUtils.getViewNaturalEndpoint`
+    /// pairs them: in this node's data center, a node that is a replica of both keeps its
+    /// own; the others are paired in order, the i-th remaining base replica with the i-th
+    /// remaining view replica.
+    fn view_replica(&self, topology: &Topology, base: &Mutation, view: &Mutation) -> Option<usize> {
+        let keyspace = self.db.table_by_id(view.table)?.schema().keyspace.clone();
+        let strategy = self.replication(&keyspace);
+        let ring = topology.ring();
+        let local_id = topology.local_id();
+        let local = ring.position(local_id)?;
+        let endpoints = ring.endpoints();
+        let dc = &endpoints.get(local)?.datacenter;
+        let in_dc = |v: Vec<usize>| -> Vec<usize> {
+            v.into_iter()
+                .filter(|&i| endpoints.get(i).is_some_and(|e| e.datacenter == *dc))
+                .collect()
+        };
+        let mut base_replicas = in_dc(strategy.replicas(ring, base.key.token, Some(local_id)));
+        let mut view_replicas = in_dc(strategy.replicas(ring, view.key.token, Some(local_id)));
+        if view_replicas.contains(&local) {
+            return None;
+        }
+        let shared: Vec<usize> = base_replicas
+            .iter()
+            .copied()
+            .filter(|i| view_replicas.contains(i))
+            .collect();
+        base_replicas.retain(|i| !shared.contains(i));
+        view_replicas.retain(|i| !shared.contains(i));
+        let i = base_replicas.iter().position(|&b| b == local)?;
+        view_replicas.get(i).copied()
+    }
+
     /// [`StorageProxy::check`] across the cluster: `token`'s replicas that are up and can
     /// be used (ring endpoint indexes), or Unavailable.
     fn cluster_targets(

@@ -47,17 +47,20 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                 };
                 let mutations = decode(&body)?;
                 let count = mutations.len() as u64;
-                let db = Arc::clone(proxy.db());
                 // Applied here when nothing must wait (the common case: memtable space and
                 // a periodic commitlog), else again on the blocking pool — the handoff costs
-                // more CPU than the write.
-                match db.apply(mutations, Wait::Never) {
+                // more CPU than the write. A base table's views are kept as this node
+                // applies (`views.rs`).
+                match proxy.apply_local(mutations, Wait::Never, None) {
                     Err(cairn_engine::Error::WouldBlock) => {
                         let mutations = decode(&body)?;
-                        tokio::task::spawn_blocking(move || db.apply(mutations, Wait::Allowed))
-                            .await
-                            .map_err(|e| format!("mutation task failed: {e}"))?
-                            .map_err(|e| e.to_string())?;
+                        let p = Arc::clone(&proxy);
+                        tokio::task::spawn_blocking(move || {
+                            p.apply_local(mutations, Wait::Allowed, None)
+                        })
+                        .await
+                        .map_err(|e| format!("mutation task failed: {e}"))?
+                        .map_err(|e| e.to_string())?;
                     }
                     other => other.map_err(|e| e.to_string())?,
                 }
@@ -157,7 +160,9 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                                 .propose(id, key, &request.proposal(), wait)
                                 .map(|accepted| Bytes::from(vec![u8::from(accepted)])),
                             _ => state
-                                .commit(id, key, &request.proposal(), wait)
+                                .commit(id, key, &request.proposal(), wait, &|m, w, t| {
+                                    proxy.apply_local(m, w, t)
+                                })
                                 .map(|()| Bytes::new()),
                         }
                     };

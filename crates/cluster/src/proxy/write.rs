@@ -33,7 +33,7 @@ use crate::topology::Topology;
 use bytes::Bytes;
 use cairn_engine::model::mutation::encode_batch;
 use cairn_engine::model::{DecoratedKey, Mutation};
-use cairn_engine::{Database, Wait};
+use cairn_engine::Wait;
 use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -48,6 +48,11 @@ pub(super) struct Planned {
     pub targets: Vec<usize>,
 }
 
+/// How this node applies its share of a write (`StorageProxy::apply_local`: with the view
+/// updates of tables that have views).
+pub(crate) type LocalApply<'a> =
+    dyn Fn(Vec<Mutation>, Wait, Option<&cairn_engine::Trace>) -> cairn_engine::Result<()> + 'a;
+
 /// A replica's answer: its endpoint index, and the error text of a refusal.
 type Answer = (usize, std::result::Result<(), String>);
 
@@ -55,7 +60,7 @@ type Answer = (usize, std::result::Result<(), String>);
 /// allows, sends the other targets theirs, and returns the wait for `cl` (see the module doc).
 #[allow(clippy::too_many_arguments)] // one write's whole description, all used together
 pub(super) fn start(
-    db: &Database,
+    apply: &LocalApply<'_>,
     topology: Arc<Topology>,
     mutations: Vec<Mutation>,
     plans: Vec<Planned>,
@@ -80,7 +85,7 @@ pub(super) fn start(
     let mut acked = vec![false; endpoints.len()];
     if let Some(l) = local {
         if let Some(share) = shares.get_mut(l).filter(|s| !s.is_empty()) {
-            db.apply_traced(std::mem::take(share), wait, trace)?;
+            apply(std::mem::take(share), wait, trace)?;
             acked[l] = true;
         }
     }
@@ -130,6 +135,7 @@ pub(super) fn start_commit(
     cl: Consistency,
     write_type: WriteType,
     remote: &RemoteReplicas,
+    apply: &LocalApply<'_>,
 ) -> Result<impl Future<Output = Result<()>> + Send + 'static> {
     let ring = topology.ring();
     let local = ring.position(topology.local_id());
@@ -139,9 +145,13 @@ pub(super) fn start_commit(
     let mut sends = Vec::new();
     for &t in plans.iter().flat_map(|p| &p.targets) {
         if Some(t) == local {
-            commit
-                .state
-                .commit(commit.table, commit.key, commit.proposal, Wait::Allowed)?;
+            commit.state.commit(
+                commit.table,
+                commit.key,
+                commit.proposal,
+                Wait::Allowed,
+                apply,
+            )?;
             if let Some(a) = acked.get_mut(t) {
                 *a = true;
             }

@@ -263,6 +263,9 @@ pub fn targets(stmt: &Statement, session_keyspace: Option<&str>) -> Vec<Target> 
         // An index is named by its keyspace, not its table.
         Statement::DropIndex(i) => keyspace(C::Ddl, &ks(&i.name.keyspace)),
         Statement::CreateType(t) => keyspace(C::Ddl, &ks(&t.name.keyspace)),
+        Statement::CreateView(v) => on(C::Ddl, &v.name),
+        Statement::AlterView(v) => on(C::Ddl, &v.name),
+        Statement::DropView(v) => on(C::Ddl, &v.name),
         Statement::AlterType(t) => keyspace(C::Ddl, &ks(&t.name.keyspace)),
         Statement::DropType(t) => keyspace(C::Ddl, &ks(&t.name.keyspace)),
         Statement::CreateRole(_)

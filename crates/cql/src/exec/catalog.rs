@@ -135,6 +135,7 @@ impl Catalog {
         };
         catalog.initialize();
         catalog.reconcile()?;
+        catalog.tell_views(false);
         Ok(catalog)
     }
 
@@ -230,6 +231,11 @@ impl Catalog {
         self.commit(vec![definitions::put_table(schema)])
     }
 
+    /// Changes several tables' definitions in one command (a base table and its views).
+    pub fn alter_tables(&self, schemas: &[TableSchema]) -> Result<()> {
+        self.commit(schemas.iter().map(definitions::put_table).collect())
+    }
+
     /// Creates a user type.
     pub fn create_type(&self, ut: &UserType) -> Result<()> {
         self.commit(vec![definitions::put_type(ut)])
@@ -277,9 +283,20 @@ impl Catalog {
     /// Empties a table: every node replaces it by the same table under a new id (after
     /// `auto_snapshot`).
     pub fn truncate_table(&self, schema: &TableSchema) -> Result<()> {
-        let mut schema = schema.clone();
-        schema.id = cairn_engine::schema::rand_table_id();
-        self.commit(vec![definitions::put_table(&schema)])
+        self.truncate_tables(std::slice::from_ref(schema))
+    }
+
+    /// Empties several tables in one command (a base table and its views).
+    pub fn truncate_tables(&self, schemas: &[TableSchema]) -> Result<()> {
+        let ops = schemas
+            .iter()
+            .map(|s| {
+                let mut schema = s.clone();
+                schema.id = cairn_engine::schema::rand_table_id();
+                definitions::put_table(&schema)
+            })
+            .collect();
+        self.commit(ops)
     }
 
     /// Commits `ops`, prepared against the schema this node has applied, then applies them
@@ -335,8 +352,64 @@ impl Catalog {
         self.set_types(&wanted, &mut changes);
         *self.applied.write() = state;
         self.schema_changed();
+        self.tell_views(true);
         self.unpublished.lock().extend(changes.iter().cloned());
         Ok(changes)
+    }
+
+    /// Tells the storage proxy which tables have materialized views, by base table id (it
+    /// keeps them on every write to those tables); with `build`, the views it did not know
+    /// are filled from this node's base rows on a thread of their own (views the node had
+    /// at start were built before).
+    fn tell_views(&self, build: bool) {
+        let known: std::collections::HashSet<u128> = self
+            .db
+            .tables()
+            .iter()
+            .filter(|t| t.schema().is_view())
+            .map(|t| t.schema().id)
+            .filter(|id| self.proxy.views().knows(*id))
+            .collect();
+        let tables = self.db.tables();
+        let mut views: cairn_cluster::proxy::views::ViewMap = Default::default();
+        for t in &tables {
+            let view = t.schema();
+            let Some(def) = view.view() else { continue };
+            if let Some(base) = tables
+                .iter()
+                .find(|b| b.schema().keyspace == view.keyspace && b.schema().name == def.base)
+            {
+                views.entry(base.schema().id).or_default().push(view);
+            }
+        }
+        let new: Vec<(u128, Arc<TableSchema>)> = views
+            .iter()
+            .flat_map(|(base, vs)| vs.iter().map(move |v| (*base, Arc::clone(v))))
+            .filter(|(_, v)| !known.contains(&v.id))
+            .collect();
+        self.proxy.views().set(views);
+        if !build {
+            return;
+        }
+        for (base, view) in new {
+            let proxy = Arc::clone(&self.proxy);
+            let name = format!("view-build-{}", view.name);
+            let spawned = std::thread::Builder::new().name(name).spawn(move || {
+                match proxy.build_view(base, &view) {
+                    Ok(n) => tracing::info!(
+                        "built view {}.{} from {n} base partitions",
+                        view.keyspace,
+                        view.name
+                    ),
+                    Err(e) => {
+                        tracing::warn!("building view {}.{} failed: {e}", view.keyspace, view.name)
+                    }
+                }
+            });
+            if let Err(e) = spawned {
+                tracing::warn!("cannot start a view build: {e}");
+            }
+        }
     }
 
     /// After a schema change committed here, with the DDL lock released: waits briefly for

@@ -429,7 +429,7 @@ fn check_nesting_in(t: &TypeName, frozen: bool) -> Result<()> {
 }
 
 /// Whether a duration appears anywhere in the type (`AbstractType.referencesDuration`).
-fn references_duration(t: &CqlType) -> bool {
+pub(super) fn references_duration(t: &CqlType) -> bool {
     match t {
         CqlType::Duration => true,
         CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => references_duration(e),

@@ -15,7 +15,7 @@ use super::replication::{self, Replication};
 use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::session::Session;
-use super::{create_table, options, user_types, Executor};
+use super::{create_table, options, user_types, views, Executor};
 use crate::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropIndex, DropKeyspace,
     DropTable, Property, QualifiedName, RoleOptions, Statement,
@@ -43,6 +43,9 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         Statement::CreateIndex(_) => Err(Error::Invalid(
             "Secondary indexes are not supported yet".into(),
         )),
+        Statement::CreateView(c) => views::create_view(ex, session, c),
+        Statement::AlterView(a) => views::alter_view(ex, session, a),
+        Statement::DropView(d) => views::drop_view(ex, session, d),
         Statement::CreateRole(_)
         | Statement::AlterRole(_)
         | Statement::DropRole(_)
@@ -95,12 +98,13 @@ fn drop_table(ex: &Executor, session: &Session, d: &DropTable) -> Result<Outcome
     let name = &d.name.name;
     authorize(&ks, Permission::Drop, Resource::Table(&ks, name))?;
     check_schema_keyspace(&ks)?;
-    if cat.table(&ks, name).is_none() {
+    let Some(table) = cat.table(&ks, name) else {
         if d.if_exists {
             return Ok(Outcome::Void);
         }
         return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
-    }
+    };
+    views::check_drop_table(ex, &table.schema())?;
     cat.drop_table(&ks, name)?;
     Ok(change(ChangeKind::Dropped, &ks, Some(name)))
 }
@@ -125,8 +129,20 @@ fn truncate(ex: &Executor, session: &Session, name: &QualifiedName) -> Result<Ou
     };
     let schema = (*table.schema()).clone();
     drop(table);
-    // Every node recreates the table under the same new id (after `auto_snapshot`).
-    cat.truncate_table(&schema)?;
+    if schema.is_view() {
+        return Err(Error::Invalid(
+            "Cannot TRUNCATE materialized view directly; must truncate base table instead".into(),
+        ));
+    }
+    // Every node recreates the table under the same new id (after `auto_snapshot`), and its
+    // views with it, as Cassandra truncates a base table's views.
+    let mut all = vec![schema];
+    all.extend(
+        views::views_of(ex, &ks, &name.name)
+            .iter()
+            .map(|v| (**v).clone()),
+    );
+    cat.truncate_tables(&all)?;
     Ok(Outcome::Void)
 }
 
@@ -416,6 +432,14 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
         return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
     };
     let mut schema = (*table.schema()).clone();
+    if schema.is_view() {
+        return Err(Error::Invalid(
+            "Cannot use ALTER TABLE on a materialized view; use ALTER MATERIALIZED VIEW instead"
+                .into(),
+        ));
+    }
+    let views = views::views_of(ex, &ks, name);
+    let mut altered_views: Vec<cairn_engine::schema::TableSchema> = Vec::new();
     let was_counter = create_table::has_counters(&schema);
     match &a.action {
         AlterTableAction::Add {
@@ -468,7 +492,25 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                     ColumnKind::Regular
                 };
                 // A new id, above every dropped one: the old cells stay hidden.
-                schema.add_column(&c.name, ty, kind, Order::Asc);
+                schema.add_column(&c.name, ty.clone(), kind, Order::Asc);
+                // Views selecting every column get the new regular column too.
+                if kind == ColumnKind::Regular {
+                    for v in views
+                        .iter()
+                        .filter(|v| v.view().is_some_and(|d| d.include_all_columns))
+                    {
+                        let at = match altered_views.iter().position(|a| a.id == v.id) {
+                            Some(i) => i,
+                            None => {
+                                altered_views.push((**v).clone());
+                                altered_views.len() - 1
+                            }
+                        };
+                        if let Some(av) = altered_views.get_mut(at) {
+                            av.add_column(&c.name, ty.clone(), kind, Order::Asc);
+                        }
+                    }
+                }
             }
             create_table::check_counter_columns(&schema, was_counter)?;
         }
@@ -506,6 +548,11 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                             "Cannot drop PRIMARY KEY column {column}"
                         )))
                     }
+                    Some(_) if !views.is_empty() => {
+                        return Err(Error::Invalid(format!(
+                        "Cannot drop column {column} on base table {name} with materialized views"
+                    )))
+                    }
                     Some(_) => {
                         schema.drop_column(column, dropped_at);
                     }
@@ -517,6 +564,11 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
             if create_table::has_counters(&schema) && schema.options.default_time_to_live > 0 {
                 return Err(Error::Invalid(
                     "Cannot set default_time_to_live on a table with counters".into(),
+                ));
+            }
+            if !views.is_empty() && schema.options.gc_grace_seconds == 0 {
+                return Err(Error::Invalid(
+                    "Cannot alter gc_grace_seconds of the base table of a materialized view to 0, since this value is used to TTL undelivered updates. Setting gc_grace_seconds too low might cause undelivered updates to expire before being replayed.".into(),
                 ));
             }
         }
@@ -536,7 +588,8 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
             ))
         }
     }
-    cat.alter_table(&schema)?;
+    altered_views.insert(0, schema);
+    cat.alter_tables(&altered_views)?;
     Ok(change(ChangeKind::Updated, &ks, Some(name)))
 }
 

@@ -101,6 +101,66 @@ pub fn table_statement(s: &TableSchema) -> String {
         out.push_str(&format!("    PRIMARY KEY ({})\n", parts.join(", ")));
     }
     out.push_str(") WITH ");
+    out.push_str(&table_options(s));
+    out.push(';');
+    out
+}
+
+/// A view's `PRIMARY KEY (…)` clause.
+fn key_clause(s: &TableSchema) -> String {
+    let pk: Vec<String> = s
+        .columns_of(ColumnKind::PartitionKey)
+        .map(|c| quote(&c.name))
+        .collect();
+    let pk_part = if pk.len() == 1 {
+        pk[0].clone()
+    } else {
+        format!("({})", pk.join(", "))
+    };
+    let mut parts = vec![pk_part];
+    parts.extend(s.columns_of(ColumnKind::Clustering).map(|c| quote(&c.name)));
+    format!("PRIMARY KEY ({})", parts.join(", "))
+}
+
+/// `CREATE MATERIALIZED VIEW …;` as Cassandra 5.0's `ViewMetadata.appendCqlTo` writes it
+/// (`None` if `s` is not a view).
+pub fn view_statement(s: &TableSchema) -> Option<String> {
+    let def = s.view()?;
+    let select = if def.include_all_columns {
+        "*".to_string()
+    } else {
+        // Cassandra's select order: key columns, then the others by name.
+        let mut regular: Vec<&str> = s
+            .columns
+            .iter()
+            .filter(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Static))
+            .map(|c| c.name.as_str())
+            .collect();
+        regular.sort_unstable();
+        s.columns_of(ColumnKind::PartitionKey)
+            .chain(s.columns_of(ColumnKind::Clustering))
+            .map(|c| c.name.as_str())
+            .chain(regular)
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "CREATE MATERIALIZED VIEW {}.{} AS\n    SELECT {select}\n    FROM {}.{}\n    WHERE {}\n    {}\n WITH {};",
+        quote(&s.keyspace),
+        quote(&s.name),
+        quote(&s.keyspace),
+        quote(&def.base),
+        def.where_clause,
+        key_clause(s),
+        table_options(s)
+    ))
+}
+
+/// The `WITH` options of a table or view, joined by `\n    AND ` (a view's leave out
+/// `default_time_to_live`, as Cassandra's do).
+fn table_options(s: &TableSchema) -> String {
+    let ck: Vec<_> = s.columns_of(ColumnKind::Clustering).collect();
     let o = &s.options;
     let mut props = Vec::new();
     if !ck.is_empty() {
@@ -155,7 +215,9 @@ pub fn table_statement(s: &TableSchema) -> String {
         "crc_check_chance = {}",
         double_to_string(o.compression.crc_check_chance)
     ));
-    props.push(format!("default_time_to_live = {}", o.default_time_to_live));
+    if !s.is_view() {
+        props.push(format!("default_time_to_live = {}", o.default_time_to_live));
+    }
     props.push("extensions = {}".into());
     props.push(format!("gc_grace_seconds = {}", o.gc_grace_seconds));
     props.push(format!(
@@ -171,9 +233,7 @@ pub fn table_statement(s: &TableSchema) -> String {
     }
     props.push(format!("read_repair = {}", text("read_repair")));
     props.push(format!("speculative_retry = {}", text("speculative_retry")));
-    out.push_str(&props.join("\n    AND "));
-    out.push(';');
-    out
+    props.join("\n    AND ")
 }
 
 /// A snapshot's `schema.cql`: the statements that recreate the table with the same column
@@ -378,9 +438,19 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
         for ut in sorted_types(&cat.user_types(&k.name)) {
             out.push((k.name.clone(), "type", ut.name.clone(), type_statement(ut)));
         }
-        for t in cat.tables(&k.name) {
+        let tables = cat.tables(&k.name);
+        for t in &tables {
             let s = t.schema();
-            out.push((k.name.clone(), "table", s.name.clone(), table_statement(&s)));
+            if !s.is_view() {
+                out.push((k.name.clone(), "table", s.name.clone(), table_statement(&s)));
+            }
+        }
+        // Views after every table, as Cassandra lists them.
+        for t in &tables {
+            let s = t.schema();
+            if let Some(v) = view_statement(&s) {
+                out.push((k.name.clone(), "materialized_view", s.name.clone(), v));
+            }
         }
     };
     match lower.get(i).map(String::as_str) {
@@ -396,7 +466,9 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
             let mut rows = Vec::new();
             for k in cat.keyspaces() {
                 for t in cat.tables(&k.name) {
-                    rows.push((k.name.clone(), "table", t.schema().name.clone()));
+                    if !t.schema().is_view() {
+                        rows.push((k.name.clone(), "table", t.schema().name.clone()));
+                    }
                 }
             }
             return Ok(names(rows));
@@ -457,7 +529,31 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
             let (ks, t) = split_name(words.get(i + 1), session)?;
             let table = cat.require_table(&ks, &t)?;
             let s = table.schema();
-            statements.push((ks, "table", s.name.clone(), table_statement(&s)));
+            if s.is_view() {
+                return Err(Error::Invalid(format!(
+                    "Table '{t}' not found in keyspace '{ks}'"
+                )));
+            }
+            statements.push((ks.clone(), "table", s.name.clone(), table_statement(&s)));
+            // Cassandra prints the table's views after it.
+            for v in super::views::views_of(ex, &ks, &s.name) {
+                if let Some(text) = view_statement(&v) {
+                    statements.push((ks.clone(), "materialized_view", v.name.clone(), text));
+                }
+            }
+        }
+        Some("materialized") if lower.get(i + 1).is_some_and(|w| w == "view") => {
+            let (ks, t) = split_name(words.get(i + 2), session)?;
+            cat.require_keyspace(&ks)?;
+            let view = cat
+                .table(&ks, &t)
+                .and_then(|table| view_statement(&table.schema()))
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                        "Materialized view '{t}' not found in keyspace '{ks}'"
+                    ))
+                })?;
+            statements.push((ks, "materialized_view", t, view));
         }
         Some(_) => {
             let raw = words.get(i).cloned();
@@ -473,7 +569,10 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
                 .table(&ks, &t)
                 .ok_or_else(|| Error::Invalid(format!("'{bare}' not found in keyspaces")))?;
             let s = table.schema();
-            statements.push((ks, "table", s.name.clone(), table_statement(&s)));
+            match view_statement(&s) {
+                Some(v) => statements.push((ks, "materialized_view", s.name.clone(), v)),
+                None => statements.push((ks, "table", s.name.clone(), table_statement(&s))),
+            }
         }
         None => {
             return Err(Error::Syntax(crate::error::SyntaxError {

@@ -17,6 +17,7 @@
 //! - [`consistency`]: which consistency levels each kind of statement accepts;
 //! - [`options`]: table `WITH` properties ↔ the engine's typed options;
 //! - [`ddl`]: CREATE / ALTER / DROP / TRUNCATE / USE, with [`create_table`] for CREATE TABLE,
+//!   [`views`] for materialized views,
 //!   [`replication`] for keyspace replication, [`properties`] for reading `WITH` values and
 //!   [`schema_guard`] for the keyspaces a schema statement may not change;
 //! - [`write`](mod@write): INSERT / UPDATE / DELETE / BATCH into engine mutations;
@@ -55,6 +56,7 @@ pub mod select;
 pub mod session;
 pub mod system;
 pub mod user_types;
+pub mod views;
 pub mod write;
 
 use crate::ast::Statement;
@@ -115,6 +117,8 @@ pub struct Executor {
     ddl: Mutex<()>,
     /// Batch size and partition-count thresholds.
     batch_limits: batch_limits::BatchLimits,
+    /// `materialized_views_enabled`: CREATE MATERIALIZED VIEW is allowed.
+    views_enabled: bool,
 }
 
 impl Executor {
@@ -144,6 +148,7 @@ impl Executor {
             prepared: RwLock::new(HashMap::default()),
             ddl: Mutex::new(()),
             batch_limits: batch_limits::BatchLimits::default(),
+            views_enabled: true,
         })
     }
 
@@ -152,6 +157,18 @@ impl Executor {
     pub fn with_batch_limits(mut self, limits: batch_limits::BatchLimits) -> Self {
         self.batch_limits = limits;
         self
+    }
+
+    /// Allows or refuses CREATE MATERIALIZED VIEW (`materialized_views_enabled`; on unless
+    /// told otherwise, as in ScyllaDB).
+    pub fn with_materialized_views(mut self, on: bool) -> Self {
+        self.views_enabled = on;
+        self
+    }
+
+    /// Whether CREATE MATERIALIZED VIEW is allowed.
+    pub fn materialized_views_enabled(&self) -> bool {
+        self.views_enabled
     }
 
     /// The batch thresholds.

@@ -447,6 +447,9 @@ pub fn required<'a>(
         // Cassandra checks ALTER on the index's table, which Cairn (without indexes) never
         // finds: none.
         Statement::DropIndex(_) => Ok(()),
+        Statement::CreateView(c) => each(need(Alter, table(&c.base))),
+        // ALTER on the view's base table: the statement checks it once it found the view.
+        Statement::AlterView(_) | Statement::DropView(_) => Ok(()),
         Statement::CreateRole(_) | Statement::CreateUser(_) => {
             each(role_need(Create, On::AllRoles))
         }

@@ -1,11 +1,12 @@
 //! Schema statements: keyspaces, tables, user types and indexes (CREATE, ALTER, DROP).
 //! The CREATE/ALTER/DROP dispatchers also route to roles and users in `auth`.
 
+use super::terms::RelationContext;
 use super::Parser;
 use crate::ast::{
-    AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, ColumnDef,
-    CreateIndex, CreateKeyspace, CreateTable, CreateType, DropIndex, DropKeyspace, DropTable,
-    DropType, IndexTarget, Order, PrimaryKey, Statement,
+    AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, AlterView, ColumnDef,
+    CreateIndex, CreateKeyspace, CreateTable, CreateType, CreateView, DropIndex, DropKeyspace,
+    DropTable, DropType, DropView, IndexTarget, Order, PrimaryKey, Statement,
 };
 use crate::error::Result;
 use crate::lexer::TokenKind as T;
@@ -46,6 +47,10 @@ impl Parser<'_> {
         }
         if self.is_kw("index") || (self.is_kw("custom") && self.is_kw_at(1, "index")) {
             return Ok(Statement::CreateIndex(self.create_index()?));
+        }
+        if self.eat_kw("materialized") {
+            self.expect_kw("view")?;
+            return Ok(Statement::CreateView(self.create_view()?));
         }
         if self.eat_kw("role") {
             return self.create_role();
@@ -106,6 +111,18 @@ impl Parser<'_> {
                 action,
             }));
         }
+        if self.eat_kw("materialized") {
+            self.expect_kw("view")?;
+            let if_exists = self.if_exists()?;
+            let name = self.table_name()?;
+            self.expect_kw("with")?;
+            let properties = self.properties()?;
+            return Ok(Statement::AlterView(AlterView {
+                name,
+                if_exists,
+                properties,
+            }));
+        }
         if self.eat_kw("role") {
             return self.alter_role();
         }
@@ -136,6 +153,12 @@ impl Parser<'_> {
             let if_exists = self.if_exists()?;
             let name = self.qualified_name()?;
             return Ok(Statement::DropIndex(DropIndex { name, if_exists }));
+        }
+        if self.eat_kw("materialized") {
+            self.expect_kw("view")?;
+            let if_exists = self.if_exists()?;
+            let name = self.table_name()?;
+            return Ok(Statement::DropView(DropView { name, if_exists }));
         }
         if self.eat_kw("role") {
             return self.drop_role();
@@ -213,6 +236,79 @@ impl Parser<'_> {
             }
         }
         Ok(table)
+    }
+
+    /// After `CREATE MATERIALIZED VIEW` (Cassandra's `createMaterializedViewStatement`).
+    fn create_view(&mut self) -> Result<CreateView> {
+        let markers_before = self.marker_count();
+        let if_not_exists = self.if_not_exists()?;
+        let name = self.table_name()?;
+        self.expect_kw("as")?;
+        self.expect_kw("select")?;
+        let selectors = if self.eat(&T::Star) {
+            None
+        } else {
+            let mut list = vec![self.selector()?];
+            while self.eat(&T::Comma) {
+                list.push(self.selector()?);
+            }
+            Some(list)
+        };
+        self.expect_kw("from")?;
+        let base = self.table_name()?;
+        let where_clause = if self.eat_kw("where") {
+            self.relations(RelationContext::Where)?
+        } else {
+            Vec::new()
+        };
+        self.expect_kw("primary")?;
+        self.expect_kw("key")?;
+        let key = self.primary_key_clause()?;
+        let mut view = CreateView {
+            name,
+            if_not_exists,
+            base,
+            selectors,
+            where_clause,
+            key,
+            clustering_order: Vec::new(),
+            compact_storage: false,
+            properties: Vec::new(),
+            bind_markers: 0,
+        };
+        if self.eat_kw("with") {
+            loop {
+                if self.is_kw("compact") && self.is_kw_at(1, "storage") {
+                    self.advance();
+                    self.advance();
+                    view.compact_storage = true;
+                } else if self.is_kw("clustering") && self.is_kw_at(1, "order") {
+                    self.advance();
+                    self.advance();
+                    self.expect_kw("by")?;
+                    self.expect(&T::LParen)?;
+                    let order = self.comma_list(&T::RParen, |p| {
+                        let col = p.ident()?;
+                        let dir = if p.eat_kw("desc") {
+                            Order::Desc
+                        } else {
+                            p.eat_kw("asc");
+                            Order::Asc
+                        };
+                        Ok((col, dir))
+                    })?;
+                    view.clustering_order.extend(order);
+                } else {
+                    let p = self.property(&view.properties)?;
+                    view.properties.push(p);
+                }
+                if !self.eat_kw("and") {
+                    break;
+                }
+            }
+        }
+        view.bind_markers = self.marker_count() - markers_before;
+        Ok(view)
     }
 
     /// `name type [STATIC] [PRIMARY KEY]` (the last only when `allow_key`).

@@ -121,7 +121,7 @@ impl Parser<'_> {
             || self.is_kw_at(1, "as"))
     }
 
-    fn selector(&mut self) -> Result<Selector> {
+    pub(crate) fn selector(&mut self) -> Result<Selector> {
         let expr = self.selector_expr()?;
         let alias = if self.eat_kw("as") {
             Some(self.ident()?)

@@ -481,6 +481,12 @@ static KEYS: &[Key] = &[
         field!(tombstone_failure_threshold, v => v.int_in(0, u64::MAX)?),
     ),
     key(
+        "materialized_views_enabled",
+        "true",
+        field!(materialized_views_enabled, v => v.boolean()?),
+    )
+    .or(&["enable_materialized_views"]),
+    key(
         "batch_size_warn_threshold_in_kb",
         "5",
         field!(batch_size_warn_threshold, v => v.int_in(0, 1 << 40)? << 10),
@@ -808,8 +814,6 @@ static KEYS: &[Key] = &[
     ignored("repaired_data_tracking_for_range_reads_enabled"),
     ignored("repaired_data_tracking_for_partition_reads_enabled"),
     ignored("report_unconfirmed_repaired_data_mismatches"),
-    ignored("materialized_views_enabled"),
-    ignored("enable_materialized_views"),
     ignored("sasi_indexes_enabled"),
     ignored("enable_sasi_indexes"),
     ignored("transient_replication_enabled"),

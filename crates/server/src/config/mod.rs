@@ -215,6 +215,9 @@ pub struct Config {
     pub tombstone_warn_threshold: u64,
     /// `tombstone_failure_threshold`.
     pub tombstone_failure_threshold: u64,
+    /// `materialized_views_enabled` (Cassandra 3's `enable_materialized_views`): CREATE
+    /// MATERIALIZED VIEW allowed. On by default, as in ScyllaDB (Cassandra's is off).
+    pub materialized_views_enabled: bool,
     /// `batch_size_warn_threshold(_in_kb)`, in bytes.
     pub batch_size_warn_threshold: u64,
     /// `batch_size_fail_threshold(_in_kb)`, in bytes.
@@ -298,6 +301,7 @@ impl Default for Config {
             truncate_request_timeout: Duration::from_millis(60000),
             tombstone_warn_threshold: 1000,
             tombstone_failure_threshold: 100_000,
+            materialized_views_enabled: true,
             batch_size_warn_threshold: 5 << 10,
             batch_size_fail_threshold: 50 << 10,
             unlogged_batch_across_partitions_warn_threshold: 10,

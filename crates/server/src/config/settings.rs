@@ -174,6 +174,10 @@ impl Config {
                 self.tombstone_failure_threshold.to_string(),
             ),
             (
+                "materialized_views_enabled",
+                self.materialized_views_enabled.to_string(),
+            ),
+            (
                 "batch_size_warn_threshold",
                 size(self.batch_size_warn_threshold),
             ),

@@ -390,7 +390,11 @@ impl StorageProxy {
                     &missing,
                     Verb::PaxosCommit,
                     &body,
-                    || self.paxos.commit(id, key, c, Wait::Allowed),
+                    || {
+                        let apply =
+                            |m, w, t: Option<&cairn_engine::Trace>| self.apply_local(m, w, t);
+                        self.paxos.commit(id, key, c, Wait::Allowed, &apply)
+                    },
                     |_| Ok(()),
                     |_| true,
                     all,
@@ -470,7 +474,8 @@ impl StorageProxy {
         let op = Operation::Cas;
         let targets = self.cluster_targets(&topology, &strategy, key.token, cl, op)?;
         let Some(remote) = &self.remote else {
-            return self.paxos.commit(id, key, proposal, Wait::Allowed);
+            let apply = |m, w, t: Option<&cairn_engine::Trace>| self.apply_local(m, w, t);
+            return self.paxos.commit(id, key, proposal, Wait::Allowed, &apply);
         };
         let commit = write::PaxosCommit {
             state: &self.paxos,
@@ -479,7 +484,9 @@ impl StorageProxy {
             proposal,
         };
         let plans = vec![write::Planned { strategy, targets }];
-        let pending = write::start_commit(&topology, commit, plans, cl, write_type, remote)?;
+        let apply = |m, w, t: Option<&cairn_engine::Trace>| self.apply_local(m, w, t);
+        let pending =
+            write::start_commit(&topology, commit, plans, cl, write_type, remote, &apply)?;
         remote.runtime.block_on(pending)
     }
 

@@ -182,13 +182,15 @@ impl PaxosState {
         Ok(true)
     }
 
-    /// Applies a committed proposal and records it, in one commitlog record.
+    /// Applies a committed proposal and records it, in one commitlog record, through `apply`
+    /// (the proxy's `apply_local`: with the view updates of a table that has views).
     pub fn commit(
         &self,
         table: u128,
         key: &DecoratedKey,
         proposal: &Proposal,
         wait: Wait,
+        apply: &crate::proxy::write::LocalApply<'_>,
     ) -> Result<()> {
         let mut mutations = proposal.mutations(table)?;
         let _lock = self.lock(table, key, wait)?;
@@ -196,7 +198,7 @@ impl PaxosState {
         let row_key = row_key(table, key);
         let cells = [(COL_COMMITTED, proposal.cell_value())];
         mutations.push(self.state_write(&store, table, &row_key, proposal.ballot, &cells));
-        self.db.apply(mutations, wait)?;
+        apply(mutations, wait, None)?;
         Ok(())
     }
 

@@ -78,6 +78,20 @@ pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
             ("mean_partition_size", CqlType::Bigint),
             ("partitions_count", CqlType::Bigint),
         ],
+        // Cassandra 5.0's columns.
+        "built_views" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("view_name", CqlType::Text),
+            ("status_replicated", CqlType::Boolean),
+        ],
+        "view_builds_in_progress" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("view_name", CqlType::Text),
+            ("start_token", CqlType::Text),
+            ("end_token", CqlType::Text),
+            ("keys_built", CqlType::Bigint),
+            ("last_token", CqlType::Text),
+        ],
         "compaction_history" => vec![
             ("id", CqlType::Uuid),
             ("bytes_in", CqlType::Bigint),
@@ -192,6 +206,37 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             }
             rows
         }
+        // What this node built (a view known at start counts as built: see
+        // `Catalog::tell_views`); `status_replicated` is not kept (no
+        // `system_distributed.view_build_status` yet): null.
+        "built_views" => {
+            let mut rows: Vec<Row> = ex
+                .proxy()
+                .views()
+                .built()
+                .iter()
+                .map(|v| vec![text(&v.keyspace), text(&v.name), None])
+                .collect();
+            rows.sort();
+            rows
+        }
+        // One range per view (a build reads the whole base table in token order).
+        "view_builds_in_progress" => ex
+            .proxy()
+            .views()
+            .in_progress()
+            .iter()
+            .map(|(v, n)| {
+                vec![
+                    text(&v.keyspace),
+                    text(&v.name),
+                    text(&i64::MIN.to_string()),
+                    text(&i64::MAX.to_string()),
+                    bigint(*n as i64),
+                    None,
+                ]
+            })
+            .collect(),
         "compaction_history" => cat
             .db()
             .compaction()

@@ -99,6 +99,14 @@ pub const VIRTUAL_TABLES: &[TableDef] = &[
         3,
         "per-table primary range size estimates",
     ),
+    def("system", "built_views", 1, 1, "built views"),
+    def(
+        "system",
+        "view_builds_in_progress",
+        1,
+        3,
+        "views builds current progress",
+    ),
     def(
         "system",
         "compaction_history",

@@ -209,6 +209,22 @@ pub(super) fn column_rows(keyspace: &str, sc: &TableSchema) -> Vec<Row> {
 /// `incremental_backups` only when false, `memtable` only when not the default (never here),
 /// `cdc` never (a node with `cdc_enabled: false` does not write it).
 fn table_row(k: &Keyspace, sc: &TableSchema) -> Row {
+    table_or_view_row(k, sc, None)
+}
+
+/// A `system_schema.views` row: the table options as for a table, the view's definition
+/// instead of `flags`.
+fn view_row(cat: &Catalog, k: &Keyspace, sc: &TableSchema) -> Option<Row> {
+    let def = sc.view()?;
+    let base_id = cat.table(&k.name, &def.base).map(|t| t.schema().id);
+    Some(table_or_view_row(k, sc, Some((base_id, def))))
+}
+
+fn table_or_view_row(
+    k: &Keyspace,
+    sc: &TableSchema,
+    view: Option<(Option<u128>, cairn_engine::schema::view::ViewDef)>,
+) -> Row {
     let o = &sc.options;
     let opt_int = |key: &str| int(options::text_option(o, key).parse::<i32>().unwrap_or(0));
     let false_only = |key: &str| {
@@ -241,7 +257,6 @@ fn table_row(k: &Keyspace, sc: &TableSchema) -> Row {
         ("dclocal_read_repair_chance", double(0.0)),
         ("default_time_to_live", int(o.default_time_to_live as i32)),
         ("extensions", Some(Bytes::from(vec![0, 0, 0, 0]))),
-        ("flags", text_set(&["compound".to_string()])),
         ("gc_grace_seconds", int(o.gc_grace_seconds as i32)),
         ("id", uuid(&sc.id.to_be_bytes())),
         ("incremental_backups", false_only("incremental_backups")),
@@ -259,6 +274,18 @@ fn table_row(k: &Keyspace, sc: &TableSchema) -> Row {
             text(&options::text_option(o, "speculative_retry")),
         ),
     ];
+    match view {
+        None => named.push(("flags", text_set(&["compound".to_string()]))),
+        Some((base_id, def)) => named.extend([
+            (
+                "base_table_id",
+                base_id.and_then(|id| uuid(&id.to_be_bytes())),
+            ),
+            ("base_table_name", text(&def.base)),
+            ("include_all_columns", boolean(def.include_all_columns)),
+            ("where_clause", text(&def.where_clause)),
+        ]),
+    }
     named.sort_by_key(|(n, _)| *n);
     let mut row = vec![text(&k.name), text(&sc.name)];
     row.extend(named.into_iter().map(|(_, v)| v));
@@ -282,7 +309,12 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             .collect(),
         "tables" => described_tables(cat)
             .iter()
+            .filter(|(_, sc)| !sc.is_view())
             .map(|(k, sc)| table_row(k, sc))
+            .collect(),
+        "views" => described_tables(cat)
+            .iter()
+            .filter_map(|(k, sc)| view_row(cat, k, sc))
             .collect(),
         "columns" => described_tables(cat)
             .iter()
@@ -324,9 +356,9 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             }
             rows
         }
-        // Cairn has no functions, aggregates, indexes, views or triggers yet: the tables
+        // Cairn has no functions, aggregates, indexes or triggers yet: the tables
         // exist (drivers read them all at connect) and are empty.
-        "functions" | "aggregates" | "indexes" | "views" | "triggers" => Vec::new(),
+        "functions" | "aggregates" | "indexes" | "triggers" => Vec::new(),
         _ => return Ok(None),
     }))
 }

@@ -23,7 +23,9 @@ pub(super) fn table_schema(
             "{ks} keyspace is not user-modifiable."
         )));
     }
-    Ok(ex.catalog().require_table(&ks, &name.name)?.schema())
+    let schema = ex.catalog().require_table(&ks, &name.name)?.schema();
+    crate::exec::views::refuse_direct_write(&schema)?;
+    Ok(schema)
 }
 
 pub(super) fn key_value(

@@ -1,0 +1,94 @@
+//! Materialized views' definitions: a view is a table (its own columns, key and options,
+//! stored and replicated like any table) whose [`TableOptions::extra`] also names its base
+//! table, whether it selects every base column, and its WHERE clause. Keeping the
+//! definition inside the table's schema means a view travels through the schema log, the
+//! `schema.cairn` file and commitlog replay exactly as a table does, with no second format.
+//!
+//! Invariants (checked by CREATE MATERIALIZED VIEW, relied on by view maintenance): the
+//! base is a table of the same keyspace, never a view; every base primary-key column is a
+//! view primary-key column; at most one other view key column, a base regular column; every
+//! view column has the base column's name and type; the WHERE clause restricts every view
+//! key column with `IS NOT NULL` and nothing else, so a base row has a view row exactly when
+//! it is live and its view key columns are all set.
+//!
+//! A future global secondary index is a hidden view of the same form (keyed by the indexed
+//! value): the maintenance reads only this definition.
+
+use super::{ColumnKind, TableOptions, TableSchema};
+
+const BASE: &str = "view.base_table";
+const INCLUDE_ALL: &str = "view.include_all_columns";
+const WHERE: &str = "view.where_clause";
+const NOT_NULL: &str = "view.not_null";
+
+/// What makes a table a view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewDef {
+    /// The base table's name (same keyspace).
+    pub base: String,
+    /// `SELECT *`: base columns added later join the view.
+    pub include_all_columns: bool,
+    /// The WHERE clause as CQL text (`system_schema.views.where_clause`, DESCRIBE).
+    pub where_clause: String,
+    /// The columns the WHERE clause restricts with `IS NOT NULL` (every view key column,
+    /// maybe others): a base row has a view row only when all of them are set.
+    pub not_null: Vec<String>,
+}
+
+impl ViewDef {
+    /// Records the definition in a view's options.
+    pub fn store(&self, o: &mut TableOptions) {
+        o.extra
+            .retain(|(k, _)| ![BASE, INCLUDE_ALL, WHERE, NOT_NULL].contains(&k.as_str()));
+        o.extra.push((BASE.into(), self.base.clone()));
+        o.extra
+            .push((INCLUDE_ALL.into(), self.include_all_columns.to_string()));
+        o.extra.push((WHERE.into(), self.where_clause.clone()));
+        // NUL cannot appear in a CQL identifier's text as stored here.
+        o.extra.push((NOT_NULL.into(), self.not_null.join("\0")));
+    }
+
+    /// The definition a table's options hold, if it is a view.
+    pub fn of(o: &TableOptions) -> Option<ViewDef> {
+        let get = |key: &str| o.extra.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        Some(ViewDef {
+            base: get(BASE)?.clone(),
+            include_all_columns: get(INCLUDE_ALL).is_some_and(|v| v == "true"),
+            where_clause: get(WHERE).cloned().unwrap_or_default(),
+            not_null: get(NOT_NULL)
+                .map(|v| {
+                    v.split('\0')
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+    }
+}
+
+impl TableSchema {
+    /// The view definition, when this table is a materialized view.
+    pub fn view(&self) -> Option<ViewDef> {
+        ViewDef::of(&self.options)
+    }
+
+    /// Whether this table is a materialized view.
+    pub fn is_view(&self) -> bool {
+        self.options.extra.iter().any(|(k, _)| k == BASE)
+    }
+
+    /// Whether `view` (a view's schema) is a view of this table.
+    pub fn has_view(&self, view: &TableSchema) -> bool {
+        view.keyspace == self.keyspace && view.view().is_some_and(|d| d.base == self.name)
+    }
+
+    /// The base regular column in a view's primary key, if any (at most one).
+    pub fn view_key_regular<'a>(&self, base: &'a TableSchema) -> Option<&'a super::ColumnDef> {
+        self.columns
+            .iter()
+            .filter(|c| matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering))
+            .filter_map(|c| base.column(&c.name))
+            .find(|b| b.kind == ColumnKind::Regular)
+    }
+}

@@ -1,0 +1,409 @@
+"""Materialized views through the Python driver: CREATE / ALTER / DROP MATERIALIZED VIEW with
+Cassandra 5.0's checks and texts (cql3/statements/schema/CreateViewStatement.java,
+AlterViewStatement.java, DropViewStatement.java, DropTableStatement.java,
+AlterTableStatement.java), what views refuse, system_schema.views and the driver's metadata,
+DESCRIBE, and view maintenance on every kind of base write (db/view/ViewUpdateGenerator.java)."""
+
+import time
+
+import pytest
+from cassandra import AlreadyExists, InvalidRequest
+
+
+def err(session, query, *args):
+    with pytest.raises(InvalidRequest) as e:
+        session.execute(query, *args)
+    return str(e.value)
+
+
+@pytest.fixture
+def base(session, ks, tname):
+    """A fresh table `(pk int, ck int, v int, w text, s int static, PRIMARY KEY (pk, ck))`."""
+    session.execute(
+        f"CREATE TABLE {ks}.{tname} (pk int, ck int, v int, w text, s int static, PRIMARY KEY (pk, ck))")
+    return tname
+
+
+def rows(session, query):
+    return sorted(tuple(r) for r in session.execute(query))
+
+
+def test_create_view_errors_have_cassandras_texts(session, ks, base):
+    t = f"{ks}.{base}"
+
+    def mv(name, select, where, key):
+        return f"CREATE MATERIALIZED VIEW {ks}.{name} AS SELECT {select} FROM {t} WHERE {where} PRIMARY KEY {key}"
+
+    assert "Base table 'nope' doesn't exist" in err(
+        session, f"CREATE MATERIALIZED VIEW {ks}.m AS SELECT * FROM {ks}.nope WHERE pk IS NOT NULL PRIMARY KEY (pk)")
+    assert "Cannot create a materialized view on a table in a different keyspace" in err(
+        session, f"CREATE MATERIALIZED VIEW {ks}.m AS SELECT * FROM system.local WHERE key IS NOT NULL PRIMARY KEY (key)")
+    assert f"Cannot create materialized view '{base}' - a table with the same name already exists" in err(
+        session, mv(base, "*", "pk IS NOT NULL AND ck IS NOT NULL", "(ck, pk)"))
+    assert "Cannot include static column 's' in materialized view 'm'" in err(
+        session, mv("m", "*", "pk IS NOT NULL AND ck IS NOT NULL", "(ck, pk)"))
+    assert "Cannot use aliases when defining a materialized view" in err(
+        session, mv("m", "pk, ck AS c", "pk IS NOT NULL AND ck IS NOT NULL", "(ck, pk)"))
+    assert "Can only select columns by name when defining a materialized view (got writetime(v))" in err(
+        session, mv("m", "pk, writetime(v)", "pk IS NOT NULL AND ck IS NOT NULL", "(ck, pk)"))
+    assert "Undefined column name nope" in err(
+        session, mv("m", "pk, ck, nope", "pk IS NOT NULL AND ck IS NOT NULL", "(ck, pk)"))
+    assert "Unknown column 'v' referenced in PRIMARY KEY for materialized view 'm'" in err(
+        session, mv("m", "pk, ck", "pk IS NOT NULL AND ck IS NOT NULL AND v IS NOT NULL", "(v, ck, pk)"))
+    assert "Duplicate column 'pk' in PRIMARY KEY clause for materialized view 'm'" in err(
+        session, mv("m", "pk, ck", "pk IS NOT NULL AND ck IS NOT NULL", "(pk, ck, pk)"))
+    assert f"Cannot create materialized view 'm' without primary key columns ck from base table '{base}'" in err(
+        session, mv("m", "pk, ck, v", "pk IS NOT NULL AND v IS NOT NULL", "(v, pk)"))
+    assert "Cannot include more than one non-primary key column in materialized view primary key (got v, w)" in err(
+        session, mv("m", "pk, ck, v, w", "pk IS NOT NULL AND ck IS NOT NULL AND v IS NOT NULL AND w IS NOT NULL",
+                    "((v, w), ck, pk)"))
+    assert "Primary key columns v must be restricted with 'IS NOT NULL' or otherwise" in err(
+        session, mv("m", "pk, ck, v", "pk IS NOT NULL AND ck IS NOT NULL", "(v, ck, pk)"))
+    assert "Non-primary key columns can only be restricted with 'IS NOT NULL' (got: w restricted illegally)" in err(
+        session, mv("m", "pk, ck, v, w", "pk IS NOT NULL AND ck IS NOT NULL AND v IS NOT NULL AND w = 'a'",
+                    "(v, ck, pk)"))
+    assert "Cannot use token relation when defining a materialized view" in err(
+        session, mv("m", "pk, ck", "token(pk) > 0 AND ck IS NOT NULL", "(ck, pk)"))
+    assert "Clustering key columns must exactly match columns in CLUSTERING ORDER BY directive" in err(
+        session, mv("m", "pk, ck", "pk IS NOT NULL AND ck IS NOT NULL", "(ck, pk)")
+        + " WITH CLUSTERING ORDER BY (ck DESC)")
+    assert "Cannot set default_time_to_live for a materialized view" in err(
+        session, mv("m", "pk, ck", "pk IS NOT NULL AND ck IS NOT NULL", "(ck, pk)")
+        + " WITH default_time_to_live = 10")
+    session.execute(f"CREATE TABLE {ks}.{base}_c (pk int PRIMARY KEY, c counter)")
+    assert "Materialized views are not supported on counter tables" in err(
+        session, f"CREATE MATERIALIZED VIEW {ks}.m AS SELECT * FROM {ks}.{base}_c WHERE pk IS NOT NULL PRIMARY KEY (pk)")
+
+
+def test_create_alter_drop_and_what_views_refuse(session, ks, base):
+    t = f"{ks}.{base}"
+    v = f"{ks}.{base}_by_v"
+    create = (f"CREATE MATERIALIZED VIEW {v} AS SELECT pk, ck, v, w FROM {t} "
+              f"WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck) "
+              f"WITH CLUSTERING ORDER BY (pk DESC, ck ASC) AND comment = 'by v'")
+    f = session.execute_async(create)
+    f.result()
+    assert any("Materialized views are experimental" in w for w in (f.warnings or []))
+    with pytest.raises(AlreadyExists):
+        session.execute(create)
+    session.execute(create.replace("CREATE MATERIALIZED VIEW", "CREATE MATERIALIZED VIEW IF NOT EXISTS"))
+
+    assert "Cannot directly modify a materialized view" in err(
+        session, f"INSERT INTO {v} (v, pk, ck) VALUES (1, 1, 1)")
+    assert "Cannot directly modify a materialized view" in err(session, f"UPDATE {v} SET w = 'a' WHERE v = 1 AND pk = 1 AND ck = 1")
+    assert "Cannot directly modify a materialized view" in err(session, f"DELETE FROM {v} WHERE v = 1")
+    assert "Cannot TRUNCATE materialized view directly; must truncate base table instead" in err(
+        session, f"TRUNCATE {v}")
+    assert "Cannot use DROP TABLE on a materialized view. Please use DROP MATERIALIZED VIEW instead." in err(
+        session, f"DROP TABLE {v}")
+    assert f"Cannot drop a table when materialized views still depend on it ({ks})" in err(
+        session, f"DROP TABLE {t}")
+    assert "Cannot use ALTER TABLE on a materialized view; use ALTER MATERIALIZED VIEW instead" in err(
+        session, f"ALTER TABLE {v} WITH comment = 'x'")
+    assert f"Cannot drop column w on base table {base} with materialized views" in err(
+        session, f"ALTER TABLE {t} DROP w")
+    assert "Forbidden default_time_to_live detected for a materialized view" in err(
+        session, f"ALTER MATERIALIZED VIEW {v} WITH default_time_to_live = 5")
+    assert "Cannot alter gc_grace_seconds of a materialized view to 0" in err(
+        session, f"ALTER MATERIALIZED VIEW {v} WITH gc_grace_seconds = 0")
+    assert "Cannot alter gc_grace_seconds of the base table of a materialized view to 0" in err(
+        session, f"ALTER TABLE {t} WITH gc_grace_seconds = 0")
+    session.execute(f"ALTER MATERIALIZED VIEW {v} WITH comment = 'still by v'")
+    assert f"Materialized view '{ks}.nope' doesn't exist" in err(
+        session, f"ALTER MATERIALIZED VIEW {ks}.nope WITH comment = 'x'")
+    session.execute(f"ALTER MATERIALIZED VIEW IF EXISTS {ks}.nope WITH comment = 'x'")
+
+    row = session.execute(
+        "SELECT base_table_name, include_all_columns, where_clause, comment FROM system_schema.views "
+        "WHERE keyspace_name = %s AND view_name = %s", (ks, f"{base}_by_v")).one()
+    assert tuple(row) == (base, False, "v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL", "still by v")
+    assert not list(session.execute(
+        "SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s AND table_name = %s",
+        (ks, f"{base}_by_v")))
+    kinds = rows(session, f"SELECT column_name, kind, position, clustering_order FROM system_schema.columns "
+                          f"WHERE keyspace_name = '{ks}' AND table_name = '{base}_by_v'")
+    assert kinds == [("ck", "clustering", 1, "asc"), ("pk", "clustering", 0, "desc"),
+                     ("v", "partition_key", 0, "none"), ("w", "regular", -1, "none")]
+
+    session.cluster.refresh_schema_metadata()
+    meta = session.cluster.metadata.keyspaces[ks]
+    assert f"{base}_by_v" in meta.views
+    view_meta = meta.views[f"{base}_by_v"]
+    assert view_meta.base_table_name == base
+    assert [c.name for c in view_meta.partition_key] == ["v"]
+    assert f"{base}_by_v" in meta.tables[base].views
+
+    described = session.execute(f"DESCRIBE MATERIALIZED VIEW {v}").one()
+    assert described.create_statement.startswith(
+        f"CREATE MATERIALIZED VIEW {v} AS\n    SELECT v, pk, ck, w\n    FROM {t}\n"
+        f"    WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL\n    PRIMARY KEY (v, pk, ck)\n"
+        f" WITH CLUSTERING ORDER BY (pk DESC, ck ASC)\n    AND additional_write_policy = '99p'")
+    assert "default_time_to_live" not in described.create_statement
+    table_rows = list(session.execute(f"DESCRIBE TABLE {t}"))
+    assert [r.type for r in table_rows] == ["table", "materialized_view"]
+
+    session.execute(f"DROP MATERIALIZED VIEW {v}")
+    assert f"Materialized view '{v}' doesn't exist" in err(session, f"DROP MATERIALIZED VIEW {v}")
+    session.execute(f"DROP MATERIALIZED VIEW IF EXISTS {v}")
+    session.execute(f"ALTER TABLE {t} DROP w")
+    session.execute(f"DROP TABLE {t}")
+
+
+def test_select_star_views_follow_added_columns(session, ks, tname):
+    session.execute(f"CREATE TABLE {ks}.{tname} (pk int, ck int, v int, PRIMARY KEY (pk, ck))")
+    session.execute(f"CREATE MATERIALIZED VIEW {ks}.{tname}_v AS SELECT * FROM {ks}.{tname} "
+                    f"WHERE pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (ck, pk)")
+    session.execute(f"ALTER TABLE {ks}.{tname} ADD x text")
+    cols = rows(session, f"SELECT column_name FROM system_schema.columns "
+                         f"WHERE keyspace_name = '{ks}' AND table_name = '{tname}_v'")
+    assert cols == [("ck",), ("pk",), ("v",), ("x",)]
+    assert session.execute(f"SELECT include_all_columns FROM system_schema.views WHERE keyspace_name = '{ks}' "
+                           f"AND view_name = '{tname}_v'").one()[0] is True
+
+
+@pytest.fixture
+def by_v(session, ks, tname):
+    """A table `(pk, ck, v, w)` and its view keyed by `v`; returns (table, view)."""
+    t, v = f"{ks}.{tname}", f"{ks}.{tname}_by_v"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, v int, w text, PRIMARY KEY (pk, ck))")
+    session.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT * FROM {t} "
+                    f"WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+    return t, v
+
+
+def view_rows(session, v):
+    return rows(session, f"SELECT v, pk, ck, w FROM {v}")
+
+
+def test_view_follows_inserts_updates_and_key_changes(session, by_v):
+    t, v = by_v
+    session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES (1, 1, 10, 'a')")
+    session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES (1, 2, 20, 'b')")
+    session.execute(f"INSERT INTO {t} (pk, ck, w) VALUES (1, 3, 'no v')")     # no entry: v is null
+    assert view_rows(session, v) == [(10, 1, 1, "a"), (20, 1, 2, "b")]
+    assert rows(session, f"SELECT pk, ck FROM {v} WHERE v = 20") == [(1, 2)]
+
+    session.execute(f"UPDATE {t} SET w = 'a2' WHERE pk = 1 AND ck = 1")      # same key
+    session.execute(f"UPDATE {t} SET v = 11 WHERE pk = 1 AND ck = 1")        # key change
+    assert view_rows(session, v) == [(11, 1, 1, "a2"), (20, 1, 2, "b")]
+    session.execute(f"UPDATE {t} SET v = 10 WHERE pk = 1 AND ck = 1")        # back to an old key
+    assert view_rows(session, v) == [(10, 1, 1, "a2"), (20, 1, 2, "b")]
+    session.execute(f"UPDATE {t} SET v = 30 WHERE pk = 1 AND ck = 3")        # gets its entry
+    session.execute(f"UPDATE {t} SET v = null WHERE pk = 1 AND ck = 2")      # loses it
+    assert view_rows(session, v) == [(10, 1, 1, "a2"), (30, 1, 3, "no v")]
+    session.execute(f"DELETE w FROM {t} WHERE pk = 1 AND ck = 3")
+    assert view_rows(session, v) == [(10, 1, 1, "a2"), (30, 1, 3, None)]
+    # A row made by UPDATE only lives by its cells, and so does its entry.
+    session.execute(f"UPDATE {t} SET v = 40, w = 'u' WHERE pk = 2 AND ck = 1")
+    assert (40, 2, 1, "u") in view_rows(session, v)
+    session.execute(f"UPDATE {t} SET w = null WHERE pk = 2 AND ck = 1")
+    assert (40, 2, 1, None) in view_rows(session, v)
+    session.execute(f"UPDATE {t} SET v = null WHERE pk = 2 AND ck = 1")      # the row is gone
+    assert [r for r in view_rows(session, v) if r[1] == 2] == []
+    # Older writes (USING TIMESTAMP) lose to newer ones in the view as in the base.
+    session.execute(f"UPDATE {t} USING TIMESTAMP 1 SET v = 99 WHERE pk = 1 AND ck = 1")
+    assert rows(session, f"SELECT v FROM {t} WHERE pk = 1 AND ck = 1") == [(10,)]
+    assert view_rows(session, v) == [(10, 1, 1, "a2"), (30, 1, 3, None)]
+
+
+def test_view_follows_deletes_of_rows_ranges_and_partitions(session, by_v):
+    t, v = by_v
+    for pk in range(3):
+        for ck in range(5):
+            session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES ({pk}, {ck}, {pk * 10 + ck}, 'x')")
+    session.execute(f"DELETE FROM {t} WHERE pk = 0 AND ck = 1")
+    session.execute(f"DELETE FROM {t} WHERE pk = 1 AND ck >= 1 AND ck < 4")
+    session.execute(f"DELETE FROM {t} WHERE pk = 2")
+    assert view_rows(session, v) == [(0, 0, 0, "x"), (2, 0, 2, "x"), (3, 0, 3, "x"), (4, 0, 4, "x"),
+                                     (10, 1, 0, "x"), (14, 1, 4, "x")]
+    # Re-inserted after the partition deletion: back in the view.
+    session.execute(f"INSERT INTO {t} (pk, ck, v) VALUES (2, 2, 22)")
+    assert (22, 2, 2, None) in view_rows(session, v)
+
+
+def test_view_follows_batches_lwt_and_ttl(session, by_v):
+    t, v = by_v
+    session.execute(f"BEGIN BATCH INSERT INTO {t} (pk, ck, v, w) VALUES (1, 1, 1, 'a'); "
+                    f"UPDATE {t} SET v = 2 WHERE pk = 1 AND ck = 1; "
+                    f"INSERT INTO {t} (pk, ck, v) VALUES (2, 1, 3); APPLY BATCH")
+    assert view_rows(session, v) == [(2, 1, 1, "a"), (3, 2, 1, None)]
+    assert session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES (3, 1, 4, 'lwt') IF NOT EXISTS").one()[0]
+    assert session.execute(f"UPDATE {t} SET v = 5 WHERE pk = 3 AND ck = 1 IF w = 'lwt'").one()[0]
+    assert (5, 3, 1, "lwt") in view_rows(session, v)
+    assert (4, 3, 1, "lwt") not in view_rows(session, v)
+    # The entry of a row whose view key expires goes with it.
+    session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES (4, 1, 6, 'ttl') USING TTL 2")
+    session.execute(f"UPDATE {t} USING TTL 2 SET v = 7 WHERE pk = 5 AND ck = 1")
+    session.execute(f"UPDATE {t} SET w = 'stays' WHERE pk = 5 AND ck = 1")
+    assert {(6, 4, 1, "ttl"), (7, 5, 1, "stays")} <= set(view_rows(session, v))
+    deadline = time.time() + 15
+    while time.time() < deadline and any(r[0] in (6, 7) for r in view_rows(session, v)):
+        time.sleep(0.5)
+    assert not any(r[0] in (6, 7) for r in view_rows(session, v))
+    assert rows(session, f"SELECT pk, w FROM {t} WHERE pk = 5") == [(5, "stays")]
+
+
+def test_view_keyed_by_base_key_and_truncate(session, ks, tname):
+    t, v = f"{ks}.{tname}", f"{ks}.{tname}_by_ck"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, a int, b int, PRIMARY KEY (pk, ck))")
+    session.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT pk, ck, a FROM {t} "
+                    f"WHERE pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (ck, pk)")
+    session.execute(f"INSERT INTO {t} (pk, ck, a, b) VALUES (1, 2, 3, 4)")
+    session.execute(f"UPDATE {t} SET b = 5 WHERE pk = 1 AND ck = 3")   # b is not in the view
+    assert rows(session, f"SELECT ck, pk, a FROM {v}") == [(2, 1, 3), (3, 1, None)]
+    session.execute(f"TRUNCATE {t}")
+    assert rows(session, f"SELECT ck, pk, a FROM {v}") == []
+
+
+def test_base_writes_and_view_updates_survive_sigkill_together(node_factory):
+    from conftest import make_cluster
+    from cassandra.concurrent import execute_concurrent_with_args
+    n = node_factory("views_kill")
+    c = make_cluster(n)
+    s = c.connect()
+    try:
+        s.execute("CREATE KEYSPACE vk WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE vk.t (pk int, ck int, v int, w text, PRIMARY KEY (pk, ck))")
+        s.execute("CREATE MATERIALIZED VIEW vk.by_v AS SELECT * FROM vk.t "
+                  "WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+        ins = s.prepare("INSERT INTO vk.t (pk, ck, v, w) VALUES (?, ?, ?, ?)")
+        execute_concurrent_with_args(s, ins, [(p, ck, p * 100 + ck, f"w{p}") for p in range(20) for ck in range(20)],
+                                     concurrency=32, raise_on_first_error=True)
+        upd = s.prepare("UPDATE vk.t SET v = ? WHERE pk = ? AND ck = ?")
+        execute_concurrent_with_args(s, upd, [(-(p * 100 + ck), p, ck) for p in range(20) for ck in range(0, 20, 2)],
+                                     concurrency=32, raise_on_first_error=True)
+        s.execute("DELETE FROM vk.t WHERE pk = 3")
+    finally:
+        c.shutdown()
+    n.kill()
+    n.start()
+    c = make_cluster(n)
+    s = c.connect()
+    try:
+        base = rows(s, "SELECT v, pk, ck, w FROM vk.t")
+        view = rows(s, "SELECT v, pk, ck, w FROM vk.by_v")
+        assert len(base) == 19 * 20
+        assert view == base
+        assert rows(s, "SELECT pk, ck FROM vk.by_v WHERE v = -102") == [(1, 2)]
+        assert rows(s, "SELECT pk, ck FROM vk.by_v WHERE v = 102") == []
+    finally:
+        c.shutdown()
+
+
+def test_views_in_a_ring_at_rf3_and_rf2(tmp_root):
+    """Three nodes: every base replica keeps its paired view replica; reads of the view at ONE
+    through every node (each reads a replica of its own choosing) agree with the base."""
+    from cassandra import ConsistencyLevel
+    from cassandra.query import SimpleStatement
+    from test_cluster import alone, on, three_nodes, wait_for
+
+    def view_on(node, ks):
+        c = alone(node)
+        try:
+            s = c.connect()
+            q = SimpleStatement(f"SELECT v, pk, ck, w FROM {ks}.by_v", consistency_level=ConsistencyLevel.ONE)
+            return sorted(tuple(r) for r in s.execute(q))
+        finally:
+            c.shutdown()
+
+    with three_nodes(tmp_root / "views-ring") as nodes:
+        for rf in (3, 2):
+            ks = f"vr{rf}"
+            on(nodes[0], f"CREATE KEYSPACE {ks} WITH replication = "
+                         f"{{'class': 'NetworkTopologyStrategy', 'datacenter1': {rf}}}")
+            on(nodes[0], f"CREATE TABLE {ks}.t (pk int, ck int, v int, w text, PRIMARY KEY (pk, ck))")
+            on(nodes[1], f"CREATE MATERIALIZED VIEW {ks}.by_v AS SELECT * FROM {ks}.t WHERE v IS NOT NULL "
+                         f"AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+            expected = {}
+            for i, n in enumerate(nodes):
+                c = alone(n)
+                try:
+                    s = c.connect()
+                    for pk in range(i * 10, i * 10 + 10):
+                        for ck in range(3):
+                            s.execute(SimpleStatement(
+                                f"INSERT INTO {ks}.t (pk, ck, v, w) VALUES ({pk}, {ck}, {pk * 10 + ck}, 'w')",
+                                consistency_level=ConsistencyLevel.ALL))
+                            expected[(pk, ck)] = (pk * 10 + ck, "w")
+                    # Key changes and deletes, through another coordinator.
+                    for pk in range(i * 10, i * 10 + 10, 3):
+                        s.execute(SimpleStatement(f"UPDATE {ks}.t SET v = {-pk} WHERE pk = {pk} AND ck = 0",
+                                                  consistency_level=ConsistencyLevel.ALL))
+                        expected[(pk, 0)] = (-pk, "w")
+                        s.execute(SimpleStatement(f"DELETE FROM {ks}.t WHERE pk = {pk} AND ck = 1",
+                                                  consistency_level=ConsistencyLevel.ALL))
+                        del expected[(pk, 1)]
+                    # Conditional writes: the Paxos commit keeps the view too.
+                    for pk in range(i * 10 + 1, i * 10 + 10, 3):
+                        assert s.execute(f"UPDATE {ks}.t SET v = {1000 + pk} WHERE pk = {pk} AND ck = 2 "
+                                         f"IF w = 'w'").one()[0]
+                        expected[(pk, 2)] = (1000 + pk, "w")
+                finally:
+                    c.shutdown()
+            want = sorted((v, pk, ck, w) for (pk, ck), (v, w) in expected.items())
+            for n in nodes:
+                wait_for(f"view of {ks} through {n.host}", lambda n=n: view_on(n, ks) == want)
+
+
+def test_view_on_a_table_with_data_is_built(session, ks, tname):
+    t, v = f"{ks}.{tname}", f"{ks}.{tname}_by_v"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, v int, w text, PRIMARY KEY (pk, ck))")
+    for pk in range(30):
+        for ck in range(5):
+            session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES ({pk}, {ck}, {pk * 5 + ck}, 'x')")
+    session.execute(f"DELETE FROM {t} WHERE pk = 0")
+    session.execute(f"UPDATE {t} SET v = null WHERE pk = 1 AND ck = 1")
+    session.execute(f"CREATE MATERIALIZED VIEW {v} AS SELECT * FROM {t} "
+                    f"WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+    want = rows(session, f"SELECT v, pk, ck, w FROM {t} WHERE v > -1 ALLOW FILTERING")
+    assert len(want) == 29 * 5 - 1
+    deadline = time.time() + 30
+    while time.time() < deadline and rows(session, f"SELECT v, pk, ck, w FROM {v}") != want:
+        time.sleep(0.3)
+    assert rows(session, f"SELECT v, pk, ck, w FROM {v}") == want
+
+
+def test_views_disabled_refuse_create_with_cassandras_text(node_factory, tmp_root):
+    from conftest import make_cluster
+    cfg = tmp_root / "views-off.yaml"
+    cfg.write_text("materialized_views_enabled: false\n")
+    n = node_factory("views-off", ["--config", str(cfg)])
+    c = make_cluster(n)
+    try:
+        s = c.connect()
+        s.execute("CREATE KEYSPACE off WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE off.t (pk int PRIMARY KEY, v int)")
+        assert "Materialized views are disabled. Enable in cassandra.yaml to use." in err(
+            s, "CREATE MATERIALIZED VIEW off.v AS SELECT * FROM off.t WHERE pk IS NOT NULL "
+               "AND v IS NOT NULL PRIMARY KEY (v, pk)")
+        assert s.execute("SELECT value FROM system_views.settings WHERE name = "
+                         "'materialized_views_enabled'").one().value == "false"
+    finally:
+        c.shutdown()
+
+
+def test_describe_keyspace_lists_views_after_tables(session, ks, by_v):
+    t, v = by_v
+    listed = [(r.type, r.name) for r in session.execute(f"DESCRIBE KEYSPACE {ks}")]
+    assert ("table", t.split(".")[1]) in listed
+    assert listed.index(("materialized_view", v.split(".")[1])) > max(
+        i for i, (kind, _) in enumerate(listed) if kind == "table")
+    assert ("table", v.split(".")[1]) not in listed
+    assert v.split(".")[1] not in [r.name for r in session.execute("DESCRIBE TABLES")]
+
+
+def test_built_views_lists_views_this_node_built(session, by_v):
+    t, v = by_v
+    ks, name = v.split(".")
+    deadline = time.time() + 30
+    built = []
+    while time.time() < deadline:
+        built = [tuple(r) for r in session.execute(
+            "SELECT keyspace_name, view_name FROM system.built_views WHERE keyspace_name = %s", (ks,))]
+        if (ks, name) in built:
+            break
+        time.sleep(0.2)
+    assert (ks, name) in built
+    assert not [r for r in session.execute(
+        "SELECT view_name FROM system.view_builds_in_progress WHERE keyspace_name = %s", (ks,))
+        if r.view_name == name]
