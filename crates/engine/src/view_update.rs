@@ -158,7 +158,8 @@ impl<'a> Mapping<'a> {
             [one] => one.clone(),
             many => composite_partition_key(&many.iter().map(|b| b.as_ref()).collect::<Vec<_>>()),
         };
-        // A view partition key cannot be empty (Cassandra skips such rows too).
+        // An empty view partition key: skipped. Cassandra keeps such a row (at the ring's
+        // minimum token, readable by a scan): tests/diff/FINDINGS.md F83, open.
         if key.is_empty() {
             return Ok(None);
         }
