@@ -12,6 +12,7 @@
 //! What Cassandra accepts and Cairn refuses: WHERE restrictions other than `IS NOT NULL`
 //! (Cassandra filters base rows by them); refused with a clear error.
 
+use super::catalog::Catalog;
 use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::session::Session;
@@ -22,6 +23,7 @@ use crate::identifier::quote_identifier;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::schema::view::ViewDef;
 use cairn_engine::schema::{ColumnKind, TableSchema};
+use std::sync::Arc;
 
 /// Cassandra's `View.USAGE_WARNING`, sent with every CREATE MATERIALIZED VIEW.
 const USAGE_WARNING: &str =
@@ -413,17 +415,8 @@ pub fn alter_view(ex: &Executor, session: &Session, a: &AlterView) -> Result<Out
     let name = &a.name.name;
     options::check_values(&a.properties)?;
     check_schema_keyspace(&ks)?;
-    let Some(schema) = cat
-        .table(&ks, name)
-        .map(|t| t.schema())
-        .filter(|s| s.is_view())
-    else {
-        if a.if_exists {
-            return Ok(Outcome::Void);
-        }
-        return Err(Error::Invalid(format!(
-            "Materialized view '{ks}.{name}' doesn't exist"
-        )));
+    let Some(schema) = existing_view(cat, &ks, name, a.if_exists)? else {
+        return Ok(Outcome::Void);
     };
     if let Some(d) = schema.view() {
         authorize(&ks, Permission::Alter, Resource::Table(&ks, &d.base))?;
@@ -448,23 +441,35 @@ pub fn alter_view(ex: &Executor, session: &Session, a: &AlterView) -> Result<Out
     )))
 }
 
+/// The view `ks.name` an ALTER or DROP MATERIALIZED VIEW names; `None` when it does not
+/// exist and the statement said IF EXISTS.
+fn existing_view(
+    cat: &Catalog,
+    ks: &str,
+    name: &str,
+    if_exists: bool,
+) -> Result<Option<Arc<TableSchema>>> {
+    match cat
+        .table(ks, name)
+        .map(|t| t.schema())
+        .filter(|s| s.is_view())
+    {
+        Some(schema) => Ok(Some(schema)),
+        None if if_exists => Ok(None),
+        None => Err(Error::Invalid(format!(
+            "Materialized view '{ks}.{name}' doesn't exist"
+        ))),
+    }
+}
+
 /// DROP MATERIALIZED VIEW.
 pub fn drop_view(ex: &Executor, session: &Session, d: &DropView) -> Result<Outcome> {
     let cat = ex.catalog();
     let ks = session.resolve(&d.name.keyspace)?;
     let name = &d.name.name;
     check_schema_keyspace(&ks)?;
-    let Some(schema) = cat
-        .table(&ks, name)
-        .map(|t| t.schema())
-        .filter(|s| s.is_view())
-    else {
-        if d.if_exists {
-            return Ok(Outcome::Void);
-        }
-        return Err(Error::Invalid(format!(
-            "Materialized view '{ks}.{name}' doesn't exist"
-        )));
+    let Some(schema) = existing_view(cat, &ks, name, d.if_exists)? else {
+        return Ok(Outcome::Void);
     };
     if let Some(v) = schema.view() {
         authorize(&ks, Permission::Alter, Resource::Table(&ks, &v.base))?;

@@ -6,7 +6,7 @@ use super::Parser;
 use crate::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, AlterView, ColumnDef,
     CreateIndex, CreateKeyspace, CreateTable, CreateType, CreateView, DropIndex, DropKeyspace,
-    DropTable, DropType, DropView, IndexTarget, Order, PrimaryKey, Statement,
+    DropTable, DropType, DropView, IndexTarget, Order, PrimaryKey, Property, Statement,
 };
 use crate::error::Result;
 use crate::lexer::TokenKind as T;
@@ -205,37 +205,47 @@ impl Parser<'_> {
             properties: Vec::new(),
         };
         if self.eat_kw("with") {
-            loop {
-                if self.is_kw("compact") && self.is_kw_at(1, "storage") {
-                    self.advance();
-                    self.advance();
-                    table.compact_storage = true;
-                } else if self.is_kw("clustering") && self.is_kw_at(1, "order") {
-                    self.advance();
-                    self.advance();
-                    self.expect_kw("by")?;
-                    self.expect(&T::LParen)?;
-                    let order = self.comma_list(&T::RParen, |p| {
-                        let col = p.ident()?;
-                        let dir = if p.eat_kw("desc") {
-                            Order::Desc
-                        } else {
-                            p.eat_kw("asc");
-                            Order::Asc
-                        };
-                        Ok((col, dir))
-                    })?;
-                    table.clustering_order.extend(order);
-                } else {
-                    let p = self.property(&table.properties)?;
-                    table.properties.push(p);
-                }
-                if !self.eat_kw("and") {
-                    break;
-                }
-            }
+            let w = self.with_clauses()?;
+            table.compact_storage = w.compact_storage;
+            table.clustering_order = w.clustering_order;
+            table.properties = w.properties;
         }
         Ok(table)
+    }
+
+    /// The clauses after a CREATE TABLE's or CREATE MATERIALIZED VIEW's `WITH`, joined by
+    /// `AND`: `COMPACT STORAGE`, `CLUSTERING ORDER BY (…)` and properties.
+    fn with_clauses(&mut self) -> Result<WithClauses> {
+        let mut w = WithClauses::default();
+        loop {
+            if self.is_kw("compact") && self.is_kw_at(1, "storage") {
+                self.advance();
+                self.advance();
+                w.compact_storage = true;
+            } else if self.is_kw("clustering") && self.is_kw_at(1, "order") {
+                self.advance();
+                self.advance();
+                self.expect_kw("by")?;
+                self.expect(&T::LParen)?;
+                let order = self.comma_list(&T::RParen, |p| {
+                    let col = p.ident()?;
+                    let dir = if p.eat_kw("desc") {
+                        Order::Desc
+                    } else {
+                        p.eat_kw("asc");
+                        Order::Asc
+                    };
+                    Ok((col, dir))
+                })?;
+                w.clustering_order.extend(order);
+            } else {
+                let p = self.property(&w.properties)?;
+                w.properties.push(p);
+            }
+            if !self.eat_kw("and") {
+                return Ok(w);
+            }
+        }
     }
 
     /// After `CREATE MATERIALIZED VIEW` (Cassandra's `createMaterializedViewStatement`).
@@ -277,35 +287,10 @@ impl Parser<'_> {
             bind_markers: 0,
         };
         if self.eat_kw("with") {
-            loop {
-                if self.is_kw("compact") && self.is_kw_at(1, "storage") {
-                    self.advance();
-                    self.advance();
-                    view.compact_storage = true;
-                } else if self.is_kw("clustering") && self.is_kw_at(1, "order") {
-                    self.advance();
-                    self.advance();
-                    self.expect_kw("by")?;
-                    self.expect(&T::LParen)?;
-                    let order = self.comma_list(&T::RParen, |p| {
-                        let col = p.ident()?;
-                        let dir = if p.eat_kw("desc") {
-                            Order::Desc
-                        } else {
-                            p.eat_kw("asc");
-                            Order::Asc
-                        };
-                        Ok((col, dir))
-                    })?;
-                    view.clustering_order.extend(order);
-                } else {
-                    let p = self.property(&view.properties)?;
-                    view.properties.push(p);
-                }
-                if !self.eat_kw("and") {
-                    break;
-                }
-            }
+            let w = self.with_clauses()?;
+            view.compact_storage = w.compact_storage;
+            view.clustering_order = w.clustering_order;
+            view.properties = w.properties;
         }
         view.bind_markers = self.marker_count() - markers_before;
         Ok(view)
@@ -499,4 +484,12 @@ impl Parser<'_> {
             properties,
         })
     }
+}
+
+/// What [`Parser::with_clauses`] read.
+#[derive(Default)]
+struct WithClauses {
+    compact_storage: bool,
+    clustering_order: Vec<(String, Order)>,
+    properties: Vec<Property>,
 }
