@@ -1,7 +1,6 @@
 //! Schema statements: keyspaces, tables, user types and indexes (CREATE, ALTER, DROP).
 //! The CREATE/ALTER/DROP dispatchers also route to roles and users in `auth`.
 
-use super::terms::RelationContext;
 use super::Parser;
 use crate::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, AlterView, ColumnDef,
@@ -255,22 +254,7 @@ impl Parser<'_> {
         let name = self.table_name()?;
         self.expect_kw("as")?;
         self.expect_kw("select")?;
-        let selectors = if self.eat(&T::Star) {
-            None
-        } else {
-            let mut list = vec![self.selector()?];
-            while self.eat(&T::Comma) {
-                list.push(self.selector()?);
-            }
-            Some(list)
-        };
-        self.expect_kw("from")?;
-        let base = self.table_name()?;
-        let where_clause = if self.eat_kw("where") {
-            self.relations(RelationContext::Where)?
-        } else {
-            Vec::new()
-        };
+        let (selectors, base, where_clause) = self.selection_from_where()?;
         self.expect_kw("primary")?;
         self.expect_kw("key")?;
         let key = self.primary_key_clause()?;

@@ -4,7 +4,8 @@ use super::terms::{multiplicative, RelationContext};
 use super::Parser;
 use crate::ast::{
     ArithmeticOp, Assignment, Batch, BatchKind, BatchStatement, CellRef, Delete, ElementRef,
-    Insert, InsertValues, Order, RelationTarget, Select, Selector, SelectorExpr, Term, Update,
+    Insert, InsertValues, Order, QualifiedName, Relation, RelationTarget, Select, Selector,
+    SelectorExpr, Term, Update,
 };
 use crate::error::{Error, Result};
 use crate::lexer::TokenKind as T;
@@ -28,22 +29,7 @@ impl Parser<'_> {
             self.advance();
             true
         };
-        let selectors = if self.eat(&T::Star) {
-            None
-        } else {
-            let mut list = vec![self.selector()?];
-            while self.eat(&T::Comma) {
-                list.push(self.selector()?);
-            }
-            Some(list)
-        };
-        self.expect_kw("from")?;
-        let table = self.table_name()?;
-        let where_clause = if self.eat_kw("where") {
-            self.relations(RelationContext::Where)?
-        } else {
-            Vec::new()
-        };
+        let (selectors, table, where_clause) = self.selection_from_where()?;
         let mut group_by = Vec::new();
         if self.is_kw("group") {
             self.advance();
@@ -119,6 +105,30 @@ impl Parser<'_> {
             T::Comma | T::LParen | T::Dot | T::LBracket | T::Eof | T::Plus | T::Slash | T::Percent
         ) || self.is_kw_at(1, "from")
             || self.is_kw_at(1, "as"))
+    }
+
+    /// `* | selector, …  FROM table [WHERE relations]`: what a SELECT and a CREATE
+    /// MATERIALIZED VIEW's `AS SELECT` share (`None` for `*`).
+    pub(crate) fn selection_from_where(
+        &mut self,
+    ) -> Result<(Option<Vec<Selector>>, QualifiedName, Vec<Relation>)> {
+        let selectors = if self.eat(&T::Star) {
+            None
+        } else {
+            let mut list = vec![self.selector()?];
+            while self.eat(&T::Comma) {
+                list.push(self.selector()?);
+            }
+            Some(list)
+        };
+        self.expect_kw("from")?;
+        let table = self.table_name()?;
+        let where_clause = if self.eat_kw("where") {
+            self.relations(RelationContext::Where)?
+        } else {
+            Vec::new()
+        };
+        Ok((selectors, table, where_clause))
     }
 
     pub(crate) fn selector(&mut self) -> Result<Selector> {
