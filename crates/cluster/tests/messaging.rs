@@ -583,3 +583,97 @@ async fn dc_encrypts_only_across_data_centers() {
         1
     );
 }
+
+/// `try_send` hands a request to an open connection at once and its answer is awaited
+/// directly; it declines (giving the body back) when no connection is open yet or a link
+/// filter is set. Handlers answered at once (polled on the connection's task), handlers that
+/// wait, and a handler that panics all answer their own request, on one connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_send_and_handlers_that_finish_at_once_wait_or_panic() {
+    let a = node(1, 0, "c").await;
+    let port = a.local_addr().port();
+    let b = node(2, port, "c").await;
+    b.register(Verb::Mutation, who_called());
+    b.register(
+        Verb::ReadData,
+        Arc::new(|_, body| {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Ok(body)
+            })
+        }),
+    );
+    b.register(
+        Verb::ReadDigest,
+        Arc::new(|_, body: Bytes| {
+            Box::pin(async move {
+                if body.as_ref() == b"boom" {
+                    panic!("a handler bug");
+                }
+                Ok(body)
+            })
+        }),
+    );
+    // No connection to 127.0.0.2 yet: declined, the body handed back.
+    let body = a
+        .try_send(ip(2), Verb::Mutation, Bytes::from_static(b"x"))
+        .err()
+        .expect("no connection yet");
+    assert_eq!(body, Bytes::from_static(b"x"));
+    a.request(ip(2), Verb::Echo, Bytes::new(), SECOND)
+        .await
+        .unwrap();
+
+    let answers: Vec<_> = (0..200u32)
+        .map(|i| {
+            let verb = if i % 2 == 0 {
+                Verb::Mutation
+            } else {
+                Verb::ReadData
+            };
+            let sent = a.try_send(ip(2), verb, Bytes::from(i.to_string()));
+            (i, sent.ok().expect("the connection is open"))
+        })
+        .collect();
+    for (i, answer) in answers {
+        let r = tokio::time::timeout(5 * SECOND, answer)
+            .await
+            .unwrap()
+            .unwrap();
+        let expected = match i % 2 {
+            0 => format!("127.0.0.1|{i}"),
+            _ => i.to_string(),
+        };
+        assert_eq!(r, Bytes::from(expected));
+    }
+    let panicked = a
+        .try_send(ip(2), Verb::ReadDigest, Bytes::from_static(b"boom"))
+        .ok()
+        .expect("open");
+    match tokio::time::timeout(5 * SECOND, panicked).await.unwrap() {
+        Err(Error::Remote { message, .. }) => assert!(message.contains("panicked"), "{message}"),
+        other => panic!("expected the handler's failure, got {other:?}"),
+    }
+    // The connection survived the panic.
+    let fine = a
+        .try_send(ip(2), Verb::ReadDigest, Bytes::from_static(b"ok"))
+        .ok()
+        .expect("open");
+    let r = tokio::time::timeout(5 * SECOND, fine)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r, Bytes::from_static(b"ok"));
+
+    // A link filter makes every request go through `request` (it may delay or drop them).
+    struct Slow;
+    impl LinkFilter for Slow {
+        fn delivery(&self, _: IpAddr, _: IpAddr, _: Verb) -> Delivery {
+            Delivery::Deliver
+        }
+    }
+    a.set_filter(Some(Arc::new(Slow)));
+    assert!(a
+        .try_send(ip(2), Verb::Mutation, Bytes::from_static(b"y"))
+        .is_err());
+}

@@ -13,6 +13,11 @@
 //! the same way: the task awaits the replicas' answers, then runs the statement again, which
 //! finds its read answered (a read repair, a failed replica or this node's disk go on below). Whatever still would wait runs again on tokio's blocking pool
 //! (`spawn_blocking`) with `Wait::Allowed`.
+//! On a node that coordinates other replicas ([`Handler::starts_inline`]), the inline attempt
+//! of a QUERY, EXECUTE or BATCH already runs with the `Acks` ([`Handler::start_inline`]): the
+//! write is applied here and sent, the read sent, and only the wait for the other replicas
+//! (then, for a read, the statement's run with its answer) goes on in the statement's task —
+//! a request is not planned once more to get there.
 //! Schema changes are also published as SCHEMA_CHANGE events to registered connections.
 //!
 //! Tracing (`cairn_cql::trace`): a request the client asked to trace (the frame's tracing
@@ -27,9 +32,9 @@
 
 use crate::audit::Pending;
 use crate::protocol::{
-    self, BatchQuery, ColumnType, CqlError, ErrorKind, EventBus, Handler, PreparedMetadata, Reply,
-    Request, RequestContext, Response, ResultBody, ResultMetadata, RowsBuilder, SchemaChangeTarget,
-    SchemaChangeType, TableSpec, Value,
+    self, BatchQuery, ColumnType, CqlError, ErrorKind, EventBus, Handler, Inline, PreparedMetadata,
+    Reply, Request, RequestContext, Response, ResultBody, ResultMetadata, RowsBuilder,
+    SchemaChangeTarget, SchemaChangeType, TableSpec, Value,
 };
 use bytes::Bytes;
 use cairn_cluster::consistency::Consistency;
@@ -118,6 +123,24 @@ impl CqlHandler {
     /// [`Handler::handle`]: a traced one, or any while requests may be picked by chance.
     fn hands_over(&self, call: &Call) -> bool {
         call.trace.is_some() || self.tracing.as_ref().is_some_and(|t| t.probability() > 0.0)
+    }
+
+    /// Leaves the call of a request that did not finish inline for [`Handler::handle`],
+    /// when it must (see [`CqlHandler::hands_over`]).
+    fn hand_over(&self, ctx: &RequestContext<Session>, call: Call) {
+        if self.hands_over(&call) {
+            let h = Handover {
+                started: call.started,
+                trace: call.trace,
+            };
+            let replaced = self
+                .handed_over
+                .lock()
+                .insert((ctx.connection.id, ctx.stream), h);
+            if replaced.is_none() {
+                self.handed_over_len.fetch_add(1, Ordering::AcqRel);
+            }
+        }
     }
 
     /// The call of a request reaching [`Handler::handle`]: the one its inline attempt left,
@@ -623,25 +646,74 @@ impl Handler for Arc<CqlHandler> {
             Ok(reply) => reply,
             Err(Failed::Error(e)) => e.into(),
             Err(Failed::WouldBlock) => {
-                if self.hands_over(&call) {
-                    let h = Handover {
-                        started: call.started,
-                        trace: call.trace,
-                    };
-                    let replaced = self
-                        .handed_over
-                        .lock()
-                        .insert((ctx.connection.id, ctx.stream), h);
-                    if replaced.is_none() {
-                        self.handed_over_len.fetch_add(1, Ordering::AcqRel);
-                    }
-                }
+                self.hand_over(&ctx, call);
                 return None;
             }
         };
         self.end_call(&call, ctx.tracing, &mut reply);
         self.audit_finish(audit, &reply);
         Some(reply)
+    }
+
+    fn starts_inline(&self) -> bool {
+        self.executor.proxy().coordinates()
+    }
+
+    fn start_inline(&self, request: Request, ctx: RequestContext<Session>) -> Inline {
+        if !matches!(
+            request,
+            Request::Query(_) | Request::Execute(_) | Request::Batch(_)
+        ) {
+            return match self.handle_inline(request, ctx) {
+                Some(reply) => Inline::Done(reply),
+                None => Inline::Declined,
+            };
+        }
+        let audit = match self.audit_begin(&request, &ctx) {
+            Some((auditor, pending)) => match auditor.try_reserve(pending.0) {
+                Ok(r) => Some(r),
+                Err(_) => return Inline::Declined,
+            },
+            None => None,
+        };
+        let call = self.call(&request, &ctx);
+        // Run with the request's `Acks`: a write applies this node's share and sends the
+        // others theirs, a read that waits only for other replicas is sent; what is left is
+        // their answers, awaited on the statement's task — the statement is not run again
+        // from the start there, as a declined one would be.
+        let acks = Arc::new(Acks::default());
+        let first = self.run(
+            request.clone(),
+            &ctx.session,
+            Wait::Never,
+            Some(&acks),
+            &call,
+        );
+        if acks.is_empty() {
+            let mut reply = match first {
+                Ok(reply) => reply,
+                Err(Failed::Error(e)) => e.into(),
+                Err(Failed::WouldBlock) => {
+                    self.hand_over(&ctx, call);
+                    return Inline::Declined;
+                }
+            };
+            self.end_call(&call, ctx.tracing, &mut reply);
+            self.audit_finish(audit, &reply);
+            return Inline::Done(reply);
+        }
+        let me = Arc::clone(self);
+        let asked = ctx.tracing;
+        let session = Arc::clone(&ctx.session);
+        Inline::Started(Box::pin(async move {
+            let call = Arc::new(call);
+            let mut reply = Arc::clone(&me)
+                .resume(request, session, Arc::clone(&call), acks, first)
+                .await;
+            me.end_call(&call, asked, &mut reply);
+            me.audit_finish(audit, &reply);
+            reply
+        }))
     }
 
     fn handle(
@@ -692,51 +764,67 @@ impl CqlHandler {
                     request,
                     Request::Query(_) | Request::Execute(_) | Request::Batch(_)
                 );
-            let mut first = if deferrable {
+            let first = if deferrable {
                 me.run(request.clone(), &session, Wait::Never, Some(&acks), &call)
             } else {
                 Err(Failed::WouldBlock)
             };
-            // A read that waits only for other replicas was started and left in `acks`: its
-            // answer is awaited here and the request runs again, finding it (a statement
-            // reading several partitions goes around once per partition, within bounds).
-            for _ in 0..DEFERRED_READS {
-                let Some(read) = acks.take_read() else {
-                    break;
-                };
-                match read.await {
-                    Ok(Deferred::Answer(answer)) => {
-                        acks.prefetched(answer);
-                        first = me.run(request.clone(), &session, Wait::Never, Some(&acks), &call);
-                    }
-                    Ok(Deferred::Fallback) => break,
-                    Err(e) => return cql_error(cairn_cql::Error::from(e)).into(),
+            me.resume(request, session, call, acks, first).await
+        }
+    }
+
+    /// The rest of a request whose run under `Wait::Never` with `acks` ended with `first`:
+    /// the reads it left waiting in `acks` awaited (and the request run again with their
+    /// answers), then the write's acknowledgements; what still would wait runs on the
+    /// blocking pool.
+    async fn resume(
+        self: Arc<Self>,
+        request: Request,
+        session: Arc<Session>,
+        call: Arc<Call>,
+        acks: Arc<Acks>,
+        mut first: Result<Reply, Failed>,
+    ) -> Reply {
+        let me = self;
+        // A read that waits only for other replicas was started and left in `acks`: its
+        // answer is awaited here and the request runs again, finding it (a statement
+        // reading several partitions goes around once per partition, within bounds).
+        for _ in 0..DEFERRED_READS {
+            let Some(read) = acks.take_read() else {
+                break;
+            };
+            match read.await {
+                Ok(Deferred::Answer(answer)) => {
+                    acks.prefetched(answer);
+                    first = me.run(request.clone(), &session, Wait::Never, Some(&acks), &call);
+                }
+                Ok(Deferred::Fallback) => break,
+                Err(e) => return cql_error(cairn_cql::Error::from(e)).into(),
+            }
+        }
+        match first {
+            Ok(reply) => {
+                return match acks.take() {
+                    None => reply,
+                    Some(ack) => match ack.await {
+                        Ok(()) => reply,
+                        Err(e) => cql_error(cairn_cql::Error::from(e)).into(),
+                    },
                 }
             }
-            match first {
-                Ok(reply) => {
-                    return match acks.take() {
-                        None => reply,
-                        Some(ack) => match ack.await {
-                            Ok(()) => reply,
-                            Err(e) => cql_error(cairn_cql::Error::from(e)).into(),
-                        },
-                    }
-                }
-                Err(Failed::Error(e)) => return e.into(),
-                Err(Failed::WouldBlock) => {}
-            }
-            let r = tokio::task::spawn_blocking(move || {
-                me.run(request, &session, Wait::Allowed, None, &call)
-            })
-            .await;
-            match r {
-                Ok(Ok(reply)) => reply,
-                Ok(Err(Failed::Error(e))) => e.into(),
-                // Only `Wait::Never` refuses to wait, and this thread may block.
-                Ok(Err(Failed::WouldBlock)) => CqlError::server("request refused to wait").into(),
-                Err(e) => CqlError::server(format!("request failed: {e}")).into(),
-            }
+            Err(Failed::Error(e)) => return e.into(),
+            Err(Failed::WouldBlock) => {}
+        }
+        let r = tokio::task::spawn_blocking(move || {
+            me.run(request, &session, Wait::Allowed, None, &call)
+        })
+        .await;
+        match r {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(Failed::Error(e))) => e.into(),
+            // Only `Wait::Never` refuses to wait, and this thread may block.
+            Ok(Err(Failed::WouldBlock)) => CqlError::server("request refused to wait").into(),
+            Err(e) => CqlError::server(format!("request failed: {e}")).into(),
         }
     }
 }

@@ -24,6 +24,13 @@
 //! [`FAILURE_LOG_INTERVAL`] per peer; the peer is then simply unreachable (liveness marks
 //! it down), never half-connected: no frame is sent or served before the handshake ends.
 //!
+//! Costs per message, on a node that answers thousands a second: a request whose connection
+//! is open can be handed to it at once with [`Messaging::try_send`] and its [`Answer`]
+//! awaited by the caller itself, with the caller's own deadline — no task and no timer per
+//! request. An incoming request's handler is polled once on the connection's reading task and
+//! answered from there when it finishes at once (the common case); only a handler that must
+//! wait gets a task of its own.
+//!
 //! The wire format is [`frame`]'s. A peer that sends a frame that cannot be trusted (bad
 //! magic, oversized) has its connection closed; it never crashes the node.
 //!
@@ -303,6 +310,49 @@ impl Messaging {
         }
     }
 
+    /// Hands a `verb` request to `to`'s connection now, without awaiting anything, when that
+    /// can be done at once: the connection is open, no [`LinkFilter`] is set, its queue has
+    /// room. Its answer is then the returned [`Answer`], to be awaited by the caller (with
+    /// its own deadline) — no task per request, and the request leaves even if the caller
+    /// stops waiting. `Err(body)` when it cannot be sent at once: use [`Messaging::request`].
+    pub fn try_send(
+        &self,
+        to: IpAddr,
+        verb: Verb,
+        body: Bytes,
+    ) -> std::result::Result<Answer, Bytes> {
+        if body.len() > self.inner.config.max_body || self.inner.filter.lock().is_some() {
+            return Err(body);
+        }
+        let Some(outbound) = self.inner.open_outbound(to) else {
+            return Err(body);
+        };
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        outbound.pending.lock().insert(id, tx);
+        let frame = Frame {
+            verb: verb.code(),
+            flags: 0,
+            id,
+            body,
+        };
+        if let Err(e) = outbound.tx.try_send(frame) {
+            outbound.pending.lock().remove(&id);
+            let frame = match e {
+                mpsc::error::TrySendError::Full(f) | mpsc::error::TrySendError::Closed(f) => f,
+            };
+            return Err(frame.body);
+        }
+        Ok(Answer {
+            rx,
+            pending: Arc::clone(&outbound.pending),
+            id,
+            peer: to,
+            verb,
+            done: false,
+        })
+    }
+
     /// Stops listening and closes the connections.
     pub fn shutdown(&self) {
         let _ = self.inner.shutdown.send(true);
@@ -316,7 +366,61 @@ impl Drop for Messaging {
     }
 }
 
+/// The answer to a request sent with [`Messaging::try_send`]: the peer's answer, its error
+/// (`Error::Remote`) or `Error::Unreachable` when the connection broke first. It never times
+/// out by itself: the caller awaits it with its deadline. Dropped before the answer came,
+/// it forgets the request (a late answer is then dropped, as after a timeout).
+pub struct Answer {
+    rx: oneshot::Receiver<std::result::Result<Bytes, Frame>>,
+    pending: Arc<Pending>,
+    id: u64,
+    peer: IpAddr,
+    verb: Verb,
+    done: bool,
+}
+
+impl Future for Answer {
+    type Output = Result<Bytes>;
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<Bytes>> {
+        let outcome = std::task::ready!(Pin::new(&mut self.rx).poll(cx));
+        self.done = true;
+        std::task::Poll::Ready(match outcome {
+            Ok(Ok(body)) => Ok(body),
+            Ok(Err(f)) => Err(Error::Remote {
+                peer: self.peer,
+                verb: self.verb.name(),
+                message: String::from_utf8_lossy(&f.body).into_owned(),
+            }),
+            Err(_) => Err(Error::Unreachable {
+                peer: self.peer,
+                message: "connection lost before the answer".into(),
+            }),
+        })
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        if !self.done {
+            self.pending.lock().remove(&self.id);
+        }
+    }
+}
+
 impl Inner {
+    /// The open connection to `to`, if there is one and no one is opening it now.
+    fn open_outbound(&self, to: IpAddr) -> Option<Arc<Outbound>> {
+        let slot = Arc::clone(self.peers.lock().get(&to)?);
+        let guard = slot.try_lock().ok()?;
+        guard
+            .as_ref()
+            .filter(|o| !o.closed.load(Ordering::Acquire))
+            .cloned()
+    }
+
     /// The open connection to `to`, connecting if there is none.
     async fn outbound(self: &Arc<Self>, to: IpAddr) -> Result<Arc<Outbound>> {
         let slot = Arc::clone(self.peers.lock().entry(to).or_default());
@@ -707,28 +811,88 @@ async fn serve_inbound(
             }
         };
         let handler = Verb::from_code(f.verb).and_then(|v| inner.handlers.lock().get(&v).cloned());
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            let result = match handler {
-                Some(h) => h(from, f.body).await,
-                None => Err(format!("no handler for verb {}", f.verb)),
-            };
-            let (flags, body) = match result {
-                Ok(body) if body.len() > max_body => (
-                    RESPONSE | ERROR,
-                    Bytes::from(format!("an answer of {} bytes, over the limit", body.len())),
-                ),
-                Ok(body) => (RESPONSE, body),
-                Err(text) => (RESPONSE | ERROR, Bytes::from(text)),
-            };
-            let _ = tx
-                .send(Frame {
-                    verb: f.verb,
-                    flags,
-                    id: f.id,
-                    body,
-                })
-                .await;
-        });
+        let (verb, id) = (f.verb, f.id);
+        let mut answer: HandlerFuture = match handler {
+            Some(h) => h(from, f.body),
+            None => {
+                Box::pin(async move { Err::<Bytes, String>(format!("no handler for verb {verb}")) })
+            }
+        };
+        // Most handlers finish in their first poll (a mutation applied to memtables, a read
+        // from memory): polled here, on the connection's task, they cost no task of their
+        // own — a spawn and a wake-up per message were a large share of a replica's CPU.
+        // A handler that must wait (it handed work to the blocking pool) is moved to its own
+        // task, which polls it again with a real waker; the no-op waker's wake-up is not
+        // needed since that first poll of the task re-registers.
+        match poll_once(&mut answer) {
+            Some(result) => {
+                if tx.send(response(verb, id, result, max_body)).await.is_err() {
+                    return;
+                }
+            }
+            None => {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let result = CatchPanic(answer).await;
+                    let _ = tx.send(response(verb, id, result, max_body)).await;
+                });
+            }
+        }
+    }
+}
+
+/// Polls a handler's answer once without a task of its own: `Some` when it finished (a
+/// panicking handler answers with an error, as a spawned one's lost task would fail the
+/// caller's request), `None` when it must wait.
+fn poll_once(answer: &mut HandlerFuture) -> Option<std::result::Result<Bytes, String>> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        answer.as_mut().poll(&mut cx)
+    })) {
+        Ok(std::task::Poll::Ready(r)) => Some(r),
+        Ok(std::task::Poll::Pending) => None,
+        Err(_) => Some(Err(HANDLER_PANICKED.into())),
+    }
+}
+
+const HANDLER_PANICKED: &str = "the request's handler failed (panicked)";
+
+/// A handler's answer awaited on its own task, a panic turned into an error answer.
+struct CatchPanic(HandlerFuture);
+
+impl Future for CatchPanic {
+    type Output = std::result::Result<Bytes, String>;
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let answer = self.0.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer.poll(cx))) {
+            Ok(p) => p,
+            Err(_) => std::task::Poll::Ready(Err(HANDLER_PANICKED.into())),
+        }
+    }
+}
+
+/// The response frame to request `id` of `verb`.
+fn response(
+    verb: u8,
+    id: u64,
+    result: std::result::Result<Bytes, String>,
+    max_body: usize,
+) -> Frame {
+    let (flags, body) = match result {
+        Ok(body) if body.len() > max_body => (
+            RESPONSE | ERROR,
+            Bytes::from(format!("an answer of {} bytes, over the limit", body.len())),
+        ),
+        Ok(body) => (RESPONSE, body),
+        Err(text) => (RESPONSE | ERROR, Bytes::from(text)),
+    };
+    Frame {
+        verb,
+        flags,
+        id,
+        body,
     }
 }

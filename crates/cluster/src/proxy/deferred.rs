@@ -237,9 +237,16 @@ async fn coordinate(
         } else {
             Verb::ReadDigest
         };
-        let (messaging, body, peer) = (Arc::clone(&messaging), body.clone(), c.address);
-        let ask = async move { messaging.request(peer, verb, body, timeout).await };
-        waits.push((i, Box::pin(ask)));
+        // Handed to the connection at once when it is open (no task, no timer of its own:
+        // the read's deadline covers it), else through `request`.
+        let ask: Asked = match messaging.try_send(c.address, verb, body.clone()) {
+            Ok(answer) => Box::pin(answer),
+            Err(body) => {
+                let (messaging, peer) = (Arc::clone(&messaging), c.address);
+                Box::pin(async move { messaging.request(peer, verb, body, timeout).await })
+            }
+        };
+        waits.push((i, ask));
     }
     let deadline = tokio::time::Instant::now() + timeout;
     while !waits.is_empty() {

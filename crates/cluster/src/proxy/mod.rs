@@ -165,6 +165,11 @@ impl Acks {
         self.write.lock().take()
     }
 
+    /// Whether the request left nothing to await (no write's acknowledgements, no read).
+    pub fn is_empty(&self) -> bool {
+        self.write.lock().is_none() && self.read.lock().is_none()
+    }
+
     fn put(&self, ack: PendingAck) {
         *self.write.lock() = Some(ack);
     }

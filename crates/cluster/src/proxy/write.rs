@@ -13,6 +13,11 @@
 //! soon as failures leave too few replicas to reach the level. Replicas that have not
 //! answered keep receiving the write after the caller has its answer, as in Cassandra.
 //!
+//! The requests are handed to the replicas' connections before [`start`] returns
+//! (`Messaging::try_send`), and their answers are awaited by the returned future itself; a
+//! request that cannot be handed over at once (its connection is being opened, a test's link
+//! filter) is sent from a task of its own, so that it leaves even if no one awaits the future.
+//!
 //! The future is awaited where the caller can: on the request's own task (the server's
 //! async path — no thread hand-off), or blocked on from the server's blocking pool.
 //!
@@ -26,7 +31,7 @@ use super::paxos::wire;
 use super::RemoteReplicas;
 use crate::consistency::{Consistency, WriteFailure, WriteTimeout, WriteType};
 use crate::error::{Error, Result};
-use crate::messaging::Verb;
+use crate::messaging::{self, Verb};
 use crate::placement::ReplicationStrategy;
 use crate::ring::TokenRing;
 use crate::topology::Topology;
@@ -36,7 +41,9 @@ use cairn_engine::model::{DecoratedKey, Mutation};
 use cairn_engine::Wait;
 use std::future::Future;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use tokio::sync::mpsc;
 
 /// One mutation's part in a write: its replicas (indexes into the ring's endpoints) and how
@@ -187,9 +194,20 @@ fn send_and_count(
 ) -> impl Future<Output = Result<()>> + Send + 'static {
     let (tx, rx) = mpsc::unbounded_channel::<Answer>();
     let mut outstanding = 0usize;
+    // Requests handed to their connection at once, awaited by the caller's future itself;
+    // the others (no connection yet, a link filter in tests) go through a task of their own.
+    let mut direct: Vec<(usize, messaging::Answer)> = Vec::new();
     for (t, body) in sends {
         let Some(peer) = topology.ring().endpoints().get(t).map(|e| e.address) else {
             continue;
+        };
+        outstanding += 1;
+        let body = match remote.messaging.try_send(peer, verb, body) {
+            Ok(answer) => {
+                direct.push((t, answer));
+                continue;
+            }
+            Err(body) => body,
         };
         let (tx, messaging, timeout) = (
             tx.clone(),
@@ -197,18 +215,10 @@ fn send_and_count(
             remote.write_timeout,
         );
         remote.runtime.spawn(async move {
-            let answer = match messaging.request(peer, verb, body, timeout).await {
-                Ok(_) => Some((t, Ok(()))),
-                // The replica answered with an error: a failure.
-                Err(Error::Remote { message, .. }) => Some((t, Err(message))),
-                // No answer (lost, unreachable, too slow) is a timeout, not a failure.
-                Err(_) => None,
-            };
-            if let Some(a) = answer {
+            if let Some(a) = answer_of(t, messaging.request(peer, verb, body, timeout).await) {
                 let _ = tx.send(a);
             }
         });
-        outstanding += 1;
     }
     drop(tx);
     let deadline = tokio::time::Instant::now() + remote.write_timeout;
@@ -218,6 +228,7 @@ fn send_and_count(
             .local()
             .map_or("", |m| m.endpoint.datacenter.as_str());
         let mut rx = rx;
+        let mut direct = direct;
         let mut failures: Vec<(IpAddr, String)> = Vec::new();
         loop {
             let tally = Tally::of(ring, local_dc, &plans, cl, &acked, &failures);
@@ -233,21 +244,44 @@ fn send_and_count(
                     write_type,
                 }));
             }
-            // A closed channel means no answer will come: the same as the deadline.
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some((t, Ok(())))) => {
+            // The next answer, direct or from a task; `None` when none will come (a
+            // request lost, unreachable or the tasks' channel closed): as the deadline.
+            let next = std::future::poll_fn(|cx| {
+                let mut n = 0;
+                while let Some((t, answer)) = direct.get_mut(n) {
+                    let Poll::Ready(r) = Pin::new(answer).poll(cx) else {
+                        n += 1;
+                        continue;
+                    };
+                    let t = *t;
+                    direct.swap_remove(n);
+                    if let Some(a) = answer_of(t, r) {
+                        return Poll::Ready(Ok(a));
+                    }
+                    // No answer from that one (its connection broke): wait for the others.
+                }
+                match rx.poll_recv(cx) {
+                    Poll::Ready(Some(a)) => Poll::Ready(Ok(a)),
+                    // The tasks are done: only direct answers may still come.
+                    Poll::Ready(None) if !direct.is_empty() => Poll::Pending,
+                    Poll::Ready(None) => Poll::Ready(Err(())),
+                    Poll::Pending => Poll::Pending,
+                }
+            });
+            match tokio::time::timeout_at(deadline, next).await {
+                Ok(Ok((t, Ok(())))) => {
                     outstanding -= 1;
                     if let Some(a) = acked.get_mut(t) {
                         *a = true;
                     }
                 }
-                Ok(Some((t, Err(why)))) => {
+                Ok(Ok((t, Err(why)))) => {
                     outstanding -= 1;
                     if let Some(e) = ring.endpoints().get(t) {
                         failures.push((e.address, why));
                     }
                 }
-                Ok(None) | Err(_) => {
+                Ok(Err(())) | Err(_) => {
                     return Err(Error::WriteTimeout(WriteTimeout {
                         consistency: cl,
                         received,
@@ -257,6 +291,17 @@ fn send_and_count(
                 }
             }
         }
+    }
+}
+
+/// A request's outcome as a replica's answer: `None` when it brought none (lost,
+/// unreachable, too slow — a timeout, not a failure).
+fn answer_of(t: usize, outcome: Result<Bytes>) -> Option<Answer> {
+    match outcome {
+        Ok(_) => Some((t, Ok(()))),
+        // The replica answered with an error: a failure.
+        Err(Error::Remote { message, .. }) => Some((t, Err(message))),
+        Err(_) => None,
     }
 }
 

@@ -5,7 +5,9 @@
 //! The loop: split every complete frame off the input; answer OPTIONS / STARTUP / REGISTER
 //! itself and await AUTH_RESPONSE inline (the client waits for it anyway); offer each QUERY /
 //! PREPARE / EXECUTE / BATCH to [`Handler::handle_inline`], and spawn a task for those it
-//! declines. Replies — inline ones, and those the spawned tasks have queued on the
+//! declines (to [`Handler::start_inline`], with the statement's in-flight permits taken, when
+//! the handler [`Handler::starts_inline`]: what it started and must wait for goes on in a
+//! task holding them). Replies — inline ones, and those the spawned tasks have queued on the
 //! connection's bounded channel by then — are gathered into one buffer and written with one
 //! socket write; then the task waits for more input, a queued reply or an event (stream -1,
 //! for registered types). Requests that arrive together thus cost one read and one write,
@@ -30,7 +32,7 @@
 
 use super::compression::{Compression, SUPPORTED_COMPRESSIONS};
 use super::frame::{flags, protocol_error_frame, Frame, FrameDecoder, Opcode};
-use super::handler::{ConnectionInfo, Handler, RequestContext};
+use super::handler::{ConnectionInfo, Handler, Inline, RequestContext};
 use super::message::{CqlError, EventType, Reply, Request, RequestFrame, Response, Startup};
 use super::shared::Shared;
 use super::transport::Transport;
@@ -513,7 +515,9 @@ impl<H: Handler> Conn<H> {
     }
 
     /// Runs a statement inline if the handler can, else admits it under the in-flight
-    /// limits and spawns its task.
+    /// limits and spawns its task. A handler that [`Handler::starts_inline`] is offered the
+    /// statement with its permits taken: what it starts here and must wait for (other nodes)
+    /// goes on in a task holding them, without running the statement again.
     fn run_statement(&mut self, frame: Frame) {
         let (Some(session), Some(info)) = (self.session.clone(), self.info.clone()) else {
             // The state machine admits statements only after STARTUP.
@@ -521,11 +525,17 @@ impl<H: Handler> Conn<H> {
         };
         let stream = frame.header.stream;
         let compressed = frame.header.flags & flags::COMPRESSION != 0;
+        let mut permits = None;
         if !compressed || frame.body.len() <= self.shared.config.blocking_threshold {
-            let reply = match self.decompress(&frame) {
-                Err(e) => Some(Reply::from(e)),
+            if self.shared.handler.starts_inline() {
+                // Without permits now, only what finishes here is run here (as for any
+                // handler); the rest is refused as overloaded below, as before.
+                permits = self.permits(frame.body.len());
+            }
+            let inline = match self.decompress(&frame) {
+                Err(e) => Inline::Done(Reply::from(e)),
                 Ok(body) => match RequestFrame::decode(&frame.header, body) {
-                    Err(e) => Some(CqlError::protocol(e.to_string()).into()),
+                    Err(e) => Inline::Done(CqlError::protocol(e.to_string()).into()),
                     Ok(req) => {
                         let ctx = RequestContext {
                             session: Arc::clone(&session),
@@ -535,99 +545,134 @@ impl<H: Handler> Conn<H> {
                             custom_payload: req.custom_payload,
                         };
                         let handler = &self.shared.handler;
+                        let may_start = permits.is_some();
                         match std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            handler.handle_inline(req.request, ctx)
+                            if may_start {
+                                handler.start_inline(req.request, ctx)
+                            } else {
+                                match handler.handle_inline(req.request, ctx) {
+                                    Some(reply) => Inline::Done(reply),
+                                    None => Inline::Declined,
+                                }
+                            }
                         })) {
                             Ok(r) => r,
                             Err(_) => {
                                 tracing::error!("request handler panicked");
-                                Some(internal_error())
+                                Inline::Done(internal_error())
                             }
                         }
                     }
                 },
             };
-            if let Some(reply) = reply {
-                self.shared.stats.inline.fetch_add(1, Ordering::Relaxed);
-                self.send(stream, reply, self.compression);
-                return;
+            match (inline, permits.take()) {
+                (Inline::Done(reply), _) => {
+                    self.shared.stats.inline.fetch_add(1, Ordering::Relaxed);
+                    self.send(stream, reply, self.compression);
+                    return;
+                }
+                (Inline::Started(rest), Some(p)) => {
+                    self.shared.stats.spawned.fetch_add(1, Ordering::Relaxed);
+                    self.spawn_reply(stream, p, rest);
+                    return;
+                }
+                // Started only when offered with permits.
+                (Inline::Started(_), None) => {
+                    self.send(stream, internal_error(), self.compression);
+                    return;
+                }
+                (Inline::Declined, p) => permits = p,
             }
         }
         self.shared.stats.spawned.fetch_add(1, Ordering::Relaxed);
-        self.spawn_statement(frame, session, info);
+        self.spawn_statement(frame, session, info, permits);
     }
 
-    /// Admits a statement under the in-flight limits and spawns its task.
+    /// The in-flight permits of a statement of `body_len` bytes, if all are free now.
+    fn permits(&self, body_len: usize) -> Option<Permits> {
+        let bytes_needed = body_len
+            .clamp(1, self.shared.config.max_in_flight_bytes.max(1))
+            .min(Semaphore::MAX_PERMITS);
+        Some(Permits {
+            connection: self.per_connection.clone().try_acquire_owned().ok()?,
+            total: self.shared.in_flight.clone().try_acquire_owned().ok()?,
+            bytes: self
+                .shared
+                .in_flight_bytes
+                .clone()
+                .try_acquire_many_owned(u32::try_from(bytes_needed).unwrap_or(u32::MAX))
+                .ok()?,
+        })
+    }
+
+    /// Admits a statement under the in-flight limits (unless `permits` were taken already)
+    /// and spawns its task.
     fn spawn_statement(
         &mut self,
         frame: Frame,
         session: Arc<H::Session>,
         info: Arc<ConnectionInfo>,
+        permits: Option<Permits>,
     ) {
         let stream = frame.header.stream;
-        let bytes_needed = frame
-            .body
-            .len()
-            .clamp(1, self.shared.config.max_in_flight_bytes.max(1))
-            .min(Semaphore::MAX_PERMITS);
-        let permits = (|| {
-            Some(Permits {
-                connection: self.per_connection.clone().try_acquire_owned().ok()?,
-                total: self.shared.in_flight.clone().try_acquire_owned().ok()?,
-                bytes: self
-                    .shared
-                    .in_flight_bytes
-                    .clone()
-                    .try_acquire_many_owned(u32::try_from(bytes_needed).unwrap_or(u32::MAX))
-                    .ok()?,
-            })
-        })();
-        let Some(permits) = permits else {
+        let Some(permits) = permits.or_else(|| self.permits(frame.body.len())) else {
             self.shared.stats.overloaded.fetch_add(1, Ordering::Relaxed);
             self.send_error(stream, CqlError::overloaded(OVERLOADED_MESSAGE));
             return;
         };
-        let version = self.version();
         let compression = self.compression;
-        let tx = self.tx.clone();
         let handler = self.shared.handler.clone();
         let max_frame = self.shared.config.max_frame_size;
         let threshold = self.shared.config.blocking_threshold;
+        let work = async move {
+            let header = frame.header;
+            let body = if frame.body.len() > threshold && header.flags & flags::COMPRESSION != 0 {
+                match tokio::task::spawn_blocking(move || {
+                    decompress_body(&frame, compression, max_frame)
+                })
+                .await
+                {
+                    Ok(r) => r,
+                    Err(_) => Err(CqlError::server("decompression task failed")),
+                }
+            } else {
+                decompress_body(&frame, compression, max_frame)
+            };
+            let body = match body {
+                Ok(b) => b,
+                Err(e) => return Reply::from(e),
+            };
+            let req = match RequestFrame::decode(&header, body) {
+                Ok(r) => r,
+                Err(e) => return CqlError::protocol(e.to_string()).into(),
+            };
+            let ctx = RequestContext {
+                session,
+                connection: info,
+                stream,
+                tracing: req.tracing,
+                custom_payload: req.custom_payload,
+            };
+            handler.handle(req.request, ctx).await
+        };
+        self.spawn_reply(stream, permits, work);
+    }
+
+    /// Spawns the task that awaits a statement's reply on `stream` (`work`), encodes it and
+    /// queues it for the connection's next write, with the `permits` it releases then.
+    fn spawn_reply(
+        &self,
+        stream: i16,
+        permits: Permits,
+        work: impl Future<Output = Reply> + Send + 'static,
+    ) {
+        let version = self.version();
+        let compression = self.compression;
+        let tx = self.tx.clone();
+        let threshold = self.shared.config.blocking_threshold;
         let stats = self.shared.stats.clone();
         crate::stall::spawn(crate::stall::TaskKind::CqlStatement, async move {
-            let reply = async {
-                let header = frame.header;
-                let body = if frame.body.len() > threshold && header.flags & flags::COMPRESSION != 0
-                {
-                    match tokio::task::spawn_blocking(move || {
-                        decompress_body(&frame, compression, max_frame)
-                    })
-                    .await
-                    {
-                        Ok(r) => r,
-                        Err(_) => Err(CqlError::server("decompression task failed")),
-                    }
-                } else {
-                    decompress_body(&frame, compression, max_frame)
-                };
-                let body = match body {
-                    Ok(b) => b,
-                    Err(e) => return Reply::from(e),
-                };
-                let req = match RequestFrame::decode(&header, body) {
-                    Ok(r) => r,
-                    Err(e) => return CqlError::protocol(e.to_string()).into(),
-                };
-                let ctx = RequestContext {
-                    session,
-                    connection: info,
-                    stream,
-                    tracing: req.tracing,
-                    custom_payload: req.custom_payload,
-                };
-                catch_panics(handler.handle(req.request, ctx)).await
-            }
-            .await;
+            let reply = catch_panics(work).await;
             if let Response::Error(e) = &reply.response {
                 if e.code() == super::message::ErrorCode::ProtocolError {
                     stats.protocol_errors.fetch_add(1, Ordering::Relaxed);

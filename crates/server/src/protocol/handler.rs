@@ -11,6 +11,7 @@ use super::message::{Reply, Request, Startup};
 use bytes::Bytes;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 
 /// What is known about a connection once STARTUP has been received.
@@ -37,6 +38,16 @@ pub struct TlsInfo {
     pub protocol: &'static str,
     /// `ssl_cipher_suite`, by its JSSE name (`TLS_AES_256_GCM_SHA384`).
     pub cipher_suite: &'static str,
+}
+
+/// What [`Handler::start_inline`] did with a request.
+pub enum Inline {
+    /// Answered on the calling thread.
+    Done(Reply),
+    /// Not run, nothing changed: the server passes it to [`Handler::handle`].
+    Declined,
+    /// Started on the calling thread; its reply is this future's, awaited on a task.
+    Started(Pin<Box<dyn Future<Output = Reply> + Send>>),
 }
 
 /// Per-request context passed to [`Handler::handle`].
@@ -90,6 +101,26 @@ pub trait Handler: Send + Sync + 'static {
         _ctx: RequestContext<Self::Session>,
     ) -> Option<Reply> {
         None
+    }
+
+    /// Whether [`Handler::start_inline`] may start requests on the calling thread and hand
+    /// back the rest as a future: the server then takes a request's in-flight permits before
+    /// offering it (the default: no, only [`Handler::handle_inline`] is used).
+    fn starts_inline(&self) -> bool {
+        false
+    }
+
+    /// [`Handler::handle_inline`] for a handler that [`Handler::starts_inline`], called when
+    /// the server holds the request's in-flight permits: besides answering or declining, it
+    /// may start the request here — what cannot wait done, e.g. a write applied locally and
+    /// sent to other nodes — and hand back the rest ([`Inline::Started`]: waiting for the
+    /// other nodes), which the server awaits on the statement's task without running the
+    /// request again.
+    fn start_inline(&self, request: Request, ctx: RequestContext<Self::Session>) -> Inline {
+        match self.handle_inline(request, ctx) {
+            Some(reply) => Inline::Done(reply),
+            None => Inline::Declined,
+        }
     }
 
     /// Called once when a connection that had a session closes.

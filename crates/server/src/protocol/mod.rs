@@ -18,6 +18,6 @@ pub mod shared;
 pub mod transport;
 
 pub use cairn_protocol::*;
-pub use handler::{ConnectionInfo, Handler, RequestContext, TlsInfo};
+pub use handler::{ConnectionInfo, Handler, Inline, RequestContext, TlsInfo};
 pub use server::{Server, StopHandle};
 pub use shared::{EventBus, ServerConfig, ServerStats, Tls};
