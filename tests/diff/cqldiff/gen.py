@@ -126,6 +126,10 @@ class Generator:
         self._view_pending = not self.table.counter and not self.table.statics and \
             self.chance("materialized_view")
         self.view = None  # (partition key names, clustering names) once Cassandra created it
+        # A secondary index on one column, created right after the table (and its view) for
+        # the same reason, when drawn.
+        self._index_pending = not self.table.counter and self.chance("secondary_index")
+        self.index = None  # (column name, target kind) once Cassandra created it
         self.value_opts = ty.ValueOptions(rng, {
             "decimal_scale": features("decimal_scale"),
             "duplicate_map_keys": features("duplicate_map_keys")})
@@ -337,6 +341,9 @@ class Generator:
         if self._view_pending:
             self._view_pending = False
             return self.g_create_view()
+        if self._index_pending:
+            self._index_pending = False
+            return self.g_create_index()
         counter = self.table.counter
         kinds = []
         for name in self.f.statements:
@@ -877,6 +884,91 @@ class Generator:
         return Stmt("select_view", parts, "read", cols=cols, fetch_size=fetch,
                     timestamp=self.clock.now)
 
+    def g_create_index(self):
+        """`CREATE INDEX` on one column of any kind: the value (`c`, `full(c)` for a frozen
+        collection) or, for a non-frozen collection, its `keys`, `values` or `entries`; with
+        `bad_values`, a target Cassandra refuses for the column's type."""
+        t = self.table
+        if not t.columns:
+            return None
+        c = self.rng.choice(t.columns)
+        ct = c.type
+        if ct.is_collection and ct.multicell:
+            kinds = ["values", "values"] + (["keys", "entries"] if ct.kind == "map" else [])
+            kind = self.rng.choice(kinds)
+            target = f"{kind}({c.name})" if self.rng.random() < 0.7 or kind != "values" else c.name
+        elif ct.is_collection:
+            kind = "full"
+            target = f"full({c.name})" if self.rng.random() < 0.5 else c.name
+        else:
+            kind = "value"
+            target = c.name
+        if self.chance("bad_values"):
+            target = f"{self.rng.choice(['keys', 'values', 'entries', 'full'])}({c.name})"
+        parts = ["CREATE INDEX "]
+        if self.rng.random() < 0.2:
+            parts.append("IF NOT EXISTS ")
+        if self.rng.random() < 0.5:
+            parts += [TABLE, "_idx "]
+        parts += ["ON ", TABLE, f" ({target})"]
+        return Stmt("create_index", parts, "ddl", cols={c.name}, effect=["index", c.name, kind])
+
+    def g_select_indexed(self):
+        """A SELECT that an index on the table can serve: the indexed column restricted as
+        its target allows (`=`, `CONTAINS`, `CONTAINS KEY`, `m[k] =`), maybe with the
+        partition key, another filter, a limit, paging."""
+        if self.index is None:
+            return None
+        t = self.table
+        name, kind = self.index
+        c = t.column(name)
+        if c is None:
+            return None
+        cols = {c.name}
+        seen = self.seen_value(c) if kind != "value" else None
+        if kind == "value" or kind == "full":
+            clause = [f"{c.name} = ", self.arg(c.type, self.seen_value(c))]
+        elif kind == "entries":
+            kt, vt = c.type.params
+            k, v = self.rng.choice(seen) if seen else (self.rv(kt, True), self.rv(vt, True))
+            clause = [f"{c.name}[", self.element_arg(kt, k), "] = ", self.element_arg(vt, v)]
+        else:
+            elem = c.type.params[0] if kind == "keys" or c.type.kind != "map" else c.type.params[1]
+            if seen:
+                pick = self.rng.choice(seen)
+                value = pick if c.type.kind != "map" else pick[0 if kind == "keys" else 1]
+            else:
+                value = self.rv(elem, True)
+            op = "CONTAINS KEY " if kind == "keys" else "CONTAINS "
+            clause = [f"{c.name} {op}", self.element_arg(elem, value)]
+        clauses = [clause]
+        needs_filtering = False
+        if self.rng.random() < 0.3:
+            pk = self.select_key(self.partition())
+            for i, k in enumerate(t.pk):
+                if k.name == c.name:
+                    continue
+                p = []
+                self.eq(k, pk[i], p, cols)
+                clauses.append(p)
+        others = [o for o in t.values if o is not c and not (o.kind == "static" and o.type.multicell)]
+        if others and self.chance("select_filter"):
+            clauses.append(self.filter_restriction(self.rng.choice(others), cols))
+            needs_filtering = True
+        self.rng.shuffle(clauses)
+        names = [k.name for k in t.key] + ([] if c in t.key else [c.name])
+        sel = "*" if self.rng.random() < 0.7 else ", ".join(names)
+        if self.rng.random() < 0.1:
+            sel = "count(*)"
+        parts = [f"SELECT {sel} FROM ", TABLE, " WHERE "] + self.join(clauses)
+        if self.chance("select_limit"):
+            parts += [" LIMIT ", self.arg(INT, self.rng.choice([1, 2, 3, 5, 10]))]
+        if needs_filtering and self.rng.random() < 0.9 or self.rng.random() < 0.2:
+            parts.append(" ALLOW FILTERING")
+        fetch = self.rng.choice([1, 2, 3, 5]) if self.chance("paging") else None
+        return Stmt("select_indexed", parts, "read", cols=cols, fetch_size=fetch,
+                    timestamp=self.clock.now)
+
     def g_truncate(self):
         return Stmt("truncate", ["TRUNCATE ", TABLE], "ddl", effect=["truncate"])
 
@@ -898,6 +990,8 @@ class Generator:
             pass
         elif stmt.effect[0] == "view":
             self.view = (stmt.effect[1], stmt.effect[2])
+        elif stmt.effect[0] == "index":
+            self.index = (stmt.effect[1], stmt.effect[2])
 
     # -- reads -----------------------------------------------------------------------------
 
