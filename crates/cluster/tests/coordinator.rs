@@ -634,6 +634,70 @@ async fn conditional_increments_from_every_node_at_once_lose_none() {
     }
 }
 
+/// On the first PROPOSE node 1 sends, makes node 1 and node 2 promise a higher ballot (so
+/// both refuse the proposal) and delays the PROPOSE to node 3, which accepts it late.
+struct OutbidThenLateAccept {
+    proxies: [Arc<StorageProxy>; 2],
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl LinkFilter for OutbidThenLateAccept {
+    fn delivery(&self, _from: IpAddr, to: IpAddr, verb: Verb) -> Delivery {
+        use std::sync::atomic::Ordering;
+        if verb != Verb::PaxosPropose || self.done.load(Ordering::Acquire) {
+            return Delivery::Deliver;
+        }
+        if to == ip(3) {
+            self.done.store(true, Ordering::Release);
+            return Delivery::Delay(Duration::from_millis(400));
+        }
+        let later = Ballot {
+            micros: i64::from(kv::now()) * 1_000_000 + 10_000_000,
+            node: 42,
+        };
+        for p in &self.proxies {
+            p.paxos_state()
+                .prepare(TABLE_ID, &kv::pk(5), later, Wait::Allowed)
+                .unwrap();
+        }
+        Delivery::Deliver
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposal_refused_by_a_quorum_but_accepted_late_by_one_is_an_unknown_outcome() {
+    let nodes = three(&[], None).await;
+    let (applied, _) = cas(&nodes[0], 5, Consistency::Serial, |seen| match seen {
+        None => Some("0".into()),
+        Some(_) => None,
+    })
+    .await
+    .unwrap();
+    assert!(applied);
+    nodes[0]
+        .messaging
+        .set_filter(Some(Arc::new(OutbidThenLateAccept {
+            proxies: [Arc::clone(&nodes[0].proxy), Arc::clone(&nodes[1].proxy)],
+            done: Default::default(),
+        })));
+    let bump = |seen: Option<&str>| {
+        let v: u32 = seen.and_then(|s| s.parse().ok()).unwrap_or(0);
+        Some((v + 1).to_string())
+    };
+    // Two replicas refused, one accepted: a later round may find the accepted proposal and
+    // commit it, so the request may neither start over (it would apply twice) nor say it
+    // was not applied (Cassandra's ProposeCallback waits for every answer to know).
+    match cas(&nodes[0], 5, Consistency::Serial, bump).await {
+        Err(Error::WriteTimeout(t)) => assert_eq!(t.write_type, WriteType::Cas),
+        other => panic!("expected an unknown outcome, got {other:?}"),
+    }
+    let seen = read(&nodes[0], 5, Consistency::Serial).await.unwrap();
+    assert!(
+        matches!(seen.as_deref(), Some("0") | Some("1")),
+        "applied at most once: {seen:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_proposal_left_accepted_by_a_quorum_is_committed_by_the_next_round() {
     let nodes = three(&[], None).await;

@@ -303,7 +303,7 @@ impl StorageProxy {
             || self.paxos.prepare(id, key, ballot, Wait::Allowed),
             wire::decode_prepare_answer,
             |a| matches!(a, PrepareAnswer::Promise { .. }),
-            required,
+            (required, Await::Quorum),
             deadline,
         )?;
         let cas_timeout = |received| {
@@ -397,7 +397,7 @@ impl StorageProxy {
                     },
                     |_| Ok(()),
                     |_| true,
-                    all,
+                    (all, Await::Quorum),
                     deadline,
                 )?;
                 if sent.answers.len() < all {
@@ -435,7 +435,16 @@ impl StorageProxy {
             || self.paxos.propose(id, key, proposal, Wait::Allowed),
             |b| Ok(b.first() == Some(&1)),
             |accepted| *accepted,
-            required,
+            // The request's own proposal: a refusal decides only once every participant
+            // answered — one that accepts after a quorum became impossible still makes the
+            // proposal one a later round may find and commit.
+            (
+                required,
+                match partial {
+                    Partial::Unknown => Await::Every,
+                    Partial::Retry => Await::Quorum,
+                },
+            ),
             deadline,
         )?;
         let accepts = polled.answers.iter().filter(|(_, a)| *a).count();
@@ -447,7 +456,10 @@ impl StorageProxy {
         // start over (it could apply twice) nor say it was not applied — its outcome is
         // unknown, which protocol v4 reports as a timeout (Cassandra's
         // CasWriteUnknownResultException).
-        let unknown = partial == Partial::Unknown && accepts > 0;
+        // A participant that never answered may have accepted too (Cassandra's
+        // ProposeCallback.isFullyRefused).
+        let unanswered = polled.answers.len() < participants.len();
+        let unknown = partial == Partial::Unknown && (accepts > 0 || unanswered);
         if unknown || polled.timed_out && !refused {
             return Err(Error::WriteTimeout(WriteTimeout {
                 consistency: serial,
@@ -523,7 +535,8 @@ impl StorageProxy {
 
     /// Sends `verb` with `body` to every remote participant, answers the local one in place,
     /// and collects answers until `required` of them are `ok`, until too few are left to get
-    /// there, or until `deadline`.
+    /// there (or, with [`Await::Every`], until every participant answered), or until
+    /// `deadline`.
     #[allow(clippy::too_many_arguments)] // one phase's whole description
     fn poll<T: Send + 'static>(
         &self,
@@ -533,7 +546,7 @@ impl StorageProxy {
         local: impl FnOnce() -> Result<T>,
         decode: fn(&Bytes) -> std::result::Result<T, String>,
         ok: impl Fn(&T) -> bool,
-        required: usize,
+        (required, wait): (usize, Await),
         deadline: Instant,
     ) -> Result<Polled<T>> {
         let mut out = Polled {
@@ -570,7 +583,11 @@ impl StorageProxy {
                 (Ok(_), None) => {}
             }
         }
-        while oks < required && oks + outstanding >= required {
+        let hopeless = |oks: usize, outstanding: usize| match wait {
+            Await::Quorum => oks + outstanding < required,
+            Await::Every => outstanding == 0,
+        };
+        while oks < required && !hopeless(oks, outstanding) {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok((i, answer)) => {
@@ -603,6 +620,15 @@ enum Partial {
     Unknown,
     /// An earlier round's being finished: the round starts over.
     Retry,
+}
+
+/// How long a phase waits for answers once a quorum of `ok` ones cannot be reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Await {
+    /// Not at all: the phase has failed.
+    Quorum,
+    /// Until every participant answered or the deadline: whether none accepted matters.
+    Every,
 }
 
 /// What a phase collected.
