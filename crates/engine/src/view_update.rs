@@ -26,8 +26,8 @@
 //! it should show. Cassandra 3.0 used *shadowable* row deletions for this; 3.11 and later
 //! (5.0 included) write the expired marker, and so does Cairn.
 //!
-//! An empty value as a view's partition key: Cassandra keeps such an entry at the ring's
-//! minimum token; Cairn skips it (tests/diff/FINDINGS.md F83, open).
+//! An empty value as a view's partition key (an empty text) is kept, as Cassandra keeps it:
+//! the empty key's token is the ring's minimum.
 
 use crate::error::{Error, Result};
 use crate::model::cell::{Cell, DeletionTime, LivenessInfo, NowSecs};
@@ -255,10 +255,6 @@ impl<'a> Mapping<'a> {
             [one] => one.clone(),
             many => composite_partition_key(&many.iter().map(|b| b.as_ref()).collect::<Vec<_>>()),
         };
-        // An empty view partition key: skipped (see the module doc, F83).
-        if key.is_empty() {
-            return Ok(None);
-        }
         let refs: Vec<&[u8]> = cks.iter().map(|b| b.as_ref()).collect();
         let ck = self.view.clustering_layout().encode_key(&refs)?;
         Ok(Some((DecoratedKey::new(key), ck)))

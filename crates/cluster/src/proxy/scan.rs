@@ -186,8 +186,8 @@ fn decode_answer(peer: IpAddr, verb: Verb, answer: Result<Bytes>) -> Result<Page
 pub(super) struct Reach<'a> {
     /// The table scanned.
     pub table: Arc<Table>,
-    /// The local database (repairs of the local replica).
-    pub db: &'a Database,
+    /// The proxy (repairs of the local replica, see `read::Coordination::proxy`).
+    pub proxy: &'a super::StorageProxy,
     /// Internode messaging.
     pub messaging: &'a Arc<Messaging>,
     /// The runtime messages are sent from.
@@ -202,7 +202,7 @@ impl Reach<'_> {
     fn coordination(&self) -> Coordination<'_> {
         Coordination {
             table: &self.table,
-            db: self.db,
+            proxy: self.proxy,
             link: Link {
                 messaging: self.messaging,
                 runtime: self.runtime,
