@@ -718,4 +718,86 @@ mod tests {
         assert_eq!(r.deletion, None);
         assert_eq!(r.marker, Some(LivenessInfo::expired(10, 1000)));
     }
+
+    #[test]
+    fn base_rows_apply_covering_deletions_and_keep_tombstones() {
+        let (base, _) = schemas();
+        let del = |t: i64| DeletionTime {
+            marked_at: t,
+            local_deletion_time: 1000,
+        };
+        let mut p = Partition {
+            deletion: Some(del(15)),
+            ..Partition::default()
+        };
+        // Row 7: a marker and v at 10 (shadowed by the partition deletion), w deleted at 20.
+        let mut r = row(10, true, Some(5), None);
+        r.columns
+            .push((3, ColumnData::Simple(Cell::tombstone(20, 1000))));
+        p.rows.insert(ck(&base, &[7]), r);
+        // Row 8: wholly shadowed: only the covering deletion is left.
+        p.rows.insert(ck(&base, &[8]), row(12, true, Some(1), Some(1)));
+        let rows = base_rows(p, &[]);
+        let r7 = &rows[&ck(&base, &[7])];
+        assert_eq!(r7.marker, None);
+        assert_eq!(r7.deletion, Some(del(15)));
+        assert_eq!(r7.columns.len(), 1);
+        assert!(r7.cell(3).is_some_and(|c| c.is_tombstone()));
+        let r8 = &rows[&ck(&base, &[8])];
+        assert!(r8.columns.is_empty() && r8.marker.is_none());
+        assert_eq!(r8.deletion, Some(del(15)));
+    }
+
+    #[test]
+    fn an_older_marker_after_the_last_cell_deletion_brings_the_entry_back() {
+        // F84, in a view keyed by the base key only: v written at 100, deleted at 300; a
+        // marker at 200 comes last. The entry is made whole: the marker and v's tombstone.
+        let (base, _) = schemas();
+        let mut view = TableSchema::new("ks", "by_ck")
+            .with_column("ck", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("pk", CqlType::Int, ColumnKind::Clustering)
+            .with_column("v", CqlType::Int, ColumnKind::Regular)
+            .with_column("w", CqlType::Int, ColumnKind::Regular);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: true,
+            where_clause: String::new(),
+            not_null: vec!["pk".into(), "ck".into()],
+        }
+        .store(&mut view.options);
+        let key = DecoratedKey::new(int(1));
+        let k = ck(&base, &[7]);
+        let before_row = Row {
+            columns: vec![(2, ColumnData::Simple(Cell::tombstone(300, 1000)))],
+            ..Row::default()
+        };
+        let mut after_row = before_row.clone();
+        after_row.marker = Some(LivenessInfo::live(200));
+        let mut up = Partition::default();
+        up.rows.insert(
+            k.clone(),
+            Row {
+                marker: Some(LivenessInfo::live(200)),
+                ..Row::default()
+            },
+        );
+        let before: BaseRows = [(k.clone(), before_row)].into();
+        let after: BaseRows = [(k.clone(), after_row)].into();
+        let write = BaseWrite {
+            key: &key,
+            update: &up,
+            before: &before,
+            after: &after,
+            timestamp: 200,
+            now: 1000,
+        };
+        let muts = view_mutations(&base, &view, &write).unwrap();
+        assert_eq!(muts.len(), 1);
+        assert_eq!(muts[0].key.key, int(7));
+        let r = muts[0].update.rows.values().next().unwrap();
+        assert_eq!(r.marker, Some(LivenessInfo::live(200)));
+        assert_eq!(r.deletion, None);
+        let v_id = view.column("v").unwrap().id;
+        assert!(r.cell(v_id).is_some_and(|c| c.is_tombstone() && c.timestamp == 300));
+    }
 }

@@ -29,7 +29,7 @@ use cairn_engine::model::mutation::{decode_batch, encode_batch};
 use cairn_engine::model::{DecoratedKey, Mutation, Partition, PartitionPos, Token};
 use cairn_engine::read::ScanIter;
 use cairn_engine::table::Table;
-use cairn_engine::{Database, PartitionResult, ReadCommand};
+use cairn_engine::{PartitionResult, ReadCommand};
 use std::collections::{BTreeMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

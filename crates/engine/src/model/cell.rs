@@ -439,6 +439,19 @@ mod tests {
     }
 
     #[test]
+    fn expired_marker_wins_ties_and_keeps_nothing_alive() {
+        let e = LivenessInfo::expired(5, 100);
+        assert!(e.is_expired());
+        assert!(!e.is_live(0) && !e.is_live(100) && !e.is_live(NO_DELETION_TIME - 1));
+        // Cassandra's `supersedes`: the timestamp first, then the expired marker on a tie.
+        assert!(e.supersedes(&LivenessInfo::live(5)));
+        assert!(!LivenessInfo::live(5).supersedes(&e));
+        assert!(e.supersedes(&LivenessInfo::expiring(5, 10, 100)));
+        assert!(LivenessInfo::live(6).supersedes(&e));
+        assert!(!e.supersedes(&LivenessInfo::live(6)));
+    }
+
+    #[test]
     fn liveness_ties() {
         let a = LivenessInfo::live(5);
         let b = LivenessInfo::expiring(5, 10, 100);
