@@ -736,7 +736,8 @@ mod tests {
             .push((3, ColumnData::Simple(Cell::tombstone(20, 1000))));
         p.rows.insert(ck(&base, &[7]), r);
         // Row 8: wholly shadowed: only the covering deletion is left.
-        p.rows.insert(ck(&base, &[8]), row(12, true, Some(1), Some(1)));
+        p.rows
+            .insert(ck(&base, &[8]), row(12, true, Some(1), Some(1)));
         let rows = base_rows(p, &[]);
         let r7 = &rows[&ck(&base, &[7])];
         assert_eq!(r7.marker, None);
@@ -798,6 +799,8 @@ mod tests {
         assert_eq!(r.marker, Some(LivenessInfo::live(200)));
         assert_eq!(r.deletion, None);
         let v_id = view.column("v").unwrap().id;
-        assert!(r.cell(v_id).is_some_and(|c| c.is_tombstone() && c.timestamp == 300));
+        assert!(r
+            .cell(v_id)
+            .is_some_and(|c| c.is_tombstone() && c.timestamp == 300));
     }
 }

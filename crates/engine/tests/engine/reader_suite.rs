@@ -414,7 +414,7 @@ fn replicas_reconciled_give_the_expected_reads() {
                     }
                 }
             }
-            let live = merged.and_then(|m| live_of(&key, m, &cmd, &[]).unwrap());
+            let live = merged.and_then(|m| live_of(&key, m, &cmd, Default::default()).unwrap());
             let got = vec![live.as_ref().map_or_else(|| "(none)".to_string(), render)];
             compared += 1;
             if got != *expected {
