@@ -94,13 +94,13 @@ pub struct ReadCounts {
 
 /// The live content of `data` (one partition as data, e.g. several replicas' answers
 /// reconciled) as `cmd` selects it: tombstones applied, dropped columns' cells removed
-/// (`hidden_columns`), expired cells gone, rows cut to the limit; `None` when nothing live is
+/// and strict liveness kept (`rules`), expired cells gone, rows cut to the limit; `None` when nothing live is
 /// selected.
 pub fn live_of(
     key: &DecoratedKey,
     data: Partition,
     cmd: &ReadCommand,
-    hidden_columns: &[(ColumnId, i64)],
+    rules: live::LiveRules<'_>,
 ) -> Result<Option<PartitionResult>> {
     let rows: Vec<(ClusteringKey, Row)> = if cmd.reversed {
         data.rows.into_iter().rev().collect()
@@ -116,7 +116,7 @@ pub fn live_of(
             .filter(|(k, _)| cmd.slice.contains(k.as_bytes()))
             .collect(),
     ));
-    live::live_partition(key, merged, cmd, hidden_columns, &mut CellCounts::default())
+    live::live_partition(key, merged, cmd, rules, &mut CellCounts::default())
 }
 
 /// A consistent view of a table's sources.
@@ -129,6 +129,8 @@ pub struct Snapshot {
     /// What dropped columns left (see [`crate::schema::TableSchema::hidden_cells`]): removed
     /// before liveness is decided.
     pub hidden_columns: Arc<[(ColumnId, i64)]>,
+    /// The table's strict liveness ([`live::LiveRules::strict_liveness`]).
+    pub strict_liveness: bool,
     /// The row cache in front of `sstables` (reading through to them): when set,
     /// single-partition reads consult it instead of the sstables. Scans read the sstables.
     pub cache: Option<Arc<dyn PartitionSource>>,
@@ -158,6 +160,14 @@ impl ReadCommand {
 }
 
 impl Snapshot {
+    /// What decides liveness in this table's reads.
+    pub fn live_rules(&self) -> live::LiveRules<'_> {
+        live::LiveRules {
+            hidden_columns: &self.hidden_columns,
+            strict_liveness: self.strict_liveness,
+        }
+    }
+
     /// Reads one partition; `None` when nothing live is selected.
     pub fn read(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<PartitionResult>> {
         Ok(self.read_consulting(key, cmd)?.0)
@@ -247,8 +257,7 @@ impl Snapshot {
     ) -> Result<(Option<PartitionResult>, ReadCounts)> {
         let mut counts = ReadCounts::default();
         let merged = self.merge_partition(key, hash, q, Some(&mut counts))?;
-        let result =
-            live::live_partition(key, merged, cmd, &self.hidden_columns, &mut counts.cells)?;
+        let result = live::live_partition(key, merged, cmd, self.live_rules(), &mut counts.cells)?;
         Ok((result, counts))
     }
 
@@ -541,8 +550,10 @@ impl ScanIter {
             };
             // Scans keep no per-read figures (Cassandra's are for single-partition reads).
             let mut counts = CellCounts::default();
-            let hidden = Arc::clone(&self.merge.snapshot.hidden_columns);
-            if let Some(p) = live::live_partition(&key, merged, &self.cmd, &hidden, &mut counts)? {
+            let snapshot = &self.merge.snapshot;
+            if let Some(p) =
+                live::live_partition(&key, merged, &self.cmd, snapshot.live_rules(), &mut counts)?
+            {
                 return Ok(Some(p));
             }
         }

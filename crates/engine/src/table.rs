@@ -148,6 +148,8 @@ pub struct Table {
     schema: RwLock<Arc<TableSchema>>,
     /// What reads must not see of dropped columns (see [`TableSchema::hidden_cells`]).
     hidden_columns: RwLock<Arc<[(crate::model::ColumnId, i64)]>>,
+    /// Whether reads keep only rows with a live marker ([`TableSchema::strict_liveness`]).
+    strict_liveness: std::sync::atomic::AtomicBool,
     dir: PathBuf,
     state: RwLock<Arc<TableState>>,
     write_gate: RwLock<()>,
@@ -238,6 +240,7 @@ impl Table {
         }
         Ok(Table {
             hidden_columns: RwLock::new(schema.hidden_cells().into()),
+            strict_liveness: schema.strict_liveness().into(),
             schema: RwLock::new(Arc::new(schema)),
             dir: dir.to_path_buf(),
             state: RwLock::new(Arc::new(TableState {
@@ -304,6 +307,8 @@ impl Table {
             }
         }
         *self.hidden_columns.write() = schema.hidden_cells().into();
+        self.strict_liveness
+            .store(schema.strict_liveness(), Ordering::Relaxed);
         *self.schema.write() = Arc::new(schema);
         Ok(())
     }
@@ -375,6 +380,7 @@ impl Table {
             memtables,
             sstables: st.sstables.clone(),
             hidden_columns: Arc::clone(&self.hidden_columns.read()),
+            strict_liveness: self.strict_liveness.load(Ordering::Relaxed),
             cache: None,
             index_cache: false,
         }
@@ -578,6 +584,13 @@ impl Table {
             .inspect_err(|e| self.read_failed(e))
     }
 
+    /// The rows of a partition's data as view maintenance reads them, with this table's
+    /// dropped columns removed (see [`crate::view_update::base_rows`]).
+    pub fn base_rows(&self, data: Partition) -> crate::view_update::BaseRows {
+        let hidden = Arc::clone(&self.hidden_columns.read());
+        crate::view_update::base_rows(data, &hidden)
+    }
+
     /// The live content of a partition's data as `cmd` selects it, with this table's dropped
     /// columns removed (see [`crate::read::live_of`]).
     pub fn live(
@@ -587,7 +600,11 @@ impl Table {
         cmd: &ReadCommand,
     ) -> Result<Option<crate::read::PartitionResult>> {
         let hidden = Arc::clone(&self.hidden_columns.read());
-        crate::read::live_of(key, data, cmd, &hidden)
+        let rules = crate::read::live::LiveRules {
+            hidden_columns: &hidden,
+            strict_liveness: self.strict_liveness.load(Ordering::Relaxed),
+        };
+        crate::read::live_of(key, data, cmd, rules)
     }
 
     /// Bytes held by memtables (active and flushing).

@@ -1,27 +1,33 @@
 //! View updates: what one write to a base table does to each of its materialized views —
-//! Cassandra's `ViewUpdateGenerator`, as a pure function of the base rows before and after
-//! the write (read under the partition's lock by the storage proxy) and the write itself.
+//! Cassandra's `ViewUpdateGenerator` (and `TableViews.generateViewUpdates`), as a pure
+//! function of the base rows before and after the write (read under the partition's lock by
+//! the storage proxy) and the write itself.
 //!
-//! For each base row the write touches (its rows; every row it deletes by partition or range):
-//! - the row's *view entry* exists when the row is live and every `IS NOT NULL` column of the
-//!   view (every view key column at least) is set; its key is built from the row's values;
-//! - an entry that goes away, or whose key changes, gets a row deletion at a timestamp that
-//!   covers everything the old entry holds (the write's, or the newest of the old row's data
-//!   if that is newer), so no stale cell survives;
-//! - a new entry (no entry before, or a different key) is the whole row: every selected live
-//!   cell with its TTL, and a row marker with the base row's liveness (the view key's regular
-//!   column's own timestamp and TTL when there is one, so the entry expires with it);
-//! - an entry keeping its key gets the write itself translated: its cells and cell deletions,
-//!   its row deletion, and the partition or range deletions covering the row as a row
-//!   deletion, plus the new marker — except in a view keyed by a base regular column, where
-//!   the entry lives only as long as that column's value (Cassandra's strict liveness): there
-//!   it is written whole, every cell expiring no later than the key column, with the write's
-//!   cell deletions.
+//! A view row *mirrors* its base row, as in Cassandra: its marker, row deletion and cells
+//! (tombstones and expired cells included) are the base row's, so a view row dies and comes
+//! back exactly when its base row does, whatever order the writes arrive in. The rows given
+//! are therefore the base rows as *data* ([`base_rows`]): what tombstones shadow removed, the
+//! covering partition or range deletion folded into the row deletion, tombstones kept.
 //!
-//! Known departure from Cassandra (which uses *shadowable* deletions, not built here): when
-//! a view key has a base regular column, the cells of a new entry are written at no less
-//! than the entry's timestamp, so that an entry going back to an earlier key is not hidden
-//! by that key's earlier deletion; `WRITETIME` in such a view can show the entry's time.
+//! For each base row the write touches (its rows; every row it deletes by partition or
+//! range), the action follows Cassandra's `updateAction`:
+//! - a view keyed by the base key only: the entry exists while the base row has live data
+//!   (new entry, updated entry, old entry deleted, or nothing);
+//! - a view keyed by a base regular column `K` (*strict liveness*, see
+//!   [`crate::schema::TableSchema::strict_liveness`]): the entry exists while `K`'s cell is
+//!   live, its marker is that cell's liveness, and a changed value of `K` switches entries.
+//!
+//! A new entry is the whole base row; an updated entry gets the marker, the row deletion and
+//! the cells that changed; an old entry gets the row deletion and the changed cells, and —
+//! when what made it live (its marker, `K`'s cell, an unselected column) is newer than the
+//! row deletion — an *expired* marker at that time ([`LivenessInfo::expired`]), which
+//! retires the entry without shadowing cells: an entry that comes back later (`K` set back
+//! to its old value, a marker written with an older timestamp) is live again with every cell
+//! it should show. Cassandra 3.0 used *shadowable* row deletions for this; 3.11 and later
+//! (5.0 included) write the expired marker, and so does Cairn.
+//!
+//! An empty value as a view's partition key (an empty text) is kept, as Cassandra keeps it:
+//! the empty key's token is the ring's minimum.
 
 use crate::error::{Error, Result};
 use crate::model::cell::{Cell, DeletionTime, LivenessInfo, NowSecs};
@@ -34,24 +40,70 @@ use crate::schema::{ColumnKind, TableSchema};
 use bytes::Bytes;
 use std::collections::BTreeMap;
 
-/// The live rows of one base partition, by clustering key.
-pub type LiveRows = BTreeMap<ClusteringKey, Row>;
+/// Rows of one base partition by clustering key, as data ([`base_rows`]).
+pub type BaseRows = BTreeMap<ClusteringKey, Row>;
 
-/// One write to a base partition: the update, and the partition's live rows before and after
-/// it (only the rows the update touches need be there).
+/// The name [`BaseRows`] had when the rows were live rows only.
+pub type LiveRows = BaseRows;
+
+/// One write to a base partition: the update, and the partition's rows before and after it
+/// as data ([`base_rows`]; only the rows the update touches need be there).
 pub struct BaseWrite<'a> {
     /// The partition.
     pub key: &'a DecoratedKey,
     /// The update.
     pub update: &'a Partition,
-    /// Live rows before the update.
-    pub before: &'a LiveRows,
-    /// Live rows after it.
-    pub after: &'a LiveRows,
+    /// Rows before the update.
+    pub before: &'a BaseRows,
+    /// Rows after it.
+    pub after: &'a BaseRows,
     /// The update's newest timestamp.
     pub timestamp: i64,
-    /// Now (for deletions' local times).
+    /// Now (for liveness, deletions' local times and expired markers).
     pub now: NowSecs,
+}
+
+/// The rows of `data` (one base partition as data, e.g. `Table::read_data`'s answer, maybe
+/// merged with an update) as view maintenance reads them: each row with what the partition
+/// deletion, the range tombstones, its own deletion, complex deletions and `hidden_columns`
+/// (dropped columns, [`TableSchema::hidden_cells`]) shadow removed, and the covering deletion
+/// kept as its row deletion; rows left with nothing dropped. The static row is not a row.
+pub fn base_rows(data: Partition, hidden_columns: &[(ColumnId, i64)]) -> BaseRows {
+    let mut out = BaseRows::new();
+    for (ck, mut row) in data.rows {
+        let covering = DeletionTime::max(
+            data.deletion,
+            covering_deletion(&data.range_tombstones, ck.as_bytes()),
+        );
+        let own = row.deletion;
+        let deletion = DeletionTime::max(own, covering);
+        if let Some(d) = deletion {
+            row.apply_deletion(d);
+        }
+        row.deletion = deletion;
+        row.remove_columns(hidden_columns);
+        for (_, c) in &mut row.columns {
+            if let ColumnData::Complex(cc) = c {
+                if let Some(d) = cc.deletion {
+                    cc.cells.retain(|(_, c)| !d.deletes(c.timestamp));
+                }
+            }
+        }
+        if !row.is_empty() {
+            out.insert(ck, row);
+        }
+    }
+    out
+}
+
+/// What a write does to a base row's view entry (Cassandra's `UpdateAction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    None,
+    New,
+    Delete,
+    Update,
+    Switch,
 }
 
 /// Where a view's columns come from in its base.
@@ -60,14 +112,15 @@ struct Mapping<'a> {
     view: &'a TableSchema,
     /// `(base column id, view column id)` of the view's non-key columns.
     regular: Vec<(ColumnId, ColumnId)>,
-    /// Base columns that must be set for a row to have an entry.
-    not_null: Vec<ColumnId>,
+    /// Whether the view selects every base column.
+    include_all: bool,
     /// The base regular column in the view's key, if any.
     key_regular: Option<ColumnId>,
+    now: NowSecs,
 }
 
 impl<'a> Mapping<'a> {
-    fn new(base: &'a TableSchema, view: &'a TableSchema) -> Result<Mapping<'a>> {
+    fn new(base: &'a TableSchema, view: &'a TableSchema, now: NowSecs) -> Result<Mapping<'a>> {
         let def = view
             .view()
             .ok_or_else(|| invalid("materialized view update on a table that is not a view"))?;
@@ -82,43 +135,87 @@ impl<'a> Mapping<'a> {
                 regular.push((base_id(&c.name)?, c.id));
             }
         }
-        let mut not_null = Vec::new();
-        for name in &def.not_null {
-            let b = base
-                .column(name)
-                .ok_or_else(|| invalid("a view restricts a column its base table lacks"))?;
-            if b.kind == ColumnKind::Regular {
-                not_null.push(b.id);
-            }
-        }
+        // `IS NOT NULL` on a column outside the view's key filters nothing (Cassandra's
+        // restriction makes no row filter); the key columns are checked by the action.
         Ok(Mapping {
             base,
             view,
             regular,
-            not_null,
+            include_all: def.include_all_columns,
             key_regular: view.view_key_regular(base).map(|c| c.id),
+            now,
         })
     }
 
-    /// The view key of base row `row` at `ck`, when the row has an entry.
+    fn selected(&self, base_id: ColumnId) -> Option<ColumnId> {
+        self.regular
+            .iter()
+            .find(|(b, _)| *b == base_id)
+            .map(|(_, v)| *v)
+    }
+
+    fn cell_live(&self, c: Option<&Cell>) -> bool {
+        c.is_some_and(|c| c.is_live(self.now))
+    }
+
+    /// Cassandra's `Row.hasLiveData` for a base row (never strict).
+    fn has_live_data(&self, row: &Row) -> bool {
+        if row.marker.is_some_and(|m| m.is_live(self.now)) {
+            return true;
+        }
+        row.columns.iter().any(|(_, d)| match d {
+            ColumnData::Simple(c) => c.is_live(self.now),
+            ColumnData::Complex(cc) => cc.cells.iter().any(|(_, c)| c.is_live(self.now)),
+        })
+    }
+
+    /// Cassandra's `updateAction`.
+    fn action(&self, existing: &Row, merged: &Row) -> Action {
+        let Some(k) = self.key_regular else {
+            return match (self.has_live_data(existing), self.has_live_data(merged)) {
+                (true, true) => Action::Update,
+                (true, false) => Action::Delete,
+                (false, true) => Action::New,
+                (false, false) => Action::None,
+            };
+        };
+        let before = simple_cell(existing, k);
+        let after = simple_cell(merged, k);
+        if before == after {
+            return if self.cell_live(before) {
+                Action::Update
+            } else {
+                Action::None
+            };
+        }
+        if !self.cell_live(before) {
+            return if self.cell_live(after) {
+                Action::New
+            } else {
+                Action::None
+            };
+        }
+        match (before, after) {
+            (Some(b), Some(a)) if self.cell_live(Some(a)) => {
+                if b.value == a.value {
+                    Action::Update
+                } else {
+                    Action::Switch
+                }
+            }
+            _ => Action::Delete,
+        }
+    }
+
+    /// The view key of base row `row` at `ck` (which has an entry: its key columns set).
     fn entry_key(
         &self,
         pk_values: &[Bytes],
         ck: &ClusteringKey,
-        row: Option<&Row>,
+        row: &Row,
     ) -> Result<Option<(DecoratedKey, ClusteringKey)>> {
-        let Some(row) = row else { return Ok(None) };
-        if self
-            .not_null
-            .iter()
-            .any(|id| simple_value(row, *id).is_none())
-        {
-            return Ok(None);
-        }
         let ck_values = self.base.clustering_layout().decode(ck.as_bytes())?;
-        let mut pk_i = 0;
-        let mut ck_i = 0;
-        let mut value_of = |name: &str| -> Option<Bytes> {
+        let value_of = |name: &str| -> Option<Bytes> {
             let c = self.base.column(name)?;
             match c.kind {
                 ColumnKind::PartitionKey => {
@@ -126,7 +223,6 @@ impl<'a> Mapping<'a> {
                         .base
                         .columns_of(ColumnKind::PartitionKey)
                         .position(|p| p.id == c.id)?;
-                    pk_i += 1;
                     pk_values.get(i).cloned()
                 }
                 ColumnKind::Clustering => {
@@ -134,10 +230,11 @@ impl<'a> Mapping<'a> {
                         .base
                         .columns_of(ColumnKind::Clustering)
                         .position(|p| p.id == c.id)?;
-                    ck_i += 1;
                     ck_values.get(i).cloned()
                 }
-                _ => simple_value(row, c.id).cloned(),
+                _ => simple_cell(row, c.id)
+                    .filter(|c| !c.is_tombstone())
+                    .map(|c| c.value.clone()),
             }
         };
         let mut pk = Vec::new();
@@ -158,131 +255,177 @@ impl<'a> Mapping<'a> {
             [one] => one.clone(),
             many => composite_partition_key(&many.iter().map(|b| b.as_ref()).collect::<Vec<_>>()),
         };
-        // An empty view partition key: skipped. Cassandra keeps such a row (at the ring's
-        // minimum token, readable by a scan): tests/diff/FINDINGS.md F83, open.
-        if key.is_empty() {
-            return Ok(None);
-        }
         let refs: Vec<&[u8]> = cks.iter().map(|b| b.as_ref()).collect();
         let ck = self.view.clustering_layout().encode_key(&refs)?;
         Ok(Some((DecoratedKey::new(key), ck)))
     }
 
-    /// The view row marker for base row `row`.
+    /// Cassandra's `computeLivenessInfoForEntry`: the marker of the entry of base row `row`.
     fn liveness(&self, row: &Row) -> Option<LivenessInfo> {
-        if let Some(cell) = self.key_regular.and_then(|id| simple_cell(row, id)) {
-            let ts = row
-                .marker
-                .map_or(cell.timestamp, |m| m.timestamp.max(cell.timestamp));
-            return Some(if cell.ttl > 0 {
-                LivenessInfo {
-                    timestamp: ts,
-                    ttl: cell.ttl,
-                    local_expiration_time: cell.local_deletion_time,
-                }
-            } else {
-                LivenessInfo::live(ts)
+        if let Some(k) = self.key_regular {
+            return simple_cell(row, k).map(|c| LivenessInfo {
+                timestamp: c.timestamp,
+                ttl: c.ttl,
+                local_expiration_time: if c.ttl > 0 {
+                    c.local_deletion_time
+                } else {
+                    crate::model::cell::NO_DELETION_TIME
+                },
             });
         }
-        if row.marker.is_some() {
+        if self.include_all {
             return row.marker;
         }
-        // A row made by UPDATE (no marker) lives by its cells: the newest one stands for it,
-        // so a view selecting none of them still shows the row.
-        let mut newest: Option<&Cell> = None;
-        for (_, data) in &row.columns {
+        // Some base columns are not selected: a live one keeps the entry alive as the base
+        // row's marker would (CASSANDRA-11500).
+        let base = row.marker;
+        let mut timestamp = base.map_or(i64::MIN, |m| m.timestamp);
+        let mut non_expiring = false;
+        let mut latest_expiring: Option<&Cell> = None;
+        for (id, data) in &row.columns {
+            if self.selected(*id).is_some() {
+                continue;
+            }
             let cells: Vec<&Cell> = match data {
                 ColumnData::Simple(c) => vec![c],
                 ColumnData::Complex(cc) => cc.cells.iter().map(|(_, c)| c).collect(),
             };
             for c in cells {
-                if newest.is_none_or(|n| c.timestamp > n.timestamp) {
-                    newest = Some(c);
+                if !c.is_live(self.now) {
+                    continue;
+                }
+                timestamp = timestamp.max(c.timestamp);
+                if !c.is_expiring() {
+                    non_expiring = true;
+                } else if latest_expiring
+                    .is_none_or(|l| c.local_deletion_time > l.local_deletion_time)
+                {
+                    latest_expiring = Some(c);
                 }
             }
         }
-        newest.map(|c| LivenessInfo {
-            timestamp: c.timestamp,
-            ttl: c.ttl,
-            local_expiration_time: if c.ttl > 0 {
-                c.local_deletion_time
-            } else {
-                crate::model::cell::NO_DELETION_TIME
-            },
-        })
+        let base_live = base.is_some_and(|m| m.is_live(self.now));
+        if (base_live && base.is_some_and(|m| !m.is_expiring())) || non_expiring {
+            return Some(LivenessInfo::live(timestamp));
+        }
+        let Some(latest) = latest_expiring else {
+            return base;
+        };
+        match base {
+            Some(m) if base_live && latest.local_deletion_time <= m.local_expiration_time => {
+                Some(m)
+            }
+            _ => Some(LivenessInfo {
+                timestamp,
+                ttl: latest.ttl,
+                local_expiration_time: latest.local_deletion_time,
+            }),
+        }
     }
 
-    /// The view's columns of base row `row`, ids translated, timestamps at least `floor`,
-    /// and expiring no later than `cap` (`(ttl, expiry)`) when given.
-    fn columns(
-        &self,
-        row: &Row,
-        floor: i64,
-        cap: Option<(u32, u32)>,
-    ) -> Vec<(ColumnId, ColumnData)> {
-        let capped = |c: &mut Cell| {
-            if let Some((ttl, exp)) = cap {
-                if !c.is_tombstone() && (c.ttl == 0 || c.local_deletion_time > exp) {
-                    c.ttl = ttl;
-                    c.local_deletion_time = exp;
-                }
-            }
-        };
-        let mut out: Vec<(ColumnId, ColumnData)> = Vec::new();
-        for (base_id, view_id) in &self.regular {
-            let Some((_, data)) = row.columns.iter().find(|(id, _)| id == base_id) else {
-                continue;
+    /// Cassandra's `computeTimestampForEntryDeletion`.
+    fn entry_deletion_timestamp(&self, existing: &Row, merged: &Row) -> i64 {
+        let deletion = merged.deletion.map_or(i64::MIN, |d| d.marked_at);
+        if let Some(k) = self.key_regular {
+            return match simple_cell(existing, k) {
+                Some(c) if !merged.deletion.is_some_and(|d| d.deletes(c.timestamp)) => c.timestamp,
+                _ => deletion,
             };
-            let mut data = data.clone();
-            match &mut data {
-                ColumnData::Simple(c) => {
-                    c.timestamp = c.timestamp.max(floor);
-                    capped(c);
-                }
+        }
+        let mut ts = deletion.max(existing.marker.map_or(i64::MIN, |m| m.timestamp));
+        if self.include_all {
+            return ts;
+        }
+        for (id, data) in &existing.columns {
+            if self.selected(*id).is_some() {
+                continue;
+            }
+            match data {
+                ColumnData::Simple(c) => ts = ts.max(c.timestamp),
                 ColumnData::Complex(cc) => {
-                    for (_, c) in &mut cc.cells {
-                        c.timestamp = c.timestamp.max(floor);
-                        capped(c);
+                    for (_, c) in &cc.cells {
+                        ts = ts.max(c.timestamp);
                     }
                 }
             }
-            out.push((*view_id, data));
+        }
+        ts
+    }
+
+    /// Every selected column of `row`, ids translated (Cassandra's `addColumnData` over the
+    /// row): tombstones and complex deletions included.
+    fn all_columns(&self, row: &Row) -> Vec<(ColumnId, ColumnData)> {
+        let mut out: Vec<(ColumnId, ColumnData)> = row
+            .columns
+            .iter()
+            .filter_map(|(id, d)| self.selected(*id).map(|v| (v, d.clone())))
+            .collect();
+        out.sort_by_key(|(id, _)| *id);
+        out
+    }
+
+    /// The selected columns of `merged` that differ from `existing` (Cassandra's
+    /// `addDifferentCells`), ids translated.
+    fn different_columns(&self, existing: &Row, merged: &Row) -> Vec<(ColumnId, ColumnData)> {
+        let mut out: Vec<(ColumnId, ColumnData)> = Vec::new();
+        for (id, data) in &merged.columns {
+            let Some(view_id) = self.selected(*id) else {
+                continue;
+            };
+            let old = existing
+                .columns
+                .iter()
+                .find(|(c, _)| c == id)
+                .map(|(_, d)| d);
+            match (data, old) {
+                (_, None) => out.push((view_id, data.clone())),
+                (d, Some(o)) if d == o => {}
+                (ColumnData::Complex(m), Some(ColumnData::Complex(o))) => {
+                    let deletion = match (m.deletion, o.deletion) {
+                        (Some(md), Some(od)) if md.supersedes(&od) => Some(md),
+                        (Some(md), None) => Some(md),
+                        _ => None,
+                    };
+                    let cells: Vec<(Bytes, Cell)> = m
+                        .cells
+                        .iter()
+                        .filter(|(p, c)| !o.cells.iter().any(|(op, oc)| op == p && oc == c))
+                        .cloned()
+                        .collect();
+                    if deletion.is_some() || !cells.is_empty() {
+                        out.push((
+                            view_id,
+                            ColumnData::Complex(crate::model::ComplexColumn { deletion, cells }),
+                        ));
+                    }
+                }
+                (d, Some(_)) => out.push((view_id, d.clone())),
+            }
         }
         out.sort_by_key(|(id, _)| *id);
         out
     }
 }
 
-/// The newest timestamp a row holds.
-fn newest_timestamp(row: &Row) -> i64 {
-    let mut ts = i64::MIN;
-    row.for_each_timestamp(|t| ts = ts.max(t));
-    ts
-}
-
 fn simple_cell(row: &Row, id: ColumnId) -> Option<&Cell> {
     match row.columns.iter().find(|(c, _)| *c == id) {
-        Some((_, ColumnData::Simple(c))) if !c.is_tombstone() => Some(c),
+        Some((_, ColumnData::Simple(c))) => Some(c),
         _ => None,
     }
-}
-
-fn simple_value(row: &Row, id: ColumnId) -> Option<&Bytes> {
-    simple_cell(row, id).map(|c| &c.value)
 }
 
 fn invalid(what: &'static str) -> Error {
     Error::InvalidMutation(what)
 }
 
-/// The mutations of `view` (a view of `base`) that `write` makes, at most two per base row
-/// (the old entry's deletion, the new or changed entry).
+/// The mutations of `view` (a view of `base`) that `write` makes, at most two rows per base
+/// row (the old entry's retirement, the new or changed entry).
 pub fn view_mutations(
     base: &TableSchema,
     view: &TableSchema,
     write: &BaseWrite<'_>,
 ) -> Result<Vec<Mutation>> {
-    let map = Mapping::new(base, view)?;
+    let map = Mapping::new(base, view, write.now)?;
     let pk_count = base.columns_of(ColumnKind::PartitionKey).count();
     let pk_values: Vec<Bytes> = if pk_count == 1 {
         vec![write.key.key.clone()]
@@ -299,6 +442,9 @@ pub fn view_mutations(
     }
     let mut out: Vec<Mutation> = Vec::new();
     let mut put = |key: DecoratedKey, ck: ClusteringKey, row: Row| {
+        if row.is_empty() {
+            return;
+        }
         let m = match out.iter_mut().find(|m| m.key == key) {
             Some(m) => m,
             None => {
@@ -318,91 +464,53 @@ pub fn view_mutations(
             }
         }
     };
+    let empty = Row::default();
     for ck in touched {
-        let before = write.before.get(ck);
-        let after = write.after.get(ck);
-        let old = map.entry_key(&pk_values, ck, before)?;
-        let new = map.entry_key(&pk_values, ck, after)?;
-        if let (Some((old_pk, old_ck)), Some(before)) = (&old, before) {
-            if new.as_ref() != Some(&(old_pk.clone(), old_ck.clone())) {
-                let marked_at = write.timestamp.max(newest_timestamp(before));
+        let existing = write.before.get(ck).unwrap_or(&empty);
+        let Some(merged) = write.after.get(ck) else {
+            continue;
+        };
+        let action = map.action(existing, merged);
+        if matches!(action, Action::New | Action::Switch) {
+            if let Some((pk, vck)) = map.entry_key(&pk_values, ck, merged)? {
                 put(
-                    old_pk.clone(),
-                    old_ck.clone(),
+                    pk,
+                    vck,
                     Row {
-                        deletion: Some(DeletionTime {
-                            marked_at,
-                            local_deletion_time: write.now,
-                        }),
-                        ..Row::default()
+                        marker: map.liveness(merged),
+                        deletion: merged.deletion,
+                        columns: map.all_columns(merged),
                     },
                 );
             }
         }
-        let (Some((pk, vck)), Some(after)) = (new, after) else {
-            continue;
-        };
-        let marker = map.liveness(after);
-        // An entry keyed by a regular column lives only as long as that column's value
-        // (Cassandra's strict liveness): its cells expire with it, so it is always written
-        // whole.
-        let cap = match (map.key_regular, marker) {
-            (Some(_), Some(m)) if m.ttl > 0 => Some((m.ttl, m.local_expiration_time)),
-            _ => None,
-        };
-        let same = old.as_ref() == Some(&(pk.clone(), vck.clone()));
-        if same && map.key_regular.is_none() {
-            // Same entry: the write itself, translated.
-            let mut row = Row {
-                marker,
-                ..Row::default()
-            };
-            let covering = DeletionTime::max(
-                write.update.deletion,
-                covering_deletion(&write.update.range_tombstones, ck.as_bytes()),
-            );
-            if let Some(update_row) = write.update.rows.get(ck) {
-                row.deletion = DeletionTime::max(update_row.deletion, covering);
-                row.columns = map.columns(update_row, i64::MIN, None);
-            } else {
-                row.deletion = covering;
-            }
-            put(pk, vck, row);
-        } else {
-            let floor = match (map.key_regular, marker) {
-                (Some(_), Some(m)) if !same => m.timestamp,
-                _ => i64::MIN,
-            };
-            let mut row = Row {
-                marker,
-                deletion: None,
-                columns: map.columns(after, floor, cap),
-            };
-            if same {
-                // The write's own deletions of the entry and its cells.
-                row.deletion = DeletionTime::max(
-                    write.update.deletion,
-                    covering_deletion(&write.update.range_tombstones, ck.as_bytes()),
+        if matches!(action, Action::Delete | Action::Switch) {
+            if let Some((pk, vck)) = map.entry_key(&pk_values, ck, existing)? {
+                let ts = map.entry_deletion_timestamp(existing, merged);
+                let row_deletion = merged.deletion.map_or(i64::MIN, |d| d.marked_at);
+                put(
+                    pk,
+                    vck,
+                    Row {
+                        marker: (ts > row_deletion).then(|| LivenessInfo::expired(ts, write.now)),
+                        deletion: merged.deletion,
+                        columns: map.different_columns(existing, merged),
+                    },
                 );
-                if let Some(update_row) = write.update.rows.get(ck) {
-                    row.deletion = DeletionTime::max(row.deletion, update_row.deletion);
-                    let mut deletions = Row {
-                        columns: map.columns(update_row, i64::MIN, None),
-                        ..Row::default()
-                    };
-                    deletions.columns.retain(|(_, d)| match d {
-                        ColumnData::Simple(c) => c.is_tombstone(),
-                        ColumnData::Complex(cc) => cc.deletion.is_some(),
-                    });
-                    for (_, d) in &mut deletions.columns {
-                        if let ColumnData::Complex(cc) = d {
-                            cc.cells.clear();
-                        }
-                    }
-                    row.merge(deletions);
-                }
             }
-            put(pk, vck, row);
+        }
+        if action == Action::Update {
+            if let Some((pk, vck)) = map.entry_key(&pk_values, ck, merged)? {
+                put(
+                    pk,
+                    vck,
+                    Row {
+                        marker: map.liveness(merged),
+                        deletion: merged.deletion,
+                        columns: map.different_columns(existing, merged),
+                    },
+                );
+            }
         }
     }
     Ok(out)
@@ -476,8 +584,8 @@ mod tests {
         let k = ck(&base, &[7]);
         let mut up = Partition::default();
         up.rows.insert(k.clone(), update);
-        let b: LiveRows = before.into_iter().map(|r| (k.clone(), r)).collect();
-        let a: LiveRows = after.into_iter().map(|r| (k.clone(), r)).collect();
+        let b: BaseRows = before.into_iter().map(|r| (k.clone(), r)).collect();
+        let a: BaseRows = after.into_iter().map(|r| (k.clone(), r)).collect();
         let write = BaseWrite {
             key: &key,
             update: &up,
@@ -495,7 +603,8 @@ mod tests {
                     .cell(3)
                     .filter(|c| !c.is_tombstone())
                     .map(|c| i32::from_be_bytes(c.value.as_ref().try_into().unwrap()));
-                out.push((v, r.deletion.is_some(), w));
+                let retired = r.deletion.is_some() || r.marker.is_some_and(|m| m.is_expired());
+                out.push((v, retired, w));
             }
         }
         out.sort();
@@ -565,7 +674,13 @@ mod tests {
                     }),
                     ..Row::default()
                 },
-                None,
+                Some(Row {
+                    deletion: Some(DeletionTime {
+                        marked_at: 20,
+                        local_deletion_time: 1000,
+                    }),
+                    ..Row::default()
+                }),
                 vec![(5, true, None)],
             ),
         ];
@@ -575,19 +690,20 @@ mod tests {
     }
 
     #[test]
-    fn old_entry_deletion_covers_its_newest_cell() {
+    fn old_entry_retired_by_an_expired_marker_at_its_key_cell() {
         let (base, view) = schemas();
         let key = DecoratedKey::new(int(1));
         let k = ck(&base, &[7]);
-        // w was written at 50, after the key change's own timestamp (20).
+        // w was written at 50, after the key change's own timestamp (20): the old entry is
+        // retired at its key cell's time (10), shadowing none of its cells.
         let mut before_row = row(10, true, Some(5), None);
         before_row
             .columns
             .push((3, ColumnData::Simple(Cell::live(50, int(9)))));
         let mut up = Partition::default();
         up.rows.insert(k.clone(), row(20, false, Some(6), None));
-        let before: LiveRows = [(k.clone(), before_row)].into();
-        let after: LiveRows = [(k.clone(), row(20, true, Some(6), Some(9)))].into();
+        let before: BaseRows = [(k.clone(), before_row)].into();
+        let after: BaseRows = [(k.clone(), row(20, true, Some(6), Some(9)))].into();
         let write = BaseWrite {
             key: &key,
             update: &up,
@@ -598,7 +714,93 @@ mod tests {
         };
         let muts = view_mutations(&base, &view, &write).unwrap();
         let old = muts.iter().find(|m| m.key.key == int(5)).unwrap();
-        let d = old.update.rows.values().next().unwrap().deletion.unwrap();
-        assert_eq!(d.marked_at, 50);
+        let r = old.update.rows.values().next().unwrap();
+        assert_eq!(r.deletion, None);
+        assert_eq!(r.marker, Some(LivenessInfo::expired(10, 1000)));
+    }
+
+    #[test]
+    fn base_rows_apply_covering_deletions_and_keep_tombstones() {
+        let (base, _) = schemas();
+        let del = |t: i64| DeletionTime {
+            marked_at: t,
+            local_deletion_time: 1000,
+        };
+        let mut p = Partition {
+            deletion: Some(del(15)),
+            ..Partition::default()
+        };
+        // Row 7: a marker and v at 10 (shadowed by the partition deletion), w deleted at 20.
+        let mut r = row(10, true, Some(5), None);
+        r.columns
+            .push((3, ColumnData::Simple(Cell::tombstone(20, 1000))));
+        p.rows.insert(ck(&base, &[7]), r);
+        // Row 8: wholly shadowed: only the covering deletion is left.
+        p.rows
+            .insert(ck(&base, &[8]), row(12, true, Some(1), Some(1)));
+        let rows = base_rows(p, &[]);
+        let r7 = &rows[&ck(&base, &[7])];
+        assert_eq!(r7.marker, None);
+        assert_eq!(r7.deletion, Some(del(15)));
+        assert_eq!(r7.columns.len(), 1);
+        assert!(r7.cell(3).is_some_and(|c| c.is_tombstone()));
+        let r8 = &rows[&ck(&base, &[8])];
+        assert!(r8.columns.is_empty() && r8.marker.is_none());
+        assert_eq!(r8.deletion, Some(del(15)));
+    }
+
+    #[test]
+    fn an_older_marker_after_the_last_cell_deletion_brings_the_entry_back() {
+        // F84, in a view keyed by the base key only: v written at 100, deleted at 300; a
+        // marker at 200 comes last. The entry is made whole: the marker and v's tombstone.
+        let (base, _) = schemas();
+        let mut view = TableSchema::new("ks", "by_ck")
+            .with_column("ck", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("pk", CqlType::Int, ColumnKind::Clustering)
+            .with_column("v", CqlType::Int, ColumnKind::Regular)
+            .with_column("w", CqlType::Int, ColumnKind::Regular);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: true,
+            where_clause: String::new(),
+            not_null: vec!["pk".into(), "ck".into()],
+        }
+        .store(&mut view.options);
+        let key = DecoratedKey::new(int(1));
+        let k = ck(&base, &[7]);
+        let before_row = Row {
+            columns: vec![(2, ColumnData::Simple(Cell::tombstone(300, 1000)))],
+            ..Row::default()
+        };
+        let mut after_row = before_row.clone();
+        after_row.marker = Some(LivenessInfo::live(200));
+        let mut up = Partition::default();
+        up.rows.insert(
+            k.clone(),
+            Row {
+                marker: Some(LivenessInfo::live(200)),
+                ..Row::default()
+            },
+        );
+        let before: BaseRows = [(k.clone(), before_row)].into();
+        let after: BaseRows = [(k.clone(), after_row)].into();
+        let write = BaseWrite {
+            key: &key,
+            update: &up,
+            before: &before,
+            after: &after,
+            timestamp: 200,
+            now: 1000,
+        };
+        let muts = view_mutations(&base, &view, &write).unwrap();
+        assert_eq!(muts.len(), 1);
+        assert_eq!(muts[0].key.key, int(7));
+        let r = muts[0].update.rows.values().next().unwrap();
+        assert_eq!(r.marker, Some(LivenessInfo::live(200)));
+        assert_eq!(r.deletion, None);
+        let v_id = view.column("v").unwrap().id;
+        assert!(r
+            .cell(v_id)
+            .is_some_and(|c| c.is_tombstone() && c.timestamp == 300));
     }
 }

@@ -464,7 +464,7 @@ impl StorageProxy {
         }
         let coordination = read::Coordination {
             table,
-            db: &self.db,
+            proxy: self,
             link: link::Link {
                 messaging: &remote.messaging,
                 runtime: &remote.runtime,
@@ -571,7 +571,7 @@ impl StorageProxy {
         }
         let reach = scan::Reach {
             table: t,
-            db: &self.db,
+            proxy: self,
             messaging: &remote.messaging,
             runtime: &remote.runtime,
             timeout: remote.read_timeout,

@@ -215,8 +215,10 @@ pub(super) struct Contact {
 pub(super) struct Coordination<'a> {
     /// The table read (its data on this node, its schema for what is live).
     pub table: &'a cairn_engine::table::Table,
-    /// The local database (repairs of the local replica).
-    pub db: &'a cairn_engine::Database,
+    /// The proxy, which applies repairs of the local replica as any write of this node's
+    /// share (with the views of the table: `StorageProxy::apply_local`), so a repaired
+    /// replica's views follow its base rows, as Cassandra's read-repair mutations do.
+    pub proxy: &'a super::StorageProxy,
     /// The other replicas, within `read_request_timeout`.
     pub link: Link<'a>,
 }
@@ -446,7 +448,8 @@ pub(super) fn repair(
     let mut waiting = 0usize;
     for contact in stale {
         if contact.local {
-            c.db.apply(vec![mutation.clone()], Wait::Allowed)?;
+            c.proxy
+                .apply_local(vec![mutation.clone()], Wait::Allowed, None)?;
             continue;
         }
         c.link

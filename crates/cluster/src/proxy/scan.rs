@@ -29,7 +29,7 @@ use cairn_engine::model::mutation::{decode_batch, encode_batch};
 use cairn_engine::model::{DecoratedKey, Mutation, Partition, PartitionPos, Token};
 use cairn_engine::read::ScanIter;
 use cairn_engine::table::Table;
-use cairn_engine::{Database, PartitionResult, ReadCommand};
+use cairn_engine::{PartitionResult, ReadCommand};
 use std::collections::{BTreeMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -186,8 +186,8 @@ fn decode_answer(peer: IpAddr, verb: Verb, answer: Result<Bytes>) -> Result<Page
 pub(super) struct Reach<'a> {
     /// The table scanned.
     pub table: Arc<Table>,
-    /// The local database (repairs of the local replica).
-    pub db: &'a Database,
+    /// The proxy (repairs of the local replica, see `read::Coordination::proxy`).
+    pub proxy: &'a super::StorageProxy,
     /// Internode messaging.
     pub messaging: &'a Arc<Messaging>,
     /// The runtime messages are sent from.
@@ -202,7 +202,7 @@ impl Reach<'_> {
     fn coordination(&self) -> Coordination<'_> {
         Coordination {
             table: &self.table,
-            db: self.db,
+            proxy: self.proxy,
             link: Link {
                 messaging: self.messaging,
                 runtime: self.runtime,

@@ -22,7 +22,7 @@
 use super::locks::PartitionLocks;
 use cairn_engine::model::{ClusteringRange, Mutation, Partition, Slice};
 use cairn_engine::schema::TableSchema;
-use cairn_engine::view_update::{view_mutations, BaseWrite, LiveRows};
+use cairn_engine::view_update::{view_mutations, BaseRows, BaseWrite};
 use cairn_engine::Result;
 use cairn_engine::{Database, ReadCommand, Trace, Wait};
 use parking_lot::RwLock;
@@ -173,16 +173,10 @@ impl Views {
                 ..ReadCommand::all(now, wait)
             };
             let data = table.read_data(&m.key, &cmd)?.unwrap_or_default();
-            let live = |p: Partition| -> Result<LiveRows> {
-                Ok(table
-                    .live(&m.key, p, &cmd)?
-                    .map(|r| r.rows.into_iter().collect())
-                    .unwrap_or_default())
-            };
-            let before = live(data.clone())?;
+            let before = table.base_rows(data.clone());
             let mut after_data = data;
             after_data.merge(m.update.clone());
-            let after = live(after_data)?;
+            let after = table.base_rows(after_data);
             let write = BaseWrite {
                 key: &m.key,
                 update: &m.update,
@@ -258,11 +252,8 @@ impl Views {
             let Some(data) = table.read_data(&key, &cmd)? else {
                 continue;
             };
-            let after: LiveRows = table
-                .live(&key, data, &cmd)?
-                .map(|r| r.rows.into_iter().collect())
-                .unwrap_or_default();
-            // Every live row, as if written now: each gets its whole entry.
+            let after = table.base_rows(data);
+            // Every row, as if written now: each with live data gets its whole entry.
             let mut update = Partition::default();
             for ck in after.keys() {
                 update
@@ -272,7 +263,7 @@ impl Views {
             let write = BaseWrite {
                 key: &key,
                 update: &update,
-                before: &LiveRows::new(),
+                before: &BaseRows::new(),
                 after: &after,
                 timestamp: i64::MIN,
                 now,

@@ -272,6 +272,7 @@ pub fn create_view(ex: &Executor, session: &Session, c: &CreateView) -> Result<O
         not_null,
     }
     .store(&mut schema.options);
+    schema.set_view_base(&base);
     cat.create_table(&schema)?;
     Ok(
         Outcome::SchemaChange(SchemaChange::new(ChangeKind::Created, &ks, Some(view)))

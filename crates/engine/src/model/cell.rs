@@ -46,6 +46,11 @@ impl DeletionTime {
     }
 }
 
+/// The TTL that marks a row marker *expired at write* (Cassandra's
+/// `LivenessInfo.EXPIRED_LIVENESS_TTL`): view maintenance writes one where an entry goes away
+/// but must not shadow the entry's cells or a newer marker (see [`LivenessInfo::expired`]).
+pub const EXPIRED_LIVENESS_TTL: u32 = i32::MAX as u32;
+
 /// The liveness of a row's primary key: the "row marker" an `INSERT` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LivenessInfo {
@@ -76,14 +81,33 @@ impl LivenessInfo {
         }
     }
 
+    /// A marker expired from the start (Cassandra's `ExpiredLivenessInfo`): it wins over
+    /// older markers like any marker, keeps nothing alive, and (unlike a row deletion)
+    /// shadows no cell and no newer marker. A view entry that goes away while its cells may
+    /// come back with an older marker (a view keyed by a base regular column whose value
+    /// changes back, strict liveness) is retired this way. Purged like an expired marker,
+    /// `gc_grace_seconds` after `now`.
+    pub fn expired(timestamp: i64, now: NowSecs) -> Self {
+        LivenessInfo {
+            timestamp,
+            ttl: EXPIRED_LIVENESS_TTL,
+            local_expiration_time: now,
+        }
+    }
+
     /// True when the marker has a TTL.
     pub fn is_expiring(&self) -> bool {
         self.ttl > 0
     }
 
+    /// True for a marker made by [`LivenessInfo::expired`].
+    pub fn is_expired(&self) -> bool {
+        self.ttl == EXPIRED_LIVENESS_TTL
+    }
+
     /// True when the marker still makes its row live at `now`.
     pub fn is_live(&self, now: NowSecs) -> bool {
-        !self.is_expiring() || now < self.local_expiration_time
+        !self.is_expiring() || (!self.is_expired() && now < self.local_expiration_time)
     }
 
     /// Cassandra's `LivenessInfo.supersedes`.
@@ -91,9 +115,9 @@ impl LivenessInfo {
         if self.timestamp != other.timestamp {
             return self.timestamp > other.timestamp;
         }
-        // An expired-at-write marker (Cassandra's EXPIRED_LIVENESS_TTL) never arises here, so
-        // the tie rules reduce to: both expiring or both not → later expiry wins; else the
-        // expiring one wins.
+        if self.is_expired() != other.is_expired() {
+            return self.is_expired();
+        }
         if self.is_expiring() == other.is_expiring() {
             return self.local_expiration_time > other.local_expiration_time;
         }
@@ -412,6 +436,19 @@ mod tests {
         };
         assert!(d.deletes(10));
         assert!(!d.deletes(11));
+    }
+
+    #[test]
+    fn expired_marker_wins_ties_and_keeps_nothing_alive() {
+        let e = LivenessInfo::expired(5, 100);
+        assert!(e.is_expired());
+        assert!(!e.is_live(0) && !e.is_live(100) && !e.is_live(NO_DELETION_TIME - 1));
+        // Cassandra's `supersedes`: the timestamp first, then the expired marker on a tie.
+        assert!(e.supersedes(&LivenessInfo::live(5)));
+        assert!(!LivenessInfo::live(5).supersedes(&e));
+        assert!(e.supersedes(&LivenessInfo::expiring(5, 10, 100)));
+        assert!(LivenessInfo::live(6).supersedes(&e));
+        assert!(!e.supersedes(&LivenessInfo::live(6)));
     }
 
     #[test]

@@ -7,11 +7,11 @@
 //! "correct" MurmurHash3 therefore puts most keys on the wrong node; we reproduce the quirk.
 //!
 //! Invariants:
-//! - `token_of` never returns [`Token::MIN`]: Cassandra reserves `Long.MIN_VALUE` as the
-//!   minimum token, so a hash equal to it is mapped to `Long.MAX_VALUE`.
-//! - The empty key hashes like any other byte string (token 0), as ScyllaDB does; Cassandra
-//!   instead gives it the minimum token, but it only allows empty partition keys in
-//!   materialized views, and keeping `Token::MIN` unreachable is worth more to us.
+//! - `token_of` returns [`Token::MIN`] for the empty key only, as Cassandra's
+//!   `Murmur3Partitioner.getToken` does: Cassandra reserves `Long.MIN_VALUE` as the minimum
+//!   token, so a hash equal to it is mapped to `Long.MAX_VALUE`. Tables refuse empty
+//!   partition keys; a materialized view keyed by a base regular column may hold one (an
+//!   empty text), which scans then return first.
 //! - A composite partition key (2+ columns) is hashed in its composite encoding: per component
 //!   a u16 big-endian length, the bytes, and one 0x00 byte. A single-column key is its raw value.
 
@@ -24,7 +24,7 @@ use std::fmt;
 pub struct Token(pub i64);
 
 impl Token {
-    /// The smallest token (`Long.MIN_VALUE`), which no key hashes to.
+    /// The smallest token (`Long.MIN_VALUE`), the empty key's (no other key hashes to it).
     pub const MIN: Token = Token(i64::MIN);
 }
 
@@ -106,6 +106,9 @@ pub fn murmur3_x64_128(data: &[u8], seed: u64) -> (u64, u64) {
 
 /// Token of a serialized partition key (single value or composite encoding).
 pub fn token_of(key: &[u8]) -> Token {
+    if key.is_empty() {
+        return Token::MIN;
+    }
     let (h1, _) = murmur3_x64_128(key, 0);
     let t = h1 as i64;
     // Murmur3Partitioner.normalize: Long.MIN_VALUE is the ring's minimum token, never a key's.
@@ -247,8 +250,8 @@ mod tests {
     }
 
     #[test]
-    fn empty_key_hashes_to_zero() {
-        assert_eq!(token_of(b""), Token(0));
+    fn empty_key_has_the_minimum_token() {
+        assert_eq!(token_of(b""), Token::MIN);
     }
 
     #[test]

@@ -42,6 +42,17 @@ impl Shadowing<'_> {
     }
 }
 
+/// What decides, beyond tombstones and expiry, whether a row is live for one table.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LiveRules<'a> {
+    /// Dropped columns' leftovers (see [`crate::schema::TableSchema::hidden_cells`]).
+    pub hidden_columns: &'a [(ColumnId, i64)],
+    /// Cassandra's *strict liveness* (`TableMetadata.enforceStrictLiveness`, a materialized
+    /// view keyed by a base regular column): a row is live only while its marker is — its
+    /// cells alone keep nothing alive (see [`crate::schema::TableSchema::strict_liveness`]).
+    pub strict_liveness: bool,
+}
+
 /// The live content of a merged partition; `None` when nothing live is selected.
 ///
 /// `counts` receives what was visited: the partition tombstone, the range tombstones (one
@@ -52,7 +63,7 @@ pub fn live_partition(
     key: &DecoratedKey,
     merged: MergedPartition,
     cmd: &ReadCommand,
-    hidden_columns: &[(ColumnId, i64)],
+    rules: LiveRules<'_>,
     counts: &mut CellCounts,
 ) -> Result<Option<PartitionResult>> {
     let MergedPartition {
@@ -65,7 +76,7 @@ pub fn live_partition(
     let shadowing = Shadowing {
         deletion,
         range_tombstones: &range_tombstones,
-        hidden_columns,
+        hidden_columns: rules.hidden_columns,
     };
     counts.tombstones += u64::from(deletion.is_some()) + range_tombstones.len() as u64;
     let static_row = static_row.and_then(|mut s| {
@@ -84,6 +95,9 @@ pub fn live_partition(
         };
         shadowing.apply(&ck.0, &mut row);
         if let Some(mut live) = row.into_live_counting(cmd.now, counts) {
+            if rules.strict_liveness && live.marker.is_none() {
+                continue;
+            }
             if let Some(cols) = &cmd.columns {
                 live.retain_columns(cols);
             }

@@ -20,6 +20,7 @@ const BASE: &str = "view.base_table";
 const INCLUDE_ALL: &str = "view.include_all_columns";
 const WHERE: &str = "view.where_clause";
 const NOT_NULL: &str = "view.not_null";
+const STRICT: &str = "view.strict_liveness";
 
 /// What makes a table a view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +82,27 @@ impl TableSchema {
     /// Whether `view` (a view's schema) is a view of this table.
     pub fn has_view(&self, view: &TableSchema) -> bool {
         view.keyspace == self.keyspace && view.view().is_some_and(|d| d.base == self.name)
+    }
+
+    /// Cassandra's strict liveness (`enforceStrictLiveness`): true for a view keyed by a base
+    /// regular column, whose rows live only while their marker (the key column's liveness)
+    /// does. Recorded in the view's options when it is made ([`TableSchema::set_view_base`]),
+    /// since reads of the view do not know its base.
+    pub fn strict_liveness(&self) -> bool {
+        self.options
+            .extra
+            .iter()
+            .any(|(k, v)| k == STRICT && v == "true")
+    }
+
+    /// Records what a view's reads need of its base `base` (its strict liveness); every
+    /// view schema (a materialized view, a hidden index view) is made with it.
+    pub fn set_view_base(&mut self, base: &TableSchema) {
+        let strict = self.view_key_regular(base).is_some();
+        self.options.extra.retain(|(k, _)| k != STRICT);
+        if strict {
+            self.options.extra.push((STRICT.into(), "true".into()));
+        }
     }
 
     /// The base regular column in a view's primary key, if any (at most one).

@@ -238,6 +238,7 @@ fn implementations(case: &Case, dir: &Path) -> Vec<(&'static str, Box<dyn Partit
             .map(|(src, w)| sstable(&set, u64::from(*src), w))
             .collect(),
         hidden_columns: Arc::from(Vec::new()),
+        strict_liveness: false,
         cache: None,
         index_cache: false,
     };
@@ -260,7 +261,14 @@ fn read(src: &dyn PartitionSource, line: &str) -> Vec<String> {
     let live = |key: &DecoratedKey, p| {
         let mut merged = MergedPartition::new(cmd.reversed);
         merged.add(p);
-        live_partition(key, merged, &cmd, &[], &mut CellCounts::default()).unwrap()
+        live_partition(
+            key,
+            merged,
+            &cmd,
+            Default::default(),
+            &mut CellCounts::default(),
+        )
+        .unwrap()
     };
     let mut out = Vec::new();
     if line.starts_with("scan") {
@@ -388,6 +396,7 @@ fn replicas_reconciled_give_the_expected_reads() {
                     memtables,
                     sstables,
                     hidden_columns: Arc::from(Vec::new()),
+                    strict_liveness: false,
                     cache: None,
                     index_cache: false,
                 }
@@ -405,7 +414,7 @@ fn replicas_reconciled_give_the_expected_reads() {
                     }
                 }
             }
-            let live = merged.and_then(|m| live_of(&key, m, &cmd, &[]).unwrap());
+            let live = merged.and_then(|m| live_of(&key, m, &cmd, Default::default()).unwrap());
             let got = vec![live.as_ref().map_or_else(|| "(none)".to_string(), render)];
             compared += 1;
             if got != *expected {
