@@ -620,7 +620,9 @@ impl Catalog {
         if keyspace == STORE_KS {
             return None;
         }
-        self.db.table(keyspace, name).filter(|t| !t.schema().is_index())
+        self.db
+            .table(keyspace, name)
+            .filter(|t| !t.schema().is_index())
     }
 
     /// A keyspace's user tables and views, by name (indexes' hidden views are not listed).

@@ -17,8 +17,8 @@ use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource
 use super::session::Session;
 use super::{create_table, indexes, options, user_types, views, Executor};
 use crate::ast::{
-    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropKeyspace,
-    DropTable, Property, QualifiedName, RoleOptions, Statement,
+    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropKeyspace, DropTable, Property,
+    QualifiedName, RoleOptions, Statement,
 };
 use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
@@ -148,7 +148,6 @@ fn truncate(ex: &Executor, session: &Session, name: &QualifiedName) -> Result<Ou
     cat.truncate_tables(&all)?;
     Ok(Outcome::Void)
 }
-
 
 /// Role, user and permission statements, run by the node's [`super::auth::Roles`] (what
 /// they need was checked before: `permissions::required`, except what depends on the roles).

@@ -552,9 +552,7 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
                 .iter()
                 .filter_map(|t| super::indexes::index_statement(&t.schema()))
                 .find(|(n, _)| *n == name)
-                .ok_or_else(|| {
-                    Error::Invalid(format!("Index '{name}' not found in '{ks}'"))
-                })?;
+                .ok_or_else(|| Error::Invalid(format!("Index '{name}' not found in '{ks}'")))?;
             statements.push((ks, "index", found.0, found.1));
         }
         Some("materialized") if lower.get(i + 1).is_some_and(|w| w == "view") => {

@@ -130,7 +130,9 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
         return Err(Error::Invalid(format!("Keyspace '{ks}' doesn't exist")));
     }
     let Some(table) = cat.table(&ks, table_name) else {
-        return Err(Error::Invalid(format!("Table '{table_name}' doesn't exist")));
+        return Err(Error::Invalid(format!(
+            "Table '{table_name}' doesn't exist"
+        )));
     };
     let base = table.schema();
     if let Some(name) = &c.name {
@@ -248,7 +250,9 @@ fn validate_target(base: &TableSchema, col: &ColumnDef, kind: &str) -> Result<()
                 CqlType::Tuple(_) => {
                     "Secondary indexes are not supported on tuples containing durations"
                 }
-                CqlType::Udt(_) => "Secondary indexes are not supported on UDTs containing durations",
+                CqlType::Udt(_) => {
+                    "Secondary indexes are not supported on UDTs containing durations"
+                }
                 _ => "Secondary indexes are not supported on duration columns",
             }
             .into(),
@@ -297,8 +301,18 @@ fn validate_target(base: &TableSchema, col: &ColumnDef, kind: &str) -> Result<()
 /// base partition key's token, then the base key's other columns.
 fn index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -> TableSchema {
     let mut s = TableSchema::new(&base.keyspace, &backing_table(name));
-    s.add_column(&col.name, col.ty.clone(), ColumnKind::PartitionKey, Order::Asc);
-    s.add_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering, Order::Asc);
+    s.add_column(
+        &col.name,
+        col.ty.clone(),
+        ColumnKind::PartitionKey,
+        Order::Asc,
+    );
+    s.add_column(
+        IDX_TOKEN,
+        CqlType::Bigint,
+        ColumnKind::Clustering,
+        Order::Asc,
+    );
     for kind in [ColumnKind::PartitionKey, ColumnKind::Clustering] {
         for c in base.columns_of(kind).filter(|c| c.id != col.id) {
             s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
@@ -392,7 +406,13 @@ pub fn schema_rows(cat: &Catalog) -> Vec<(String, String, String, &'static str, 
         for t in cat.index_tables(&k.name) {
             let s = t.schema();
             if let (Some(def), Some(view)) = (s.index(), s.view()) {
-                out.push((k.name.clone(), view.base, def.name, "COMPOSITES", def.target));
+                out.push((
+                    k.name.clone(),
+                    view.base,
+                    def.name,
+                    "COMPOSITES",
+                    def.target,
+                ));
             }
         }
     }
@@ -424,13 +444,11 @@ mod tests {
         base.add_column("b", CqlType::Int, ColumnKind::PartitionKey, Order::Asc);
         base.add_column("c", CqlType::Text, ColumnKind::Clustering, Order::Desc);
         base.add_column("v", CqlType::Int, ColumnKind::Regular, Order::Asc);
-        let col = base.column("b").cloned().expect("column b");
-        let ix = index_schema(&base, &col, "t_b_idx", "b");
-        let names = |k| {
-            ix.columns_of(k)
-                .map(|c| c.name.clone())
-                .collect::<Vec<_>>()
+        let Some(col) = base.column("b").cloned() else {
+            panic!("the table has column b");
         };
+        let ix = index_schema(&base, &col, "t_b_idx", "b");
+        let names = |k| ix.columns_of(k).map(|c| c.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(ColumnKind::PartitionKey), ["b"]);
         assert_eq!(names(ColumnKind::Clustering), ["idx_token", "a", "c"]);
         assert_eq!(names(ColumnKind::Regular), Vec::<String>::new());

@@ -45,7 +45,8 @@ pub struct IndexDef {
 impl IndexDef {
     /// Records the definition in the hidden view's options.
     pub fn store(&self, o: &mut TableOptions) {
-        o.extra.retain(|(k, _)| ![NAME, TARGET, LOCAL].contains(&k.as_str()));
+        o.extra
+            .retain(|(k, _)| ![NAME, TARGET, LOCAL].contains(&k.as_str()));
         o.extra.push((NAME.into(), self.name.clone()));
         o.extra.push((TARGET.into(), self.target.clone()));
         o.extra.push((LOCAL.into(), self.local.to_string()));

@@ -40,10 +40,10 @@ use crate::error::{Error, Result};
 use crate::values::{json, term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::key::{ClusteringRange, Slice};
 use cairn_engine::model::token::split_composite_partition_key;
 use cairn_engine::model::types::compare;
 use cairn_engine::model::types::CqlType;
-use cairn_engine::model::key::{ClusteringRange, Slice};
 use cairn_engine::model::{DecoratedKey, PartitionPos, Token};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use cairn_engine::{PartitionResult, ReadCommand, Wait};
@@ -109,18 +109,21 @@ pub struct IndexChoice {
 
 /// The restriction of `s` an index on one of `indexed` (column names) can serve.
 fn index_choice(schema: &TableSchema, s: &Select, indexed: &[String]) -> Option<IndexChoice> {
-    s.where_clause.iter().enumerate().find_map(|(at, rel)| match rel {
-        Relation::Compare {
-            target: RelationTarget::Column(name),
-            op: Operator::Eq,
-            value,
-        } if indexed.contains(name) => Some(IndexChoice {
-            column: schema.column(name)?.clone(),
-            term: value.clone(),
-            at,
-        }),
-        _ => None,
-    })
+    s.where_clause
+        .iter()
+        .enumerate()
+        .find_map(|(at, rel)| match rel {
+            Relation::Compare {
+                target: RelationTarget::Column(name),
+                op: Operator::Eq,
+                value,
+            } if indexed.contains(name) => Some(IndexChoice {
+                column: schema.column(name)?.clone(),
+                term: value.clone(),
+                at,
+            }),
+            _ => None,
+        })
 }
 
 /// Cassandra's rule with an index: any restriction beside the indexed `=` (other than
@@ -220,7 +223,13 @@ impl IndexRead {
         let missing = || Error::Invalid(format!("No index found on column {}", choice.column.name));
         let ix = super::indexes::usable_index(ex.catalog(), schema, &choice.column.name)
             .ok_or_else(missing)?;
-        if ex.proxy().views().in_progress().iter().any(|(v, _)| v.id == ix.id) {
+        if ex
+            .proxy()
+            .views()
+            .in_progress()
+            .iter()
+            .any(|(v, _)| v.id == ix.id)
+        {
             // Still being built here: the index would miss rows, so the base is scanned.
             return Ok(None);
         }
@@ -470,7 +479,16 @@ impl<'a> Query<'a> {
         };
         let cl = params.levels.consistency;
         if let (Some(ix), None) = (&self.index, &self.r.keys) {
-            self.run_index(ex, table, ix, &cmd, &slice, resume.as_ref(), &mut run, params)?;
+            self.run_index(
+                ex,
+                table,
+                ix,
+                &cmd,
+                &slice,
+                resume.as_ref(),
+                &mut run,
+                params,
+            )?;
             return Ok(run.finish());
         }
         match &self.r.keys {
@@ -621,7 +639,9 @@ impl<'a> Query<'a> {
                     Some((k, cks)) if *k == key => cks.push(ck),
                     _ => {
                         if let Some((k, cks)) = pending.replace((key, vec![ck])) {
-                            if !self.index_partition(ex, base, k, cks, cmd, slice, resume, run, params)? {
+                            if !self.index_partition(
+                                ex, base, k, cks, cmd, slice, resume, run, params,
+                            )? {
                                 return Ok(());
                             }
                         }

@@ -232,7 +232,10 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
                 .views()
                 .built()
                 .iter()
-                .filter_map(|v| v.index().map(|d| vec![text(&v.keyspace), text(&d.name), None]))
+                .filter_map(|v| {
+                    v.index()
+                        .map(|d| vec![text(&v.keyspace), text(&d.name), None])
+                })
                 .collect();
             rows.sort();
             rows
