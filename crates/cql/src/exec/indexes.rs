@@ -11,10 +11,11 @@
 //!
 //! Built: indexes on a regular column (any type but a non-frozen collection, counter or
 //! duration), on a frozen collection (`full()`), on a clustering column, and on a component
-//! of a composite partition key. Refused with a clear error, not built: `keys()`,
+//! of a composite partition key; ScyllaDB's local indexes (`((pk…), v)`: keyed by the base
+//! partition key, clustered by the value). Refused with a clear error, not built: `keys()`,
 //! `values()` and `entries()` of non-frozen collections (one base row would have several
-//! index entries, which view maintenance does not make), static columns, local indexes, and
-//! custom indexes (`USING 'class'`, SAI and SASI).
+//! index entries, which view maintenance does not make), static columns, and custom indexes
+//! (`USING 'class'`, SAI and SASI).
 
 use super::catalog::Catalog;
 use super::result::{ChangeKind, Outcome, SchemaChange};
@@ -51,29 +52,44 @@ fn index_named(cat: &Catalog, keyspace: &str, name: &str) -> Option<Arc<TableSch
         .find(|s| s.index().is_some_and(|d| d.name == name))
 }
 
-/// The indexed column of an index's hidden view: its partition key.
+/// The indexed column of an index's hidden view: its partition key (a global index), its
+/// first clustering column (a local index).
 fn indexed_column(index: &TableSchema) -> Option<&ColumnDef> {
+    if index.index().is_some_and(|d| d.local) {
+        return index.columns_of(ColumnKind::Clustering).next();
+    }
     index.columns_of(ColumnKind::PartitionKey).next()
 }
 
-/// The global index of `base` on column `column` that a `column = value` restriction can
-/// use, if there is one.
-pub fn usable_index(cat: &Catalog, base: &TableSchema, column: &str) -> Option<Arc<TableSchema>> {
+/// The index of `base` on column `column`, global or `local`, that a `column = value`
+/// restriction can use, if there is one.
+pub fn usable_index(
+    cat: &Catalog,
+    base: &TableSchema,
+    column: &str,
+    local: bool,
+) -> Option<Arc<TableSchema>> {
     indexes_of(cat, &base.keyspace, &base.name)
         .into_iter()
         .find(|ix| {
-            ix.index().is_some_and(|d| !d.local)
+            ix.index().is_some_and(|d| d.local == local)
                 && indexed_column(ix).is_some_and(|c| c.name == column)
         })
 }
 
-/// The columns of `base` a `column = value` restriction can look up through a global index.
-pub fn indexed_columns(cat: &Catalog, base: &TableSchema) -> Vec<String> {
-    indexes_of(cat, &base.keyspace, &base.name)
+/// The columns of `base` a `column = value` restriction can look up through an index, each
+/// with whether the index is local (usable only when the partition key is given).
+pub fn indexed_columns(cat: &Catalog, base: &TableSchema) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = indexes_of(cat, &base.keyspace, &base.name)
         .iter()
-        .filter(|ix| ix.index().is_some_and(|d| !d.local))
-        .filter_map(|ix| indexed_column(ix).map(|c| c.name.clone()))
-        .collect()
+        .filter_map(|ix| {
+            let local = ix.index()?.local;
+            indexed_column(ix).map(|c| (c.name.clone(), local))
+        })
+        .collect();
+    // Global indexes first: they serve without the partition key.
+    out.sort_by_key(|(_, local)| *local);
+    out
 }
 
 /// A target as Cassandra writes it (`IndexTarget.asCqlString`): `v`, `keys(m)`, …
@@ -153,13 +169,31 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             "Secondary indexes on materialized views aren't supported".into(),
         ));
     }
-    let target = match c.targets.as_slice() {
+    // ScyllaDB's local index: `((pk…), v)`, the whole partition key, then one column.
+    let (local, target) = match c.targets.as_slice() {
         [] => {
             return Err(Error::Invalid(
                 "Only CUSTOM indexes can be created without specifying a target column".into(),
             ))
         }
-        [one] => one,
+        [IndexTarget::PartitionKey(pk), one] if !matches!(one, IndexTarget::PartitionKey(_)) => {
+            if !pk
+                .iter()
+                .map(String::as_str)
+                .eq(base.columns_of(ColumnKind::PartitionKey).map(|c| c.name.as_str()))
+            {
+                return Err(Error::Invalid(
+                    "Local index definition must contain full partition key only".into(),
+                ));
+            }
+            (true, one)
+        }
+        [IndexTarget::PartitionKey(_), ..] | [_, IndexTarget::PartitionKey(_), ..] => {
+            return Err(Error::Invalid(
+                "Local index definition must contain full partition key only".into(),
+            ))
+        }
+        [one] => (false, one),
         _ => {
             return Err(Error::Invalid(
                 "Only CUSTOM indexes support multiple columns".into(),
@@ -172,6 +206,11 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
         IndexTarget::Values(n) => ("values", n),
         IndexTarget::Entries(n) => ("entries", n),
         IndexTarget::Full(n) => ("full", n),
+        IndexTarget::PartitionKey(_) => {
+            return Err(Error::Invalid(
+                "Local index definition must contain full partition key only".into(),
+            ))
+        }
     };
     let Some(col) = base.column(column) else {
         return Err(Error::Invalid(format!("Column '{column}' doesn't exist")));
@@ -190,11 +229,29 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
     if name.is_empty() || !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
         return Err(Error::Invalid(format!("Illegal index name {name}")));
     }
-    let target = target_text(kind, column);
+    if local && col.kind == ColumnKind::PartitionKey {
+        return Err(Error::Invalid(
+            "Local indexes containing partition key columns are not supported".into(),
+        ));
+    }
+    let target = if local {
+        // ScyllaDB's `system_schema.indexes` target of a local index.
+        let pk: Vec<String> = base
+            .columns_of(ColumnKind::PartitionKey)
+            .map(|c| format!("\"{}\"", c.name.replace('"', "\\\"")))
+            .collect();
+        format!(
+            "{{\"pk\":[{}],\"ck\":[\"{}\"]}}",
+            pk.join(","),
+            column.replace('"', "\\\"")
+        )
+    } else {
+        target_text(kind, column)
+    };
     if let Some(same) = indexes_of(cat, &ks, table_name)
         .iter()
         .filter_map(|ix| ix.index())
-        .find(|d| d.target == target && !d.local)
+        .find(|d| d.target == target)
     {
         if c.if_not_exists {
             return Ok(Outcome::Void);
@@ -221,7 +278,12 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             "Cannot create index '{name}': its table '{hidden}' would replace an existing table"
         )));
     }
-    cat.create_table(&index_schema(&base, col, &name, &target))?;
+    let schema = if local {
+        local_index_schema(&base, col, &name, &target)
+    } else {
+        index_schema(&base, col, &name, &target)
+    };
+    cat.create_table(&schema)?;
     Ok(Outcome::SchemaChange(SchemaChange::new(
         ChangeKind::Updated,
         &ks,
@@ -334,6 +396,33 @@ fn index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -
     s
 }
 
+/// The hidden view of a local index on `col`: keyed by the base partition key, clustered by
+/// the indexed value, then the base clustering columns.
+fn local_index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -> TableSchema {
+    let mut s = TableSchema::new(&base.keyspace, &backing_table(name));
+    for c in base.columns_of(ColumnKind::PartitionKey) {
+        s.add_column(&c.name, c.ty.clone(), ColumnKind::PartitionKey, Order::Asc);
+    }
+    s.add_column(&col.name, col.ty.clone(), ColumnKind::Clustering, Order::Asc);
+    for c in base.columns_of(ColumnKind::Clustering).filter(|c| c.id != col.id) {
+        s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
+    }
+    ViewDef {
+        base: base.name.clone(),
+        include_all_columns: false,
+        where_clause: format!("{} IS NOT NULL", quote_identifier(&col.name)),
+        not_null: vec![col.name.clone()],
+    }
+    .store(&mut s.options);
+    IndexDef {
+        name: name.to_string(),
+        target: target.to_string(),
+        local: true,
+    }
+    .store(&mut s.options);
+    s
+}
+
 /// DROP INDEX.
 pub fn drop_index(ex: &Executor, session: &Session, d: &DropIndex) -> Result<Outcome> {
     let cat = ex.catalog();
@@ -387,6 +476,19 @@ pub fn check_drop_column(cat: &Catalog, base: &TableSchema, column: &str) -> Res
 pub fn index_statement(index: &TableSchema) -> Option<(String, String)> {
     let def = index.index()?;
     let view = index.view()?;
+    let target = if def.local {
+        let pk: Vec<String> = index
+            .columns_of(ColumnKind::PartitionKey)
+            .map(|c| quote_identifier(&c.name))
+            .collect();
+        format!(
+            "({}), {}",
+            pk.join(", "),
+            quote_identifier(&indexed_column(index)?.name)
+        )
+    } else {
+        def.target.clone()
+    };
     Some((
         def.name.clone(),
         format!(
@@ -394,7 +496,7 @@ pub fn index_statement(index: &TableSchema) -> Option<(String, String)> {
             quote_identifier(&def.name),
             quote_identifier(&index.keyspace),
             quote_identifier(&view.base),
-            def.target
+            target
         ),
     ))
 }

@@ -80,8 +80,9 @@ pub fn select(
     let ctx = Binds::new(params);
     let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
     let (plan, r, choice) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
-    // The index serves the read when the partition key does not name the partitions.
-    let choice = choice.filter(|_| r.keys.is_none());
+    // A global index serves the read when the partition key does not name the partitions, a
+    // local one when it does.
+    let choice = choice.filter(|c| c.local == r.keys.is_some());
     if choice.is_some() && !s.order_by.is_empty() {
         return Err(Error::Invalid(
             "ORDER BY with 2ndary indexes is not supported.".into(),
@@ -105,25 +106,35 @@ pub struct IndexChoice {
     term: Term,
     /// The relation's position in the WHERE clause.
     at: usize,
+    /// A local index (usable only when the partition key names the partitions).
+    local: bool,
 }
 
-/// The restriction of `s` an index on one of `indexed` (column names) can serve.
-fn index_choice(schema: &TableSchema, s: &Select, indexed: &[String]) -> Option<IndexChoice> {
-    s.where_clause
-        .iter()
-        .enumerate()
-        .find_map(|(at, rel)| match rel {
-            Relation::Compare {
-                target: RelationTarget::Column(name),
-                op: Operator::Eq,
-                value,
-            } if indexed.contains(name) => Some(IndexChoice {
-                column: schema.column(name)?.clone(),
-                term: value.clone(),
-                at,
-            }),
-            _ => None,
-        })
+/// The restriction of `s` an index on one of `indexed` (column names, with whether the index
+/// is local; global ones first) can serve.
+fn index_choice(
+    schema: &TableSchema,
+    s: &Select,
+    indexed: &[(String, bool)],
+) -> Option<IndexChoice> {
+    indexed.iter().find_map(|(column, local)| {
+        s.where_clause
+            .iter()
+            .enumerate()
+            .find_map(|(at, rel)| match rel {
+                Relation::Compare {
+                    target: RelationTarget::Column(name),
+                    op: Operator::Eq,
+                    value,
+                } if name == column => Some(IndexChoice {
+                    column: schema.column(name)?.clone(),
+                    term: value.clone(),
+                    at,
+                    local: *local,
+                }),
+                _ => None,
+            })
+    })
 }
 
 /// Cassandra's rule with an index: any restriction beside the indexed `=` (other than
@@ -166,7 +177,7 @@ pub fn plan_and_resolve(
     s: &Select,
     ctx: &dyn TermContext,
     cache: Option<&PlanCache<Plan>>,
-    indexed: &[String],
+    indexed: &[(String, bool)],
 ) -> Result<(Arc<Plan>, Restrictions, Option<IndexChoice>)> {
     let choice = index_choice(schema, s, indexed);
     let allow_filtering = s.allow_filtering || choice.is_some();
@@ -195,6 +206,16 @@ pub fn plan_and_resolve(
         ctx,
         restrict::Context::select(allow_filtering, plan.selects_only_statics(schema)),
     )?;
+    // A local index without the partition key serves nothing: the WHERE clause's own rules.
+    if choice.as_ref().is_some_and(|c| c.local && r.keys.is_none()) {
+        let r = restrict::resolve(
+            schema,
+            &s.where_clause,
+            ctx,
+            restrict::Context::select(s.allow_filtering, plan.selects_only_statics(schema)),
+        )?;
+        return Ok((plan, r, None));
+    }
     if let Some(c) = choice.as_ref().filter(|_| !s.allow_filtering) {
         check_index_filtering(s, c, &r)?;
     }
@@ -204,13 +225,15 @@ pub fn plan_and_resolve(
 /// Rows per read of an index partition.
 const INDEX_BATCH: usize = 512;
 
-/// A read through a global index: the index's hidden view, the indexed column and the value.
+/// A read through an index: the index's hidden view, the indexed column and the value.
 /// An index still being built on this node is not read: the query scans the base table and
 /// filters instead (Cassandra refuses it until the index is built).
 struct IndexRead {
     table: Arc<cairn_engine::table::Table>,
     column: ColumnDef,
     value: Bytes,
+    /// A local index: its partition is the base partition, clustered by the value.
+    local: bool,
 }
 
 impl IndexRead {
@@ -221,8 +244,9 @@ impl IndexRead {
         ctx: &dyn TermContext,
     ) -> Result<Option<IndexRead>> {
         let missing = || Error::Invalid(format!("No index found on column {}", choice.column.name));
-        let ix = super::indexes::usable_index(ex.catalog(), schema, &choice.column.name)
-            .ok_or_else(missing)?;
+        let ix =
+            super::indexes::usable_index(ex.catalog(), schema, &choice.column.name, choice.local)
+                .ok_or_else(missing)?;
         if ex
             .proxy()
             .views()
@@ -249,7 +273,54 @@ impl IndexRead {
             table,
             column: choice.column,
             value,
+            local: choice.local,
         }))
+    }
+
+    /// The base clustering keys (encoded) a local index's partition `key` names for the value:
+    /// its rows under the value's prefix, clustered by the value, then the base clustering
+    /// columns other than the indexed one.
+    fn local_rows(
+        &self,
+        ex: &Executor,
+        schema: &TableSchema,
+        layout: &ClusteringLayout,
+        key: &DecoratedKey,
+        cmd: &ReadCommand,
+        cl: cairn_cluster::consistency::Consistency,
+    ) -> Result<Vec<Bytes>> {
+        let ilayout = self.table.schema().clustering_layout();
+        let prefix = ilayout
+            .encode_prefix(&[&self.value])
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        let mut icmd = ReadCommand::all(cmd.now, cmd.wait);
+        icmd.slice = Slice::new(vec![ClusteringRange::prefix(&prefix)]);
+        icmd.trace = cmd.trace.clone();
+        let Some(part) = ex.proxy().read(&self.table, key, &icmd, cl)? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::with_capacity(part.rows.len());
+        for (ick, _) in &part.rows {
+            let values = ilayout
+                .decode(&ick.0)
+                .map_err(|e| Error::Invalid(e.to_string()))?;
+            let mut rest = values.iter().skip(1);
+            let mut ck = Vec::new();
+            for c in schema.columns_of(ColumnKind::Clustering) {
+                let v = if c.id == self.column.id {
+                    Some(self.value.clone())
+                } else {
+                    rest.next().cloned()
+                };
+                ck.push(v.ok_or_else(|| Error::Invalid("malformed secondary index entry".into()))?);
+            }
+            let refs: Vec<&[u8]> = ck.iter().map(|b| b.as_ref()).collect();
+            let ck = layout
+                .encode_key(&refs)
+                .map_err(|e| Error::Invalid(e.to_string()))?;
+            out.push(ck.0);
+        }
+        Ok(out)
     }
 
     /// The base partition key and clustering key an index row names: its clustering is the
@@ -489,6 +560,30 @@ impl<'a> Query<'a> {
                 &mut run,
                 params,
             )?;
+            return Ok(run.finish());
+        }
+        if let (Some(ix), Some(keys)) = (self.index.as_ref().filter(|ix| ix.local), &self.r.keys) {
+            let from = resume_key
+                .as_ref()
+                .and_then(|rk| keys.iter().position(|k| k == rk))
+                .unwrap_or(0);
+            for key in keys.iter().skip(from) {
+                let cks = ix.local_rows(ex, self.schema, &self.layout, key, &cmd, cl)?;
+                let resume = resume.as_ref();
+                if !self.index_partition(
+                    ex,
+                    table,
+                    key.clone(),
+                    cks,
+                    &cmd,
+                    &slice,
+                    resume,
+                    &mut run,
+                    params,
+                )? {
+                    break;
+                }
+            }
             return Ok(run.finish());
         }
         match &self.r.keys {
