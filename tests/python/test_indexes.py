@@ -59,6 +59,10 @@ def test_create_index_errors_have_cassandras_texts(session, ks, tname):
     # What Cairn refuses (not built yet), clearly.
     assert "Cairn does not support values() indexes on collections yet" in err(session, f"CREATE INDEX ON {t} (l)")
     assert "Cairn does not support keys() indexes" in err(session, f"CREATE INDEX ON {t} (keys(m))")
+    assert "Local index definition must contain full partition key only" in err(
+        session, f"CREATE INDEX ON {t}_2 ((a), v)")
+    assert "Local indexes containing partition key columns are not supported" in err(
+        session, f"CREATE INDEX ON {t}_2 ((a, b), a)")
     # Names: Cassandra's default, then numbered; duplicates refused.
     session.execute(f"CREATE INDEX ON {t} (v)")
     assert f"Index {tname}_v_idx_1 is a duplicate of existing index {tname}_v_idx" in err(
@@ -325,3 +329,30 @@ def test_indexes_in_a_ring_at_rf3_and_rf2(tmp_root):
                         assert got == sorted(k for k, x in expected.items() if x == v), (n.host, v)
                 finally:
                     c.shutdown()
+
+
+def test_local_index_serves_lookups_within_a_partition(cluster, session, ks, tname):
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, v int, w int, PRIMARY KEY (pk, ck))")
+    session.execute(f"CREATE INDEX local_v ON {t} ((pk), v)")
+    for pk in range(5):
+        for ck in range(30):
+            session.execute(f"INSERT INTO {t} (pk, ck, v, w) VALUES ({pk}, {ck}, {ck % 4}, {ck})")
+    assert rows(session, f"SELECT ck FROM {t} WHERE pk = 2 AND v = 1") == [(ck,) for ck in range(1, 30, 4)]
+    got = [tuple(r) for r in session.execute(
+        SimpleStatement(f"SELECT pk, ck FROM {t} WHERE pk IN (1, 3) AND v = 2", fetch_size=3))]
+    assert got == [(pk, ck) for pk in (1, 3) for ck in range(2, 30, 4)]
+    ps = session.prepare(f"SELECT ck FROM {t} WHERE pk = ? AND v = ?")
+    assert rows(session, ps, (4, 3)) == [(ck,) for ck in range(3, 30, 4)]
+    # Without the partition key a local index serves nothing.
+    assert FILTERING in err(session, f"SELECT * FROM {t} WHERE v = 1")
+    assert FILTERING in err(session, f"SELECT * FROM {t} WHERE pk = 1 AND v = 1 AND w = 5")
+    session.execute(f"UPDATE {t} SET v = 9 WHERE pk = 2 AND ck = 1")
+    session.execute(f"DELETE FROM {t} WHERE pk = 2 AND ck = 5")
+    assert rows(session, f"SELECT ck FROM {t} WHERE pk = 2 AND v = 1") == [(ck,) for ck in range(9, 30, 4)]
+    assert rows(session, f"SELECT ck FROM {t} WHERE pk = 2 AND v = 9") == [(1,)]
+    want = f"CREATE INDEX local_v ON {t} ((pk), v);"
+    assert want in [r.create_statement for r in session.execute(f"DESCRIBE TABLE {t}")]
+    options = session.execute("SELECT options FROM system_schema.indexes WHERE keyspace_name = %s "
+                              "AND table_name = %s AND index_name = 'local_v'", (ks, tname)).one().options
+    assert options == {"target": '{"pk":["pk"],"ck":["v"]}'}
