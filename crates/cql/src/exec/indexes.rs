@@ -177,10 +177,9 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             ))
         }
         [IndexTarget::PartitionKey(pk), one] if !matches!(one, IndexTarget::PartitionKey(_)) => {
-            if !pk
-                .iter()
-                .map(String::as_str)
-                .eq(base.columns_of(ColumnKind::PartitionKey).map(|c| c.name.as_str()))
+            if !pk.iter().map(String::as_str).eq(base
+                .columns_of(ColumnKind::PartitionKey)
+                .map(|c| c.name.as_str()))
             {
                 return Err(Error::Invalid(
                     "Local index definition must contain full partition key only".into(),
@@ -398,13 +397,26 @@ fn index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -
 
 /// The hidden view of a local index on `col`: keyed by the base partition key, clustered by
 /// the indexed value, then the base clustering columns.
-fn local_index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -> TableSchema {
+fn local_index_schema(
+    base: &TableSchema,
+    col: &ColumnDef,
+    name: &str,
+    target: &str,
+) -> TableSchema {
     let mut s = TableSchema::new(&base.keyspace, &backing_table(name));
     for c in base.columns_of(ColumnKind::PartitionKey) {
         s.add_column(&c.name, c.ty.clone(), ColumnKind::PartitionKey, Order::Asc);
     }
-    s.add_column(&col.name, col.ty.clone(), ColumnKind::Clustering, Order::Asc);
-    for c in base.columns_of(ColumnKind::Clustering).filter(|c| c.id != col.id) {
+    s.add_column(
+        &col.name,
+        col.ty.clone(),
+        ColumnKind::Clustering,
+        Order::Asc,
+    );
+    for c in base
+        .columns_of(ColumnKind::Clustering)
+        .filter(|c| c.id != col.id)
+    {
         s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
     }
     ViewDef {
