@@ -76,6 +76,7 @@ impl TableSchema {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -94,5 +95,70 @@ mod tests {
         assert!(s.is_index());
         assert_eq!(s.index(), Some(def));
         assert_eq!(s.name, "t_v_idx_index");
+    }
+
+    /// A base insert makes an index entry keyed by the value, clustered by the base token.
+    #[test]
+    fn maintenance_computes_the_token_column() {
+        use crate::model::cell::{Cell, LivenessInfo};
+        use crate::model::key::DecoratedKey;
+        use crate::model::partition::Partition;
+        use crate::model::row::{ColumnData, Row};
+        use crate::model::types::CqlType;
+        use crate::schema::view::ViewDef;
+        use crate::schema::ColumnKind;
+        use crate::view_update::{view_mutations, BaseWrite, LiveRows};
+        use bytes::Bytes;
+        let int = |v: i32| Bytes::copy_from_slice(&v.to_be_bytes());
+        let base = TableSchema::new("ks", "t")
+            .with_column("pk", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering)
+            .with_column("v", CqlType::Int, ColumnKind::Regular);
+        let mut ix = TableSchema::new("ks", &backing_table("t_v_idx"))
+            .with_column("v", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
+            .with_column("pk", CqlType::Int, ColumnKind::Clustering)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: false,
+            where_clause: "v IS NOT NULL".into(),
+            not_null: vec!["v".into()],
+        }
+        .store(&mut ix.options);
+        IndexDef {
+            name: "t_v_idx".into(),
+            target: "v".into(),
+            local: false,
+        }
+        .store(&mut ix.options);
+        let key = DecoratedKey::new(int(7));
+        let ck = base.clustering_layout().encode_key(&[&int(3)]).unwrap();
+        let row = Row {
+            marker: Some(LivenessInfo::live(10)),
+            deletion: None,
+            columns: vec![(2, ColumnData::Simple(Cell::live(10, int(42))))],
+        };
+        let mut update = Partition::default();
+        update.rows.insert(ck.clone(), row.clone());
+        let after: LiveRows = [(ck, row)].into_iter().collect();
+        let write = BaseWrite {
+            key: &key,
+            update: &update,
+            before: &LiveRows::new(),
+            after: &after,
+            timestamp: 10,
+            now: 1,
+        };
+        let out = view_mutations(&base, &ix, &write).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].key.key, int(42));
+        let (ick, _) = out[0].update.rows.iter().next().unwrap();
+        let values = ix.clustering_layout().decode(ick.as_bytes()).unwrap();
+        let token = crate::model::token::token_of(&int(7)).0;
+        assert_eq!(
+            values,
+            vec![Bytes::copy_from_slice(&token.to_be_bytes()), int(7), int(3)]
+        );
     }
 }
