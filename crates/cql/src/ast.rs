@@ -764,6 +764,8 @@ pub enum IndexTarget {
     Values(String),
     Entries(String),
     Full(String),
+    /// `(pk, …)`: the partition key of a local index (ScyllaDB's `((pk), v)`).
+    PartitionKey(Vec<String>),
 }
 
 /// `CREATE [CUSTOM] INDEX`

@@ -11,6 +11,7 @@ use crate::model::codec::{put_bytes, put_uvarint, Decoder};
 use crate::model::types::CqlType;
 use crate::model::ColumnId;
 pub mod compression;
+pub mod index;
 pub mod view;
 
 use compression::CompressionParams;

@@ -216,7 +216,9 @@ impl<'a> Mapping<'a> {
     ) -> Result<Option<(DecoratedKey, ClusteringKey)>> {
         let ck_values = self.base.clustering_layout().decode(ck.as_bytes())?;
         let value_of = |name: &str| -> Option<Bytes> {
-            let c = self.base.column(name)?;
+            let Some(c) = self.base.column(name) else {
+                return computed_value(self.view, name, pk_values);
+            };
             match c.kind {
                 ColumnKind::PartitionKey => {
                     let i = self
@@ -405,6 +407,17 @@ impl<'a> Mapping<'a> {
         out.sort_by_key(|(id, _)| *id);
         out
     }
+}
+
+/// The value of a view key column that is no base column: a secondary index's
+/// [`IDX_TOKEN`](crate::schema::index::IDX_TOKEN), the base partition key's token as a bigint.
+fn computed_value(view: &TableSchema, name: &str, pk_values: &[Bytes]) -> Option<Bytes> {
+    if name != crate::schema::index::IDX_TOKEN || !view.is_index() {
+        return None;
+    }
+    let key = composite_partition_key(&pk_values.iter().map(|b| b.as_ref()).collect::<Vec<_>>());
+    let token = crate::model::token::token_of(&key);
+    Some(Bytes::copy_from_slice(&token.0.to_be_bytes()))
 }
 
 fn simple_cell(row: &Row, id: ColumnId) -> Option<&Cell> {

@@ -254,7 +254,7 @@ impl Catalog {
                 }
             }
         }
-        for t in self.tables(&ut.keyspace) {
+        for t in self.all_tables(&ut.keyspace) {
             let mut schema = (*t.schema()).clone();
             let mut changed = false;
             for c in &mut schema.columns {
@@ -277,7 +277,17 @@ impl Catalog {
 
     /// Drops a table (the engine snapshots it first when `auto_snapshot` is on).
     pub fn drop_table(&self, keyspace: &str, name: &str) -> Result<()> {
-        self.commit(vec![definitions::delete_table(keyspace, name)])
+        self.drop_tables(keyspace, &[name])
+    }
+
+    /// Drops several tables of a keyspace in one command (a base table and its indexes).
+    pub fn drop_tables(&self, keyspace: &str, names: &[&str]) -> Result<()> {
+        self.commit(
+            names
+                .iter()
+                .map(|n| definitions::delete_table(keyspace, n))
+                .collect(),
+        )
     }
 
     /// Empties a table: every node replaces it by the same table under a new id (after
@@ -442,7 +452,7 @@ impl Catalog {
             match self.db.table(ks, name) {
                 None => {
                     self.db.create_table(schema.clone())?;
-                    changes.push(SchemaChange::new(ChangeKind::Created, ks, Some(name)));
+                    changes.push(table_change(ChangeKind::Created, schema));
                 }
                 Some(t) if t.schema().id != schema.id => {
                     // TRUNCATE (the same definition), or dropped and created again while
@@ -458,7 +468,7 @@ impl Catalog {
                 }
                 Some(t) if *t.schema() != *schema => {
                     self.db.alter_table(schema.clone())?;
-                    changes.push(SchemaChange::new(ChangeKind::Updated, ks, Some(name)));
+                    changes.push(table_change(ChangeKind::Updated, schema));
                 }
                 Some(_) => {}
             }
@@ -498,9 +508,18 @@ impl Catalog {
                 (s.keyspace.clone(), s.name.clone())
             };
             if is_shared(&ks) && !wanted.has_table(&ks, &name) {
+                let change = table_change(ChangeKind::Dropped, &t.schema());
                 drop(t);
                 self.db.drop_table(&ks, &name)?;
-                changes.push(SchemaChange::new(ChangeKind::Dropped, &ks, Some(&name)));
+                // An index dropped with its base table: the table's drop says it all.
+                let base_gone = change.change == ChangeKind::Updated
+                    && change
+                        .table
+                        .as_deref()
+                        .is_some_and(|b| !wanted.has_table(&ks, b));
+                if !base_gone {
+                    changes.push(change);
+                }
             }
         }
         for ks in self.keyspaces() {
@@ -596,16 +615,32 @@ impl Catalog {
             .collect()
     }
 
-    /// A user table (internal tables are not visible).
+    /// A user table or view (internal tables and indexes' hidden views are not visible).
     pub fn table(&self, keyspace: &str, name: &str) -> Option<Arc<Table>> {
         if keyspace == STORE_KS {
             return None;
         }
-        self.db.table(keyspace, name)
+        self.db
+            .table(keyspace, name)
+            .filter(|t| !t.schema().is_index())
     }
 
-    /// A keyspace's user tables, by name.
+    /// A keyspace's user tables and views, by name (indexes' hidden views are not listed).
     pub fn tables(&self, keyspace: &str) -> Vec<Arc<Table>> {
+        let mut t = self.all_tables(keyspace);
+        t.retain(|t| !t.schema().is_index());
+        t
+    }
+
+    /// A keyspace's secondary indexes' hidden views, by table name.
+    pub fn index_tables(&self, keyspace: &str) -> Vec<Arc<Table>> {
+        let mut t = self.all_tables(keyspace);
+        t.retain(|t| t.schema().is_index());
+        t
+    }
+
+    /// A keyspace's user tables, views and indexes' hidden views, by name.
+    fn all_tables(&self, keyspace: &str) -> Vec<Arc<Table>> {
         if keyspace == STORE_KS {
             return Vec::new();
         }
@@ -638,7 +673,7 @@ impl Catalog {
                 all.extend_from_slice(v.as_bytes());
             }
             all.push(u8::from(ks.durable_writes));
-            for t in self.tables(&ks.name) {
+            for t in self.all_tables(&ks.name) {
                 all.extend_from_slice(&t.schema().encode());
             }
             for ut in self.user_types(&ks.name) {
@@ -671,6 +706,16 @@ impl Catalog {
         }
         self.require_keyspace(keyspace)?;
         Err(Error::Invalid(format!("unconfigured table {name}")))
+    }
+}
+
+/// The change drivers are told of for a change of table `schema`: an index's hidden view is
+/// never shown, its creation or drop is an update of its base table (as Cassandra's
+/// CREATE / DROP INDEX announce).
+fn table_change(kind: ChangeKind, schema: &TableSchema) -> SchemaChange {
+    match schema.view().filter(|_| schema.is_index()) {
+        Some(v) => SchemaChange::new(ChangeKind::Updated, &schema.keyspace, Some(&v.base)),
+        None => SchemaChange::new(kind, &schema.keyspace, Some(&schema.name)),
     }
 }
 

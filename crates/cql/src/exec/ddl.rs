@@ -1,7 +1,7 @@
 //! Schema statements: keyspaces, ALTER / DROP TABLE, TRUNCATE, DROP INDEX, roles;
 //! CREATE TABLE is [`create_table`](super::create_table), user types
 //! [`user_types`](super::user_types); GRANT / REVOKE / LIST PERMISSIONS and role membership go
-//! to the role store. What cannot be done (indexes) is refused clearly.
+//! to the role store. CREATE / DROP INDEX are [`indexes`](super::indexes).
 //!
 //! Each statement checks what Cassandra checks, in Cassandra's order, with its texts:
 //! system keyspaces first (`authorize`, then `check_schema_keyspace`, both in
@@ -15,10 +15,10 @@ use super::replication::{self, Replication};
 use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::session::Session;
-use super::{create_table, options, user_types, views, Executor};
+use super::{create_table, indexes, options, user_types, views, Executor};
 use crate::ast::{
-    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropIndex, DropKeyspace,
-    DropTable, Property, QualifiedName, RoleOptions, Statement,
+    AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropKeyspace, DropTable, Property,
+    QualifiedName, RoleOptions, Statement,
 };
 use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
@@ -39,10 +39,8 @@ pub fn run(ex: &Executor, session: &Session, stmt: &Statement) -> Result<Outcome
         Statement::CreateType(c) => user_types::create_type(ex, session, c),
         Statement::AlterType(a) => user_types::alter_type(ex, session, a),
         Statement::DropType(d) => user_types::drop_type(ex, session, d),
-        Statement::DropIndex(d) => drop_index(session, d),
-        Statement::CreateIndex(_) => Err(Error::Invalid(
-            "Secondary indexes are not supported yet".into(),
-        )),
+        Statement::DropIndex(d) => indexes::drop_index(ex, session, d),
+        Statement::CreateIndex(c) => indexes::create_index(ex, session, c),
         Statement::CreateView(c) => views::create_view(ex, session, c),
         Statement::AlterView(a) => views::alter_view(ex, session, a),
         Statement::DropView(d) => views::drop_view(ex, session, d),
@@ -105,7 +103,11 @@ fn drop_table(ex: &Executor, session: &Session, d: &DropTable) -> Result<Outcome
         return Err(Error::Invalid(format!("Table '{ks}.{name}' doesn't exist")));
     };
     views::check_drop_table(ex, &table.schema())?;
-    cat.drop_table(&ks, name)?;
+    // Its indexes go with it, in the same command.
+    let mut names = indexes::dropped_with(cat, &table.schema());
+    names.push(name.clone());
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    cat.drop_tables(&ks, &names)?;
     Ok(change(ChangeKind::Dropped, &ks, Some(name)))
 }
 
@@ -140,25 +142,11 @@ fn truncate(ex: &Executor, session: &Session, name: &QualifiedName) -> Result<Ou
     all.extend(
         views::views_of(ex, &ks, &name.name)
             .iter()
+            .chain(&indexes::indexes_of(cat, &ks, &name.name))
             .map(|v| (**v).clone()),
     );
     cat.truncate_tables(&all)?;
     Ok(Outcome::Void)
-}
-
-/// DROP INDEX. Indexes cannot be created, so none exists: dropping one answers as
-/// Cassandra does for a missing one.
-fn drop_index(session: &Session, d: &DropIndex) -> Result<Outcome> {
-    let ks = session.resolve(&d.name.keyspace)?;
-    check_schema_keyspace(&ks)?;
-    if d.if_exists {
-        return Ok(Outcome::Void);
-    }
-    // Cassandra's text, stray quote included.
-    Err(Error::Invalid(format!(
-        "Index '{ks}.{}' doesn't exist'",
-        d.name.name
-    )))
 }
 
 /// Role, user and permission statements, run by the node's [`super::auth::Roles`] (what
@@ -548,12 +536,13 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                             "Cannot drop PRIMARY KEY column {column}"
                         )))
                     }
-                    Some(_) if !views.is_empty() => {
-                        return Err(Error::Invalid(format!(
-                        "Cannot drop column {column} on base table {name} with materialized views"
-                    )))
-                    }
                     Some(_) => {
+                        indexes::check_drop_column(cat, &schema, column)?;
+                        if !views.is_empty() {
+                            return Err(Error::Invalid(format!(
+                                "Cannot drop column {column} on base table {name} with materialized views"
+                            )));
+                        }
                         schema.drop_column(column, dropped_at);
                     }
                 }

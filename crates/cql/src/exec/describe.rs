@@ -443,6 +443,7 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
             let s = t.schema();
             if !s.is_view() {
                 out.push((k.name.clone(), "table", s.name.clone(), table_statement(&s)));
+                push_indexes(cat, &s, out);
             }
         }
         // Views after every table, as Cassandra lists them.
@@ -535,12 +536,24 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
                 )));
             }
             statements.push((ks.clone(), "table", s.name.clone(), table_statement(&s)));
+            push_indexes(cat, &s, &mut statements);
             // Cassandra prints the table's views after it.
             for v in super::views::views_of(ex, &ks, &s.name) {
                 if let Some(text) = view_statement(&v) {
                     statements.push((ks.clone(), "materialized_view", v.name.clone(), text));
                 }
             }
+        }
+        Some("index") => {
+            let (ks, name) = split_name(words.get(i + 1), session)?;
+            cat.require_keyspace(&ks)?;
+            let found = cat
+                .index_tables(&ks)
+                .iter()
+                .filter_map(|t| super::indexes::index_statement(&t.schema()))
+                .find(|(n, _)| *n == name)
+                .ok_or_else(|| Error::Invalid(format!("Index '{name}' not found in '{ks}'")))?;
+            statements.push((ks, "index", found.0, found.1));
         }
         Some("materialized") if lower.get(i + 1).is_some_and(|w| w == "view") => {
             let (ks, t) = split_name(words.get(i + 2), session)?;
@@ -584,6 +597,19 @@ pub fn run(ex: &Executor, session: &Session, query: &str) -> Result<ResultSet> {
         }
     }
     Ok(with_statements(statements))
+}
+
+/// A table's `CREATE INDEX` statements, after its own (as Cassandra lists them).
+fn push_indexes(
+    cat: &super::catalog::Catalog,
+    table: &TableSchema,
+    out: &mut Vec<(String, &str, String, String)>,
+) {
+    for ix in super::indexes::indexes_of(cat, &table.keyspace, &table.name) {
+        if let Some((name, text)) = super::indexes::index_statement(&ix) {
+            out.push((table.keyspace.clone(), "index", name, text));
+        }
+    }
 }
 
 fn with_statements(statements: Vec<(String, &str, String, String)>) -> ResultSet {

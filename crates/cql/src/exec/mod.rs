@@ -41,6 +41,7 @@ pub mod create_table;
 pub mod ddl;
 pub mod definitions;
 pub mod describe;
+pub mod indexes;
 pub mod key_text;
 pub mod lwt;
 pub mod options;

@@ -539,8 +539,14 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         }
         if let Statement::Select(s) = stmt {
             if system::virtual_schema(&ks, &table.name).is_none() {
-                let (plan, _) =
-                    select::plan_and_resolve(&schema, s, &super::Placeholders::new(), None)?;
+                let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
+                let (plan, _, _) = select::plan_and_resolve(
+                    &schema,
+                    s,
+                    &super::Placeholders::new(),
+                    None,
+                    &indexed,
+                )?;
                 // Markers in element keys and slice bounds of the selection.
                 let mut markers = Vec::new();
                 plan.selectors

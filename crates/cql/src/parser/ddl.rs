@@ -423,6 +423,11 @@ impl Parser<'_> {
         let table = self.table_name()?;
         self.expect(&T::LParen)?;
         let targets = self.comma_list(&T::RParen, |p| {
+            if p.eat(&T::LParen) {
+                return Ok(IndexTarget::PartitionKey(
+                    p.comma_list(&T::RParen, |p| p.ident())?,
+                ));
+            }
             for (kw, make) in [
                 ("keys", IndexTarget::Keys as fn(String) -> IndexTarget),
                 ("values", IndexTarget::Values),

@@ -622,6 +622,10 @@ fn types_indexes() {
             r##"DropType(DropType { name: QualifiedName { keyspace: Some("ks"), name: "addr" }, if_exists: true })"##,
         ),
         (
+            r##"CREATE INDEX ON t ((a, b), v)"##,
+            r##"CreateIndex(CreateIndex { name: None, if_not_exists: false, table: QualifiedName { keyspace: None, name: "t" }, targets: [PartitionKey(["a", "b"]), Column("v")], custom_class: None, properties: [] })"##,
+        ),
+        (
             r##"CREATE INDEX ON t(v)"##,
             r##"CreateIndex(CreateIndex { name: None, if_not_exists: false, table: QualifiedName { keyspace: None, name: "t" }, targets: [Column("v")], custom_class: None, properties: [] })"##,
         ),

@@ -11,8 +11,9 @@
 //! key column with `IS NOT NULL` and nothing else, so a base row has a view row exactly when
 //! it is live and its view key columns are all set.
 //!
-//! A future global secondary index is a hidden view of the same form (keyed by the indexed
-//! value): the maintenance reads only this definition.
+//! A secondary index is a hidden view of the same form (keyed by the indexed value, see
+//! [`super::index`]): the maintenance reads only this definition, plus the index's computed
+//! `idx_token` key column.
 
 use super::{ColumnKind, TableOptions, TableSchema};
 

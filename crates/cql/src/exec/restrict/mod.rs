@@ -133,6 +133,8 @@ pub struct Restrictions {
     pub has_regular_restrictions: bool,
     /// The read is a range of partitions (no key list).
     pub is_key_range: bool,
+    /// The table's partition key columns.
+    partition_key_names: Vec<String>,
     layout: Option<cairn_engine::model::clustering::ClusteringLayout>,
 }
 
@@ -187,6 +189,12 @@ impl Restrictions {
     /// is restricted.
     pub fn returns_static_only_partitions(&self) -> bool {
         !self.has_clustering_restrictions && !self.has_regular_restrictions
+    }
+
+    /// Whether `name` is a partition key column of the table resolved (for the index rules:
+    /// a partition key that names the partitions is no filtering).
+    pub fn is_partition_key_column(&self, name: &str) -> bool {
+        self.partition_key_names.iter().any(|n| n == name)
     }
 
     /// Whether column `id` is restricted by `=`.
@@ -682,6 +690,10 @@ pub fn resolve(
 
     let mut out = Restrictions {
         layout: Some(schema.clustering_layout()),
+        partition_key_names: schema
+            .columns_of(ColumnKind::PartitionKey)
+            .map(|c| c.name.clone())
+            .collect(),
         ..Restrictions::default()
     };
     pk.finish(schema, cx, &mut out)?;

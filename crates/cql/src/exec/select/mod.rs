@@ -16,6 +16,9 @@
 //!    - DISTINCT: one row per partition (its key and static columns);
 //!    - `IN` on the partition key with ORDER BY: every row is collected, sorted across
 //!      partitions, then cut to LIMIT (Cassandra refuses to page such a query);
+//!    a read through a secondary index (`v = …` on an indexed column) reads the index's
+//!    partition for the value and then the base rows it names, in base token order (a local
+//!    index: the base partition's index rows under the value) — [`super::indexes`];
 //! 5. a partition with no rows in the slice shows its static row when the query restricts
 //!    no clustering or regular column (Cassandra's `returnStaticContentOnPartitionWithNoRows`).
 //!
@@ -35,11 +38,12 @@ use super::result::{ColumnSpec, Outcome, ResultSet};
 use super::session::{QueryParams, Session};
 use super::system;
 use super::Executor;
-use crate::ast::{Order as AstOrder, Select, Term};
+use crate::ast::{Operator, Order as AstOrder, Relation, RelationTarget, Select, Term};
 use crate::error::{Error, Result};
 use crate::values::{json, term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
 use cairn_engine::model::clustering::{ClusteringLayout, Order};
+use cairn_engine::model::key::{ClusteringRange, Slice};
 use cairn_engine::model::token::split_composite_partition_key;
 use cairn_engine::model::types::compare;
 use cairn_engine::model::types::CqlType;
@@ -77,23 +81,109 @@ pub fn select(
     let table = ex.catalog().require_table(&ks, &s.table.name)?;
     let schema = table.schema();
     let ctx = Binds::new(params);
-    let (plan, r) = plan_and_resolve(&schema, s, &ctx, cache)?;
-    let q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
+    let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
+    let (plan, r, choice) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
+    // A global index serves the read when the partition key does not name the partitions, a
+    // local one when it does.
+    let choice = choice.filter(|c| c.local == r.keys.is_some());
+    if choice.is_some() && !s.order_by.is_empty() {
+        return Err(Error::Invalid(
+            "ORDER BY with 2ndary indexes is not supported.".into(),
+        ));
+    }
+    let mut q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
+    if let Some(choice) = choice {
+        q.index = IndexRead::new(ex, &schema, choice, &ctx)?;
+    }
     consistency::for_read(params.levels.consistency)?;
     let rows = q.run(ex, &table, params, wait)?;
     Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
 }
 
+/// The `column = value` restriction a global index can serve (the first one written).
+#[derive(Debug, Clone)]
+pub struct IndexChoice {
+    /// The indexed base column.
+    pub column: ColumnDef,
+    /// The value's term.
+    term: Term,
+    /// The relation's position in the WHERE clause.
+    at: usize,
+    /// A local index (usable only when the partition key names the partitions).
+    local: bool,
+}
+
+/// The restriction of `s` an index on one of `indexed` (column names, with whether the index
+/// is local; global ones first) can serve.
+fn index_choice(
+    schema: &TableSchema,
+    s: &Select,
+    indexed: &[(String, bool)],
+) -> Option<IndexChoice> {
+    indexed.iter().find_map(|(column, local)| {
+        s.where_clause
+            .iter()
+            .enumerate()
+            .find_map(|(at, rel)| match rel {
+                Relation::Compare {
+                    target: RelationTarget::Column(name),
+                    op: Operator::Eq,
+                    value,
+                } if name == column => Some(IndexChoice {
+                    column: schema.column(name)?.clone(),
+                    term: value.clone(),
+                    at,
+                    local: *local,
+                }),
+                _ => None,
+            })
+    })
+}
+
+/// Cassandra's rule with an index: any restriction beside the indexed `=` (other than
+/// `token()` bounds, and the partition key when it names the partitions) is filtering.
+fn check_index_filtering(s: &Select, choice: &IndexChoice, r: &Restrictions) -> Result<()> {
+    let extra = s.where_clause.iter().enumerate().any(|(i, rel)| {
+        if i == choice.at {
+            return false;
+        }
+        match rel {
+            Relation::Compare {
+                target: RelationTarget::Token(_),
+                ..
+            } => false,
+            Relation::Compare {
+                target: RelationTarget::Column(n),
+                ..
+            }
+            | Relation::In {
+                target: RelationTarget::Column(n),
+                ..
+            } if r.keys.is_some() => !r.is_partition_key_column(n),
+            _ => true,
+        }
+    });
+    if extra {
+        return Err(Error::Invalid(restrict::REQUIRES_ALLOW_FILTERING.into()));
+    }
+    Ok(())
+}
+
 /// A SELECT's plan and its WHERE clause resolved, refused in Cassandra's order: the selected
 /// names first (`toSelectables`), then the WHERE clause (`prepareRestrictions`), then the
 /// rest of the selection (`prepareSelection`). PREPARE runs this too, with placeholders for
-/// the markers, so a statement whose shape is wrong is refused there.
+/// the markers, so a statement whose shape is wrong is refused there. `indexed` names the
+/// columns with a global index: an `=` on one of them needs no ALLOW FILTERING (the
+/// restriction the index serves is returned; the row filters still check it).
 pub fn plan_and_resolve(
     schema: &Arc<TableSchema>,
     s: &Select,
     ctx: &dyn TermContext,
     cache: Option<&PlanCache<Plan>>,
-) -> Result<(Arc<Plan>, Restrictions)> {
+    indexed: &[(String, bool)],
+) -> Result<(Arc<Plan>, Restrictions, Option<IndexChoice>)> {
+    let choice = index_choice(schema, s, indexed);
+    let allow_filtering = s.allow_filtering || choice.is_some();
     let planned = match cache {
         Some(cache) => cache.get_or_plan(schema, || plan(schema, s)),
         None => plan(schema, s).map(Arc::new),
@@ -107,7 +197,7 @@ pub fn plan_and_resolve(
                 schema,
                 &s.where_clause,
                 ctx,
-                restrict::Context::select(s.allow_filtering, false),
+                restrict::Context::select(allow_filtering, false),
             )?;
             return Err(e);
         }
@@ -117,9 +207,158 @@ pub fn plan_and_resolve(
         schema,
         &s.where_clause,
         ctx,
-        restrict::Context::select(s.allow_filtering, plan.selects_only_statics(schema)),
+        restrict::Context::select(allow_filtering, plan.selects_only_statics(schema)),
     )?;
-    Ok((plan, r))
+    // A local index without the partition key serves nothing: the WHERE clause's own rules.
+    if choice.as_ref().is_some_and(|c| c.local && r.keys.is_none()) {
+        let r = restrict::resolve(
+            schema,
+            &s.where_clause,
+            ctx,
+            restrict::Context::select(s.allow_filtering, plan.selects_only_statics(schema)),
+        )?;
+        return Ok((plan, r, None));
+    }
+    if let Some(c) = choice.as_ref().filter(|_| !s.allow_filtering) {
+        check_index_filtering(s, c, &r)?;
+    }
+    Ok((plan, r, choice))
+}
+
+/// Rows per read of an index partition.
+const INDEX_BATCH: usize = 512;
+
+/// A read through an index: the index's hidden view, the indexed column and the value.
+/// An index still being built on this node is not read: the query scans the base table and
+/// filters instead (Cassandra refuses it until the index is built).
+struct IndexRead {
+    table: Arc<cairn_engine::table::Table>,
+    column: ColumnDef,
+    value: Bytes,
+    /// A local index: its partition is the base partition, clustered by the value.
+    local: bool,
+}
+
+impl IndexRead {
+    fn new(
+        ex: &Executor,
+        schema: &TableSchema,
+        choice: IndexChoice,
+        ctx: &dyn TermContext,
+    ) -> Result<Option<IndexRead>> {
+        let missing = || Error::Invalid(format!("No index found on column {}", choice.column.name));
+        let ix =
+            super::indexes::usable_index(ex.catalog(), schema, &choice.column.name, choice.local)
+                .ok_or_else(missing)?;
+        if ex
+            .proxy()
+            .views()
+            .in_progress()
+            .iter()
+            .any(|(v, _)| v.id == ix.id)
+        {
+            // Still being built here: the index would miss rows, so the base is scanned.
+            return Ok(None);
+        }
+        let table = ex
+            .catalog()
+            .db()
+            .table(&ix.keyspace, &ix.name)
+            .ok_or_else(missing)?;
+        let value = match term_to_bytes(&choice.term, &choice.column.ty, &choice.column.name, ctx)
+            .map_err(|e| Error::Invalid(e.to_string()))?
+        {
+            TermValue::Value(b) => b,
+            // The restriction's own resolution refused null and unset before.
+            _ => Bytes::new(),
+        };
+        Ok(Some(IndexRead {
+            table,
+            column: choice.column,
+            value,
+            local: choice.local,
+        }))
+    }
+
+    /// The base clustering keys (encoded) a local index's partition `key` names for the value:
+    /// its rows under the value's prefix, clustered by the value, then the base clustering
+    /// columns other than the indexed one.
+    fn local_rows(
+        &self,
+        ex: &Executor,
+        schema: &TableSchema,
+        layout: &ClusteringLayout,
+        key: &DecoratedKey,
+        cmd: &ReadCommand,
+        cl: cairn_cluster::consistency::Consistency,
+    ) -> Result<Vec<Bytes>> {
+        let ilayout = self.table.schema().clustering_layout();
+        let prefix = ilayout
+            .encode_prefix(&[&self.value])
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        let mut icmd = ReadCommand::all(cmd.now, cmd.wait);
+        icmd.slice = Slice::new(vec![ClusteringRange::prefix(&prefix)]);
+        icmd.trace = cmd.trace.clone();
+        let Some(part) = ex.proxy().read(&self.table, key, &icmd, cl)? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::with_capacity(part.rows.len());
+        for (ick, _) in &part.rows {
+            let values = ilayout
+                .decode(&ick.0)
+                .map_err(|e| Error::Invalid(e.to_string()))?;
+            let mut rest = values.iter().skip(1);
+            let mut ck = Vec::new();
+            for c in schema.columns_of(ColumnKind::Clustering) {
+                let v = if c.id == self.column.id {
+                    Some(self.value.clone())
+                } else {
+                    rest.next().cloned()
+                };
+                ck.push(v.ok_or_else(|| Error::Invalid("malformed secondary index entry".into()))?);
+            }
+            let refs: Vec<&[u8]> = ck.iter().map(|b| b.as_ref()).collect();
+            let ck = layout
+                .encode_key(&refs)
+                .map_err(|e| Error::Invalid(e.to_string()))?;
+            out.push(ck.0);
+        }
+        Ok(out)
+    }
+
+    /// The base partition key and clustering key an index row names: its clustering is the
+    /// token, then the base key's columns other than the indexed one.
+    fn base_position(
+        &self,
+        schema: &TableSchema,
+        layout: &ClusteringLayout,
+        values: &[Bytes],
+    ) -> Result<(DecoratedKey, Bytes)> {
+        let mut rest = values.iter().skip(1);
+        let mut take = |c: &ColumnDef| -> Result<Bytes> {
+            if c.id == self.column.id {
+                return Ok(self.value.clone());
+            }
+            rest.next()
+                .cloned()
+                .ok_or_else(|| Error::Invalid("malformed secondary index entry".into()))
+        };
+        let pk = schema
+            .columns_of(ColumnKind::PartitionKey)
+            .map(&mut take)
+            .collect::<Result<Vec<_>>>()?;
+        let ck = schema
+            .columns_of(ColumnKind::Clustering)
+            .map(&mut take)
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&[u8]> = pk.iter().map(|b| b.as_ref()).collect();
+        let key = cairn_engine::model::token::composite_partition_key(&refs);
+        let refs: Vec<&[u8]> = ck.iter().map(|b| b.as_ref()).collect();
+        let ck = layout
+            .encode_key(&refs)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        Ok((DecoratedKey::new(key), ck.0))
+    }
 }
 
 /// The one result column of `SELECT JSON` on `columns`' table.
@@ -193,6 +432,8 @@ struct Query<'a> {
     page_size: Option<usize>,
     /// `BYPASS CACHE`: read past the row cache.
     bypass_cache: bool,
+    /// The global index the read goes through, if any.
+    index: Option<IndexRead>,
 }
 
 impl<'a> Query<'a> {
@@ -245,6 +486,7 @@ impl<'a> Query<'a> {
                 _ => page_size,
             },
             bypass_cache: s.bypass_cache,
+            index: None,
         })
     }
 
@@ -310,6 +552,43 @@ impl<'a> Query<'a> {
             Some(c)
         };
         let cl = params.levels.consistency;
+        if let (Some(ix), None) = (&self.index, &self.r.keys) {
+            self.run_index(
+                ex,
+                table,
+                ix,
+                &cmd,
+                &slice,
+                resume.as_ref(),
+                &mut run,
+                params,
+            )?;
+            return Ok(run.finish());
+        }
+        if let (Some(ix), Some(keys)) = (self.index.as_ref().filter(|ix| ix.local), &self.r.keys) {
+            let from = resume_key
+                .as_ref()
+                .and_then(|rk| keys.iter().position(|k| k == rk))
+                .unwrap_or(0);
+            for key in keys.iter().skip(from) {
+                let cks = ix.local_rows(ex, self.schema, &self.layout, key, &cmd, cl)?;
+                let resume = resume.as_ref();
+                if !self.index_partition(
+                    ex,
+                    table,
+                    key.clone(),
+                    cks,
+                    &cmd,
+                    &slice,
+                    resume,
+                    &mut run,
+                    params,
+                )? {
+                    break;
+                }
+            }
+            return Ok(run.finish());
+        }
         match &self.r.keys {
             Some(keys) => {
                 let from = resume_key
@@ -385,6 +664,152 @@ impl<'a> Query<'a> {
             }
         }
         Ok(run.finish())
+    }
+
+    /// Reads through a global index: the index partition of the value, in batches, from the
+    /// token of the partition a page stopped in; its rows name base rows in token order,
+    /// each base partition's rows read together at the request's consistency, and the
+    /// filters (the indexed restriction among them) checked on them as on any read, so an
+    /// index entry the base row no longer matches shows nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn run_index(
+        &self,
+        ex: &Executor,
+        base: &cairn_engine::table::Table,
+        ix: &IndexRead,
+        cmd: &ReadCommand,
+        slice: &Slice,
+        resume: Option<&PagingState>,
+        run: &mut Run<'_>,
+        params: &QueryParams,
+    ) -> Result<()> {
+        let cl = params.levels.consistency;
+        let ischema = ix.table.schema();
+        let ilayout = ischema.clustering_layout();
+        let resume_key = resume.map(|p| DecoratedKey::new(p.key.clone()));
+        let mut islice = match &resume_key {
+            Some(k) => {
+                let start = ilayout
+                    .encode_prefix(&[&k.token.0.to_be_bytes()])
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                Slice::new(vec![ClusteringRange::from_bounds(
+                    Some((&start, true)),
+                    None,
+                )])
+            }
+            None => Slice::all(),
+        };
+        let index_key = DecoratedKey::new(ix.value.clone());
+        if index_key.key.is_empty() {
+            return Ok(());
+        }
+        let in_bounds = |t: i64| {
+            let after = match self.r.token_start {
+                None => true,
+                Some((s, true)) => t >= s,
+                Some((s, false)) => t > s,
+            };
+            let before = match self.r.token_end.filter(|(e, _)| *e != i64::MIN) {
+                None => true,
+                Some((e, true)) => t <= e,
+                Some((e, false)) => t < e,
+            };
+            after && before
+        };
+        let mut pending: Option<(DecoratedKey, Vec<Bytes>)> = None;
+        loop {
+            let mut icmd = ReadCommand::all(cmd.now, cmd.wait);
+            icmd.slice = islice.clone();
+            icmd.limit = Some(INDEX_BATCH);
+            icmd.trace = cmd.trace.clone();
+            let Some(part) = ex.proxy().read(&ix.table, &index_key, &icmd, cl)? else {
+                break;
+            };
+            for (ick, _) in &part.rows {
+                let values = ilayout
+                    .decode(&ick.0)
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let (key, ck) = ix.base_position(self.schema, &self.layout, &values)?;
+                if resume_key.as_ref().is_some_and(|rk| key < *rk) || !in_bounds(key.token.0) {
+                    continue;
+                }
+                match &mut pending {
+                    Some((k, cks)) if *k == key => cks.push(ck),
+                    _ => {
+                        if let Some((k, cks)) = pending.replace((key, vec![ck])) {
+                            if !self.index_partition(
+                                ex, base, k, cks, cmd, slice, resume, run, params,
+                            )? {
+                                return Ok(());
+                            }
+                        }
+                    }
+                }
+            }
+            match part.rows.last() {
+                Some((last, _)) if part.rows.len() >= INDEX_BATCH => {
+                    islice = islice.resume_after(&last.0, false);
+                }
+                _ => break,
+            }
+        }
+        if let Some((k, cks)) = pending {
+            self.index_partition(ex, base, k, cks, cmd, slice, resume, run, params)?;
+        }
+        Ok(())
+    }
+
+    /// One base partition's rows an index names (`cks`, encoded), within the query's slice
+    /// and after the row a page stopped at. Returns false when the read should stop.
+    #[allow(clippy::too_many_arguments)]
+    fn index_partition(
+        &self,
+        ex: &Executor,
+        base: &cairn_engine::table::Table,
+        key: DecoratedKey,
+        mut cks: Vec<Bytes>,
+        cmd: &ReadCommand,
+        slice: &Slice,
+        resume: Option<&PagingState>,
+        run: &mut Run<'_>,
+        params: &QueryParams,
+    ) -> Result<bool> {
+        let (prior, resumed) = match resume {
+            Some(p) if p.key == key.key => {
+                if p.clustering.is_empty() {
+                    // The partition (without clustering rows) was returned whole.
+                    return Ok(true);
+                }
+                cks.retain(|c| c.as_ref() > p.clustering.as_ref());
+                (p.partition_rows as usize, true)
+            }
+            _ => (0, false),
+        };
+        let mut c = cmd.clone();
+        if self.layout.columns.is_empty() {
+            c.slice = slice.clone();
+        } else {
+            cks.retain(|ck| slice.contains(ck));
+            cks.sort();
+            cks.dedup();
+            if cks.is_empty() {
+                return Ok(true);
+            }
+            c.slice = Slice::new(
+                cks.iter()
+                    .map(|ck| ClusteringRange::from_bounds(Some((ck, true)), Some((ck, true))))
+                    .collect(),
+            );
+        }
+        let c = self.read_command(&c, prior, run);
+        let cl = params.levels.consistency;
+        match ex
+            .proxy()
+            .read_or_defer(base, &key, &c, cl, params.acks.as_deref())?
+        {
+            Some(p) => run.partition(p, prior, resumed),
+            None => Ok(true),
+        }
     }
 
     /// The read command for a partition. When every live row read is a row of the result

@@ -84,6 +84,11 @@ pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
             ("view_name", CqlType::Text),
             ("status_replicated", CqlType::Boolean),
         ],
+        "IndexInfo" => vec![
+            ("table_name", CqlType::Text),
+            ("index_name", CqlType::Text),
+            ("value", CqlType::Blob),
+        ],
         "view_builds_in_progress" => vec![
             ("keyspace_name", CqlType::Text),
             ("view_name", CqlType::Text),
@@ -216,6 +221,21 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
                 .built()
                 .iter()
                 .map(|v| vec![text(&v.keyspace), text(&v.name), None])
+                .collect();
+            rows.sort();
+            rows
+        }
+        // Cassandra's built secondary indexes: the keyspace as `table_name`, the index name.
+        "IndexInfo" => {
+            let mut rows: Vec<Row> = ex
+                .proxy()
+                .views()
+                .built()
+                .iter()
+                .filter_map(|v| {
+                    v.index()
+                        .map(|d| vec![text(&v.keyspace), text(&d.name), None])
+                })
                 .collect();
             rows.sort();
             rows

@@ -100,6 +100,7 @@ pub const VIRTUAL_TABLES: &[TableDef] = &[
         "per-table primary range size estimates",
     ),
     def("system", "built_views", 1, 1, "built views"),
+    def("system", "IndexInfo", 1, 1, "built column indexes"),
     def(
         "system",
         "view_builds_in_progress",

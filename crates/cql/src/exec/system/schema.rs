@@ -356,9 +356,21 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             }
             rows
         }
-        // Cairn has no functions, aggregates, indexes or triggers yet: the tables
-        // exist (drivers read them all at connect) and are empty.
-        "functions" | "aggregates" | "indexes" | "triggers" => Vec::new(),
+        "indexes" => super::super::indexes::schema_rows(cat)
+            .into_iter()
+            .map(|(ks, table, name, kind, target)| {
+                vec![
+                    text(&ks),
+                    text(&table),
+                    text(&name),
+                    text(kind),
+                    text_map(&[("target".to_string(), target)]),
+                ]
+            })
+            .collect(),
+        // Cairn has no functions, aggregates or triggers yet: the tables exist (drivers
+        // read them all at connect) and are empty.
+        "functions" | "aggregates" | "triggers" => Vec::new(),
         _ => return Ok(None),
     }))
 }

@@ -1,0 +1,572 @@
+//! Secondary indexes' schema statements: CREATE INDEX and DROP INDEX, checked as Cassandra
+//! 5.0's `CreateIndexStatement` and `DropIndexStatement` check them (same order, same
+//! texts), and what other statements and listings do about indexes.
+//!
+//! An index is a hidden materialized view of its base table (ScyllaDB's global index,
+//! `cairn_engine::schema::index`): the storage proxy keeps it on every base write and builds
+//! it for existing data in the background, like any view. The catalog keeps the hidden view
+//! out of its listings (`Catalog::tables`); this module is where indexes are seen:
+//! `system_schema.indexes`, DESCRIBE's `CREATE INDEX`, and the lookup a SELECT uses
+//! ([`usable_index`]).
+//!
+//! Built: indexes on a regular column (any type but a non-frozen collection, counter or
+//! duration), on a frozen collection (`full()`), on a clustering column, and on a component
+//! of a composite partition key; ScyllaDB's local indexes (`((pk…), v)`: keyed by the base
+//! partition key, clustered by the value). Refused with a clear error, not built: `keys()`,
+//! `values()` and `entries()` of non-frozen collections (one base row would have several
+//! index entries, which view maintenance does not make), static columns, and custom indexes
+//! (`USING 'class'`, SAI and SASI).
+
+use super::catalog::Catalog;
+use super::result::{ChangeKind, Outcome, SchemaChange};
+use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
+use super::session::Session;
+use super::Executor;
+use crate::ast::{CreateIndex, DropIndex, IndexTarget};
+use crate::error::{Error, Result};
+use crate::identifier::quote_identifier;
+use cairn_engine::model::clustering::Order;
+use cairn_engine::model::types::CqlType;
+use cairn_engine::schema::index::{backing_table, IndexDef, IDX_TOKEN};
+use cairn_engine::schema::view::ViewDef;
+use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use std::sync::Arc;
+
+/// Cassandra's class of the SASI index (disabled by default in Cassandra 5.0).
+const SASI_CLASS: &str = "org.apache.cassandra.index.sasi.SASIIndex";
+
+/// The indexes of `base` (a table of `keyspace`): their hidden views, by table name.
+pub fn indexes_of(cat: &Catalog, keyspace: &str, base: &str) -> Vec<Arc<TableSchema>> {
+    cat.index_tables(keyspace)
+        .into_iter()
+        .map(|t| t.schema())
+        .filter(|s| s.view().is_some_and(|d| d.base == base))
+        .collect()
+}
+
+/// The index named `name` in `keyspace` (index names are unique in a keyspace).
+fn index_named(cat: &Catalog, keyspace: &str, name: &str) -> Option<Arc<TableSchema>> {
+    cat.index_tables(keyspace)
+        .into_iter()
+        .map(|t| t.schema())
+        .find(|s| s.index().is_some_and(|d| d.name == name))
+}
+
+/// The indexed column of an index's hidden view: its partition key (a global index), its
+/// first clustering column (a local index).
+fn indexed_column(index: &TableSchema) -> Option<&ColumnDef> {
+    if index.index().is_some_and(|d| d.local) {
+        return index.columns_of(ColumnKind::Clustering).next();
+    }
+    index.columns_of(ColumnKind::PartitionKey).next()
+}
+
+/// The index of `base` on column `column`, global or `local`, that a `column = value`
+/// restriction can use, if there is one.
+pub fn usable_index(
+    cat: &Catalog,
+    base: &TableSchema,
+    column: &str,
+    local: bool,
+) -> Option<Arc<TableSchema>> {
+    indexes_of(cat, &base.keyspace, &base.name)
+        .into_iter()
+        .find(|ix| {
+            ix.index().is_some_and(|d| d.local == local)
+                && indexed_column(ix).is_some_and(|c| c.name == column)
+        })
+}
+
+/// The columns of `base` a `column = value` restriction can look up through an index, each
+/// with whether the index is local (usable only when the partition key is given).
+pub fn indexed_columns(cat: &Catalog, base: &TableSchema) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = indexes_of(cat, &base.keyspace, &base.name)
+        .iter()
+        .filter_map(|ix| {
+            let local = ix.index()?.local;
+            indexed_column(ix).map(|c| (c.name.clone(), local))
+        })
+        .collect();
+    // Global indexes first: they serve without the partition key.
+    out.sort_by_key(|(_, local)| *local);
+    out
+}
+
+/// A target as Cassandra writes it (`IndexTarget.asCqlString`): `v`, `keys(m)`, …
+fn target_text(kind: &str, column: &str) -> String {
+    match kind {
+        "" => quote_identifier(column),
+        k => format!("{k}({})", quote_identifier(column)),
+    }
+}
+
+/// Cassandra's `IndexMetadata.generateDefaultIndexName`: non-word characters removed.
+fn default_name(table: &str, column: &str) -> String {
+    format!("{table}_{column}_idx")
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// Cassandra's `KeyspaceMetadata.findAvailableIndexName`.
+fn available_name(cat: &Catalog, keyspace: &str, base: String) -> String {
+    if index_named(cat, keyspace, &base).is_none() {
+        return base;
+    }
+    (1..)
+        .map(|i| format!("{base}_{i}"))
+        .find(|n| index_named(cat, keyspace, n).is_none())
+        .unwrap_or(base)
+}
+
+/// CREATE INDEX.
+pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result<Outcome> {
+    let cat = ex.catalog();
+    let ks = session.resolve(&c.table.keyspace)?;
+    let table_name = &c.table.name;
+    authorize(&ks, Permission::Alter, Resource::Table(&ks, table_name))?;
+    check_schema_keyspace(&ks)?;
+    // `IndexAttributes.validate`, then the custom classes.
+    if let Some(class) = &c.custom_class {
+        if class == SASI_CLASS {
+            return Err(Error::Invalid(
+                "SASI indexes are disabled. Enable in cassandra.yaml to use.".into(),
+            ));
+        }
+        return Err(Error::Invalid(format!(
+            "Custom secondary indexes (USING '{class}') are not supported by Cairn; CREATE INDEX without USING makes a global index"
+        )));
+    }
+    if !c.properties.is_empty() {
+        return Err(Error::Invalid(
+            "Cannot specify options for a non-CUSTOM index".into(),
+        ));
+    }
+    if cat.keyspace(&ks).is_none() {
+        return Err(Error::Invalid(format!("Keyspace '{ks}' doesn't exist")));
+    }
+    let Some(table) = cat.table(&ks, table_name) else {
+        return Err(Error::Invalid(format!(
+            "Table '{table_name}' doesn't exist"
+        )));
+    };
+    let base = table.schema();
+    if let Some(name) = &c.name {
+        if index_named(cat, &ks, name).is_some() {
+            if c.if_not_exists {
+                return Ok(Outcome::Void);
+            }
+            return Err(Error::Invalid(format!("Index '{name}' already exists")));
+        }
+    }
+    if super::create_table::has_counters(&base) {
+        return Err(Error::Invalid(
+            "Secondary indexes on counter tables aren't supported".into(),
+        ));
+    }
+    if base.is_view() {
+        return Err(Error::Invalid(
+            "Secondary indexes on materialized views aren't supported".into(),
+        ));
+    }
+    // ScyllaDB's local index: `((pk…), v)`, the whole partition key, then one column.
+    let (local, target) = match c.targets.as_slice() {
+        [] => {
+            return Err(Error::Invalid(
+                "Only CUSTOM indexes can be created without specifying a target column".into(),
+            ))
+        }
+        [IndexTarget::PartitionKey(pk), one] if !matches!(one, IndexTarget::PartitionKey(_)) => {
+            if !pk.iter().map(String::as_str).eq(base
+                .columns_of(ColumnKind::PartitionKey)
+                .map(|c| c.name.as_str()))
+            {
+                return Err(Error::Invalid(
+                    "Local index definition must contain full partition key only".into(),
+                ));
+            }
+            (true, one)
+        }
+        [IndexTarget::PartitionKey(_), ..] | [_, IndexTarget::PartitionKey(_), ..] => {
+            return Err(Error::Invalid(
+                "Local index definition must contain full partition key only".into(),
+            ))
+        }
+        [one] => (false, one),
+        _ => {
+            return Err(Error::Invalid(
+                "Only CUSTOM indexes support multiple columns".into(),
+            ))
+        }
+    };
+    let (kind, column) = match target {
+        IndexTarget::Column(n) => ("", n),
+        IndexTarget::Keys(n) => ("keys", n),
+        IndexTarget::Values(n) => ("values", n),
+        IndexTarget::Entries(n) => ("entries", n),
+        IndexTarget::Full(n) => ("full", n),
+        IndexTarget::PartitionKey(_) => {
+            return Err(Error::Invalid(
+                "Local index definition must contain full partition key only".into(),
+            ))
+        }
+    };
+    let Some(col) = base.column(column) else {
+        return Err(Error::Invalid(format!("Column '{column}' doesn't exist")));
+    };
+    // `IndexTarget.Raw.prepare`: a simple target on a non-frozen collection is its values.
+    let kind = if kind.is_empty() && col.ty.is_non_frozen_collection() {
+        "values"
+    } else {
+        kind
+    };
+    validate_target(&base, col, kind)?;
+    let name = match &c.name {
+        Some(n) => n.clone(),
+        None => available_name(cat, &ks, default_name(table_name, column)),
+    };
+    if name.is_empty() || !name.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+        return Err(Error::Invalid(format!("Illegal index name {name}")));
+    }
+    if local && col.kind == ColumnKind::PartitionKey {
+        return Err(Error::Invalid(
+            "Local indexes containing partition key columns are not supported".into(),
+        ));
+    }
+    let target = if local {
+        // ScyllaDB's `system_schema.indexes` target of a local index.
+        let pk: Vec<String> = base
+            .columns_of(ColumnKind::PartitionKey)
+            .map(|c| format!("\"{}\"", c.name.replace('"', "\\\"")))
+            .collect();
+        format!(
+            "{{\"pk\":[{}],\"ck\":[\"{}\"]}}",
+            pk.join(","),
+            column.replace('"', "\\\"")
+        )
+    } else {
+        target_text(kind, column)
+    };
+    if let Some(same) = indexes_of(cat, &ks, table_name)
+        .iter()
+        .filter_map(|ix| ix.index())
+        .find(|d| d.target == target)
+    {
+        if c.if_not_exists {
+            return Ok(Outcome::Void);
+        }
+        return Err(Error::Invalid(format!(
+            "Index {name} is a duplicate of existing index {}",
+            same.name
+        )));
+    }
+    // What Cassandra indexes and Cairn does not (yet).
+    if !kind.is_empty() && kind != "full" {
+        return Err(Error::Invalid(format!(
+            "Cairn does not support {kind}() indexes on collections yet"
+        )));
+    }
+    if col.kind == ColumnKind::Static {
+        return Err(Error::Invalid(format!(
+            "Cairn does not support secondary indexes on static columns yet (column {column})"
+        )));
+    }
+    let hidden = backing_table(&name);
+    if cat.db().table(&ks, &hidden).is_some() {
+        return Err(Error::Invalid(format!(
+            "Cannot create index '{name}': its table '{hidden}' would replace an existing table"
+        )));
+    }
+    let schema = if local {
+        local_index_schema(&base, col, &name, &target)
+    } else {
+        index_schema(&base, col, &name, &target)
+    };
+    cat.create_table(&schema)?;
+    Ok(Outcome::SchemaChange(SchemaChange::new(
+        ChangeKind::Updated,
+        &ks,
+        Some(table_name),
+    )))
+}
+
+/// `CreateIndexStatement.validateIndexTarget`, in its order and with its texts.
+fn validate_target(base: &TableSchema, col: &ColumnDef, kind: &str) -> Result<()> {
+    let name = &col.name;
+    if col.ty.contains_duration() {
+        return Err(Error::Invalid(
+            match &col.ty {
+                CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => {
+                    "Secondary indexes are not supported on collections containing durations"
+                }
+                CqlType::Frozen(inner) => match &**inner {
+                    CqlType::Tuple(_) => {
+                        "Secondary indexes are not supported on tuples containing durations"
+                    }
+                    CqlType::Udt(_) => {
+                        "Secondary indexes are not supported on UDTs containing durations"
+                    }
+                    _ => "Secondary indexes are not supported on collections containing durations",
+                },
+                CqlType::Tuple(_) => {
+                    "Secondary indexes are not supported on tuples containing durations"
+                }
+                CqlType::Udt(_) => {
+                    "Secondary indexes are not supported on UDTs containing durations"
+                }
+                _ => "Secondary indexes are not supported on duration columns",
+            }
+            .into(),
+        ));
+    }
+    if col.kind == ColumnKind::PartitionKey
+        && base.columns_of(ColumnKind::PartitionKey).count() == 1
+    {
+        return Err(Error::Invalid(format!(
+            "Cannot create secondary index on the only partition key column {name}"
+        )));
+    }
+    let frozen_collection = matches!(&col.ty, CqlType::Frozen(inner)
+        if matches!(**inner, CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..)));
+    let collection = frozen_collection || col.ty.is_non_frozen_collection();
+    let shown = if kind.is_empty() { "simple" } else { kind };
+    if frozen_collection && kind != "full" {
+        return Err(Error::Invalid(format!(
+            "Cannot create {shown}() index on frozen column {name}. Frozen collections are immutable and must be fully indexed by using the 'full({name})' modifier"
+        )));
+    }
+    if !frozen_collection && kind == "full" {
+        return Err(Error::Invalid(
+            "full() indexes can only be created on frozen collections".into(),
+        ));
+    }
+    if !collection && !kind.is_empty() {
+        return Err(Error::Invalid(format!(
+            "Cannot create {kind}() index on {name}. Non-collection columns only support simple indexes"
+        )));
+    }
+    if matches!(kind, "keys" | "entries") && !matches!(col.ty, CqlType::Map(..)) {
+        return Err(Error::Invalid(format!(
+            "Cannot create index on {kind} of column {name} with non-map type"
+        )));
+    }
+    if let CqlType::Udt(_) = col.ty {
+        return Err(Error::Invalid(format!(
+            "Cannot create index on non-frozen UDT column {name}"
+        )));
+    }
+    Ok(())
+}
+
+/// The hidden view of a global index on `col`: keyed by the indexed value, clustered by the
+/// base partition key's token, then the base key's other columns.
+fn index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -> TableSchema {
+    let mut s = TableSchema::new(&base.keyspace, &backing_table(name));
+    s.add_column(
+        &col.name,
+        col.ty.clone(),
+        ColumnKind::PartitionKey,
+        Order::Asc,
+    );
+    s.add_column(
+        IDX_TOKEN,
+        CqlType::Bigint,
+        ColumnKind::Clustering,
+        Order::Asc,
+    );
+    for kind in [ColumnKind::PartitionKey, ColumnKind::Clustering] {
+        for c in base.columns_of(kind).filter(|c| c.id != col.id) {
+            s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
+        }
+    }
+    ViewDef {
+        base: base.name.clone(),
+        include_all_columns: false,
+        where_clause: format!("{} IS NOT NULL", quote_identifier(&col.name)),
+        not_null: vec![col.name.clone()],
+    }
+    .store(&mut s.options);
+    IndexDef {
+        name: name.to_string(),
+        target: target.to_string(),
+        local: false,
+    }
+    .store(&mut s.options);
+    s
+}
+
+/// The hidden view of a local index on `col`: keyed by the base partition key, clustered by
+/// the indexed value, then the base clustering columns.
+fn local_index_schema(
+    base: &TableSchema,
+    col: &ColumnDef,
+    name: &str,
+    target: &str,
+) -> TableSchema {
+    let mut s = TableSchema::new(&base.keyspace, &backing_table(name));
+    for c in base.columns_of(ColumnKind::PartitionKey) {
+        s.add_column(&c.name, c.ty.clone(), ColumnKind::PartitionKey, Order::Asc);
+    }
+    s.add_column(
+        &col.name,
+        col.ty.clone(),
+        ColumnKind::Clustering,
+        Order::Asc,
+    );
+    for c in base
+        .columns_of(ColumnKind::Clustering)
+        .filter(|c| c.id != col.id)
+    {
+        s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
+    }
+    ViewDef {
+        base: base.name.clone(),
+        include_all_columns: false,
+        where_clause: format!("{} IS NOT NULL", quote_identifier(&col.name)),
+        not_null: vec![col.name.clone()],
+    }
+    .store(&mut s.options);
+    IndexDef {
+        name: name.to_string(),
+        target: target.to_string(),
+        local: true,
+    }
+    .store(&mut s.options);
+    s
+}
+
+/// DROP INDEX.
+pub fn drop_index(ex: &Executor, session: &Session, d: &DropIndex) -> Result<Outcome> {
+    let cat = ex.catalog();
+    let ks = session.resolve(&d.name.keyspace)?;
+    check_schema_keyspace(&ks)?;
+    let Some(index) = index_named(cat, &ks, &d.name.name) else {
+        if d.if_exists {
+            return Ok(Outcome::Void);
+        }
+        // Cassandra's text, stray quote included.
+        return Err(Error::Invalid(format!(
+            "Index '{ks}.{}' doesn't exist'",
+            d.name.name
+        )));
+    };
+    let base = index.view().map(|v| v.base).unwrap_or_default();
+    authorize(&ks, Permission::Alter, Resource::Table(&ks, &base))?;
+    cat.drop_table(&ks, &index.name)?;
+    Ok(Outcome::SchemaChange(SchemaChange::new(
+        ChangeKind::Updated,
+        &ks,
+        Some(&base),
+    )))
+}
+
+/// The hidden views DROP TABLE drops with `base`.
+pub fn dropped_with(cat: &Catalog, base: &TableSchema) -> Vec<String> {
+    indexes_of(cat, &base.keyspace, &base.name)
+        .iter()
+        .map(|s| s.name.clone())
+        .collect()
+}
+
+/// ALTER TABLE … DROP `column`: refused while an index uses it (Cassandra's text).
+pub fn check_drop_column(cat: &Catalog, base: &TableSchema, column: &str) -> Result<()> {
+    let names: Vec<String> = indexes_of(cat, &base.keyspace, &base.name)
+        .iter()
+        .filter(|ix| indexed_column(ix).is_some_and(|c| c.name == column))
+        .filter_map(|ix| ix.index().map(|d| d.name))
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Invalid(format!(
+        "Cannot drop column {column} because it has dependent secondary indexes ({})",
+        names.join(",")
+    )))
+}
+
+/// `CREATE INDEX name ON ks.t (target);` as Cassandra's DESCRIBE prints it.
+pub fn index_statement(index: &TableSchema) -> Option<(String, String)> {
+    let def = index.index()?;
+    let view = index.view()?;
+    let target = if def.local {
+        let pk: Vec<String> = index
+            .columns_of(ColumnKind::PartitionKey)
+            .map(|c| quote_identifier(&c.name))
+            .collect();
+        format!(
+            "({}), {}",
+            pk.join(", "),
+            quote_identifier(&indexed_column(index)?.name)
+        )
+    } else {
+        def.target.clone()
+    };
+    Some((
+        def.name.clone(),
+        format!(
+            "CREATE INDEX {} ON {}.{} ({});",
+            quote_identifier(&def.name),
+            quote_identifier(&index.keyspace),
+            quote_identifier(&view.base),
+            target
+        ),
+    ))
+}
+
+/// The rows of `system_schema.indexes`: keyspace, table, index name, kind, options.
+pub fn schema_rows(cat: &Catalog) -> Vec<(String, String, String, &'static str, String)> {
+    let mut out = Vec::new();
+    for k in cat.keyspaces() {
+        for t in cat.index_tables(&k.name) {
+            let s = t.schema();
+            if let (Some(def), Some(view)) = (s.index(), s.view()) {
+                out.push((
+                    k.name.clone(),
+                    view.base,
+                    def.name,
+                    "COMPOSITES",
+                    def.target,
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_names_drop_non_word_characters() {
+        assert_eq!(default_name("t", "v"), "t_v_idx");
+        assert_eq!(default_name("T b", "c-d"), "Tb_cd_idx");
+    }
+
+    #[test]
+    fn targets_quote_as_cql() {
+        assert_eq!(target_text("", "v"), "v");
+        assert_eq!(target_text("", "V"), "\"V\"");
+        assert_eq!(target_text("full", "fl"), "full(fl)");
+    }
+
+    #[test]
+    fn hidden_view_is_keyed_by_value_then_token_then_base_key() {
+        let mut base = TableSchema::new("ks", "t");
+        base.add_column("a", CqlType::Int, ColumnKind::PartitionKey, Order::Asc);
+        base.add_column("b", CqlType::Int, ColumnKind::PartitionKey, Order::Asc);
+        base.add_column("c", CqlType::Text, ColumnKind::Clustering, Order::Desc);
+        base.add_column("v", CqlType::Int, ColumnKind::Regular, Order::Asc);
+        let Some(col) = base.column("b").cloned() else {
+            panic!("the table has column b");
+        };
+        let ix = index_schema(&base, &col, "t_b_idx", "b");
+        let names = |k| ix.columns_of(k).map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(ColumnKind::PartitionKey), ["b"]);
+        assert_eq!(names(ColumnKind::Clustering), ["idx_token", "a", "c"]);
+        assert_eq!(names(ColumnKind::Regular), Vec::<String>::new());
+        assert!(ix.is_index() && ix.is_view());
+        assert_eq!(ix.view().map(|v| v.base), Some("t".into()));
+    }
+}

@@ -1,0 +1,164 @@
+//! Secondary indexes' definitions. A global index (ScyllaDB's design) is a hidden
+//! materialized view of its base table: the view's partition key is the indexed value, its
+//! clustering columns the base partition key's token ([`IDX_TOKEN`], a bigint), then the base
+//! partition key and clustering columns; it selects no other column. A local index is keyed
+//! by the base partition key, clustering (indexed value, base clustering columns).
+//!
+//! The hidden view is a table of the schema log like any view, with its [`ViewDef`] and, in
+//! the same options, this definition (the index's name, its target as Cassandra writes it in
+//! `system_schema.indexes.options['target']`, and whether it is local). Keeping it there,
+//! rather than in the base table's schema, means view maintenance, the background build,
+//! the schema log, commitlog replay and TRUNCATE treat it as a view with no second path;
+//! the CQL catalog keeps it out of every listing of tables and views.
+//!
+//! Invariant (checked by CREATE INDEX): the hidden table is named [`backing_table`] of the
+//! index name, its ViewDef names the base table, and its key columns are as above.
+//!
+//! [`ViewDef`]: super::view::ViewDef
+
+use super::{TableOptions, TableSchema};
+
+const NAME: &str = "index.name";
+const TARGET: &str = "index.target";
+const LOCAL: &str = "index.local";
+
+/// The computed clustering column of a global index: the token of the base partition key,
+/// so an index partition lists base rows in token order.
+pub const IDX_TOKEN: &str = "idx_token";
+
+/// The hidden view's table name for index `name` (ScyllaDB's naming).
+pub fn backing_table(name: &str) -> String {
+    format!("{name}_index")
+}
+
+/// What makes a (hidden view) table a secondary index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    /// The index name.
+    pub name: String,
+    /// The target as `system_schema.indexes` shows it (`v`, `keys(m)`, …).
+    pub target: String,
+    /// A local index (keyed by the base partition key).
+    pub local: bool,
+}
+
+impl IndexDef {
+    /// Records the definition in the hidden view's options.
+    pub fn store(&self, o: &mut TableOptions) {
+        o.extra
+            .retain(|(k, _)| ![NAME, TARGET, LOCAL].contains(&k.as_str()));
+        o.extra.push((NAME.into(), self.name.clone()));
+        o.extra.push((TARGET.into(), self.target.clone()));
+        o.extra.push((LOCAL.into(), self.local.to_string()));
+    }
+
+    /// The definition a table's options hold, if it is an index.
+    pub fn of(o: &TableOptions) -> Option<IndexDef> {
+        let get = |key: &str| o.extra.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        Some(IndexDef {
+            name: get(NAME)?.clone(),
+            target: get(TARGET).cloned().unwrap_or_default(),
+            local: get(LOCAL).is_some_and(|v| v == "true"),
+        })
+    }
+}
+
+impl TableSchema {
+    /// The index definition, when this table is a secondary index's hidden view.
+    pub fn index(&self) -> Option<IndexDef> {
+        IndexDef::of(&self.options)
+    }
+
+    /// Whether this table is a secondary index's hidden view.
+    pub fn is_index(&self) -> bool {
+        self.options.extra.iter().any(|(k, _)| k == NAME)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definition_round_trips_through_options() {
+        let mut s = TableSchema::new("ks", &backing_table("t_v_idx"));
+        assert!(!s.is_index());
+        let def = IndexDef {
+            name: "t_v_idx".into(),
+            target: "values(m)".into(),
+            local: true,
+        };
+        def.store(&mut s.options);
+        def.store(&mut s.options);
+        assert_eq!(s.options.extra.len(), 3);
+        assert!(s.is_index());
+        assert_eq!(s.index(), Some(def));
+        assert_eq!(s.name, "t_v_idx_index");
+    }
+
+    /// A base insert makes an index entry keyed by the value, clustered by the base token.
+    #[test]
+    fn maintenance_computes_the_token_column() {
+        use crate::model::cell::{Cell, LivenessInfo};
+        use crate::model::key::DecoratedKey;
+        use crate::model::partition::Partition;
+        use crate::model::row::{ColumnData, Row};
+        use crate::model::types::CqlType;
+        use crate::schema::view::ViewDef;
+        use crate::schema::ColumnKind;
+        use crate::view_update::{view_mutations, BaseWrite, LiveRows};
+        use bytes::Bytes;
+        let int = |v: i32| Bytes::copy_from_slice(&v.to_be_bytes());
+        let base = TableSchema::new("ks", "t")
+            .with_column("pk", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering)
+            .with_column("v", CqlType::Int, ColumnKind::Regular);
+        let mut ix = TableSchema::new("ks", &backing_table("t_v_idx"))
+            .with_column("v", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
+            .with_column("pk", CqlType::Int, ColumnKind::Clustering)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: false,
+            where_clause: "v IS NOT NULL".into(),
+            not_null: vec!["v".into()],
+        }
+        .store(&mut ix.options);
+        IndexDef {
+            name: "t_v_idx".into(),
+            target: "v".into(),
+            local: false,
+        }
+        .store(&mut ix.options);
+        let key = DecoratedKey::new(int(7));
+        let ck = base.clustering_layout().encode_key(&[&int(3)]).unwrap();
+        let row = Row {
+            marker: Some(LivenessInfo::live(10)),
+            deletion: None,
+            columns: vec![(2, ColumnData::Simple(Cell::live(10, int(42))))],
+        };
+        let mut update = Partition::default();
+        update.rows.insert(ck.clone(), row.clone());
+        let after: LiveRows = [(ck, row)].into_iter().collect();
+        let write = BaseWrite {
+            key: &key,
+            update: &update,
+            before: &LiveRows::new(),
+            after: &after,
+            timestamp: 10,
+            now: 1,
+        };
+        let out = view_mutations(&base, &ix, &write).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].key.key, int(42));
+        let (ick, _) = out[0].update.rows.iter().next().unwrap();
+        let values = ix.clustering_layout().decode(ick.as_bytes()).unwrap();
+        let token = crate::model::token::token_of(&int(7)).0;
+        assert_eq!(
+            values,
+            vec![Bytes::copy_from_slice(&token.to_be_bytes()), int(7), int(3)]
+        );
+    }
+}
