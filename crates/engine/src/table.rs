@@ -527,6 +527,10 @@ impl Table {
     /// read (see [`crate::read::Snapshot::read_data`]).
     pub fn read_data(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<Partition>> {
         let start = std::time::Instant::now();
+        let trace = cmd.trace.as_ref();
+        crate::trace::event(trace, || {
+            format!("Executing single-partition query on {}", self.schema().name)
+        });
         let snapshot = if cmd.bypass_cache {
             self.snapshot_uncached()
         } else {
@@ -536,6 +540,21 @@ impl Table {
             .read_data(key, cmd)
             .inspect_err(|e| self.read_failed(e))?;
         self.requests.read_latency.record(micros_since(start));
+        if let Some(t) = trace {
+            // What the coordinator will make of it: the live rows, and the tombstones the
+            // data carries (only a traced read pays for counting them).
+            let mut cells = crate::model::CellCounts::default();
+            let hidden = Arc::clone(&self.hidden_columns.read());
+            let rows = match &data {
+                Some(d) => crate::read::live_of_counting(key, d.clone(), cmd, &hidden, &mut cells)?
+                    .map_or(0, |r| r.rows.len() + usize::from(r.static_row.is_some())),
+                None => 0,
+            };
+            t.event(format!(
+                "Read {rows} live rows and {} tombstone cells",
+                cells.tombstones
+            ));
+        }
         Ok(data)
     }
 
@@ -550,14 +569,7 @@ impl Table {
     ) -> crate::read::ScanIter {
         let t = Arc::clone(table);
         let snapshot = table.snapshot();
-        crate::trace::event(cmd.trace.as_ref(), || {
-            format!(
-                "Executing seq scan of {} across {} memtables and {} sstables",
-                table.schema().name,
-                snapshot.memtables.len(),
-                snapshot.sstables.len()
-            )
-        });
+        table.trace_scan(&snapshot, &cmd);
         snapshot
             .scan(start, end_token, cmd)
             .on_error(move |e| t.read_failed(e))
@@ -573,9 +585,23 @@ impl Table {
         max: usize,
     ) -> Result<(Vec<(DecoratedKey, Partition)>, bool)> {
         self.requests.range_scans.fetch_add(1, Ordering::Relaxed);
-        self.snapshot()
+        let snapshot = self.snapshot();
+        self.trace_scan(&snapshot, cmd);
+        snapshot
             .scan_data(start, end_token, cmd, max)
             .inspect_err(|e| self.read_failed(e))
+    }
+
+    /// Tells a traced scan what it scans.
+    fn trace_scan(&self, snapshot: &crate::read::Snapshot, cmd: &ReadCommand) {
+        crate::trace::event(cmd.trace.as_ref(), || {
+            format!(
+                "Executing seq scan of {} across {} memtables and {} sstables",
+                self.schema().name,
+                snapshot.memtables.len(),
+                snapshot.sstables.len()
+            )
+        });
     }
 
     /// The live content of a partition's data as `cmd` selects it, with this table's dropped
