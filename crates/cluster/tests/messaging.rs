@@ -632,7 +632,7 @@ async fn try_send_and_handlers_that_finish_at_once_wait_or_panic() {
                 Verb::ReadData
             };
             let sent = a.try_send(ip(2), verb, Bytes::from(i.to_string()));
-            (i, sent.ok().expect("the connection is open"))
+            (i, sent.expect("the connection is open"))
         })
         .collect();
     for (i, answer) in answers {
@@ -648,7 +648,6 @@ async fn try_send_and_handlers_that_finish_at_once_wait_or_panic() {
     }
     let panicked = a
         .try_send(ip(2), Verb::ReadDigest, Bytes::from_static(b"boom"))
-        .ok()
         .expect("open");
     match tokio::time::timeout(5 * SECOND, panicked).await.unwrap() {
         Err(Error::Remote { message, .. }) => assert!(message.contains("panicked"), "{message}"),
@@ -657,7 +656,6 @@ async fn try_send_and_handlers_that_finish_at_once_wait_or_panic() {
     // The connection survived the panic.
     let fine = a
         .try_send(ip(2), Verb::ReadDigest, Bytes::from_static(b"ok"))
-        .ok()
         .expect("open");
     let r = tokio::time::timeout(5 * SECOND, fine)
         .await
