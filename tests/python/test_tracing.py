@@ -307,7 +307,9 @@ def test_slow_query_timeout_is_a_duration(tmp_path):
     assert "slow_query_log_timeout" in err
 
 
-def test_a_traced_request_in_a_ring_names_the_replicas(tmp_root):
+@pytest.fixture(scope="module")
+def ring(tmp_root):
+    """Three nodes (127.0.0.1–3) and a session, with keyspace `r` replicated on all three."""
     from test_cluster import three_nodes
     with three_nodes(tmp_root / "cluster-tracing") as nodes:
         c = make_cluster(nodes[0])
@@ -316,31 +318,198 @@ def test_a_traced_request_in_a_ring_names_the_replicas(tmp_root):
             s.execute("CREATE KEYSPACE r WITH replication = "
                       "{'class': 'SimpleStrategy', 'replication_factor': 3}")
             s.execute("CREATE TABLE r.t (p int PRIMARY KEY, v int)")
-            write = SimpleStatement("INSERT INTO r.t (p, v) VALUES (1, 1)",
-                                    consistency_level=ConsistencyLevel.ALL)
-            _, w = traced(s, write)
-            others = {n.host for n in nodes} - {str(w.coordinator)}
-            assert {a for a in activities(w) if a.startswith("Sending MUTATION")} == {
-                f"Sending MUTATION message to /{h}" for h in others}, activities(w)
-            read = SimpleStatement("SELECT * FROM r.t WHERE p = 1",
-                                   consistency_level=ConsistencyLevel.ALL)
-            rs, r = traced(s, read)
-            assert [x.v for x in rs] == [1]
-            others = {n.host for n in nodes} - {str(r.coordinator)}
-            sent = {a.split(" /")[-1] for a in activities(r)
-                    if re.fullmatch(r"Sending READ_(DATA|DIGEST) message to /[0-9.]+", a)}
-            assert sent == others, activities(r)
-            # The session is read back through any node (system_traces has two replicas).
-            for n in nodes:
-                one = make_cluster(n)
-                try:
-                    row = one.connect().execute(
-                        SimpleStatement("SELECT duration FROM system_traces.sessions "
-                                        "WHERE session_id = %s",
-                                        consistency_level=ConsistencyLevel.ONE),
-                        [r.trace_id]).one()
-                    assert row is not None and row.duration is not None
-                finally:
-                    one.shutdown()
+            s.execute("CREATE KEYSPACE r1 WITH replication = "
+                      "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+            s.execute("CREATE TABLE r1.c (p int PRIMARY KEY, n counter)")
+            yield nodes, s
         finally:
             c.shutdown()
+
+
+def events_by_source(session, trace_id):
+    """`system_traces.events` of a session, grouped by `source`: {source: [activity, …]}."""
+    rows = session.execute(SimpleStatement(
+        "SELECT source, activity, thread, source_elapsed FROM system_traces.events "
+        "WHERE session_id = %s", consistency_level=ConsistencyLevel.QUORUM), [trace_id])
+    out = {}
+    for row in rows:
+        out.setdefault(str(row.source), []).append(row.activity)
+    return out
+
+
+def replica_events(session, trace, expected):
+    """Polls until every replica in `expected` ({source: [activity, …]}) recorded at least
+    those activities under the trace's session (replicas store their events on their own,
+    possibly after the coordinator's `duration`); returns the events by source."""
+    def check():
+        got = events_by_source(session, trace.trace_id)
+        ok = all(set(acts) <= set(got.get(src, ())) for src, acts in expected.items())
+        return got if ok else None
+    try:
+        return wait_for(f"replica events {expected}", check)
+    except AssertionError:
+        raise AssertionError(f"expected {expected}, got {events_by_source(session, trace.trace_id)}")
+
+
+def test_a_traced_request_in_a_ring_names_the_replicas(ring):
+    nodes, s = ring
+    write = SimpleStatement("INSERT INTO r.t (p, v) VALUES (1, 1)",
+                            consistency_level=ConsistencyLevel.ALL)
+    _, w = traced(s, write)
+    others = {n.host for n in nodes} - {str(w.coordinator)}
+    assert {a for a in activities(w) if a.startswith("Sending MUTATION")} == {
+        f"Sending MUTATION message to /{h}" for h in others}, activities(w)
+    coordinator = str(w.coordinator)
+    replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}"] for h in others})
+    read = SimpleStatement("SELECT * FROM r.t WHERE p = 1",
+                           consistency_level=ConsistencyLevel.ALL)
+    rs, r = traced(s, read)
+    assert [x.v for x in rs] == [1]
+    others = {n.host for n in nodes} - {str(r.coordinator)}
+    sent = {a.split(" /")[-1] for a in activities(r)
+            if re.fullmatch(r"Sending READ_(DATA|DIGEST) message to /[0-9.]+", a)}
+    assert sent == others, activities(r)
+    coordinator = str(r.coordinator)
+    replica_events(s, r, {h: [f"Enqueuing response to /{coordinator}"] for h in others})
+    # The session is read back through any node (system_traces has two replicas).
+    for n in nodes:
+        one = make_cluster(n)
+        try:
+            row = one.connect().execute(
+                SimpleStatement("SELECT duration FROM system_traces.sessions "
+                                "WHERE session_id = %s",
+                                consistency_level=ConsistencyLevel.ONE),
+                [r.trace_id]).one()
+            assert row is not None and row.duration is not None
+        finally:
+            one.shutdown()
+
+
+def test_replicas_record_their_own_events_of_a_write(ring):
+    nodes, s = ring
+    write = SimpleStatement("INSERT INTO r.t (p, v) VALUES (2, 2)",
+                            consistency_level=ConsistencyLevel.QUORUM)
+    _, w = traced(s, write)
+    coordinator = str(w.coordinator)
+    others = {n.host for n in nodes} - {coordinator}
+    expected = {h: [f"MUTATION message received from /{coordinator}",
+                    "Appending to commitlog",
+                    "Adding to t memtable",
+                    f"Enqueuing response to /{coordinator}"] for h in others}
+    got = replica_events(s, w, expected)
+    for h in others:
+        acts = got[h]
+        # In Cassandra's order: received, applied, answered.
+        assert acts.index(f"MUTATION message received from /{coordinator}") \
+            < acts.index("Adding to t memtable") \
+            < acts.index(f"Enqueuing response to /{coordinator}"), acts
+        # A replica records nothing of the coordinator's own steps.
+        assert not any(a.startswith("Parsing ") for a in acts), acts
+    # The coordinator's events are its own: no replica's text under its source.
+    assert not any("message received" in a for a in got[coordinator]), got[coordinator]
+
+
+def test_replicas_record_their_own_events_of_a_read(ring):
+    nodes, s = ring
+    s.execute(SimpleStatement("INSERT INTO r.t (p, v) VALUES (3, 3)",
+                              consistency_level=ConsistencyLevel.ALL))
+    read = SimpleStatement("SELECT * FROM r.t WHERE p = 3", consistency_level=ConsistencyLevel.ALL)
+    rs, r = traced(s, read)
+    assert [x.v for x in rs] == [3]
+    coordinator = str(r.coordinator)
+    others = {n.host for n in nodes} - {coordinator}
+    expected = {h: ["Executing single-partition query on t",
+                    "Partition found in memtable",
+                    "Read 1 live rows and 0 tombstone cells",
+                    f"Enqueuing response to /{coordinator}"] for h in others}
+    got = replica_events(s, r, expected)
+    # Each replica received what the coordinator sent it (the coordinator, a replica, reads
+    # the data itself: the others give digests).
+    for h in others:
+        sent = [a.split()[1] for a in got[coordinator] if a.endswith(f" message to /{h}")]
+        received = [a for a in got[h] if " message received from " in a]
+        assert sent and received == [f"{sent[0]} message received from /{coordinator}"], got
+    # The replicas' rows carry their own thread and time since the message arrived.
+    rows = list(s.execute(SimpleStatement(
+        "SELECT source, thread, source_elapsed FROM system_traces.events WHERE session_id = %s",
+        consistency_level=ConsistencyLevel.QUORUM), [r.trace_id]))
+    for row in rows:
+        assert row.thread and row.source_elapsed is not None and row.source_elapsed >= 0, row
+
+
+def test_replicas_trace_range_reads_and_paxos_rounds(ring):
+    nodes, s = ring
+    s.execute(SimpleStatement("INSERT INTO r.t (p, v) VALUES (4, 4)",
+                              consistency_level=ConsistencyLevel.ALL))
+    scan = SimpleStatement("SELECT * FROM r.t", consistency_level=ConsistencyLevel.ALL)
+    rs, t = traced(s, scan)
+    assert 4 in [x.v for x in rs]
+    coordinator = str(t.coordinator)
+    others = {n.host for n in nodes} - {coordinator}
+    replica_events(s, t, {h: [f"RANGE_DATA message received from /{coordinator}",
+                              f"Enqueuing response to /{coordinator}"] for h in others})
+    cas = SimpleStatement("INSERT INTO r.t (p, v) VALUES (5, 5) IF NOT EXISTS",
+                          consistency_level=ConsistencyLevel.QUORUM,
+                          serial_consistency_level=ConsistencyLevel.SERIAL)
+    rs, t = traced(s, cas)
+    assert rs.one()[0] is True
+    coordinator = str(t.coordinator)
+    others = {n.host for n in nodes} - {coordinator}
+    assert any(a.startswith("Sending PAXOS_PREPARE message to /") for a in activities(t)), \
+        activities(t)
+    phases = ["PAXOS_PREPARE", "PAXOS_PROPOSE", "PAXOS_COMMIT"]
+    got = replica_events(s, t, {h: [f"{p} message received from /{coordinator}"
+                                    for p in phases] for h in others})
+    for h in others:
+        responses = [a for a in got[h] if a == f"Enqueuing response to /{coordinator}"]
+        assert len(responses) >= 3, got[h]
+
+
+def test_a_counter_leader_records_its_events(ring):
+    from test_cluster import alone
+    nodes, s = ring
+    # One replica per partition: a coordinator that is not it forwards the increment to it.
+    update = SimpleStatement("UPDATE r1.c SET n = n + 1 WHERE p = 7",
+                             consistency_level=ConsistencyLevel.ONE)
+    forwarded = []
+    for n in nodes:
+        c = alone(n)
+        try:
+            _, t = traced(c.connect(), update)
+        finally:
+            c.shutdown()
+        sent = [a for a in activities(t) if a.startswith("Sending COUNTER_MUTATION message")]
+        if sent:
+            forwarded.append((t, sent[0].split(" /")[-1]))
+    # Two of the three nodes are not the partition's replica.
+    assert len(forwarded) == 2, forwarded
+    for t, leader in forwarded:
+        coordinator = str(t.coordinator)
+        replica_events(s, t, {leader: [f"COUNTER_MUTATION message received from /{coordinator}",
+                                       "Executing single-partition query on c",
+                                       "Adding to c memtable",
+                                       f"Enqueuing response to /{coordinator}"]})
+    assert s.execute("SELECT n FROM r1.c WHERE p = 7").one().n == 3
+
+
+def test_untraced_requests_leave_no_replica_events(ring):
+    nodes, s = ring
+
+    def all_events():
+        return s.execute(SimpleStatement("SELECT count(*) FROM system_traces.events",
+                                         consistency_level=ConsistencyLevel.ALL)).one()[0]
+
+    before = all_events()
+    for i in range(10):
+        s.execute(SimpleStatement(f"INSERT INTO r.t (p, v) VALUES ({100 + i}, {i})",
+                                  consistency_level=ConsistencyLevel.ALL))
+        s.execute(SimpleStatement(f"SELECT * FROM r.t WHERE p = {100 + i}",
+                                  consistency_level=ConsistencyLevel.ALL))
+    # A traced write after them: each replica's trace writer stores sessions in order, so
+    # once its events are there, anything the untraced requests had left would be too.
+    _, w = traced(s, SimpleStatement("INSERT INTO r.t (p, v) VALUES (200, 0)",
+                                     consistency_level=ConsistencyLevel.ALL))
+    coordinator = str(w.coordinator)
+    others = {n.host for n in nodes} - {coordinator}
+    got = replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}"] for h in others})
+    assert all_events() == before + sum(len(a) for a in got.values())

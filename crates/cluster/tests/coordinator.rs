@@ -563,7 +563,7 @@ async fn cas(
     let (proxy, table) = (Arc::clone(&node.proxy), node.db.table(KS, "t").unwrap());
     tokio::task::spawn_blocking(move || {
         let levels = (serial, Consistency::Quorum);
-        proxy.cas(&table, &kv::pk(a), levels, Wait::Allowed, |round| {
+        proxy.cas(&table, &kv::pk(a), levels, Wait::Allowed, None, |round| {
             let cmd = ReadCommand::all(kv::now(), Wait::Allowed);
             let seen = value_of(round.read(&table, &kv::pk(a), &cmd)?);
             Ok::<_, Error>(match next(seen.as_deref()) {

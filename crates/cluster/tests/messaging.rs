@@ -675,3 +675,38 @@ async fn try_send_and_handlers_that_finish_at_once_wait_or_panic() {
         .try_send(ip(2), Verb::Mutation, Bytes::from_static(b"y"))
         .is_err());
 }
+
+/// A traced request carries its session id to the peer's handler, its body unchanged; an
+/// untraced one carries none — through `request` and through `try_send` alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_traced_request_carries_its_session_to_the_handler() {
+    let a = node(1, 0, "c").await;
+    let port = a.local_addr().port();
+    let b = node(2, port, "c").await;
+    b.register_traced(
+        Verb::Mutation,
+        Arc::new(|_, body, session| {
+            Box::pin(async move {
+                let mut out = session.map_or(b"-".to_vec(), |s| s.to_vec());
+                out.push(b'|');
+                out.extend_from_slice(&body);
+                Ok(Bytes::from(out))
+            })
+        }),
+    );
+    let session = [9u8; 16];
+    let body = Bytes::from_static(b"x");
+    let traced = a
+        .request_traced(ip(2), Verb::Mutation, body.clone(), SECOND, Some(session))
+        .await
+        .unwrap();
+    assert_eq!(traced, Bytes::from([&session[..], b"|x"].concat()));
+    let plain = a.request(ip(2), Verb::Mutation, body.clone(), SECOND).await;
+    assert_eq!(plain.unwrap(), Bytes::from_static(b"-|x"));
+    // The connection is open now: handed over at once.
+    let answer = a
+        .try_send_traced(ip(2), Verb::Mutation, body.clone(), Some(session))
+        .unwrap_or_else(|_| panic!("the connection is open"));
+    let traced = answer.await.unwrap();
+    assert_eq!(traced, Bytes::from([&session[..], b"|x"].concat()));
+}

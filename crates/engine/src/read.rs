@@ -102,6 +102,17 @@ pub fn live_of(
     cmd: &ReadCommand,
     rules: live::LiveRules<'_>,
 ) -> Result<Option<PartitionResult>> {
+    live_of_counting(key, data, cmd, rules, &mut CellCounts::default())
+}
+
+/// [`live_of`], adding the live cells and tombstones it visited to `counts`.
+pub fn live_of_counting(
+    key: &DecoratedKey,
+    data: Partition,
+    cmd: &ReadCommand,
+    rules: live::LiveRules<'_>,
+    counts: &mut CellCounts,
+) -> Result<Option<PartitionResult>> {
     let rows: Vec<(ClusteringKey, Row)> = if cmd.reversed {
         data.rows.into_iter().rev().collect()
     } else {
@@ -116,7 +127,7 @@ pub fn live_of(
             .filter(|(k, _)| cmd.slice.contains(k.as_bytes()))
             .collect(),
     ));
-    live::live_partition(key, merged, cmd, rules, &mut CellCounts::default())
+    live::live_partition(key, merged, cmd, rules, counts)
 }
 
 /// A consistent view of a table's sources.

@@ -533,6 +533,10 @@ impl Table {
     /// read (see [`crate::read::Snapshot::read_data`]).
     pub fn read_data(&self, key: &DecoratedKey, cmd: &ReadCommand) -> Result<Option<Partition>> {
         let start = std::time::Instant::now();
+        let trace = cmd.trace.as_ref();
+        crate::trace::event(trace, || {
+            format!("Executing single-partition query on {}", self.schema().name)
+        });
         let snapshot = if cmd.bypass_cache {
             self.snapshot_uncached()
         } else {
@@ -542,6 +546,23 @@ impl Table {
             .read_data(key, cmd)
             .inspect_err(|e| self.read_failed(e))?;
         self.requests.read_latency.record(micros_since(start));
+        if let Some(t) = trace {
+            // What the coordinator will make of it: the live rows, and the tombstones the
+            // data carries (only a traced read pays for counting them).
+            let mut cells = crate::model::CellCounts::default();
+            let rows = match &data {
+                Some(d) => self
+                    .with_live_rules(|rules| {
+                        crate::read::live_of_counting(key, d.clone(), cmd, rules, &mut cells)
+                    })?
+                    .map_or(0, |r| r.rows.len() + usize::from(r.static_row.is_some())),
+                None => 0,
+            };
+            t.event(format!(
+                "Read {rows} live rows and {} tombstone cells",
+                cells.tombstones
+            ));
+        }
         Ok(data)
     }
 
@@ -556,14 +577,7 @@ impl Table {
     ) -> crate::read::ScanIter {
         let t = Arc::clone(table);
         let snapshot = table.snapshot();
-        crate::trace::event(cmd.trace.as_ref(), || {
-            format!(
-                "Executing seq scan of {} across {} memtables and {} sstables",
-                table.schema().name,
-                snapshot.memtables.len(),
-                snapshot.sstables.len()
-            )
-        });
+        table.trace_scan(&snapshot, &cmd);
         snapshot
             .scan(start, end_token, cmd)
             .on_error(move |e| t.read_failed(e))
@@ -579,7 +593,9 @@ impl Table {
         max: usize,
     ) -> Result<(Vec<(DecoratedKey, Partition)>, bool)> {
         self.requests.range_scans.fetch_add(1, Ordering::Relaxed);
-        self.snapshot()
+        let snapshot = self.snapshot();
+        self.trace_scan(&snapshot, cmd);
+        snapshot
             .scan_data(start, end_token, cmd, max)
             .inspect_err(|e| self.read_failed(e))
     }
@@ -591,6 +607,18 @@ impl Table {
         crate::view_update::base_rows(data, &hidden)
     }
 
+    /// Tells a traced scan what it scans.
+    fn trace_scan(&self, snapshot: &crate::read::Snapshot, cmd: &ReadCommand) {
+        crate::trace::event(cmd.trace.as_ref(), || {
+            format!(
+                "Executing seq scan of {} across {} memtables and {} sstables",
+                self.schema().name,
+                snapshot.memtables.len(),
+                snapshot.sstables.len()
+            )
+        });
+    }
+
     /// The live content of a partition's data as `cmd` selects it, with this table's dropped
     /// columns removed (see [`crate::read::live_of`]).
     pub fn live(
@@ -599,12 +627,17 @@ impl Table {
         data: Partition,
         cmd: &ReadCommand,
     ) -> Result<Option<crate::read::PartitionResult>> {
+        self.with_live_rules(|rules| crate::read::live_of(key, data, cmd, rules))
+    }
+
+    /// Runs `f` with the rules this table's live rows follow: its dropped columns hidden,
+    /// and strict liveness for a view keyed by a base regular column.
+    fn with_live_rules<R>(&self, f: impl FnOnce(crate::read::live::LiveRules<'_>) -> R) -> R {
         let hidden = Arc::clone(&self.hidden_columns.read());
-        let rules = crate::read::live::LiveRules {
+        f(crate::read::live::LiveRules {
             hidden_columns: &hidden,
             strict_liveness: self.strict_liveness.load(Ordering::Relaxed),
-        };
-        crate::read::live_of(key, data, cmd, rules)
+        })
     }
 
     /// Bytes held by memtables (active and flushing).

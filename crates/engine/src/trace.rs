@@ -21,6 +21,13 @@ pub trait TraceSink: Send + Sync {
     /// One event: what was done, in words (`system_traces.events.activity`). The sink times
     /// it.
     fn event(&self, activity: String);
+
+    /// The tracing session the events belong to (a time UUID), when the sink knows it: a
+    /// coordinator sends it with its messages so that the replicas record their own events
+    /// under the same session.
+    fn session(&self) -> Option<[u8; 16]> {
+        None
+    }
 }
 
 /// A traced request's sink, cheap to clone into the lazy parts of a read (row streams).
@@ -36,6 +43,11 @@ impl Trace {
     /// Records one event.
     pub fn event(&self, activity: impl Into<String>) {
         self.0.event(activity.into());
+    }
+
+    /// The session the events belong to (see [`TraceSink::session`]).
+    pub fn session(&self) -> Option<[u8; 16]> {
+        self.0.session()
     }
 }
 

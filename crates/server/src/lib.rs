@@ -392,6 +392,10 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         .map_err(|e| StartError::Tracing(cairn_cql::Error::Server(e.to_string())))?
         .map_err(StartError::Tracing)?
     };
+    // Coordinators' traced requests: this node records its own events under their sessions.
+    executor
+        .proxy()
+        .set_replica_tracing(Arc::clone(&tracing) as _);
     let handler = Arc::new(
         cql::CqlHandler::new(Arc::clone(&executor), events.clone())
             .with_audit(audit.clone())

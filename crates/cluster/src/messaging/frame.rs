@@ -9,8 +9,11 @@
 //! ```
 //!
 //! `flags` bit 0 marks a response (to the request with the same id), bit 1 a response that
-//! is an error (its body is the error's text). A frame with another magic, an unknown flag or
-//! a body longer than the limit cannot be trusted: the connection is closed.
+//! is an error (its body is the error's text), bit 2 a request of a traced client request:
+//! its body starts with the tracing session's id (16 bytes, Cassandra's `TRACE_SESSION`
+//! message parameter), the request's own body following — an untraced request carries no
+//! byte more. A frame with another magic, an unknown flag or a body longer than the limit
+//! cannot be trusted: the connection is closed.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
@@ -22,6 +25,10 @@ pub const HEADER_LEN: usize = 20;
 pub const RESPONSE: u8 = 1;
 /// Flag: an error response.
 pub const ERROR: u8 = 2;
+/// Flag: a request of a traced client request, its body led by the session id.
+pub const TRACED: u8 = 4;
+/// The length of a tracing session id (a UUID) leading a [`TRACED`] request's body.
+pub const SESSION_LEN: usize = 16;
 
 /// One frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,7 +67,7 @@ impl Frame {
             return Err(format!("bad magic {:02x?}", &buf[..4]));
         }
         let flags = buf[5];
-        if flags & !(RESPONSE | ERROR) != 0 {
+        if flags & !(RESPONSE | ERROR | TRACED) != 0 {
             return Err(format!("unknown flags {flags:#04x}"));
         }
         let len = u32::from_be_bytes([buf[16], buf[17], buf[18], buf[19]]) as usize;
@@ -68,6 +75,9 @@ impl Frame {
             return Err(format!(
                 "a frame of {len} bytes, over the {max_body}-byte limit"
             ));
+        }
+        if flags & TRACED != 0 && (len < SESSION_LEN || flags & RESPONSE != 0) {
+            return Err("a traced frame without its session id".into());
         }
         if buf.len() < HEADER_LEN + len {
             return Ok(None);
@@ -114,6 +124,25 @@ mod tests {
         }
         assert_eq!(got, [f.clone(), f]);
         assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn a_traced_request_needs_its_session_id() {
+        let traced = |flags, len| {
+            let mut wire = BytesMut::new();
+            Frame {
+                verb: 3,
+                flags,
+                id: 1,
+                body: Bytes::from(vec![7; len]),
+            }
+            .encode(&mut wire);
+            Frame::decode(&mut wire, 1024)
+        };
+        let f = traced(TRACED, SESSION_LEN + 2).unwrap().unwrap();
+        assert_eq!((f.flags, f.body.len()), (TRACED, SESSION_LEN + 2));
+        assert!(traced(TRACED, SESSION_LEN - 1).is_err());
+        assert!(traced(TRACED | RESPONSE, SESSION_LEN).is_err());
     }
 
     #[test]

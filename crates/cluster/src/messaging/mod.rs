@@ -31,6 +31,12 @@
 //! answered from there when it finishes at once (the common case); only a handler that must
 //! wait gets a task of its own.
 //!
+//! Tracing: a request sent for a traced client request ([`Messaging::request_traced`],
+//! [`Messaging::try_send_traced`]) carries the tracing session's id, as Cassandra's messages
+//! carry `TRACE_SESSION`; the peer's handler gets it ([`Messaging::register_traced`]) and
+//! records its own events under that session. An untraced request carries nothing more and
+//! costs its receiver one flag test.
+//!
 //! The wire format is [`frame`]'s. A peer that sends a frame that cannot be trusted (bad
 //! magic, oversized) has its connection closed; it never crashes the node.
 //!
@@ -47,7 +53,7 @@ pub mod verb;
 use crate::error::{Error, Result};
 use crate::tls::{InternodeTls, PeerLocations};
 use bytes::{Bytes, BytesMut};
-use frame::{Frame, ERROR, RESPONSE};
+use frame::{Frame, ERROR, RESPONSE, SESSION_LEN, TRACED};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
@@ -89,6 +95,14 @@ pub type HandlerFuture = Pin<Box<dyn Future<Output = std::result::Result<Bytes, 
 
 /// Answers the requests of one verb: `(caller's address, body)`.
 pub type Handler = Arc<dyn Fn(IpAddr, Bytes) -> HandlerFuture + Send + Sync>;
+
+/// A tracing session's id (a time UUID), carried by the requests of a traced client request.
+pub type SessionId = [u8; SESSION_LEN];
+
+/// Answers the requests of one verb, told the tracing session of a traced one:
+/// `(caller's address, body, session)`.
+pub type TracedHandler =
+    Arc<dyn Fn(IpAddr, Bytes, Option<SessionId>) -> HandlerFuture + Send + Sync>;
 
 /// What happens to a request on its way (see [`LinkFilter`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +163,7 @@ struct Inner {
     config: MessagingConfig,
     /// The port peers listen on (this node's own, as every node uses the same).
     peer_port: u16,
-    handlers: Mutex<HashMap<Verb, Handler>>,
+    handlers: Mutex<HashMap<Verb, TracedHandler>>,
     /// One slot per peer; the slot's async lock serialises connecting to that peer only.
     peers: Mutex<HashMap<IpAddr, Arc<PeerSlot>>>,
     filter: Mutex<Option<Arc<dyn LinkFilter>>>,
@@ -197,7 +211,7 @@ impl Messaging {
             metrics: MessagingMetrics::default(),
             failures_logged: Mutex::new(HashMap::new()),
         });
-        let echo: Handler = Arc::new(|_, _| Box::pin(async { Ok(Bytes::new()) }));
+        let echo: TracedHandler = Arc::new(|_, _, _| Box::pin(async { Ok(Bytes::new()) }));
         inner.handlers.lock().insert(Verb::Echo, echo);
         tokio::spawn(accept_loop(listener, Arc::clone(&inner), stop));
         Ok(Messaging { inner, local })
@@ -210,6 +224,13 @@ impl Messaging {
 
     /// Serves `verb` with `handler` (replacing any earlier one).
     pub fn register(&self, verb: Verb, handler: Handler) {
+        let traced: TracedHandler = Arc::new(move |from, body, _| handler(from, body));
+        self.inner.handlers.lock().insert(verb, traced);
+    }
+
+    /// Serves `verb` with `handler`, which is told the tracing session of a traced request
+    /// (replacing any earlier handler).
+    pub fn register_traced(&self, verb: Verb, handler: TracedHandler) {
         self.inner.handlers.lock().insert(verb, handler);
     }
 
@@ -241,12 +262,25 @@ impl Messaging {
         body: Bytes,
         timeout: Duration,
     ) -> Result<Bytes> {
+        self.request_traced(to, verb, body, timeout, None).await
+    }
+
+    /// [`Messaging::request`] for a traced client request: the request carries `session`
+    /// (when given) for the peer to record its events under.
+    pub async fn request_traced(
+        &self,
+        to: IpAddr,
+        verb: Verb,
+        body: Bytes,
+        timeout: Duration,
+        session: Option<SessionId>,
+    ) -> Result<Bytes> {
         let timed_out = || Error::Timeout {
             peer: to,
             verb: verb.name(),
             millis: timeout.as_millis(),
         };
-        if body.len() > self.inner.config.max_body {
+        if traced_len(&body, session) > self.inner.config.max_body {
             // The frame's length field could not say it, and the peer would refuse it.
             return Err(Error::Unreachable {
                 peer: to,
@@ -278,12 +312,7 @@ impl Messaging {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         outbound.pending.lock().insert(id, tx);
-        let frame = Frame {
-            verb: verb.code(),
-            flags: 0,
-            id,
-            body,
-        };
+        let frame = request_frame(verb, id, body, session);
         if outbound.tx.send(frame).await.is_err() {
             outbound.pending.lock().remove(&id);
             return Err(Error::Unreachable {
@@ -321,7 +350,20 @@ impl Messaging {
         verb: Verb,
         body: Bytes,
     ) -> std::result::Result<Answer, Bytes> {
-        if body.len() > self.inner.config.max_body || self.inner.filter.lock().is_some() {
+        self.try_send_traced(to, verb, body, None)
+    }
+
+    /// [`Messaging::try_send`] for a traced client request: the request carries `session`
+    /// (when given) for the peer to record its events under.
+    pub fn try_send_traced(
+        &self,
+        to: IpAddr,
+        verb: Verb,
+        body: Bytes,
+        session: Option<SessionId>,
+    ) -> std::result::Result<Answer, Bytes> {
+        let too_big = traced_len(&body, session) > self.inner.config.max_body;
+        if too_big || self.inner.filter.lock().is_some() {
             return Err(body);
         }
         let Some(outbound) = self.inner.open_outbound(to) else {
@@ -330,18 +372,19 @@ impl Messaging {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         outbound.pending.lock().insert(id, tx);
-        let frame = Frame {
-            verb: verb.code(),
-            flags: 0,
-            id,
-            body,
-        };
+        let frame = request_frame(verb, id, body, session);
         if let Err(e) = outbound.tx.try_send(frame) {
             outbound.pending.lock().remove(&id);
             let frame = match e {
                 mpsc::error::TrySendError::Full(f) | mpsc::error::TrySendError::Closed(f) => f,
             };
-            return Err(frame.body);
+            // The caller's body, without the session id this put in front of it.
+            let lead = if frame.flags & TRACED != 0 {
+                SESSION_LEN
+            } else {
+                0
+            };
+            return Err(frame.body.slice(lead..));
         }
         Ok(Answer {
             rx,
@@ -812,8 +855,12 @@ async fn serve_inbound(
         };
         let handler = Verb::from_code(f.verb).and_then(|v| inner.handlers.lock().get(&v).cloned());
         let (verb, id) = (f.verb, f.id);
+        let (session, body) = match f.flags & TRACED {
+            0 => (None, f.body),
+            _ => split_session(f.body),
+        };
         let mut answer: HandlerFuture = match handler {
-            Some(h) => h(from, f.body),
+            Some(h) => h(from, body, session),
             None => {
                 Box::pin(async move { Err::<Bytes, String>(format!("no handler for verb {verb}")) })
             }
@@ -839,6 +886,36 @@ async fn serve_inbound(
             }
         }
     }
+}
+
+/// A request's frame: its body led by the tracing session's id when it has one.
+fn request_frame(verb: Verb, id: u64, body: Bytes, session: Option<SessionId>) -> Frame {
+    let (flags, body) = match session {
+        None => (0, body),
+        Some(s) => {
+            let mut traced = BytesMut::with_capacity(SESSION_LEN + body.len());
+            traced.extend_from_slice(&s);
+            traced.extend_from_slice(&body);
+            (TRACED, traced.freeze())
+        }
+    };
+    Frame {
+        verb: verb.code(),
+        flags,
+        id,
+        body,
+    }
+}
+
+/// The length of a request's frame body: its body, and its session id when traced.
+fn traced_len(body: &Bytes, session: Option<SessionId>) -> usize {
+    body.len() + session.map_or(0, |_| SESSION_LEN)
+}
+
+/// A traced request's session id and its own body (`Frame::decode` checked the length).
+fn split_session(mut body: Bytes) -> (Option<SessionId>, Bytes) {
+    let rest = body.split_off(SESSION_LEN.min(body.len()));
+    (<SessionId>::try_from(body.as_ref()).ok(), rest)
 }
 
 /// Polls a handler's answer once without a task of its own: `Some` when it finished (a

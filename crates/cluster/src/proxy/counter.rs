@@ -113,7 +113,11 @@ impl StorageProxy {
                             datacenter: None,
                         },
                     )?;
-                    forward(remote, leader, &group, cl, block_for)?;
+                    if let Some(t) = trace {
+                        t.event(format!("Sending COUNTER_MUTATION message to /{leader}"));
+                    }
+                    let session = trace.and_then(Trace::session);
+                    forward(remote, leader, &group, cl, block_for, session)?;
                     continue;
                 }
             }
@@ -121,7 +125,7 @@ impl StorageProxy {
             let Some(_lock) = self.counter_locks.lock(first.table, &key, wait) else {
                 return Err(Error::Engine(cairn_engine::Error::WouldBlock));
             };
-            let resolved = resolve(&table, group, &local, wait)?;
+            let resolved = resolve(&table, group, &local, wait, trace)?;
             self.mutate_as(resolved, cl, Operation::Counter, wait, acks, trace)?;
         }
         Ok(())
@@ -149,14 +153,16 @@ fn forward(
     group: &[Mutation],
     cl: Consistency,
     block_for: usize,
+    session: Option<crate::messaging::SessionId>,
 ) -> Result<()> {
     let mut body = cl.code().to_be_bytes().to_vec();
     encode_batch(group, &mut body);
     let timeout = remote.write_timeout.saturating_mul(2);
-    let request =
-        remote
-            .messaging
-            .request(leader, Verb::CounterMutation, Bytes::from(body), timeout);
+    let body = Bytes::from(body);
+    let verb = Verb::CounterMutation;
+    let request = remote
+        .messaging
+        .request_traced(leader, verb, body, timeout, session);
     match remote.runtime.block_on(request) {
         Ok(_) => Ok(()),
         Err(Error::Timeout { .. }) => Err(Error::WriteTimeout(WriteTimeout {
@@ -175,6 +181,7 @@ pub(super) async fn serve_leader(
     proxy: Arc<StorageProxy>,
     from: IpAddr,
     body: Bytes,
+    trace: Option<Trace>,
 ) -> std::result::Result<Bytes, String> {
     let (code, rest) = match body.as_ref() {
         [a, b, ..] => (u16::from_be_bytes([*a, *b]), body.slice(2..)),
@@ -184,12 +191,14 @@ pub(super) async fn serve_leader(
         .ok_or_else(|| format!("counter mutation from {from}: bad consistency {code}"))?;
     let mutations = decode_batch(&rest)
         .map_err(|e| format!("undecodable counter mutation from {from}: {e:?}"))?;
+    let t = trace.clone();
     tokio::task::spawn_blocking(move || {
-        proxy.counter_write(mutations, cl, Wait::Allowed, None, None, true)
+        proxy.counter_write(mutations, cl, Wait::Allowed, None, t.as_ref(), true)
     })
     .await
     .map_err(|e| format!("counter mutation task failed: {e}"))?
     .map_err(|e| e.to_string())?;
+    cairn_engine::trace::event(trace.as_ref(), || format!("Enqueuing response to /{from}"));
     Ok(Bytes::new())
 }
 
@@ -212,12 +221,14 @@ fn by_partition(mutations: Vec<Mutation>) -> Vec<Vec<Mutation>> {
 type CellAt = (Option<ClusteringKey>, ColumnId);
 
 /// One partition's counter mutations with every delta replaced by this node's resulting
-/// shard, read from `table` (the caller holds the partition's counter lock).
+/// shard, read from `table` (the caller holds the partition's counter lock); a traced
+/// request's `trace` hears of the read.
 fn resolve(
     table: &Table,
     mut group: Vec<Mutation>,
     local: &[u8; 16],
     wait: Wait,
+    trace: Option<&Trace>,
 ) -> Result<Vec<Mutation>> {
     let Some(key) = group.first().map(|m| m.key.clone()) else {
         return Ok(group);
@@ -244,6 +255,7 @@ fn resolve(
     let mut cmd = ReadCommand::all(now_secs(), wait);
     cmd.slice = Slice::new(ranges);
     cmd.include_static = include_static;
+    cmd.trace = trace.cloned();
     let current = table.read(&key, &cmd)?;
     let mut shards: HashMap<CellAt, Shard> = HashMap::new();
     if let Some(p) = &current {

@@ -217,6 +217,7 @@ async fn coordinate(
 ) -> Result<Deferred> {
     let id = table.schema().id;
     let body = read::encode_request(id, &key, &cmd);
+    let session = cmd.trace.as_ref().and_then(cairn_engine::Trace::session);
     let mut answers: Vec<Option<Answer>> = contacts.iter().map(|_| None).collect();
     let mut progress = Progress {
         consistency: cl,
@@ -239,11 +240,14 @@ async fn coordinate(
         };
         // Handed to the connection at once when it is open (no task, no timer of its own:
         // the read's deadline covers it), else through `request`.
-        let ask: Asked = match messaging.try_send(c.address, verb, body.clone()) {
+        let ask: Asked = match messaging.try_send_traced(c.address, verb, body.clone(), session) {
             Ok(answer) => Box::pin(answer),
             Err(body) => {
                 let (messaging, peer) = (Arc::clone(&messaging), c.address);
-                Box::pin(async move { messaging.request(peer, verb, body, timeout).await })
+                Box::pin(async move {
+                    let asked = messaging.request_traced(peer, verb, body, timeout, session);
+                    asked.await
+                })
             }
         };
         waits.push((i, ask));

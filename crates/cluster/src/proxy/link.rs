@@ -2,6 +2,9 @@
 //! tasks, its answer handed to the thread waiting for the level through a channel. The
 //! waiting thread may have its answer (or have given up) before a replica answers: the
 //! request goes on regardless, and a late answer is dropped.
+//!
+//! A traced request's link records each message it sends ("Sending `VERB` message to
+//! /peer") and sends its session along, for the replica to record its own events under.
 
 use crate::error::Result;
 use crate::messaging::{Messaging, Verb};
@@ -11,6 +14,8 @@ use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cairn_engine::Trace;
+
 /// Messaging, the runtime its requests are sent from, and how long a request may take.
 pub(super) struct Link<'a> {
     /// Internode messaging.
@@ -19,6 +24,8 @@ pub(super) struct Link<'a> {
     pub runtime: &'a tokio::runtime::Handle,
     /// How long the caller waits (each request's own timeout too).
     pub timeout: Duration,
+    /// The request's trace, when it is traced.
+    pub trace: Option<&'a Trace>,
 }
 
 impl Link<'_> {
@@ -33,8 +40,14 @@ impl Link<'_> {
         deliver: impl FnOnce(Result<Bytes>) -> Option<T> + Send + 'static,
     ) {
         let (tx, messaging, timeout) = (tx.clone(), Arc::clone(self.messaging), self.timeout);
+        let session = self.trace.and_then(|t| {
+            t.event(format!("Sending {} message to /{peer}", verb.name()));
+            t.session()
+        });
         self.runtime.spawn(async move {
-            let outcome = messaging.request(peer, verb, body, timeout).await;
+            let outcome = messaging
+                .request_traced(peer, verb, body, timeout, session)
+                .await;
             if let Some(message) = deliver(outcome) {
                 let _ = tx.send(message);
             }

@@ -209,6 +209,9 @@ pub struct StorageProxy {
     paxos: paxos::state::PaxosState,
     /// Materialized views' maintenance on this node's writes.
     views: Arc<views::Views>,
+    /// How this node records its events of coordinators' traced requests (set once the
+    /// node's tracing has started; until then they are not recorded).
+    replica_tracing: std::sync::OnceLock<Arc<dyn replica::ReplicaTracing>>,
 }
 
 impl StorageProxy {
@@ -227,7 +230,19 @@ impl StorageProxy {
             ballots,
             cas_locks: PartitionLocks::default(),
             counter_locks: PartitionLocks::default(),
+            replica_tracing: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Sets how this node records its own events of coordinators' traced requests (once:
+    /// a second call is ignored).
+    pub fn set_replica_tracing(&self, tracing: Arc<dyn replica::ReplicaTracing>) {
+        let _ = self.replica_tracing.set(tracing);
+    }
+
+    /// This node's trace of a coordinator's session `session`, if the node traces.
+    fn replica_trace(&self, session: crate::messaging::SessionId) -> Option<Trace> {
+        self.replica_tracing.get().map(|t| t.replica_trace(session))
     }
 
     /// Coordinates: writes, reads, scans and Paxos rounds go to the other replicas too (those
@@ -469,6 +484,7 @@ impl StorageProxy {
                 messaging: &remote.messaging,
                 runtime: &remote.runtime,
                 timeout: remote.read_timeout,
+                trace: cmd.trace.as_ref(),
             },
         };
         let mut result = read::coordinate(&coordination, key, cmd, cl, &contacts);
@@ -690,7 +706,7 @@ impl StorageProxy {
         };
         let route = |base: &Mutation, view: &Mutation| self.view_replica(&topology, base, view);
         let sends = self.views.apply_with(mutations, wait, trace, &route)?;
-        self.send_view_updates(&topology, remote, sends);
+        self.send_view_updates(&topology, remote, sends, trace);
         Ok(())
     }
 
@@ -711,19 +727,22 @@ impl StorageProxy {
             None => self.views.build(base_id, view, &|_, _| None, &|_| {}),
             Some(remote) => {
                 let route = |b: &Mutation, v: &Mutation| self.view_replica(&topology, b, v);
-                let send = |sends| self.send_view_updates(&topology, remote, sends);
+                let send = |sends| self.send_view_updates(&topology, remote, sends, None);
                 self.views.build(base_id, view, &route, &send)
             }
         }
     }
 
-    /// Sends view updates to their view replicas, not awaited (a failure is logged).
+    /// Sends view updates to their view replicas, not awaited (a failure is logged); a
+    /// traced request's `trace` hears of each message, which carries its session.
     fn send_view_updates(
         &self,
         topology: &Topology,
         remote: &RemoteReplicas,
         sends: Vec<(usize, Mutation)>,
+        trace: Option<&Trace>,
     ) {
+        let session = trace.and_then(Trace::session);
         let endpoints = topology.ring().endpoints();
         let mut by_target: HashMap<usize, Vec<Mutation>> = HashMap::new();
         for (t, m) in sends {
@@ -735,10 +754,14 @@ impl StorageProxy {
             };
             let mut body = Vec::new();
             cairn_engine::model::mutation::encode_batch(&share, &mut body);
+            let verb = crate::messaging::Verb::Mutation;
+            if let Some(t) = trace {
+                t.event(format!("Sending {} message to /{peer}", verb.name()));
+            }
             let (messaging, timeout) = (Arc::clone(&remote.messaging), remote.write_timeout);
             remote.runtime.spawn(async move {
                 let r = messaging
-                    .request(peer, crate::messaging::Verb::Mutation, body.into(), timeout)
+                    .request_traced(peer, verb, body.into(), timeout, session)
                     .await;
                 if let Err(e) = r {
                     tracing::warn!("view update to {peer} failed: {e}");

@@ -330,15 +330,6 @@ fn gather(
             Verb::ReadData
         }
     };
-    if let Some(t) = &cmd.trace {
-        for (i, contact) in contacts.iter().enumerate().filter(|(_, c)| !c.local) {
-            t.event(format!(
-                "Sending {} message to /{}",
-                verb(i).name(),
-                contact.address
-            ));
-        }
-    }
     gather_with(
         c,
         contacts,

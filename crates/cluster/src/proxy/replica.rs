@@ -21,26 +21,64 @@
 //! round on this node's state (`paxos/state.rs`, wire format in `paxos/wire.rs`): each reads
 //! and writes the partition's state, and a commit applies the update — here unless that
 //! would wait, else on the blocking pool.
+//!
+//! Tracing: a request of a traced client request carries the coordinator's session id
+//! (`messaging`); this node then records its own events under that session, as Cassandra's
+//! replicas do — "`VERB` message received from /coordinator", what the engine did (the
+//! commitlog and memtables of a write, each source of a read), "Enqueuing response to
+//! /coordinator" — with its own address as their `source` and their elapsed time counted from
+//! the message's arrival. The events are stored by the node's [`ReplicaTracing`] (the `cql`
+//! crate's trace writer) once the request is done. Anything this node sends for the request
+//! (a counter leader's writes, a Paxos commit's view updates) carries the session on.
 
 use super::paxos::wire;
 use super::read::{decode_request, digest, encode_data};
 use super::scan;
 use super::StorageProxy;
-use crate::messaging::{Messaging, Verb};
+use crate::messaging::{Messaging, SessionId, Verb};
 use bytes::Bytes;
 use cairn_engine::model::mutation::decode_batch;
-use cairn_engine::Wait;
+use cairn_engine::{Trace, Wait};
+use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+/// How a node records its own events of coordinators' traced requests (the `cql` crate's
+/// tracing implements it, with its trace writer).
+pub trait ReplicaTracing: Send + Sync {
+    /// A trace for this node's part of the coordinator's session `session`: its events
+    /// are stored under that session with this node as their source, their elapsed time
+    /// counted from now, once the trace's last clone is dropped.
+    fn replica_trace(&self, session: SessionId) -> Trace;
+}
+
+/// A traced request's trace on this node, its arrival recorded; `None` for an untraced one
+/// (or a node that does not trace).
+fn received(
+    proxy: &StorageProxy,
+    verb: Verb,
+    from: IpAddr,
+    session: Option<SessionId>,
+) -> Option<Trace> {
+    let trace = proxy.replica_trace(session?)?;
+    trace.event(format!("{} message received from /{from}", verb.name()));
+    Some(trace)
+}
+
+/// Records the answer's leaving, on a traced request.
+fn respond(trace: Option<&Trace>, from: IpAddr) {
+    cairn_engine::trace::event(trace, || format!("Enqueuing response to /{from}"));
+}
 
 /// Registers the replica's verbs on `messaging`, applying to `proxy`'s database.
 pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
     let applier = Arc::clone(proxy);
-    messaging.register(
+    messaging.register_traced(
         Verb::Mutation,
-        Arc::new(move |from, body: Bytes| {
+        Arc::new(move |from, body: Bytes, session| {
             let proxy = Arc::clone(&applier);
             Box::pin(async move {
+                let trace = received(&proxy, Verb::Mutation, from, session);
                 let decode = |body: &Bytes| {
                     decode_batch(body)
                         .map_err(|e| format!("undecodable mutation from {from}: {e:?}"))
@@ -51,12 +89,12 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                 // a periodic commitlog), else again on the blocking pool — the handoff costs
                 // more CPU than the write. A base table's views are kept as this node
                 // applies (`views.rs`).
-                match proxy.apply_local(mutations, Wait::Never, None) {
+                match proxy.apply_local(mutations, Wait::Never, trace.as_ref()) {
                     Err(cairn_engine::Error::WouldBlock) => {
                         let mutations = decode(&body)?;
-                        let p = Arc::clone(&proxy);
+                        let (p, t) = (Arc::clone(&proxy), trace.clone());
                         tokio::task::spawn_blocking(move || {
-                            p.apply_local(mutations, Wait::Allowed, None)
+                            p.apply_local(mutations, Wait::Allowed, t.as_ref())
                         })
                         .await
                         .map_err(|e| format!("mutation task failed: {e}"))?
@@ -68,29 +106,30 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                     .metrics()
                     .replica_received_mutations
                     .fetch_add(count, Ordering::Relaxed);
+                respond(trace.as_ref(), from);
                 Ok(Bytes::new())
             })
         }),
     );
     let leader = Arc::clone(proxy);
-    messaging.register(
+    messaging.register_traced(
         Verb::CounterMutation,
-        Arc::new(move |from, body: Bytes| {
-            Box::pin(super::counter::serve_leader(
-                Arc::clone(&leader),
-                from,
-                body,
-            ))
+        Arc::new(move |from, body: Bytes, session| {
+            let trace = received(&leader, Verb::CounterMutation, from, session);
+            let served = super::counter::serve_leader(Arc::clone(&leader), from, body, trace);
+            Box::pin(served)
         }),
     );
     for verb in [Verb::ReadData, Verb::ReadDigest] {
         let reader = Arc::clone(proxy);
-        messaging.register(
+        messaging.register_traced(
             verb,
-            Arc::new(move |_from, body: Bytes| {
+            Arc::new(move |from, body: Bytes, session| {
                 let proxy = Arc::clone(&reader);
                 Box::pin(async move {
-                    let (id, key, cmd) = decode_request(&body)?;
+                    let trace = received(&proxy, verb, from, session);
+                    let (id, key, mut cmd) = decode_request(&body)?;
+                    cmd.trace = trace.clone();
                     let table = proxy
                         .db()
                         .table_by_id(id)
@@ -111,23 +150,27 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                         other => other,
                     }
                     .map_err(|e| e.to_string())?;
-                    Ok(match verb {
+                    let answer = match verb {
                         Verb::ReadDigest => {
                             Bytes::copy_from_slice(&digest(id, &key, data.as_ref()))
                         }
                         _ => encode_data(id, &key, data),
-                    })
+                    };
+                    respond(trace.as_ref(), from);
+                    Ok(answer)
                 })
             }),
         );
     }
     let reader = Arc::clone(proxy);
-    messaging.register(
+    messaging.register_traced(
         Verb::RangeData,
-        Arc::new(move |_from, body: Bytes| {
+        Arc::new(move |coordinator, body: Bytes, session| {
             let proxy = Arc::clone(&reader);
             Box::pin(async move {
-                let (id, from, end, max, cmd) = scan::decode_request(&body)?;
+                let trace = received(&proxy, Verb::RangeData, coordinator, session);
+                let (id, from, end, max, mut cmd) = scan::decode_request(&body)?;
+                cmd.trace = trace.clone();
                 let table = proxy
                     .db()
                     .table_by_id(id)
@@ -138,19 +181,30 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                 .await
                 .map_err(|e| format!("range read task failed: {e}"))?
                 .map_err(|e| e.to_string())?;
+                cairn_engine::trace::event(trace.as_ref(), || {
+                    format!(
+                        "Read {} partitions{}",
+                        parts.len(),
+                        if more { ", more to come" } else { "" }
+                    )
+                });
+                respond(trace.as_ref(), coordinator);
                 Ok(scan::encode_answer(id, parts, more))
             })
         }),
     );
     for verb in [Verb::PaxosPrepare, Verb::PaxosPropose, Verb::PaxosCommit] {
         let replica = Arc::clone(proxy);
-        messaging.register(
+        messaging.register_traced(
             verb,
-            Arc::new(move |_from, body: Bytes| {
+            Arc::new(move |from, body: Bytes, session| {
                 let proxy = Arc::clone(&replica);
                 Box::pin(async move {
+                    let trace = received(&proxy, verb, from, session);
                     let request = wire::decode_request(&body, verb != Verb::PaxosPrepare)?;
+                    let t = trace.clone();
                     let phase = move |proxy: &StorageProxy, wait| {
+                        let trace = t.as_ref();
                         let (id, key, state) = (request.table, &request.key, &proxy.paxos);
                         match verb {
                             Verb::PaxosPrepare => state
@@ -160,15 +214,15 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                                 .propose(id, key, &request.proposal(), wait)
                                 .map(|accepted| Bytes::from(vec![u8::from(accepted)])),
                             _ => state
-                                .commit(id, key, &request.proposal(), wait, &|m, w, t| {
-                                    proxy.apply_local(m, w, t)
+                                .commit(id, key, &request.proposal(), wait, &|m, w, _| {
+                                    proxy.apply_local(m, w, trace)
                                 })
                                 .map(|()| Bytes::new()),
                         }
                     };
                     // Here when nothing must wait (the state in a memtable, the lock free),
                     // else again on the blocking pool.
-                    match phase(&proxy, Wait::Never) {
+                    let answer = match phase(&proxy, Wait::Never) {
                         Err(crate::Error::Engine(cairn_engine::Error::WouldBlock)) => {
                             tokio::task::spawn_blocking(move || phase(&proxy, Wait::Allowed))
                                 .await
@@ -176,7 +230,9 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                                 .map_err(|e| e.to_string())
                         }
                         other => other.map_err(|e| e.to_string()),
-                    }
+                    }?;
+                    respond(trace.as_ref(), from);
+                    Ok(answer)
                 })
             }),
         );

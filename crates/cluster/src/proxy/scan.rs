@@ -199,7 +199,8 @@ pub(super) struct Reach<'a> {
 }
 
 impl Reach<'_> {
-    fn coordination(&self) -> Coordination<'_> {
+    /// How a piece is read: its messages traced to `trace` when the scan is traced.
+    fn coordination<'b>(&'b self, trace: Option<&'b cairn_engine::Trace>) -> Coordination<'b> {
         Coordination {
             table: &self.table,
             proxy: self.proxy,
@@ -207,6 +208,7 @@ impl Reach<'_> {
                 messaging: self.messaging,
                 runtime: self.runtime,
                 timeout: self.timeout,
+                trace,
             },
         }
     }
@@ -285,7 +287,8 @@ impl<'a> RingScan<'a> {
             return Ok(());
         };
         let (end, contacts) = (piece.end, piece.contacts.clone());
-        let c = &self.reach.coordination();
+        let trace = self.cmd.trace.clone();
+        let c = &self.reach.coordination(trace.as_ref());
         let cmd = &self.cmd;
         let table_id = c.table.schema().id;
         let mut progress = Progress {

@@ -101,9 +101,6 @@ pub(super) fn start(
         if share.is_empty() || Some(t) == local {
             continue;
         }
-        if let (Some(trace), Some(e)) = (trace, endpoints.get(t)) {
-            trace.event(format!("Sending MUTATION message to /{}", e.address));
-        }
         let mut body = Vec::new();
         encode_batch(share, &mut body);
         sends.push((t, Bytes::from(body)));
@@ -117,6 +114,7 @@ pub(super) fn start(
         acked,
         Verb::Mutation,
         sends,
+        trace,
     ))
 }
 
@@ -135,6 +133,7 @@ pub(super) struct PaxosCommit<'a> {
 /// [`start`] for a Paxos commit (`plans` holds the partition's one plan): every target
 /// applies the proposal and records it as committed (`PAXOS_COMMIT`); this node's share on
 /// the calling thread, which may wait.
+#[allow(clippy::too_many_arguments)] // one commit's whole description, all used together
 pub(super) fn start_commit(
     topology: &Arc<Topology>,
     commit: PaxosCommit<'_>,
@@ -143,6 +142,7 @@ pub(super) fn start_commit(
     write_type: WriteType,
     remote: &RemoteReplicas,
     apply: &LocalApply<'_>,
+    trace: Option<&cairn_engine::Trace>,
 ) -> Result<impl Future<Output = Result<()>> + Send + 'static> {
     let ring = topology.ring();
     let local = ring.position(topology.local_id());
@@ -176,11 +176,13 @@ pub(super) fn start_commit(
         acked,
         Verb::PaxosCommit,
         sends,
+        trace,
     ))
 }
 
 /// Sends each `(target, body)` as `verb` and returns the wait for `cl` over `plans`, the
-/// targets in `acked` counted as acknowledged already.
+/// targets in `acked` counted as acknowledged already. A traced request's `trace` hears of
+/// each message, which carries its session.
 #[allow(clippy::too_many_arguments)] // one write's whole description, all used together
 fn send_and_count(
     topology: Arc<Topology>,
@@ -191,7 +193,9 @@ fn send_and_count(
     mut acked: Vec<bool>,
     verb: Verb,
     sends: Vec<(usize, Bytes)>,
+    trace: Option<&cairn_engine::Trace>,
 ) -> impl Future<Output = Result<()>> + Send + 'static {
+    let session = trace.and_then(cairn_engine::Trace::session);
     let (tx, rx) = mpsc::unbounded_channel::<Answer>();
     let mut outstanding = 0usize;
     // Requests handed to their connection at once, awaited by the caller's future itself;
@@ -202,7 +206,10 @@ fn send_and_count(
             continue;
         };
         outstanding += 1;
-        let body = match remote.messaging.try_send(peer, verb, body) {
+        if let Some(t) = trace {
+            t.event(format!("Sending {} message to /{peer}", verb.name()));
+        }
+        let body = match remote.messaging.try_send_traced(peer, verb, body, session) {
             Ok(answer) => {
                 direct.push((t, answer));
                 continue;
@@ -215,7 +222,8 @@ fn send_and_count(
             remote.write_timeout,
         );
         remote.runtime.spawn(async move {
-            if let Some(a) = answer_of(t, messaging.request(peer, verb, body, timeout).await) {
+            let asked = messaging.request_traced(peer, verb, body, timeout, session);
+            if let Some(a) = answer_of(t, asked.await) {
                 let _ = tx.send(a);
             }
         });

@@ -392,6 +392,7 @@ fn index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -
         local: false,
     }
     .store(&mut s.options);
+    s.set_view_base(base);
     s
 }
 
@@ -432,6 +433,7 @@ fn local_index_schema(
         local: true,
     }
     .store(&mut s.options);
+    s.set_view_base(base);
     s
 }
 

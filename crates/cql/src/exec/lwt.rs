@@ -611,12 +611,14 @@ impl CasRequest {
 /// `levels` (checked first: the serial level must be SERIAL or LOCAL_SERIAL…), in which
 /// `writes` makes the mutations to commit — stamped with the round's timestamp, reading at
 /// the round's level — once every condition holds. The answer is `[applied] = true`, or the
-/// refusal with the current values.
+/// refusal with the current values. A traced request's `trace` hears of its round's
+/// messages and reads.
 pub fn run(
     ex: &Executor,
     req: &CasRequest,
     levels: Levels,
     wait: Wait,
+    trace: Option<&cairn_engine::Trace>,
     mut writes: impl FnMut(&CasRound<'_>) -> Result<Vec<Mutation>>,
 ) -> Result<ResultSet> {
     let schema = &req.schema;
@@ -628,15 +630,16 @@ pub fn run(
         .table_by_id(schema.id)
         .ok_or_else(|| Error::Invalid(format!("unconfigured table {}", schema.name)))?;
     let levels = (levels.serial, levels.consistency);
-    ex.proxy().cas(&table, &req.key, levels, wait, |round| {
-        match check(req, round, &table, wait)? {
+    ex.proxy()
+        .cas(&table, &req.key, levels, wait, trace, |round| match check(
+            req, round, &table, wait, trace,
+        )? {
             Some(refused) => Ok(CasDecision::Refuse(refused)),
             None => Ok(CasDecision::Apply(
                 writes(round)?,
                 applied_only(schema, true),
             )),
-        }
-    })
+        })
 }
 
 /// Checks a request's conditions against the partition's current state, read in `round`:
@@ -646,9 +649,11 @@ fn check(
     round: &CasRound<'_>,
     table: &Table,
     wait: Wait,
+    trace: Option<&cairn_engine::Trace>,
 ) -> Result<Option<ResultSet>> {
     let schema = &req.schema;
     let mut cmd = ReadCommand::all(super::catalog::now_secs(), wait);
+    cmd.trace = trace.cloned();
     let rows: Vec<&ClusteringKey> = req
         .conditions
         .keys()

@@ -9,6 +9,13 @@
 //! "Preparing statement"), the storage proxy the replicas it contacts, the engine what it
 //! reads and writes (through the engine's seam, `cairn_engine::trace`).
 //!
+//! In a ring the coordinator's messages carry the session id, and each replica records its
+//! own events under it ([`Tracing`] is the storage proxy's
+//! `cairn_cluster::proxy::replica::ReplicaTracing`): a replica's part of a session is a
+//! [`TraceSession`] without a request, its `source_elapsed` counted from the message's
+//! arrival, handed to this node's trace writer when the replica is done with it (its last
+//! handle dropped) — events only: the `sessions` row is the coordinator's.
+//!
 //! When the request ends, the session goes to the node's trace writer ([`store`]), a thread
 //! that writes it to `system_traces.sessions` and `system_traces.events` — Cassandra 5.0's
 //! tables, with its table ids, written with `trace_type_query_ttl` (one day) — through the
@@ -30,6 +37,8 @@ pub mod tables;
 use crate::audit::record::EventClock;
 use crate::error::Result;
 use crate::exec::Executor;
+use cairn_cluster::messaging::SessionId;
+use cairn_cluster::proxy::replica::ReplicaTracing;
 use cairn_engine::{Trace, TraceSink};
 use parking_lot::Mutex;
 use std::net::SocketAddr;
@@ -141,8 +150,21 @@ impl Tracing {
     pub fn begin(&self, request: TraceRequest) -> Arc<TraceSession> {
         self.sessions.fetch_add(1, Ordering::Relaxed);
         let started_micros = crate::exec::catalog::now_micros();
-        Arc::new(TraceSession {
-            id: self.clock.next(started_micros),
+        let id = self.clock.next(started_micros);
+        Arc::new(self.session(id, started_micros, Some(request), None))
+    }
+
+    /// A session `id` starting now (`started_micros`): a request's, or this node's part of
+    /// a coordinator's, stored by `on_drop` when it is dropped.
+    fn session(
+        &self,
+        id: SessionId,
+        started_micros: i64,
+        request: Option<TraceRequest>,
+        on_drop: Option<store::Writer>,
+    ) -> TraceSession {
+        TraceSession {
+            id,
             started: Instant::now(),
             started_micros,
             request,
@@ -152,7 +174,8 @@ impl Tracing {
                 .name()
                 .unwrap_or("request")
                 .to_string(),
-        })
+            on_drop,
+        }
     }
 
     /// Ends a session: it goes to the trace writer with its duration. Never waits.
@@ -197,6 +220,14 @@ impl Tracing {
     }
 }
 
+impl ReplicaTracing for Tracing {
+    fn replica_trace(&self, session: SessionId) -> Trace {
+        let now = crate::exec::catalog::now_micros();
+        let part = self.session(session, now, None, Some(self.writer.clone()));
+        Arc::new(part).trace()
+    }
+}
+
 /// A shared random generator (splitmix64): one atomic add and a few multiplications a roll.
 struct Dice(AtomicU64);
 
@@ -229,16 +260,19 @@ pub struct TraceEvent {
     pub thread: String,
 }
 
-/// One traced request: its id and the events so far.
+/// One traced request, or this node's part of a coordinator's: its id and the events so far.
 pub struct TraceSession {
     id: [u8; 16],
     started: Instant,
     started_micros: i64,
-    request: TraceRequest,
+    /// The request, on its coordinator; `None` on a replica (events only).
+    request: Option<TraceRequest>,
     clock: Arc<EventClock>,
     events: Mutex<Vec<TraceEvent>>,
     /// The thread that began it: the events' default `thread`.
     thread: String,
+    /// A replica's part: the writer that stores it once dropped.
+    on_drop: Option<store::Writer>,
 }
 
 impl TraceSession {
@@ -274,7 +308,19 @@ impl TraceSession {
     }
 }
 
+impl Drop for TraceSession {
+    fn drop(&mut self) {
+        if let Some(writer) = &self.on_drop {
+            writer.push(self.finished());
+        }
+    }
+}
+
 impl TraceSink for TraceSession {
+    fn session(&self) -> Option<[u8; 16]> {
+        Some(self.id)
+    }
+
     fn event(&self, activity: String) {
         let elapsed_micros = self.elapsed_micros();
         let id = self

@@ -9,7 +9,9 @@
 //! writes each as Cassandra does (`makeStartSessionMutation`, `makeEventMutation`,
 //! `makeStopSessionMutation`): the session row and its events in one unlogged BATCH, then
 //! `duration` in a second write, all with the TTL `trace_type_query_ttl` — so a reader that
-//! sees `duration` finds every event. The writes go through the executor as prepared
+//! sees `duration` finds every event of the coordinator's. A replica's part of a session
+//! (no request) is its events only, written the same way; they may arrive after the
+//! coordinator's `duration` (Cassandra's replicas race it too). The writes go through the executor as prepared
 //! statements of an internal session (the only writer the system keyspace admits).
 
 use super::{TraceEvent, TraceRequest};
@@ -42,11 +44,13 @@ pub struct Finished {
     pub(super) id: [u8; 16],
     pub(super) started_micros: i64,
     pub(super) duration_micros: i32,
-    pub(super) request: TraceRequest,
+    /// The request, on its coordinator; `None`: a replica's events only.
+    pub(super) request: Option<TraceRequest>,
     pub(super) events: Vec<TraceEvent>,
 }
 
 /// The queue's sending end, kept by the request path.
+#[derive(Clone)]
 pub(super) struct Writer {
     queue: SyncSender<Finished>,
     dropped: Arc<AtomicU64>,
@@ -147,27 +151,33 @@ impl Store {
     }
 
     fn write_once(&mut self, f: &Finished) -> Result<()> {
+        if f.request.is_none() && f.events.is_empty() {
+            return Ok(());
+        }
         let p = self.prepare()?;
         let id = BoundValue::Value(Bytes::copy_from_slice(&f.id));
         let ttl = int(self.ttl);
         let node_ip = inet(self.node.ip());
         let port = int(i32::from(self.node.port()));
-        let mut items = vec![(
-            BatchItem::Prepared(p.session.to_vec()),
-            values(vec![
-                id.clone(),
-                inet(f.request.client.ip()),
-                text("QUERY"),
-                node_ip.clone(),
-                port.clone(),
-                BoundValue::Value(crate::exec::catalog::encode_text_map(&f.request.parameters)),
-                text(f.request.request),
-                BoundValue::Value(Bytes::copy_from_slice(
-                    &f.started_micros.div_euclid(1000).to_be_bytes(),
-                )),
-                ttl.clone(),
-            ]),
-        )];
+        let mut items = Vec::with_capacity(f.events.len() + 1);
+        if let Some(request) = &f.request {
+            items.push((
+                BatchItem::Prepared(p.session.to_vec()),
+                values(vec![
+                    id.clone(),
+                    inet(request.client.ip()),
+                    text("QUERY"),
+                    node_ip.clone(),
+                    port.clone(),
+                    BoundValue::Value(crate::exec::catalog::encode_text_map(&request.parameters)),
+                    text(request.request),
+                    BoundValue::Value(Bytes::copy_from_slice(
+                        &f.started_micros.div_euclid(1000).to_be_bytes(),
+                    )),
+                    ttl.clone(),
+                ]),
+            ));
+        }
         for e in &f.events {
             items.push((
                 BatchItem::Prepared(p.event.to_vec()),
@@ -197,6 +207,10 @@ impl Store {
             options,
             Wait::Allowed,
         )?;
+        if f.request.is_none() {
+            // A replica's events: the session's row is its coordinator's.
+            return Ok(());
+        }
         // `duration` last: drivers read the events once they see it.
         let params = QueryParams {
             levels: options.levels,

@@ -50,7 +50,7 @@ use ballot::Ballot;
 use bytes::Bytes;
 use cairn_engine::model::{DecoratedKey, Mutation};
 use cairn_engine::table::Table;
-use cairn_engine::{PartitionResult, ReadCommand, Wait};
+use cairn_engine::{PartitionResult, ReadCommand, Trace, Wait};
 use state::{PrepareAnswer, Proposal};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -106,19 +106,23 @@ enum Prepared {
 impl StorageProxy {
     /// Runs a conditional request on partition `key` of `table` (see the module doc) at
     /// `levels`: the serial level for the round, then the level of its commit; `wait` as the
-    /// executor's convention (a round across nodes is refused under `Wait::Never`).
+    /// executor's convention (a round across nodes is refused under `Wait::Never`). A traced
+    /// request's `trace` hears of the messages of its rounds (and their replicas record their
+    /// own events under its session).
     pub fn cas<T, E: From<Error>>(
         &self,
         table: &Table,
         key: &DecoratedKey,
         levels: (Consistency, Consistency),
         wait: Wait,
+        trace: Option<&Trace>,
         decide: impl FnMut(&CasRound<'_>) -> std::result::Result<CasDecision<T>, E>,
     ) -> std::result::Result<T, E> {
-        self.run_cas(Operation::Cas, table, key, levels, wait, decide)
+        self.run_cas(Operation::Cas, table, key, levels, wait, trace, decide)
     }
 
     /// [`StorageProxy::cas`], counted in `op`'s metrics.
+    #[allow(clippy::too_many_arguments)] // one request's whole description
     fn run_cas<T, E: From<Error>>(
         &self,
         op: Operation,
@@ -126,6 +130,7 @@ impl StorageProxy {
         key: &DecoratedKey,
         levels: (Consistency, Consistency),
         wait: Wait,
+        trace: Option<&Trace>,
         mut decide: impl FnMut(&CasRound<'_>) -> std::result::Result<CasDecision<T>, E>,
     ) -> std::result::Result<T, E> {
         let m = &self.metrics;
@@ -137,7 +142,7 @@ impl StorageProxy {
             }
             Ok(decision)
         };
-        let r = self.round_trip(op, table, key, levels, wait, counted, &timed_out);
+        let r = self.round_trip(op, table, key, levels, wait, trace, counted, &timed_out);
         if timed_out.get() {
             match op {
                 Operation::CasRead => &m.cas_read_timeouts,
@@ -158,6 +163,7 @@ impl StorageProxy {
         key: &DecoratedKey,
         (serial, commit): (Consistency, Consistency),
         wait: Wait,
+        trace: Option<&Trace>,
         mut decide: impl FnMut(&CasRound<'_>) -> std::result::Result<CasDecision<T>, E>,
         timed_out: &std::cell::Cell<bool>,
     ) -> std::result::Result<T, E> {
@@ -180,7 +186,7 @@ impl StorageProxy {
             return match decide(&round)? {
                 CasDecision::Refuse(answer) => Ok(answer),
                 CasDecision::Apply(mutations, answer) => {
-                    self.mutate_as(mutations, commit, Operation::Cas, wait, None, None)?;
+                    self.mutate_as(mutations, commit, Operation::Cas, wait, None, trace)?;
                     Ok(answer)
                 }
             };
@@ -203,7 +209,7 @@ impl StorageProxy {
                 .into());
             }
             let ballot = self.ballots.next(above);
-            let prepared = self.prepare(op, table, key, serial, ballot, deadline);
+            let prepared = self.prepare(op, table, key, serial, ballot, deadline, trace);
             let participants = match prepared.map_err(timeout)? {
                 Prepared::Ready(p) => p,
                 Prepared::Again(seen) => {
@@ -228,10 +234,12 @@ impl StorageProxy {
                         &proposal,
                         Partial::Unknown,
                         deadline,
+                        trace,
                     );
                     if proposed.map_err(timeout)? {
                         let simple = WriteType::Simple;
-                        let committed = self.commit_proposal(table, key, &proposal, commit, simple);
+                        let committed =
+                            self.commit_proposal(table, key, &proposal, commit, simple, trace);
                         committed.map_err(timeout)?;
                         return Ok(answer);
                     }
@@ -256,7 +264,16 @@ impl StorageProxy {
             Ok(CasDecision::Refuse(round.read(table, key, cmd)?))
         };
         let levels = (serial, serial);
-        match self.run_cas(Operation::CasRead, table, key, levels, cmd.wait, read) {
+        let trace = cmd.trace.as_ref();
+        match self.run_cas(
+            Operation::CasRead,
+            table,
+            key,
+            levels,
+            cmd.wait,
+            trace,
+            read,
+        ) {
             Err(Error::WriteTimeout(t)) => Err(Error::ReadTimeout(ReadTimeout {
                 consistency: serial,
                 received: t.received,
@@ -284,6 +301,7 @@ impl StorageProxy {
 
     /// Step 1 (see the module doc): the participants that promised `ballot`, or why the
     /// round must start over.
+    #[allow(clippy::too_many_arguments)] // one phase's whole description
     fn prepare(
         &self,
         op: Operation,
@@ -292,6 +310,7 @@ impl StorageProxy {
         serial: Consistency,
         ballot: Ballot,
         deadline: Instant,
+        trace: Option<&Trace>,
     ) -> Result<Prepared> {
         let id = table.schema().id;
         let (participants, required) = self.participants(op, table, key, serial)?;
@@ -304,7 +323,7 @@ impl StorageProxy {
             wire::decode_prepare_answer,
             |a| matches!(a, PrepareAnswer::Promise { .. }),
             (required, Await::Quorum),
-            deadline,
+            (deadline, trace),
         )?;
         let cas_timeout = |received| {
             Error::WriteTimeout(WriteTimeout {
@@ -368,9 +387,11 @@ impl StorageProxy {
             };
             let contacts: Vec<Contact> = promised.iter().map(|(c, _)| c.clone()).collect();
             let partial = Partial::Retry;
-            if self.propose(table, key, serial, &contacts, &again, partial, deadline)? {
+            if self.propose(
+                table, key, serial, &contacts, &again, partial, deadline, trace,
+            )? {
                 let level = quorum_of(serial);
-                self.commit_proposal(table, key, &again, level, WriteType::Cas)?;
+                self.commit_proposal(table, key, &again, level, WriteType::Cas, trace)?;
             } else {
                 backoff(ballot, deadline);
             }
@@ -398,7 +419,7 @@ impl StorageProxy {
                     |_| Ok(()),
                     |_| true,
                     (all, Await::Quorum),
-                    deadline,
+                    (deadline, trace),
                 )?;
                 if sent.answers.len() < all {
                     return Err(cas_timeout(promised.len() - all + sent.answers.len()));
@@ -424,6 +445,7 @@ impl StorageProxy {
         proposal: &Proposal,
         partial: Partial,
         deadline: Instant,
+        trace: Option<&Trace>,
     ) -> Result<bool> {
         let id = table.schema().id;
         let (_, required) = self.participants(Operation::Cas, table, key, serial)?;
@@ -445,7 +467,7 @@ impl StorageProxy {
                     Partial::Retry => Await::Quorum,
                 },
             ),
-            deadline,
+            (deadline, trace),
         )?;
         let accepts = polled.answers.iter().filter(|(_, a)| *a).count();
         if accepts >= required {
@@ -479,6 +501,7 @@ impl StorageProxy {
         proposal: &Proposal,
         cl: Consistency,
         write_type: WriteType,
+        trace: Option<&Trace>,
     ) -> Result<()> {
         let id = table.schema().id;
         let topology = self.topology.get();
@@ -497,8 +520,9 @@ impl StorageProxy {
         };
         let plans = vec![write::Planned { strategy, targets }];
         let apply = |m, w, t: Option<&cairn_engine::Trace>| self.apply_local(m, w, t);
-        let pending =
-            write::start_commit(&topology, commit, plans, cl, write_type, remote, &apply)?;
+        let pending = write::start_commit(
+            &topology, commit, plans, cl, write_type, remote, &apply, trace,
+        )?;
         remote.runtime.block_on(pending)
     }
 
@@ -536,7 +560,7 @@ impl StorageProxy {
     /// Sends `verb` with `body` to every remote participant, answers the local one in place,
     /// and collects answers until `required` of them are `ok`, until too few are left to get
     /// there (or, with [`Await::Every`], until every participant answered), or until
-    /// `deadline`.
+    /// `deadline`; the messages traced to the request's `trace`.
     #[allow(clippy::too_many_arguments)] // one phase's whole description
     fn poll<T: Send + 'static>(
         &self,
@@ -547,7 +571,7 @@ impl StorageProxy {
         decode: fn(&Bytes) -> std::result::Result<T, String>,
         ok: impl Fn(&T) -> bool,
         (required, wait): (usize, Await),
-        deadline: Instant,
+        (deadline, trace): (Instant, Option<&Trace>),
     ) -> Result<Polled<T>> {
         let mut out = Polled {
             answers: Vec::new(),
@@ -560,6 +584,7 @@ impl StorageProxy {
                 messaging: &remote.messaging,
                 runtime: &remote.runtime,
                 timeout: deadline.saturating_duration_since(Instant::now()),
+                trace,
             };
             for (i, contact) in participants.iter().enumerate().filter(|(_, c)| !c.local) {
                 let peer = contact.address;

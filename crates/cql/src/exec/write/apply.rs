@@ -91,8 +91,9 @@ pub(super) fn run_conditional(
     planned: &[(Arc<TableSchema>, Planned)],
     levels: Levels,
     wait: Wait,
+    trace: Option<&cairn_engine::Trace>,
 ) -> Result<ResultSet> {
-    lwt::run(ex, req, levels, wait, |round| {
+    lwt::run(ex, req, levels, wait, trace, |round| {
         let ts = Some(round.timestamp());
         complete_all(ex, planned.to_vec(), ts, round.read_level(), wait)
     })

@@ -120,7 +120,7 @@ pub fn batch(
         ));
     }
     if statements.iter().any(|(s, _)| is_conditional(s)) {
-        return conditional_batch(ex, session, statements, levels, wait);
+        return conditional_batch(ex, session, statements, levels, wait, options.trace);
     }
     let ts = timestamp.unwrap_or_else(now_micros);
     let mut planned = Vec::with_capacity(statements.len());
@@ -200,6 +200,7 @@ pub(super) fn conditional_batch(
     statements: &[(Statement, QueryParams)],
     levels: Levels,
     wait: Wait,
+    trace: Option<&cairn_engine::Trace>,
 ) -> Result<Outcome> {
     let mut schema: Option<Arc<TableSchema>> = None;
     for (stmt, _) in statements {
@@ -278,6 +279,6 @@ pub(super) fn conditional_batch(
         .into_iter()
         .map(|p| (Arc::clone(&schema), p))
         .collect();
-    let answer = run_conditional(ex, &req, &planned, levels, wait)?;
+    let answer = run_conditional(ex, &req, &planned, levels, wait, trace)?;
     Ok(Outcome::Rows(answer))
 }

@@ -190,7 +190,9 @@ pub(super) fn run_one(
     if names_static_columns(&schema, stmt) {
         req.writes_static_row();
     }
-    let answer = run_conditional(ex, &req, &[(Arc::clone(&schema), planned)], levels, wait)?;
+    let planned = [(Arc::clone(&schema), planned)];
+    let trace = params.trace.as_ref();
+    let answer = run_conditional(ex, &req, &planned, levels, wait, trace)?;
     Ok(Outcome::Rows(answer))
 }
 
