@@ -154,7 +154,7 @@ def test_lookup_needs_no_allow_filtering_and_follows_cassandras_rules(session, b
     assert len(list(session.execute(f"SELECT * FROM {t} WHERE v = 3 LIMIT 4"))) == 4
     assert session.execute(f"SELECT count(*) FROM {t} WHERE v = 3").one()[0] == len(want)
     assert rows(session, f"SELECT pk, ck FROM {t} WHERE v = 99") == []
-    assert "ORDER BY with 2ndary indexes is not supported." in err(
+    assert "ORDER BY with 2ndary indexes is not supported, except for ANN queries." in err(
         session, f"SELECT * FROM {t} WHERE v = 3 ORDER BY ck DESC")
     # Prepared, with a bind marker.
     ps = session.prepare(f"SELECT pk, ck, v, w FROM {t} WHERE v = ?")

@@ -88,7 +88,7 @@ pub fn select(
     let choice = choice.filter(|c| c.local == r.keys.is_some());
     if choice.is_some() && !s.order_by.is_empty() {
         return Err(Error::Invalid(
-            "ORDER BY with 2ndary indexes is not supported.".into(),
+            "ORDER BY with 2ndary indexes is not supported, except for ANN queries.".into(),
         ));
     }
     let mut q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
