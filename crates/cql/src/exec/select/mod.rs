@@ -16,9 +16,9 @@
 //!    - DISTINCT: one row per partition (its key and static columns);
 //!    - `IN` on the partition key with ORDER BY: every row is collected, sorted across
 //!      partitions, then cut to LIMIT (Cassandra refuses to page such a query);
-//!    a read through a secondary index (`v = …` on an indexed column) reads the index's
-//!    partition for the value and then the base rows it names, in base token order (a local
-//!    index: the base partition's index rows under the value) — [`super::indexes`];
+//!    - a read through a secondary index (`v = …` on an indexed column): the index's
+//!      partition for the value, then the base rows it names, in base token order (a local
+//!      index: the base partition's index rows under the value) — [`super::indexes`];
 //! 5. a partition with no rows in the slice shows its static row when the query restricts
 //!    no clustering or regular column (Cassandra's `returnStaticContentOnPartitionWithNoRows`).
 //!
