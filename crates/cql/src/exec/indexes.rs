@@ -379,20 +379,16 @@ fn index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -
             s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
         }
     }
-    ViewDef {
-        base: base.name.clone(),
-        include_all_columns: false,
-        where_clause: format!("{} IS NOT NULL", quote_identifier(&col.name)),
-        not_null: vec![col.name.clone()],
-    }
-    .store(&mut s.options);
-    IndexDef {
-        name: name.to_string(),
-        target: target.to_string(),
-        local: false,
-    }
-    .store(&mut s.options);
-    s.set_view_base(base);
+    mark_index(
+        &mut s,
+        base,
+        col,
+        IndexDef {
+            name: name.to_string(),
+            target: target.to_string(),
+            local: false,
+        },
+    );
     s
 }
 
@@ -420,6 +416,22 @@ fn local_index_schema(
     {
         s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
     }
+    mark_index(
+        &mut s,
+        base,
+        col,
+        IndexDef {
+            name: name.to_string(),
+            target: target.to_string(),
+            local: true,
+        },
+    );
+    s
+}
+
+/// Makes `s` the hidden view of index `def` on `col` of `base`: a view of `base` whose
+/// rows exist while `col` is set, carrying the index's definition.
+fn mark_index(s: &mut TableSchema, base: &TableSchema, col: &ColumnDef, def: IndexDef) {
     ViewDef {
         base: base.name.clone(),
         include_all_columns: false,
@@ -427,14 +439,8 @@ fn local_index_schema(
         not_null: vec![col.name.clone()],
     }
     .store(&mut s.options);
-    IndexDef {
-        name: name.to_string(),
-        target: target.to_string(),
-        local: true,
-    }
-    .store(&mut s.options);
+    def.store(&mut s.options);
     s.set_view_base(base);
-    s
 }
 
 /// DROP INDEX.
