@@ -634,30 +634,36 @@ async fn conditional_increments_from_every_node_at_once_lose_none() {
     }
 }
 
-/// On the first PROPOSE node 1 sends, makes node 1 and node 2 promise a higher ballot (so
-/// both refuse the proposal) and delays the PROPOSE to node 3, which accepts it late.
-struct OutbidThenLateAccept {
-    proxies: [Arc<StorageProxy>; 2],
-    done: std::sync::atomic::AtomicBool,
+/// A ballot ten seconds ahead of every ballot a coordinator makes now.
+fn future_ballot() -> Ballot {
+    Ballot {
+        micros: i64::from(kv::now()) * 1_000_000 + 10_000_000,
+        node: 42,
+    }
 }
 
-impl LinkFilter for OutbidThenLateAccept {
+/// On node 1's first PROPOSE to node 2, makes node 2 promise a higher ballot before the
+/// message leaves (so node 2 refuses it); delays node 1's first PROPOSE to node 3, which
+/// accepts it late. Each happens once, whatever order the two sends run in.
+struct OutbidSecondThenLateAccept {
+    second: Arc<StorageProxy>,
+    outbid: std::sync::atomic::AtomicBool,
+    delayed: std::sync::atomic::AtomicBool,
+}
+
+impl LinkFilter for OutbidSecondThenLateAccept {
     fn delivery(&self, _from: IpAddr, to: IpAddr, verb: Verb) -> Delivery {
         use std::sync::atomic::Ordering;
-        if verb != Verb::PaxosPropose || self.done.load(Ordering::Acquire) {
+        if verb != Verb::PaxosPropose {
             return Delivery::Deliver;
         }
-        if to == ip(3) {
-            self.done.store(true, Ordering::Release);
-            return Delivery::Delay(Duration::from_millis(400));
+        if to == ip(3) && !self.delayed.swap(true, Ordering::AcqRel) {
+            return Delivery::Delay(Duration::from_millis(100));
         }
-        let later = Ballot {
-            micros: i64::from(kv::now()) * 1_000_000 + 10_000_000,
-            node: 42,
-        };
-        for p in &self.proxies {
-            p.paxos_state()
-                .prepare(TABLE_ID, &kv::pk(5), later, Wait::Allowed)
+        if to == ip(2) && !self.outbid.swap(true, Ordering::AcqRel) {
+            self.second
+                .paxos_state()
+                .prepare(TABLE_ID, &kv::pk(5), future_ballot(), Wait::Allowed)
                 .unwrap();
         }
         Delivery::Deliver
@@ -665,7 +671,6 @@ impl LinkFilter for OutbidThenLateAccept {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "since the tracing2 merge the link filter runs after the local PROPOSE, so the outbid no longer precedes it; the test must outbid another way (the fix it checks passed it before the merge)"]
 async fn a_proposal_refused_by_a_quorum_but_accepted_late_by_one_is_an_unknown_outcome() {
     let nodes = three(&[], None).await;
     let (applied, _) = cas(&nodes[0], 5, Consistency::Serial, |seen| match seen {
@@ -675,19 +680,29 @@ async fn a_proposal_refused_by_a_quorum_but_accepted_late_by_one_is_an_unknown_o
     .await
     .unwrap();
     assert!(applied);
+    // Node 1 (the coordinator's own replica) has promised a later ballot: it refuses the
+    // prepare (nodes 2 and 3 are the quorum) and the proposal. Node 2 is outbid between its
+    // promise and the proposal; node 3 accepts, 100 ms late.
+    nodes[0]
+        .proxy
+        .paxos_state()
+        .prepare(TABLE_ID, &kv::pk(5), future_ballot(), Wait::Allowed)
+        .unwrap();
     nodes[0]
         .messaging
-        .set_filter(Some(Arc::new(OutbidThenLateAccept {
-            proxies: [Arc::clone(&nodes[0].proxy), Arc::clone(&nodes[1].proxy)],
-            done: Default::default(),
+        .set_filter(Some(Arc::new(OutbidSecondThenLateAccept {
+            second: Arc::clone(&nodes[1].proxy),
+            outbid: Default::default(),
+            delayed: Default::default(),
         })));
     let bump = |seen: Option<&str>| {
         let v: u32 = seen.and_then(|s| s.parse().ok()).unwrap_or(0);
         Some((v + 1).to_string())
     };
     // Two replicas refused, one accepted: a later round may find the accepted proposal and
-    // commit it, so the request may neither start over (it would apply twice) nor say it
-    // was not applied (Cassandra's ProposeCallback waits for every answer to know).
+    // commit it, so the request may neither start over (it would report one write and may
+    // make two) nor say it was not applied (Cassandra's ProposeCallback waits for every
+    // answer to know). Before: the round gave up at the second refusal and started over.
     match cas(&nodes[0], 5, Consistency::Serial, bump).await {
         Err(Error::WriteTimeout(t)) => assert_eq!(t.write_type, WriteType::Cas),
         other => panic!("expected an unknown outcome, got {other:?}"),
