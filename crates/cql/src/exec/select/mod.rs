@@ -209,8 +209,18 @@ pub fn plan_and_resolve(
         ctx,
         restrict::Context::select(allow_filtering, plan.selects_only_statics(schema)),
     )?;
-    // A local index without the partition key serves nothing: the WHERE clause's own rules.
-    if choice.as_ref().is_some_and(|c| c.local && r.keys.is_none()) {
+    // An index serves nothing — the WHERE clause's own rules apply — when it is local and
+    // the partition key does not name the partitions, or when it is on a partition key
+    // column and the partition key names them (Cassandra indexes a key column only for a
+    // partial key).
+    let serves_nothing = |c: &IndexChoice| {
+        if c.local {
+            r.keys.is_none()
+        } else {
+            r.keys.is_some() && c.column.kind == ColumnKind::PartitionKey
+        }
+    };
+    if choice.as_ref().is_some_and(serves_nothing) {
         let r = restrict::resolve(
             schema,
             &s.where_clause,
@@ -219,10 +229,31 @@ pub fn plan_and_resolve(
         )?;
         return Ok((plan, r, None));
     }
+    if choice.as_ref().is_some_and(|c| !c.local) && has_key_in(schema, s) {
+        // Cassandra's `validateSecondaryIndexSelections` (for the partition key).
+        return Err(Error::Invalid(
+            "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported"
+                .into(),
+        ));
+    }
     if let Some(c) = choice.as_ref().filter(|_| !s.allow_filtering) {
         check_index_filtering(s, c, &r)?;
     }
     Ok((plan, r, choice))
+}
+
+/// Whether the WHERE clause has an IN on a partition key column (what Cassandra 5.0 refuses
+/// beside an index; an IN on clustering columns is filtered).
+fn has_key_in(schema: &TableSchema, s: &Select) -> bool {
+    s.where_clause.iter().any(|rel| match rel {
+        Relation::In {
+            target: RelationTarget::Column(n),
+            ..
+        } => schema
+            .column(n)
+            .is_some_and(|c| c.kind == ColumnKind::PartitionKey),
+        _ => false,
+    })
 }
 
 /// Rows per read of an index partition.
