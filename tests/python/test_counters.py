@@ -104,6 +104,25 @@ def test_counter_batches(kss, tname):
         b.add(upd, (1, 1, 1))
     kss.execute(b)
     assert tuples(kss, f"SELECT a FROM {t} WHERE k = 1 AND ck = 1") == [(17,)]
+    # Increments of one cell in a batch are one update (Cassandra merges them first): a later
+    # decrement counts whatever the values, and a deletion at the batch's timestamp shadows
+    # the whole of it.
+    kss.execute(f"""BEGIN COUNTER BATCH
+        UPDATE {t} SET a = a + 5 WHERE k = 3 AND ck = 1;
+        UPDATE {t} SET a = a - 3 WHERE k = 3 AND ck = 1;
+        APPLY BATCH""")
+    assert tuples(kss, f"SELECT a FROM {t} WHERE k = 3 AND ck = 1") == [(2,)]
+    clock = kss.cluster.timestamp_generator
+    kss.cluster.timestamp_generator = lambda: 2_000_000_000_000_000
+    try:
+        b = BatchStatement(batch_type=BatchType.COUNTER)
+        b.add(upd, (1, 4, 1))
+        b.add(upd, (1, 4, 1))
+        kss.execute(b)
+        kss.execute(f"DELETE FROM {t} WHERE k = 4")
+    finally:
+        kss.cluster.timestamp_generator = clock
+    assert tuples(kss, f"SELECT a FROM {t} WHERE k = 4") == []
 
 
 def test_refusals(kss, tname):

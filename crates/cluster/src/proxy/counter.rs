@@ -279,31 +279,53 @@ fn resolve(
             note(Some(ck.clone()), row);
         }
     }
-    let mut next = |at: CellAt, cell: &mut Cell| -> Result<()> {
+    // Every increment of one cell in the group is one update, as Cassandra merges a batch's
+    // statements per partition before it counts: the deltas are summed first, then the cell
+    // gets one new shard (one clock step), the same in each statement that names it. Two steps
+    // would put the second clock after the request's timestamp, so a deletion at that
+    // timestamp would no longer shadow the cell.
+    let mut deltas: HashMap<CellAt, i64> = HashMap::new();
+    for_each_increment(&mut group, |at, cell| {
         let delta: [u8; 8] =
             cell.value.as_ref().try_into().map_err(|_| {
                 cairn_engine::Error::InvalidMutation("counter delta is not 8 bytes")
             })?;
-        let delta = i64::from_be_bytes(delta);
-        let previous = shards.get(&at).copied();
-        let clock = previous
-            .map_or(1, |p| p.clock.saturating_add(1))
-            .max(cell.timestamp);
-        let shard = Shard {
-            id: *local,
-            clock,
-            value: previous.map_or(0, |p| p.value).wrapping_add(delta),
-        };
-        shards.insert(at, shard);
-        *cell = Cell::counter(cell.timestamp.max(clock), counter::encode(&[shard]));
+        let sum = deltas.entry(at).or_insert(0);
+        *sum = sum.wrapping_add(i64::from_be_bytes(delta));
         Ok(())
-    };
-    for m in &mut group {
+    })?;
+    let mut updated: HashMap<CellAt, Shard> = HashMap::new();
+    for_each_increment(&mut group, |at, cell| {
+        let shard = *updated.entry(at.clone()).or_insert_with(|| {
+            let previous = shards.get(&at).copied();
+            Shard {
+                id: *local,
+                clock: previous
+                    .map_or(1, |p| p.clock.saturating_add(1))
+                    .max(cell.timestamp),
+                value: previous
+                    .map_or(0, |p| p.value)
+                    .wrapping_add(deltas.get(&at).copied().unwrap_or(0)),
+            }
+        });
+        *cell = Cell::counter(cell.timestamp.max(shard.clock), counter::encode(&[shard]));
+        Ok(())
+    })?;
+    Ok(group)
+}
+
+/// Calls `f` on every increment (a live cell not yet a counter shard) of `group`, static rows
+/// first within each mutation.
+fn for_each_increment(
+    group: &mut [Mutation],
+    mut f: impl FnMut(CellAt, &mut Cell) -> Result<()>,
+) -> Result<()> {
+    for m in group {
         if let Some(row) = m.update.static_row.as_mut() {
             for (id, data) in &mut row.columns {
                 if let ColumnData::Simple(c) = data {
                     if !c.is_tombstone() && !c.counter {
-                        next((None, *id), c)?;
+                        f((None, *id), c)?;
                     }
                 }
             }
@@ -312,13 +334,13 @@ fn resolve(
             for (id, data) in &mut row.columns {
                 if let ColumnData::Simple(c) = data {
                     if !c.is_tombstone() && !c.counter {
-                        next((Some(ck.clone()), *id), c)?;
+                        f((Some(ck.clone()), *id), c)?;
                     }
                 }
             }
         }
     }
-    Ok(group)
+    Ok(())
 }
 
 pub(super) fn now_secs() -> u32 {
