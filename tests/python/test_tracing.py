@@ -81,6 +81,20 @@ def test_a_traced_select_shows_its_session_and_events(node, session, flushed):
     elapsed = [e.source_elapsed for e in trace.events]
     assert elapsed == sorted(elapsed)
     assert all(str(e.source) == node.host for e in trace.events)
+    # The rows as Cassandra writes them: an INSERTed session row (a live row however its
+    # columns fare), every cell expiring after trace_type_query_ttl (a day).
+    row = session.execute(
+        "SELECT client, command, coordinator, coordinator_port, request, started_at, "
+        "ttl(command), ttl(duration), writetime(duration), writetime(command) "
+        "FROM system_traces.sessions WHERE session_id = %s", [trace.trace_id]).one()
+    assert row.command == "QUERY" and row.request == "Execute CQL3 query"
+    assert str(row.coordinator) == node.host and row.coordinator_port > 0
+    assert str(row.client) == "127.0.0.1" and row.started_at == trace.started_at
+    assert 86_000 < row.ttl_command <= 86_400 and 86_000 < row.ttl_duration <= 86_400
+    assert row.writetime_duration >= row.writetime_command
+    ttls = [r[0] for r in session.execute(
+        "SELECT ttl(activity) FROM system_traces.events WHERE session_id = %s", [trace.trace_id])]
+    assert len(ttls) == len(trace.events) and all(86_000 < t <= 86_400 for t in ttls), ttls
 
 
 def test_the_row_cache_hit_is_traced(session, ks):

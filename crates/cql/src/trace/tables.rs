@@ -16,9 +16,9 @@ use cairn_engine::Database;
 pub const KEYSPACE: &str = "system_traces";
 
 /// Cassandra's id of `system_traces.sessions` (`c5e99f16-8677-3914-b17e-960613512345`).
-const SESSIONS_ID: u128 = 0xc5e9_9f16_8677_3914_b17e_9606_1351_2345;
+pub(super) const SESSIONS_ID: u128 = 0xc5e9_9f16_8677_3914_b17e_9606_1351_2345;
 /// Cassandra's id of `system_traces.events` (`8826e8e9-e16a-3728-8753-3bc1fc713c25`).
-const EVENTS_ID: u128 = 0x8826_e8e9_e16a_3728_8753_3bc1_fc71_3c25;
+pub(super) const EVENTS_ID: u128 = 0x8826_e8e9_e16a_3728_8753_3bc1_fc71_3c25;
 
 /// The two tables, as Cassandra 5.0 defines them.
 pub fn schemas() -> [TableSchema; 2] {
