@@ -881,8 +881,18 @@ class Generator:
         if self.chance("select_limit"):
             parts += [" LIMIT ", self.arg(INT, self.rng.choice([1, 2, 3, 5, 10]))]
         fetch = self.rng.choice([1, 2, 3, 5]) if self.chance("paging") else None
+        if not cols and any(self.empty_key(name) for name in part):
+            # F85 (deliberate): Cassandra fails paging a view scan through the empty key's
+            # partition; a scan of a view keyed by a column that may be empty is not paged.
+            fetch = None
         return Stmt("select_view", parts, "read", cols=cols, fetch_size=fetch,
                     timestamp=self.clock.now)
+
+    def empty_key(self, name):
+        """Whether column `name` can hold an empty value (a text or a blob)."""
+        c = self.table.column(name)
+        return c is not None and c.type.kind == "native" and c.type.name in (
+            "text", "varchar", "ascii", "blob")
 
     def g_create_index(self):
         """`CREATE INDEX` on one column of any kind: the value (`c`, `full(c)` for a frozen

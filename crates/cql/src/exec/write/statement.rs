@@ -215,7 +215,9 @@ pub(super) fn names_static_columns(schema: &TableSchema, stmt: &Statement) -> bo
             .iter()
             .any(|a| is_static(assignment_column(a))),
         Statement::Delete(d) => d.targets.iter().any(|t| match t {
-            RelationTarget::Column(n) | RelationTarget::Element(n, _) => is_static(n),
+            RelationTarget::Column(n)
+            | RelationTarget::Element(n, _)
+            | RelationTarget::Field(n, _) => is_static(n),
             _ => false,
         }),
         _ => false,
