@@ -13,6 +13,7 @@ use crate::model::ColumnId;
 pub mod compression;
 pub mod index;
 pub mod view;
+pub mod view_filter;
 
 use compression::CompressionParams;
 use std::path::Path;

@@ -453,6 +453,16 @@ pub fn view_mutations(
         touched.sort();
         touched.dedup();
     }
+    // Rows whose key the view's WHERE clause excludes are never in it.
+    let filter = view.view_filter();
+    if !filter.is_empty() {
+        let layout = base.clustering_layout();
+        touched.retain(|ck| {
+            layout
+                .decode(&ck.0)
+                .is_ok_and(|values| base.base_key_matches(&filter, &pk_values, &values))
+        });
+    }
     let mut out: Vec<Mutation> = Vec::new();
     let mut put = |key: DecoratedKey, ck: ClusteringKey, row: Row| {
         if row.is_empty() {

@@ -855,7 +855,19 @@ class Generator:
         else:
             others = [c.name for c in t.regulars if c.name not in names]
             selected = ", ".join(names + self.rng.sample(others, self.rng.randint(0, len(others))))
-        where = " AND ".join(f"{n} IS NOT NULL" for n in names)
+        relations = [f"{n} IS NOT NULL" for n in names]
+        if self.chance("view_key_restriction"):
+            # A restriction on one base key column: the view filters base rows by it.
+            c = self.rng.choice(t.key)
+            i = names.index(c.name)
+            op = self.rng.choice(["=", "<", "<=", ">", ">=", "IN"])
+            if op == "IN":
+                values = ", ".join(ty.literal(c.type, self.rv(c.type, True))
+                                   for _ in range(self.rng.randint(1, 3)))
+                relations[i] = f"{c.name} IN ({values})"
+            else:
+                relations[i] = f"{c.name} {op} {ty.literal(c.type, self.rv(c.type, True))}"
+        where = " AND ".join(relations)
         return Stmt("create_view", [
             "CREATE MATERIALIZED VIEW ", TABLE, f"_mv AS SELECT {selected} FROM ", TABLE,
             f" WHERE {where} PRIMARY KEY ({key})"], "ddl", cols=set(names),

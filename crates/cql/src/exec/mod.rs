@@ -319,7 +319,10 @@ impl Executor {
         cairn_engine::trace::event(trace, || format!("Parsing {text}"));
         let parsed = crate::parse_statement(text)?;
         cairn_engine::trace::event(trace, || "Preparing statement".into());
-        if parsed.bind_markers.len() > params.values.len() && params.names.is_none() {
+        // A view refuses any marker when it is prepared, before values are counted.
+        let own_refusal = matches!(parsed.statement, crate::ast::Statement::CreateView(_));
+        if parsed.bind_markers.len() > params.values.len() && params.names.is_none() && !own_refusal
+        {
             return Err(Error::Invalid(format!(
                 "Invalid amount of bind variables: expected {}, received {}",
                 parsed.bind_markers.len(),

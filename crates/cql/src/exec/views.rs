@@ -9,19 +9,32 @@
 //! [`refuse_direct_write`] keep it a view. Its rows are kept by the storage proxy
 //! (`cairn_cluster::proxy`, view maintenance) on every write to the base table.
 //!
-//! What Cassandra accepts and Cairn refuses: WHERE restrictions other than `IS NOT NULL`
-//! (Cassandra filters base rows by them); refused with a clear error.
+//! The WHERE clause: `IS NOT NULL` on every view key column (or another restriction), and
+//! restrictions on the base's primary key columns (`k = 1`, `c IN (…)`, `(c, d) > (…)`),
+//! which view maintenance filters base rows by (`cairn_engine::schema::view_filter`). What
+//! Cassandra accepts and Cairn refuses with a clear error: CONTAINS / LIKE relations on key
+//! columns.
 
+use super::binds::Binds;
 use super::catalog::Catalog;
+use super::restrict;
 use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
+use super::session::QueryParams;
 use super::session::Session;
 use super::{options, Executor};
-use crate::ast::{AlterView, CreateView, DropView, Order as AstOrder, Relation, SelectorExpr};
+use crate::ast::{
+    AlterView, CreateView, DropView, InValues, Operator, Order as AstOrder, Relation,
+    RelationTarget, SelectorExpr, Term,
+};
 use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
+use crate::values::display::term_display;
+use crate::values::term::term_to_bytes;
+use crate::values::TermValue;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::schema::view::ViewDef;
+use cairn_engine::schema::view_filter::{FilterOp, KeyRestriction};
 use cairn_engine::schema::{ColumnKind, TableSchema};
 use std::sync::Arc;
 
@@ -211,16 +224,27 @@ pub fn create_view(ex: &Executor, session: &Session, c: &CreateView) -> Result<O
         )));
     }
     // The WHERE clause.
-    let not_null = where_not_null(&c.where_clause, &base, view)?;
+    let w = view_where(&c.where_clause, &base)?;
     let unrestricted: Vec<&str> = key_columns
         .iter()
-        .filter(|n| !not_null.contains(n))
+        .filter(|n| !w.restricted.contains(n))
         .map(|n| n.as_str())
         .collect();
     if !unrestricted.is_empty() {
         return Err(Error::Invalid(format!(
             "Primary key columns {} must be restricted with 'IS NOT NULL' or otherwise",
             unrestricted.join(", ")
+        )));
+    }
+    if !w.illegal.is_empty() {
+        return Err(Error::Invalid(format!(
+            "Non-primary key columns can only be restricted with 'IS NOT NULL' (got: {} restricted illegally)",
+            w.illegal.join(",")
+        )));
+    }
+    if let Some(r) = &w.unsupported {
+        return Err(Error::Invalid(format!(
+            "Materialized view '{view}': the restriction '{r}' is not supported yet (Cairn filters base rows by single-column and multi-column relations with =, <, <=, >, >= and IN)"
         )));
     }
     // The WITH properties.
@@ -268,10 +292,11 @@ pub fn create_view(ex: &Executor, session: &Session, c: &CreateView) -> Result<O
     ViewDef {
         base: base_name.clone(),
         include_all_columns: c.selectors.is_none(),
-        where_clause: where_text(&c.where_clause),
-        not_null,
+        where_clause: w.text,
+        not_null: w.restricted,
     }
     .store(&mut schema.options);
+    schema.set_view_filter(&w.filter);
     schema.set_view_base(&base);
     cat.create_table(&schema)?;
     Ok(
@@ -309,19 +334,45 @@ fn key_column_type(ty: &cairn_engine::model::types::CqlType, name: &str) -> Resu
     Ok(())
 }
 
-/// The columns the WHERE clause restricts with `IS NOT NULL`, after Cassandra's checks.
-fn where_not_null(relations: &[Relation], base: &TableSchema, view: &str) -> Result<Vec<String>> {
-    use crate::ast::RelationTarget;
-    let mut out = Vec::new();
-    let mut illegal = Vec::new();
+/// A view's WHERE clause, checked as Cassandra's `CreateViewStatement` checks it.
+struct ViewWhere {
+    /// The columns restricted, by `IS NOT NULL` or otherwise (a base row has a view row only
+    /// when all of them are set).
+    restricted: Vec<String>,
+    /// Base columns outside the primary key restricted otherwise than by `IS NOT NULL`.
+    illegal: Vec<String>,
+    /// A relation Cassandra accepts that Cairn does not filter by.
+    unsupported: Option<String>,
+    /// The restrictions on the base's primary key, for view maintenance.
+    filter: Vec<KeyRestriction>,
+    /// The clause as Cassandra's `WhereClause.toCQLString` writes it.
+    text: String,
+}
+
+/// Reads the WHERE clause: Cassandra's checks of its relations (token relations, unknown
+/// columns, and the SELECT rules of `StatementRestrictions` with filtering allowed), the
+/// restricted columns, and the base key restrictions view maintenance filters by.
+fn view_where(relations: &[Relation], base: &TableSchema) -> Result<ViewWhere> {
+    let mut w = ViewWhere {
+        restricted: Vec::new(),
+        illegal: Vec::new(),
+        unsupported: None,
+        filter: Vec::new(),
+        text: relations
+            .iter()
+            .map(relation_cql)
+            .collect::<Vec<_>>()
+            .join(" AND "),
+    };
+    let mut others = Vec::new();
     for r in relations {
         match r {
             Relation::IsNotNull(name) => {
                 if base.column(name).is_none() {
                     return Err(Error::undefined_column(base, name));
                 }
-                if !out.contains(name) {
-                    out.push(name.clone());
+                if !w.restricted.contains(name) {
+                    w.restricted.push(name.clone());
                 }
             }
             Relation::Compare {
@@ -337,6 +388,7 @@ fn where_not_null(relations: &[Relation], base: &TableSchema, view: &str) -> Res
                 ))
             }
             Relation::Compare { target, .. } | Relation::In { target, .. } => {
+                others.push(r.clone());
                 let names: Vec<&String> = match target {
                     RelationTarget::Column(n)
                     | RelationTarget::Element(n, _)
@@ -348,27 +400,139 @@ fn where_not_null(relations: &[Relation], base: &TableSchema, view: &str) -> Res
                         return Err(Error::undefined_column(base, n));
                     };
                     if matches!(col.kind, ColumnKind::Regular | ColumnKind::Static) {
-                        illegal.push(n.clone());
+                        if !w.illegal.contains(n) {
+                            w.illegal.push(n.clone());
+                        }
+                    } else if !w.restricted.contains(n) {
+                        w.restricted.push(n.clone());
                     }
                 }
             }
         }
     }
-    if !illegal.is_empty() {
-        return Err(Error::Invalid(format!(
-            "Non-primary key columns can only be restricted with 'IS NOT NULL' (got: {} restricted illegally)",
-            illegal.join(",")
-        )));
+    // The relations as a SELECT with ALLOW FILTERING would take them (Cassandra builds its
+    // StatementRestrictions so): its refusals and texts.
+    let binds = QueryParams::default();
+    let ctx = Binds::new(&binds);
+    restrict::resolve(base, &others, &ctx, restrict::Context::select(true, false))?;
+    if !w.illegal.is_empty() {
+        return Ok(w);
     }
-    if relations
-        .iter()
-        .any(|r| !matches!(r, Relation::IsNotNull(_)))
-    {
-        return Err(Error::Invalid(format!(
-            "Materialized view '{view}': WHERE restrictions other than IS NOT NULL are not supported yet"
-        )));
+    for r in &others {
+        match key_restriction(base, r, &ctx)? {
+            Some(k) => w.filter.push(k),
+            None => {
+                w.unsupported = Some(relation_cql(r));
+                break;
+            }
+        }
     }
-    Ok(out)
+    Ok(w)
+}
+
+/// A relation on the base's primary key as view maintenance filters by it; `None` for a
+/// shape it does not (CONTAINS, LIKE, an element or field).
+fn key_restriction(
+    base: &TableSchema,
+    r: &Relation,
+    ctx: &dyn crate::values::TermContext,
+) -> Result<Option<KeyRestriction>> {
+    let (target, op, terms): (&RelationTarget, FilterOp, Vec<&Term>) = match r {
+        Relation::Compare { target, op, value } => {
+            let op = match op {
+                Operator::Eq => FilterOp::Eq,
+                Operator::Lt => FilterOp::Lt,
+                Operator::Lte => FilterOp::Le,
+                Operator::Gt => FilterOp::Gt,
+                Operator::Gte => FilterOp::Ge,
+                _ => return Ok(None),
+            };
+            (target, op, vec![value])
+        }
+        Relation::In {
+            target,
+            values: InValues::Terms(ts),
+        } => (target, FilterOp::In, ts.iter().collect()),
+        _ => return Ok(None),
+    };
+    let columns: Vec<String> = match target {
+        RelationTarget::Column(n) => vec![n.clone()],
+        RelationTarget::Tuple(ns) => ns.clone(),
+        _ => return Ok(None),
+    };
+    let mut values = Vec::with_capacity(terms.len());
+    for t in terms {
+        let parts: Vec<&Term> = match (target, t) {
+            (RelationTarget::Tuple(_), Term::Tuple(ts)) => ts.iter().collect(),
+            (RelationTarget::Tuple(_), _) => return Ok(None),
+            _ => vec![t],
+        };
+        let mut tuple = Vec::with_capacity(parts.len());
+        for (name, part) in columns.iter().zip(parts) {
+            let col = base
+                .column(name)
+                .ok_or_else(|| Error::undefined_column(base, name))?;
+            match term_to_bytes(part, &col.ty, name, ctx).map_err(Error::from)? {
+                TermValue::Value(b) => tuple.push(b),
+                // Refused by the restrictions above; never a filter that matches nothing.
+                TermValue::Null | TermValue::Unset => return Ok(None),
+            }
+        }
+        values.push(tuple);
+    }
+    Ok(Some(KeyRestriction {
+        columns,
+        op,
+        values,
+    }))
+}
+
+/// A relation as Cassandra's `toCQLString` writes it in `system_schema.views.where_clause`
+/// and DESCRIBE: names quoted when they must be, terms as written (strings between quotes,
+/// not escaped, as Cassandra 5.0 prints them).
+fn relation_cql(r: &Relation) -> String {
+    let target = |t: &RelationTarget| match t {
+        RelationTarget::Column(n) => quote_identifier(n),
+        RelationTarget::Element(n, k) => format!("{}[{}]", quote_identifier(n), term_display(k)),
+        RelationTarget::Field(n, f) => format!("{}.{}", quote_identifier(n), quote_identifier(f)),
+        RelationTarget::Tuple(ns) => format!(
+            "({})",
+            ns.iter()
+                .map(|n| quote_identifier(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        RelationTarget::Token(ns) => format!(
+            "token({})",
+            ns.iter()
+                .map(|n| quote_identifier(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    match r {
+        Relation::IsNotNull(n) => format!("{} IS NOT NULL", quote_identifier(n)),
+        Relation::Compare {
+            target: t,
+            op,
+            value,
+        } => {
+            format!(
+                "{} {} {}",
+                target(t),
+                restrict::op_text(*op),
+                term_display(value)
+            )
+        }
+        Relation::In { target: t, values } => match values {
+            InValues::Terms(ts) => format!(
+                "{} IN ({})",
+                target(t),
+                ts.iter().map(term_display).collect::<Vec<_>>().join(", ")
+            ),
+            InValues::Marker(_) => format!("{} IN ?", target(t)),
+        },
+    }
 }
 
 /// A selector as Cassandra's error texts show it (what a view may not select).
@@ -395,18 +559,6 @@ fn selector_text(e: &SelectorExpr) -> String {
         }
         _ => "an expression".into(),
     }
-}
-
-/// The WHERE clause as Cassandra's `WhereClause.toCQLString` writes it.
-fn where_text(relations: &[Relation]) -> String {
-    relations
-        .iter()
-        .filter_map(|r| match r {
-            Relation::IsNotNull(n) => Some(format!("{} IS NOT NULL", quote_identifier(n))),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join(" AND ")
 }
 
 /// ALTER MATERIALIZED VIEW … WITH.

@@ -8,8 +8,9 @@
 //! base is a table of the same keyspace, never a view; every base primary-key column is a
 //! view primary-key column; at most one other view key column, a base regular column; every
 //! view column has the base column's name and type; the WHERE clause restricts every view
-//! key column with `IS NOT NULL` and nothing else, so a base row has a view row exactly when
-//! it is live and its view key columns are all set.
+//! key column (`IS NOT NULL`, or a relation on a base key column kept as the view's
+//! [`super::view_filter`]) and nothing else, so a base row has a view row exactly when it is
+//! live, its view key columns are all set and its key satisfies the filter.
 //!
 //! A secondary index is a hidden view of the same form (keyed by the indexed value, see
 //! [`super::index`]): the maintenance reads only this definition, plus the index's computed

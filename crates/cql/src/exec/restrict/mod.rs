@@ -311,7 +311,8 @@ fn column<'a>(schema: &'a TableSchema, name: &str) -> Result<&'a ColumnDef> {
         .ok_or_else(|| Error::undefined_column(schema, name))
 }
 
-fn op_text(op: Operator) -> &'static str {
+/// An operator as CQL writes it.
+pub(crate) fn op_text(op: Operator) -> &'static str {
     match op {
         Operator::Eq => "=",
         Operator::Neq => "!=",
