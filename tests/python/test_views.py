@@ -478,3 +478,70 @@ def test_built_views_lists_views_this_node_built(session, by_v):
     assert not [r for r in session.execute(
         "SELECT view_name FROM system.view_builds_in_progress WHERE keyspace_name = %s", (ks,))
         if r.view_name == name]
+
+
+def test_a_build_cut_by_sigkill_resumes_and_ends_complete(node_factory, monkeypatch):
+    """A view and an index built on a table with data, the node SIGKILLed after the builds
+    saved a position: on restart they resume there (the log says so), then end complete —
+    every base row once in the view and the index, writes racing the build included — and
+    listed built. The builds are slowed by the test-only CAIRN_TEST_VIEW_BUILD_DELAY_MS."""
+    from conftest import make_cluster
+    from cassandra.concurrent import execute_concurrent_with_args
+    monkeypatch.setenv("CAIRN_TEST_VIEW_BUILD_DELAY_MS", "20")
+    n = node_factory("view_build_kill")
+    names = {("vb", "by_v"), ("vb", "t_v_idx_index")}
+
+    def progress(s):
+        return {(r.keyspace_name, r.view_name): r for r in s.execute(
+            "SELECT keyspace_name, view_name, keys_built, last_token FROM system.view_builds_in_progress")}
+
+    c = make_cluster(n)
+    try:
+        s = c.connect()
+        s.execute("CREATE KEYSPACE vb WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE vb.t (pk int, ck int, v int, PRIMARY KEY (pk, ck))")
+        ins = s.prepare("INSERT INTO vb.t (pk, ck, v) VALUES (?, ?, ?)")
+        execute_concurrent_with_args(s, ins, [(p, ck, p % 7) for p in range(400) for ck in range(2)],
+                                     concurrency=32, raise_on_first_error=True)
+        s.execute("CREATE MATERIALIZED VIEW vb.by_v AS SELECT * FROM vb.t "
+                  "WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
+        s.execute("CREATE INDEX t_v_idx ON vb.t (v)")
+        deadline = time.time() + 60
+        while time.time() < deadline and not (
+                set(progress(s)) == names and all(r.last_token is not None for r in progress(s).values())):
+            time.sleep(0.1)
+        saved = progress(s)
+        assert set(saved) == names and all(r.last_token is not None and r.keys_built > 0 for r in saved.values())
+        built = {tuple(r) for r in s.execute("SELECT keyspace_name, view_name FROM system.built_views")}
+        assert not names & built
+        # Writes racing the build keep their own view updates.
+        upd = s.prepare("UPDATE vb.t SET v = ? WHERE pk = ? AND ck = 0")
+        execute_concurrent_with_args(s, upd, [(100 + p % 3, p) for p in range(0, 400, 5)],
+                                     concurrency=32, raise_on_first_error=True)
+    finally:
+        c.shutdown()
+    n.kill()
+    n.start()
+    c = make_cluster(n)
+    try:
+        s = c.connect()
+        deadline = time.time() + 120
+        while time.time() < deadline and not names <= {
+                tuple(r) for r in s.execute("SELECT keyspace_name, view_name FROM system.built_views")}:
+            time.sleep(0.3)
+        assert names <= {tuple(r) for r in s.execute("SELECT keyspace_name, view_name FROM system.built_views")}
+        assert ("vb", "t_v_idx") in {tuple(r) for r in s.execute('SELECT table_name, index_name FROM system."IndexInfo"')}
+        assert not set(progress(s)) & names
+        log = n.log_path.read_text(errors="replace").split("---- start #2 ----")[-1]
+        for ks, v in names:
+            assert f"resuming the build of view {ks}.{v} at token" in log, v
+        base = rows(s, "SELECT v, pk, ck FROM vb.t")
+        assert len(base) == 800
+        view = [tuple(r) for r in s.execute("SELECT v, pk, ck FROM vb.by_v")]
+        assert sorted(view) == base and len(view) == len(set(view))
+        for v in list(range(7)) + [100, 101, 102]:
+            got = [tuple(r) for r in s.execute(f"SELECT v, pk, ck FROM vb.t WHERE v = {v}")]
+            assert sorted(got) == [r for r in base if r[0] == v], v
+            assert len(got) == len(set(got))
+    finally:
+        c.shutdown()
