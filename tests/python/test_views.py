@@ -487,6 +487,7 @@ def test_a_build_cut_by_sigkill_resumes_and_ends_complete(node_factory, monkeypa
     listed built. The builds are slowed by the test-only CAIRN_TEST_VIEW_BUILD_DELAY_MS."""
     from conftest import make_cluster
     from cassandra.concurrent import execute_concurrent_with_args
+    from helpers import nodetool
     monkeypatch.setenv("CAIRN_TEST_VIEW_BUILD_DELAY_MS", "20")
     n = node_factory("view_build_kill")
     names = {("vb", "by_v"), ("vb", "t_v_idx_index")}
@@ -501,7 +502,7 @@ def test_a_build_cut_by_sigkill_resumes_and_ends_complete(node_factory, monkeypa
         s.execute("CREATE KEYSPACE vb WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
         s.execute("CREATE TABLE vb.t (pk int, ck int, v int, PRIMARY KEY (pk, ck))")
         ins = s.prepare("INSERT INTO vb.t (pk, ck, v) VALUES (?, ?, ?)")
-        execute_concurrent_with_args(s, ins, [(p, ck, p % 7) for p in range(400) for ck in range(2)],
+        execute_concurrent_with_args(s, ins, [(p, ck, p % 7) for p in range(600) for ck in range(2)],
                                      concurrency=32, raise_on_first_error=True)
         s.execute("CREATE MATERIALIZED VIEW vb.by_v AS SELECT * FROM vb.t "
                   "WHERE v IS NOT NULL AND pk IS NOT NULL AND ck IS NOT NULL PRIMARY KEY (v, pk, ck)")
@@ -514,9 +515,26 @@ def test_a_build_cut_by_sigkill_resumes_and_ends_complete(node_factory, monkeypa
         assert set(saved) == names and all(r.last_token is not None and r.keys_built > 0 for r in saved.values())
         built = {tuple(r) for r in s.execute("SELECT keyspace_name, view_name FROM system.built_views")}
         assert not names & built
+        # Status and progress while building: system_distributed.view_build_status (this
+        # node's row), nodetool viewbuildstatus and compactionstats.
+        host = s.execute("SELECT host_id FROM system.local").one().host_id
+        assert [tuple(r) for r in s.execute(
+            "SELECT keyspace_name, view_name, host_id, status FROM system_distributed.view_build_status "
+            "WHERE keyspace_name = 'vb' AND view_name = 'by_v'")] == [("vb", "by_v", host, "STARTED")]
+        out = nodetool(n, "viewbuildstatus", "vb.by_v", ok=False)
+        assert out.returncode == 1
+        assert "vb.by_v has not finished building; node status is below." in out.stderr
+        assert "STARTED" in out.stderr and "Host" in out.stderr
+        stats = nodetool(n, "compactionstats").stdout
+        assert "View build" in stats and "Secondary index build" in stats and "keys" in stats, stats
+        # An index still building refuses lookups, as Cassandra's IndexNotAvailableException.
+        from cassandra import ReadFailure
+        with pytest.raises(ReadFailure) as e:
+            s.execute("SELECT * FROM vb.t WHERE v = 1")
+        assert "INDEX_NOT_AVAILABLE" in str(e.value)
         # Writes racing the build keep their own view updates.
         upd = s.prepare("UPDATE vb.t SET v = ? WHERE pk = ? AND ck = 0")
-        execute_concurrent_with_args(s, upd, [(100 + p % 3, p) for p in range(0, 400, 5)],
+        execute_concurrent_with_args(s, upd, [(100 + p % 3, p) for p in range(0, 600, 5)],
                                      concurrency=32, raise_on_first_error=True)
     finally:
         c.shutdown()
@@ -532,11 +550,17 @@ def test_a_build_cut_by_sigkill_resumes_and_ends_complete(node_factory, monkeypa
         assert names <= {tuple(r) for r in s.execute("SELECT keyspace_name, view_name FROM system.built_views")}
         assert ("vb", "t_v_idx") in {tuple(r) for r in s.execute('SELECT table_name, index_name FROM system."IndexInfo"')}
         assert not set(progress(s)) & names
+        host = s.execute("SELECT host_id FROM system.local").one().host_id
+        assert [tuple(r) for r in s.execute(
+            "SELECT keyspace_name, view_name, host_id, status FROM system_distributed.view_build_status "
+            "WHERE keyspace_name = 'vb'")] == [("vb", "by_v", host, "SUCCESS")]
+        assert nodetool(n, "viewbuildstatus", "vb", "by_v").stdout == "vb.by_v has finished building\n"
+        assert "build" not in nodetool(n, "compactionstats").stdout
         log = n.log_path.read_text(errors="replace").split("---- start #2 ----")[-1]
         for ks, v in names:
             assert f"resuming the build of view {ks}.{v} at token" in log, v
         base = rows(s, "SELECT v, pk, ck FROM vb.t")
-        assert len(base) == 800
+        assert len(base) == 1200
         view = [tuple(r) for r in s.execute("SELECT v, pk, ck FROM vb.by_v")]
         assert sorted(view) == base and len(view) == len(set(view))
         for v in list(range(7)) + [100, 101, 102]:

@@ -121,6 +121,11 @@ impl Views {
             .collect()
     }
 
+    /// Every view known (materialized views and indexes' hidden views).
+    pub fn known(&self) -> Vec<Arc<TableSchema>> {
+        self.views.read().values().flatten().cloned().collect()
+    }
+
     /// Whether view `id`'s build finished on this node (an index may serve lookups).
     pub fn is_built(&self, id: u128) -> bool {
         !self.building.read().contains_key(&id) && self.files.load(id) == Some(BuildState::Built)

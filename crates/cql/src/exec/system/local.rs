@@ -89,6 +89,13 @@ pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
             ("index_name", CqlType::Text),
             ("value", CqlType::Blob),
         ],
+        // Cassandra's `system_distributed.view_build_status`.
+        "view_build_status" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("view_name", CqlType::Text),
+            ("host_id", CqlType::Uuid),
+            ("status", CqlType::Text),
+        ],
         "view_builds_in_progress" => vec![
             ("keyspace_name", CqlType::Text),
             ("view_name", CqlType::Text),
@@ -256,6 +263,33 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
                         text(&i64::MAX.to_string()),
                         bigint(p.saved_keys as i64),
                         p.saved_token.and_then(|t| text(&t.0.to_string())),
+                    ]
+                })
+                .collect();
+            rows.sort();
+            rows
+        }
+        // Cassandra's `system_distributed.view_build_status` for the materialized views (not
+        // indexes): STARTED once this node's build starts, SUCCESS once it finished. Read on
+        // this node, from its own build state: only this node's rows (other nodes keep
+        // theirs; a ring's statuses are not gathered here).
+        "view_build_status" => {
+            let views = ex.proxy().views();
+            let mut rows: Vec<Row> = views
+                .known()
+                .iter()
+                .filter(|v| v.index().is_none())
+                .map(|v| {
+                    let status = if views.is_built(v.id) {
+                        "SUCCESS"
+                    } else {
+                        "STARTED"
+                    };
+                    vec![
+                        text(&v.keyspace),
+                        text(&v.name),
+                        uuid(&node.host_id),
+                        text(status),
                     ]
                 })
                 .collect();
