@@ -208,7 +208,9 @@ impl rest::AdminBackend for NodeBackend {
                 let index = v.index();
                 Some(rest::ViewBuild {
                     keyspace: v.keyspace.clone(),
-                    name: index.as_ref().map_or_else(|| v.name.clone(), |d| d.name.clone()),
+                    name: index
+                        .as_ref()
+                        .map_or_else(|| v.name.clone(), |d| d.name.clone()),
                     base,
                     index: index.is_some(),
                     built: views.is_built(v.id),

@@ -97,7 +97,10 @@ impl BuildFiles {
         let text = std::fs::read_to_string(&path).ok()?;
         let state = BuildState::decode(&text);
         if state.is_none() {
-            tracing::warn!("{}: damaged view build state, building again", path.display());
+            tracing::warn!(
+                "{}: damaged view build state, building again",
+                path.display()
+            );
         }
         state
     }
