@@ -76,6 +76,8 @@ pub struct Views {
     building: RwLock<HashMap<u128, BuildProgress>>,
     /// Each view's saved build state.
     files: BuildFiles,
+    /// The views known built here (what `files` says, remembered: an index lookup asks).
+    built: RwLock<HashSet<u128>>,
     /// Test-only pause before each base partition a build reads ([`THROTTLE_ENV`]).
     throttle: Duration,
 }
@@ -88,6 +90,7 @@ impl Views {
             locks: PartitionLocks::default(),
             building: RwLock::new(HashMap::new()),
             files: BuildFiles::new(db.config().data_dir.clone()),
+            built: RwLock::new(HashSet::new()),
             throttle: Duration::from_millis(
                 std::env::var(THROTTLE_ENV)
                     .ok()
@@ -128,7 +131,26 @@ impl Views {
 
     /// Whether view `id`'s build finished on this node (an index may serve lookups).
     pub fn is_built(&self, id: u128) -> bool {
-        !self.building.read().contains_key(&id) && self.files.load(id) == Some(BuildState::Built)
+        if self.built.read().contains(&id) {
+            return true;
+        }
+        !self.building.read().contains_key(&id) && self.load(id) == Some(BuildState::Built)
+    }
+
+    /// View `id`'s saved state, remembering it when built.
+    fn load(&self, id: u128) -> Option<BuildState> {
+        let state = self.files.load(id);
+        if state == Some(BuildState::Built) {
+            self.built.write().insert(id);
+        }
+        state
+    }
+
+    /// Saves view `id` built.
+    fn save_built(&self, id: u128) -> Result<()> {
+        self.files.save(id, BuildState::Built)?;
+        self.built.write().insert(id);
+        Ok(())
     }
 
     /// Sets which tables have views (the catalog, after every schema change), and forgets
@@ -136,6 +158,7 @@ impl Views {
     pub fn set(&self, views: ViewMap) {
         let ids: HashSet<u128> = views.values().flatten().map(|v| v.id).collect();
         *self.views.write() = Arc::new(views);
+        self.built.write().retain(|id| ids.contains(id));
         self.files.retain(&ids);
     }
 
@@ -267,7 +290,7 @@ impl Views {
         let mut claimed = Vec::new();
         for (base, views) in map.iter() {
             for view in views {
-                let state = self.files.load(view.id);
+                let state = self.load(view.id);
                 if state == Some(BuildState::Built) || self.building.read().contains_key(&view.id) {
                     continue;
                 }
@@ -278,7 +301,7 @@ impl Views {
                         .and_then(|t| t.stats().ok())
                         .is_some_and(|s| s.partition_count_estimate == 0);
                 if empty {
-                    if let Err(e) = self.files.save(view.id, BuildState::Built) {
+                    if let Err(e) = self.save_built(view.id) {
                         tracing::warn!("cannot save view {}'s build state: {e}", view.name);
                     } else {
                         continue;
@@ -473,7 +496,7 @@ impl Views {
             return Ok(partitions);
         }
         self.db.sync_commitlog()?;
-        self.files.save(view.id, BuildState::Built)?;
+        self.save_built(view.id)?;
         Ok(partitions)
     }
 
