@@ -193,6 +193,34 @@ impl rest::AdminBackend for NodeBackend {
         Some(self.executor.catalog().keyspace(keyspace)?.placement())
     }
 
+    fn view_builds(&self) -> Vec<rest::ViewBuild> {
+        let views = self.executor.proxy().views();
+        let running: std::collections::HashMap<u128, (u64, u64)> = views
+            .in_progress()
+            .into_iter()
+            .map(|(v, p)| (v.id, (p.keys_built, p.total)))
+            .collect();
+        views
+            .known()
+            .iter()
+            .filter_map(|v| {
+                let base = v.view()?.base.clone();
+                let index = v.index();
+                Some(rest::ViewBuild {
+                    keyspace: v.keyspace.clone(),
+                    name: index
+                        .as_ref()
+                        .map_or_else(|| v.name.clone(), |d| d.name.clone()),
+                    base,
+                    index: index.is_some(),
+                    built: views.is_built(v.id),
+                    progress: running.get(&v.id).copied(),
+                    id: (v.id as u64) ^ ((v.id >> 64) as u64),
+                })
+            })
+            .collect()
+    }
+
     fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
         let cat = self.executor.catalog();
         cat.keyspace(keyspace)?;

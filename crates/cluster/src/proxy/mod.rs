@@ -42,6 +42,7 @@ pub mod paxos;
 mod read;
 pub mod replica;
 mod scan;
+mod view_builds;
 pub mod views;
 pub(crate) mod write;
 

@@ -135,7 +135,7 @@ impl Catalog {
         };
         catalog.initialize();
         catalog.reconcile()?;
-        catalog.tell_views(false);
+        catalog.tell_views();
         Ok(catalog)
     }
 
@@ -362,24 +362,17 @@ impl Catalog {
         self.set_types(&wanted, &mut changes);
         *self.applied.write() = state;
         self.schema_changed();
-        self.tell_views(true);
+        self.tell_views();
         self.unpublished.lock().extend(changes.iter().cloned());
         Ok(changes)
     }
 
     /// Tells the storage proxy which tables have materialized views, by base table id (it
-    /// keeps them on every write to those tables); with `build`, the views it did not know
-    /// are filled from this node's base rows on a thread of their own (views the node had
-    /// at start were built before).
-    fn tell_views(&self, build: bool) {
-        let known: std::collections::HashSet<u128> = self
-            .db
-            .tables()
-            .iter()
-            .filter(|t| t.schema().is_view())
-            .map(|t| t.schema().id)
-            .filter(|id| self.proxy.views().knows(*id))
-            .collect();
+    /// keeps them on every write to those tables), then starts, each on a thread of its own,
+    /// the builds this node still owes: views new here, and builds a restart cut short, which
+    /// resume where they stopped (`cairn_cluster::proxy::views`; their state is kept in the
+    /// data directory).
+    fn tell_views(&self) {
         let tables = self.db.tables();
         let mut views: cairn_cluster::proxy::views::ViewMap = Default::default();
         for t in &tables {
@@ -392,18 +385,11 @@ impl Catalog {
                 views.entry(base.schema().id).or_default().push(view);
             }
         }
-        let new: Vec<(u128, Arc<TableSchema>)> = views
-            .iter()
-            .flat_map(|(base, vs)| vs.iter().map(move |v| (*base, Arc::clone(v))))
-            .filter(|(_, v)| !known.contains(&v.id))
-            .collect();
         self.proxy.views().set(views);
-        if !build {
-            return;
-        }
-        for (base, view) in new {
+        for (base, view) in self.proxy.views().claim_builds() {
             let proxy = Arc::clone(&self.proxy);
             let name = format!("view-build-{}", view.name);
+            let id = view.id;
             let spawned = std::thread::Builder::new().name(name).spawn(move || {
                 match proxy.build_view(base, &view) {
                     Ok(n) => tracing::info!(
@@ -417,6 +403,7 @@ impl Catalog {
                 }
             });
             if let Err(e) = spawned {
+                self.proxy.views().release(id);
                 tracing::warn!("cannot start a view build: {e}");
             }
         }

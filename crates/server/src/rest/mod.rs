@@ -20,7 +20,8 @@
 //! | POST | `/storage_service/compact` | major compaction of every table |
 //! | POST | `/compaction_manager/stop_compaction?type=COMPACTION` | stop running compactions |
 //! | POST | `/compaction_manager/stop_keyspace_compaction/{ks}?tables=…&type=…` | stop one keyspace's |
-//! | GET | `/compaction_manager/compactions` | running jobs |
+//! | GET | `/compaction_manager/compactions` | running jobs: compactions, then view and index builds (task type `View build` / `Secondary index build`, unit `keys`) |
+//! | GET | `/storage_service/view_build_statuses/{ks}/{view}` | a materialized view's build status per host (`[{"key": host, "value": "STARTED" or "SUCCESS"}]`; this node's only) |
 //! | GET | `/compaction_manager/compaction_history` | finished jobs |
 //! | GET | `/compaction_manager/metrics/{pending_tasks, pending_tasks_by_table, completed_tasks, total_compactions_completed, bytes_compacted}` | counters |
 //! | GET, POST | `/storage_service/compaction_throughput[?value=MB/s]` | throttle (0 = off) |
@@ -175,6 +176,25 @@ pub fn random_uuid() -> String {
     )
 }
 
+/// A materialized view's or an index's build on this node, as the REST API shows it.
+#[derive(Debug, Clone)]
+pub struct ViewBuild {
+    /// The keyspace.
+    pub keyspace: String,
+    /// The view's name, or the index's (not its hidden view's).
+    pub name: String,
+    /// The base table's name.
+    pub base: String,
+    /// A secondary index rather than a materialized view.
+    pub index: bool,
+    /// Finished on this node.
+    pub built: bool,
+    /// While it runs: base partitions read, and the base table's estimated partitions.
+    pub progress: Option<(u64, u64)>,
+    /// A number that names the build (the view's id folded), for its job id.
+    pub id: u64,
+}
+
 /// One member of the cluster as the REST API shows it.
 #[derive(Debug, Clone)]
 pub struct MemberInfo {
@@ -289,6 +309,12 @@ pub trait AdminBackend: Send + Sync + 'static {
             .then_some(ReplicationStrategy::Simple {
                 replication_factor: 1,
             })
+    }
+
+    /// The views and indexes this node knows, with their builds here. Default: none (a bare
+    /// engine builds none).
+    fn view_builds(&self) -> Vec<ViewBuild> {
+        Vec::new()
     }
 
     /// A keyspace's table names, sorted; `None` if the keyspace does not exist.
@@ -542,18 +568,34 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request) -> Response {
         ("POST", ["compaction_manager", "stop_keyspace_compaction", ks]) => {
             stop_keyspace_compaction(backend, ks, req)
         }
-        ("GET", ["compaction_manager", "compactions"]) => Response::ok(
-            Json::Arr(
-                backend
-                    .database()
-                    .compaction()
-                    .running()
-                    .iter()
-                    .map(running_json)
-                    .collect(),
+        ("GET", ["compaction_manager", "compactions"]) => {
+            let mut jobs: Vec<Json> = backend
+                .database()
+                .compaction()
+                .running()
+                .iter()
+                .map(running_json)
+                .collect();
+            jobs.extend(backend.view_builds().iter().filter_map(view_build_json));
+            Response::ok(Json::Arr(jobs).to_text())
+        }
+        ("GET", ["storage_service", "view_build_statuses", ks, view]) => {
+            let host = backend.node().address;
+            Response::ok(
+                Json::Arr(
+                    backend
+                        .view_builds()
+                        .iter()
+                        .filter(|b| !b.index && b.keyspace == *ks && b.name == *view)
+                        .map(|b| {
+                            let status = if b.built { "SUCCESS" } else { "STARTED" };
+                            Json::obj([("key", Json::str(&host)), ("value", Json::str(status))])
+                        })
+                        .collect(),
+                )
+                .to_text(),
             )
-            .to_text(),
-        ),
+        }
         ("GET", ["compaction_manager", "compaction_history"]) => {
             let mut h = backend.database().compaction().history();
             h.reverse(); // newest first, like ScyllaDB
@@ -962,6 +1004,28 @@ fn running_json(r: &RunningJob) -> Json {
         ("unit", Json::str("bytes")),
         ("kind", Json::Str(format!("{:?}", r.kind))),
     ])
+}
+
+/// A running view or index build as a job of `compactionstats` (Cassandra's
+/// `ViewBuilderTask` / `SecondaryIndexBuilder`: `OperationType.VIEW_BUILD` "View build",
+/// `INDEX_BUILD` "Secondary index build", in keys, on the base table); `None` when not running.
+fn view_build_json(b: &ViewBuild) -> Option<Json> {
+    let (completed, total) = b.progress?;
+    let task = if b.index {
+        "Secondary index build"
+    } else {
+        "View build"
+    };
+    Some(Json::obj([
+        ("id", Json::Str(job_uuid(b.id, 1))),
+        ("ks", Json::str(&b.keyspace)),
+        ("cf", Json::str(&b.base)),
+        ("completed", Json::uint(completed)),
+        ("total", Json::uint(total.max(completed))),
+        ("task_type", Json::str(task)),
+        ("unit", Json::str("keys")),
+        ("kind", Json::str(task)),
+    ]))
 }
 
 fn history_json(j: &JobReport) -> Json {

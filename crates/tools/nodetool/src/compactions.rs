@@ -3,8 +3,12 @@
 use crate::client::Client;
 use crate::error::{unexpected, NodetoolError};
 use crate::format::{format_millis, table};
+use cairn_server::rest::http::percent_encode;
 use cairn_server::rest::json::Json;
 
+/// `compactionstats`: pending compactions per table, then every running
+/// job — compactions, and view and index builds ("View build", "Secondary index build",
+/// in keys) as Cassandra lists them.
 pub fn compactionstats(client: &Client) -> Result<String, NodetoolError> {
     let pending = client.get("/compaction_manager/metrics/pending_tasks_by_table", &[])?;
     let pending = pending
@@ -53,7 +57,10 @@ pub fn compactionstats(client: &Client) -> Result<String, NodetoolError> {
         let s = |k: &str| c.get(k).and_then(Json::as_str).unwrap_or("").to_string();
         let completed = c.get("completed").and_then(Json::as_i64).unwrap_or(0);
         let total = c.get("total").and_then(Json::as_i64).unwrap_or(0);
-        remaining += (total - completed).max(0);
+        if s("unit") == "bytes" {
+            // (View and index builds count keys: no time estimate from the throughput.)
+            remaining += (total - completed).max(0);
+        }
         let progress = if total > 0 {
             format!("{:.2}%", completed as f64 * 100.0 / total as f64)
         } else {
@@ -139,4 +146,37 @@ pub fn compactionhistory(client: &Client) -> Result<String, NodetoolError> {
     }
     out.push_str(&table(&rows));
     Ok(out)
+}
+
+/// `viewbuildstatus KS VIEW`: Cassandra's "has finished building" line, or — some host not
+/// done (exit code 1, as Cassandra's) — "has not finished building" and a Host / Info table.
+pub fn viewbuildstatus(client: &Client, ks: &str, view: &str) -> Result<String, NodetoolError> {
+    let path = format!(
+        "/storage_service/view_build_statuses/{}/{}",
+        percent_encode(ks),
+        percent_encode(view)
+    );
+    let statuses = client.get(&path, &[])?;
+    let statuses = statuses
+        .as_array()
+        .ok_or_else(|| unexpected("view_build_statuses", &statuses))?
+        .to_vec();
+    let mut rows = vec![vec!["Host".to_string(), "Info".to_string()]];
+    let mut done = true;
+    for s in &statuses {
+        let host = s.get("key").and_then(Json::as_str).unwrap_or("");
+        let status = s.get("value").and_then(Json::as_str).unwrap_or("");
+        done &= status == "SUCCESS";
+        rows.push(vec![host.to_string(), status.to_string()]);
+    }
+    if done {
+        return Ok(format!("{ks}.{view} has finished building\n"));
+    }
+    Err(NodetoolError {
+        message: format!(
+            "{ks}.{view} has not finished building; node status is below.\n\n{}",
+            table(&rows).trim_end()
+        ),
+        exit_code: 1,
+    })
 }

@@ -72,6 +72,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("tablehistograms", "tablehistograms <keyspace> <table>   Print statistic histograms for a given table"),
     ("tablestats", "tablestats [<keyspace>[.<table>]...] Print statistics on tables"),
     ("version", "version                              Print cassandra version"),
+    ("viewbuildstatus", "viewbuildstatus <keyspace> <view> | <keyspace.view>  Show progress of a materialized view build"),
 ];
 
 /// Runs a command; `Ok` holds what to print on stdout.
@@ -141,6 +142,19 @@ pub fn run(inv: &Invocation) -> Result<String, NodetoolError> {
                 )?;
             }
             Ok(String::new())
+        }
+        "viewbuildstatus" => {
+            max_args(2)?;
+            let usage = || bad_use("viewbuildstatus requires keyspace and view name arguments");
+            let (ks, view) = match args.as_slice() {
+                [ks, view] => (ks.clone(), view.clone()),
+                [both] => match both.split('.').collect::<Vec<_>>().as_slice() {
+                    [ks, view] => (ks.to_string(), view.to_string()),
+                    _ => return Err(usage()),
+                },
+                _ => return Err(usage()),
+            };
+            compactions::viewbuildstatus(&client, &ks, &view)
         }
         "compactionstats" => {
             max_args(0)?;

@@ -93,7 +93,7 @@ pub fn select(
     }
     let mut q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
     if let Some(choice) = choice {
-        q.index = IndexRead::new(ex, &schema, choice, &ctx)?;
+        q.index = IndexRead::new(ex, &schema, choice, &ctx, params.levels.consistency)?;
     }
     consistency::for_read(params.levels.consistency)?;
     let rows = q.run(ex, &table, params, wait)?;
@@ -256,6 +256,32 @@ fn has_key_in(schema: &TableSchema, s: &Select) -> bool {
     })
 }
 
+/// An index lookup while the index is still being built on this node (it would miss rows):
+/// Cassandra's `IndexNotAvailableException` ("The secondary index '…' is not yet
+/// available", in its log), which reaches the client as a read failure of this replica with
+/// reason `INDEX_NOT_AVAILABLE`.
+fn index_not_available(
+    ex: &Executor,
+    keyspace: &str,
+    cl: cairn_cluster::consistency::Consistency,
+) -> Error {
+    let node = ex.node();
+    let me = match node.listen_address.as_slice() {
+        &[a, b, c, d] => std::net::IpAddr::from([a, b, c, d]),
+        v => <[u8; 16]>::try_from(v)
+            .map(std::net::IpAddr::from)
+            .unwrap_or(std::net::IpAddr::from([127, 0, 0, 1])),
+    };
+    let block_for = cl.block_for(&ex.proxy().replication(keyspace), &node.data_center);
+    Error::ReadFailure(cairn_cluster::consistency::ReadFailure {
+        consistency: cl,
+        received: 0,
+        block_for,
+        failures: vec![(me, "INDEX_NOT_AVAILABLE".into())],
+        data_present: false,
+    })
+}
+
 /// Rows per read of an index partition.
 const INDEX_BATCH: usize = 512;
 
@@ -276,20 +302,14 @@ impl IndexRead {
         schema: &TableSchema,
         choice: IndexChoice,
         ctx: &dyn TermContext,
+        cl: cairn_cluster::consistency::Consistency,
     ) -> Result<Option<IndexRead>> {
         let missing = || Error::Invalid(format!("No index found on column {}", choice.column.name));
         let ix =
             super::indexes::usable_index(ex.catalog(), schema, &choice.column.name, choice.local)
                 .ok_or_else(missing)?;
-        if ex
-            .proxy()
-            .views()
-            .in_progress()
-            .iter()
-            .any(|(v, _)| v.id == ix.id)
-        {
-            // Still being built here: the index would miss rows, so the base is scanned.
-            return Ok(None);
+        if !ex.proxy().views().is_built(ix.id) {
+            return Err(index_not_available(ex, &ix.keyspace, cl));
         }
         let table = ex
             .catalog()

@@ -89,6 +89,13 @@ pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
             ("index_name", CqlType::Text),
             ("value", CqlType::Blob),
         ],
+        // Cassandra's `system_distributed.view_build_status`.
+        "view_build_status" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("view_name", CqlType::Text),
+            ("host_id", CqlType::Uuid),
+            ("status", CqlType::Text),
+        ],
         "view_builds_in_progress" => vec![
             ("keyspace_name", CqlType::Text),
             ("view_name", CqlType::Text),
@@ -211,9 +218,8 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             }
             rows
         }
-        // What this node built (a view known at start counts as built: see
-        // `Catalog::tell_views`); `status_replicated` is not kept (no
-        // `system_distributed.view_build_status` yet): null.
+        // What this node finished building (kept across restarts: see
+        // `cairn_cluster::proxy::views`); `status_replicated` is not kept: null.
         "built_views" => {
             let mut rows: Vec<Row> = ex
                 .proxy()
@@ -240,23 +246,56 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             rows.sort();
             rows
         }
-        // One range per view (a build reads the whole base table in token order).
-        "view_builds_in_progress" => ex
-            .proxy()
-            .views()
-            .in_progress()
-            .iter()
-            .map(|(v, n)| {
-                vec![
-                    text(&v.keyspace),
-                    text(&v.name),
-                    text(&i64::MIN.to_string()),
-                    text(&i64::MAX.to_string()),
-                    bigint(*n as i64),
-                    None,
-                ]
-            })
-            .collect(),
+        // One range per view (a build reads the whole base table in token order), with its
+        // last saved position, as Cassandra shows its saved rows: `last_token` null until
+        // the first checkpoint.
+        "view_builds_in_progress" => {
+            let mut rows: Vec<Row> = ex
+                .proxy()
+                .views()
+                .in_progress()
+                .iter()
+                .map(|(v, p)| {
+                    vec![
+                        text(&v.keyspace),
+                        text(&v.name),
+                        text(&i64::MIN.to_string()),
+                        text(&i64::MAX.to_string()),
+                        bigint(p.saved_keys as i64),
+                        p.saved_token.and_then(|t| text(&t.0.to_string())),
+                    ]
+                })
+                .collect();
+            rows.sort();
+            rows
+        }
+        // Cassandra's `system_distributed.view_build_status` for the materialized views (not
+        // indexes): STARTED once this node's build starts, SUCCESS once it finished. Read on
+        // this node, from its own build state: only this node's rows (other nodes keep
+        // theirs; a ring's statuses are not gathered here).
+        "view_build_status" => {
+            let views = ex.proxy().views();
+            let mut rows: Vec<Row> = views
+                .known()
+                .iter()
+                .filter(|v| v.index().is_none())
+                .map(|v| {
+                    let status = if views.is_built(v.id) {
+                        "SUCCESS"
+                    } else {
+                        "STARTED"
+                    };
+                    vec![
+                        text(&v.keyspace),
+                        text(&v.name),
+                        uuid(&node.host_id),
+                        text(status),
+                    ]
+                })
+                .collect();
+            rows.sort();
+            rows
+        }
         "compaction_history" => cat
             .db()
             .compaction()

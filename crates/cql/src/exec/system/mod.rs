@@ -115,6 +115,13 @@ pub const VIRTUAL_TABLES: &[TableDef] = &[
         0,
         "week-long compaction history",
     ),
+    def(
+        "system_distributed",
+        "view_build_status",
+        2,
+        1,
+        "Materialized View build status",
+    ),
     def("system_schema", "keyspaces", 1, 0, "keyspace definitions"),
     def("system_schema", "tables", 1, 1, "table definitions"),
     def("system_schema", "columns", 1, 2, "column definitions"),
@@ -228,7 +235,16 @@ pub fn is_read_only_keyspace(ks: &str) -> bool {
 
 /// Whether the keyspace's tables are served here.
 fn served(ks: &str) -> bool {
-    matches!(ks, "system" | "system_schema" | "system_auth") || is_virtual_keyspace(ks)
+    matches!(
+        ks,
+        "system" | "system_schema" | "system_auth" | "system_distributed"
+    ) || is_virtual_keyspace(ks)
+}
+
+/// Whether table `name` of `system` or `system_distributed` belongs to `ks` (both are
+/// served by `local.rs`).
+fn local_serves(ks: &str, name: &str) -> bool {
+    (ks == "system_distributed") == (name == "view_build_status")
 }
 
 fn find(ks: &str, name: &str) -> Option<&'static TableDef> {
@@ -240,7 +256,8 @@ fn find(ks: &str, name: &str) -> Option<&'static TableDef> {
 /// The columns of a table served here (empty for an unknown one).
 fn columns_of(ks: &str, name: &str) -> Vec<(&'static str, CqlType)> {
     match ks {
-        "system" => local::columns(name),
+        // `system_distributed`'s one table is served beside `system`'s.
+        "system" | "system_distributed" if local_serves(ks, name) => local::columns(name),
         "system_schema" => schema::columns(name),
         "system_auth" => auth::columns(name),
         "system_virtual_schema" => virtual_schema::columns(name),
@@ -384,7 +401,8 @@ pub fn table(ex: &Executor, _session: &Session, ks: &str, name: &str) -> Result<
         return Ok(None);
     }
     let rows = match ks {
-        "system" => local::rows(ex, name)?,
+        "system" | "system_distributed" if local_serves(ks, name) => local::rows(ex, name)?,
+        "system" | "system_distributed" => None,
         "system_schema" => schema::rows(ex, name)?,
         // The roles as the schema log holds them (see `auth`): served, not stored, so a
         // SELECT always shows what every node applies.
