@@ -169,7 +169,7 @@ impl Views {
             };
             let cmd = ReadCommand {
                 slice,
-                include_static: false,
+                include_static: views.iter().any(|v| v.needs_static_row(&base)),
                 ..ReadCommand::all(now, wait)
             };
             let data = table.read_data(&m.key, &cmd)?.unwrap_or_default();
@@ -236,7 +236,7 @@ impl Views {
             cairn_engine::model::PartitionPos::TokenStart(cairn_engine::model::Token::MIN),
             None,
             ReadCommand {
-                include_static: false,
+                include_static: view.needs_static_row(&base),
                 columns: Some(Vec::new()),
                 ..ReadCommand::all(now, Wait::Allowed)
             },
@@ -246,7 +246,7 @@ impl Views {
             let key = p?.key;
             let _guard = self.locks.lock(base_id, &key, Wait::Allowed);
             let cmd = ReadCommand {
-                include_static: false,
+                include_static: view.needs_static_row(&base),
                 ..ReadCommand::all(now, Wait::Allowed)
             };
             let Some(data) = table.read_data(&key, &cmd)? else {

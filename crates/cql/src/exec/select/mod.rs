@@ -55,7 +55,9 @@ use selection::{row_values, Group};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use super::indexes::Indexed;
 use super::plan_cache::PlanCache;
+use cairn_engine::schema::index::IndexKind;
 
 /// Runs a SELECT; `cache` is the prepared statement's plan cache, if it is one. Its reads wait
 /// for the disk as `wait` says.
@@ -100,43 +102,59 @@ pub fn select(
     Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
 }
 
-/// The `column = value` restriction a global index can serve (the first one written).
+/// The restriction a global index can serve (the first one written): `column = value`, and
+/// for a collection's index `CONTAINS value` (values), `CONTAINS KEY value` (keys),
+/// `column[key] = value` (entries).
 #[derive(Debug, Clone)]
 pub struct IndexChoice {
     /// The indexed base column.
     pub column: ColumnDef,
+    /// What the index is keyed by.
+    kind: IndexKind,
     /// The value's term.
     term: Term,
+    /// The map key's term (`entries()`).
+    key: Option<Term>,
     /// The relation's position in the WHERE clause.
     at: usize,
     /// A local index (usable only when the partition key names the partitions).
     local: bool,
 }
 
-/// The restriction of `s` an index on one of `indexed` (column names, with whether the index
-/// is local; global ones first) can serve.
-fn index_choice(
-    schema: &TableSchema,
-    s: &Select,
-    indexed: &[(String, bool)],
-) -> Option<IndexChoice> {
-    indexed.iter().find_map(|(column, local)| {
-        s.where_clause
-            .iter()
-            .enumerate()
-            .find_map(|(at, rel)| match rel {
-                Relation::Compare {
-                    target: RelationTarget::Column(name),
-                    op: Operator::Eq,
-                    value,
-                } if name == column => Some(IndexChoice {
-                    column: schema.column(name)?.clone(),
-                    term: value.clone(),
-                    at,
-                    local: *local,
-                }),
-                _ => None,
+/// The restriction of `s` one of `indexed` (global ones first) can serve.
+fn index_choice(schema: &TableSchema, s: &Select, indexed: &[Indexed]) -> Option<IndexChoice> {
+    indexed.iter().find_map(|ix| {
+        s.where_clause.iter().enumerate().find_map(|(at, rel)| {
+            let Relation::Compare { target, op, value } = rel else {
+                return None;
+            };
+            let (name, key) = match (target, op, ix.kind) {
+                (
+                    RelationTarget::Column(name),
+                    Operator::Eq,
+                    IndexKind::Simple | IndexKind::Full,
+                )
+                | (RelationTarget::Column(name), Operator::Contains, IndexKind::Values)
+                | (RelationTarget::Column(name), Operator::ContainsKey, IndexKind::Keys) => {
+                    (name, None)
+                }
+                (RelationTarget::Element(name, key), Operator::Eq, IndexKind::Entries) => {
+                    (name, Some(key.clone()))
+                }
+                _ => return None,
+            };
+            if *name != ix.column {
+                return None;
+            }
+            Some(IndexChoice {
+                column: schema.column(name)?.clone(),
+                kind: ix.kind,
+                term: value.clone(),
+                key,
+                at,
+                local: ix.local,
             })
+        })
     })
 }
 
@@ -180,7 +198,7 @@ pub fn plan_and_resolve(
     s: &Select,
     ctx: &dyn TermContext,
     cache: Option<&PlanCache<Plan>>,
-    indexed: &[(String, bool)],
+    indexed: &[Indexed],
 ) -> Result<(Arc<Plan>, Restrictions, Option<IndexChoice>)> {
     let choice = index_choice(schema, s, indexed);
     let allow_filtering = s.allow_filtering || choice.is_some();
@@ -265,9 +283,12 @@ const INDEX_BATCH: usize = 512;
 struct IndexRead {
     table: Arc<cairn_engine::table::Table>,
     column: ColumnDef,
+    /// The index partition's key: the value (a pair's composite key for `entries()`).
     value: Bytes,
     /// A local index: its partition is the base partition, clustered by the value.
     local: bool,
+    /// An index on a static column: its entries name base partitions, read whole.
+    statics: bool,
 }
 
 impl IndexRead {
@@ -278,9 +299,14 @@ impl IndexRead {
         ctx: &dyn TermContext,
     ) -> Result<Option<IndexRead>> {
         let missing = || Error::Invalid(format!("No index found on column {}", choice.column.name));
-        let ix =
-            super::indexes::usable_index(ex.catalog(), schema, &choice.column.name, choice.local)
-                .ok_or_else(missing)?;
+        let ix = super::indexes::usable_index(
+            ex.catalog(),
+            schema,
+            &choice.column.name,
+            choice.kind,
+            choice.local,
+        )
+        .ok_or_else(missing)?;
         if ex
             .proxy()
             .views()
@@ -296,15 +322,39 @@ impl IndexRead {
             .db()
             .table(&ix.keyspace, &ix.name)
             .ok_or_else(missing)?;
-        let value = match term_to_bytes(&choice.term, &choice.column.ty, &choice.column.name, ctx)
-            .map_err(|e| Error::Invalid(e.to_string()))?
-        {
-            TermValue::Value(b) => b,
-            // The restriction's own resolution refused null and unset before.
-            _ => Bytes::new(),
+        let bytes = |term: &Term, ty: &CqlType| -> Result<Bytes> {
+            Ok(
+                match term_to_bytes(term, ty, &choice.column.name, ctx)
+                    .map_err(|e| Error::Invalid(e.to_string()))?
+                {
+                    TermValue::Value(b) => b,
+                    // The restriction's own resolution refused null and unset before.
+                    _ => Bytes::new(),
+                },
+            )
+        };
+        // A set element or a map key is looked up as its cell path (the index's key).
+        let path = |v: Bytes| -> Result<Bytes> {
+            crate::values::collections::element_path(&choice.column.ty, &v)
+                .map_err(|e| Error::Invalid(e.to_string()))
+        };
+        let value = match (&choice.column.ty, choice.kind) {
+            (CqlType::Set(e), IndexKind::Values) => path(bytes(&choice.term, e)?)?,
+            (CqlType::List(e), IndexKind::Values) | (CqlType::Map(_, e), IndexKind::Values) => {
+                bytes(&choice.term, e)?
+            }
+            (CqlType::Map(k, _), IndexKind::Keys) => path(bytes(&choice.term, k)?)?,
+            (CqlType::Map(k, v), IndexKind::Entries) => {
+                let key_term = choice.key.as_ref().ok_or_else(missing)?;
+                let key = path(bytes(key_term, k)?)?;
+                let value = bytes(&choice.term, v)?;
+                cairn_engine::model::token::composite_partition_key(&[&key, &value])
+            }
+            (ty, _) => bytes(&choice.term, ty)?,
         };
         Ok(Some(IndexRead {
             table,
+            statics: choice.column.kind == ColumnKind::Static,
             column: choice.column,
             value,
             local: choice.local,
@@ -378,6 +428,12 @@ impl IndexRead {
             .columns_of(ColumnKind::PartitionKey)
             .map(&mut take)
             .collect::<Result<Vec<_>>>()?;
+        if self.statics {
+            // The entry names the partition only.
+            let refs: Vec<&[u8]> = pk.iter().map(|b| b.as_ref()).collect();
+            let key = cairn_engine::model::token::composite_partition_key(&refs);
+            return Ok((DecoratedKey::new(key), Bytes::new()));
+        }
         let ck = schema
             .columns_of(ColumnKind::Clustering)
             .map(&mut take)
@@ -607,6 +663,7 @@ impl<'a> Query<'a> {
                 if !self.index_partition(
                     ex,
                     table,
+                    ix,
                     key.clone(),
                     cks,
                     &cmd,
@@ -730,10 +787,9 @@ impl<'a> Query<'a> {
             }
             None => Slice::all(),
         };
+        // An empty value (`''`, an empty blob) is indexed, as Cassandra indexes it: its index
+        // partition is the empty key (the ring's minimum token).
         let index_key = DecoratedKey::new(ix.value.clone());
-        if index_key.key.is_empty() {
-            return Ok(());
-        }
         let in_bounds = |t: i64| {
             let after = match self.r.token_start {
                 None => true,
@@ -769,7 +825,7 @@ impl<'a> Query<'a> {
                     _ => {
                         if let Some((k, cks)) = pending.replace((key, vec![ck])) {
                             if !self.index_partition(
-                                ex, base, k, cks, cmd, slice, resume, run, params,
+                                ex, base, ix, k, cks, cmd, slice, resume, run, params,
                             )? {
                                 return Ok(());
                             }
@@ -785,18 +841,20 @@ impl<'a> Query<'a> {
             }
         }
         if let Some((k, cks)) = pending {
-            self.index_partition(ex, base, k, cks, cmd, slice, resume, run, params)?;
+            self.index_partition(ex, base, ix, k, cks, cmd, slice, resume, run, params)?;
         }
         Ok(())
     }
 
-    /// One base partition's rows an index names (`cks`, encoded), within the query's slice
+    /// One base partition's rows an index names (`cks`, encoded; an index on a static
+    /// column names the partition: its rows in the query's slice), within the query's slice
     /// and after the row a page stopped at. Returns false when the read should stop.
     #[allow(clippy::too_many_arguments)]
     fn index_partition(
         &self,
         ex: &Executor,
         base: &cairn_engine::table::Table,
+        ix: &IndexRead,
         key: DecoratedKey,
         mut cks: Vec<Bytes>,
         cmd: &ReadCommand,
@@ -817,7 +875,12 @@ impl<'a> Query<'a> {
             _ => (0, false),
         };
         let mut c = cmd.clone();
-        if self.layout.columns.is_empty() {
+        if ix.statics {
+            c.slice = match resume {
+                Some(p) if resumed => slice.resume_after(&p.clustering, self.reversed),
+                _ => slice.clone(),
+            };
+        } else if self.layout.columns.is_empty() {
             c.slice = slice.clone();
         } else {
             cks.retain(|ck| slice.contains(ck));
