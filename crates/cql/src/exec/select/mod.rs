@@ -38,7 +38,7 @@ use super::result::{ColumnSpec, Outcome, ResultSet};
 use super::session::{QueryParams, Session};
 use super::system;
 use super::Executor;
-use crate::ast::{Operator, Order as AstOrder, Relation, RelationTarget, Select, Term};
+use crate::ast::{InValues, Operator, Order as AstOrder, Relation, RelationTarget, Select, Term};
 use crate::error::{Error, Result};
 use crate::values::{json, term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
@@ -85,14 +85,16 @@ pub fn select(
     let ctx = Binds::new(params);
     let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
     let (plan, r, choice) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
-    // A global index serves the read when the partition key does not name the partitions, a
-    // local one when it does.
-    let choice = choice.filter(|c| c.local == r.keys.is_some());
+    // Cassandra refuses ORDER BY whenever it reads through an index (a global one with the
+    // partition key given included: see `plan_and_resolve`).
     if choice.is_some() && !s.order_by.is_empty() {
         return Err(Error::Invalid(
             "ORDER BY with 2ndary indexes is not supported, except for ANN queries.".into(),
         ));
     }
+    // A global index serves the read when the partition key does not name the partitions (it
+    // names them: they are read and filtered), a local one when it does.
+    let choice = choice.filter(|c| c.local == r.keys.is_some());
     let mut q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
     if let Some(choice) = choice {
         q.index = IndexRead::new(ex, &schema, choice, &ctx)?;
@@ -125,8 +127,14 @@ pub struct IndexChoice {
 fn index_choice(schema: &TableSchema, s: &Select, indexed: &[Indexed]) -> Option<IndexChoice> {
     indexed.iter().find_map(|ix| {
         s.where_clause.iter().enumerate().find_map(|(at, rel)| {
-            let Relation::Compare { target, op, value } = rel else {
-                return None;
+            let (target, op, value) = match rel {
+                Relation::Compare { target, op, value } => (target, *op, value),
+                // A literal IN of one value is an `=` (Cassandra 5.0).
+                Relation::In {
+                    target,
+                    values: InValues::Terms(terms),
+                } if terms.len() == 1 => (target, Operator::Eq, &terms[0]),
+                _ => return None,
             };
             let (name, key) = match (target, op, ix.kind) {
                 (
@@ -160,7 +168,25 @@ fn index_choice(schema: &TableSchema, s: &Select, indexed: &[Indexed]) -> Option
 
 /// Cassandra's rule with an index: any restriction beside the indexed `=` (other than
 /// `token()` bounds, and the partition key when it names the partitions) is filtering.
-fn check_index_filtering(s: &Select, choice: &IndexChoice, r: &Restrictions) -> Result<()> {
+fn check_index_filtering(
+    schema: &TableSchema,
+    s: &Select,
+    choice: &IndexChoice,
+    r: &Restrictions,
+) -> Result<()> {
+    // With the partition key given, clustering restrictions that make a slice are the
+    // read's, not filters (Cassandra adds them to its filter restrictions only when they
+    // need filtering).
+    let slice_only = r.keys.is_some()
+        && !r
+            .filters
+            .iter()
+            .any(|f| f.column.kind == ColumnKind::Clustering);
+    let is_clustering = |n: &str| {
+        schema
+            .column(n)
+            .is_some_and(|c| c.kind == ColumnKind::Clustering)
+    };
     let extra = s.where_clause.iter().enumerate().any(|(i, rel)| {
         if i == choice.at {
             return false;
@@ -177,7 +203,17 @@ fn check_index_filtering(s: &Select, choice: &IndexChoice, r: &Restrictions) -> 
             | Relation::In {
                 target: RelationTarget::Column(n),
                 ..
-            } if r.keys.is_some() => !r.is_partition_key_column(n),
+            } if r.keys.is_some() => {
+                !r.is_partition_key_column(n) && !(slice_only && is_clustering(n))
+            }
+            Relation::Compare {
+                target: RelationTarget::Tuple(_),
+                ..
+            }
+            | Relation::In {
+                target: RelationTarget::Tuple(_),
+                ..
+            } => !slice_only,
             _ => true,
         }
     });
@@ -228,14 +264,15 @@ pub fn plan_and_resolve(
         restrict::Context::select(allow_filtering, plan.selects_only_statics(schema)),
     )?;
     // An index serves nothing — the WHERE clause's own rules apply — when it is local and
-    // the partition key does not name the partitions, or when it is on a partition key
-    // column and the partition key names them (Cassandra indexes a key column only for a
-    // partial key).
+    // the partition key does not name the partitions, or when it is global and the
+    // partition key names them with nothing else needing it (Cassandra's
+    // `usesSecondaryIndexing` stays false: no regular or static column is restricted and
+    // the clustering restrictions are a slice).
     let serves_nothing = |c: &IndexChoice| {
         if c.local {
             r.keys.is_none()
         } else {
-            r.keys.is_some() && c.column.kind == ColumnKind::PartitionKey
+            r.keys.is_some() && !index_needed_with_keys(schema, s, &r)
         }
     };
     if choice.as_ref().is_some_and(serves_nothing) {
@@ -255,9 +292,32 @@ pub fn plan_and_resolve(
         ));
     }
     if let Some(c) = choice.as_ref().filter(|_| !s.allow_filtering) {
-        check_index_filtering(s, c, &r)?;
+        check_index_filtering(schema, s, c, &r)?;
     }
     Ok((plan, r, choice))
+}
+
+/// Whether, the partition key naming the partitions, Cassandra reads through an index: a
+/// regular or static column is restricted, or the clustering restrictions need filtering.
+fn index_needed_with_keys(schema: &TableSchema, s: &Select, r: &Restrictions) -> bool {
+    let non_key = s.where_clause.iter().any(|rel| match rel {
+        Relation::Compare {
+            target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+            ..
+        } => schema
+            .column(n)
+            .is_some_and(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Static)),
+        _ => false,
+    });
+    non_key
+        || r
+            .filters
+            .iter()
+            .any(|f| f.column.kind == ColumnKind::Clustering)
 }
 
 /// Whether the WHERE clause has an IN on a partition key column (what Cassandra 5.0 refuses
