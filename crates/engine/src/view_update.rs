@@ -1160,4 +1160,78 @@ mod tests {
             assert_eq!(run_collection(kind, before, after), want, "{name}");
         }
     }
+
+    /// An index on a static column: the static row (the empty key) gives one entry per
+    /// partition, keyed by the value, clustered by token and partition key; clustering rows
+    /// give none.
+    #[test]
+    fn static_column_index_has_one_entry_per_partition() {
+        use crate::schema::index::{IndexDef, IDX_TOKEN};
+        let base = TableSchema::new("ks", "t")
+            .with_column("pk", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering)
+            .with_column("s", CqlType::Int, ColumnKind::Static)
+            .with_column("v", CqlType::Int, ColumnKind::Regular);
+        let mut ix = TableSchema::new("ks", "t_s_idx_index")
+            .with_column("s", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
+            .with_column("pk", CqlType::Int, ColumnKind::Clustering);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: false,
+            where_clause: "s IS NOT NULL".into(),
+            not_null: vec!["s".into()],
+        }
+        .store(&mut ix.options);
+        IndexDef {
+            name: "t_s_idx".into(),
+            target: "s".into(),
+            local: false,
+        }
+        .store(&mut ix.options);
+        ix.set_view_base(&base);
+        assert!(ix.needs_static_row(&base));
+        let key = DecoratedKey::new(int(1));
+        let static_row = |ts: i64, v: i32| Row {
+            marker: None,
+            deletion: None,
+            columns: vec![(2, ColumnData::Simple(Cell::live(ts, int(v))))],
+        };
+        // The update sets s to 6 (it was 5) and writes a clustering row.
+        let mut data = Partition {
+            static_row: Some(static_row(10, 5)),
+            ..Partition::default()
+        };
+        let before = base_rows(data.clone(), &[]);
+        let mut up = Partition {
+            static_row: Some(static_row(20, 6)),
+            ..Partition::default()
+        };
+        up.rows.insert(ck(&base, &[7]), row(20, true, None, None));
+        data.merge(up.clone());
+        let after = base_rows(data, &[]);
+        assert!(after.contains_key(&ClusteringKey::empty()));
+        let write = BaseWrite {
+            key: &key,
+            update: &up,
+            before: &before,
+            after: &after,
+            timestamp: 20,
+            now: 1000,
+        };
+        let mut got: Vec<(i32, bool)> = Vec::new();
+        for m in view_mutations(&base, &ix, &write).unwrap() {
+            for (vck, r) in &m.update.rows {
+                let values = ix.clustering_layout().decode(vck.as_bytes()).unwrap();
+                assert_eq!(values[1], int(1), "clustered by token, then pk only");
+                let v = i32::from_be_bytes(m.key.key.as_ref().try_into().unwrap());
+                got.push((v, r.marker.is_some_and(|m| m.is_expired())));
+            }
+        }
+        got.sort();
+        assert_eq!(got, vec![(5, true), (6, false)]);
+        // A plain view never sees the static row.
+        let (vbase, view) = schemas();
+        assert!(!view.needs_static_row(&vbase));
+    }
 }

@@ -204,7 +204,7 @@ fn check_index_filtering(
                 target: RelationTarget::Column(n),
                 ..
             } if r.keys.is_some() => {
-                !r.is_partition_key_column(n) && !(slice_only && is_clustering(n))
+                !(r.is_partition_key_column(n) || (slice_only && is_clustering(n)))
             }
             Relation::Compare {
                 target: RelationTarget::Tuple(_),
@@ -314,8 +314,7 @@ fn index_needed_with_keys(schema: &TableSchema, s: &Select, r: &Restrictions) ->
         _ => false,
     });
     non_key
-        || r
-            .filters
+        || r.filters
             .iter()
             .any(|f| f.column.kind == ColumnKind::Clustering)
 }
