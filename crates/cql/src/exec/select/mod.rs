@@ -86,8 +86,12 @@ pub fn select(
     let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
     let (plan, r, choice) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
     // Cassandra refuses ORDER BY whenever it reads through an index (a global one with the
-    // partition key given included: see `plan_and_resolve`).
-    if choice.is_some() && !s.order_by.is_empty() {
+    // partition key given included: see `plan_and_resolve`; and an index on a clustering
+    // column restricted by a multi-column `=`, which Cairn reads as a slice).
+    let tuple_indexed = r.keys.is_some()
+        && tuple_eq_on_indexed(s, &indexed)
+        && index_needed_with_keys(&schema, s, &r);
+    if (choice.is_some() || tuple_indexed) && !s.order_by.is_empty() {
         return Err(Error::Invalid(
             "ORDER BY with 2ndary indexes is not supported, except for ANN queries.".into(),
         ));
@@ -319,10 +323,32 @@ fn index_needed_with_keys(schema: &TableSchema, s: &Select, r: &Restrictions) ->
             .any(|f| f.column.kind == ColumnKind::Clustering)
 }
 
+/// Whether a multi-column `=` restricts a column a global simple index is on (Cassandra's
+/// index supports it: its `hasQueriableIndex`).
+fn tuple_eq_on_indexed(s: &Select, indexed: &[Indexed]) -> bool {
+    s.where_clause.iter().any(|rel| match rel {
+        Relation::Compare {
+            target: RelationTarget::Tuple(names),
+            op: Operator::Eq,
+            ..
+        } => names.iter().any(|n| {
+            indexed
+                .iter()
+                .any(|ix| !ix.local && ix.kind == IndexKind::Simple && ix.column == *n)
+        }),
+        _ => false,
+    })
+}
+
 /// Whether the WHERE clause has an IN on a partition key column (what Cassandra 5.0 refuses
 /// beside an index; an IN on clustering columns is filtered).
 fn has_key_in(schema: &TableSchema, s: &Select) -> bool {
     s.where_clause.iter().any(|rel| match rel {
+        // A literal IN of one value is an `=` (Cassandra's `keyIsInRelation`).
+        Relation::In {
+            values: InValues::Terms(terms),
+            ..
+        } if terms.len() == 1 => false,
         Relation::In {
             target: RelationTarget::Column(n),
             ..
