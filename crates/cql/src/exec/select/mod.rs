@@ -288,7 +288,10 @@ pub fn plan_and_resolve(
         )?;
         return Ok((plan, r, None));
     }
-    if choice.as_ref().is_some_and(|c| !c.local) && has_key_in(schema, s) {
+    let tuple_indexed = r.keys.is_some()
+        && tuple_eq_on_indexed(s, indexed)
+        && index_needed_with_keys(schema, s, &r);
+    if (choice.as_ref().is_some_and(|c| !c.local) || tuple_indexed) && has_key_in(schema, s) {
         // Cassandra's `validateSecondaryIndexSelections` (for the partition key).
         return Err(Error::Invalid(
             "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported"
@@ -323,8 +326,8 @@ fn index_needed_with_keys(schema: &TableSchema, s: &Select, r: &Restrictions) ->
             .any(|f| f.column.kind == ColumnKind::Clustering)
 }
 
-/// Whether a multi-column `=` restricts a column a global simple index is on (Cassandra's
-/// index supports it: its `hasQueriableIndex`).
+/// Whether a multi-column `=` (or literal IN of one tuple) restricts a column a global simple
+/// index is on (Cassandra's index supports it: its `hasQueriableIndex`).
 fn tuple_eq_on_indexed(s: &Select, indexed: &[Indexed]) -> bool {
     s.where_clause.iter().any(|rel| match rel {
         Relation::Compare {
@@ -332,6 +335,14 @@ fn tuple_eq_on_indexed(s: &Select, indexed: &[Indexed]) -> bool {
             op: Operator::Eq,
             ..
         } => names.iter().any(|n| {
+            indexed
+                .iter()
+                .any(|ix| !ix.local && ix.kind == IndexKind::Simple && ix.column == *n)
+        }),
+        Relation::In {
+            target: RelationTarget::Tuple(names),
+            values: InValues::Terms(terms),
+        } if terms.len() == 1 => names.iter().any(|n| {
             indexed
                 .iter()
                 .any(|ix| !ix.local && ix.kind == IndexKind::Simple && ix.column == *n)
