@@ -96,6 +96,13 @@ pub fn select(
             "ORDER BY with 2ndary indexes is not supported, except for ANN queries.".into(),
         ));
     }
+    // Read through a global index, the clustering restrictions are row filters, and
+    // Cassandra's multi-column slice cannot be one (checked as it executes).
+    if choice.as_ref().is_some_and(|c| !c.local) && r.keys.is_none() && has_tuple_slice(s) {
+        return Err(Error::Invalid(
+            "Multi-column slice restrictions cannot be used for filtering.".into(),
+        ));
+    }
     // A global index serves the read when the partition key does not name the partitions (it
     // names them: they are read and filtered), a local one when it does.
     let choice = choice.filter(|c| c.local == r.keys.is_some());
@@ -324,6 +331,20 @@ fn index_needed_with_keys(schema: &TableSchema, s: &Select, r: &Restrictions) ->
         || r.filters
             .iter()
             .any(|f| f.column.kind == ColumnKind::Clustering)
+}
+
+/// Whether the WHERE clause has a multi-column slice (`(a, b) > (…)`).
+fn has_tuple_slice(s: &Select) -> bool {
+    s.where_clause.iter().any(|rel| {
+        matches!(
+            rel,
+            Relation::Compare {
+                target: RelationTarget::Tuple(_),
+                op: Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte,
+                ..
+            }
+        )
+    })
 }
 
 /// Whether a multi-column `=` (or literal IN of one tuple) restricts a column a global simple
