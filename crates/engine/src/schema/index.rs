@@ -1,8 +1,14 @@
 //! Secondary indexes' definitions. A global index (ScyllaDB's design) is a hidden
 //! materialized view of its base table: the view's partition key is the indexed value, its
 //! clustering columns the base partition key's token ([`IDX_TOKEN`], a bigint), then the base
-//! partition key and clustering columns; it selects no other column. A local index is keyed
-//! by the base partition key, clustering (indexed value, base clustering columns).
+//! partition key and clustering columns; it selects no other column. An index on a static
+//! column is clustered by the token and the base partition key only (one entry per base
+//! partition, from its static row). An index on a non-frozen collection ([`IndexKind`]
+//! `Keys`, `Values`, `Entries`) is keyed by one element — its partition key column, named
+//! after the collection, holds a set element or map key as its cell path, or a list or map
+//! value; an `entries` index adds [`IDX_VALUE`] — so one base row has one entry per element
+//! (`crate::view_update::element_keys`). A local index is keyed by the base partition key,
+//! clustering (indexed value, base clustering columns).
 //!
 //! The hidden view is a table of the schema log like any view, with its [`ViewDef`] and, in
 //! the same options, this definition (the index's name, its target as Cassandra writes it in
