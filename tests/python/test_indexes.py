@@ -56,9 +56,13 @@ def test_create_index_errors_have_cassandras_texts(session, ks, tname):
     assert "SASI indexes are disabled. Enable in cassandra.yaml to use." in err(
         session, f"CREATE CUSTOM INDEX ON {t} (v) USING 'org.apache.cassandra.index.sasi.SASIIndex'")
     assert "not supported by Cairn" in err(session, f"CREATE INDEX ON {t} (v) USING 'sai'")
+    assert "Cannot create index on entries of column l with non-map type" in err(
+        session, f"CREATE INDEX ON {t} (entries(l))")
+    assert "Cannot create index on keys of column l with non-map type" in err(session, f"CREATE INDEX ON {t} (keys(l))")
+    assert "full() indexes can only be created on frozen collections" in err(session, f"CREATE INDEX ON {t} (full(m))")
     # What Cairn refuses (not built yet), clearly.
-    assert "Cairn does not support values() indexes on collections yet" in err(session, f"CREATE INDEX ON {t} (l)")
-    assert "Cairn does not support keys() indexes" in err(session, f"CREATE INDEX ON {t} (keys(m))")
+    assert "Cairn does not support local indexes on collections or static columns" in err(
+        session, f"CREATE INDEX ON {t} ((pk), m)")
     assert "Local index definition must contain full partition key only" in err(
         session, f"CREATE INDEX ON {t}_2 ((a), v)")
     assert "Local indexes containing partition key columns are not supported" in err(
@@ -361,3 +365,210 @@ def test_local_index_serves_lookups_within_a_partition(cluster, session, ks, tna
     options = session.execute("SELECT options FROM system_schema.indexes WHERE keyspace_name = %s "
                               "AND table_name = %s AND index_name = 'local_v'", (ks, tname)).one().options
     assert options == {"target": '{"pk":["pk"],"ck":["v"]}'}
+
+
+def test_empty_values_are_indexed(session, ks, tname):
+    # F86: Cassandra indexes an empty text or blob; its index partition is the empty key.
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (pk0 text, ck0 ascii, v0 blob, PRIMARY KEY (pk0, ck0))")
+    session.execute(f"CREATE INDEX ON {t} (ck0)")
+    session.execute(f"CREATE INDEX ON {t} (v0)")
+    session.execute(f"INSERT INTO {t} (pk0, ck0, v0) VALUES ('z', '', 0x)")
+    session.execute(f"INSERT INTO {t} (pk0, ck0, v0) VALUES ('y', 'a', 0x01)")
+    session.execute(f"INSERT INTO {t} (pk0, ck0, v0) VALUES ('x', '', 0x01)")
+    assert rows(session, f"SELECT pk0, ck0 FROM {t} WHERE ck0 = ''") == [("x", ""), ("z", "")]
+    assert rows(session, f"SELECT pk0 FROM {t} WHERE v0 = 0x") == [("z",)]
+    session.execute(f"UPDATE {t} SET v0 = 0x02 WHERE pk0 = 'z' AND ck0 = ''")
+    assert rows(session, f"SELECT pk0 FROM {t} WHERE v0 = 0x") == []
+    assert rows(session, f"SELECT pk0 FROM {t} WHERE v0 = 0x02") == [("z",)]
+
+
+def wait_built(session, ks, name):
+    deadline = time.time() + 30
+    while time.time() < deadline and (ks, name) not in rows(
+            session, 'SELECT table_name, index_name FROM system."IndexInfo"'):
+        time.sleep(0.3)
+    assert (ks, name) in rows(session, 'SELECT table_name, index_name FROM system."IndexInfo"')
+
+
+def test_static_column_index_returns_the_partitions_rows(session, ks, tname):
+    # Cassandra's SecondaryIndexTest.testIndexOnStaticColumnWithPartitionWithoutRows.
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (pk int, c int, s int static, v int, PRIMARY KEY (pk, c))")
+    session.execute(f"CREATE INDEX ON {t} (s)")
+    session.execute(f"INSERT INTO {t} (pk, c, s, v) VALUES (1, 1, 9, 1)")
+    session.execute(f"INSERT INTO {t} (pk, c, s, v) VALUES (1, 2, 9, 2)")
+    session.execute(f"INSERT INTO {t} (pk, s) VALUES (2, 9)")
+    session.execute(f"INSERT INTO {t} (pk, c, s, v) VALUES (3, 1, 9, 1)")
+    session.execute(f"INSERT INTO {t} (pk, c, s, v) VALUES (4, 1, 8, 1)")
+    want = [(1, 1, 9, 1), (1, 2, 9, 2), (2, None, 9, None), (3, 1, 9, 1)]
+    got = [tuple(r) for r in session.execute(f"SELECT pk, c, s, v FROM {t} WHERE s = 9")]
+    assert sorted(got, key=str) == sorted(want, key=str)
+    session.execute(f"DELETE FROM {t} WHERE pk = 3")
+    assert len(list(session.execute(f"SELECT * FROM {t} WHERE s = 9"))) == 3
+    # Paging across partitions and within one.
+    for c in range(10):
+        session.execute(f"INSERT INTO {t} (pk, c, v) VALUES (5, {c}, {c})")
+    session.execute(f"UPDATE {t} SET s = 7 WHERE pk = 5")
+    got = list(session.execute(SimpleStatement(f"SELECT pk, c FROM {t} WHERE s = 7", fetch_size=3)))
+    assert [tuple(r) for r in got] == [(5, c) for c in range(10)]
+    assert rows(session, f"SELECT c FROM {t} WHERE s = 7 LIMIT 4") == [(c,) for c in range(4)]
+    assert FILTERING in err(session, f"SELECT * FROM {t} WHERE s = 7 AND v = 1")
+    assert rows(session, f"SELECT pk, c FROM {t} WHERE s = 7 AND v = 1 ALLOW FILTERING") == [(5, 1)]
+    # A changed static value moves the partition's entry.
+    session.execute(f"UPDATE {t} SET s = 8 WHERE pk = 1")
+    assert rows(session, f"SELECT pk, c FROM {t} WHERE s = 8") == [(1, 1), (1, 2), (4, 1)]
+    assert rows(session, f"SELECT pk FROM {t} WHERE s = 9") == [(2,)]
+    session.execute(f"DELETE s FROM {t} WHERE pk = 2")
+    assert rows(session, f"SELECT pk FROM {t} WHERE s = 9") == []
+    names = {r.index_name: dict(r.options) for r in session.execute(
+        "SELECT * FROM system_schema.indexes WHERE keyspace_name = %s AND table_name = %s", (ks, tname))}
+    assert names == {f"{tname}_s_idx": {"target": "s"}}
+    # Built on existing data.
+    session.execute(f"DROP INDEX {ks}.{tname}_s_idx")
+    session.execute(f"CREATE INDEX ON {t} (s)")
+    wait_built(session, ks, f"{tname}_s_idx")
+    assert rows(session, f"SELECT pk, c FROM {t} WHERE s = 8") == [(1, 1), (1, 2), (4, 1)]
+
+
+@pytest.fixture
+def coll(session, ks, tname):
+    """`(pk int, ck int, l list<int>, st set<text>, m map<text, int>)` with every collection index."""
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, l list<int>, st set<text>, m map<text, int>, "
+                    f"PRIMARY KEY (pk, ck))")
+    session.execute(f"CREATE INDEX ON {t} (l)")
+    session.execute(f"CREATE INDEX ON {t} (st)")
+    session.execute(f"CREATE INDEX {tname}_mk ON {t} (keys(m))")
+    session.execute(f"CREATE INDEX {tname}_mv ON {t} (values(m))")
+    session.execute(f"CREATE INDEX {tname}_me ON {t} (entries(m))")
+    return t
+
+
+def test_collection_index_targets_in_schema_and_describe(session, ks, tname, coll):
+    targets = {r.index_name: dict(r.options)["target"] for r in session.execute(
+        "SELECT * FROM system_schema.indexes WHERE keyspace_name = %s AND table_name = %s", (ks, tname))}
+    assert targets == {f"{tname}_l_idx": "values(l)", f"{tname}_st_idx": "values(st)",
+                       f"{tname}_mk": "keys(m)", f"{tname}_mv": "values(m)", f"{tname}_me": "entries(m)"}
+    stmts = [r.create_statement for r in session.execute(f"DESCRIBE TABLE {coll}")]
+    assert f"CREATE INDEX {tname}_me ON {coll} (entries(m));" in stmts
+    assert f"CREATE INDEX {tname}_l_idx ON {coll} (values(l));" in stmts
+    assert f"Index {tname}_l_idx_1 is a duplicate of existing index {tname}_l_idx" in err(
+        session, f"CREATE INDEX ON {coll} (values(l))")
+
+
+def test_collection_lookups_follow_every_write(session, coll):
+    t = coll
+    session.execute(f"INSERT INTO {t} (pk, ck, l, st, m) VALUES (1, 1, [1, 2, 2], {{'a', 'b'}}, {{'x': 1, 'y': 2}})")
+    session.execute(f"INSERT INTO {t} (pk, ck, l, st, m) VALUES (1, 2, [2, 3], {{'b'}}, {{'y': 1}})")
+    session.execute(f"INSERT INTO {t} (pk, ck, l, st, m) VALUES (2, 1, [3], {{'c', ''}}, {{'x': 2}})")
+    q = lambda where: rows(session, f"SELECT pk, ck FROM {t} WHERE {where}")
+    assert q("l CONTAINS 2") == [(1, 1), (1, 2)]
+    assert q("st CONTAINS 'b'") == [(1, 1), (1, 2)]
+    assert q("st CONTAINS ''") == [(2, 1)]
+    assert q("m CONTAINS KEY 'x'") == [(1, 1), (2, 1)]
+    assert q("m CONTAINS 1") == [(1, 1), (1, 2)]
+    assert q("m['y'] = 2") == [(1, 1)]
+    assert q("m['x'] = 2") == [(2, 1)]
+    assert q("m['z'] = 2") == []
+    # Element updates: added, removed, overwritten; a list's repeated value stays indexed
+    # while one copy is left.
+    session.execute(f"UPDATE {t} SET l = l + [7], st = st - {{'b'}}, m['y'] = 5 WHERE pk = 1 AND ck = 1")
+    assert q("l CONTAINS 7") == [(1, 1)]
+    assert q("st CONTAINS 'b'") == [(1, 2)]
+    assert q("m['y'] = 2") == []
+    assert q("m['y'] = 5") == [(1, 1)]
+    assert q("m CONTAINS 2") == [(2, 1)]
+    session.execute(f"DELETE l[1] FROM {t} WHERE pk = 1 AND ck = 1")
+    assert q("l CONTAINS 2") == [(1, 1), (1, 2)]
+    session.execute(f"UPDATE {t} SET l = [9] WHERE pk = 1 AND ck = 1")
+    assert q("l CONTAINS 2") == [(1, 2)]
+    assert q("l CONTAINS 9") == [(1, 1)]
+    session.execute(f"DELETE m['x'] FROM {t} WHERE pk = 1 AND ck = 1")
+    assert q("m CONTAINS KEY 'x'") == [(2, 1)]
+    session.execute(f"DELETE m FROM {t} WHERE pk = 2 AND ck = 1")
+    assert q("m CONTAINS KEY 'x'") == []
+    # Row and partition deletes.
+    session.execute(f"DELETE FROM {t} WHERE pk = 1 AND ck = 2")
+    assert q("l CONTAINS 2") == []
+    session.execute(f"DELETE FROM {t} WHERE pk = 2")
+    assert q("st CONTAINS 'c'") == []
+    # Prepared binds, paging, LIMIT, ALLOW FILTERING for the rest.
+    ins = session.prepare(f"INSERT INTO {t} (pk, ck, st, m) VALUES (?, ?, ?, ?)")
+    for pk in range(10):
+        for ck in range(3):
+            session.execute(ins, (pk + 10, ck, {"p", str(ck)}, {"k": ck}))
+    got = list(session.execute(SimpleStatement(f"SELECT pk, ck FROM {t} WHERE st CONTAINS 'p'", fetch_size=7)))
+    assert sorted(tuple(r) for r in got) == [(pk + 10, ck) for pk in range(10) for ck in range(3)]
+    assert len(got) == 30
+    assert len(list(session.execute(f"SELECT * FROM {t} WHERE st CONTAINS 'p' LIMIT 5"))) == 5
+    sel = session.prepare(f"SELECT pk, ck FROM {t} WHERE m[?] = ?")
+    assert sorted(tuple(r) for r in session.execute(sel, ("k", 2))) == [(pk + 10, 2) for pk in range(10)]
+    sel = session.prepare(f"SELECT pk, ck FROM {t} WHERE st CONTAINS ?")
+    assert sorted(tuple(r) for r in session.execute(sel, ("1",))) == [(pk + 10, 1) for pk in range(10)]
+    assert FILTERING in err(session, f"SELECT * FROM {t} WHERE st CONTAINS 'p' AND ck = 1")
+    assert q("st CONTAINS 'p' AND ck = 1 ALLOW FILTERING") == [(pk + 10, 1) for pk in range(10)]
+    assert q("m CONTAINS KEY 'k' AND m CONTAINS 0 ALLOW FILTERING") == [(pk + 10, 0) for pk in range(10)]
+
+
+def test_collection_elements_with_ttl_leave_the_index(session, coll):
+    t = coll
+    session.execute(f"INSERT INTO {t} (pk, ck, st) VALUES (1, 1, {{'keep'}})")
+    session.execute(f"UPDATE {t} USING TTL 1 SET st = st + {{'gone'}}, m['t'] = 1 WHERE pk = 1 AND ck = 1")
+    assert rows(session, f"SELECT pk FROM {t} WHERE st CONTAINS 'gone'") == [(1,)]
+    time.sleep(2.5)
+    assert rows(session, f"SELECT pk FROM {t} WHERE st CONTAINS 'gone'") == []
+    assert rows(session, f"SELECT pk FROM {t} WHERE m CONTAINS KEY 't'") == []
+    assert rows(session, f"SELECT pk FROM {t} WHERE st CONTAINS 'keep'") == [(1,)]
+    # The index partition itself holds no live entry for the expired element: the element
+    # written again without a TTL is found again.
+    session.execute(f"UPDATE {t} SET st = st + {{'gone'}} WHERE pk = 1 AND ck = 1")
+    assert rows(session, f"SELECT pk FROM {t} WHERE st CONTAINS 'gone'") == [(1,)]
+
+
+def test_collection_index_built_on_existing_data(session, ks, tname):
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (pk int, ck int, m map<int, text>, PRIMARY KEY (pk, ck))")
+    for pk in range(30):
+        for ck in range(2):
+            session.execute(f"INSERT INTO {t} (pk, ck, m) VALUES ({pk}, {ck}, {{{pk % 3}: 'v{ck}', 99: 'w'}})")
+    session.execute(f"CREATE INDEX ON {t} (entries(m))")
+    session.execute(f"CREATE INDEX ON {t} (keys(m))")
+    wait_built(session, ks, f"{tname}_m_idx")
+    wait_built(session, ks, f"{tname}_m_idx_1")
+    assert rows(session, f"SELECT pk, ck FROM {t} WHERE m[1] = 'v1'") == [(pk, 1) for pk in range(30) if pk % 3 == 1]
+    assert rows(session, f"SELECT pk, ck FROM {t} WHERE m CONTAINS KEY 2") == [
+        (pk, ck) for pk in range(30) for ck in range(2) if pk % 3 == 2]
+
+
+def test_collection_index_survives_sigkill(node_factory):
+    from conftest import make_cluster
+    from cassandra.concurrent import execute_concurrent_with_args
+    n = node_factory("coll_index_kill")
+    c = make_cluster(n)
+    s = c.connect()
+    try:
+        s.execute("CREATE KEYSPACE cik WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE cik.t (pk int, ck int, st set<int>, PRIMARY KEY (pk, ck))")
+        s.execute("CREATE INDEX ON cik.t (st)")
+        ins = s.prepare("INSERT INTO cik.t (pk, ck, st) VALUES (?, ?, ?)")
+        execute_concurrent_with_args(s, ins, [(p, ck, {p % 5, ck % 5}) for p in range(20) for ck in range(10)],
+                                     concurrency=32, raise_on_first_error=True)
+        upd = s.prepare("UPDATE cik.t SET st = st - ? WHERE pk = ? AND ck = ?")
+        execute_concurrent_with_args(s, upd, [({p % 5}, p, ck) for p in range(20) for ck in range(0, 10, 2)],
+                                     concurrency=32, raise_on_first_error=True)
+    finally:
+        c.shutdown()
+    n.kill()
+    n.start()
+    c = make_cluster(n)
+    s = c.connect()
+    try:
+        base = [(r.pk, r.ck, r.st or set()) for r in s.execute("SELECT pk, ck, st FROM cik.t")]
+        assert len(base) == 200
+        for v in range(5):
+            want = sorted((pk, ck) for pk, ck, st in base if v in st)
+            assert want
+            assert rows(s, f"SELECT pk, ck FROM cik.t WHERE st CONTAINS {v}") == want, v
+    finally:
+        c.shutdown()

@@ -67,9 +67,24 @@ pub struct BaseWrite<'a> {
 /// merged with an update) as view maintenance reads them: each row with what the partition
 /// deletion, the range tombstones, its own deletion, complex deletions and `hidden_columns`
 /// (dropped columns, [`TableSchema::hidden_cells`]) shadow removed, and the covering deletion
-/// kept as its row deletion; rows left with nothing dropped. The static row is not a row.
+/// kept as its row deletion; rows left with nothing dropped. The static row, when `data`
+/// has one, is the row at [`ClusteringKey::empty`] (no clustering row of a table with static
+/// columns has that key): only an index on a static column reads it.
 pub fn base_rows(data: Partition, hidden_columns: &[(ColumnId, i64)]) -> BaseRows {
     let mut out = BaseRows::new();
+    if let Some(mut row) = data.static_row {
+        // Only the partition deletion covers the static row.
+        let deletion = DeletionTime::max(row.deletion, data.deletion);
+        if let Some(d) = deletion {
+            row.apply_deletion(d);
+        }
+        row.deletion = deletion;
+        row.remove_columns(hidden_columns);
+        drop_shadowed_elements(&mut row);
+        if !row.is_empty() {
+            out.insert(ClusteringKey::empty(), row);
+        }
+    }
     for (ck, mut row) in data.rows {
         let covering = DeletionTime::max(
             data.deletion,
@@ -82,18 +97,23 @@ pub fn base_rows(data: Partition, hidden_columns: &[(ColumnId, i64)]) -> BaseRow
         }
         row.deletion = deletion;
         row.remove_columns(hidden_columns);
-        for (_, c) in &mut row.columns {
-            if let ColumnData::Complex(cc) = c {
-                if let Some(d) = cc.deletion {
-                    cc.cells.retain(|(_, c)| !d.deletes(c.timestamp));
-                }
-            }
-        }
+        drop_shadowed_elements(&mut row);
         if !row.is_empty() {
             out.insert(ck, row);
         }
     }
     out
+}
+
+/// Removes the collection cells their column's deletion shadows.
+fn drop_shadowed_elements(row: &mut Row) {
+    for (_, c) in &mut row.columns {
+        if let ColumnData::Complex(cc) = c {
+            if let Some(d) = cc.deletion {
+                cc.cells.retain(|(_, c)| !d.deletes(c.timestamp));
+            }
+        }
+    }
 }
 
 /// What a write does to a base row's view entry (Cassandra's `UpdateAction`).
@@ -114,8 +134,11 @@ struct Mapping<'a> {
     regular: Vec<(ColumnId, ColumnId)>,
     /// Whether the view selects every base column.
     include_all: bool,
-    /// The base regular column in the view's key, if any.
+    /// The base regular column in the view's key, if any (a static column for an index on
+    /// one).
     key_regular: Option<ColumnId>,
+    /// Whether the view is an index on a static column: its entries are the static row's.
+    statics: bool,
     now: NowSecs,
 }
 
@@ -137,12 +160,14 @@ impl<'a> Mapping<'a> {
         }
         // `IS NOT NULL` on a column outside the view's key filters nothing (Cassandra's
         // restriction makes no row filter); the key columns are checked by the action.
+        let key_regular = view.view_key_regular(base);
         Ok(Mapping {
             base,
             view,
             regular,
             include_all: def.include_all_columns,
-            key_regular: view.view_key_regular(base).map(|c| c.id),
+            key_regular: key_regular.map(|c| c.id),
+            statics: key_regular.is_some_and(|c| c.kind == ColumnKind::Static),
             now,
         })
     }
@@ -214,6 +239,18 @@ impl<'a> Mapping<'a> {
         ck: &ClusteringKey,
         row: &Row,
     ) -> Result<Option<(DecoratedKey, ClusteringKey)>> {
+        self.entry_key_of(pk_values, ck, row, None)
+    }
+
+    /// [`Self::entry_key`], with the view's partition key `element` when given (a collection
+    /// index's entry: the element, not a base column's value).
+    fn entry_key_of(
+        &self,
+        pk_values: &[Bytes],
+        ck: &ClusteringKey,
+        row: &Row,
+        element: Option<&[Bytes]>,
+    ) -> Result<Option<(DecoratedKey, ClusteringKey)>> {
         let ck_values = self.base.clustering_layout().decode(ck.as_bytes())?;
         let value_of = |name: &str| -> Option<Bytes> {
             let Some(c) = self.base.column(name) else {
@@ -240,10 +277,15 @@ impl<'a> Mapping<'a> {
             }
         };
         let mut pk = Vec::new();
-        for c in self.view.columns_of(ColumnKind::PartitionKey) {
-            match value_of(&c.name) {
-                Some(v) => pk.push(v),
-                None => return Ok(None),
+        match element {
+            Some(e) => pk.extend_from_slice(e),
+            None => {
+                for c in self.view.columns_of(ColumnKind::PartitionKey) {
+                    match value_of(&c.name) {
+                        Some(v) => pk.push(v),
+                        None => return Ok(None),
+                    }
+                }
             }
         }
         let mut cks = Vec::new();
@@ -420,6 +462,65 @@ fn computed_value(view: &TableSchema, name: &str, pk_values: &[Bytes]) -> Option
     Some(Bytes::copy_from_slice(&token.0.to_be_bytes()))
 }
 
+/// The entries a collection index of `kind` on column `column` has for base row `row`: the
+/// view partition key of each (the element's key, value, or both), with the liveness of its
+/// cell (an element's own timestamp and TTL). A value held by several cells (a list's
+/// repeated element) lives while one of them does: the newest timestamp, and no TTL when one
+/// cell has none, else the latest expiry. Cells dead at `now` give no entry.
+pub fn element_keys(
+    kind: crate::schema::index::IndexKind,
+    column: &crate::schema::ColumnDef,
+    row: &Row,
+    now: NowSecs,
+) -> BTreeMap<Vec<Bytes>, LivenessInfo> {
+    use crate::schema::index::IndexKind;
+    let mut out: BTreeMap<Vec<Bytes>, LivenessInfo> = BTreeMap::new();
+    let Some((_, ColumnData::Complex(cc))) = row.columns.iter().find(|(c, _)| *c == column.id)
+    else {
+        return out;
+    };
+    // A set's elements are its cells' paths (their values are empty); a list's paths are
+    // its cells' timeuuids, a map's its keys.
+    let is_set = matches!(column.ty, crate::model::types::CqlType::Set(_));
+    for (path, cell) in &cc.cells {
+        if !cell.is_live(now) {
+            continue;
+        }
+        let key = match kind {
+            IndexKind::Keys => vec![path.clone()],
+            IndexKind::Values if is_set => vec![path.clone()],
+            IndexKind::Values => vec![cell.value.clone()],
+            IndexKind::Entries => vec![path.clone(), cell.value.clone()],
+            IndexKind::Simple | IndexKind::Full => continue,
+        };
+        let liveness = LivenessInfo {
+            timestamp: cell.timestamp,
+            ttl: cell.ttl,
+            local_expiration_time: if cell.ttl > 0 {
+                cell.local_deletion_time
+            } else {
+                crate::model::cell::NO_DELETION_TIME
+            },
+        };
+        out.entry(key)
+            .and_modify(|l| {
+                let timestamp = l.timestamp.max(liveness.timestamp);
+                *l = if !l.is_expiring() || !liveness.is_expiring() {
+                    LivenessInfo::live(timestamp)
+                } else if liveness.local_expiration_time > l.local_expiration_time {
+                    LivenessInfo {
+                        timestamp,
+                        ..liveness
+                    }
+                } else {
+                    LivenessInfo { timestamp, ..*l }
+                };
+            })
+            .or_insert(liveness);
+    }
+    out
+}
+
 fn simple_cell(row: &Row, id: ColumnId) -> Option<&Cell> {
     match row.columns.iter().find(|(c, _)| *c == id) {
         Some((_, ColumnData::Simple(c))) => Some(c),
@@ -445,14 +546,22 @@ pub fn view_mutations(
     } else {
         split_composite_partition_key(&write.key.key, pk_count)?
     };
-    // The rows the write touches: its own, and every row its deletions reach.
+    // The rows the write touches: its own, and every row its deletions reach; the static row
+    // (the empty key, see [`base_rows`]) is an index on a static column's only row, and no
+    // other view's.
+    let static_key = ClusteringKey::empty();
+    let has_clustering = base.columns_of(ColumnKind::Clustering).next().is_some();
     let broad = write.update.deletion.is_some() || !write.update.range_tombstones.is_empty();
     let mut touched: Vec<&ClusteringKey> = write.update.rows.keys().collect();
+    if write.update.static_row.is_some() {
+        touched.push(&static_key);
+    }
     if broad {
         touched.extend(write.before.keys());
-        touched.sort();
-        touched.dedup();
     }
+    touched.sort();
+    touched.dedup();
+    touched.retain(|ck| !has_clustering || (ck.as_bytes().is_empty() == map.statics));
     // Rows whose key the view's WHERE clause excludes are never in it.
     let filter = view.view_filter();
     if !filter.is_empty() {
@@ -463,6 +572,19 @@ pub fn view_mutations(
                 .is_ok_and(|values| base.base_key_matches(&filter, &pk_values, &values))
         });
     }
+    let elements = view
+        .index()
+        .map(|d| d.kind())
+        .filter(|k| k.per_element())
+        .map(|kind| -> Result<_> {
+            let column = view
+                .columns_of(ColumnKind::PartitionKey)
+                .next()
+                .and_then(|c| base.column(&c.name))
+                .ok_or_else(|| invalid("a collection index's column is missing from its base"))?;
+            Ok((kind, column))
+        })
+        .transpose()?;
     let mut out: Vec<Mutation> = Vec::new();
     let mut put = |key: DecoratedKey, ck: ClusteringKey, row: Row| {
         if row.is_empty() {
@@ -493,6 +615,43 @@ pub fn view_mutations(
         let Some(merged) = write.after.get(ck) else {
             continue;
         };
+        if let Some((kind, column)) = elements {
+            // One entry per element: those the write adds or changes the liveness of, those
+            // it removes retired as a view entry is.
+            let old = element_keys(kind, column, existing, write.now);
+            let new = element_keys(kind, column, merged, write.now);
+            let row_deletion = merged.deletion.map_or(i64::MIN, |d| d.marked_at);
+            for (element, liveness) in &new {
+                if old.get(element) == Some(liveness) {
+                    continue;
+                }
+                if let Some((pk, vck)) = map.entry_key_of(&pk_values, ck, merged, Some(element))? {
+                    let row = Row {
+                        marker: Some(*liveness),
+                        deletion: merged.deletion,
+                        columns: Vec::new(),
+                    };
+                    put(pk, vck, row);
+                }
+            }
+            for (element, liveness) in &old {
+                if new.contains_key(element) {
+                    continue;
+                }
+                if let Some((pk, vck)) =
+                    map.entry_key_of(&pk_values, ck, existing, Some(element))?
+                {
+                    let ts = liveness.timestamp;
+                    let row = Row {
+                        marker: (ts > row_deletion).then(|| LivenessInfo::expired(ts, write.now)),
+                        deletion: merged.deletion,
+                        columns: Vec::new(),
+                    };
+                    put(pk, vck, row);
+                }
+            }
+            continue;
+        }
         let action = map.action(existing, merged);
         if matches!(action, Action::New | Action::Switch) {
             if let Some((pk, vck)) = map.entry_key(&pk_values, ck, merged)? {
@@ -825,5 +984,264 @@ mod tests {
         assert!(r
             .cell(v_id)
             .is_some_and(|c| c.is_tombstone() && c.timestamp == 300));
+    }
+
+    /// `t (pk int, ck int, m map<int, int>)` and the hidden view of its `kind` index on m.
+    fn collection_schemas(kind: &str) -> (TableSchema, TableSchema) {
+        use crate::schema::index::{IndexDef, IDX_TOKEN, IDX_VALUE};
+        let base = TableSchema::new("ks", "t")
+            .with_column("pk", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering)
+            .with_column(
+                "m",
+                CqlType::Map(Box::new(CqlType::Int), Box::new(CqlType::Int)),
+                ColumnKind::Regular,
+            );
+        let mut ix = TableSchema::new("ks", "t_m_idx_index").with_column(
+            "m",
+            CqlType::Blob,
+            ColumnKind::PartitionKey,
+        );
+        if kind == "entries" {
+            ix = ix.with_column(IDX_VALUE, CqlType::Int, ColumnKind::PartitionKey);
+        }
+        ix = ix
+            .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
+            .with_column("pk", CqlType::Int, ColumnKind::Clustering)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: false,
+            where_clause: "m IS NOT NULL".into(),
+            not_null: vec!["m".into()],
+        }
+        .store(&mut ix.options);
+        IndexDef {
+            name: "t_m_idx".into(),
+            target: format!("{kind}(m)"),
+            local: false,
+        }
+        .store(&mut ix.options);
+        ix.set_view_base(&base);
+        (base, ix)
+    }
+
+    /// A row whose map m holds `(key, value, timestamp, ttl)` cells (a TTL'd cell expires
+    /// at 2000).
+    fn map_row(cells: &[(i32, i32, i64, u32)]) -> Row {
+        let cells = cells
+            .iter()
+            .map(|(k, v, ts, ttl)| {
+                let mut c = Cell::live(*ts, int(*v));
+                if *ttl > 0 {
+                    c.ttl = *ttl;
+                    c.local_deletion_time = 2000;
+                }
+                (int(*k), c)
+            })
+            .collect();
+        Row {
+            marker: Some(LivenessInfo::live(1)),
+            deletion: None,
+            columns: vec![(
+                2,
+                ColumnData::Complex(crate::model::ComplexColumn {
+                    deletion: None,
+                    cells,
+                }),
+            )],
+        }
+    }
+
+    /// The index rows a write makes: `(element key, retired?, marker timestamp, ttl)`.
+    type Entries = Vec<(Vec<i32>, bool, i64, u32)>;
+
+    fn run_collection(kind: &str, before: Option<Row>, after: Option<Row>) -> Entries {
+        let (base, ix) = collection_schemas(kind);
+        let key = DecoratedKey::new(int(1));
+        let k = ck(&base, &[7]);
+        let mut up = Partition::default();
+        up.rows.insert(k.clone(), Row::default());
+        let b: BaseRows = before.into_iter().map(|r| (k.clone(), r)).collect();
+        let a: BaseRows = after.into_iter().map(|r| (k.clone(), r)).collect();
+        let write = BaseWrite {
+            key: &key,
+            update: &up,
+            before: &b,
+            after: &a,
+            timestamp: 20,
+            now: 1000,
+        };
+        let mut out = Entries::new();
+        for m in view_mutations(&base, &ix, &write).unwrap() {
+            let parts = if kind == "entries" {
+                split_composite_partition_key(&m.key.key, 2).unwrap()
+            } else {
+                vec![m.key.key.clone()]
+            };
+            let element: Vec<i32> = parts
+                .iter()
+                .map(|b| i32::from_be_bytes(b.as_ref().try_into().unwrap()))
+                .collect();
+            for (vck, r) in &m.update.rows {
+                let values = ix.clustering_layout().decode(vck.as_bytes()).unwrap();
+                assert_eq!(values[1..], [int(1), int(7)], "clustered by token, pk, ck");
+                let marker = r.marker.unwrap();
+                let retired = marker.is_expired() || r.deletion.is_some();
+                out.push((element.clone(), retired, marker.timestamp, marker.ttl));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn collection_indexes_make_one_entry_per_element() {
+        let retired_ttl = LivenessInfo::expired(0, 0).ttl;
+        #[allow(clippy::type_complexity)]
+        let cases: Vec<(&str, &str, Option<Row>, Option<Row>, Entries)> = vec![
+            (
+                "new row: an entry per key",
+                "keys",
+                None,
+                Some(map_row(&[(1, 10, 5, 0), (2, 20, 6, 0)])),
+                vec![(vec![1], false, 5, 0), (vec![2], false, 6, 0)],
+            ),
+            (
+                "values: a repeated value is one entry, its newest cell's time",
+                "values",
+                None,
+                Some(map_row(&[(1, 10, 5, 0), (2, 10, 6, 0)])),
+                vec![(vec![10], false, 6, 0)],
+            ),
+            (
+                "entries: an entry per pair",
+                "entries",
+                None,
+                Some(map_row(&[(1, 10, 5, 0)])),
+                vec![(vec![1, 10], false, 5, 0)],
+            ),
+            (
+                "an element's TTL is its entry's",
+                "keys",
+                None,
+                Some(map_row(&[(1, 10, 5, 30)])),
+                vec![(vec![1], false, 5, 30)],
+            ),
+            (
+                "unchanged elements write nothing; a removed one is retired at its time",
+                "keys",
+                Some(map_row(&[(1, 10, 5, 0), (2, 20, 6, 0)])),
+                Some(map_row(&[(1, 10, 5, 0)])),
+                vec![(vec![2], true, 6, retired_ttl)],
+            ),
+            (
+                "a changed value switches the values and entries, not the key",
+                "entries",
+                Some(map_row(&[(1, 10, 5, 0)])),
+                Some(map_row(&[(1, 11, 8, 0)])),
+                vec![
+                    (vec![1, 10], true, 5, retired_ttl),
+                    (vec![1, 11], false, 8, 0),
+                ],
+            ),
+            (
+                "a value still held by another cell stays",
+                "values",
+                Some(map_row(&[(1, 10, 5, 0), (2, 10, 5, 0)])),
+                Some(map_row(&[(2, 10, 5, 0)])),
+                vec![],
+            ),
+            (
+                "an expired element gives no entry",
+                "keys",
+                None,
+                Some({
+                    let mut r = map_row(&[(1, 10, 5, 1)]);
+                    if let ColumnData::Complex(cc) = &mut r.columns[0].1 {
+                        cc.cells[0].1.local_deletion_time = 999;
+                    }
+                    r
+                }),
+                vec![],
+            ),
+        ];
+        for (name, kind, before, after, want) in cases {
+            assert_eq!(run_collection(kind, before, after), want, "{name}");
+        }
+    }
+
+    /// An index on a static column: the static row (the empty key) gives one entry per
+    /// partition, keyed by the value, clustered by token and partition key; clustering rows
+    /// give none.
+    #[test]
+    fn static_column_index_has_one_entry_per_partition() {
+        use crate::schema::index::{IndexDef, IDX_TOKEN};
+        let base = TableSchema::new("ks", "t")
+            .with_column("pk", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering)
+            .with_column("s", CqlType::Int, ColumnKind::Static)
+            .with_column("v", CqlType::Int, ColumnKind::Regular);
+        let mut ix = TableSchema::new("ks", "t_s_idx_index")
+            .with_column("s", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
+            .with_column("pk", CqlType::Int, ColumnKind::Clustering);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: false,
+            where_clause: "s IS NOT NULL".into(),
+            not_null: vec!["s".into()],
+        }
+        .store(&mut ix.options);
+        IndexDef {
+            name: "t_s_idx".into(),
+            target: "s".into(),
+            local: false,
+        }
+        .store(&mut ix.options);
+        ix.set_view_base(&base);
+        assert!(ix.needs_static_row(&base));
+        let key = DecoratedKey::new(int(1));
+        let static_row = |ts: i64, v: i32| Row {
+            marker: None,
+            deletion: None,
+            columns: vec![(2, ColumnData::Simple(Cell::live(ts, int(v))))],
+        };
+        // The update sets s to 6 (it was 5) and writes a clustering row.
+        let mut data = Partition {
+            static_row: Some(static_row(10, 5)),
+            ..Partition::default()
+        };
+        let before = base_rows(data.clone(), &[]);
+        let mut up = Partition {
+            static_row: Some(static_row(20, 6)),
+            ..Partition::default()
+        };
+        up.rows.insert(ck(&base, &[7]), row(20, true, None, None));
+        data.merge(up.clone());
+        let after = base_rows(data, &[]);
+        assert!(after.contains_key(&ClusteringKey::empty()));
+        let write = BaseWrite {
+            key: &key,
+            update: &up,
+            before: &before,
+            after: &after,
+            timestamp: 20,
+            now: 1000,
+        };
+        let mut got: Vec<(i32, bool)> = Vec::new();
+        for m in view_mutations(&base, &ix, &write).unwrap() {
+            for (vck, r) in &m.update.rows {
+                let values = ix.clustering_layout().decode(vck.as_bytes()).unwrap();
+                assert_eq!(values[1], int(1), "clustered by token, then pk only");
+                let v = i32::from_be_bytes(m.key.key.as_ref().try_into().unwrap());
+                got.push((v, r.marker.is_some_and(|m| m.is_expired())));
+            }
+        }
+        got.sort();
+        assert_eq!(got, vec![(5, true), (6, false)]);
+        // A plain view never sees the static row.
+        let (vbase, view) = schemas();
+        assert!(!view.needs_static_row(&vbase));
     }
 }

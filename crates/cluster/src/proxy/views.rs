@@ -249,7 +249,7 @@ impl Views {
             };
             let cmd = ReadCommand {
                 slice,
-                include_static: false,
+                include_static: views.iter().any(|v| v.needs_static_row(&base)),
                 ..ReadCommand::all(now, wait)
             };
             let data = table.read_data(&m.key, &cmd)?.unwrap_or_default();
@@ -422,7 +422,7 @@ impl Views {
             PartitionPos::TokenStart(start.unwrap_or(Token::MIN)),
             None,
             ReadCommand {
-                include_static: false,
+                include_static: view.needs_static_row(&base),
                 columns: Some(Vec::new()),
                 ..ReadCommand::all(now, Wait::Allowed)
             },
@@ -440,7 +440,7 @@ impl Views {
             }
             let guard = self.locks.lock(base_id, &key, Wait::Allowed);
             let cmd = ReadCommand {
-                include_static: false,
+                include_static: view.needs_static_row(&base),
                 ..ReadCommand::all(now, Wait::Allowed)
             };
             if let Some(data) = table.read_data(&key, &cmd)? {

@@ -9,12 +9,16 @@
 //! `system_schema.indexes`, DESCRIBE's `CREATE INDEX`, and the lookup a SELECT uses
 //! ([`usable_index`]).
 //!
-//! Built: indexes on a regular column (any type but a non-frozen collection, counter or
-//! duration), on a frozen collection (`full()`), on a clustering column, and on a component
-//! of a composite partition key; ScyllaDB's local indexes (`((pk…), v)`: keyed by the base
-//! partition key, clustered by the value). Refused with a clear error, not built: `keys()`,
-//! `values()` and `entries()` of non-frozen collections (one base row would have several
-//! index entries, which view maintenance does not make), static columns, and custom indexes
+//! Built: indexes on a regular column (any type but a counter or duration), on a frozen
+//! collection (`full()`), on a clustering column, on a component of a composite partition
+//! key, and on a static column (one entry per base partition: the hidden view is clustered
+//! by the token and the base partition key only); `keys()`, `values()` and `entries()` of a
+//! non-frozen collection (one entry per element, [`IndexKind`]: the hidden view's partition
+//! key is the element — a set element or map key as its cell path, the comparable encoding
+//! `element_path` makes, a list or map value as its value; an `entries()` index's key is the
+//! pair); ScyllaDB's local indexes (`((pk…), v)`: keyed by the base partition key,
+//! clustered by the value) on a regular or clustering column. Refused with a clear error,
+//! not built: local indexes on collections and static columns, and custom indexes
 //! (`USING 'class'`, SAI and SASI).
 
 use super::catalog::Catalog;
@@ -27,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::model::types::CqlType;
-use cairn_engine::schema::index::{backing_table, IndexDef, IDX_TOKEN};
+use cairn_engine::schema::index::{backing_table, IndexDef, IndexKind, IDX_TOKEN, IDX_VALUE};
 use cairn_engine::schema::view::ViewDef;
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use std::sync::Arc;
@@ -61,34 +65,50 @@ fn indexed_column(index: &TableSchema) -> Option<&ColumnDef> {
     index.columns_of(ColumnKind::PartitionKey).next()
 }
 
-/// The index of `base` on column `column`, global or `local`, that a `column = value`
-/// restriction can use, if there is one.
+/// The index of `base` on column `column` keyed by `kind`, global or `local`, if there is one.
 pub fn usable_index(
     cat: &Catalog,
     base: &TableSchema,
     column: &str,
+    kind: IndexKind,
     local: bool,
 ) -> Option<Arc<TableSchema>> {
     indexes_of(cat, &base.keyspace, &base.name)
         .into_iter()
         .find(|ix| {
-            ix.index().is_some_and(|d| d.local == local)
+            ix.index()
+                .is_some_and(|d| d.local == local && d.kind() == kind)
                 && indexed_column(ix).is_some_and(|c| c.name == column)
         })
 }
 
-/// The columns of `base` a `column = value` restriction can look up through an index, each
-/// with whether the index is local (usable only when the partition key is given).
-pub fn indexed_columns(cat: &Catalog, base: &TableSchema) -> Vec<(String, bool)> {
-    let mut out: Vec<(String, bool)> = indexes_of(cat, &base.keyspace, &base.name)
+/// An index a restriction may be served by: its base column, what it is keyed by, and
+/// whether it is local (usable only when the partition key is given).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Indexed {
+    /// The indexed base column.
+    pub column: String,
+    /// What of the column the index is keyed by.
+    pub kind: IndexKind,
+    /// A local index.
+    pub local: bool,
+}
+
+/// The indexes of `base` a restriction can look up through, global ones first.
+pub fn indexed_columns(cat: &Catalog, base: &TableSchema) -> Vec<Indexed> {
+    let mut out: Vec<Indexed> = indexes_of(cat, &base.keyspace, &base.name)
         .iter()
         .filter_map(|ix| {
-            let local = ix.index()?.local;
-            indexed_column(ix).map(|c| (c.name.clone(), local))
+            let def = ix.index()?;
+            indexed_column(ix).map(|c| Indexed {
+                column: c.name.clone(),
+                kind: def.kind(),
+                local: def.local,
+            })
         })
         .collect();
     // Global indexes first: they serve without the partition key.
-    out.sort_by_key(|(_, local)| *local);
+    out.sort_by_key(|i| i.local);
     out
 }
 
@@ -260,15 +280,10 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             same.name
         )));
     }
-    // What Cassandra indexes and Cairn does not (yet).
-    if !kind.is_empty() && kind != "full" {
+    // What ScyllaDB's local indexes take and Cairn does not (yet).
+    if local && ((!kind.is_empty() && kind != "full") || col.kind == ColumnKind::Static) {
         return Err(Error::Invalid(format!(
-            "Cairn does not support {kind}() indexes on collections yet"
-        )));
-    }
-    if col.kind == ColumnKind::Static {
-        return Err(Error::Invalid(format!(
-            "Cairn does not support secondary indexes on static columns yet (column {column})"
+            "Cairn does not support local indexes on collections or static columns (column {column})"
         )));
     }
     let hidden = backing_table(&name);
@@ -280,7 +295,7 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
     let schema = if local {
         local_index_schema(&base, col, &name, &target)
     } else {
-        index_schema(&base, col, &name, &target)
+        index_schema(&base, col, IndexKind::of_target(&target), &name, &target)
     };
     cat.create_table(&schema)?;
     Ok(Outcome::SchemaChange(SchemaChange::new(
@@ -358,24 +373,45 @@ fn validate_target(base: &TableSchema, col: &ColumnDef, kind: &str) -> Result<()
     Ok(())
 }
 
-/// The hidden view of a global index on `col`: keyed by the indexed value, clustered by the
-/// base partition key's token, then the base key's other columns.
-fn index_schema(base: &TableSchema, col: &ColumnDef, name: &str, target: &str) -> TableSchema {
+/// The hidden view of a global index on `col` keyed by `kind`: keyed by the indexed value
+/// (the element of a collection: see the module doc), clustered by the base partition key's
+/// token, then the base key's other columns (the partition key only for a static column).
+fn index_schema(
+    base: &TableSchema,
+    col: &ColumnDef,
+    kind: IndexKind,
+    name: &str,
+    target: &str,
+) -> TableSchema {
     let mut s = TableSchema::new(&base.keyspace, &backing_table(name));
-    s.add_column(
-        &col.name,
-        col.ty.clone(),
-        ColumnKind::PartitionKey,
-        Order::Asc,
-    );
+    // A set element or map key is its cell path (bytes in the element's order).
+    let (element, value) = match (&col.ty, kind) {
+        (CqlType::Map(..), IndexKind::Keys) | (CqlType::Set(_), IndexKind::Values) => {
+            (CqlType::Blob, None)
+        }
+        (CqlType::Map(_, v), IndexKind::Values) | (CqlType::List(v), IndexKind::Values) => {
+            ((**v).clone(), None)
+        }
+        (CqlType::Map(_, v), IndexKind::Entries) => (CqlType::Blob, Some((**v).clone())),
+        (ty, _) => (ty.clone(), None),
+    };
+    s.add_column(&col.name, element, ColumnKind::PartitionKey, Order::Asc);
+    if let Some(v) = value {
+        s.add_column(IDX_VALUE, v, ColumnKind::PartitionKey, Order::Asc);
+    }
     s.add_column(
         IDX_TOKEN,
         CqlType::Bigint,
         ColumnKind::Clustering,
         Order::Asc,
     );
-    for kind in [ColumnKind::PartitionKey, ColumnKind::Clustering] {
-        for c in base.columns_of(kind).filter(|c| c.id != col.id) {
+    let kinds: &[ColumnKind] = if col.kind == ColumnKind::Static {
+        &[ColumnKind::PartitionKey]
+    } else {
+        &[ColumnKind::PartitionKey, ColumnKind::Clustering]
+    };
+    for kind in kinds {
+        for c in base.columns_of(*kind).filter(|c| c.id != col.id) {
             s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
         }
     }
@@ -569,7 +605,7 @@ mod tests {
         let Some(col) = base.column("b").cloned() else {
             panic!("the table has column b");
         };
-        let ix = index_schema(&base, &col, "t_b_idx", "b");
+        let ix = index_schema(&base, &col, IndexKind::Simple, "t_b_idx", "b");
         let names = |k| ix.columns_of(k).map(|c| c.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(ColumnKind::PartitionKey), ["b"]);
         assert_eq!(names(ColumnKind::Clustering), ["idx_token", "a", "c"]);

@@ -1,8 +1,14 @@
 //! Secondary indexes' definitions. A global index (ScyllaDB's design) is a hidden
 //! materialized view of its base table: the view's partition key is the indexed value, its
 //! clustering columns the base partition key's token ([`IDX_TOKEN`], a bigint), then the base
-//! partition key and clustering columns; it selects no other column. A local index is keyed
-//! by the base partition key, clustering (indexed value, base clustering columns).
+//! partition key and clustering columns; it selects no other column. An index on a static
+//! column is clustered by the token and the base partition key only (one entry per base
+//! partition, from its static row). An index on a non-frozen collection ([`IndexKind`]
+//! `Keys`, `Values`, `Entries`) is keyed by one element — its partition key column, named
+//! after the collection, holds a set element or map key as its cell path, or a list or map
+//! value; an `entries` index adds [`IDX_VALUE`] — so one base row has one entry per element
+//! (`crate::view_update::element_keys`). A local index is keyed by the base partition key,
+//! clustering (indexed value, base clustering columns).
 //!
 //! The hidden view is a table of the schema log like any view, with its [`ViewDef`] and, in
 //! the same options, this definition (the index's name, its target as Cassandra writes it in
@@ -26,9 +32,54 @@ const LOCAL: &str = "index.local";
 /// so an index partition lists base rows in token order.
 pub const IDX_TOKEN: &str = "idx_token";
 
+/// The second partition key column of an `entries(m)` index (the first, named after the
+/// map, holds the map key): the entry's value.
+pub const IDX_VALUE: &str = "idx_value";
+
 /// The hidden view's table name for index `name` (ScyllaDB's naming).
 pub fn backing_table(name: &str) -> String {
     format!("{name}_index")
+}
+
+/// What of its column an index is keyed by (the target's function).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKind {
+    /// The column's value (a regular, static or key column).
+    Simple,
+    /// A frozen collection's whole value (`full(c)`).
+    Full,
+    /// A map's keys (`keys(m)`): one entry per key.
+    Keys,
+    /// A collection's values (`values(c)`): one entry per distinct element value.
+    Values,
+    /// A map's key-value pairs (`entries(m)`): one entry per pair.
+    Entries,
+}
+
+impl IndexKind {
+    /// The kind of a target as `system_schema.indexes` writes it.
+    pub fn of_target(target: &str) -> IndexKind {
+        let t = target.trim_start();
+        if t.starts_with("keys(") {
+            IndexKind::Keys
+        } else if t.starts_with("values(") {
+            IndexKind::Values
+        } else if t.starts_with("entries(") {
+            IndexKind::Entries
+        } else if t.starts_with("full(") {
+            IndexKind::Full
+        } else {
+            IndexKind::Simple
+        }
+    }
+
+    /// Whether one base row has one entry per element (a non-frozen collection's index).
+    pub fn per_element(self) -> bool {
+        matches!(
+            self,
+            IndexKind::Keys | IndexKind::Values | IndexKind::Entries
+        )
+    }
 }
 
 /// What makes a (hidden view) table a secondary index.
@@ -50,6 +101,15 @@ impl IndexDef {
         o.extra.push((NAME.into(), self.name.clone()));
         o.extra.push((TARGET.into(), self.target.clone()));
         o.extra.push((LOCAL.into(), self.local.to_string()));
+    }
+
+    /// What the index is keyed by.
+    pub fn kind(&self) -> IndexKind {
+        if self.local {
+            // A local index's target is ScyllaDB's JSON; local indexes are simple.
+            return IndexKind::Simple;
+        }
+        IndexKind::of_target(&self.target)
     }
 
     /// The definition a table's options hold, if it is an index.

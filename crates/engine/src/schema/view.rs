@@ -107,12 +107,20 @@ impl TableSchema {
         }
     }
 
-    /// The base regular column in a view's primary key, if any (at most one).
+    /// Whether maintaining this view needs its base partitions' static row (an index on a
+    /// static column).
+    pub fn needs_static_row(&self, base: &TableSchema) -> bool {
+        self.view_key_regular(base)
+            .is_some_and(|c| c.kind == ColumnKind::Static)
+    }
+
+    /// The base regular column in a view's primary key, if any (at most one); for an index
+    /// on a static column, that column (a materialized view has no static column).
     pub fn view_key_regular<'a>(&self, base: &'a TableSchema) -> Option<&'a super::ColumnDef> {
         self.columns
             .iter()
             .filter(|c| matches!(c.kind, ColumnKind::PartitionKey | ColumnKind::Clustering))
             .filter_map(|c| base.column(&c.name))
-            .find(|b| b.kind == ColumnKind::Regular)
+            .find(|b| matches!(b.kind, ColumnKind::Regular | ColumnKind::Static))
     }
 }

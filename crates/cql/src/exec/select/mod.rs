@@ -38,7 +38,7 @@ use super::result::{ColumnSpec, Outcome, ResultSet};
 use super::session::{QueryParams, Session};
 use super::system;
 use super::Executor;
-use crate::ast::{Operator, Order as AstOrder, Relation, RelationTarget, Select, Term};
+use crate::ast::{InValues, Operator, Order as AstOrder, Relation, RelationTarget, Select, Term};
 use crate::error::{Error, Result};
 use crate::values::{json, term_to_bytes, TermContext, TermValue};
 use bytes::Bytes;
@@ -55,7 +55,9 @@ use selection::{row_values, Group};
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use super::indexes::Indexed;
 use super::plan_cache::PlanCache;
+use cairn_engine::schema::index::IndexKind;
 
 /// Runs a SELECT; `cache` is the prepared statement's plan cache, if it is one. Its reads wait
 /// for the disk as `wait` says.
@@ -83,14 +85,27 @@ pub fn select(
     let ctx = Binds::new(params);
     let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
     let (plan, r, choice) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
-    // A global index serves the read when the partition key does not name the partitions, a
-    // local one when it does.
-    let choice = choice.filter(|c| c.local == r.keys.is_some());
-    if choice.is_some() && !s.order_by.is_empty() {
+    // Cassandra refuses ORDER BY whenever it reads through an index (a global one with the
+    // partition key given included: see `plan_and_resolve`; and an index on a clustering
+    // column restricted by a multi-column `=`, which Cairn reads as a slice).
+    let tuple_indexed = r.keys.is_some()
+        && tuple_eq_on_indexed(s, &indexed)
+        && index_needed_with_keys(&schema, s, &r);
+    if (choice.is_some() || tuple_indexed) && !s.order_by.is_empty() {
         return Err(Error::Invalid(
             "ORDER BY with 2ndary indexes is not supported, except for ANN queries.".into(),
         ));
     }
+    // Read through a global index, the clustering restrictions are row filters, and
+    // Cassandra's multi-column slice cannot be one (checked as it executes).
+    if choice.as_ref().is_some_and(|c| !c.local) && r.keys.is_none() && has_tuple_slice(s) {
+        return Err(Error::Invalid(
+            "Multi-column slice restrictions cannot be used for filtering.".into(),
+        ));
+    }
+    // A global index serves the read when the partition key does not name the partitions (it
+    // names them: they are read and filtered), a local one when it does.
+    let choice = choice.filter(|c| c.local == r.keys.is_some());
     let mut q = Query::new(&schema, s, &plan, &r, &ctx, params)?;
     if let Some(choice) = choice {
         q.index = IndexRead::new(ex, &schema, choice, &ctx, params.levels.consistency)?;
@@ -100,49 +115,89 @@ pub fn select(
     Ok(Outcome::Rows(if s.json { json_rows(rows)? } else { rows }))
 }
 
-/// The `column = value` restriction a global index can serve (the first one written).
+/// The restriction a global index can serve (the first one written): `column = value`, and
+/// for a collection's index `CONTAINS value` (values), `CONTAINS KEY value` (keys),
+/// `column[key] = value` (entries).
 #[derive(Debug, Clone)]
 pub struct IndexChoice {
     /// The indexed base column.
     pub column: ColumnDef,
+    /// What the index is keyed by.
+    kind: IndexKind,
     /// The value's term.
     term: Term,
+    /// The map key's term (`entries()`).
+    key: Option<Term>,
     /// The relation's position in the WHERE clause.
     at: usize,
     /// A local index (usable only when the partition key names the partitions).
     local: bool,
 }
 
-/// The restriction of `s` an index on one of `indexed` (column names, with whether the index
-/// is local; global ones first) can serve.
-fn index_choice(
-    schema: &TableSchema,
-    s: &Select,
-    indexed: &[(String, bool)],
-) -> Option<IndexChoice> {
-    indexed.iter().find_map(|(column, local)| {
-        s.where_clause
-            .iter()
-            .enumerate()
-            .find_map(|(at, rel)| match rel {
-                Relation::Compare {
-                    target: RelationTarget::Column(name),
-                    op: Operator::Eq,
-                    value,
-                } if name == column => Some(IndexChoice {
-                    column: schema.column(name)?.clone(),
-                    term: value.clone(),
-                    at,
-                    local: *local,
-                }),
-                _ => None,
+/// The restriction of `s` one of `indexed` (global ones first) can serve.
+fn index_choice(schema: &TableSchema, s: &Select, indexed: &[Indexed]) -> Option<IndexChoice> {
+    indexed.iter().find_map(|ix| {
+        s.where_clause.iter().enumerate().find_map(|(at, rel)| {
+            let (target, op, value) = match rel {
+                Relation::Compare { target, op, value } => (target, *op, value),
+                // A literal IN of one value is an `=` (Cassandra 5.0).
+                Relation::In {
+                    target,
+                    values: InValues::Terms(terms),
+                } if terms.len() == 1 => (target, Operator::Eq, &terms[0]),
+                _ => return None,
+            };
+            let (name, key) = match (target, op, ix.kind) {
+                (
+                    RelationTarget::Column(name),
+                    Operator::Eq,
+                    IndexKind::Simple | IndexKind::Full,
+                )
+                | (RelationTarget::Column(name), Operator::Contains, IndexKind::Values)
+                | (RelationTarget::Column(name), Operator::ContainsKey, IndexKind::Keys) => {
+                    (name, None)
+                }
+                (RelationTarget::Element(name, key), Operator::Eq, IndexKind::Entries) => {
+                    (name, Some(key.clone()))
+                }
+                _ => return None,
+            };
+            if *name != ix.column {
+                return None;
+            }
+            Some(IndexChoice {
+                column: schema.column(name)?.clone(),
+                kind: ix.kind,
+                term: value.clone(),
+                key,
+                at,
+                local: ix.local,
             })
+        })
     })
 }
 
 /// Cassandra's rule with an index: any restriction beside the indexed `=` (other than
 /// `token()` bounds, and the partition key when it names the partitions) is filtering.
-fn check_index_filtering(s: &Select, choice: &IndexChoice, r: &Restrictions) -> Result<()> {
+fn check_index_filtering(
+    schema: &TableSchema,
+    s: &Select,
+    choice: &IndexChoice,
+    r: &Restrictions,
+) -> Result<()> {
+    // With the partition key given, clustering restrictions that make a slice are the
+    // read's, not filters (Cassandra adds them to its filter restrictions only when they
+    // need filtering).
+    let slice_only = r.keys.is_some()
+        && !r
+            .filters
+            .iter()
+            .any(|f| f.column.kind == ColumnKind::Clustering);
+    let is_clustering = |n: &str| {
+        schema
+            .column(n)
+            .is_some_and(|c| c.kind == ColumnKind::Clustering)
+    };
     let extra = s.where_clause.iter().enumerate().any(|(i, rel)| {
         if i == choice.at {
             return false;
@@ -159,7 +214,17 @@ fn check_index_filtering(s: &Select, choice: &IndexChoice, r: &Restrictions) -> 
             | Relation::In {
                 target: RelationTarget::Column(n),
                 ..
-            } if r.keys.is_some() => !r.is_partition_key_column(n),
+            } if r.keys.is_some() => {
+                !(r.is_partition_key_column(n) || (slice_only && is_clustering(n)))
+            }
+            Relation::Compare {
+                target: RelationTarget::Tuple(_),
+                ..
+            }
+            | Relation::In {
+                target: RelationTarget::Tuple(_),
+                ..
+            } => !slice_only,
             _ => true,
         }
     });
@@ -180,7 +245,7 @@ pub fn plan_and_resolve(
     s: &Select,
     ctx: &dyn TermContext,
     cache: Option<&PlanCache<Plan>>,
-    indexed: &[(String, bool)],
+    indexed: &[Indexed],
 ) -> Result<(Arc<Plan>, Restrictions, Option<IndexChoice>)> {
     let choice = index_choice(schema, s, indexed);
     let allow_filtering = s.allow_filtering || choice.is_some();
@@ -210,14 +275,15 @@ pub fn plan_and_resolve(
         restrict::Context::select(allow_filtering, plan.selects_only_statics(schema)),
     )?;
     // An index serves nothing — the WHERE clause's own rules apply — when it is local and
-    // the partition key does not name the partitions, or when it is on a partition key
-    // column and the partition key names them (Cassandra indexes a key column only for a
-    // partial key).
+    // the partition key does not name the partitions, or when it is global and the
+    // partition key names them with nothing else needing it (Cassandra's
+    // `usesSecondaryIndexing` stays false: no regular or static column is restricted and
+    // the clustering restrictions are a slice).
     let serves_nothing = |c: &IndexChoice| {
         if c.local {
             r.keys.is_none()
         } else {
-            r.keys.is_some() && c.column.kind == ColumnKind::PartitionKey
+            r.keys.is_some() && !index_needed_with_keys(schema, s, &r)
         }
     };
     if choice.as_ref().is_some_and(serves_nothing) {
@@ -229,7 +295,10 @@ pub fn plan_and_resolve(
         )?;
         return Ok((plan, r, None));
     }
-    if choice.as_ref().is_some_and(|c| !c.local) && has_key_in(schema, s) {
+    let tuple_indexed = r.keys.is_some()
+        && tuple_eq_on_indexed(s, indexed)
+        && index_needed_with_keys(schema, s, &r);
+    if (choice.as_ref().is_some_and(|c| !c.local) || tuple_indexed) && has_key_in(schema, s) {
         // Cassandra's `validateSecondaryIndexSelections` (for the partition key).
         return Err(Error::Invalid(
             "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported"
@@ -237,15 +306,81 @@ pub fn plan_and_resolve(
         ));
     }
     if let Some(c) = choice.as_ref().filter(|_| !s.allow_filtering) {
-        check_index_filtering(s, c, &r)?;
+        check_index_filtering(schema, s, c, &r)?;
     }
     Ok((plan, r, choice))
+}
+
+/// Whether, the partition key naming the partitions, Cassandra reads through an index: a
+/// regular or static column is restricted, or the clustering restrictions need filtering.
+fn index_needed_with_keys(schema: &TableSchema, s: &Select, r: &Restrictions) -> bool {
+    let non_key = s.where_clause.iter().any(|rel| match rel {
+        Relation::Compare {
+            target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+            ..
+        } => schema
+            .column(n)
+            .is_some_and(|c| matches!(c.kind, ColumnKind::Regular | ColumnKind::Static)),
+        _ => false,
+    });
+    non_key
+        || r.filters
+            .iter()
+            .any(|f| f.column.kind == ColumnKind::Clustering)
+}
+
+/// Whether the WHERE clause has a multi-column slice (`(a, b) > (…)`).
+fn has_tuple_slice(s: &Select) -> bool {
+    s.where_clause.iter().any(|rel| {
+        matches!(
+            rel,
+            Relation::Compare {
+                target: RelationTarget::Tuple(_),
+                op: Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte,
+                ..
+            }
+        )
+    })
+}
+
+/// Whether a multi-column `=` (or literal IN of one tuple) restricts a column a global simple
+/// index is on (Cassandra's index supports it: its `hasQueriableIndex`).
+fn tuple_eq_on_indexed(s: &Select, indexed: &[Indexed]) -> bool {
+    s.where_clause.iter().any(|rel| match rel {
+        Relation::Compare {
+            target: RelationTarget::Tuple(names),
+            op: Operator::Eq,
+            ..
+        } => names.iter().any(|n| {
+            indexed
+                .iter()
+                .any(|ix| !ix.local && ix.kind == IndexKind::Simple && ix.column == *n)
+        }),
+        Relation::In {
+            target: RelationTarget::Tuple(names),
+            values: InValues::Terms(terms),
+        } if terms.len() == 1 => names.iter().any(|n| {
+            indexed
+                .iter()
+                .any(|ix| !ix.local && ix.kind == IndexKind::Simple && ix.column == *n)
+        }),
+        _ => false,
+    })
 }
 
 /// Whether the WHERE clause has an IN on a partition key column (what Cassandra 5.0 refuses
 /// beside an index; an IN on clustering columns is filtered).
 fn has_key_in(schema: &TableSchema, s: &Select) -> bool {
     s.where_clause.iter().any(|rel| match rel {
+        // A literal IN of one value is an `=` (Cassandra's `keyIsInRelation`).
+        Relation::In {
+            values: InValues::Terms(terms),
+            ..
+        } if terms.len() == 1 => false,
         Relation::In {
             target: RelationTarget::Column(n),
             ..
@@ -291,9 +426,12 @@ const INDEX_BATCH: usize = 512;
 struct IndexRead {
     table: Arc<cairn_engine::table::Table>,
     column: ColumnDef,
+    /// The index partition's key: the value (a pair's composite key for `entries()`).
     value: Bytes,
     /// A local index: its partition is the base partition, clustered by the value.
     local: bool,
+    /// An index on a static column: its entries name base partitions, read whole.
+    statics: bool,
 }
 
 impl IndexRead {
@@ -305,9 +443,14 @@ impl IndexRead {
         cl: cairn_cluster::consistency::Consistency,
     ) -> Result<Option<IndexRead>> {
         let missing = || Error::Invalid(format!("No index found on column {}", choice.column.name));
-        let ix =
-            super::indexes::usable_index(ex.catalog(), schema, &choice.column.name, choice.local)
-                .ok_or_else(missing)?;
+        let ix = super::indexes::usable_index(
+            ex.catalog(),
+            schema,
+            &choice.column.name,
+            choice.kind,
+            choice.local,
+        )
+        .ok_or_else(missing)?;
         if !ex.proxy().views().is_built(ix.id) {
             return Err(index_not_available(ex, &ix.keyspace, cl));
         }
@@ -316,15 +459,39 @@ impl IndexRead {
             .db()
             .table(&ix.keyspace, &ix.name)
             .ok_or_else(missing)?;
-        let value = match term_to_bytes(&choice.term, &choice.column.ty, &choice.column.name, ctx)
-            .map_err(|e| Error::Invalid(e.to_string()))?
-        {
-            TermValue::Value(b) => b,
-            // The restriction's own resolution refused null and unset before.
-            _ => Bytes::new(),
+        let bytes = |term: &Term, ty: &CqlType| -> Result<Bytes> {
+            Ok(
+                match term_to_bytes(term, ty, &choice.column.name, ctx)
+                    .map_err(|e| Error::Invalid(e.to_string()))?
+                {
+                    TermValue::Value(b) => b,
+                    // The restriction's own resolution refused null and unset before.
+                    _ => Bytes::new(),
+                },
+            )
+        };
+        // A set element or a map key is looked up as its cell path (the index's key).
+        let path = |v: Bytes| -> Result<Bytes> {
+            crate::values::collections::element_path(&choice.column.ty, &v)
+                .map_err(|e| Error::Invalid(e.to_string()))
+        };
+        let value = match (&choice.column.ty, choice.kind) {
+            (CqlType::Set(e), IndexKind::Values) => path(bytes(&choice.term, e)?)?,
+            (CqlType::List(e), IndexKind::Values) | (CqlType::Map(_, e), IndexKind::Values) => {
+                bytes(&choice.term, e)?
+            }
+            (CqlType::Map(k, _), IndexKind::Keys) => path(bytes(&choice.term, k)?)?,
+            (CqlType::Map(k, v), IndexKind::Entries) => {
+                let key_term = choice.key.as_ref().ok_or_else(missing)?;
+                let key = path(bytes(key_term, k)?)?;
+                let value = bytes(&choice.term, v)?;
+                cairn_engine::model::token::composite_partition_key(&[&key, &value])
+            }
+            (ty, _) => bytes(&choice.term, ty)?,
         };
         Ok(Some(IndexRead {
             table,
+            statics: choice.column.kind == ColumnKind::Static,
             column: choice.column,
             value,
             local: choice.local,
@@ -398,6 +565,12 @@ impl IndexRead {
             .columns_of(ColumnKind::PartitionKey)
             .map(&mut take)
             .collect::<Result<Vec<_>>>()?;
+        if self.statics {
+            // The entry names the partition only.
+            let refs: Vec<&[u8]> = pk.iter().map(|b| b.as_ref()).collect();
+            let key = cairn_engine::model::token::composite_partition_key(&refs);
+            return Ok((DecoratedKey::new(key), Bytes::new()));
+        }
         let ck = schema
             .columns_of(ColumnKind::Clustering)
             .map(&mut take)
@@ -627,6 +800,7 @@ impl<'a> Query<'a> {
                 if !self.index_partition(
                     ex,
                     table,
+                    ix,
                     key.clone(),
                     cks,
                     &cmd,
@@ -750,10 +924,9 @@ impl<'a> Query<'a> {
             }
             None => Slice::all(),
         };
+        // An empty value (`''`, an empty blob) is indexed, as Cassandra indexes it: its index
+        // partition is the empty key (the ring's minimum token).
         let index_key = DecoratedKey::new(ix.value.clone());
-        if index_key.key.is_empty() {
-            return Ok(());
-        }
         let in_bounds = |t: i64| {
             let after = match self.r.token_start {
                 None => true,
@@ -789,7 +962,7 @@ impl<'a> Query<'a> {
                     _ => {
                         if let Some((k, cks)) = pending.replace((key, vec![ck])) {
                             if !self.index_partition(
-                                ex, base, k, cks, cmd, slice, resume, run, params,
+                                ex, base, ix, k, cks, cmd, slice, resume, run, params,
                             )? {
                                 return Ok(());
                             }
@@ -805,18 +978,20 @@ impl<'a> Query<'a> {
             }
         }
         if let Some((k, cks)) = pending {
-            self.index_partition(ex, base, k, cks, cmd, slice, resume, run, params)?;
+            self.index_partition(ex, base, ix, k, cks, cmd, slice, resume, run, params)?;
         }
         Ok(())
     }
 
-    /// One base partition's rows an index names (`cks`, encoded), within the query's slice
+    /// One base partition's rows an index names (`cks`, encoded; an index on a static
+    /// column names the partition: its rows in the query's slice), within the query's slice
     /// and after the row a page stopped at. Returns false when the read should stop.
     #[allow(clippy::too_many_arguments)]
     fn index_partition(
         &self,
         ex: &Executor,
         base: &cairn_engine::table::Table,
+        ix: &IndexRead,
         key: DecoratedKey,
         mut cks: Vec<Bytes>,
         cmd: &ReadCommand,
@@ -837,7 +1012,12 @@ impl<'a> Query<'a> {
             _ => (0, false),
         };
         let mut c = cmd.clone();
-        if self.layout.columns.is_empty() {
+        if ix.statics {
+            c.slice = match resume {
+                Some(p) if resumed => slice.resume_after(&p.clustering, self.reversed),
+                _ => slice.clone(),
+            };
+        } else if self.layout.columns.is_empty() {
             c.slice = slice.clone();
         } else {
             cks.retain(|ck| slice.contains(ck));
