@@ -194,6 +194,7 @@ class Endpoint:
         self.cluster.shutdown()
 
     def use(self, keyspace, fresh=True):
+        self.keyspace = keyspace
         if fresh:
             self.execute_text(f"DROP KEYSPACE IF EXISTS {keyspace}")
             self.execute_text(
@@ -207,9 +208,19 @@ class Endpoint:
         self.session.execute(SimpleStatement(text))
 
     def drop_table(self, table):
-        """Drops a table the tester made, its materialized view first (a table with a view
-        cannot be dropped)."""
+        """Drops a table the tester made, its materialized views first (a table with a view
+        cannot be dropped): the generator's `<table>_mv`, and any other a saved case made."""
         self.execute_text(f"DROP MATERIALIZED VIEW IF EXISTS {table}_mv")
+        keyspace = getattr(self, "keyspace", None)
+        if keyspace:
+            views = self.session.execute(SimpleStatement(
+                "SELECT view_name, base_table_name FROM system_schema.views "
+                "WHERE keyspace_name = %s"), [keyspace])
+            for row in views:
+                # The tester's session reads raw bytes.
+                view_name, base = (x.decode() if isinstance(x, bytes) else x for x in row)
+                if base == table:
+                    self.execute_text(f"DROP MATERIALIZED VIEW IF EXISTS {view_name}")
         self.execute_text(f"DROP TABLE IF EXISTS {table}")
 
     def wait_ready(self, timeout=30.0):
