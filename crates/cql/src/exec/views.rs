@@ -29,7 +29,6 @@ use crate::ast::{
 };
 use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
-use crate::values::display::term_display;
 use crate::values::term::term_to_bytes;
 use crate::values::TermValue;
 use cairn_engine::model::clustering::Order;
@@ -491,48 +490,7 @@ fn key_restriction(
 /// and DESCRIBE: names quoted when they must be, terms as written (strings between quotes,
 /// not escaped, as Cassandra 5.0 prints them).
 fn relation_cql(r: &Relation) -> String {
-    let target = |t: &RelationTarget| match t {
-        RelationTarget::Column(n) => quote_identifier(n),
-        RelationTarget::Element(n, k) => format!("{}[{}]", quote_identifier(n), term_display(k)),
-        RelationTarget::Field(n, f) => format!("{}.{}", quote_identifier(n), quote_identifier(f)),
-        RelationTarget::Tuple(ns) => format!(
-            "({})",
-            ns.iter()
-                .map(|n| quote_identifier(n))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        RelationTarget::Token(ns) => format!(
-            "token({})",
-            ns.iter()
-                .map(|n| quote_identifier(n))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    match r {
-        Relation::IsNotNull(n) => format!("{} IS NOT NULL", quote_identifier(n)),
-        Relation::Compare {
-            target: t,
-            op,
-            value,
-        } => {
-            format!(
-                "{} {} {}",
-                target(t),
-                restrict::op_text(*op),
-                term_display(value)
-            )
-        }
-        Relation::In { target: t, values } => match values {
-            InValues::Terms(ts) => format!(
-                "{} IN ({})",
-                target(t),
-                ts.iter().map(term_display).collect::<Vec<_>>().join(", ")
-            ),
-            InValues::Marker(_) => format!("{} IN ?", target(t)),
-        },
-    }
+    restrict::relation_with_names(r, &|n: &str| quote_identifier(n))
 }
 
 /// A selector as Cassandra's error texts show it (what a view may not select).

@@ -311,8 +311,7 @@ fn column<'a>(schema: &'a TableSchema, name: &str) -> Result<&'a ColumnDef> {
         .ok_or_else(|| Error::undefined_column(schema, name))
 }
 
-/// An operator as CQL writes it.
-pub(crate) fn op_text(op: Operator) -> &'static str {
+fn op_text(op: Operator) -> &'static str {
     match op {
         Operator::Eq => "=",
         Operator::Neq => "!=",
@@ -326,14 +325,21 @@ pub(crate) fn op_text(op: Operator) -> &'static str {
     }
 }
 
-/// A relation as Cassandra prints it in messages.
+/// A relation as Cassandra prints it in messages (names as they are).
 fn relation_text(rel: &Relation) -> String {
+    relation_with_names(rel, &|n: &str| n.to_string())
+}
+
+/// A relation as CQL text, each column name written by `name` (as it is in messages; quoted
+/// when it must be in `toCQLString`, e.g. a view's WHERE clause); terms as written.
+pub(crate) fn relation_with_names(rel: &Relation, name: &dyn Fn(&str) -> String) -> String {
+    let names = |ns: &[String]| ns.iter().map(|n| name(n)).collect::<Vec<_>>().join(", ");
     let target = |t: &RelationTarget| match t {
-        RelationTarget::Column(n) => n.clone(),
-        RelationTarget::Element(n, k) => format!("{n}[{}]", term_display(k)),
-        RelationTarget::Field(n, f) => format!("{n}.{f}"),
-        RelationTarget::Tuple(ns) => format!("({})", ns.join(", ")),
-        RelationTarget::Token(ns) => format!("token({})", ns.join(", ")),
+        RelationTarget::Column(n) => name(n),
+        RelationTarget::Element(n, k) => format!("{}[{}]", name(n), term_display(k)),
+        RelationTarget::Field(n, f) => format!("{}.{}", name(n), name(f)),
+        RelationTarget::Tuple(ns) => format!("({})", names(ns)),
+        RelationTarget::Token(ns) => format!("token({})", names(ns)),
     };
     match rel {
         Relation::Compare {
@@ -351,7 +357,7 @@ fn relation_text(rel: &Relation) -> String {
             ),
             InValues::Marker(_) => format!("{} IN ?", target(t)),
         },
-        Relation::IsNotNull(n) => format!("{n} IS NOT NULL"),
+        Relation::IsNotNull(n) => format!("{} IS NOT NULL", name(n)),
     }
 }
 
