@@ -14,7 +14,7 @@ from cassandra.auth import PlainTextAuthProvider
 from cassandra.query import BatchStatement
 
 from conftest import make_cluster, serve_refused
-from test_cluster import three_nodes, wait_for
+from test_cluster import alone, three_nodes, wait_for
 
 AUTH = "authenticator: PasswordAuthenticator\nauthorizer: CassandraAuthorizer\n"
 
@@ -304,3 +304,26 @@ def test_a_role_and_a_grant_made_on_one_node_hold_on_another(auth_ring):
                 no_perm("ringer", "MODIFY", "<table shared.t>"))
     finally:
         lg.close()
+
+
+def test_a_role_made_on_one_node_can_be_granted_at_once_on_another(auth_ring):
+    # The driver sends each statement where its policy says; a role change answers once the
+    # nodes that are up have it, so the next statement finds the role wherever it lands
+    # (CI once failed "Role ringer doesn't exist" on a GRANT sent to another node).
+    kw = {"auth_provider": PlainTextAuthProvider(username="cassandra", password="cassandra")}
+    ones = [alone(n, **kw) for n in auth_ring]
+    try:
+        sessions = [c.connect() for c in ones]
+        sessions[0].execute("CREATE KEYSPACE IF NOT EXISTS shared WITH replication = "
+                            "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
+        sessions[0].execute("CREATE TABLE IF NOT EXISTS shared.t (k int PRIMARY KEY, v int)")
+        for i in range(20):
+            made, granted = sessions[i % 3], sessions[(i + 1) % 3]
+            made.execute(f"CREATE ROLE quick{i} WITH PASSWORD = 'pw' AND LOGIN = true")
+            granted.execute(f"GRANT SELECT ON TABLE shared.t TO quick{i}")
+            granted.execute(f"DROP ROLE quick{i}")
+            with pytest.raises(InvalidRequest, match=f"quick{i} doesn't exist"):
+                made.execute(f"GRANT SELECT ON TABLE shared.t TO quick{i}")
+    finally:
+        for c in ones:
+            c.shutdown()

@@ -4,10 +4,11 @@
 //! Roles, memberships and permissions are entries of the cluster's schema log
 //! ([`auth_entries`](super::auth_entries)): a change is committed there and every node
 //! brings its roles to the log's ([`Roles::reconcile`], called where the catalog is
-//! reconciled) — the node that ran the statement before answering, so a change is visible
-//! at once where it was made. On start a node whose log holds no roles yet puts its own
-//! there: the roles an older Cairn kept in its engine table `system_auth.roles`, else the
-//! default superuser `cassandra` / `cassandra`, as Cassandra creates it. Passwords are
+//! reconciled) — the node that ran the statement before answering, and the other nodes that
+//! are up, briefly waited for, so a change is visible at once wherever the driver sends next.
+//! On start a node whose log holds no roles yet puts its own there: the roles an older
+//! Cairn kept in its engine table `system_auth.roles`, else the default superuser
+//! `cassandra` / `cassandra`, as Cassandra creates it. Passwords are
 //! bcrypt hashes (Cassandra's `salted_hash`, same format).
 //!
 //! Permission checks ([`Roles::authorize`]) read what a role may do from a per-role cache
@@ -348,8 +349,11 @@ impl Roles {
                 ops = own;
             }
             match self.log.commit(state.version, ops)? {
-                CommandResult::Applied { .. } => {
+                CommandResult::Applied { version } => {
                     self.reconcile();
+                    // As a schema change: the nodes that are up have it before the answer,
+                    // so a driver's next statement finds the role wherever it is sent.
+                    self.log.settle(version);
                     return Ok(());
                 }
                 CommandResult::Conflict { .. } => continue,
