@@ -36,6 +36,7 @@ use crate::model::partition::{covering_deletion, Partition};
 use crate::model::row::{ColumnData, ColumnId, Row};
 use crate::model::token::{composite_partition_key, split_composite_partition_key};
 use crate::model::Mutation;
+use crate::schema::view::EntryRows;
 use crate::schema::{ColumnKind, TableSchema};
 use bytes::Bytes;
 use std::collections::BTreeMap;
@@ -137,8 +138,8 @@ struct Mapping<'a> {
     /// The base regular column in the view's key, if any (a static column for an index on
     /// one).
     key_regular: Option<ColumnId>,
-    /// Whether the view is an index on a static column: its entries are the static row's.
-    statics: bool,
+    /// Which base rows have entries: the static row's entry is keyed by the partition only.
+    entry_rows: EntryRows,
     now: NowSecs,
 }
 
@@ -167,7 +168,7 @@ impl<'a> Mapping<'a> {
             regular,
             include_all: def.include_all_columns,
             key_regular: key_regular.map(|c| c.id),
-            statics: key_regular.is_some_and(|c| c.kind == ColumnKind::Static),
+            entry_rows: view.entry_rows(base),
             now,
         })
     }
@@ -288,8 +289,18 @@ impl<'a> Mapping<'a> {
                 }
             }
         }
+        // The static row's entry stops before the base clustering columns (a prefix of its
+        // partition's row entries, so it sorts just before them).
+        let static_row = ck.as_bytes().is_empty() && self.entry_rows != EntryRows::Clustering;
         let mut cks = Vec::new();
         for c in self.view.columns_of(ColumnKind::Clustering) {
+            let base_clustering = self
+                .base
+                .column(&c.name)
+                .is_some_and(|b| b.kind == ColumnKind::Clustering);
+            if static_row && base_clustering {
+                break;
+            }
             match value_of(&c.name) {
                 Some(v) => cks.push(v),
                 None => return Ok(None),
@@ -300,7 +311,12 @@ impl<'a> Mapping<'a> {
             many => composite_partition_key(&many.iter().map(|b| b.as_ref()).collect::<Vec<_>>()),
         };
         let refs: Vec<&[u8]> = cks.iter().map(|b| b.as_ref()).collect();
-        let ck = self.view.clustering_layout().encode_key(&refs)?;
+        let layout = self.view.clustering_layout();
+        let ck = if static_row {
+            ClusteringKey(Bytes::from(layout.encode_prefix(&refs)?))
+        } else {
+            layout.encode_key(&refs)?
+        };
         Ok(Some((DecoratedKey::new(key), ck)))
     }
 
@@ -547,8 +563,7 @@ pub fn view_mutations(
         split_composite_partition_key(&write.key.key, pk_count)?
     };
     // The rows the write touches: its own, and every row its deletions reach; the static row
-    // (the empty key, see [`base_rows`]) is an index on a static column's only row, and no
-    // other view's.
+    // (the empty key, see [`base_rows`]) only for an index that has entries for it.
     let static_key = ClusteringKey::empty();
     let has_clustering = base.columns_of(ColumnKind::Clustering).next().is_some();
     let broad = write.update.deletion.is_some() || !write.update.range_tombstones.is_empty();
@@ -561,7 +576,14 @@ pub fn view_mutations(
     }
     touched.sort();
     touched.dedup();
-    touched.retain(|ck| !has_clustering || (ck.as_bytes().is_empty() == map.statics));
+    touched.retain(|ck| {
+        !has_clustering
+            || match map.entry_rows {
+                EntryRows::Clustering => !ck.as_bytes().is_empty(),
+                EntryRows::Static => ck.as_bytes().is_empty(),
+                EntryRows::Both => true,
+            }
+    });
     // Rows whose key the view's WHERE clause excludes are never in it.
     let filter = view.view_filter();
     if !filter.is_empty() {
@@ -1243,5 +1265,117 @@ mod tests {
         // A plain view never sees the static row.
         let (vbase, view) = schemas();
         assert!(!view.needs_static_row(&vbase));
+    }
+
+    /// An index on a partition key column: the static row has an entry of its own, keyed by
+    /// the token and the base partition key only (a prefix of the rows' entries, sorting
+    /// before them), live while the static row has live data.
+    #[test]
+    fn partition_key_column_index_has_an_entry_for_the_static_row() {
+        use crate::schema::index::{IndexDef, IDX_TOKEN};
+        use crate::schema::view::EntryRows;
+        let base = TableSchema::new("ks", "t")
+            .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("b", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering)
+            .with_column("s", CqlType::Int, ColumnKind::Static);
+        let mut ix = TableSchema::new("ks", "t_a_idx_index")
+            .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
+            .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
+            .with_column("b", CqlType::Int, ColumnKind::Clustering)
+            .with_column("ck", CqlType::Int, ColumnKind::Clustering);
+        ViewDef {
+            base: "t".into(),
+            include_all_columns: false,
+            where_clause: "a IS NOT NULL".into(),
+            not_null: vec!["a".into()],
+        }
+        .store(&mut ix.options);
+        IndexDef {
+            name: "t_a_idx".into(),
+            target: "a".into(),
+            local: false,
+        }
+        .store(&mut ix.options);
+        ix.set_view_base(&base);
+        assert_eq!(ix.entry_rows(&base), EntryRows::Both);
+        let key = DecoratedKey::new(composite_partition_key(&[&int(1), &int(2)]));
+        let static_row = |ts: i64| Row {
+            marker: None,
+            deletion: None,
+            columns: vec![(3, ColumnData::Simple(Cell::live(ts, int(9))))],
+        };
+        // (update's static row, its rows) → the entries written: (clustering values, expired).
+        type Case = (Option<Row>, Vec<i32>, Vec<(usize, bool)>);
+        let cases: Vec<(&str, Option<Row>, Case)> = vec![
+            (
+                "a static row alone",
+                None,
+                (Some(static_row(10)), vec![], vec![(2, false)]),
+            ),
+            (
+                "with a row",
+                None,
+                (Some(static_row(10)), vec![7], vec![(2, false), (3, false)]),
+            ),
+            (
+                "a row beside a static row",
+                Some(static_row(5)),
+                (None, vec![7], vec![(3, false)]),
+            ),
+            (
+                "the static cell deleted",
+                Some(static_row(5)),
+                (
+                    Some(Row {
+                        marker: None,
+                        deletion: None,
+                        columns: vec![(3, ColumnData::Simple(Cell::tombstone(10, 1000)))],
+                    }),
+                    vec![],
+                    vec![(2, true)],
+                ),
+            ),
+        ];
+        for (name, existing, (static_up, rows, want)) in cases {
+            let data = Partition {
+                static_row: existing,
+                ..Partition::default()
+            };
+            let before = base_rows(data.clone(), &[]);
+            let mut up = Partition {
+                static_row: static_up,
+                ..Partition::default()
+            };
+            for c in rows {
+                up.rows.insert(ck(&base, &[c]), row(10, true, None, None));
+            }
+            let mut merged = data;
+            merged.merge(up.clone());
+            let after = base_rows(merged, &[]);
+            let write = BaseWrite {
+                key: &key,
+                update: &up,
+                before: &before,
+                after: &after,
+                timestamp: 10,
+                now: 1000,
+            };
+            let mut got = Vec::new();
+            for m in view_mutations(&base, &ix, &write).unwrap() {
+                assert_eq!(m.key.key, int(1), "{name}");
+                for (vck, r) in &m.update.rows {
+                    let values = ix.clustering_layout().decode(vck.as_bytes()).unwrap();
+                    assert_eq!(
+                        values[1],
+                        int(2),
+                        "{name}: the other key column follows the token"
+                    );
+                    got.push((values.len(), r.marker.is_some_and(|m| m.is_expired())));
+                }
+            }
+            // The static row's entry (2 values) sorts first: its key is a prefix.
+            assert_eq!(got, want, "{name}");
+        }
     }
 }

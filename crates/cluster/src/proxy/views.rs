@@ -423,7 +423,7 @@ impl Views {
             None,
             ReadCommand {
                 include_static: view.needs_static_row(&base),
-                columns: Some(Vec::new()),
+                columns: Some(key_scan_columns(&base, view)),
                 ..ReadCommand::all(now, Wait::Allowed)
             },
         );
@@ -505,6 +505,21 @@ impl Views {
         self.apply_with(mutations, wait, trace, &|_, _| None)?;
         Ok(())
     }
+}
+
+/// The base columns a build's scan for partition keys reads: none, but the static columns
+/// when the view has entries for static rows (a partition holding only its static row is
+/// found by them).
+fn key_scan_columns(base: &TableSchema, view: &TableSchema) -> Vec<cairn_engine::model::ColumnId> {
+    if !view.needs_static_row(base) {
+        return Vec::new();
+    }
+    let mut ids: Vec<_> = base
+        .columns_of(cairn_engine::schema::ColumnKind::Static)
+        .map(|c| c.id)
+        .collect();
+    ids.sort_unstable();
+    ids
 }
 
 /// The newest timestamp an update writes or deletes at.

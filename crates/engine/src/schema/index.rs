@@ -3,7 +3,9 @@
 //! clustering columns the base partition key's token ([`IDX_TOKEN`], a bigint), then the base
 //! partition key and clustering columns; it selects no other column. An index on a static
 //! column is clustered by the token and the base partition key only (one entry per base
-//! partition, from its static row). An index on a non-frozen collection ([`IndexKind`]
+//! partition, from its static row). An index on a partition key column has an entry for each
+//! row and one for the static row, keyed by a prefix of that clustering (the token and the
+//! base partition key; [`super::view::EntryRows::Both`]). An index on a non-frozen collection ([`IndexKind`]
 //! `Keys`, `Values`, `Entries`) is keyed by one element — its partition key column, named
 //! after the collection, holds a set element or map key as its cell path, or a list or map
 //! value; an `entries` index adds [`IDX_VALUE`] — so one base row has one entry per element

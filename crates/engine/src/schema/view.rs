@@ -70,6 +70,19 @@ impl ViewDef {
     }
 }
 
+/// Which rows of a base partition have entries in a view ([`TableSchema::entry_rows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryRows {
+    /// Its clustering rows (a materialized view, most indexes).
+    Clustering,
+    /// Its static row only (an index on a static column): one entry per partition.
+    Static,
+    /// Both (an index on a partition key column, as Cassandra's: a partition holding a
+    /// static row and no clustering row is found through it too). The static row's entry
+    /// is clustered by the token and the base partition key only, a prefix of the rows'.
+    Both,
+}
+
 impl TableSchema {
     /// The view definition, when this table is a materialized view.
     pub fn view(&self) -> Option<ViewDef> {
@@ -107,11 +120,34 @@ impl TableSchema {
         }
     }
 
-    /// Whether maintaining this view needs its base partitions' static row (an index on a
-    /// static column).
-    pub fn needs_static_row(&self, base: &TableSchema) -> bool {
-        self.view_key_regular(base)
+    /// Which rows of a base partition (of `base`) have entries in this view.
+    pub fn entry_rows(&self, base: &TableSchema) -> EntryRows {
+        if !base.columns_of(ColumnKind::Clustering).any(|_| true) {
+            // No static row without clustering columns.
+            return EntryRows::Clustering;
+        }
+        if self
+            .view_key_regular(base)
             .is_some_and(|c| c.kind == ColumnKind::Static)
+        {
+            return EntryRows::Static;
+        }
+        let on_partition_key = self.is_index()
+            && self
+                .columns_of(ColumnKind::PartitionKey)
+                .next()
+                .and_then(|c| base.column(&c.name))
+                .is_some_and(|c| c.kind == ColumnKind::PartitionKey);
+        if on_partition_key {
+            EntryRows::Both
+        } else {
+            EntryRows::Clustering
+        }
+    }
+
+    /// Whether maintaining this view needs its base partitions' static row.
+    pub fn needs_static_row(&self, base: &TableSchema) -> bool {
+        self.entry_rows(base) != EntryRows::Clustering
     }
 
     /// The base regular column in a view's primary key, if any (at most one); for an index

@@ -347,27 +347,29 @@ fn has_tuple_slice(s: &Select) -> bool {
     })
 }
 
-/// Whether a multi-column `=` (or literal IN of one tuple) restricts a column a global simple
-/// index is on (Cassandra's index supports it: its `hasQueriableIndex`).
+/// Whether a multi-column `=` (or literal IN of one tuple) restricts a column a global index
+/// serving `=` is on (a simple or `full()` one: Cassandra's index supports it, its
+/// `hasQueriableIndex`).
 fn tuple_eq_on_indexed(s: &Select, indexed: &[Indexed]) -> bool {
+    let on_indexed = |names: &[String]| {
+        names.iter().any(|n| {
+            indexed.iter().any(|ix| {
+                !ix.local
+                    && matches!(ix.kind, IndexKind::Simple | IndexKind::Full)
+                    && ix.column == *n
+            })
+        })
+    };
     s.where_clause.iter().any(|rel| match rel {
         Relation::Compare {
             target: RelationTarget::Tuple(names),
             op: Operator::Eq,
             ..
-        } => names.iter().any(|n| {
-            indexed
-                .iter()
-                .any(|ix| !ix.local && ix.kind == IndexKind::Simple && ix.column == *n)
-        }),
+        } => on_indexed(names),
         Relation::In {
             target: RelationTarget::Tuple(names),
             values: InValues::Terms(terms),
-        } if terms.len() == 1 => names.iter().any(|n| {
-            indexed
-                .iter()
-                .any(|ix| !ix.local && ix.kind == IndexKind::Simple && ix.column == *n)
-        }),
+        } if terms.len() == 1 => on_indexed(names),
         _ => false,
     })
 }
@@ -430,8 +432,10 @@ struct IndexRead {
     value: Bytes,
     /// A local index: its partition is the base partition, clustered by the value.
     local: bool,
-    /// An index on a static column: its entries name base partitions, read whole.
-    statics: bool,
+    /// Its entries name base partitions, read whole in the query's slice: an index on a
+    /// static column (an entry per partition), or on a partition key column (every row of a
+    /// partition has the value; the static row's entry finds a partition without rows).
+    whole_partitions: bool,
 }
 
 impl IndexRead {
@@ -491,7 +495,10 @@ impl IndexRead {
         };
         Ok(Some(IndexRead {
             table,
-            statics: choice.column.kind == ColumnKind::Static,
+            whole_partitions: matches!(
+                choice.column.kind,
+                ColumnKind::Static | ColumnKind::PartitionKey
+            ),
             column: choice.column,
             value,
             local: choice.local,
@@ -565,7 +572,7 @@ impl IndexRead {
             .columns_of(ColumnKind::PartitionKey)
             .map(&mut take)
             .collect::<Result<Vec<_>>>()?;
-        if self.statics {
+        if self.whole_partitions {
             // The entry names the partition only.
             let refs: Vec<&[u8]> = pk.iter().map(|b| b.as_ref()).collect();
             let key = cairn_engine::model::token::composite_partition_key(&refs);
@@ -983,8 +990,8 @@ impl<'a> Query<'a> {
         Ok(())
     }
 
-    /// One base partition's rows an index names (`cks`, encoded; an index on a static
-    /// column names the partition: its rows in the query's slice), within the query's slice
+    /// One base partition's rows an index names (`cks`, encoded; an index whose entries name
+    /// partitions: its rows in the query's slice), within the query's slice
     /// and after the row a page stopped at. Returns false when the read should stop.
     #[allow(clippy::too_many_arguments)]
     fn index_partition(
@@ -1012,7 +1019,7 @@ impl<'a> Query<'a> {
             _ => (0, false),
         };
         let mut c = cmd.clone();
-        if ix.statics {
+        if ix.whole_partitions {
             c.slice = match resume {
                 Some(p) if resumed => slice.resume_after(&p.clustering, self.reversed),
                 _ => slice.clone(),
