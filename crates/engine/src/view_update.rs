@@ -1010,7 +1010,7 @@ mod tests {
 
     /// `t (pk int, ck int, m map<int, int>)` and the hidden view of its `kind` index on m.
     fn collection_schemas(kind: &str) -> (TableSchema, TableSchema) {
-        use crate::schema::index::{IndexDef, IDX_TOKEN, IDX_VALUE};
+        use crate::schema::index::{test_index, IDX_TOKEN, IDX_VALUE};
         let base = TableSchema::new("ks", "t")
             .with_column("pk", CqlType::Int, ColumnKind::PartitionKey)
             .with_column("ck", CqlType::Int, ColumnKind::Clustering)
@@ -1031,20 +1031,7 @@ mod tests {
             .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
             .with_column("pk", CqlType::Int, ColumnKind::Clustering)
             .with_column("ck", CqlType::Int, ColumnKind::Clustering);
-        ViewDef {
-            base: "t".into(),
-            include_all_columns: false,
-            where_clause: "m IS NOT NULL".into(),
-            not_null: vec!["m".into()],
-        }
-        .store(&mut ix.options);
-        IndexDef {
-            name: "t_m_idx".into(),
-            target: format!("{kind}(m)"),
-            local: false,
-        }
-        .store(&mut ix.options);
-        ix.set_view_base(&base);
+        ix = test_index(&base, ix, "m", &format!("{kind}(m)"));
         (base, ix)
     }
 
@@ -1198,7 +1185,7 @@ mod tests {
     /// give none.
     #[test]
     fn static_column_index_has_one_entry_per_partition() {
-        use crate::schema::index::{IndexDef, IDX_TOKEN};
+        use crate::schema::index::{test_index, IDX_TOKEN};
         let base = TableSchema::new("ks", "t")
             .with_column("pk", CqlType::Int, ColumnKind::PartitionKey)
             .with_column("ck", CqlType::Int, ColumnKind::Clustering)
@@ -1208,20 +1195,7 @@ mod tests {
             .with_column("s", CqlType::Int, ColumnKind::PartitionKey)
             .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
             .with_column("pk", CqlType::Int, ColumnKind::Clustering);
-        ViewDef {
-            base: "t".into(),
-            include_all_columns: false,
-            where_clause: "s IS NOT NULL".into(),
-            not_null: vec!["s".into()],
-        }
-        .store(&mut ix.options);
-        IndexDef {
-            name: "t_s_idx".into(),
-            target: "s".into(),
-            local: false,
-        }
-        .store(&mut ix.options);
-        ix.set_view_base(&base);
+        ix = test_index(&base, ix, "s", "s");
         assert!(ix.needs_static_row(&base));
         let key = DecoratedKey::new(int(1));
         let static_row = |ts: i64, v: i32| Row {
@@ -1272,7 +1246,7 @@ mod tests {
     /// before them), live while the static row has live data.
     #[test]
     fn partition_key_column_index_has_an_entry_for_the_static_row() {
-        use crate::schema::index::{IndexDef, IDX_TOKEN};
+        use crate::schema::index::{test_index, IDX_TOKEN};
         use crate::schema::view::EntryRows;
         let base = TableSchema::new("ks", "t")
             .with_column("a", CqlType::Int, ColumnKind::PartitionKey)
@@ -1284,20 +1258,7 @@ mod tests {
             .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
             .with_column("b", CqlType::Int, ColumnKind::Clustering)
             .with_column("ck", CqlType::Int, ColumnKind::Clustering);
-        ViewDef {
-            base: "t".into(),
-            include_all_columns: false,
-            where_clause: "a IS NOT NULL".into(),
-            not_null: vec!["a".into()],
-        }
-        .store(&mut ix.options);
-        IndexDef {
-            name: "t_a_idx".into(),
-            target: "a".into(),
-            local: false,
-        }
-        .store(&mut ix.options);
-        ix.set_view_base(&base);
+        ix = test_index(&base, ix, "a", "a");
         assert_eq!(ix.entry_rows(&base), EntryRows::Both);
         let key = DecoratedKey::new(composite_partition_key(&[&int(1), &int(2)]));
         let static_row = |ts: i64| Row {

@@ -137,6 +137,33 @@ impl TableSchema {
     }
 }
 
+/// For tests: the hidden view `ix` (its columns given) made the global index of `base` on
+/// `column`, its target `target` (the index is named after `ix`, without `_index`).
+#[cfg(test)]
+pub(crate) fn test_index(
+    base: &TableSchema,
+    mut ix: TableSchema,
+    column: &str,
+    target: &str,
+) -> TableSchema {
+    use super::view::ViewDef;
+    ViewDef {
+        base: base.name.clone(),
+        include_all_columns: false,
+        where_clause: format!("{column} IS NOT NULL"),
+        not_null: vec![column.into()],
+    }
+    .store(&mut ix.options);
+    IndexDef {
+        name: ix.name.trim_end_matches("_index").to_string(),
+        target: target.into(),
+        local: false,
+    }
+    .store(&mut ix.options);
+    ix.set_view_base(base);
+    ix
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -167,7 +194,6 @@ mod tests {
         use crate::model::partition::Partition;
         use crate::model::row::{ColumnData, Row};
         use crate::model::types::CqlType;
-        use crate::schema::view::ViewDef;
         use crate::schema::ColumnKind;
         use crate::view_update::{view_mutations, BaseWrite, LiveRows};
         use bytes::Bytes;
@@ -181,19 +207,7 @@ mod tests {
             .with_column(IDX_TOKEN, CqlType::Bigint, ColumnKind::Clustering)
             .with_column("pk", CqlType::Int, ColumnKind::Clustering)
             .with_column("ck", CqlType::Int, ColumnKind::Clustering);
-        ViewDef {
-            base: "t".into(),
-            include_all_columns: false,
-            where_clause: "v IS NOT NULL".into(),
-            not_null: vec!["v".into()],
-        }
-        .store(&mut ix.options);
-        IndexDef {
-            name: "t_v_idx".into(),
-            target: "v".into(),
-            local: false,
-        }
-        .store(&mut ix.options);
+        ix = test_index(&base, ix, "v", "v");
         let key = DecoratedKey::new(int(7));
         let ck = base.clustering_layout().encode_key(&[&int(3)]).unwrap();
         let row = Row {
