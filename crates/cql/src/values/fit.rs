@@ -236,7 +236,8 @@ fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String,
     };
     match scored.as_slice() {
         [] => Err(ValueError::invalid(format!(
-            "Invalid call to function {qualified}, none of its type signatures match (known type signatures: {})",
+            "Invalid call to function {}, none of its type signatures match (known type signatures: {})",
+            display_name(call),
             known()
         ))),
         [(one, _)] => Ok((name.to_string(), (*one).clone())),
@@ -247,7 +248,8 @@ fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String,
             }
             let candidates: Vec<String> = many.iter().map(|(s, _)| describe(name, s)).collect();
             Err(ValueError::invalid(format!(
-                "Ambiguous call to function {qualified} (can be matched by following signatures: {}): use type casts to disambiguate",
+                "Ambiguous call to function {} (can be matched by following signatures: {}): use type casts to disambiguate",
+                display_name(call),
                 candidates.join(", ")
             )))
         }

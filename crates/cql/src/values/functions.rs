@@ -14,6 +14,12 @@
 //! | `<type>asblob`, `blobas<type>` | for every native type but `blob` (`varchar` included) |
 //! | `tojson`, `to_json` | `(any) -> text`: the argument's JSON form (see [`super::json`]) |
 //! | `fromjson`, `from_json` | `(text) -> <receiver's type>`: evaluated in [`super::term`], which knows the receiver |
+//! | `abs`, `exp`, `log`, `log10`, `round` | `(n) -> n` for each numeric type ([`super::math`]) |
+//!
+//! Cassandra 5.0's snake_case names of the older functions are the same functions:
+//! `current_timeuuid`, `current_timestamp`, `current_date`, `current_time`, `min_timeuuid`,
+//! `max_timeuuid`, `to_timestamp`, `to_date`, `to_unix_timestamp`, `<type>_as_blob`,
+//! `blob_as_<type>` (results are labelled with the name as called).
 //!
 //! This is the catalogue: names, [`signatures`] and what each function does to evaluated
 //! arguments ([`apply`]). Which overload a call picks is [`super::fit::resolve`] (it needs
@@ -23,11 +29,13 @@
 
 use super::error::{ValueError, ValueResult};
 use super::json;
+use super::math;
 use super::temporal::{self, GREGORIAN_OFFSET, MILLIS_PER_DAY};
 use super::value::TermContext;
 use crate::ast::{FunctionCall, Term};
 use bytes::Bytes;
 use cairn_engine::model::types::CqlType;
+use std::borrow::Cow;
 
 /// One signature: parameter types and return type.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,11 +59,44 @@ fn blob_conversion_type(name: &str) -> Option<CqlType> {
     CqlType::native(name).filter(|t| *t != CqlType::Blob)
 }
 
+/// The name of the older function a Cassandra 5.0 snake_case name stands for
+/// (`to_timestamp` for `totimestamp`, `int_as_blob` for `intasblob`); other names as they are.
+fn legacy_name(name: &str) -> Cow<'_, str> {
+    Cow::Borrowed(match name {
+        "current_timeuuid" => "currenttimeuuid",
+        "current_timestamp" => "currenttimestamp",
+        "current_date" => "currentdate",
+        "current_time" => "currenttime",
+        "min_timeuuid" => "mintimeuuid",
+        "max_timeuuid" => "maxtimeuuid",
+        "to_timestamp" => "totimestamp",
+        "to_date" => "todate",
+        "to_unix_timestamp" => "tounixtimestamp",
+        other => {
+            if let Some(t) = other.strip_suffix("_as_blob") {
+                return Cow::Owned(format!("{t}asblob"));
+            }
+            if let Some(t) = other.strip_prefix("blob_as_") {
+                return Cow::Owned(format!("blobas{t}"));
+            }
+            other
+        }
+    })
+}
+
 /// The signatures of a (lowercased, unqualified) function name; `None` if unknown.
 pub fn signatures(name: &str) -> Option<Vec<Signature>> {
     use CqlType as T;
     let s = Signature::new;
-    Some(match name {
+    if math::is_math(name) {
+        return Some(
+            math::signature_types()
+                .into_iter()
+                .map(|t| s(&[t.clone()], t))
+                .collect(),
+        );
+    }
+    Some(match legacy_name(name).as_ref() {
         "now" | "currenttimeuuid" => vec![s(&[], T::Timeuuid)],
         "uuid" => vec![s(&[], T::Uuid)],
         "currenttimestamp" => vec![s(&[], T::Timestamp)],
@@ -64,12 +105,13 @@ pub fn signatures(name: &str) -> Option<Vec<Signature>> {
         "mintimeuuid" | "maxtimeuuid" => vec![s(&[T::Timestamp], T::Timeuuid)],
         "dateof" => vec![s(&[T::Timeuuid], T::Timestamp)],
         "unixtimestampof" => vec![s(&[T::Timeuuid], T::Bigint)],
-        "totimestamp" => vec![s(&[T::Timeuuid], T::Timestamp), s(&[T::Date], T::Timestamp)],
-        "todate" => vec![s(&[T::Timeuuid], T::Date), s(&[T::Timestamp], T::Date)],
+        // Overloads in the order Cassandra 5.0 lists them in its errors.
+        "totimestamp" => vec![s(&[T::Date], T::Timestamp), s(&[T::Timeuuid], T::Timestamp)],
+        "todate" => vec![s(&[T::Timestamp], T::Date), s(&[T::Timeuuid], T::Date)],
         "tounixtimestamp" => vec![
-            s(&[T::Timeuuid], T::Bigint),
             s(&[T::Timestamp], T::Bigint),
             s(&[T::Date], T::Bigint),
+            s(&[T::Timeuuid], T::Bigint),
         ],
         other => {
             if let Some(t) = other.strip_suffix("asblob") {
@@ -171,6 +213,12 @@ pub fn apply(
             _ => None,
         }
     };
+    if math::is_math(name) {
+        return math::apply(name, arg_ty.unwrap_or(&T::Int), first);
+    }
+    let called = name;
+    let name = legacy_name(called);
+    let name = name.as_ref();
     Ok(Some(match name {
         "now" | "currenttimeuuid" => Bytes::copy_from_slice(&timeuuid_at(now_micros, ctx)),
         "uuid" => {
@@ -219,7 +267,7 @@ pub fn apply(
             let bytes = args.first().cloned().unwrap_or_default();
             if sig.ret.validate(&bytes).is_err() {
                 return Err(ValueError::invalid(format!(
-                    "In call to function system.{name}, value 0x{} is not a valid binary representation for type {}",
+                    "In call to function system.{called}, value 0x{} is not a valid binary representation for type {}",
                     bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
                     sig.ret.name()
                 )));

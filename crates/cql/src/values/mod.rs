@@ -41,6 +41,7 @@ pub mod format;
 pub mod functions;
 pub mod json;
 pub mod literal;
+pub mod math;
 pub mod number;
 pub mod placeholder;
 pub mod temporal;

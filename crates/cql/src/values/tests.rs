@@ -555,7 +555,7 @@ fn time_functions() {
     assert_eq!(eval("mintimeuuid(null)", "timeuuid"), Ok(TermValue::Null));
     assert_eq!(
         eval("tounixtimestamp('2024-01-01')", "bigint").unwrap_err(),
-        "Ambiguous call to function system.tounixtimestamp (can be matched by following signatures: \
+        "Ambiguous call to function tounixtimestamp (can be matched by following signatures: \
          system.tounixtimestamp : (timestamp) -> bigint, system.tounixtimestamp : (date) -> bigint): \
          use type casts to disambiguate"
     );
@@ -586,8 +586,8 @@ fn time_functions() {
     );
     assert_eq!(
         eval("totimestamp(1.5)", "timestamp").unwrap_err(),
-        "Invalid call to function system.totimestamp, none of its type signatures match (known type \
-         signatures: system.totimestamp : (timeuuid) -> timestamp, system.totimestamp : (date) -> timestamp)"
+        "Invalid call to function totimestamp, none of its type signatures match (known type \
+         signatures: system.totimestamp : (date) -> timestamp, system.totimestamp : (timeuuid) -> timestamp)"
     );
 }
 

@@ -865,13 +865,33 @@ impl Planner<'_> {
                 .collect(),
         };
         let ty = term::return_type(&call).ok_or_else(|| {
-            Error::Invalid(match functions::signatures(fname) {
-                Some(_) if system => format!(
-                    "Invalid call to function {}, none of its type signatures match",
-                    qualified(&f.name)
-                ),
-                _ => format!("Unknown function '{}'", qualified(&f.name)),
-            })
+            match functions::signatures(fname) {
+                Some(sigs) if system => match sigs.as_slice() {
+                    // The argument is named as the selection names it, not as the typed
+                    // marker standing for it here.
+                    [only] if only.args.len() == types.len() => {
+                        let (i, want) = only
+                            .args
+                            .iter()
+                            .enumerate()
+                            .find(|(i, t)| types.get(*i) != Some(*t))
+                            .unwrap_or((0, &CqlType::Blob));
+                        Error::Invalid(format!(
+                            "Type error: {} cannot be passed as argument {i} of function system.{fname} of type {}",
+                            names.get(i).map_or("", String::as_str),
+                            want.name()
+                        ))
+                    }
+                    _ => match crate::values::fit::resolve(&call) {
+                        Err(e) => invalid(e),
+                        Ok(_) => Error::Invalid(format!(
+                            "Invalid call to function {}, none of its type signatures match",
+                            qualified(&f.name)
+                        )),
+                    },
+                },
+                _ => Error::Invalid(format!("Unknown function '{}'", qualified(&f.name))),
+            }
         })?;
         Ok((Selector::Function(call, args), label, ty))
     }
