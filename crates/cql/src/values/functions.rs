@@ -92,7 +92,7 @@ pub fn signatures(name: &str) -> Option<Vec<Signature>> {
         return Some(
             math::signature_types()
                 .into_iter()
-                .map(|t| s(&[t.clone()], t))
+                .map(|t| s(std::slice::from_ref(&t), t.clone()))
                 .collect(),
         );
     }
