@@ -225,6 +225,9 @@ class Run:
         print(f"  Cairn:     {outcomes[0].describe()}", flush=True)
         if self.args.no_shrink:
             return
+        if len(history) < 2:
+            # The table's own CREATE differs: nothing to shrink or replay after it.
+            return
         replayer = Replayer(self.endpoints, prefix=f"s{k}_")
         budget = Budget(self.args.shrink_seconds, self.args.shrink_replays)
         small_table, stmts = shrink(replayer, table, history[1:], budget,
