@@ -11,6 +11,7 @@
 
 use super::arithmetic::{self, Operand};
 use super::assign::{unfrozen, value_compatible, Assignment};
+use super::collection_fns;
 use super::display::term_display;
 use super::error::{ValueError, ValueResult};
 use super::functions::{describe, display_name, is_from_json, signatures, system_name, Signature};
@@ -189,6 +190,23 @@ fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String,
     if let Some(name @ ("tojson" | "to_json")) = system_name(call) {
         return to_json_signature(name, call, memo).map(|sig| (name.to_string(), sig));
     }
+    if let Some(name) = system_name(call).filter(|n| collection_fns::is_collection_fn(n)) {
+        let [arg] = call.args.as_slice() else {
+            return Err(ValueError::invalid(format!(
+                "Invalid number of arguments for function system.{name}({})",
+                collection_fns::parameter(name)
+            )));
+        };
+        let ty = argument_type(arg, memo).ok_or_else(|| {
+            ValueError::invalid(format!(
+                "Cannot infer type of argument {} in call to function system.{name}({}): use type casts to disambiguate",
+                term_display(arg),
+                collection_fns::parameter(name)
+            ))
+        })?;
+        let sig = collection_fns::signature(name, &ty, &term_display(arg))?;
+        return Ok((name.to_string(), sig));
+    }
     let unknown = || ValueError::invalid(format!("Unknown function {} called", display_name(call)));
     let name = system_name(call).ok_or_else(unknown)?;
     let sigs = signatures(name).ok_or_else(unknown)?;
@@ -269,10 +287,8 @@ fn to_json_signature(
         )));
     };
     let ty = match arg {
-        Term::TypeHint(hint, _) => hint.to_cql_type(),
-        Term::Function(inner) => return_type_in(inner, memo),
         Term::Literal(lit) => literal_preferred_type(lit),
-        _ => None,
+        other => argument_type(other, memo),
     }
     .ok_or_else(|| {
         ValueError::invalid(format!(
@@ -281,6 +297,16 @@ fn to_json_signature(
         ))
     })?;
     Ok(Signature::new(&[ty], CqlType::Text))
+}
+
+/// The type an argument has of its own, for a function taking any type: a type hint's, a
+/// function's return type (not a literal's: its type comes from the receiver).
+fn argument_type(arg: &Term, memo: &FitMemo) -> Option<CqlType> {
+    match arg {
+        Term::TypeHint(hint, _) => hint.to_cql_type(),
+        Term::Function(inner) => return_type_in(inner, memo),
+        _ => None,
+    }
 }
 
 /// The receivers of a call's arguments as Cassandra names them when it prepares the call

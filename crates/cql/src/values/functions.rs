@@ -15,6 +15,7 @@
 //! | `tojson`, `to_json` | `(any) -> text`: the argument's JSON form (see [`super::json`]) |
 //! | `fromjson`, `from_json` | `(text) -> <receiver's type>`: evaluated in [`super::term`], which knows the receiver |
 //! | `abs`, `exp`, `log`, `log10`, `round` | `(n) -> n` for each numeric type ([`super::math`]) |
+//! | `map_keys`, `map_values`, `collection_count`, `collection_min`/`max`/`sum`/`avg` | typed by the collection ([`super::collection_fns`]) |
 //!
 //! Cassandra 5.0's snake_case names of the older functions are the same functions:
 //! `current_timeuuid`, `current_timestamp`, `current_date`, `current_time`, `min_timeuuid`,
@@ -27,6 +28,7 @@
 //! null argument gives a null result. Names arrive lowercased; a keyspace other than
 //! `system` is an unknown function.
 
+use super::collection_fns;
 use super::error::{ValueError, ValueResult};
 use super::json;
 use super::math;
@@ -215,6 +217,9 @@ pub fn apply(
     };
     if math::is_math(name) {
         return math::apply(name, arg_ty.unwrap_or(&T::Int), first);
+    }
+    if collection_fns::is_collection_fn(name) {
+        return collection_fns::apply(name, sig, first);
     }
     let called = name;
     let name = legacy_name(called);

@@ -33,6 +33,7 @@ pub mod aggregate;
 pub mod arithmetic;
 pub mod assign;
 pub mod canonical;
+pub mod collection_fns;
 pub mod collections;
 pub mod display;
 pub mod error;

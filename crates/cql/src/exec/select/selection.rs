@@ -745,7 +745,10 @@ impl Planner<'_> {
         if !system || matches!(fname, "min" | "max" | "sum" | "avg" | "count" | "token") {
             return Ok(None);
         }
-        if functions::signatures(fname).is_none() && !matches!(fname, "tojson" | "to_json") {
+        if functions::signatures(fname).is_none()
+            && !matches!(fname, "tojson" | "to_json")
+            && !crate::values::collection_fns::is_collection_fn(fname)
+        {
             return Err(Error::Invalid(format!(
                 "Unknown function '{}'",
                 qualified(&f.name)
@@ -814,6 +817,16 @@ impl Planner<'_> {
             types.push(t);
         }
         let label = format!("system.{fname}({})", names.join(", "));
+        if system && crate::values::collection_fns::is_collection_fn(fname) {
+            // Refused here, where the argument is named as the selection names it.
+            let ([ty], [name]) = (types.as_slice(), names.as_slice()) else {
+                return Err(Error::Invalid(format!(
+                    "Invalid number of arguments for function system.{fname}({})",
+                    crate::values::collection_fns::parameter(fname)
+                )));
+            };
+            crate::values::collection_fns::signature(fname, ty, name).map_err(invalid)?;
+        }
         if system {
             let kind = match fname {
                 "min" => Some(AggregateKind::Min),
