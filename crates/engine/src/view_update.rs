@@ -1042,6 +1042,8 @@ mod tests {
             name: "t_m_idx".into(),
             target: format!("{kind}(m)"),
             local: false,
+            class: None,
+            options: Vec::new(),
         }
         .store(&mut ix.options);
         ix.set_view_base(&base);
@@ -1219,6 +1221,8 @@ mod tests {
             name: "t_s_idx".into(),
             target: "s".into(),
             local: false,
+            class: None,
+            options: Vec::new(),
         }
         .store(&mut ix.options);
         ix.set_view_base(&base);
@@ -1295,6 +1299,8 @@ mod tests {
             name: "t_a_idx".into(),
             target: "a".into(),
             local: false,
+            class: None,
+            options: Vec::new(),
         }
         .store(&mut ix.options);
         ix.set_view_base(&base);
