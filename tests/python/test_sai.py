@@ -212,3 +212,24 @@ def test_built_on_existing_data(session, ks, tname):
         (pk, ck) for pk in range(40) for ck in range(3) if pk % 4 == 1]
     assert rows(session, f"SELECT pk, ck FROM {t} WHERE v > 2") == [
         (pk, ck) for pk in range(40) for ck in range(3) if pk % 4 == 3]
+
+
+def test_partition_key_component_and_collection_targets(session, ks, tname):
+    t = f"{ks}.{tname}"
+    session.execute(f"CREATE TABLE {t} (a int, b int, ck int, v int, m map<int, int>, l list<int>, "
+                    f"PRIMARY KEY ((a, b), ck))")
+    for target in ["b", "v", "entries(m)", "l"]:
+        session.execute(f"CREATE INDEX ON {t} ({target}) USING 'sai'")
+    session.execute(f"INSERT INTO {t} (a, b, ck, v, m, l) VALUES (1, 1, 1, 5, {{1: 10, 2: 20}}, [1, 2])")
+    session.execute(f"INSERT INTO {t} (a, b, ck, v, m, l) VALUES (1, 2, 1, 6, {{1: 11}}, [2, 3])")
+    session.execute(f"INSERT INTO {t} (a, b, ck, v, m, l) VALUES (2, 2, 2, 7, {{2: 20}}, [3])")
+    assert rows(session, f"SELECT a, b, ck FROM {t} WHERE b > 1") == [(1, 2, 1), (2, 2, 2)]
+    assert rows(session, f"SELECT a, b, ck FROM {t} WHERE a = 1 AND b = 2 AND v > 1") == [(1, 2, 1)]
+    assert rows(session, f"SELECT a, b, ck FROM {t} WHERE m[2] = 20 AND v > 5") == [(2, 2, 2)]
+    assert rows(session, f"SELECT a, b, ck FROM {t} WHERE l CONTAINS 3 AND v < 7") == [(1, 2, 1)]
+    assert FILTERING in err(session, f"SELECT a, b, ck FROM {t} WHERE a = 1 AND b > 1")
+    assert FILTERING in err(session, f"SELECT a, b, ck FROM {t} WHERE v > 5 AND ck = 2")
+    for where in ["a IN (1, 2) AND v > 5", "a IN (1, 2) AND b = 1 AND v > 5 ALLOW FILTERING"]:
+        assert "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported" in err(
+            session, f"SELECT a, b, ck FROM {t} WHERE {where}")
+    assert rows(session, f"SELECT a, b, ck FROM {t} WHERE a IN (1, 2) AND b = 2") == [(1, 2, 1), (2, 2, 2)]

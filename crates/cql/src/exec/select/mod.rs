@@ -311,21 +311,49 @@ fn sai_serves(
     if s.allow_filtering || !indexed.iter().any(|ix| ix.sai) {
         return false;
     }
-    let (served, rest): (Vec<&Relation>, Vec<&Relation>) = s
-        .where_clause
-        .iter()
-        .partition(|rel| sai_supports(rel, indexed));
-    if served.is_empty() {
+    if !s.where_clause.iter().any(|rel| sai_supports(rel, indexed)) {
         return false;
     }
-    let rest: Vec<Relation> = rest.into_iter().cloned().collect();
-    restrict::resolve(
-        schema,
-        &rest,
-        ctx,
-        restrict::Context::select(false, static_only),
-    )
-    .is_ok()
+    // The rest without filtering: first with the partition key's relations kept (an SAI
+    // `=` on a key component completes the key: `a = 1 AND b = 2 AND v > 1`), then without
+    // the SAI-supported ones (`b > 1` alone is the index's).
+    let rest = |keep_key: bool| -> Vec<Relation> {
+        s.where_clause
+            .iter()
+            .filter(|rel| {
+                !sai_supports(rel, indexed) || (keep_key && on_partition_key(schema, rel))
+            })
+            .cloned()
+            .collect()
+    };
+    let fine = |rels: Vec<Relation>| {
+        restrict::resolve(
+            schema,
+            &rels,
+            ctx,
+            restrict::Context::select(false, static_only),
+        )
+        .is_ok()
+    };
+    fine(rest(true)) || fine(rest(false))
+}
+
+/// Whether a relation restricts a partition key column.
+fn on_partition_key(schema: &TableSchema, rel: &Relation) -> bool {
+    let name = match rel {
+        Relation::Compare {
+            target: RelationTarget::Column(n),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Column(n),
+            ..
+        } => n,
+        _ => return false,
+    };
+    schema
+        .column(name)
+        .is_some_and(|c| c.kind == ColumnKind::PartitionKey)
 }
 
 /// A SELECT's plan and its WHERE clause resolved, refused in Cassandra's order: the selected
@@ -368,6 +396,23 @@ pub fn plan_and_resolve(
         Err(e) => return Err(e),
     };
     let static_only = plan.selects_only_statics(schema);
+    // Cassandra's `validateSecondaryIndexSelections` comes before the filtering rules: an IN
+    // on the partition key is refused when an SAI index serves a relation and is needed (ALLOW
+    // FILTERING or not).
+    if has_key_in(schema, s) && s.where_clause.iter().any(|rel| sai_supports(rel, indexed)) {
+        let r = restrict::resolve(
+            schema,
+            &s.where_clause,
+            ctx,
+            restrict::Context::select(true, static_only),
+        )?;
+        if r.keys.is_none() || index_needed_with_keys(schema, s, &r) {
+            return Err(Error::Invalid(
+                "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported"
+                    .into(),
+            ));
+        }
+    }
     let sai = sai_serves(schema, s, ctx, indexed, static_only);
     let allow_filtering = s.allow_filtering || choice.is_some() || sai;
     let r = restrict::resolve(
@@ -380,12 +425,6 @@ pub fn plan_and_resolve(
         // The partition key naming the partitions, no index is needed when only the
         // partition key and a clustering slice are restricted.
         let sai = r.keys.is_none() || index_needed_with_keys(schema, s, &r);
-        if sai && has_key_in(schema, s) {
-            return Err(Error::Invalid(
-                "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported"
-                    .into(),
-            ));
-        }
         let choice = choice.filter(|c| !c.local && sai);
         return Ok((plan, r, choice, sai));
     }
