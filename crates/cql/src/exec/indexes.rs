@@ -17,9 +17,12 @@
 //! key is the element — a set element or map key as its cell path, the comparable encoding
 //! `element_path` makes, a list or map value as its value; an `entries()` index's key is the
 //! pair); ScyllaDB's local indexes (`((pk…), v)`: keyed by the base partition key,
-//! clustered by the value) on a regular or clustering column. Refused with a clear error,
-//! not built: local indexes on collections and static columns, and custom indexes
-//! (`USING 'class'`, SAI and SASI).
+//! clustered by the value) on a regular or clustering column; Cassandra 5.0's
+//! storage-attached indexes (`USING 'sai'`, [`IndexDef::class`]), checked as
+//! `StorageAttachedIndex.validateOptions` checks them and stored as a global index (their
+//! query rules are `exec/select`'s). Refused with a clear error, not built: local indexes on
+//! collections and static columns, SAI's analysis options away from their defaults (Cairn
+//! matches exact values), and other custom indexes (`USING 'class'`, SASI).
 
 use super::catalog::Catalog;
 use super::properties::Properties;

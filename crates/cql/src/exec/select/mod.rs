@@ -19,6 +19,11 @@
 //!    - a read through a secondary index (`v = …` on an indexed column): the index's
 //!      partition for the value, then the base rows it names, in base token order (a local
 //!      index: the base partition's index rows under the value) — [`super::indexes`];
+//!    - storage-attached indexes (SAI) decide only what needs ALLOW FILTERING
+//!      (`sai_serves`: `=`, ranges on ordered types, CONTAINS / CONTAINS KEY, several SAI
+//!      columns ANDed); they are read as above when an `=`-like relation is on an indexed
+//!      column (its matches filtered by the rest), else the query is a scan in token order
+//!      with the restrictions as row filters — correct, not index-served;
 //! 5. a partition with no rows in the slice shows its static row when the query restricts
 //!    no clustering or regular column (Cassandra's `returnStaticContentOnPartitionWithNoRows`).
 //!
