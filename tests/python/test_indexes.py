@@ -55,7 +55,7 @@ def test_create_index_errors_have_cassandras_texts(session, ks, tname):
     assert "Only CUSTOM indexes support multiple columns" in err(session, f"CREATE INDEX ON {t} (v, d)")
     assert "SASI indexes are disabled. Enable in cassandra.yaml to use." in err(
         session, f"CREATE CUSTOM INDEX ON {t} (v) USING 'org.apache.cassandra.index.sasi.SASIIndex'")
-    assert "not supported by Cairn" in err(session, f"CREATE INDEX ON {t} (v) USING 'sai'")
+    assert "not supported by Cairn" in err(session, f"CREATE INDEX ON {t} (v) USING 'org.example.Index'")
     assert "Cannot create index on entries of column l with non-map type" in err(
         session, f"CREATE INDEX ON {t} (entries(l))")
     assert "Cannot create index on keys of column l with non-map type" in err(session, f"CREATE INDEX ON {t} (keys(l))")

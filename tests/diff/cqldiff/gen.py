@@ -130,6 +130,7 @@ class Generator:
         # the same reason, when drawn.
         self._index_pending = not self.table.counter and self.chance("secondary_index")
         self.index = None  # (column name, target kind) once Cassandra created it
+        self.index_sai = False  # ... and it is a storage-attached index (`sai_index`)
         self.value_opts = ty.ValueOptions(rng, {
             "decimal_scale": features("decimal_scale"),
             "duplicate_map_keys": features("duplicate_map_keys")})
@@ -933,7 +934,12 @@ class Generator:
         if self.rng.random() < 0.5:
             parts += [TABLE, "_idx "]
         parts += ["ON ", TABLE, f" ({target})"]
-        return Stmt("create_index", parts, "ddl", cols={c.name}, effect=["index", c.name, kind])
+        # (No draw at weight 0: earlier seeds generate what they did.)
+        sai = self.f("sai_index") > 0 and self.chance("sai_index")
+        if sai:
+            parts.append(" USING 'sai'")
+        return Stmt("create_index", parts, "ddl", cols={c.name},
+                    effect=["index", c.name, kind, sai])
 
     def g_select_indexed(self):
         """A SELECT that an index on the table can serve: the indexed column restricted as
@@ -948,7 +954,14 @@ class Generator:
             return None
         cols = {c.name}
         seen = self.seen_value(c) if kind != "value" else None
-        if kind == "value" or kind == "full":
+        if kind == "value" and self.index_sai and self.rng.random() < 0.5:
+            # SAI serves ranges (on ordered types; the others need ALLOW FILTERING).
+            op = self.rng.choice([" > ", " >= ", " < ", " <= "])
+            clause = [c.name + op, self.arg(c.type, self.seen_value(c))]
+            if self.rng.random() < 0.3:
+                op2 = " < " if op in (" > ", " >= ") else " > "
+                clause += [" AND ", c.name + op2, self.arg(c.type, self.seen_value(c))]
+        elif kind == "value" or kind == "full":
             clause = [f"{c.name} = ", self.arg(c.type, self.seen_value(c))]
         elif kind == "entries":
             kt, vt = c.type.params
@@ -1014,6 +1027,7 @@ class Generator:
             self.view = (stmt.effect[1], stmt.effect[2])
         elif stmt.effect[0] == "index":
             self.index = (stmt.effect[1], stmt.effect[2])
+            self.index_sai = stmt.effect[3]
 
     # -- reads -----------------------------------------------------------------------------
 

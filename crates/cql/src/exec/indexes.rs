@@ -17,11 +17,15 @@
 //! key is the element — a set element or map key as its cell path, the comparable encoding
 //! `element_path` makes, a list or map value as its value; an `entries()` index's key is the
 //! pair); ScyllaDB's local indexes (`((pk…), v)`: keyed by the base partition key,
-//! clustered by the value) on a regular or clustering column. Refused with a clear error,
-//! not built: local indexes on collections and static columns, and custom indexes
-//! (`USING 'class'`, SAI and SASI).
+//! clustered by the value) on a regular or clustering column; Cassandra 5.0's
+//! storage-attached indexes (`USING 'sai'`, [`IndexDef::class`]), checked as
+//! `StorageAttachedIndex.validateOptions` checks them and stored as a global index (their
+//! query rules are `exec/select`'s). Refused with a clear error, not built: local indexes on
+//! collections and static columns, SAI's analysis options away from their defaults (Cairn
+//! matches exact values), and other custom indexes (`USING 'class'`, SASI).
 
 use super::catalog::Catalog;
+use super::properties::Properties;
 use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::session::Session;
@@ -31,7 +35,9 @@ use crate::error::{Error, Result};
 use crate::identifier::quote_identifier;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::model::types::CqlType;
-use cairn_engine::schema::index::{backing_table, IndexDef, IndexKind, IDX_TOKEN, IDX_VALUE};
+use cairn_engine::schema::index::{
+    backing_table, is_sai_class, IndexDef, IndexKind, IDX_TOKEN, IDX_VALUE,
+};
 use cairn_engine::schema::view::ViewDef;
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use std::sync::Arc;
@@ -92,6 +98,10 @@ pub struct Indexed {
     pub kind: IndexKind,
     /// A local index.
     pub local: bool,
+    /// A storage-attached index (SAI): its own query rules (`exec/select`'s `sai_serves`).
+    pub sai: bool,
+    /// The indexed column's type (what SAI's rules depend on).
+    pub ty: CqlType,
 }
 
 /// The indexes of `base` a restriction can look up through, global ones first.
@@ -100,10 +110,13 @@ pub fn indexed_columns(cat: &Catalog, base: &TableSchema) -> Vec<Indexed> {
         .iter()
         .filter_map(|ix| {
             let def = ix.index()?;
-            indexed_column(ix).map(|c| Indexed {
-                column: c.name.clone(),
+            let base_col = base.column(&indexed_column(ix)?.name)?;
+            Some(Indexed {
+                column: base_col.name.clone(),
                 kind: def.kind(),
                 local: def.local,
+                sai: def.is_sai(),
+                ty: base_col.ty.clone(),
             })
         })
         .collect();
@@ -147,21 +160,28 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
     authorize(&ks, Permission::Alter, Resource::Table(&ks, table_name))?;
     check_schema_keyspace(&ks)?;
     // `IndexAttributes.validate`, then the custom classes.
-    if let Some(class) = &c.custom_class {
-        if class == SASI_CLASS {
+    let sai = match &c.custom_class {
+        Some(class) if class == SASI_CLASS => {
             return Err(Error::Invalid(
                 "SASI indexes are disabled. Enable in cassandra.yaml to use.".into(),
             ));
         }
-        return Err(Error::Invalid(format!(
-            "Custom secondary indexes (USING '{class}') are not supported by Cairn; CREATE INDEX without USING makes a global index"
-        )));
-    }
-    if !c.properties.is_empty() {
+        Some(class) if is_sai_class(class) => true,
+        Some(class) => {
+            return Err(Error::Invalid(format!(
+                "Custom secondary indexes (USING '{class}') are not supported by Cairn (only 'sai' / 'StorageAttachedIndex'); CREATE INDEX without USING makes a global index"
+            )));
+        }
+        None => false,
+    };
+    if !sai && !c.properties.is_empty() {
         return Err(Error::Invalid(
             "Cannot specify options for a non-CUSTOM index".into(),
         ));
     }
+    let props = Properties(&c.properties);
+    props.check_known(&["options"])?;
+    let sai_options: Vec<(String, String)> = props.map("options")?.unwrap_or_default().to_vec();
     if cat.keyspace(&ks).is_none() {
         return Err(Error::Invalid(format!("Keyspace '{ks}' doesn't exist")));
     }
@@ -213,12 +233,18 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             ))
         }
         [one] => (false, one),
+        many if sai => return sai_over_columns(&base, many),
         _ => {
             return Err(Error::Invalid(
                 "Only CUSTOM indexes support multiple columns".into(),
             ))
         }
     };
+    if sai && local {
+        return Err(Error::Invalid(
+            "A storage-attached index cannot be local: ((pk), v) is ScyllaDB's local index syntax, without USING".into(),
+        ));
+    }
     let (kind, column) = match target {
         IndexTarget::Column(n) => ("", n),
         IndexTarget::Keys(n) => ("keys", n),
@@ -267,10 +293,17 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
     } else {
         target_text(kind, column)
     };
-    if let Some(same) = indexes_of(cat, &ks, table_name)
+    let mut sai_options = sai_options;
+    sai_options.sort();
+    let class = c.custom_class.clone().filter(|_| sai);
+    let existing: Vec<IndexDef> = indexes_of(cat, &ks, table_name)
         .iter()
         .filter_map(|ix| ix.index())
-        .find(|d| d.target == target)
+        .collect();
+    // `IndexMetadata.equalsWithoutName`: same kind, class, target and options.
+    if let Some(same) = existing
+        .iter()
+        .find(|d| d.target == target && d.class == class && (!sai || d.options == sai_options))
     {
         if c.if_not_exists {
             return Ok(Outcome::Void);
@@ -279,6 +312,16 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             "Index {name} is a duplicate of existing index {}",
             same.name
         )));
+    }
+    if sai {
+        // `StorageAttachedIndex.validateOptions`, in its order.
+        validate_sai(col, kind, &sai_options)?;
+        if existing.iter().any(|d| d.is_sai() && d.target == target) {
+            return Err(Error::Invalid(format!(
+                "Cannot create more than one storage-attached index on the same column: {column}"
+            )));
+        }
+        validate_sai_type(col, kind, &sai_options)?;
     }
     // What ScyllaDB's local indexes take and Cairn does not (yet).
     if local && ((!kind.is_empty() && kind != "full") || col.kind == ColumnKind::Static) {
@@ -292,10 +335,17 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             "Cannot create index '{name}': its table '{hidden}' would replace an existing table"
         )));
     }
+    let def = IndexDef {
+        name: name.clone(),
+        target: target.clone(),
+        local,
+        class,
+        options: sai_options,
+    };
     let schema = if local {
-        local_index_schema(&base, col, &name, &target)
+        local_index_schema(&base, col, def)
     } else {
-        index_schema(&base, col, IndexKind::of_target(&target), &name, &target)
+        index_schema(&base, col, IndexKind::of_target(&target), def)
     };
     cat.create_table(&schema)?;
     Ok(Outcome::SchemaChange(SchemaChange::new(
@@ -373,6 +423,140 @@ fn validate_target(base: &TableSchema, col: &ColumnDef, kind: &str) -> Result<()
     Ok(())
 }
 
+/// SAI's analysis options (`NonTokenizingOptions`).
+const SAI_OPTIONS: [&str; 3] = ["case_sensitive", "normalize", "ascii"];
+
+/// Cassandra 5.0's `StorageAttachedIndex.SUPPORTED_TYPES` (frozen values are indexed whole).
+fn sai_supported(ty: &CqlType) -> bool {
+    !matches!(
+        ty,
+        CqlType::Blob
+            | CqlType::Counter
+            | CqlType::Duration
+            | CqlType::List(_)
+            | CqlType::Set(_)
+            | CqlType::Map(..)
+            | CqlType::Udt(_)
+    )
+}
+
+/// The type of what an SAI index on `col` keyed by `kind` indexes, per component (an
+/// `entries()` index's key and value: `TypeUtil.cellValueType`).
+fn sai_value_types(col: &ColumnDef, kind: &str) -> Vec<CqlType> {
+    match (&col.ty, kind) {
+        (CqlType::Map(k, _), "keys") => vec![(**k).clone()],
+        (CqlType::Map(k, v), "entries") => vec![(**k).clone(), (**v).clone()],
+        (CqlType::Map(_, v), "values") | (CqlType::List(v), _) | (CqlType::Set(v), _) => {
+            vec![(**v).clone()]
+        }
+        (ty, _) => vec![ty.clone()],
+    }
+}
+
+/// The first checks of `StorageAttachedIndex.validateOptions`: option names (before the
+/// index's other checks, a configuration error).
+fn validate_sai(_col: &ColumnDef, _kind: &str, options: &[(String, String)]) -> Result<()> {
+    let unknown: Vec<&str> = options
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| !SAI_OPTIONS.contains(k))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Error::Configuration(format!(
+            "Properties specified [{}] are not understood by StorageAttachedIndex",
+            unknown.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// The rest of `StorageAttachedIndex.validateOptions`: the indexed type, then the analysis
+/// options (refused on key columns and on types other than text). Cairn serves SAI with
+/// the global index's exact-match storage, so it takes the analysis options only at their
+/// defaults (`case_sensitive` true, `normalize` and `ascii` false) and refuses the rest.
+fn validate_sai_type(col: &ColumnDef, kind: &str, options: &[(String, String)]) -> Result<()> {
+    let types = sai_value_types(col, kind);
+    if let Some(bad) = types.iter().find(|t| !sai_supported(t)) {
+        return Err(Error::Invalid(format!("Unsupported type: {bad}")));
+    }
+    if options.is_empty() {
+        return Ok(());
+    }
+    if matches!(col.kind, ColumnKind::PartitionKey | ColumnKind::Clustering) {
+        let shown: Vec<String> = options
+            .iter()
+            .map(|(k, v)| format!("'{k}': '{v}'"))
+            .collect();
+        return Err(Error::Invalid(format!(
+            "Analysis options are not supported on primary key columns, but found {{{}}}",
+            shown.join(", ")
+        )));
+    }
+    if let [ty] = types.as_slice() {
+        if !matches!(ty, CqlType::Text | CqlType::Ascii) {
+            return Err(Error::Invalid(format!("CQL type {ty} cannot be analyzed.")));
+        }
+    }
+    for (k, v) in options {
+        let default = k == "case_sensitive";
+        match v.to_lowercase().as_str() {
+            "true" | "false" if (v.to_lowercase() == "true") == default => {}
+            "true" | "false" => {
+                return Err(Error::Invalid(format!(
+                    "Cairn does not support the SAI analysis option '{k}' = '{v}' (it serves exact matches only: case_sensitive = true, normalize = false, ascii = false)"
+                )))
+            }
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "Invalid value '{v}' for the SAI option '{k}': true or false"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `CREATE INDEX … USING 'sai'` over several columns: each target checked, then refused
+/// (`StorageAttachedIndex.validateOptions`).
+fn sai_over_columns(base: &TableSchema, targets: &[IndexTarget]) -> Result<Outcome> {
+    let mut shown = Vec::new();
+    let mut seen = Vec::new();
+    for t in targets {
+        let (kind, column) = match t {
+            IndexTarget::Column(n) => ("", n),
+            IndexTarget::Keys(n) => ("keys", n),
+            IndexTarget::Values(n) => ("values", n),
+            IndexTarget::Entries(n) => ("entries", n),
+            IndexTarget::Full(n) => ("full", n),
+            IndexTarget::PartitionKey(_) => {
+                return Err(Error::Invalid(
+                    "A storage-attached index cannot be local: ((pk), v) is ScyllaDB's local index syntax, without USING".into(),
+                ))
+            }
+        };
+        if seen.contains(&column) {
+            return Err(Error::Invalid(format!(
+                "Duplicate column '{column}' in index target list"
+            )));
+        }
+        seen.push(column);
+        let Some(col) = base.column(column) else {
+            return Err(Error::Invalid(format!("Column '{column}' doesn't exist")));
+        };
+        let kind = if kind.is_empty() && col.ty.is_non_frozen_collection() {
+            "values"
+        } else {
+            kind
+        };
+        validate_target(base, col, kind)?;
+        shown.push(target_text(kind, column));
+    }
+    Err(Error::Invalid(format!(
+        "A storage-attached index cannot be created over multiple columns: {}",
+        shown.join(", ")
+    )))
+}
+
 /// The hidden view of a global index on `col` keyed by `kind`: keyed by the indexed value
 /// (the element of a collection: see the module doc), clustered by the base partition key's
 /// token, then the base key's other columns (the partition key only for a static column).
@@ -380,10 +564,9 @@ fn index_schema(
     base: &TableSchema,
     col: &ColumnDef,
     kind: IndexKind,
-    name: &str,
-    target: &str,
+    def: IndexDef,
 ) -> TableSchema {
-    let mut s = TableSchema::new(&base.keyspace, &backing_table(name));
+    let mut s = TableSchema::new(&base.keyspace, &backing_table(&def.name));
     // A set element or map key is its cell path (bytes in the element's order).
     let (element, value) = match (&col.ty, kind) {
         (CqlType::Map(..), IndexKind::Keys) | (CqlType::Set(_), IndexKind::Values) => {
@@ -415,28 +598,14 @@ fn index_schema(
             s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
         }
     }
-    mark_index(
-        &mut s,
-        base,
-        col,
-        IndexDef {
-            name: name.to_string(),
-            target: target.to_string(),
-            local: false,
-        },
-    );
+    mark_index(&mut s, base, col, def);
     s
 }
 
 /// The hidden view of a local index on `col`: keyed by the base partition key, clustered by
 /// the indexed value, then the base clustering columns.
-fn local_index_schema(
-    base: &TableSchema,
-    col: &ColumnDef,
-    name: &str,
-    target: &str,
-) -> TableSchema {
-    let mut s = TableSchema::new(&base.keyspace, &backing_table(name));
+fn local_index_schema(base: &TableSchema, col: &ColumnDef, def: IndexDef) -> TableSchema {
+    let mut s = TableSchema::new(&base.keyspace, &backing_table(&def.name));
     for c in base.columns_of(ColumnKind::PartitionKey) {
         s.add_column(&c.name, c.ty.clone(), ColumnKind::PartitionKey, Order::Asc);
     }
@@ -452,16 +621,7 @@ fn local_index_schema(
     {
         s.add_column(&c.name, c.ty.clone(), ColumnKind::Clustering, Order::Asc);
     }
-    mark_index(
-        &mut s,
-        base,
-        col,
-        IndexDef {
-            name: name.to_string(),
-            target: target.to_string(),
-            local: true,
-        },
-    );
+    mark_index(&mut s, base, col, def);
     s
 }
 
@@ -545,32 +705,67 @@ pub fn index_statement(index: &TableSchema) -> Option<(String, String)> {
     } else {
         def.target.clone()
     };
-    Some((
-        def.name.clone(),
-        format!(
-            "CREATE INDEX {} ON {}.{} ({});",
-            quote_identifier(&def.name),
-            quote_identifier(&index.keyspace),
-            quote_identifier(&view.base),
-            target
-        ),
-    ))
+    let head = format!(
+        "INDEX {} ON {}.{} ({})",
+        quote_identifier(&def.name),
+        quote_identifier(&index.keyspace),
+        quote_identifier(&view.base),
+        target
+    );
+    let text = match &def.class {
+        // Cassandra's `IndexMetadata.toCqlString` of a custom index.
+        Some(class) if def.options.is_empty() => {
+            format!(
+                "CREATE CUSTOM {head} USING '{}';",
+                class.replace('\'', "''")
+            )
+        }
+        Some(class) => {
+            let opts: Vec<String> = def
+                .options
+                .iter()
+                .map(|(k, v)| format!("'{k}': '{v}'"))
+                .collect();
+            format!(
+                "CREATE CUSTOM {head} USING '{}' WITH OPTIONS = {{{}}};",
+                class.replace('\'', "''"),
+                opts.join(", ")
+            )
+        }
+        None => format!("CREATE {head};"),
+    };
+    Some((def.name.clone(), text))
 }
 
-/// The rows of `system_schema.indexes`: keyspace, table, index name, kind, options.
-pub fn schema_rows(cat: &Catalog) -> Vec<(String, String, String, &'static str, String)> {
+/// An index's options as `system_schema.indexes` shows them, in name order: `target`, and
+/// for a custom (SAI) index `class_name` as written and its own options.
+fn schema_options(def: &IndexDef) -> Vec<(String, String)> {
+    let mut out = vec![("target".to_string(), def.target.clone())];
+    if let Some(class) = &def.class {
+        out.push(("class_name".into(), class.clone()));
+        out.extend(def.options.iter().cloned());
+    }
+    out.sort();
+    out
+}
+
+/// A row of `system_schema.indexes`: keyspace, table, index name, kind, options.
+pub type IndexRow = (String, String, String, &'static str, Vec<(String, String)>);
+
+/// The rows of `system_schema.indexes`.
+pub fn schema_rows(cat: &Catalog) -> Vec<IndexRow> {
     let mut out = Vec::new();
     for k in cat.keyspaces() {
         for t in cat.index_tables(&k.name) {
             let s = t.schema();
             if let (Some(def), Some(view)) = (s.index(), s.view()) {
-                out.push((
-                    k.name.clone(),
-                    view.base,
-                    def.name,
-                    "COMPOSITES",
-                    def.target,
-                ));
+                let kind = if def.class.is_some() {
+                    "CUSTOM"
+                } else {
+                    "COMPOSITES"
+                };
+                let options = schema_options(&def);
+                out.push((k.name.clone(), view.base, def.name, kind, options));
             }
         }
     }
@@ -605,7 +800,14 @@ mod tests {
         let Some(col) = base.column("b").cloned() else {
             panic!("the table has column b");
         };
-        let ix = index_schema(&base, &col, IndexKind::Simple, "t_b_idx", "b");
+        let def = IndexDef {
+            name: "t_b_idx".into(),
+            target: "b".into(),
+            local: false,
+            class: None,
+            options: Vec::new(),
+        };
+        let ix = index_schema(&base, &col, IndexKind::Simple, def);
         let names = |k| ix.columns_of(k).map(|c| c.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(ColumnKind::PartitionKey), ["b"]);
         assert_eq!(names(ColumnKind::Clustering), ["idx_token", "a", "c"]);

@@ -540,7 +540,7 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
         if let Statement::Select(s) = stmt {
             if system::virtual_schema(&ks, &table.name).is_none() {
                 let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
-                let (plan, _, _) = select::plan_and_resolve(
+                let (plan, _, _, _) = select::plan_and_resolve(
                     &schema,
                     s,
                     &super::Placeholders::new(),

@@ -19,6 +19,10 @@
 //! the schema log, commitlog replay and TRUNCATE treat it as a view with no second path;
 //! the CQL catalog keeps it out of every listing of tables and views.
 //!
+//! A storage-attached index (Cassandra 5.0's SAI, `USING 'sai'`) is the same hidden view
+//! with its class and options recorded ([`IndexDef::class`]): Cairn serves SAI with the
+//! global index's storage, and only the query rules differ (`cairn-cql`'s `exec/select`).
+//!
 //! Invariant (checked by CREATE INDEX): the hidden table is named [`backing_table`] of the
 //! index name, its ViewDef names the base table, and its key columns are as above.
 //!
@@ -29,6 +33,8 @@ use super::{TableOptions, TableSchema};
 const NAME: &str = "index.name";
 const TARGET: &str = "index.target";
 const LOCAL: &str = "index.local";
+const CLASS: &str = "index.class";
+const OPTIONS: &str = "index.options";
 
 /// The computed clustering column of a global index: the token of the base partition key,
 /// so an index partition lists base rows in token order.
@@ -93,16 +99,46 @@ pub struct IndexDef {
     pub target: String,
     /// A local index (keyed by the base partition key).
     pub local: bool,
+    /// A custom index's class as written in `USING` (kept verbatim: `system_schema.indexes`
+    /// shows it so) — only Cassandra 5.0's storage-attached index is built
+    /// ([`IndexDef::is_sai`]); `None` for a plain (`COMPOSITES`) index.
+    pub class: Option<String>,
+    /// A custom index's options besides `class_name` and `target`, in name order (SAI's
+    /// analysis options; the caller checks names and values, none holds `,` or `=`).
+    pub options: Vec<(String, String)>,
+}
+
+/// Whether `class` names Cassandra 5.0's storage-attached index (`IndexMetadata`'s
+/// aliases, looked up lowercased, or the class itself).
+pub fn is_sai_class(class: &str) -> bool {
+    matches!(
+        class.to_lowercase().as_str(),
+        "sai" | "storageattachedindex"
+    ) || class == "org.apache.cassandra.index.sai.StorageAttachedIndex"
 }
 
 impl IndexDef {
     /// Records the definition in the hidden view's options.
     pub fn store(&self, o: &mut TableOptions) {
         o.extra
-            .retain(|(k, _)| ![NAME, TARGET, LOCAL].contains(&k.as_str()));
+            .retain(|(k, _)| ![NAME, TARGET, LOCAL, CLASS, OPTIONS].contains(&k.as_str()));
         o.extra.push((NAME.into(), self.name.clone()));
         o.extra.push((TARGET.into(), self.target.clone()));
         o.extra.push((LOCAL.into(), self.local.to_string()));
+        if let Some(class) = &self.class {
+            o.extra.push((CLASS.into(), class.clone()));
+            let options: Vec<String> = self
+                .options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            o.extra.push((OPTIONS.into(), options.join(",")));
+        }
+    }
+
+    /// Whether this is a storage-attached index (SAI).
+    pub fn is_sai(&self) -> bool {
+        self.class.as_deref().is_some_and(is_sai_class)
     }
 
     /// What the index is keyed by.
@@ -121,6 +157,15 @@ impl IndexDef {
             name: get(NAME)?.clone(),
             target: get(TARGET).cloned().unwrap_or_default(),
             local: get(LOCAL).is_some_and(|v| v == "true"),
+            class: get(CLASS).cloned(),
+            options: get(OPTIONS)
+                .map(|o| {
+                    o.split(',')
+                        .filter_map(|kv| kv.split_once('='))
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
 }
@@ -158,6 +203,8 @@ pub(crate) fn test_index(
         name: ix.name.trim_end_matches("_index").to_string(),
         target: target.into(),
         local: false,
+        class: None,
+        options: Vec::new(),
     }
     .store(&mut ix.options);
     ix.set_view_base(base);
@@ -177,12 +224,23 @@ mod tests {
             name: "t_v_idx".into(),
             target: "values(m)".into(),
             local: true,
+            class: None,
+            options: Vec::new(),
         };
         def.store(&mut s.options);
         def.store(&mut s.options);
         assert_eq!(s.options.extra.len(), 3);
         assert!(s.is_index());
-        assert_eq!(s.index(), Some(def));
+        assert_eq!(s.index(), Some(def.clone()));
+        let sai = IndexDef {
+            class: Some("SAI".into()),
+            options: vec![("case_sensitive".into(), "true".into())],
+            ..def
+        };
+        sai.store(&mut s.options);
+        assert_eq!(s.options.extra.len(), 5);
+        assert!(sai.is_sai());
+        assert_eq!(s.index(), Some(sai));
         assert_eq!(s.name, "t_v_idx_index");
     }
 

@@ -19,6 +19,11 @@
 //!    - a read through a secondary index (`v = …` on an indexed column): the index's
 //!      partition for the value, then the base rows it names, in base token order (a local
 //!      index: the base partition's index rows under the value) — [`super::indexes`];
+//!    - storage-attached indexes (SAI) decide only what needs ALLOW FILTERING
+//!      (`sai_serves`: `=`, ranges on ordered types, CONTAINS / CONTAINS KEY, several SAI
+//!      columns ANDed); they are read as above when an `=`-like relation is on an indexed
+//!      column (its matches filtered by the rest), else the query is a scan in token order
+//!      with the restrictions as row filters — correct, not index-served;
 //! 5. a partition with no rows in the slice shows its static row when the query restricts
 //!    no clustering or regular column (Cassandra's `returnStaticContentOnPartitionWithNoRows`).
 //!
@@ -84,21 +89,22 @@ pub fn select(
     let schema = table.schema();
     let ctx = Binds::new(params);
     let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
-    let (plan, r, choice) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
+    let (plan, r, choice, sai) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
     // Cassandra refuses ORDER BY whenever it reads through an index (a global one with the
     // partition key given included: see `plan_and_resolve`; and an index on a clustering
     // column restricted by a multi-column `=`, which Cairn reads as a slice).
     let tuple_indexed = r.keys.is_some()
         && tuple_eq_on_indexed(s, &indexed)
         && index_needed_with_keys(&schema, s, &r);
-    if (choice.is_some() || tuple_indexed) && !s.order_by.is_empty() {
+    if (choice.is_some() || sai || tuple_indexed) && !s.order_by.is_empty() {
         return Err(Error::Invalid(
             "ORDER BY with 2ndary indexes is not supported, except for ANN queries.".into(),
         ));
     }
     // Read through a global index, the clustering restrictions are row filters, and
     // Cassandra's multi-column slice cannot be one (checked as it executes).
-    if choice.as_ref().is_some_and(|c| !c.local) && r.keys.is_none() && has_tuple_slice(s) {
+    if (sai || choice.as_ref().is_some_and(|c| !c.local)) && r.keys.is_none() && has_tuple_slice(s)
+    {
         return Err(Error::Invalid(
             "Multi-column slice restrictions cannot be used for filtering.".into(),
         ));
@@ -234,21 +240,147 @@ fn check_index_filtering(
     Ok(())
 }
 
+/// Whether a storage-attached index on the relation's column supports it (Cassandra 5.0's
+/// `StorageAttachedIndex.supportsExpression`): `=` (a literal IN of one value too) on a
+/// simple or `full()` index; `<`, `<=`, `>`, `>=` on a simple index of a type SAI orders
+/// (not text, ascii, boolean, uuid, nor a frozen or tuple value: SAI's "literal" types,
+/// checked on the oracle); CONTAINS on a `values()` index, CONTAINS KEY on a `keys()`
+/// index, `m[k] = v` on an `entries()` index.
+fn sai_supports(rel: &Relation, indexed: &[Indexed]) -> bool {
+    let (target, op) = match rel {
+        Relation::Compare { target, op, .. } => (target, *op),
+        Relation::In {
+            target,
+            values: InValues::Terms(terms),
+        } if terms.len() == 1 => (target, Operator::Eq),
+        _ => return false,
+    };
+    let on = |name: &str, kinds: &[IndexKind], range: bool| {
+        indexed.iter().any(|ix| {
+            ix.sai
+                && ix.column == name
+                && kinds.contains(&ix.kind)
+                && (!range || sai_orders(&ix.ty))
+        })
+    };
+    match (target, op) {
+        (RelationTarget::Column(n), Operator::Eq) => {
+            on(n, &[IndexKind::Simple, IndexKind::Full], false)
+        }
+        (
+            RelationTarget::Column(n),
+            Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte,
+        ) => on(n, &[IndexKind::Simple], true),
+        (RelationTarget::Column(n), Operator::Contains) => on(n, &[IndexKind::Values], false),
+        (RelationTarget::Column(n), Operator::ContainsKey) => on(n, &[IndexKind::Keys], false),
+        (RelationTarget::Element(n, _), Operator::Eq) => on(n, &[IndexKind::Entries], false),
+        // A multi-column relation is supported when each of its columns is (Cassandra's
+        // `MultiColumnRestriction.isSupportedBy`); a slice is then refused as it executes.
+        (RelationTarget::Tuple(names), Operator::Eq) => names
+            .iter()
+            .all(|n| on(n, &[IndexKind::Simple, IndexKind::Full], false)),
+        (
+            RelationTarget::Tuple(names),
+            Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte,
+        ) => names.iter().all(|n| on(n, &[IndexKind::Simple], true)),
+        _ => false,
+    }
+}
+
+/// Whether SAI answers ranges on values of `ty` (its non-literal types).
+fn sai_orders(ty: &CqlType) -> bool {
+    !matches!(
+        ty,
+        CqlType::Text
+            | CqlType::Ascii
+            | CqlType::Boolean
+            | CqlType::Uuid
+            | CqlType::Frozen(_)
+            | CqlType::Tuple(_)
+            | CqlType::Udt(_)
+    )
+}
+
+/// Whether Cassandra 5.0 answers the WHERE clause through its storage-attached indexes
+/// without ALLOW FILTERING: at least one relation is one an SAI index supports
+/// ([`sai_supports`]), and the others need no filtering by themselves (the WHERE clause's
+/// own rules, ALLOW FILTERING not given). Several SAI relations are intersected, so none of
+/// them is filtering.
+fn sai_serves(
+    schema: &TableSchema,
+    s: &Select,
+    ctx: &dyn TermContext,
+    indexed: &[Indexed],
+    static_only: bool,
+) -> bool {
+    if s.allow_filtering || !indexed.iter().any(|ix| ix.sai) {
+        return false;
+    }
+    if !s.where_clause.iter().any(|rel| sai_supports(rel, indexed)) {
+        return false;
+    }
+    // The rest without filtering: first with the partition key's relations kept (an SAI
+    // `=` on a key component completes the key: `a = 1 AND b = 2 AND v > 1`), then without
+    // the SAI-supported ones (`b > 1` alone is the index's).
+    let rest = |keep_key: bool| -> Vec<Relation> {
+        s.where_clause
+            .iter()
+            .filter(|rel| {
+                !sai_supports(rel, indexed) || (keep_key && on_partition_key(schema, rel))
+            })
+            .cloned()
+            .collect()
+    };
+    let fine = |rels: Vec<Relation>| {
+        restrict::resolve(
+            schema,
+            &rels,
+            ctx,
+            restrict::Context::select(false, static_only),
+        )
+        .is_ok()
+    };
+    fine(rest(true)) || fine(rest(false))
+}
+
+/// Whether a relation restricts a partition key column.
+fn on_partition_key(schema: &TableSchema, rel: &Relation) -> bool {
+    let name = match rel {
+        Relation::Compare {
+            target: RelationTarget::Column(n),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Column(n),
+            ..
+        } => n,
+        _ => return false,
+    };
+    schema
+        .column(name)
+        .is_some_and(|c| c.kind == ColumnKind::PartitionKey)
+}
+
 /// A SELECT's plan and its WHERE clause resolved, refused in Cassandra's order: the selected
 /// names first (`toSelectables`), then the WHERE clause (`prepareRestrictions`), then the
 /// rest of the selection (`prepareSelection`). PREPARE runs this too, with placeholders for
 /// the markers, so a statement whose shape is wrong is refused there. `indexed` names the
-/// columns with a global index: an `=` on one of them needs no ALLOW FILTERING (the
-/// restriction the index serves is returned; the row filters still check it).
+/// columns with an index: an `=` on one of them needs no ALLOW FILTERING (the restriction
+/// the index serves is returned; the row filters still check it), nor does a WHERE clause
+/// storage-attached indexes serve ([`sai_serves`]). The last value says whether the read
+/// goes through storage-attached indexes (Cassandra's `usesSecondaryIndexing`): the
+/// restriction an index serves is returned when there is an `=` one; ranges alone are a
+/// scan with the restrictions as row filters.
 pub fn plan_and_resolve(
     schema: &Arc<TableSchema>,
     s: &Select,
     ctx: &dyn TermContext,
     cache: Option<&PlanCache<Plan>>,
     indexed: &[Indexed],
-) -> Result<(Arc<Plan>, Restrictions, Option<IndexChoice>)> {
+) -> Result<(Arc<Plan>, Restrictions, Option<IndexChoice>, bool)> {
     let choice = index_choice(schema, s, indexed);
-    let allow_filtering = s.allow_filtering || choice.is_some();
+    let allow_filtering =
+        s.allow_filtering || choice.is_some() || sai_serves(schema, s, ctx, indexed, false);
     let planned = match cache {
         Some(cache) => cache.get_or_plan(schema, || plan(schema, s)),
         None => plan(schema, s).map(Arc::new),
@@ -268,12 +400,39 @@ pub fn plan_and_resolve(
         }
         Err(e) => return Err(e),
     };
+    let static_only = plan.selects_only_statics(schema);
+    // Cassandra's `validateSecondaryIndexSelections` comes before the filtering rules: an IN
+    // on the partition key is refused when an SAI index serves a relation and is needed (ALLOW
+    // FILTERING or not).
+    if has_key_in(schema, s) && s.where_clause.iter().any(|rel| sai_supports(rel, indexed)) {
+        let r = restrict::resolve(
+            schema,
+            &s.where_clause,
+            ctx,
+            restrict::Context::select(true, static_only),
+        )?;
+        if r.keys.is_none() || index_needed_with_keys(schema, s, &r) {
+            return Err(Error::Invalid(
+                "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported"
+                    .into(),
+            ));
+        }
+    }
+    let sai = sai_serves(schema, s, ctx, indexed, static_only);
+    let allow_filtering = s.allow_filtering || choice.is_some() || sai;
     let r = restrict::resolve(
         schema,
         &s.where_clause,
         ctx,
-        restrict::Context::select(allow_filtering, plan.selects_only_statics(schema)),
+        restrict::Context::select(allow_filtering, static_only),
     )?;
+    if sai {
+        // The partition key naming the partitions, no index is needed when only the
+        // partition key and a clustering slice are restricted.
+        let sai = r.keys.is_none() || index_needed_with_keys(schema, s, &r);
+        let choice = choice.filter(|c| !c.local && sai);
+        return Ok((plan, r, choice, sai));
+    }
     // An index serves nothing — the WHERE clause's own rules apply — when it is local and
     // the partition key does not name the partitions, or when it is global and the
     // partition key names them with nothing else needing it (Cassandra's
@@ -293,7 +452,7 @@ pub fn plan_and_resolve(
             ctx,
             restrict::Context::select(s.allow_filtering, plan.selects_only_statics(schema)),
         )?;
-        return Ok((plan, r, None));
+        return Ok((plan, r, None, false));
     }
     let tuple_indexed = r.keys.is_some()
         && tuple_eq_on_indexed(s, indexed)
@@ -308,7 +467,7 @@ pub fn plan_and_resolve(
     if let Some(c) = choice.as_ref().filter(|_| !s.allow_filtering) {
         check_index_filtering(schema, s, c, &r)?;
     }
-    Ok((plan, r, choice))
+    Ok((plan, r, choice, false))
 }
 
 /// Whether, the partition key naming the partitions, Cassandra reads through an index: a

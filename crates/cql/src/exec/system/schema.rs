@@ -358,13 +358,13 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
         }
         "indexes" => super::super::indexes::schema_rows(cat)
             .into_iter()
-            .map(|(ks, table, name, kind, target)| {
+            .map(|(ks, table, name, kind, options)| {
                 vec![
                     text(&ks),
                     text(&table),
                     text(&name),
                     text(kind),
-                    text_map(&[("target".to_string(), target)]),
+                    text_map(&options),
                 ]
             })
             .collect(),
