@@ -102,8 +102,13 @@ pub fn select(
         ));
     }
     // Read through a global index, the clustering restrictions are row filters, and
-    // Cassandra's multi-column slice cannot be one (checked as it executes).
-    if (sai || choice.as_ref().is_some_and(|c| !c.local)) && r.keys.is_none() && has_tuple_slice(s)
+    // Cassandra's multi-column slice cannot be one (checked as it executes); with a token
+    // range they stay the read's slice (seed 977).
+    let token_range = r.token_start.is_some() || r.token_end.is_some();
+    if (sai || choice.as_ref().is_some_and(|c| !c.local))
+        && r.keys.is_none()
+        && !token_range
+        && has_tuple_slice(s)
     {
         return Err(Error::Invalid(
             "Multi-column slice restrictions cannot be used for filtering.".into(),
@@ -191,10 +196,11 @@ fn check_index_filtering(
     choice: &IndexChoice,
     r: &Restrictions,
 ) -> Result<()> {
-    // With the partition key given, clustering restrictions that make a slice are the
-    // read's, not filters (Cassandra adds them to its filter restrictions only when they
-    // need filtering).
-    let slice_only = r.keys.is_some()
+    // With the partition key given, or a token range, clustering restrictions that make a
+    // slice are the read's, not filters (Cassandra adds them to its filter restrictions only
+    // when they need filtering; without either, it asks for ALLOW FILTERING — seed 977).
+    let keyed = r.keys.is_some() || r.token_start.is_some() || r.token_end.is_some();
+    let slice_only = keyed
         && !r
             .filters
             .iter()
@@ -220,9 +226,7 @@ fn check_index_filtering(
             | Relation::In {
                 target: RelationTarget::Column(n),
                 ..
-            } if r.keys.is_some() => {
-                !(r.is_partition_key_column(n) || (slice_only && is_clustering(n)))
-            }
+            } if keyed => !(r.is_partition_key_column(n) || (slice_only && is_clustering(n))),
             Relation::Compare {
                 target: RelationTarget::Tuple(_),
                 ..
