@@ -111,7 +111,8 @@ mod tests {
     #[test]
     fn a_status_without_view_builds_reads_as_none_and_reports_round_trip() {
         // A node that does not report builds (an older one) still answers the poll.
-        let old: NodeStatus = serde_json::from_str(r#"{"schema_version":null,"load":1.0}"#).unwrap();
+        let old: NodeStatus =
+            serde_json::from_str(r#"{"schema_version":null,"load":1.0}"#).unwrap();
         assert!(old.view_builds.is_empty());
         let status = NodeStatus {
             view_builds: vec![ViewBuildReport {
