@@ -545,5 +545,6 @@ def test_untraced_requests_leave_no_replica_events(ring):
                                      consistency_level=ConsistencyLevel.ALL))
     coordinator = str(w.coordinator)
     others = {n.host for n in nodes} - {coordinator}
-    got = replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}"] for h in others})
+    got = replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}:{nodes[0].storage_port}"]
+                                for h in others})
     assert all_events() == before + sum(len(a) for a in got.values())
