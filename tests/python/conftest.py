@@ -61,6 +61,8 @@ class Node:
         self.log_path = self.data_dir.parent / (self.data_dir.name + ".log")
         self._log = None
         self.starts = 0
+        # Extra environment variables of this node's process (on top of the test's).
+        self.env = {}
 
     def start(self, timeout=START_TIMEOUT, wait=True):
         """Starts the process and (with wait) waits for its CQL port; without wait, call
@@ -85,6 +87,7 @@ class Node:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, **self.env},
         )
         return self.wait_started(timeout) if wait else self
 

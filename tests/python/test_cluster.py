@@ -42,6 +42,7 @@ class ClusterNode(Node):
         super().__init__(data_dir, ["--config", str(config), "--listen-address", f"127.0.0.{n}"])
         self.host = f"127.0.0.{n}"
         self.port, self.api_port, self.metrics_port = native, api, metrics
+        self.storage_port = storage
 
     def nodetool(self, *args):
         out = subprocess.run(

@@ -88,7 +88,11 @@ def test_a_traced_select_shows_its_session_and_events(node, session, flushed):
         "ttl(command), ttl(duration), writetime(duration), writetime(command) "
         "FROM system_traces.sessions WHERE session_id = %s", [trace.trace_id]).one()
     assert row.command == "QUERY" and row.request == "Execute CQL3 query"
-    assert str(row.coordinator) == node.host and row.coordinator_port > 0
+    # Cassandra 5.0 writes the node's storage (internode) port, not its native one.
+    assert str(row.coordinator) == node.host and row.coordinator_port == 7000
+    assert {e.source_port for e in session.execute(
+        "SELECT source_port FROM system_traces.events WHERE session_id = %s",
+        [trace.trace_id])} == {7000}
     assert str(row.client) == "127.0.0.1" and row.started_at == trace.started_at
     assert 86_000 < row.ttl_command <= 86_400 and 86_000 < row.ttl_duration <= 86_400
     assert row.writetime_duration >= row.writetime_command
@@ -371,20 +375,35 @@ def test_a_traced_request_in_a_ring_names_the_replicas(ring):
                             consistency_level=ConsistencyLevel.ALL)
     _, w = traced(s, write)
     others = {n.host for n in nodes} - {str(w.coordinator)}
-    assert {a for a in activities(w) if a.startswith("Sending MUTATION")} == {
-        f"Sending MUTATION message to /{h}" for h in others}, activities(w)
+    port = nodes[0].storage_port
+    # Cassandra 5.0's text: the verb's 5.0 name, the peer with its storage port, the size.
+    sent = [a for a in activities(w) if a.startswith("Sending ")]
+    assert len(sent) == 2 and all(re.fullmatch(
+        rf"Sending MUTATION_REQ message to /127\.0\.0\.\d:{port} message size \d+ bytes", a)
+        for a in sent), sent
+    assert {a.split(" /")[1].split(":")[0] for a in sent} == others, sent
     coordinator = str(w.coordinator)
-    replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}"] for h in others})
+    replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}:{port}"] for h in others})
+    # The session's and events' ports are the storage port, as Cassandra 5.0 writes them.
+    session_row = s.execute(SimpleStatement(
+        "SELECT coordinator_port FROM system_traces.sessions WHERE session_id = %s",
+        consistency_level=ConsistencyLevel.QUORUM), [w.trace_id]).one()
+    assert session_row.coordinator_port == port
+    ports = {(str(r.source), r.source_port) for r in s.execute(SimpleStatement(
+        "SELECT source, source_port FROM system_traces.events WHERE session_id = %s",
+        consistency_level=ConsistencyLevel.QUORUM), [w.trace_id])}
+    assert {p for _, p in ports} == {port}, ports
     read = SimpleStatement("SELECT * FROM r.t WHERE p = 1",
                            consistency_level=ConsistencyLevel.ALL)
     rs, r = traced(s, read)
     assert [x.v for x in rs] == [1]
     others = {n.host for n in nodes} - {str(r.coordinator)}
-    sent = {a.split(" /")[-1] for a in activities(r)
-            if re.fullmatch(r"Sending READ_(DATA|DIGEST) message to /[0-9.]+", a)}
+    sent = {a.split(" /")[1].split(":")[0] for a in activities(r)
+            if re.fullmatch(rf"Sending READ_REQ message to /[0-9.]+:{port} message size \d+ bytes",
+                            a)}
     assert sent == others, activities(r)
     coordinator = str(r.coordinator)
-    replica_events(s, r, {h: [f"Enqueuing response to /{coordinator}"] for h in others})
+    replica_events(s, r, {h: [f"Enqueuing response to /{coordinator}:{port}"] for h in others})
     # The session is read back through any node (system_traces has two replicas).
     for n in nodes:
         one = make_cluster(n)
@@ -404,9 +423,9 @@ def test_replicas_record_their_own_events_of_a_write(ring):
     write = SimpleStatement("INSERT INTO r.t (p, v) VALUES (2, 2)",
                             consistency_level=ConsistencyLevel.QUORUM)
     _, w = traced(s, write)
-    coordinator = str(w.coordinator)
-    others = {n.host for n in nodes} - {coordinator}
-    expected = {h: [f"MUTATION message received from /{coordinator}",
+    coordinator = f"{w.coordinator}:{nodes[0].storage_port}"
+    others = {n.host for n in nodes} - {str(w.coordinator)}
+    expected = {h: [f"MUTATION_REQ message received from /{coordinator}",
                     "Appending to commitlog",
                     "Adding to t memtable",
                     f"Enqueuing response to /{coordinator}"] for h in others}
@@ -414,13 +433,13 @@ def test_replicas_record_their_own_events_of_a_write(ring):
     for h in others:
         acts = got[h]
         # In Cassandra's order: received, applied, answered.
-        assert acts.index(f"MUTATION message received from /{coordinator}") \
+        assert acts.index(f"MUTATION_REQ message received from /{coordinator}") \
             < acts.index("Adding to t memtable") \
             < acts.index(f"Enqueuing response to /{coordinator}"), acts
         # A replica records nothing of the coordinator's own steps.
         assert not any(a.startswith("Parsing ") for a in acts), acts
     # The coordinator's events are its own: no replica's text under its source.
-    assert not any("message received" in a for a in got[coordinator]), got[coordinator]
+    assert not any("message received" in a for a in got[str(w.coordinator)]), got
 
 
 def test_replicas_record_their_own_events_of_a_read(ring):
@@ -430,8 +449,8 @@ def test_replicas_record_their_own_events_of_a_read(ring):
     read = SimpleStatement("SELECT * FROM r.t WHERE p = 3", consistency_level=ConsistencyLevel.ALL)
     rs, r = traced(s, read)
     assert [x.v for x in rs] == [3]
-    coordinator = str(r.coordinator)
-    others = {n.host for n in nodes} - {coordinator}
+    coordinator = f"{r.coordinator}:{nodes[0].storage_port}"
+    others = {n.host for n in nodes} - {str(r.coordinator)}
     expected = {h: ["Executing single-partition query on t",
                     "Partition found in memtable",
                     "Read 1 live rows and 0 tombstone cells",
@@ -440,7 +459,8 @@ def test_replicas_record_their_own_events_of_a_read(ring):
     # Each replica received what the coordinator sent it (the coordinator, a replica, reads
     # the data itself: the others give digests).
     for h in others:
-        sent = [a.split()[1] for a in got[coordinator] if a.endswith(f" message to /{h}")]
+        sent = [a.split()[1] for a in got[str(r.coordinator)]
+                if re.fullmatch(rf"Sending \w+ message to /{h}:\d+ message size \d+ bytes", a)]
         received = [a for a in got[h] if " message received from " in a]
         assert sent and received == [f"{sent[0]} message received from /{coordinator}"], got
     # The replicas' rows carry their own thread and time since the message arrived.
@@ -458,20 +478,20 @@ def test_replicas_trace_range_reads_and_paxos_rounds(ring):
     scan = SimpleStatement("SELECT * FROM r.t", consistency_level=ConsistencyLevel.ALL)
     rs, t = traced(s, scan)
     assert 4 in [x.v for x in rs]
-    coordinator = str(t.coordinator)
-    others = {n.host for n in nodes} - {coordinator}
-    replica_events(s, t, {h: [f"RANGE_DATA message received from /{coordinator}",
+    coordinator = f"{t.coordinator}:{nodes[0].storage_port}"
+    others = {n.host for n in nodes} - {str(t.coordinator)}
+    replica_events(s, t, {h: [f"RANGE_REQ message received from /{coordinator}",
                               f"Enqueuing response to /{coordinator}"] for h in others})
     cas = SimpleStatement("INSERT INTO r.t (p, v) VALUES (5, 5) IF NOT EXISTS",
                           consistency_level=ConsistencyLevel.QUORUM,
                           serial_consistency_level=ConsistencyLevel.SERIAL)
     rs, t = traced(s, cas)
     assert rs.one()[0] is True
-    coordinator = str(t.coordinator)
-    others = {n.host for n in nodes} - {coordinator}
-    assert any(a.startswith("Sending PAXOS_PREPARE message to /") for a in activities(t)), \
+    coordinator = f"{t.coordinator}:{nodes[0].storage_port}"
+    others = {n.host for n in nodes} - {str(t.coordinator)}
+    assert any(a.startswith("Sending PAXOS_PREPARE_REQ message to /") for a in activities(t)), \
         activities(t)
-    phases = ["PAXOS_PREPARE", "PAXOS_PROPOSE", "PAXOS_COMMIT"]
+    phases = ["PAXOS_PREPARE_REQ", "PAXOS_PROPOSE_REQ", "PAXOS_COMMIT_REQ"]
     got = replica_events(s, t, {h: [f"{p} message received from /{coordinator}"
                                     for p in phases] for h in others})
     for h in others:
@@ -492,14 +512,14 @@ def test_a_counter_leader_records_its_events(ring):
             _, t = traced(c.connect(), update)
         finally:
             c.shutdown()
-        sent = [a for a in activities(t) if a.startswith("Sending COUNTER_MUTATION message")]
+        sent = [a for a in activities(t) if a.startswith("Sending COUNTER_MUTATION_REQ message")]
         if sent:
-            forwarded.append((t, sent[0].split(" /")[-1]))
+            forwarded.append((t, sent[0].split(" /")[1].split(":")[0]))
     # Two of the three nodes are not the partition's replica.
     assert len(forwarded) == 2, forwarded
     for t, leader in forwarded:
-        coordinator = str(t.coordinator)
-        replica_events(s, t, {leader: [f"COUNTER_MUTATION message received from /{coordinator}",
+        coordinator = f"{t.coordinator}:{nodes[0].storage_port}"
+        replica_events(s, t, {leader: [f"COUNTER_MUTATION_REQ message received from /{coordinator}",
                                        "Executing single-partition query on c",
                                        "Adding to c memtable",
                                        f"Enqueuing response to /{coordinator}"]})
@@ -525,5 +545,6 @@ def test_untraced_requests_leave_no_replica_events(ring):
                                      consistency_level=ConsistencyLevel.ALL))
     coordinator = str(w.coordinator)
     others = {n.host for n in nodes} - {coordinator}
-    got = replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}"] for h in others})
+    got = replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}:{nodes[0].storage_port}"]
+                                for h in others})
     assert all_events() == before + sum(len(a) for a in got.values())

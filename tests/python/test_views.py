@@ -685,3 +685,74 @@ def test_read_repair_brings_the_lagging_replicas_view_along(tmp_root):
         wait_for("a read at ALL", lambda: at_all(2) == [(20,)])
         assert read(lagging, "SELECT v, pk, ck FROM rr.t", one) == [(11, 1, 1), (20, 2, 1)]
         assert read(lagging, "SELECT v, pk, ck FROM rr.by_v", one) == [(11, 1, 1), (20, 2, 1)]
+
+
+def test_view_build_status_shows_every_node_of_the_ring(tmp_root):
+    """Three nodes, the view's build slowed on 127.0.0.3 only (test-only
+    CAIRN_TEST_VIEW_BUILD_DELAY_MS): another node's system_distributed.view_build_status,
+    REST view_build_statuses and nodetool viewbuildstatus show that host STARTED and the
+    view unfinished, then every host SUCCESS."""
+    import subprocess
+    from cassandra import ConsistencyLevel
+    from cassandra.concurrent import execute_concurrent_with_args
+    from cassandra.query import SimpleStatement
+    from conftest import cairn_bin
+    from test_cluster import alone, on, three_nodes, wait_all_up, wait_for
+
+    def statuses(node):
+        return {(str(r.host_id), r.status) for r in on(
+            node, "SELECT host_id, status FROM system_distributed.view_build_status "
+                  "WHERE keyspace_name = 'vs' AND view_name = 'by_v'")}
+
+    def viewbuildstatus(node):
+        return subprocess.run(
+            [str(cairn_bin()), "nodetool", "-h", node.host, "-p", str(node.api_port),
+             "viewbuildstatus", "vs.by_v"], capture_output=True, text=True, timeout=60)
+
+    with three_nodes(tmp_root / "views-status") as nodes:
+        slow = nodes[2]
+        slow.kill()
+        slow.env["CAIRN_TEST_VIEW_BUILD_DELAY_MS"] = "100"
+        slow.start()
+        wait_all_up(nodes)
+        hosts = {n.host: str(on(n, "SELECT host_id FROM system.local")[0].host_id) for n in nodes}
+        on(nodes[0], "CREATE KEYSPACE vs WITH replication = "
+                     "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+        on(nodes[0], "CREATE TABLE vs.t (pk int PRIMARY KEY, v int)")
+        c = alone(nodes[0])
+        try:
+            s = c.connect()
+            ins = s.prepare("INSERT INTO vs.t (pk, v) VALUES (?, ?)")
+            ins.consistency_level = ConsistencyLevel.ALL
+            execute_concurrent_with_args(s, ins, [(p, p % 5) for p in range(400)],
+                                         concurrency=32, raise_on_first_error=True)
+        finally:
+            c.shutdown()
+        on(nodes[0], "CREATE MATERIALIZED VIEW vs.by_v AS SELECT * FROM vs.t "
+                     "WHERE v IS NOT NULL AND pk IS NOT NULL PRIMARY KEY (v, pk)")
+        asked = nodes[0]
+        # The slow host's row reaches the node asked while it builds (its status is polled).
+        wait_for("the slow host STARTED and the others SUCCESS, seen from 127.0.0.1",
+                 lambda: statuses(asked) == {(hosts[nodes[0].host], "SUCCESS"),
+                                             (hosts[nodes[1].host], "SUCCESS"),
+                                             (hosts[slow.host], "STARTED")})
+        out = viewbuildstatus(asked)
+        assert out.returncode == 1, out
+        assert "vs.by_v has not finished building; node status is below." in out.stderr
+        lines = {tuple(l.split()) for l in out.stderr.splitlines()}
+        assert {(slow.host, "STARTED"), (nodes[0].host, "SUCCESS"),
+                (nodes[1].host, "SUCCESS")} <= lines, out.stderr
+        # Every host done: every node says so.
+        for n in nodes:
+            wait_for(f"every host SUCCESS, seen from {n.host}",
+                     lambda n=n: statuses(n) == {(h, "SUCCESS") for h in hosts.values()})
+            out = viewbuildstatus(n)
+            assert out.returncode == 0 and out.stdout == "vs.by_v has finished building\n", out
+        # The slow node built every row.
+        c = alone(slow)
+        try:
+            rows = c.connect().execute(SimpleStatement(
+                "SELECT pk FROM vs.by_v", consistency_level=ConsistencyLevel.ONE))
+            assert len(list(rows)) == 400
+        finally:
+            c.shutdown()

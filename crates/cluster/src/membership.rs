@@ -25,7 +25,8 @@
 //! ([`MemberEntry`], JSON). The topology is rebuilt from the entries and liveness whenever
 //! either changes, swapped whole, and each change a driver cares about is published
 //! ([`MembershipEvent`]: NEW_NODE, REMOVED_NODE, UP, DOWN). Peers' statuses (schema
-//! version, load) are polled every few seconds for `system.peers` and nodetool.
+//! version, load, view builds) are polled every few seconds for `system.peers`, nodetool and
+//! `system_distributed.view_build_status`.
 //!
 //! Invariants: a node initializes a group only when it has none and discovery says it must;
 //! it never enters a ring holding data; the topology always holds the local node.
@@ -63,6 +64,19 @@ pub struct NodeStatus {
     pub schema_version: Option<[u8; 16]>,
     /// Bytes of live sstables (nodetool's load).
     pub load: f64,
+    /// Its builds of materialized views (`proxy::view_status`); absent from a node that
+    /// does not report them.
+    #[serde(default)]
+    pub view_builds: Vec<ViewBuildReport>,
+}
+
+/// One view's build on the node reporting it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewBuildReport {
+    /// The view's id, 32 hex digits.
+    pub view: String,
+    /// Finished (SUCCESS) or not (STARTED).
+    pub built: bool,
 }
 
 /// What membership asks of the node it runs in.

@@ -43,6 +43,15 @@ pub fn ip_bytes(ip: IpAddr) -> Vec<u8> {
     }
 }
 
+/// The address whose bytes are `b` ([`ip_bytes`]'s inverse); `None` for a length that is
+/// neither 4 nor 16.
+pub fn ip_from_bytes(b: &[u8]) -> Option<IpAddr> {
+    if let Ok(v4) = <[u8; 4]>::try_from(b) {
+        return Some(IpAddr::from(v4));
+    }
+    <[u8; 16]>::try_from(b).ok().map(IpAddr::from)
+}
+
 /// Node `n` of a test ring: host id `[n; 16]`, address `127.0.0.n`, `datacenter1`, `rack1`.
 #[cfg(test)]
 pub(crate) fn test_endpoint(n: u8) -> Endpoint {

@@ -221,6 +221,28 @@ impl rest::AdminBackend for NodeBackend {
             .collect()
     }
 
+    fn view_build_statuses(&self, ks: &str, view: &str) -> Vec<(String, String)> {
+        let views = self.executor.proxy().views();
+        let Some(id) = views
+            .known()
+            .iter()
+            .find(|v| v.index().is_none() && v.keyspace == ks && v.name == view)
+            .map(|v| v.id)
+        else {
+            return Vec::new();
+        };
+        let cluster = self.membership.view();
+        let topology = cluster.topology.get();
+        let Some(me) = topology.local() else {
+            return Vec::new();
+        };
+        let local = (me.endpoint.host_id, me.endpoint.address);
+        cairn_cluster::proxy::view_status::ring_builds(views, id, Some(&cluster), local)
+            .iter()
+            .map(|h| (h.address.to_string(), h.status().to_string()))
+            .collect()
+    }
+
     fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
         let cat = self.executor.catalog();
         cat.keyspace(keyspace)?;
@@ -412,7 +434,8 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
     // Tracing's tables exist before clients can connect (they read them back).
     let tracing = {
         let (config, executor) = (cfg.tracing, Arc::clone(&executor));
-        let node = std::net::SocketAddr::new(local.endpoint.address, native.port());
+        // Cassandra 5.0's `coordinator_port` / `source_port`: the internode port.
+        let node = std::net::SocketAddr::new(local.endpoint.address, cfg.storage_port);
         tokio::task::spawn_blocking(move || {
             cairn_cql::trace::Tracing::start(&executor, node, config)
         })

@@ -29,6 +29,9 @@ impl LocalNode for NodeProbe {
         NodeStatus {
             schema_version: self.executor.get().map(|e| e.catalog().schema_version()),
             load: crate::rest::node_api::live_disk_bytes(&self.db),
+            view_builds: self.executor.get().map_or_else(Vec::new, |e| {
+                cairn_cluster::proxy::view_status::local_reports(e.proxy().views())
+            }),
         }
     }
 

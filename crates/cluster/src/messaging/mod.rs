@@ -222,6 +222,35 @@ impl Messaging {
         self.local
     }
 
+    /// The port peers listen on (`storage_port`: the same on every node).
+    pub fn peer_port(&self) -> u16 {
+        self.inner.peer_port
+    }
+
+    /// A traced request's event as it leaves for `to`, as Cassandra 5.0 writes it
+    /// (`Tracing.traceOutgoingMessage`): "Sending MUTATION_REQ message to /10.0.0.2:7000
+    /// message size 123 bytes" — the verb by Cassandra's name ([`Verb::trace_name`]), the
+    /// peer with its storage port, the size of the frame on the wire (header, session id,
+    /// `body_len` bytes of body).
+    pub fn sending_event(&self, verb: Verb, to: IpAddr, body_len: usize) -> String {
+        format!(
+            "Sending {} message to /{} message size {} bytes",
+            verb.trace_name(),
+            SocketAddr::new(to, self.inner.peer_port),
+            frame::HEADER_LEN + frame::SESSION_LEN + body_len
+        )
+    }
+
+    /// A traced request's event as it arrives from `from`, as Cassandra 5.0 writes it
+    /// ("MUTATION_REQ message received from /10.0.0.1:7000").
+    pub fn received_event(&self, verb: Verb, from: IpAddr) -> String {
+        format!(
+            "{} message received from /{}",
+            verb.trace_name(),
+            SocketAddr::new(from, self.inner.peer_port)
+        )
+    }
+
     /// Serves `verb` with `handler` (replacing any earlier one).
     pub fn register(&self, verb: Verb, handler: Handler) {
         let traced: TracedHandler = Arc::new(move |from, body, _| handler(from, body));

@@ -113,11 +113,7 @@ impl StorageProxy {
                             datacenter: None,
                         },
                     )?;
-                    if let Some(t) = trace {
-                        t.event(format!("Sending COUNTER_MUTATION message to /{leader}"));
-                    }
-                    let session = trace.and_then(Trace::session);
-                    forward(remote, leader, &group, cl, block_for, session)?;
+                    forward(remote, leader, &group, cl, block_for, trace)?;
                     continue;
                 }
             }
@@ -153,13 +149,17 @@ fn forward(
     group: &[Mutation],
     cl: Consistency,
     block_for: usize,
-    session: Option<crate::messaging::SessionId>,
+    trace: Option<&Trace>,
 ) -> Result<()> {
     let mut body = cl.code().to_be_bytes().to_vec();
     encode_batch(group, &mut body);
     let timeout = remote.write_timeout.saturating_mul(2);
     let body = Bytes::from(body);
     let verb = Verb::CounterMutation;
+    if let Some(t) = trace {
+        t.event(remote.messaging.sending_event(verb, leader, body.len()));
+    }
+    let session = trace.and_then(Trace::session);
     let request = remote
         .messaging
         .request_traced(leader, verb, body, timeout, session);
@@ -191,14 +191,12 @@ pub(super) async fn serve_leader(
         .ok_or_else(|| format!("counter mutation from {from}: bad consistency {code}"))?;
     let mutations = decode_batch(&rest)
         .map_err(|e| format!("undecodable counter mutation from {from}: {e:?}"))?;
-    let t = trace.clone();
     tokio::task::spawn_blocking(move || {
-        proxy.counter_write(mutations, cl, Wait::Allowed, None, t.as_ref(), true)
+        proxy.counter_write(mutations, cl, Wait::Allowed, None, trace.as_ref(), true)
     })
     .await
     .map_err(|e| format!("counter mutation task failed: {e}"))?
     .map_err(|e| e.to_string())?;
-    cairn_engine::trace::event(trace.as_ref(), || format!("Enqueuing response to /{from}"));
     Ok(Bytes::new())
 }
 

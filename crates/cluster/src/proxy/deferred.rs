@@ -124,12 +124,6 @@ impl StorageProxy {
             Some(t) => t,
             None => return Err(would_block()),
         };
-        if let Some(t) = &cmd.trace {
-            for (i, c) in contacts.iter().enumerate().filter(|(_, c)| !c.local) {
-                let verb = if i == 0 { "READ_DATA" } else { "READ_DIGEST" };
-                t.event(format!("Sending {verb} message to /{}", c.address));
-            }
-        }
         let wait = Wait::Allowed; // the replicas' own reads may wait for their disks
         let remote_cmd = ReadCommand {
             wait,
@@ -238,6 +232,9 @@ async fn coordinate(
         } else {
             Verb::ReadDigest
         };
+        if let Some(t) = &cmd.trace {
+            t.event(messaging.sending_event(verb, c.address, body.len()));
+        }
         // Handed to the connection at once when it is open (no task, no timer of its own:
         // the read's deadline covers it), else through `request`.
         let ask: Asked = match messaging.try_send_traced(c.address, verb, body.clone(), session) {

@@ -43,6 +43,7 @@ mod read;
 pub mod replica;
 mod scan;
 mod view_builds;
+pub mod view_status;
 pub mod views;
 pub(crate) mod write;
 
@@ -757,7 +758,7 @@ impl StorageProxy {
             cairn_engine::model::mutation::encode_batch(&share, &mut body);
             let verb = crate::messaging::Verb::Mutation;
             if let Some(t) = trace {
-                t.event(format!("Sending {} message to /{peer}", verb.name()));
+                t.event(remote.messaging.sending_event(verb, peer, body.len()));
             }
             let (messaging, timeout) = (Arc::clone(&remote.messaging), remote.write_timeout);
             remote.runtime.spawn(async move {

@@ -39,7 +39,7 @@ use crate::messaging::{Messaging, SessionId, Verb};
 use bytes::Bytes;
 use cairn_engine::model::mutation::decode_batch;
 use cairn_engine::{Trace, Wait};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -61,17 +61,24 @@ fn received(
     session: Option<SessionId>,
 ) -> Option<Trace> {
     let trace = proxy.replica_trace(session?)?;
-    trace.event(format!("{} message received from /{from}", verb.name()));
+    // Replicas serve only with messaging (`serve`), so `remote` is always there.
+    if let Some(remote) = &proxy.remote {
+        trace.event(remote.messaging.received_event(verb, from));
+    }
     Some(trace)
 }
 
-/// Records the answer's leaving, on a traced request.
-fn respond(trace: Option<&Trace>, from: IpAddr) {
-    cairn_engine::trace::event(trace, || format!("Enqueuing response to /{from}"));
+/// Records the answer's leaving, on a traced request (Cassandra 5.0's text: the coordinator
+/// with its storage port, `port`).
+fn respond(trace: Option<&Trace>, from: IpAddr, port: u16) {
+    cairn_engine::trace::event(trace, || {
+        format!("Enqueuing response to /{}", SocketAddr::new(from, port))
+    });
 }
 
 /// Registers the replica's verbs on `messaging`, applying to `proxy`'s database.
 pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
+    let port = messaging.peer_port();
     let applier = Arc::clone(proxy);
     messaging.register_traced(
         Verb::Mutation,
@@ -106,7 +113,7 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                     .metrics()
                     .replica_received_mutations
                     .fetch_add(count, Ordering::Relaxed);
-                respond(trace.as_ref(), from);
+                respond(trace.as_ref(), from, port);
                 Ok(Bytes::new())
             })
         }),
@@ -116,8 +123,12 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
         Verb::CounterMutation,
         Arc::new(move |from, body: Bytes, session| {
             let trace = received(&leader, Verb::CounterMutation, from, session);
-            let served = super::counter::serve_leader(Arc::clone(&leader), from, body, trace);
-            Box::pin(served)
+            let proxy = Arc::clone(&leader);
+            Box::pin(async move {
+                let answer = super::counter::serve_leader(proxy, from, body, trace.clone()).await?;
+                respond(trace.as_ref(), from, port);
+                Ok(answer)
+            })
         }),
     );
     for verb in [Verb::ReadData, Verb::ReadDigest] {
@@ -156,7 +167,7 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                         }
                         _ => encode_data(id, &key, data),
                     };
-                    respond(trace.as_ref(), from);
+                    respond(trace.as_ref(), from, port);
                     Ok(answer)
                 })
             }),
@@ -188,7 +199,7 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                         if more { ", more to come" } else { "" }
                     )
                 });
-                respond(trace.as_ref(), coordinator);
+                respond(trace.as_ref(), coordinator, port);
                 Ok(scan::encode_answer(id, parts, more))
             })
         }),
@@ -231,7 +242,7 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                         }
                         other => other.map_err(|e| e.to_string()),
                     }?;
-                    respond(trace.as_ref(), from);
+                    respond(trace.as_ref(), from, port);
                     Ok(answer)
                 })
             }),

@@ -207,7 +207,7 @@ fn send_and_count(
         };
         outstanding += 1;
         if let Some(t) = trace {
-            t.event(format!("Sending {} message to /{peer}", verb.name()));
+            t.event(remote.messaging.sending_event(verb, peer, body.len()));
         }
         let body = match remote.messaging.try_send_traced(peer, verb, body, session) {
             Ok(answer) => {

@@ -90,7 +90,8 @@ pub struct Tracing {
     dice: Dice,
     clock: Arc<EventClock>,
     writer: store::Writer,
-    /// This node's address and native port (`coordinator`, `source`, their ports).
+    /// This node's address and storage port (`coordinator`, `source`, and their ports:
+    /// Cassandra 5.0 writes its broadcast address and port, the internode one).
     node: SocketAddr,
     sessions: AtomicU64,
     slow_queries: AtomicU64,
@@ -99,7 +100,7 @@ pub struct Tracing {
 impl Tracing {
     /// The node's tracing: starts the trace writer, which writes to the `system_traces`
     /// tables (the catalog made them) through `executor`. `node` is this node's address and
-    /// native port.
+    /// storage port (`storage_port`), as Cassandra 5.0 writes them.
     pub fn start(
         executor: &Arc<Executor>,
         node: SocketAddr,
@@ -214,7 +215,7 @@ impl Tracing {
         self.writer.dropped()
     }
 
-    /// This node's address and native port.
+    /// This node's address and storage port.
     pub fn node(&self) -> SocketAddr {
         self.node
     }

@@ -21,7 +21,7 @@
 //! | POST | `/compaction_manager/stop_compaction?type=COMPACTION` | stop running compactions |
 //! | POST | `/compaction_manager/stop_keyspace_compaction/{ks}?tables=…&type=…` | stop one keyspace's |
 //! | GET | `/compaction_manager/compactions` | running jobs: compactions, then view and index builds (task type `View build` / `Secondary index build`, unit `keys`) |
-//! | GET | `/storage_service/view_build_statuses/{ks}/{view}` | a materialized view's build status per host (`[{"key": host, "value": "STARTED" or "SUCCESS"}]`; this node's only) |
+//! | GET | `/storage_service/view_build_statuses/{ks}/{view}` | a materialized view's build status per host (`[{"key": host, "value": "STARTED" or "SUCCESS"}]`; every host with a status, as last polled: `cairn_cluster::proxy::view_status`) |
 //! | GET | `/compaction_manager/compaction_history` | finished jobs |
 //! | GET | `/compaction_manager/metrics/{pending_tasks, pending_tasks_by_table, completed_tasks, total_compactions_completed, bytes_compacted}` | counters |
 //! | GET, POST | `/storage_service/compaction_throughput[?value=MB/s]` | throttle (0 = off) |
@@ -317,6 +317,12 @@ pub trait AdminBackend: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Materialized view `ks.view`'s build status on each host with one (address, STARTED or
+    /// SUCCESS), this node first. Default: none (a bare engine builds none).
+    fn view_build_statuses(&self, _ks: &str, _view: &str) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// A keyspace's table names, sorted; `None` if the keyspace does not exist.
     fn tables(&self, keyspace: &str) -> Option<Vec<String>> {
         let mut names: Vec<String> = self
@@ -579,23 +585,18 @@ pub fn handle(backend: &dyn AdminBackend, req: &Request) -> Response {
             jobs.extend(backend.view_builds().iter().filter_map(view_build_json));
             Response::ok(Json::Arr(jobs).to_text())
         }
-        ("GET", ["storage_service", "view_build_statuses", ks, view]) => {
-            let host = backend.node().address;
-            Response::ok(
-                Json::Arr(
-                    backend
-                        .view_builds()
-                        .iter()
-                        .filter(|b| !b.index && b.keyspace == *ks && b.name == *view)
-                        .map(|b| {
-                            let status = if b.built { "SUCCESS" } else { "STARTED" };
-                            Json::obj([("key", Json::str(&host)), ("value", Json::str(status))])
-                        })
-                        .collect(),
-                )
-                .to_text(),
+        ("GET", ["storage_service", "view_build_statuses", ks, view]) => Response::ok(
+            Json::Arr(
+                backend
+                    .view_build_statuses(ks, view)
+                    .iter()
+                    .map(|(host, status)| {
+                        Json::obj([("key", Json::str(host)), ("value", Json::str(status))])
+                    })
+                    .collect(),
             )
-        }
+            .to_text(),
+        ),
         ("GET", ["compaction_manager", "compaction_history"]) => {
             let mut h = backend.database().compaction().history();
             h.reverse(); // newest first, like ScyllaDB

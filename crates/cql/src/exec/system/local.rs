@@ -13,7 +13,8 @@ use crate::error::Result;
 use crate::exec::catalog::now_micros;
 use crate::exec::Executor;
 use bytes::Bytes;
-use cairn_cluster::node::ip_bytes;
+use cairn_cluster::node::{ip_bytes, ip_from_bytes};
+use cairn_cluster::proxy::view_status;
 use cairn_engine::model::types::CqlType;
 
 /// The storage port shown for the node (Cassandra's default; a single node has no
@@ -270,27 +271,30 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             rows
         }
         // Cassandra's `system_distributed.view_build_status` for the materialized views (not
-        // indexes): STARTED once this node's build starts, SUCCESS once it finished. Read on
-        // this node, from its own build state: only this node's rows (other nodes keep
-        // theirs; a ring's statuses are not gathered here).
+        // indexes): one row per view and host with a status for it — this node's build now,
+        // each peer's as last polled (`cairn_cluster::proxy::view_status`).
         "view_build_status" => {
             let views = ex.proxy().views();
+            let local = (
+                cairn_cluster::node::HostId(node.host_id),
+                ip_from_bytes(&node.listen_address)
+                    .unwrap_or(std::net::IpAddr::from([127, 0, 0, 1])),
+            );
             let mut rows: Vec<Row> = views
                 .known()
                 .iter()
                 .filter(|v| v.index().is_none())
-                .map(|v| {
-                    let status = if views.is_built(v.id) {
-                        "SUCCESS"
-                    } else {
-                        "STARTED"
-                    };
-                    vec![
-                        text(&v.keyspace),
-                        text(&v.name),
-                        uuid(&node.host_id),
-                        text(status),
-                    ]
+                .flat_map(|v| {
+                    view_status::ring_builds(views, v.id, node.cluster.as_ref(), local)
+                        .into_iter()
+                        .map(|h| {
+                            vec![
+                                text(&v.keyspace),
+                                text(&v.name),
+                                uuid(&h.host_id.0),
+                                text(h.status()),
+                            ]
+                        })
                 })
                 .collect();
             rows.sort();
