@@ -245,17 +245,10 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             "A storage-attached index cannot be local: ((pk), v) is ScyllaDB's local index syntax, without USING".into(),
         ));
     }
-    let (kind, column) = match target {
-        IndexTarget::Column(n) => ("", n),
-        IndexTarget::Keys(n) => ("keys", n),
-        IndexTarget::Values(n) => ("values", n),
-        IndexTarget::Entries(n) => ("entries", n),
-        IndexTarget::Full(n) => ("full", n),
-        IndexTarget::PartitionKey(_) => {
-            return Err(Error::Invalid(
-                "Local index definition must contain full partition key only".into(),
-            ))
-        }
+    let Some((kind, column)) = target_column(target) else {
+        return Err(Error::Invalid(
+            "Local index definition must contain full partition key only".into(),
+        ));
     };
     let Some(col) = base.column(column) else {
         return Err(Error::Invalid(format!("Column '{column}' doesn't exist")));
@@ -516,23 +509,29 @@ fn validate_sai_type(col: &ColumnDef, kind: &str, options: &[(String, String)]) 
     Ok(())
 }
 
+/// A target's function (`""` for a plain column) and column; `None` for a local index's
+/// partition key.
+fn target_column(target: &IndexTarget) -> Option<(&'static str, &String)> {
+    Some(match target {
+        IndexTarget::Column(n) => ("", n),
+        IndexTarget::Keys(n) => ("keys", n),
+        IndexTarget::Values(n) => ("values", n),
+        IndexTarget::Entries(n) => ("entries", n),
+        IndexTarget::Full(n) => ("full", n),
+        IndexTarget::PartitionKey(_) => return None,
+    })
+}
+
 /// `CREATE INDEX … USING 'sai'` over several columns: each target checked, then refused
 /// (`StorageAttachedIndex.validateOptions`).
 fn sai_over_columns(base: &TableSchema, targets: &[IndexTarget]) -> Result<Outcome> {
     let mut shown = Vec::new();
     let mut seen = Vec::new();
     for t in targets {
-        let (kind, column) = match t {
-            IndexTarget::Column(n) => ("", n),
-            IndexTarget::Keys(n) => ("keys", n),
-            IndexTarget::Values(n) => ("values", n),
-            IndexTarget::Entries(n) => ("entries", n),
-            IndexTarget::Full(n) => ("full", n),
-            IndexTarget::PartitionKey(_) => {
-                return Err(Error::Invalid(
-                    "A storage-attached index cannot be local: ((pk), v) is ScyllaDB's local index syntax, without USING".into(),
-                ))
-            }
+        let Some((kind, column)) = target_column(t) else {
+            return Err(Error::Invalid(
+                "A storage-attached index cannot be local: ((pk), v) is ScyllaDB's local index syntax, without USING".into(),
+            ));
         };
         if seen.contains(&column) {
             return Err(Error::Invalid(format!(

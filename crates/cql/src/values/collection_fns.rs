@@ -74,7 +74,8 @@ pub(crate) fn signature(name: &str, arg: &CqlType, arg_text: &str) -> ValueResul
 
 /// Runs collection function `name` (resolved to `sig`) on a serialized collection.
 pub(crate) fn apply(name: &str, sig: &Signature, v: &[u8]) -> ValueResult<Option<Bytes>> {
-    let malformed = || ValueError::marshal(format!("invalid {} value", sig.args[0].name()));
+    let arg = sig.args.first().unwrap_or(&sig.ret);
+    let malformed = || ValueError::marshal(format!("invalid {} value", arg.name()));
     if v.is_empty() {
         return Ok(None);
     }
@@ -91,7 +92,7 @@ pub(crate) fn apply(name: &str, sig: &Signature, v: &[u8]) -> ValueResult<Option
             Some(Bytes::from(build_collection(&picked)))
         }
         "collection_count" => {
-            let count = if matches!(unfrozen(&sig.args[0]), CqlType::Map(..)) {
+            let count = if matches!(unfrozen(arg), CqlType::Map(..)) {
                 split_map(v).ok_or_else(malformed)?.len()
             } else {
                 split_collection(v).ok_or_else(malformed)?.len()
