@@ -104,7 +104,10 @@ pub fn select(
     // Read through a global index, the clustering restrictions are row filters, and
     // Cassandra's multi-column slice cannot be one (checked as it executes); with a token
     // range they stay the read's slice (seed 977).
-    let token_range = r.token_start.is_some() || r.token_end.is_some();
+    let token_range = (r.token_start.is_some() || r.token_end.is_some())
+        && !choice
+            .as_ref()
+            .is_some_and(|c| c.column.kind == ColumnKind::Clustering);
     if (sai || choice.as_ref().is_some_and(|c| !c.local))
         && r.keys.is_none()
         && !token_range
@@ -199,7 +202,10 @@ fn check_index_filtering(
     // With the partition key given, or a token range, clustering restrictions that make a
     // slice are the read's, not filters (Cassandra adds them to its filter restrictions only
     // when they need filtering; without either, it asks for ALLOW FILTERING — seed 977).
-    let keyed = r.keys.is_some() || r.token_start.is_some() || r.token_end.is_some();
+    // (Not when the index is on a clustering column: then Cassandra filters the other
+    // clustering restrictions — seed 978.)
+    let token_range = r.token_start.is_some() || r.token_end.is_some();
+    let keyed = r.keys.is_some() || (token_range && choice.column.kind != ColumnKind::Clustering);
     let slice_only = keyed
         && !r
             .filters
