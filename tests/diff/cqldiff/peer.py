@@ -182,6 +182,8 @@ authorizer: AllowAllAuthorizer
 role_manager: CassandraRoleManager
 row_cache_size: 0MiB
 materialized_views_enabled: true
+# Cassandra 5.0's dynamic data masking (MASKED WITH columns), off by default in Cassandra.
+dynamic_data_masking_enabled: true
 # A test peer: no snapshots on DROP/TRUNCATE (they would make both slow), one compactor.
 auto_snapshot: false
 snapshot_before_compaction: false
