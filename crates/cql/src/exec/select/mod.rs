@@ -101,17 +101,17 @@ pub fn select(
             "ORDER BY with 2ndary indexes is not supported, except for ANN queries.".into(),
         ));
     }
-    // Read through a global index, the clustering restrictions are row filters, and
-    // Cassandra's multi-column slice cannot be one (checked as it executes); with a token
-    // range they stay the read's slice (seed 977).
+    // Read through a global index (Cassandra also reads through one for a tuple `=` on an
+    // indexed column), some clustering restrictions become row filters, and a multi-column
+    // slice cannot be one (checked as it executes; `tuple_slice_filtered` says when it would
+    // be); with a token range they stay the read's slice (seed 977).
     let token_range = (r.token_start.is_some() || r.token_end.is_some())
         && !choice
             .as_ref()
             .is_some_and(|c| c.column.kind == ColumnKind::Clustering);
-    if (sai || choice.as_ref().is_some_and(|c| !c.local))
-        && r.keys.is_none()
-        && !token_range
-        && has_tuple_slice(s)
+    let index_read =
+        sai || choice.as_ref().is_some_and(|c| !c.local) || tuple_eq_on_indexed(s, &indexed);
+    if index_read && r.keys.is_none() && !token_range && tuple_slice_filtered(&schema, s, &indexed)
     {
         return Err(Error::Invalid(
             "Multi-column slice restrictions cannot be used for filtering.".into(),
@@ -502,18 +502,99 @@ fn index_needed_with_keys(schema: &TableSchema, s: &Select, r: &Restrictions) ->
             .any(|f| f.column.kind == ColumnKind::Clustering)
 }
 
-/// Whether the WHERE clause has a multi-column slice (`(a, b) > (…)`).
-fn has_tuple_slice(s: &Select) -> bool {
-    s.where_clause.iter().any(|rel| {
+/// Whether a multi-column slice (`(a, b) > (…)`) is one of an index read's row filters, by
+/// Cassandra's rule (`ClusteringColumnRestrictions.addToRowFilter`): walking the clustering
+/// relations in column order, one is a filter when something before it is missing from the
+/// prefix the read can use, when it is a CONTAINS-like relation, or when an index supports
+/// it (the prefix then does not grow past it). A slice that starts the usable part stays the
+/// read's slice (F98: `(ck0, ck1) > (…)` beside an index on a regular column).
+fn tuple_slice_filtered(schema: &TableSchema, s: &Select, indexed: &[Indexed]) -> bool {
+    /// What a clustering relation is to the walk below.
+    #[derive(PartialEq)]
+    enum Kind {
+        Prefix,
+        Slice,
+        TupleSlice,
+        Filter,
+    }
+    let clustering: Vec<&str> = schema
+        .columns_of(ColumnKind::Clustering)
+        .map(|c| c.name.as_str())
+        .collect();
+    let position = |n: &str| clustering.iter().position(|c| *c == n);
+    let is_slice = |op: Operator| {
         matches!(
-            rel,
-            Relation::Compare {
-                target: RelationTarget::Tuple(_),
-                op: Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte,
-                ..
-            }
+            op,
+            Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
         )
-    })
+    };
+    // A legacy index supports `=` on its column (a tuple `=` when it is on any of them).
+    let legacy_eq = |n: &str| {
+        indexed.iter().any(|ix| {
+            !ix.local && matches!(ix.kind, IndexKind::Simple | IndexKind::Full) && ix.column == n
+        })
+    };
+    let mut rels: Vec<(usize, usize, Kind, bool)> = Vec::new();
+    for rel in &s.where_clause {
+        let supported = sai_supports(rel, indexed);
+        let (names, kind, eq) = match rel {
+            Relation::Compare {
+                target: RelationTarget::Column(n),
+                op,
+                ..
+            } => {
+                let kind = match op {
+                    Operator::Eq => Kind::Prefix,
+                    op if is_slice(*op) => Kind::Slice,
+                    _ => Kind::Filter,
+                };
+                (std::slice::from_ref(n), kind, *op == Operator::Eq)
+            }
+            Relation::Compare {
+                target: RelationTarget::Tuple(names),
+                op,
+                ..
+            } => {
+                let kind = match op {
+                    Operator::Eq => Kind::Prefix,
+                    op if is_slice(*op) => Kind::TupleSlice,
+                    _ => Kind::Filter,
+                };
+                (names.as_slice(), kind, *op == Operator::Eq)
+            }
+            Relation::In {
+                target: RelationTarget::Column(n),
+                ..
+            } => (std::slice::from_ref(n), Kind::Prefix, false),
+            Relation::In {
+                target: RelationTarget::Tuple(names),
+                ..
+            } => (names.as_slice(), Kind::Prefix, false),
+            _ => continue,
+        };
+        let (Some(first), Some(last)) = (
+            names.first().and_then(|n| position(n)),
+            names.last().and_then(|n| position(n)),
+        ) else {
+            continue;
+        };
+        let supported = supported || (eq && names.iter().any(|n| legacy_eq(n)));
+        rels.push((first, last, kind, supported));
+    }
+    rels.sort_by_key(|r| r.0);
+    let mut prefix = 0;
+    for (first, last, kind, supported) in rels {
+        if kind == Kind::Filter || first != prefix || supported {
+            if kind == Kind::TupleSlice {
+                return true;
+            }
+            continue;
+        }
+        if kind == Kind::Prefix {
+            prefix = last + 1;
+        }
+    }
+    false
 }
 
 /// Whether a multi-column `=` (or literal IN of one tuple) restricts a column a global index
