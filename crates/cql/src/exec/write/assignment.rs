@@ -4,6 +4,7 @@
 
 use crate::ast::{Assignment, Term};
 use crate::error::{Error, Result};
+use crate::exec::binds::Placeholders;
 use crate::exec::restrict::{self};
 use crate::exec::Executor;
 use crate::values::collections::collection_to_cells;
@@ -129,6 +130,37 @@ pub(super) enum ListEdit {
     Index(i32, Option<Bytes>),
     /// `l = l - [v…]`: removes every element equal to one of the values.
     Remove(Vec<Bytes>),
+}
+
+/// The refusals Cassandra makes only when it binds values, which a literal in the statement
+/// can trigger while its shape is checked: an empty or oversized key, a null or unset key
+/// value, a bad TTL or timestamp.
+pub(super) fn is_value_error(e: &Error) -> bool {
+    restrict::is_key_error(e)
+        || matches!(e, Error::Invalid(m) if m.starts_with("Invalid null value")
+            || m.starts_with("Invalid unset value")
+            || m.starts_with("A TTL must be")
+            || m.starts_with("ttl is too large")
+            || m.starts_with("Out of bound timestamp"))
+}
+
+/// Checks the terms of `assignments` for their columns as Cassandra does when it prepares
+/// the operations, before it looks at the WHERE clause: a literal that does not fit its
+/// column is refused even when the statement names no row (`… WHERE k = 0 AND c IN ()`) and
+/// before what is wrong with the restrictions (F99). Markers stand for placeholders
+/// ([`Placeholders`]); what Cassandra checks only on bound values is left to the write.
+pub(super) fn prepare_assignments(schema: &TableSchema, assignments: &[Assignment]) -> Result<()> {
+    let ctx = Placeholders::new();
+    for a in assignments {
+        let Some(c) = schema.column(assignment_column(a)) else {
+            continue;
+        };
+        match assignment_op(c, a, &ctx, 0, 0, 0) {
+            Err(e) if !is_value_error(&e) => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Resolves one UPDATE assignment.

@@ -3,7 +3,7 @@
 //! ([`check_shape`]).
 
 use super::apply::{apply_all, run_conditional};
-use super::assignment::assignment_column;
+use super::assignment::{assignment_column, is_value_error};
 use super::delete::delete;
 use super::insert::{insert_mutation, InsertPlan};
 use super::keys::table_schema;
@@ -15,7 +15,6 @@ use crate::exec::binds::{Binds, Placeholders};
 use crate::exec::consistency;
 use crate::exec::lwt::CasRequest;
 use crate::exec::plan_cache::PlanCache;
-use crate::exec::restrict;
 use crate::exec::result::Outcome;
 use crate::exec::session::{QueryParams, Session};
 use crate::exec::Executor;
@@ -62,18 +61,6 @@ pub fn check_shape(ex: &Executor, session: &Session, stmt: &Statement) -> Result
         }) => InsertPlan::new(&*table_schema(ex, session, table)?, columns, values.len()).map(drop),
         _ => Ok(()),
     }
-}
-
-/// The refusals Cassandra makes only when it binds values, which a literal in the statement
-/// can trigger while its shape is checked: an empty or oversized key, a null or unset key
-/// value, a bad TTL or timestamp.
-fn is_value_error(e: &Error) -> bool {
-    restrict::is_key_error(e)
-        || matches!(e, Error::Invalid(m) if m.starts_with("Invalid null value")
-            || m.starts_with("Invalid unset value")
-            || m.starts_with("A TTL must be")
-            || m.starts_with("ttl is too large")
-            || m.starts_with("Out of bound timestamp"))
 }
 
 /// The refusals Cassandra makes when it validates a prepared statement

@@ -1,7 +1,9 @@
 //! UPDATE: the named rows (or static row) of each partition, set by its assignments.
 
 use super::assignment::ListWrite;
-use super::assignment::{assignment_column, assignment_op, put_by_kind, ColumnOp, ListEdit};
+use super::assignment::{
+    assignment_column, assignment_op, prepare_assignments, put_by_kind, ColumnOp, ListEdit,
+};
 use super::condition::{check_custom_timestamp, condition_of, conditions_for, static_only};
 use super::keys::{clustering_of, keys_of, table_schema};
 use super::planned::Planned;
@@ -34,16 +36,40 @@ pub(super) fn update(
     for a in &u.assignments {
         assigned_column(&schema, a)?;
     }
-    let r = restrict::resolve(
-        &schema,
-        &u.where_clause,
-        ctx,
-        Context::modification(StatementKind::Update, static_only),
-    )?;
-    check_custom_timestamp(&u.conditions, &u.using)?;
-    check_counter_using(&schema, &u.using)?;
-    let keys = keys_of(&r)?;
-    if !conditional && r.selects_no_row() {
+    // The assignments' terms are evaluated with the rows below; when something else is
+    // refused first, or no row is named, they are checked on their own, as Cassandra has
+    // prepared them before it reads the WHERE clause (no second evaluation on the way that
+    // writes).
+    let checked = (|| {
+        let r = restrict::resolve(
+            &schema,
+            &u.where_clause,
+            ctx,
+            Context::modification(StatementKind::Update, static_only),
+        )?;
+        check_custom_timestamp(&u.conditions, &u.using)?;
+        check_counter_using(&schema, &u.using)?;
+        let keys = keys_of(&r)?;
+        if !conditional && r.selects_no_row() {
+            return Ok((r, keys, None));
+        }
+        // USING is bound after the statement is validated, as in Cassandra.
+        let using = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
+        Ok((r, keys, Some(using)))
+    })();
+    let (r, keys, using) = match checked {
+        Ok((r, keys, using)) => {
+            if using.is_none() {
+                prepare_assignments(&schema, &u.assignments)?;
+            }
+            (r, keys, using)
+        }
+        Err(e) => {
+            prepare_assignments(&schema, &u.assignments)?;
+            return Err(e);
+        }
+    };
+    let Some((ts, ttl, deferred)) = using else {
         // Cassandra builds no update, so binds no USING, when a clustering IN names no row.
         return Ok(Planned::restricted(
             &r,
@@ -53,9 +79,7 @@ pub(super) fn update(
             Vec::new(),
             None,
         ));
-    }
-    // USING is bound after the statement is validated, as in Cassandra.
-    let (ts, ttl, deferred) = using_deferring(&u.using, &schema, ctx, default_ts, conditional)?;
+    };
     let now = now_secs();
     let ckeys = clustering_of(&r, &schema)?;
     // Cassandra applies the operations once per row the statement names, static ones
