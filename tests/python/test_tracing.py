@@ -377,13 +377,22 @@ def test_a_traced_request_in_a_ring_names_the_replicas(ring):
     others = {n.host for n in nodes} - {str(w.coordinator)}
     port = nodes[0].storage_port
     # Cassandra 5.0's text: the verb's 5.0 name, the peer with its storage port, the size.
-    sent = [a for a in activities(w) if a.startswith("Sending ")]
+    sent = [a for a in activities(w) if a.startswith("Sending MUTATION_REQ ")]
     assert len(sent) == 2 and all(re.fullmatch(
         rf"Sending MUTATION_REQ message to /127\.0\.0\.\d:{port} message size \d+ bytes", a)
         for a in sent), sent
     assert {a.split(" /")[1].split(":")[0] for a in sent} == others, sent
     coordinator = str(w.coordinator)
-    replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}:{port}"] for h in others})
+    got = replica_events(s, w, {h: [f"Enqueuing response to /{coordinator}:{port}"]
+                                for h in others})
+    # Each answer leaves its replica and arrives at the coordinator, as Cassandra 5.0 says it
+    # (at ALL the coordinator waits for both).
+    for h in others:
+        assert any(re.fullmatch(rf"Sending MUTATION_RSP message to /{coordinator}:{port} "
+                                r"message size \d+ bytes", a) for a in got[h]), got
+    assert {a.split(" /")[1] for a in got[coordinator]
+            if a.startswith("MUTATION_RSP message received from ")} \
+        == {f"{h}:{port}" for h in others}, got
     # The session's and events' ports are the storage port, as Cassandra 5.0 writes them.
     session_row = s.execute(SimpleStatement(
         "SELECT coordinator_port FROM system_traces.sessions WHERE session_id = %s",
@@ -438,8 +447,9 @@ def test_replicas_record_their_own_events_of_a_write(ring):
             < acts.index(f"Enqueuing response to /{coordinator}"), acts
         # A replica records nothing of the coordinator's own steps.
         assert not any(a.startswith("Parsing ") for a in acts), acts
-    # The coordinator's events are its own: no replica's text under its source.
-    assert not any("message received" in a for a in got[str(w.coordinator)]), got
+    # The coordinator's events are its own: no replica's text under its source (what it
+    # receives are the replicas' answers).
+    assert not any("_REQ message received" in a for a in got[str(w.coordinator)]), got
 
 
 def test_replicas_record_their_own_events_of_a_read(ring):

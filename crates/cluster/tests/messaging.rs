@@ -676,7 +676,20 @@ async fn try_send_and_handlers_that_finish_at_once_wait_or_panic() {
         .is_err());
 }
 
-/// A traced request carries its session id to the peer's handler, its body unchanged; an
+/// A trace with a session, keeping its events.
+struct Events(parking_lot::Mutex<Vec<String>>, [u8; 16]);
+
+impl cairn_engine::trace::TraceSink for Events {
+    fn event(&self, activity: String) {
+        self.0.lock().push(activity);
+    }
+    fn session(&self) -> Option<[u8; 16]> {
+        Some(self.1)
+    }
+}
+
+/// A traced request carries its session id to the peer's handler, its body unchanged, and
+/// its trace gets the request's leaving and the answer's arrival in Cassandra 5.0's words; an
 /// untraced one carries none — through `request` and through `try_send` alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_traced_request_carries_its_session_to_the_handler() {
@@ -695,18 +708,33 @@ async fn a_traced_request_carries_its_session_to_the_handler() {
         }),
     );
     let session = [9u8; 16];
+    let events = Arc::new(Events(parking_lot::Mutex::new(Vec::new()), session));
+    let trace = cairn_engine::Trace::new(Arc::clone(&events) as _);
     let body = Bytes::from_static(b"x");
     let traced = a
-        .request_traced(ip(2), Verb::Mutation, body.clone(), SECOND, Some(session))
+        .request_traced(
+            ip(2),
+            Verb::Mutation,
+            body.clone(),
+            SECOND,
+            Some(trace.clone()),
+        )
         .await
         .unwrap();
     assert_eq!(traced, Bytes::from([&session[..], b"|x"].concat()));
+    let peer = format!("/127.0.0.2:{port}");
+    let said = vec![
+        format!("Sending MUTATION_REQ message to {peer} message size 37 bytes"),
+        format!("MUTATION_RSP message received from {peer}"),
+    ];
+    assert_eq!(*events.0.lock(), said);
     let plain = a.request(ip(2), Verb::Mutation, body.clone(), SECOND).await;
     assert_eq!(plain.unwrap(), Bytes::from_static(b"-|x"));
     // The connection is open now: handed over at once.
     let answer = a
-        .try_send_traced(ip(2), Verb::Mutation, body.clone(), Some(session))
+        .try_send_traced(ip(2), Verb::Mutation, body.clone(), Some(trace))
         .unwrap_or_else(|_| panic!("the connection is open"));
     let traced = answer.await.unwrap();
     assert_eq!(traced, Bytes::from([&session[..], b"|x"].concat()));
+    assert_eq!(*events.0.lock(), [said.clone(), said].concat());
 }

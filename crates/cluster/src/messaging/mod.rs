@@ -32,9 +32,11 @@
 //! wait gets a task of its own.
 //!
 //! Tracing: a request sent for a traced client request ([`Messaging::request_traced`],
-//! [`Messaging::try_send_traced`]) carries the tracing session's id, as Cassandra's messages
-//! carry `TRACE_SESSION`; the peer's handler gets it ([`Messaging::register_traced`]) and
-//! records its own events under that session. An untraced request carries nothing more and
+//! [`Messaging::try_send_traced`], given the request's trace) carries the tracing session's
+//! id, as Cassandra's messages carry `TRACE_SESSION`, and the trace gets the request's leaving
+//! and its answer's arrival in Cassandra 5.0's words ("Sending MUTATION_REQ message to …",
+//! "MUTATION_RSP message received from …"); the peer's handler gets the session
+//! ([`Messaging::register_traced`]) and records its own events under it. An untraced request carries nothing more and
 //! costs its receiver one flag test.
 //!
 //! The wire format is [`frame`]'s. A peer that sends a frame that cannot be trusted (bad
@@ -53,6 +55,7 @@ pub mod verb;
 use crate::error::{Error, Result};
 use crate::tls::{InternodeTls, PeerLocations};
 use bytes::{Bytes, BytesMut};
+use cairn_engine::Trace;
 use frame::{Frame, ERROR, RESPONSE, SESSION_LEN, TRACED};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -233,9 +236,19 @@ impl Messaging {
     /// peer with its storage port, the size of the frame on the wire (header, session id,
     /// `body_len` bytes of body).
     pub fn sending_event(&self, verb: Verb, to: IpAddr, body_len: usize) -> String {
+        self.sending(verb.trace_name(), to, body_len)
+    }
+
+    /// A traced request's answer as it leaves for the coordinator `to` ("Sending
+    /// MUTATION_RSP message to /10.0.0.1:7000 message size 39 bytes"; see
+    /// [`Verb::response_trace_name`]).
+    pub fn response_sending_event(&self, verb: Verb, to: IpAddr, body_len: usize) -> String {
+        self.sending(verb.response_trace_name(), to, body_len)
+    }
+
+    fn sending(&self, name: &str, to: IpAddr, body_len: usize) -> String {
         format!(
-            "Sending {} message to /{} message size {} bytes",
-            verb.trace_name(),
+            "Sending {name} message to /{} message size {} bytes",
             SocketAddr::new(to, self.inner.peer_port),
             frame::HEADER_LEN + frame::SESSION_LEN + body_len
         )
@@ -244,10 +257,9 @@ impl Messaging {
     /// A traced request's event as it arrives from `from`, as Cassandra 5.0 writes it
     /// ("MUTATION_REQ message received from /10.0.0.1:7000").
     pub fn received_event(&self, verb: Verb, from: IpAddr) -> String {
-        format!(
-            "{} message received from /{}",
+        received_text(
             verb.trace_name(),
-            SocketAddr::new(from, self.inner.peer_port)
+            SocketAddr::new(from, self.inner.peer_port),
         )
     }
 
@@ -294,16 +306,21 @@ impl Messaging {
         self.request_traced(to, verb, body, timeout, None).await
     }
 
-    /// [`Messaging::request`] for a traced client request: the request carries `session`
-    /// (when given) for the peer to record its events under.
+    /// [`Messaging::request`] for a traced client request: the request carries the trace's
+    /// session (when there is a trace) for the peer to record its events under, and the trace
+    /// gets the request's leaving and its answer's arrival, as Cassandra 5.0 records them.
     pub async fn request_traced(
         &self,
         to: IpAddr,
         verb: Verb,
         body: Bytes,
         timeout: Duration,
-        session: Option<SessionId>,
+        trace: Option<Trace>,
     ) -> Result<Bytes> {
+        let session = trace.as_ref().and_then(Trace::session);
+        if let Some(t) = &trace {
+            t.event(self.sending_event(verb, to, body.len()));
+        }
         let timed_out = || Error::Timeout {
             peer: to,
             verb: verb.name(),
@@ -351,7 +368,13 @@ impl Messaging {
         }
         let left = timeout.saturating_sub(started.elapsed());
         match tokio::time::timeout(left, rx).await {
-            Ok(Ok(Ok(body))) => Ok(body),
+            Ok(Ok(Ok(body))) => {
+                if let Some(t) = &trace {
+                    let from = SocketAddr::new(to, self.inner.peer_port);
+                    t.event(received_text(verb.response_trace_name(), from));
+                }
+                Ok(body)
+            }
             Ok(Ok(Err(f))) => Err(Error::Remote {
                 peer: to,
                 verb: verb.name(),
@@ -382,15 +405,16 @@ impl Messaging {
         self.try_send_traced(to, verb, body, None)
     }
 
-    /// [`Messaging::try_send`] for a traced client request: the request carries `session`
-    /// (when given) for the peer to record its events under.
+    /// [`Messaging::try_send`] for a traced client request, traced as
+    /// [`Messaging::request_traced`] is (the answer's arrival recorded by the [`Answer`]).
     pub fn try_send_traced(
         &self,
         to: IpAddr,
         verb: Verb,
         body: Bytes,
-        session: Option<SessionId>,
+        trace: Option<Trace>,
     ) -> std::result::Result<Answer, Bytes> {
+        let session = trace.as_ref().and_then(Trace::session);
         let too_big = traced_len(&body, session) > self.inner.config.max_body;
         if too_big || self.inner.filter.lock().is_some() {
             return Err(body);
@@ -401,6 +425,7 @@ impl Messaging {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         outbound.pending.lock().insert(id, tx);
+        let body_len = body.len();
         let frame = request_frame(verb, id, body, session);
         if let Err(e) = outbound.tx.try_send(frame) {
             outbound.pending.lock().remove(&id);
@@ -415,12 +440,17 @@ impl Messaging {
             };
             return Err(frame.body.slice(lead..));
         }
+        if let Some(t) = &trace {
+            t.event(self.sending_event(verb, to, body_len));
+        }
         Ok(Answer {
             rx,
             pending: Arc::clone(&outbound.pending),
             id,
             peer: to,
+            peer_port: self.inner.peer_port,
             verb,
+            trace,
             done: false,
         })
     }
@@ -438,6 +468,12 @@ impl Drop for Messaging {
     }
 }
 
+/// "MUTATION_REQ message received from /10.0.0.1:7000": a traced message's arrival, a
+/// request's at a replica or an answer's (`MUTATION_RSP`) back at its coordinator.
+fn received_text(name: &str, from: SocketAddr) -> String {
+    format!("{name} message received from /{from}")
+}
+
 /// The answer to a request sent with [`Messaging::try_send`]: the peer's answer, its error
 /// (`Error::Remote`) or `Error::Unreachable` when the connection broke first. It never times
 /// out by itself: the caller awaits it with its deadline. Dropped before the answer came,
@@ -447,7 +483,10 @@ pub struct Answer {
     pending: Arc<Pending>,
     id: u64,
     peer: IpAddr,
+    peer_port: u16,
     verb: Verb,
+    /// A traced request's trace: the answer's arrival is recorded in it.
+    trace: Option<Trace>,
     done: bool,
 }
 
@@ -460,7 +499,13 @@ impl Future for Answer {
         let outcome = std::task::ready!(Pin::new(&mut self.rx).poll(cx));
         self.done = true;
         std::task::Poll::Ready(match outcome {
-            Ok(Ok(body)) => Ok(body),
+            Ok(Ok(body)) => {
+                if let Some(t) = &self.trace {
+                    let from = SocketAddr::new(self.peer, self.peer_port);
+                    t.event(received_text(self.verb.response_trace_name(), from));
+                }
+                Ok(body)
+            }
             Ok(Err(f)) => Err(Error::Remote {
                 peer: self.peer,
                 verb: self.verb.name(),

@@ -84,6 +84,22 @@ impl Verb {
         }
     }
 
+    /// The name Cassandra 5.0 gives the answer to this verb's request in trace events
+    /// ("MUTATION_RSP message received from /10.0.0.2:7000").
+    pub fn response_trace_name(self) -> &'static str {
+        match self {
+            Verb::Echo => "ECHO_RSP",
+            Verb::Mutation => "MUTATION_RSP",
+            Verb::ReadData | Verb::ReadDigest => "READ_RSP",
+            Verb::RangeData => "RANGE_RSP",
+            Verb::PaxosPrepare => "PAXOS_PREPARE_RSP",
+            Verb::PaxosPropose => "PAXOS_PROPOSE_RSP",
+            Verb::PaxosCommit => "PAXOS_COMMIT_RSP",
+            Verb::CounterMutation => "COUNTER_MUTATION_RSP",
+            Verb::Hello | Verb::Raft | Verb::Membership => self.name(),
+        }
+    }
+
     /// The verb of a wire code.
     pub fn from_code(code: u8) -> Option<Verb> {
         Some(match code {

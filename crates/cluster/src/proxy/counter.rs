@@ -156,13 +156,9 @@ fn forward(
     let timeout = remote.write_timeout.saturating_mul(2);
     let body = Bytes::from(body);
     let verb = Verb::CounterMutation;
-    if let Some(t) = trace {
-        t.event(remote.messaging.sending_event(verb, leader, body.len()));
-    }
-    let session = trace.and_then(Trace::session);
     let request = remote
         .messaging
-        .request_traced(leader, verb, body, timeout, session);
+        .request_traced(leader, verb, body, timeout, trace.cloned());
     match remote.runtime.block_on(request) {
         Ok(_) => Ok(()),
         Err(Error::Timeout { .. }) => Err(Error::WriteTimeout(WriteTimeout {

@@ -211,7 +211,6 @@ async fn coordinate(
 ) -> Result<Deferred> {
     let id = table.schema().id;
     let body = read::encode_request(id, &key, &cmd);
-    let session = cmd.trace.as_ref().and_then(cairn_engine::Trace::session);
     let mut answers: Vec<Option<Answer>> = contacts.iter().map(|_| None).collect();
     let mut progress = Progress {
         consistency: cl,
@@ -232,17 +231,16 @@ async fn coordinate(
         } else {
             Verb::ReadDigest
         };
-        if let Some(t) = &cmd.trace {
-            t.event(messaging.sending_event(verb, c.address, body.len()));
-        }
         // Handed to the connection at once when it is open (no task, no timer of its own:
         // the read's deadline covers it), else through `request`.
-        let ask: Asked = match messaging.try_send_traced(c.address, verb, body.clone(), session) {
+        let trace = cmd.trace.clone();
+        let ask: Asked = match messaging.try_send_traced(c.address, verb, body.clone(), trace) {
             Ok(answer) => Box::pin(answer),
             Err(body) => {
                 let (messaging, peer) = (Arc::clone(&messaging), c.address);
+                let trace = cmd.trace.clone();
                 Box::pin(async move {
-                    let asked = messaging.request_traced(peer, verb, body, timeout, session);
+                    let asked = messaging.request_traced(peer, verb, body, timeout, trace);
                     asked.await
                 })
             }

@@ -3,10 +3,11 @@
 //! waiting thread may have its answer (or have given up) before a replica answers: the
 //! request goes on regardless, and a late answer is dropped.
 //!
-//! A traced request's link records each message it sends, as Cassandra 5.0 does ("Sending
-//! MUTATION_REQ message to /10.0.0.2:7000 message size 123 bytes":
-//! `Messaging::sending_event`) and sends its session along, for the replica to record its own
-//! events under.
+//! A traced request's link hands its trace to messaging, which records each message sent and
+//! each answer received as Cassandra 5.0 does ("Sending MUTATION_REQ message to
+//! /10.0.0.2:7000 message size 123 bytes", "MUTATION_RSP message received from
+//! /10.0.0.2:7000") and sends the session along, for the replica to record its own events
+//! under.
 
 use crate::error::Result;
 use crate::messaging::{Messaging, Verb};
@@ -42,13 +43,10 @@ impl Link<'_> {
         deliver: impl FnOnce(Result<Bytes>) -> Option<T> + Send + 'static,
     ) {
         let (tx, messaging, timeout) = (tx.clone(), Arc::clone(self.messaging), self.timeout);
-        let session = self.trace.and_then(|t| {
-            t.event(self.messaging.sending_event(verb, peer, body.len()));
-            t.session()
-        });
+        let trace = self.trace.cloned();
         self.runtime.spawn(async move {
             let outcome = messaging
-                .request_traced(peer, verb, body, timeout, session)
+                .request_traced(peer, verb, body, timeout, trace)
                 .await;
             if let Some(message) = deliver(outcome) {
                 let _ = tx.send(message);

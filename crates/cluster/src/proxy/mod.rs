@@ -744,7 +744,6 @@ impl StorageProxy {
         sends: Vec<(usize, Mutation)>,
         trace: Option<&Trace>,
     ) {
-        let session = trace.and_then(Trace::session);
         let endpoints = topology.ring().endpoints();
         let mut by_target: HashMap<usize, Vec<Mutation>> = HashMap::new();
         for (t, m) in sends {
@@ -757,13 +756,11 @@ impl StorageProxy {
             let mut body = Vec::new();
             cairn_engine::model::mutation::encode_batch(&share, &mut body);
             let verb = crate::messaging::Verb::Mutation;
-            if let Some(t) = trace {
-                t.event(remote.messaging.sending_event(verb, peer, body.len()));
-            }
             let (messaging, timeout) = (Arc::clone(&remote.messaging), remote.write_timeout);
+            let trace = trace.cloned();
             remote.runtime.spawn(async move {
                 let r = messaging
-                    .request_traced(peer, verb, body.into(), timeout, session)
+                    .request_traced(peer, verb, body.into(), timeout, trace)
                     .await;
                 if let Err(e) = r {
                     tracing::warn!("view update to {peer} failed: {e}");

@@ -68,17 +68,27 @@ fn received(
     Some(trace)
 }
 
-/// Records the answer's leaving, on a traced request (Cassandra 5.0's text: the coordinator
-/// with its storage port, `port`).
-fn respond(trace: Option<&Trace>, from: IpAddr, port: u16) {
-    cairn_engine::trace::event(trace, || {
-        format!("Enqueuing response to /{}", SocketAddr::new(from, port))
-    });
+/// Records the answer to `verb` leaving for the coordinator `from`, on a traced request, as
+/// Cassandra 5.0 records it: "Enqueuing response to /10.0.0.1:7000", then "Sending
+/// MUTATION_RSP message to /10.0.0.1:7000 message size 39 bytes" (`answer` is its body).
+fn respond(proxy: &StorageProxy, trace: Option<&Trace>, verb: Verb, from: IpAddr, answer: &Bytes) {
+    let (Some(trace), Some(remote)) = (trace, &proxy.remote) else {
+        return;
+    };
+    let port = remote.messaging.peer_port();
+    trace.event(format!(
+        "Enqueuing response to /{}",
+        SocketAddr::new(from, port)
+    ));
+    trace.event(
+        remote
+            .messaging
+            .response_sending_event(verb, from, answer.len()),
+    );
 }
 
 /// Registers the replica's verbs on `messaging`, applying to `proxy`'s database.
 pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
-    let port = messaging.peer_port();
     let applier = Arc::clone(proxy);
     messaging.register_traced(
         Verb::Mutation,
@@ -113,8 +123,9 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                     .metrics()
                     .replica_received_mutations
                     .fetch_add(count, Ordering::Relaxed);
-                respond(trace.as_ref(), from, port);
-                Ok(Bytes::new())
+                let answer = Bytes::new();
+                respond(&proxy, trace.as_ref(), Verb::Mutation, from, &answer);
+                Ok(answer)
             })
         }),
     );
@@ -125,8 +136,10 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
             let trace = received(&leader, Verb::CounterMutation, from, session);
             let proxy = Arc::clone(&leader);
             Box::pin(async move {
-                let answer = super::counter::serve_leader(proxy, from, body, trace.clone()).await?;
-                respond(trace.as_ref(), from, port);
+                let answer =
+                    super::counter::serve_leader(Arc::clone(&proxy), from, body, trace.clone())
+                        .await?;
+                respond(&proxy, trace.as_ref(), Verb::CounterMutation, from, &answer);
                 Ok(answer)
             })
         }),
@@ -167,7 +180,7 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                         }
                         _ => encode_data(id, &key, data),
                     };
-                    respond(trace.as_ref(), from, port);
+                    respond(&proxy, trace.as_ref(), verb, from, &answer);
                     Ok(answer)
                 })
             }),
@@ -199,8 +212,15 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                         if more { ", more to come" } else { "" }
                     )
                 });
-                respond(trace.as_ref(), coordinator, port);
-                Ok(scan::encode_answer(id, parts, more))
+                let answer = scan::encode_answer(id, parts, more);
+                respond(
+                    &proxy,
+                    trace.as_ref(),
+                    Verb::RangeData,
+                    coordinator,
+                    &answer,
+                );
+                Ok(answer)
             })
         }),
     );
@@ -235,14 +255,15 @@ pub fn serve(proxy: &Arc<StorageProxy>, messaging: &Messaging) {
                     // else again on the blocking pool.
                     let answer = match phase(&proxy, Wait::Never) {
                         Err(crate::Error::Engine(cairn_engine::Error::WouldBlock)) => {
+                            let proxy = Arc::clone(&proxy);
                             tokio::task::spawn_blocking(move || phase(&proxy, Wait::Allowed))
-                                .await
-                                .map_err(|e| format!("Paxos task failed: {e}"))?
-                                .map_err(|e| e.to_string())
                         }
+                        .await
+                        .map_err(|e| format!("Paxos task failed: {e}"))?
+                        .map_err(|e| e.to_string()),
                         other => other.map_err(|e| e.to_string()),
                     }?;
-                    respond(trace.as_ref(), from, port);
+                    respond(&proxy, trace.as_ref(), verb, from, &answer);
                     Ok(answer)
                 })
             }),

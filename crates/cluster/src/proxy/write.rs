@@ -195,7 +195,6 @@ fn send_and_count(
     sends: Vec<(usize, Bytes)>,
     trace: Option<&cairn_engine::Trace>,
 ) -> impl Future<Output = Result<()>> + Send + 'static {
-    let session = trace.and_then(cairn_engine::Trace::session);
     let (tx, rx) = mpsc::unbounded_channel::<Answer>();
     let mut outstanding = 0usize;
     // Requests handed to their connection at once, awaited by the caller's future itself;
@@ -206,10 +205,10 @@ fn send_and_count(
             continue;
         };
         outstanding += 1;
-        if let Some(t) = trace {
-            t.event(remote.messaging.sending_event(verb, peer, body.len()));
-        }
-        let body = match remote.messaging.try_send_traced(peer, verb, body, session) {
+        let body = match remote
+            .messaging
+            .try_send_traced(peer, verb, body, trace.cloned())
+        {
             Ok(answer) => {
                 direct.push((t, answer));
                 continue;
@@ -221,8 +220,9 @@ fn send_and_count(
             Arc::clone(&remote.messaging),
             remote.write_timeout,
         );
+        let trace = trace.cloned();
         remote.runtime.spawn(async move {
-            let asked = messaging.request_traced(peer, verb, body, timeout, session);
+            let asked = messaging.request_traced(peer, verb, body, timeout, trace);
             if let Some(a) = answer_of(t, asked.await) {
                 let _ = tx.send(a);
             }
