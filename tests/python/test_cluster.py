@@ -198,14 +198,19 @@ def test_three_nodes_form_one_ring_that_drivers_and_nodetool_see(ring):
             try:
                 s = one.connect()
                 local[n.host] = s.execute(
-                    "SELECT host_id, tokens, rpc_address FROM system.local").one()
+                    "SELECT host_id, tokens, rpc_address, listen_port FROM system.local").one()
                 peers[n.host] = {r.peer: r for r in s.execute(
                     "SELECT peer, host_id, tokens, data_center, rack, rpc_address "
                     "FROM system.peers")}
+                # Cassandra 4's table names each peer's storage port (the ring's, not 7000).
+                assert {(r.peer, r.peer_port) for r in s.execute(
+                    "SELECT peer, peer_port FROM system.peers_v2")} == {
+                    (m.host, m.storage_port) for m in nodes if m is not n}
             finally:
                 one.shutdown()
         for n in nodes:
             assert local[n.host].rpc_address == n.host
+            assert local[n.host].listen_port == n.storage_port
             assert set(peers[n.host]) == {m.host for m in nodes if m is not n}
             for address, row in peers[n.host].items():
                 assert row.host_id == local[address].host_id

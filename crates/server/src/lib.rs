@@ -363,6 +363,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         listen_address: ip_bytes(local.endpoint.address),
         rpc_address: ip_bytes(local.rpc_address),
         native_port: native.port(),
+        storage_port: cfg.storage_port,
         tokens: tokens.clone(),
         data_center: location.datacenter.clone(),
         rack: location.rack.clone(),

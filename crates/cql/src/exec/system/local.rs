@@ -17,10 +17,6 @@ use cairn_cluster::node::{ip_bytes, ip_from_bytes};
 use cairn_cluster::proxy::view_status;
 use cairn_engine::model::types::CqlType;
 
-/// The storage port shown for the node (Cassandra's default; a single node has no
-/// internode traffic).
-const STORAGE_PORT: i32 = 7000;
-
 /// The columns of `system.name` (empty for an unknown table).
 pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
     match name {
@@ -146,7 +142,7 @@ fn peers(ex: &Executor, v2: bool) -> Vec<Row> {
             if v2 {
                 vec![
                     inet(&address),
-                    int(STORAGE_PORT),
+                    int(i32::from(node.storage_port)),
                     dc,
                     host,
                     inet(&rpc),
@@ -184,14 +180,14 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
             text("local"),
             text("COMPLETED"),
             inet(&node.listen_address),
-            int(STORAGE_PORT),
+            int(i32::from(node.storage_port)),
             text(&node.cluster_name),
             text(&node.cql_version),
             text(&node.data_center),
             int((now_micros() / 1_000_000) as i32),
             uuid(&node.host_id),
             inet(&node.listen_address),
-            int(STORAGE_PORT),
+            int(i32::from(node.storage_port)),
             text("4"),
             text("org.apache.cassandra.dht.Murmur3Partitioner"),
             text(&node.rack),

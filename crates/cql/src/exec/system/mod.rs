@@ -355,6 +355,8 @@ pub struct NodeInfo {
     pub rpc_address: Vec<u8>,
     /// Native transport port.
     pub native_port: u16,
+    /// Internode port (`storage_port`: the same on every node of the ring).
+    pub storage_port: u16,
     /// Tokens this node owns.
     pub tokens: Vec<String>,
     /// Data center.
@@ -381,6 +383,7 @@ impl Default for NodeInfo {
             listen_address: vec![127, 0, 0, 1],
             rpc_address: vec![127, 0, 0, 1],
             native_port: 9042,
+            storage_port: 7000,
             tokens: vec!["0".into()],
             data_center: "datacenter1".into(),
             rack: "rack1".into(),
