@@ -27,6 +27,9 @@ pub enum FilterKind {
     ContainsKey(Bytes),
     /// `c[k] = v` on a map.
     MapEntry(Bytes, Bytes),
+    /// The value is not empty (zero bytes): what a storage-attached index finds of the
+    /// columns it holds no empty value for (`exec/select`'s `sai_empty_filters`).
+    NotEmpty,
 }
 
 /// A condition on one column, checked on each row.
@@ -69,6 +72,7 @@ impl Filter {
                 }),
                 _ => false,
             },
+            FilterKind::NotEmpty => !v.is_empty(),
         }
     }
 }

@@ -89,14 +89,17 @@ pub fn select(
     let schema = table.schema();
     let ctx = Binds::new(params);
     let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
-    let (plan, r, choice, sai) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
+    let (plan, mut r, choice, sai) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
     // Cassandra refuses ORDER BY whenever it reads through an index (a global one with the
-    // partition key given included: see `plan_and_resolve`; and an index on a clustering
-    // column restricted by a multi-column `=`, which Cairn reads as a slice).
+    // partition key given included: see `plan_and_resolve`; an index on a clustering
+    // column restricted by a multi-column `=`, which Cairn reads as a slice; and an SAI
+    // index supporting a relation, ALLOW FILTERING or not).
     let tuple_indexed = r.keys.is_some()
         && tuple_eq_on_indexed(s, &indexed)
         && index_needed_with_keys(&schema, s, &r);
-    if (choice.is_some() || sai || tuple_indexed) && !s.order_by.is_empty() {
+    let sai_used = s.where_clause.iter().any(|rel| sai_supports(rel, &indexed))
+        && (r.keys.is_none() || index_needed_with_keys(&schema, s, &r));
+    if (choice.is_some() || sai || sai_used || tuple_indexed) && !s.order_by.is_empty() {
         return Err(Error::Invalid(
             "ORDER BY with 2ndary indexes is not supported, except for ANN queries.".into(),
         ));
@@ -116,6 +119,9 @@ pub fn select(
         return Err(Error::Invalid(
             "Multi-column slice restrictions cannot be used for filtering.".into(),
         ));
+    }
+    if sai_used {
+        r.filters.extend(sai_empty_filters(&schema, s, &indexed));
     }
     // A global index serves the read when the partition key does not name the partitions (it
     // names them: they are read and filtered), a local one when it does.
@@ -309,6 +315,51 @@ fn sai_orders(ty: &CqlType) -> bool {
             | CqlType::Tuple(_)
             | CqlType::Udt(_)
     )
+}
+
+/// Filters dropping the rows an SAI index cannot find: Cassandra's storage-attached index
+/// holds no empty value (zero bytes: `blobAsInt(0x)`, or `''` in a DESC clustering column)
+/// except of the types it indexes as literals (text, ascii, boolean, frozen values) in their
+/// own order, so a row whose indexed column is empty matches none of the index's `=` and
+/// ranges (checked against 5.0.9: `n = blobAsInt(0x)` and `n < 5` leave it out; seed 983).
+fn sai_empty_filters(
+    schema: &TableSchema,
+    s: &Select,
+    indexed: &[Indexed],
+) -> Vec<restrict::Filter> {
+    let mut out: Vec<restrict::Filter> = Vec::new();
+    for rel in &s.where_clause {
+        let Relation::Compare {
+            target: RelationTarget::Column(n),
+            ..
+        } = rel
+        else {
+            continue;
+        };
+        if !sai_supports(rel, indexed) || out.iter().any(|f| f.column.name == *n) {
+            continue;
+        }
+        let Some(c) = schema.column(n) else {
+            continue;
+        };
+        let literal = matches!(
+            c.ty,
+            CqlType::Text
+                | CqlType::Ascii
+                | CqlType::Boolean
+                | CqlType::Frozen(_)
+                | CqlType::Tuple(_)
+                | CqlType::Udt(_)
+        );
+        let reversed = c.kind == ColumnKind::Clustering && c.order == Order::Desc;
+        if !literal || reversed {
+            out.push(restrict::Filter {
+                column: c.clone(),
+                kind: restrict::FilterKind::NotEmpty,
+            });
+        }
+    }
+    out
 }
 
 /// Whether Cassandra 5.0 answers the WHERE clause through its storage-attached indexes
