@@ -159,6 +159,17 @@ fn index_choice(schema: &TableSchema, s: &Select, indexed: &[Indexed]) -> Option
     indexed.iter().find_map(|ix| {
         s.where_clause.iter().enumerate().find_map(|(at, rel)| {
             let (target, op, value) = match rel {
+                // A one-column tuple `(c) = (v)` is `c = v` to Cassandra's index (F86's last
+                // case); `(c) = ?` binds a tuple, read as written.
+                Relation::Compare {
+                    target: target @ RelationTarget::Tuple(names),
+                    op: Operator::Eq,
+                    value: Term::Tuple(values),
+                } if names.len() == 1 && values.len() == 1 => (target, Operator::Eq, &values[0]),
+                Relation::Compare {
+                    target: RelationTarget::Tuple(_),
+                    ..
+                } => return None,
                 Relation::Compare { target, op, value } => (target, *op, value),
                 // A literal IN of one value is an `=` (Cassandra 5.0).
                 Relation::In {
@@ -180,6 +191,11 @@ fn index_choice(schema: &TableSchema, s: &Select, indexed: &[Indexed]) -> Option
                 (RelationTarget::Element(name, key), Operator::Eq, IndexKind::Entries) => {
                     (name, Some(key.clone()))
                 }
+                (
+                    RelationTarget::Tuple(names),
+                    Operator::Eq,
+                    IndexKind::Simple | IndexKind::Full,
+                ) if names.len() == 1 => (&names[0], None),
                 _ => return None,
             };
             if *name != ix.column {
