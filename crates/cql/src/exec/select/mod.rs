@@ -97,7 +97,10 @@ pub fn select(
     let tuple_indexed = r.keys.is_some()
         && tuple_eq_on_indexed(s, &indexed)
         && index_needed_with_keys(&schema, s, &r);
-    let sai_used = s.where_clause.iter().any(|rel| sai_supports(rel, &indexed))
+    let sai_used = s
+        .where_clause
+        .iter()
+        .any(|rel| sai_indexed(rel, &indexed, false))
         && (r.keys.is_none() || index_needed_with_keys(&schema, s, &r));
     if (choice.is_some() || sai || sai_used || tuple_indexed) && !s.order_by.is_empty() {
         return Err(Error::Invalid(
@@ -112,8 +115,10 @@ pub fn select(
         && !choice
             .as_ref()
             .is_some_and(|c| c.column.kind == ColumnKind::Clustering);
-    let index_read =
-        sai || choice.as_ref().is_some_and(|c| !c.local) || tuple_eq_on_indexed(s, &indexed);
+    let index_read = sai
+        || sai_used
+        || choice.as_ref().is_some_and(|c| !c.local)
+        || tuple_eq_on_indexed(s, &indexed);
     if index_read && r.keys.is_none() && !token_range && tuple_slice_filtered(&schema, s, &indexed)
     {
         return Err(Error::Invalid(
@@ -279,6 +284,14 @@ fn check_index_filtering(
 /// checked on the oracle); CONTAINS on a `values()` index, CONTAINS KEY on a `keys()`
 /// index, `m[k] = v` on an `entries()` index.
 fn sai_supports(rel: &Relation, indexed: &[Indexed]) -> bool {
+    sai_indexed(rel, indexed, true)
+}
+
+/// Whether an SAI index supports the relation, a multi-column one supported when `every` of
+/// its columns is (what the planner serves without filtering, [`sai_supports`]) or when any
+/// one is — Cassandra's `hasSupportingIndex`, which makes it read through the index (so ORDER
+/// BY is refused, and a multi-column slice becomes a row filter: seed 984).
+fn sai_indexed(rel: &Relation, indexed: &[Indexed], every: bool) -> bool {
     let (target, op) = match rel {
         Relation::Compare { target, op, .. } => (target, *op),
         Relation::In {
@@ -308,13 +321,25 @@ fn sai_supports(rel: &Relation, indexed: &[Indexed]) -> bool {
         (RelationTarget::Element(n, _), Operator::Eq) => on(n, &[IndexKind::Entries], false),
         // A multi-column relation is supported when each of its columns is (Cassandra's
         // `MultiColumnRestriction.isSupportedBy`); a slice is then refused as it executes.
-        (RelationTarget::Tuple(names), Operator::Eq) => names
-            .iter()
-            .all(|n| on(n, &[IndexKind::Simple, IndexKind::Full], false)),
+        (RelationTarget::Tuple(names), Operator::Eq) => {
+            let each = |n: &String| on(n, &[IndexKind::Simple, IndexKind::Full], false);
+            if every {
+                names.iter().all(each)
+            } else {
+                names.iter().any(each)
+            }
+        }
         (
             RelationTarget::Tuple(names),
             Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte,
-        ) => names.iter().all(|n| on(n, &[IndexKind::Simple], true)),
+        ) => {
+            let each = |n: &String| on(n, &[IndexKind::Simple], true);
+            if every {
+                names.iter().all(each)
+            } else {
+                names.iter().any(each)
+            }
+        }
         _ => false,
     }
 }
@@ -603,7 +628,7 @@ fn tuple_slice_filtered(schema: &TableSchema, s: &Select, indexed: &[Indexed]) -
     };
     let mut rels: Vec<(usize, usize, Kind, bool)> = Vec::new();
     for rel in &s.where_clause {
-        let supported = sai_supports(rel, indexed);
+        let supported = sai_indexed(rel, indexed, false);
         let (names, kind, eq) = match rel {
             Relation::Compare {
                 target: RelationTarget::Column(n),
