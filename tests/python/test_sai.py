@@ -233,3 +233,32 @@ def test_partition_key_component_and_collection_targets(session, ks, tname):
         assert "Select on indexed columns and with IN clause for the PRIMARY KEY are not supported" in err(
             session, f"SELECT a, b, ck FROM {t} WHERE {where}")
     assert rows(session, f"SELECT a, b, ck FROM {t} WHERE a IN (1, 2) AND b = 2") == [(1, 2, 1), (2, 2, 2)]
+
+
+def test_a_query_through_an_sai_index_being_built_is_refused(node_factory, monkeypatch):
+    """While an SAI index builds, Cassandra refuses every query that reads through it — an `=`
+    and a range alone alike (INDEX_NOT_AVAILABLE) — and answers once it is built. The build
+    is slowed by the test-only CAIRN_TEST_VIEW_BUILD_DELAY_MS (20 ms per base partition)."""
+    from cassandra import ReadFailure
+    from conftest import make_cluster
+    monkeypatch.setenv("CAIRN_TEST_VIEW_BUILD_DELAY_MS", "20")
+    n = node_factory("sai_building")
+    c = make_cluster(n)
+    try:
+        s = c.connect()
+        s.execute("CREATE KEYSPACE sb WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+        s.execute("CREATE TABLE sb.t (pk int, ck int, v int, w int, PRIMARY KEY (pk, ck))")
+        for pk in range(100):
+            s.execute("INSERT INTO sb.t (pk, ck, v, w) VALUES (%s, 0, %s, %s)", (pk, pk % 4, pk))
+        s.execute("CREATE INDEX ON sb.t (v) USING 'sai'")
+        for query in ["SELECT pk FROM sb.t WHERE v = 1", "SELECT pk FROM sb.t WHERE v > 2",
+                      "SELECT pk FROM sb.t WHERE v > 2 AND w < 50 ALLOW FILTERING"]:
+            with pytest.raises(ReadFailure, match="INDEX_NOT_AVAILABLE"):
+                s.execute(query)
+        # A query the index does not serve is answered meanwhile.
+        assert len(rows(s, "SELECT pk FROM sb.t WHERE w < 10 ALLOW FILTERING")) == 10
+        wait_built(s, "sb", "t_v_idx")
+        assert rows(s, "SELECT pk FROM sb.t WHERE v = 1") == [(pk,) for pk in range(100) if pk % 4 == 1]
+        assert rows(s, "SELECT pk FROM sb.t WHERE v > 2") == [(pk,) for pk in range(100) if pk % 4 == 3]
+    finally:
+        c.shutdown()

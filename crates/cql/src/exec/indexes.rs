@@ -64,7 +64,7 @@ fn index_named(cat: &Catalog, keyspace: &str, name: &str) -> Option<Arc<TableSch
 
 /// The indexed column of an index's hidden view: its partition key (a global index), its
 /// first clustering column (a local index).
-fn indexed_column(index: &TableSchema) -> Option<&ColumnDef> {
+pub fn indexed_column(index: &TableSchema) -> Option<&ColumnDef> {
     if index.index().is_some_and(|d| d.local) {
         return index.columns_of(ColumnKind::Clustering).next();
     }

@@ -126,6 +126,24 @@ pub fn select(
         ));
     }
     if sai_used {
+        // Cassandra reads through every SAI index supporting a relation, and refuses the
+        // read while one of them is being built (a range-only query included, which Cairn
+        // answers by a scan).
+        let building = super::indexes::indexes_of(ex.catalog(), &schema.keyspace, &schema.name)
+            .into_iter()
+            .any(|ix| {
+                ix.index().is_some_and(|d| d.is_sai())
+                    && super::indexes::indexed_column(&ix).is_some_and(|c| {
+                        s.where_clause.iter().any(|rel| {
+                            relation_column(rel) == Some(c.name.as_str())
+                                && sai_indexed(rel, &indexed, false)
+                        })
+                    })
+                    && !ex.proxy().views().is_built(ix.id)
+            });
+        if building {
+            return Err(index_not_available(ex, &ks, params.levels.consistency));
+        }
         r.filters.extend(sai_empty_filters(&schema, s, &indexed));
     }
     // A global index serves the read when the partition key does not name the partitions (it
@@ -356,6 +374,21 @@ fn sai_orders(ty: &CqlType) -> bool {
             | CqlType::Tuple(_)
             | CqlType::Udt(_)
     )
+}
+
+/// The one column a relation names (`c op v`, `c IN …`, `c[k] = v`), `None` for a tuple.
+fn relation_column(rel: &Relation) -> Option<&str> {
+    match rel {
+        Relation::Compare {
+            target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+            ..
+        }
+        | Relation::In {
+            target: RelationTarget::Column(n) | RelationTarget::Element(n, _),
+            ..
+        } => Some(n),
+        _ => None,
+    }
 }
 
 /// Filters dropping the rows an SAI index cannot find: Cassandra's storage-attached index
