@@ -30,6 +30,10 @@ pub enum FilterKind {
     /// The value is not empty (zero bytes): what a storage-attached index finds of the
     /// columns it holds no empty value for (`exec/select`'s `sai_empty_filters`).
     NotEmpty,
+    /// `c < v` (or another comparison) on an `inet` column in a storage-attached index's
+    /// order: an IPv4 address compared as its IPv4-mapped IPv6 form (`::ffff:a.b.c.d`), where
+    /// `Compare` orders the addresses' bytes as they are.
+    CompareMappedInet(Operator, Bytes),
 }
 
 /// A condition on one column, checked on each row.
@@ -73,7 +77,30 @@ impl Filter {
                 _ => false,
             },
             FilterKind::NotEmpty => !v.is_empty(),
+            FilterKind::CompareMappedInet(op, x) => {
+                let ord = mapped_inet(v).cmp(&mapped_inet(x));
+                match op {
+                    Operator::Eq => ord == Ordering::Equal,
+                    Operator::Lt => ord == Ordering::Less,
+                    Operator::Lte => ord != Ordering::Greater,
+                    Operator::Gt => ord == Ordering::Greater,
+                    Operator::Gte => ord != Ordering::Less,
+                    _ => false,
+                }
+            }
         }
+    }
+}
+
+/// An address as 16 bytes: an IPv4 one mapped (`::ffff:a.b.c.d`), an IPv6 one as it is.
+fn mapped_inet(v: &[u8]) -> Vec<u8> {
+    if v.len() == 4 {
+        let mut out = vec![0u8; 10];
+        out.extend_from_slice(&[0xff, 0xff]);
+        out.extend_from_slice(v);
+        out
+    } else {
+        v.to_vec()
     }
 }
 

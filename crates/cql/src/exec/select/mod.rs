@@ -145,6 +145,23 @@ pub fn select(
             return Err(index_not_available(ex, &ks, params.levels.consistency));
         }
         r.filters.extend(sai_empty_filters(&schema, s, &indexed));
+        // An inet range on an SAI column compares as the index orders it (seed 985).
+        for f in r.filters.iter_mut() {
+            let on_sai = indexed
+                .iter()
+                .any(|ix| ix.sai && ix.kind == IndexKind::Simple && ix.column == f.column.name);
+            if let restrict::FilterKind::Compare(op, x) = &f.kind {
+                if on_sai
+                    && f.column.ty == CqlType::Inet
+                    && matches!(
+                        op,
+                        Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
+                    )
+                {
+                    f.kind = restrict::FilterKind::CompareMappedInet(*op, x.clone());
+                }
+            }
+        }
     }
     // A global index serves the read when the partition key does not name the partitions (it
     // names them: they are read and filtered), a local one when it does.
