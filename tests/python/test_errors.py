@@ -192,3 +192,17 @@ def test_bad_replication(session):
     err = expect_error(ConfigurationException, session.execute,
                        "CREATE KEYSPACE bad_repl WITH replication = {'class': 'FooStrategy', 'replication_factor': 1}")
     assert "FooStrategy" in server_message(err)
+
+
+def test_a_null_in_a_row_filter_is_unsupported_as_cassandra_says(session, t):
+    # Cassandra 5.0.9's text for a null compared with a regular (or static) column, indexed or
+    # filtered; a key column keeps "Invalid null value in condition for column …".
+    for query in [f"SELECT * FROM {t} WHERE v = null ALLOW FILTERING",
+                  f"SELECT * FROM {t} WHERE p = 1 AND v > null ALLOW FILTERING"]:
+        e = expect_error(InvalidRequest, session.execute, query)
+        assert server_message(e) == "Unsupported null value for column v"
+    prepared = session.prepare(f"SELECT * FROM {t} WHERE v = ? ALLOW FILTERING")
+    e = expect_error(InvalidRequest, session.execute, prepared, (None,))
+    assert server_message(e) == "Unsupported null value for column v"
+    e = expect_error(InvalidRequest, session.execute, f"SELECT * FROM {t} WHERE p = 1 AND c = null")
+    assert server_message(e) == "Invalid null value in condition for column c"

@@ -241,13 +241,24 @@ fn invalid(e: impl std::fmt::Display) -> Error {
     Error::Invalid(e.to_string())
 }
 
-/// A term's value for a key or filter receiver: null and unset are errors.
+/// A term's value for a key or filter receiver: null and unset are errors (a null for a
+/// regular or static column, a row filter's, in Cassandra 5.0's words for a filter).
 fn value(term: &Term, col: &ColumnDef, ctx: &dyn TermContext) -> Result<Bytes> {
-    value_for(term, &col.ty, &col.name, ctx)
+    match term_to_bytes(term, &col.ty, &col.name, ctx).map_err(invalid)? {
+        TermValue::Null if matches!(col.kind, ColumnKind::Regular | ColumnKind::Static) => Err(
+            Error::Invalid(format!("Unsupported null value for column {}", col.name)),
+        ),
+        v => present(v, &col.name),
+    }
 }
 
 fn value_for(term: &Term, ty: &CqlType, name: &str, ctx: &dyn TermContext) -> Result<Bytes> {
-    match term_to_bytes(term, ty, name, ctx).map_err(invalid)? {
+    present(term_to_bytes(term, ty, name, ctx).map_err(invalid)?, name)
+}
+
+/// A value that must be there: null and unset are refused.
+fn present(v: TermValue, name: &str) -> Result<Bytes> {
+    match v {
         TermValue::Value(b) => Ok(b),
         TermValue::Null => Err(Error::Invalid(format!(
             "Invalid null value in condition for column {name}"
