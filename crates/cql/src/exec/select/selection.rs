@@ -2,9 +2,17 @@
 //! how it is computed from a row (or, for aggregates, from a group of rows).
 //!
 //! A selector is an expression tree ([`Selector`]): columns, `WRITETIME` / `TTL`, `token(…)`,
-//! scalar functions of any selectors (nested), `CAST`, constants, and aggregates (`count(*)`,
-//! `count`, `min`, `max`, `sum`, `avg` of any selector). Result column names and types are
-//! Cassandra's (`system.max(v)`, `cast(v as text)`, `writetime(v)`, `count`).
+//! scalar functions of any selectors (nested), `CAST`, constants, tuples of selectors
+//! (`(a, b)`, typed as the tuple of their types), type hints on selectors (`(varint) a`: the
+//! value as is, when the hinted type reads it — Cassandra's `WithTypeHint`), and aggregates
+//! (`count(*)`, `count`, `min`, `max`, `sum`, `avg` of any selector). Result column names and
+//! types are Cassandra's (`system.max(v)`, `cast(v as text)`, `writetime(v)`, `(a, b)`,
+//! `(int)a`, `count`).
+//!
+//! `writetime` / `maxwritetime` / `ttl` take a column and any chain of element and field
+//! selections after it ([`CellPath`]): a first `[k]`, `[a..b]` or `.f` on a non-frozen
+//! collection or user type picks cells; later ones look inside the picked cell's frozen
+//! value, and the cell's time shows only while what they select is there (null otherwise).
 //!
 //! In a selection with an aggregate, every row of a group feeds the aggregates, and the other
 //! selectors show the group's first row (Cassandra's behaviour for non-aggregated columns).
@@ -12,7 +20,7 @@
 use super::super::TermContext;
 use super::elements::{is_empty_collection, ElementSel};
 use crate::ast::{
-    ArithmeticOp, BindMarker, CellRef, ElementRef, FunctionCall, QualifiedName, Select,
+    ArithmeticOp, BindMarker, CellRef, CellStep, ElementRef, FunctionCall, QualifiedName, Select,
     SelectorExpr, Term, TypeName,
 };
 use crate::error::{Error, Result};
@@ -22,7 +30,7 @@ use crate::values::functions;
 use crate::values::term::{self, term_display};
 use crate::values::{term_to_bytes, Accumulator, AggregateKind, BoundValue, TermValue};
 use bytes::Bytes;
-use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{unfrozen, CqlType};
 use cairn_engine::model::{Cell, ColumnData, DecoratedKey, Row};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use std::sync::Arc;
@@ -66,40 +74,53 @@ impl RowView<'_> {
     }
 
     /// The cells whose write times and TTLs `writetime(…)` / `ttl(…)` of column `c`
-    /// (or of an element or slice of it) show.
-    fn times(
-        &self,
-        c: &ColumnDef,
-        elem: Option<&ElementSel>,
-        ctx: &dyn TermContext,
-    ) -> Result<Times<'_>> {
+    /// (or of a selection inside it, `path`) show.
+    fn times(&self, c: &ColumnDef, path: &CellPath, ctx: &dyn TermContext) -> Result<Times<'_>> {
         let live_cell = || self.cell(c).filter(|cell| cell.is_live(self.now));
-        Ok(match elem {
+        let times = match &path.cell {
+            None if !path.value.is_empty() => Times::One(live_cell()),
             None if c.ty.is_non_frozen_collection() => {
                 Times::Each(self.cells(c).map(|(_, c)| c).collect())
             }
             None if matches!(c.ty, CqlType::Udt(_)) => Times::Fields(self.field_cells(c)),
             None => Times::One(live_cell()),
-            Some(sel) => {
-                let bound = sel.bind(ctx)?;
-                if c.ty.is_non_frozen_collection() {
-                    let cells = sel.cells(&c.ty, self.cells(c), &bound)?;
-                    match sel.is_slice() {
-                        true => Times::Each(cells),
-                        false => Times::One(cells.first().copied()),
-                    }
-                } else {
-                    // A frozen collection is one cell: it is the element's when the element
-                    // (or any of the slice) is there.
-                    let present = match live_cell() {
-                        Some(cell) => sel
-                            .select(&c.ty, &cell.value, &bound)?
-                            .is_some_and(|v| !sel.is_slice() || !is_empty_collection(&v)),
-                        None => false,
-                    };
-                    Times::One(live_cell().filter(|_| present))
+            Some(CellPick::Element(sel)) => {
+                let cells = sel.cells(&c.ty, self.cells(c), &sel.bind(ctx)?)?;
+                match sel.is_slice() {
+                    true => Times::Each(cells),
+                    false => Times::One(cells.first().copied()),
                 }
             }
+            Some(CellPick::Field(i)) => Times::One(self.field_cells(c).get(*i).copied().flatten()),
+        };
+        if path.value.is_empty() {
+            return Ok(times);
+        }
+        // Selections inside the picked cell's value: its time shows while what they select
+        // is there (a slice: not empty).
+        let row = match c.kind {
+            ColumnKind::Static => self.static_row,
+            _ => self.row,
+        };
+        let mut value = row.and_then(|r| cell_value(r, c));
+        if let (Some(pick), Some(v)) = (&path.cell, &value) {
+            value = match pick {
+                CellPick::Element(sel) => sel.select(&c.ty, v, &sel.bind(ctx)?)?,
+                CellPick::Field(i) => tuple_field(v, *i),
+            };
+        }
+        for step in &path.value {
+            let Some(v) = value else { break };
+            value = match step {
+                ValueStep::Element(ty, sel) => sel
+                    .select(ty, &v, &sel.bind(ctx)?)?
+                    .filter(|x| !sel.is_slice() || !is_empty_collection(x)),
+                ValueStep::Field(i) => tuple_field(&v, *i),
+            };
+        }
+        Ok(match value {
+            Some(_) => times,
+            None => Times::One(None),
         })
     }
 
@@ -147,6 +168,66 @@ impl RowView<'_> {
     }
 }
 
+/// The `i`-th field of a user type (or tuple) value; null when absent (a value written
+/// before `ALTER TYPE … ADD` lacks the later fields).
+fn tuple_field(v: &[u8], i: usize) -> Option<Bytes> {
+    cairn_engine::model::types::framing::split_tuple(v)
+        .and_then(|parts| parts.get(i).copied().flatten().map(Bytes::copy_from_slice))
+}
+
+/// What `writetime(…)` / `ttl(…)` look at inside their column: the cells a first element,
+/// slice or field selection picks in a non-frozen collection or user type, then selections
+/// inside the picked cell's (frozen) value — all of them, on a frozen column.
+#[derive(Debug, Clone, Default)]
+pub struct CellPath {
+    /// `c[k]` / `c[a..b]` of a non-frozen collection, `u.f` of a non-frozen user type.
+    cell: Option<CellPick>,
+    /// Selections inside the value, each with the type of what it applies to. Never after
+    /// a slice `cell` (refused when planned).
+    value: Vec<ValueStep>,
+}
+
+/// The cell selection of a [`CellPath`].
+#[derive(Debug, Clone)]
+enum CellPick {
+    Element(ElementSel),
+    /// The field's position.
+    Field(usize),
+}
+
+/// A selection inside a value, in a [`CellPath`].
+#[derive(Debug, Clone)]
+enum ValueStep {
+    /// On a collection of this type.
+    Element(CqlType, ElementSel),
+    /// The field at this position of a user type.
+    Field(usize),
+}
+
+impl CellPath {
+    /// Whether the times are one per element or field: a whole non-frozen collection or
+    /// user type, or a slice of a non-frozen collection.
+    fn per_element(&self, c: &ColumnDef) -> bool {
+        match (&self.cell, self.value.is_empty()) {
+            (None, true) => c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_)),
+            (Some(CellPick::Element(sel)), true) => sel.is_slice(),
+            _ => false,
+        }
+    }
+
+    /// The bind markers in its element keys and slice bounds.
+    fn markers(&self, out: &mut Vec<(usize, String, CqlType)>) {
+        if let Some(CellPick::Element(sel)) = &self.cell {
+            out.extend(sel.markers());
+        }
+        for step in &self.value {
+            if let ValueStep::Element(_, sel) = step {
+                out.extend(sel.markers());
+            }
+        }
+    }
+}
+
 /// The cells a `writetime(…)` / `ttl(…)` shows the times of.
 enum Times<'a> {
     /// One cell's (none: null).
@@ -187,10 +268,10 @@ pub fn cell_value(row: &Row, c: &ColumnDef) -> Option<Bytes> {
 pub enum Selector {
     /// A column's value.
     Column(ColumnDef),
-    /// `writetime(c)`, `writetime(c[k])`… (`max`: `maxwritetime`).
-    WriteTime(ColumnDef, Option<ElementSel>, bool),
-    /// `ttl(c)`, `ttl(c[k])`….
-    Ttl(ColumnDef, Option<ElementSel>),
+    /// `writetime(c)`, `writetime(c[k])`, `writetime(u.f)`… (`max`: `maxwritetime`).
+    WriteTime(ColumnDef, CellPath, bool),
+    /// `ttl(c)`, `ttl(c[k])`, `ttl(u.f)`….
+    Ttl(ColumnDef, CellPath),
     /// `token(pk…)`.
     Token,
     /// `count(*)`.
@@ -212,6 +293,8 @@ pub enum Selector {
     Element(Box<Selector>, CqlType, ElementSel),
     /// `u.f`: the field at this position of a user type value.
     Field(Box<Selector>, usize),
+    /// `(a, b, …)`: a tuple of the selectors' values.
+    Tuple(Vec<Selector>),
 }
 
 impl Selector {
@@ -227,7 +310,7 @@ impl Selector {
     /// from, in order; none for the others.
     fn operands(&self) -> Vec<&Selector> {
         match self {
-            Selector::Function(_, args) => args.iter().collect(),
+            Selector::Function(_, args) | Selector::Tuple(args) => args.iter().collect(),
             Selector::Cast(inner, ..)
             | Selector::Negate(inner, _)
             | Selector::Element(inner, ..)
@@ -243,6 +326,12 @@ impl Selector {
     fn combine(&self, values: Vec<Option<Bytes>>, ctx: &dyn TermContext) -> Result<Option<Bytes>> {
         if let Selector::Function(call, _) = self {
             return call_with(call, values, ctx);
+        }
+        if let Selector::Tuple(_) = self {
+            // A tuple of nulls is a tuple, not a null.
+            return Ok(Some(Bytes::from(
+                cairn_engine::model::types::framing::build_tuple(&values),
+            )));
         }
         // Null operands give null (Cassandra's operators and casts return null on nulls).
         let mut values = values.into_iter();
@@ -265,10 +354,7 @@ impl Selector {
                 None => None,
             },
             // A value written before `ALTER TYPE … ADD` lacks the later fields: null.
-            Selector::Field(_, i) => next().and_then(|v| {
-                cairn_engine::model::types::framing::split_tuple(&v)
-                    .and_then(|parts| parts.get(*i).copied().flatten().map(Bytes::copy_from_slice))
-            }),
+            Selector::Field(_, i) => next().and_then(|v| tuple_field(&v, *i)),
             _ => None,
         })
     }
@@ -285,9 +371,7 @@ impl Selector {
     /// The bind markers inside element keys and slice bounds: index, name and type.
     pub fn markers(&self, out: &mut Vec<(usize, String, CqlType)>) {
         match self {
-            Selector::WriteTime(_, Some(sel), _) | Selector::Ttl(_, Some(sel)) => {
-                out.extend(sel.markers())
-            }
+            Selector::WriteTime(_, path, _) | Selector::Ttl(_, path) => path.markers(out),
             Selector::Element(inner, _, sel) => {
                 inner.markers(out);
                 out.extend(sel.markers());
@@ -306,7 +390,7 @@ impl Selector {
     ) -> Result<Option<Bytes>> {
         Ok(match self {
             Selector::Column(c) => r.value(schema, c),
-            Selector::WriteTime(c, elem, max) => match r.times(c, elem.as_ref(), ctx)? {
+            Selector::WriteTime(c, path, max) => match r.times(c, path, ctx)? {
                 Times::One(cell) => cell.map(|cell| be(cell.timestamp)),
                 Times::Each(cells) if cells.is_empty() => None,
                 Times::Each(cells) if *max => cells.iter().map(|c| c.timestamp).max().map(be),
@@ -325,7 +409,7 @@ impl Selector {
                         .map(|c| c.map(|c| c.timestamp.to_be_bytes().to_vec())),
                 )),
             },
-            Selector::Ttl(c, elem) => match r.times(c, elem.as_ref(), ctx)? {
+            Selector::Ttl(c, path) => match r.times(c, path, ctx)? {
                 Times::One(cell) => cell
                     .and_then(|cell| ttl_left(cell, r.now))
                     .map(|left| Bytes::copy_from_slice(&left.to_be_bytes())),
@@ -562,28 +646,28 @@ impl Planner<'_> {
             SelectorExpr::WriteTime(cr) | SelectorExpr::MaxWriteTime(cr) => {
                 let max = matches!(e, SelectorExpr::MaxWriteTime(_));
                 let f = if max { "maxwritetime" } else { "writetime" };
-                let (c, elem, selected) = self.cell_ref(cr, f)?;
+                let (c, path, selected) = self.cell_ref(cr, f)?;
                 // Of a non-frozen collection or a slice of one: one timestamp per element
                 // (the greatest for maxwritetime).
-                let ty = if per_element(&c, elem.as_ref()) && !max {
+                let ty = if path.per_element(&c) && !max {
                     CqlType::List(Box::new(CqlType::Bigint))
                 } else {
                     CqlType::Bigint
                 };
                 Ok((
-                    Selector::WriteTime(c, elem, max),
+                    Selector::WriteTime(c, path, max),
                     format!("{f}({selected})"),
                     ty,
                 ))
             }
             SelectorExpr::Ttl(cr) => {
-                let (c, elem, selected) = self.cell_ref(cr, "ttl")?;
-                let ty = if per_element(&c, elem.as_ref()) {
+                let (c, path, selected) = self.cell_ref(cr, "ttl")?;
+                let ty = if path.per_element(&c) {
                     CqlType::List(Box::new(CqlType::Int))
                 } else {
                     CqlType::Int
                 };
-                Ok((Selector::Ttl(c, elem), format!("ttl({selected})"), ty))
+                Ok((Selector::Ttl(c, path), format!("ttl({selected})"), ty))
             }
             SelectorExpr::Function(f) => self.function(f),
             SelectorExpr::Cast(inner, to) => {
@@ -624,26 +708,11 @@ impl Planner<'_> {
             }
             SelectorExpr::Field(inner, field) => {
                 let (s, name, ty) = self.selector(inner)?;
-                let Some(u) = ty.as_udt() else {
-                    return Err(Error::Invalid(format!(
-                        "Invalid field selection: {name} of type {} is not a user type",
-                        ty.name()
-                    )));
-                };
-                let Some((i, fty)) = u.field(field) else {
-                    return Err(Error::Invalid(format!(
-                        "{name} of type {} has no field {}",
-                        ty.name(),
-                        crate::identifier::quote_identifier(field)
-                    )));
-                };
-                let fty = fty.clone();
-                Ok((
-                    Selector::Field(Box::new(s), i),
-                    format!("{name}.{}", crate::identifier::quote_identifier(field)),
-                    fty,
-                ))
+                let (i, label, fty) = field_selection(&name, &ty, field)?;
+                Ok((Selector::Field(Box::new(s), i), label, fty))
             }
+            SelectorExpr::Tuple(items) => self.tuple(items, None),
+            SelectorExpr::TypeHint(hint, inner) => self.hinted(hint, inner),
             SelectorExpr::Element(inner, key) => self.element(inner, &ElementRef::Key(key.clone())),
             SelectorExpr::ElementSlice(inner, from, to) => {
                 self.element(inner, &ElementRef::Slice(from.clone(), to.clone()))
@@ -686,32 +755,144 @@ impl Planner<'_> {
         Ok((Selector::Element(Box::new(s), ty, sel), label, out))
     }
 
-    /// The column (and element) of `writetime(…)`, `ttl(…)`, with its text.
-    fn cell_ref(&self, cr: &CellRef, f: &str) -> Result<(ColumnDef, Option<ElementSel>, String)> {
+    /// The column and the selections inside it of `writetime(…)`, `ttl(…)`, with its text.
+    fn cell_ref(&self, cr: &CellRef, f: &str) -> Result<(ColumnDef, CellPath, String)> {
         let c = self.column(&cr.column)?;
         check_cell_column(&c, f)?;
-        Ok(match &cr.element {
-            None => {
-                let name = c.name.clone();
-                (c, None, name)
+        let (mut name, mut ty) = (c.name.clone(), c.ty.clone());
+        let mut path = CellPath::default();
+        let multi_cell = c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_));
+        for (i, step) in cr.path.iter().enumerate() {
+            if matches!(&path.cell, Some(CellPick::Element(sel)) if sel.is_slice()) {
+                // Cassandra answers these (the time of the element's cell); not built.
+                return Err(Error::Invalid(format!(
+                    "{}() of a selection inside a slice ({name}) is not supported",
+                    f.to_ascii_uppercase()
+                )));
             }
-            Some(part) => {
-                let (sel, label, _) = ElementSel::plan(&c.ty, &c.name, part)?;
-                (c, Some(sel), label)
+            let (next_name, next_ty) = match step {
+                CellStep::Element(part) => {
+                    let (sel, label, out) = ElementSel::plan(&ty, &name, part)?;
+                    if i == 0 && multi_cell {
+                        path.cell = Some(CellPick::Element(sel));
+                    } else {
+                        path.value.push(ValueStep::Element(ty.clone(), sel));
+                    }
+                    (label, out)
+                }
+                CellStep::Field(field) => {
+                    let (at, label, fty) = field_selection(&name, &ty, field)?;
+                    if i == 0 && multi_cell {
+                        path.cell = Some(CellPick::Field(at));
+                    } else {
+                        path.value.push(ValueStep::Field(at));
+                    }
+                    (label, fty)
+                }
+            };
+            (name, ty) = (next_name, next_ty);
+        }
+        Ok((c, path, name))
+    }
+
+    /// `(a, b, …)`: the tuple of the elements' values and types. A constant with no type of
+    /// its own takes `types`' (a hint's) when given; without, the tuple's type cannot be
+    /// inferred (Cassandra's `BetweenParenthesesOrWithTuple`).
+    fn tuple(&self, items: &[SelectorExpr], types: Option<&[CqlType]>) -> Result<Planned> {
+        let mut selectors = Vec::with_capacity(items.len());
+        let mut names = Vec::with_capacity(items.len());
+        let mut elem_types = Vec::with_capacity(items.len());
+        let mut untyped = false;
+        for (i, item) in items.iter().enumerate() {
+            let (s, name, ty) = match item {
+                SelectorExpr::Term(t) if term_type(t).is_none() => {
+                    let Some(ty) = types.and_then(|ts| ts.get(i)) else {
+                        untyped = true;
+                        names.push(term_display(t));
+                        continue;
+                    };
+                    (
+                        Selector::Constant(t.clone(), ty.clone()),
+                        term_display(t),
+                        ty.clone(),
+                    )
+                }
+                other => self.selector(other)?,
+            };
+            selectors.push(s);
+            names.push(name);
+            elem_types.push(ty);
+        }
+        let name = format!("({})", names.join(", "));
+        if untyped {
+            return Err(Error::Invalid(format!(
+                "Cannot infer type for term {name} in selection clause (try using a cast to force a type)"
+            )));
+        }
+        Ok((Selector::Tuple(selectors), name, CqlType::Tuple(elem_types)))
+    }
+
+    /// `(type) s` on a selector: its value as is, of the hinted type, when that type takes
+    /// the selector's values (Cassandra's `WithTypeHint`: the same type, or one whose values
+    /// the hinted type reads as they are; a tuple element by element).
+    fn hinted(&self, hint: &TypeName, inner: &SelectorExpr) -> Result<Planned> {
+        let Some(hinted) = hint.to_cql_type() else {
+            return Err(Error::Invalid(format!(
+                "type hints naming user types or vectors are not supported on selectors: ({hint})"
+            )));
+        };
+        let refusal = |inner_name: &str| {
+            let text = format!("({hint}){inner_name}");
+            Error::Invalid(format!(
+                "Cannot assign value {text} to {text} of type {}",
+                frozen_name(&hinted)
+            ))
+        };
+        let (s, name, _) = match (inner, unfrozen(&hinted)) {
+            (SelectorExpr::Tuple(items), CqlType::Tuple(types)) if items.len() <= types.len() => {
+                let planned = self.tuple(items, Some(types))?;
+                let CqlType::Tuple(planned_types) = &planned.2 else {
+                    return Err(refusal(&planned.1));
+                };
+                // Each element against its hinted type (Cassandra's `testTupleAssignment`):
+                // a constant by how it fits, any other by its type.
+                let fits = items.iter().zip(planned_types).zip(types).all(|((item, from), to)| {
+                    match item {
+                        SelectorExpr::Term(t) if term_type(t).is_none() => {
+                            crate::values::fit::assignment(t, to).is_assignable()
+                        }
+                        _ => hint_fits(to, from),
+                    }
+                });
+                if !fits {
+                    return Err(refusal(&planned.1));
+                }
+                planned
             }
-        })
+            _ => {
+                let planned = self.selector(inner)?;
+                if !hint_fits(&hinted, &planned.2) {
+                    return Err(refusal(&planned.1));
+                }
+                planned
+            }
+        };
+        Ok((s, format!("({hint}){name}"), hinted))
     }
 
     /// An operand of an operator: a selector, or a constant typed by the operator.
     fn operand<'e>(&self, e: &'e SelectorExpr) -> Result<Operand<'e>> {
         Ok(match e {
             SelectorExpr::Term(t) if term_type(t).is_none() => Operand::Term(t),
-            SelectorExpr::WriteTime(cr) | SelectorExpr::Ttl(cr) if cr.element.is_some() => {
+            SelectorExpr::WriteTime(cr) | SelectorExpr::Ttl(cr) if !cr.path.is_empty() => {
                 // Cassandra types `writetime(m[k])` by its column when matching operators:
-                // a list for a non-frozen collection, so `writetime(m[k]) + 1` is refused.
+                // a list for a non-frozen collection or user type, so `writetime(m[k]) + 1`
+                // and `writetime(u.f) + 1` are refused.
                 let (s, name, ty) = self.selector(e)?;
                 let listed = match self.column(&cr.column) {
-                    Ok(c) if c.ty.is_non_frozen_collection() => CqlType::List(Box::new(ty.clone())),
+                    Ok(c) if c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_)) => {
+                        CqlType::List(Box::new(ty.clone()))
+                    }
                     _ => ty.clone(),
                 };
                 Operand::Selector(Box::new((s, name, listed)))
@@ -766,7 +947,7 @@ impl Planner<'_> {
             }
         }
         let names: Vec<String> = call.args.iter().map(term_display).collect();
-        let label = format!("system.{name}({})", names.join(", "));
+        let label = call_label(&name, &names);
         let ret = sig.ret.clone();
         Ok(Some((
             Selector::Constant(Term::Function(call), ret.clone()),
@@ -816,7 +997,7 @@ impl Planner<'_> {
             names.push(n);
             types.push(t);
         }
-        let label = format!("system.{fname}({})", names.join(", "));
+        let label = call_label(fname, &names);
         if system && crate::values::collection_fns::is_collection_fn(fname) {
             // Refused here, where the argument is named as the selection names it.
             let ([ty], [name]) = (types.as_slice(), names.as_slice()) else {
@@ -843,6 +1024,13 @@ impl Planner<'_> {
                         f.args.len()
                     )));
                 };
+                if kind == AggregateKind::Count && matches!(f.args[..], [SelectorExpr::Tuple(_)]) {
+                    // Cassandra finds no `count` overload for a tuple of selectors.
+                    return Err(Error::Invalid(format!(
+                        "Type error: {} cannot be passed as argument 0 of function system.count of type blob",
+                        names.first().map_or("", String::as_str)
+                    )));
+                }
                 if arg.is_aggregate() {
                     return Err(Error::Invalid(
                         "aggregate functions cannot be used as arguments of aggregate functions"
@@ -942,12 +1130,56 @@ impl Operand<'_> {
     }
 }
 
-/// Whether `writetime` / `ttl` of column `c` (or of this element of it) has one value per
-/// element: a non-frozen collection or a slice of one, or a non-frozen user type (one per
-/// field).
-fn per_element(c: &ColumnDef, elem: Option<&ElementSel>) -> bool {
-    (c.ty.is_non_frozen_collection() && elem.is_none_or(ElementSel::is_slice))
-        || (matches!(c.ty, CqlType::Udt(_)) && elem.is_none())
+/// `selected.field` on a value of type `ty` shown as `selected`: the field's position, the
+/// selection's text and the field's type, or Cassandra's refusal.
+fn field_selection(selected: &str, ty: &CqlType, field: &str) -> Result<(usize, String, CqlType)> {
+    let Some(u) = ty.as_udt() else {
+        return Err(Error::Invalid(format!(
+            "Invalid field selection: {selected} of type {} is not a user type",
+            ty.name()
+        )));
+    };
+    let Some((i, fty)) = u.field(field) else {
+        return Err(Error::Invalid(format!(
+            "{selected} of type {} has no field {}",
+            ty.name(),
+            crate::identifier::quote_identifier(field)
+        )));
+    };
+    Ok((
+        i,
+        format!("{selected}.{}", crate::identifier::quote_identifier(field)),
+        fty.clone(),
+    ))
+}
+
+/// Whether a selector of type `from` may carry the type hint `to` (Cassandra's
+/// `AbstractType.testAssignment` with the hint frozen): `to` reads `from`'s values as they
+/// are; a non-frozen collection or user type (many cells) fits only `blob`.
+fn hint_fits(to: &CqlType, from: &CqlType) -> bool {
+    if from.is_non_frozen_collection() || matches!(from, CqlType::Udt(_)) {
+        return *unfrozen(to) == CqlType::Blob;
+    }
+    crate::values::assign::value_compatible(to, from)
+}
+
+/// A type's name as Cassandra shows a (frozen) hint's: collections and tuples `frozen<…>`.
+fn frozen_name(ty: &CqlType) -> String {
+    match ty {
+        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) | CqlType::Tuple(_) => {
+            format!("frozen<{}>", ty.name())
+        }
+        other => other.name(),
+    }
+}
+
+/// A native function call's result column name: `system.f(a, b)`, and `cast(a as int)` for
+/// the cast functions (`cast_as_int(a)`), as Cassandra names them.
+fn call_label(fname: &str, args: &[String]) -> String {
+    match (fname.strip_prefix("cast_as_"), args) {
+        (Some(to), [arg]) => format!("cast({arg} as {to})"),
+        _ => format!("system.{fname}({})", args.join(", ")),
+    }
 }
 
 fn qualified(n: &QualifiedName) -> String {
