@@ -368,9 +368,11 @@ impl Selector {
         }
     }
 
-    /// The bind markers inside element keys and slice bounds: index, name and type.
+    /// The bind markers inside element keys, slice bounds and constants: index, name and
+    /// type (a constant's are named `[selection]`, as Cassandra names them).
     pub fn markers(&self, out: &mut Vec<(usize, String, CqlType)>) {
         match self {
+            Selector::Constant(t, ty) => out.extend(term::marker_types(t, "[selection]", ty)),
             Selector::WriteTime(_, path, _) | Selector::Ttl(_, path) => path.markers(out),
             Selector::Element(inner, _, sel) => {
                 inner.markers(out);
@@ -829,14 +831,18 @@ impl Planner<'_> {
                 "Cannot infer type for term {name} in selection clause (try using a cast to force a type)"
             )));
         }
-        Ok((Selector::Tuple(selectors), name, CqlType::Tuple(elem_types)))
+        Ok((
+            Selector::Tuple(selectors),
+            name,
+            frozen(CqlType::Tuple(elem_types)),
+        ))
     }
 
     /// `(type) s` on a selector: its value as is, of the hinted type, when that type takes
     /// the selector's values (Cassandra's `WithTypeHint`: the same type, or one whose values
     /// the hinted type reads as they are; a tuple element by element).
     fn hinted(&self, hint: &TypeName, inner: &SelectorExpr) -> Result<Planned> {
-        let Some(hinted) = hint.to_cql_type() else {
+        let Some(hinted) = hint.to_cql_type().map(frozen) else {
             return Err(Error::Invalid(format!(
                 "type hints naming user types or vectors are not supported on selectors: ({hint})"
             )));
@@ -845,13 +851,13 @@ impl Planner<'_> {
             let text = format!("({hint}){inner_name}");
             Error::Invalid(format!(
                 "Cannot assign value {text} to {text} of type {}",
-                frozen_name(&hinted)
+                hinted.name()
             ))
         };
         let (s, name, _) = match (inner, unfrozen(&hinted)) {
             (SelectorExpr::Tuple(items), CqlType::Tuple(types)) if items.len() <= types.len() => {
                 let planned = self.tuple(items, Some(types))?;
-                let CqlType::Tuple(planned_types) = &planned.2 else {
+                let CqlType::Tuple(planned_types) = unfrozen(&planned.2) else {
                     return Err(refusal(&planned.1));
                 };
                 // Each element against its hinted type (Cassandra's `testTupleAssignment`):
@@ -1163,13 +1169,14 @@ fn hint_fits(to: &CqlType, from: &CqlType) -> bool {
     crate::values::assign::value_compatible(to, from)
 }
 
-/// A type's name as Cassandra shows a (frozen) hint's: collections and tuples `frozen<…>`.
-fn frozen_name(ty: &CqlType) -> String {
+/// A type as a tuple selector or a type hint has it: collections and tuples frozen (one
+/// value, never cells).
+fn frozen(ty: CqlType) -> CqlType {
     match ty {
         CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) | CqlType::Tuple(_) => {
-            format!("frozen<{}>", ty.name())
+            CqlType::Frozen(Box::new(ty))
         }
-        other => other.name(),
+        other => other,
     }
 }
 
