@@ -226,3 +226,12 @@ def test_writetime_path_refusals(session, t):
     refused(session, f"SELECT writetime(k.f) FROM {t}", "Cannot use selection function writetime on PRIMARY KEY part k")
     refused(session, f"SELECT writetime(u.f) + 1 FROM {t}",
             "the '+' operation is not supported between writetime(u.f) and 1")
+
+
+def test_writetime_and_ttl_beside_aggregates(session, t):
+    # Cassandra 5.0 shows the group's first row's, as for any selector outside an aggregate.
+    rs = session.execute(f"SELECT writetime(a), writetime(u.f), count(*) FROM {t} WHERE k = 1")
+    assert meta(rs) == [("writetime(a)", "bigint"), ("writetime(u.f)", "bigint"), ("count", "bigint")]
+    assert tuple(rs.one()) == (1000, 1000, 2)
+    rs = session.execute(f"SELECT max(writetime(a)), min(ttl(a)) FROM {t} WHERE k = 1")
+    assert tuple(rs.one()) == (2000, None)

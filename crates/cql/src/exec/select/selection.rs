@@ -600,16 +600,9 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
             }
         }
     }
+    // Cassandra 5.0 takes `writetime(a), count(*)`: the group's first row's, like any other
+    // selector outside an aggregate.
     let aggregate = selectors.iter().any(Selector::is_aggregate);
-    if aggregate
-        && selectors
-            .iter()
-            .any(|s| matches!(s, Selector::WriteTime(..) | Selector::Ttl(..)))
-    {
-        return Err(Error::Invalid(
-            "Cannot include writetime() or ttl() with aggregates".into(),
-        ));
-    }
     Ok(Plan {
         selectors,
         specs: specs.into(),
