@@ -4,9 +4,8 @@ use super::terms::{multiplicative, RelationContext};
 use super::Parser;
 use crate::ast::{
     ArithmeticOp, Assignment, Batch, BatchKind, BatchStatement, CellRef, CellStep, Delete,
-    ElementRef,
-    Insert, InsertValues, Order, QualifiedName, Relation, RelationTarget, Select, Selector,
-    SelectorExpr, Term, Update,
+    ElementRef, Insert, InsertValues, Order, QualifiedName, Relation, RelationTarget, Select,
+    Selector, SelectorExpr, Term, Update,
 };
 use crate::error::Result;
 use crate::lexer::TokenKind as T;

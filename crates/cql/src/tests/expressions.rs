@@ -4,8 +4,8 @@
 //! `(+ a (* b #2))` is `a + b * 2` with `a`, `b` columns and `#2` a constant.
 
 use crate::ast::{
-    ArithmeticOp, CellRef, CellStep, ElementRef, InsertValues, Literal, Relation, Selector, SelectorExpr,
-    Statement, Term,
+    ArithmeticOp, CellRef, CellStep, ElementRef, InsertValues, Literal, Relation, Selector,
+    SelectorExpr, Statement, Term,
 };
 use crate::parse_statement;
 
@@ -179,12 +179,18 @@ fn selector_parentheses_tuples_and_hints() {
             ("(a) + 1", "(+ (paren a) #1)"),
             ("[1, 2 + 3]", "#[1 (+ 2 3)]"),
             ("(a, b)", "(tuple a b)"),
-            ("(a, (int) 1, (b, ?))", "(tuple a #(hint int 1) (tuple b #?))"),
+            (
+                "(a, (int) 1, (b, ?))",
+                "(tuple a #(hint int 1) (tuple b #?))",
+            ),
             ("(a, 1)", "(tuple a #1)"),
             ("(int) a", "(hint int a)"),
             ("(int) a + 1", "(+ (hint int a) #1)"),
             ("(varint) a.f", "(field (hint varint a) f)"),
-            ("(tuple<int, int>) (a, 1)", "(hint tuple<int, int> (tuple a #1))"),
+            (
+                "(tuple<int, int>) (a, 1)",
+                "(hint tuple<int, int> (tuple a #1))",
+            ),
             ("(bigint) max(a)", "(hint bigint (call max a))"),
         ],
     );
@@ -216,7 +222,10 @@ fn selector_elements_and_slices() {
             ("writetime(c) - 1", "(- (writetime c) #1)"),
             ("writetime(m[1][2])", "(writetime m [1] [2])"),
             ("ttl(u.f)", "(ttl u .f)"),
-            ("maxwritetime(m[1..2][3].g)", "(maxwritetime m [1..2] [3] .g)"),
+            (
+                "maxwritetime(m[1..2][3].g)",
+                "(maxwritetime m [1..2] [3] .g)",
+            ),
         ],
     );
 }

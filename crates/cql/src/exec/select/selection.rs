@@ -190,7 +190,7 @@ pub struct CellPath {
 /// The cell selection of a [`CellPath`].
 #[derive(Debug, Clone)]
 enum CellPick {
-    Element(ElementSel),
+    Element(Box<ElementSel>),
     /// The field's position.
     Field(usize),
 }
@@ -199,7 +199,7 @@ enum CellPick {
 #[derive(Debug, Clone)]
 enum ValueStep {
     /// On a collection of this type.
-    Element(CqlType, ElementSel),
+    Element(CqlType, Box<ElementSel>),
     /// The field at this position of a user type.
     Field(usize),
 }
@@ -769,9 +769,10 @@ impl Planner<'_> {
                 CellStep::Element(part) => {
                     let (sel, label, out) = ElementSel::plan(&ty, &name, part)?;
                     if i == 0 && multi_cell {
-                        path.cell = Some(CellPick::Element(sel));
+                        path.cell = Some(CellPick::Element(Box::new(sel)));
                     } else {
-                        path.value.push(ValueStep::Element(ty.clone(), sel));
+                        path.value
+                            .push(ValueStep::Element(ty.clone(), Box::new(sel)));
                     }
                     (label, out)
                 }
@@ -855,14 +856,15 @@ impl Planner<'_> {
                 };
                 // Each element against its hinted type (Cassandra's `testTupleAssignment`):
                 // a constant by how it fits, any other by its type.
-                let fits = items.iter().zip(planned_types).zip(types).all(|((item, from), to)| {
-                    match item {
-                        SelectorExpr::Term(t) if term_type(t).is_none() => {
-                            crate::values::fit::assignment(t, to).is_assignable()
-                        }
-                        _ => hint_fits(to, from),
-                    }
-                });
+                let fits =
+                    items.iter().zip(planned_types).zip(types).all(
+                        |((item, from), to)| match item {
+                            SelectorExpr::Term(t) if term_type(t).is_none() => {
+                                crate::values::fit::assignment(t, to).is_assignable()
+                            }
+                            _ => hint_fits(to, from),
+                        },
+                    );
                 if !fits {
                     return Err(refusal(&planned.1));
                 }
