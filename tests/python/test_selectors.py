@@ -214,6 +214,20 @@ def test_writetime_of_nested_elements(session, t):
     assert tuples(session, p, (5, 1)) == [(None,)]
 
 
+def test_writetime_of_elements_of_slices(session, t):
+    # An element of a slice is that element's cell, while it is in the slice; a slice of a
+    # slice, the cells in both.
+    rs = session.execute(
+        f"SELECT writetime(m[1..9][5]), writetime(m[1..9][5][6]), writetime(m[1..3][5]), "
+        f"maxwritetime(m[1..9][8]), writetime(m[1..9][5..6]) FROM {t} WHERE k = 1 AND c = 2")
+    assert meta(rs) == [("writetime(m[1..9][5])", "bigint"), ("writetime(m[1..9][5][6])", "bigint"),
+                        ("writetime(m[1..3][5])", "bigint"), ("maxwritetime(m[1..9][8])", "bigint"),
+                        ("writetime(m[1..9][5..6])", "list<bigint>")]
+    assert tuple(rs.one()) == (4000, 4000, None, 5000, [4000])
+    refused(session, f"SELECT writetime(m[1..9][5..6][5]) FROM {t}",
+            "WRITETIME() of a selection inside a slice of a slice (m[1..9][5..6]) is not supported")
+
+
 def test_writetime_path_refusals(session, t):
     refused(session, f"SELECT writetime(u.h) FROM {t}", "u of type ut has no field h")
     refused(session, f"SELECT writetime(a.f) FROM {t}", "Invalid field selection: a of type int is not a user type")

@@ -86,14 +86,29 @@ impl RowView<'_> {
             None => Times::One(live_cell()),
             Some(CellPick::Element(sel)) => {
                 let cells = sel.cells(&c.ty, self.cells(c), &sel.bind(ctx)?)?;
-                match sel.is_slice() {
-                    true => Times::Each(cells),
-                    false => Times::One(cells.first().copied()),
+                match (sel.is_slice(), path.value.first()) {
+                    // `m[a..b][k]`: the cell of element `k` (there while in the slice, below);
+                    // `m[a..b][c..d]`: the cells in both slices.
+                    (true, Some(ValueStep::Element(_, inner))) => {
+                        let inner_cells = inner.cells(&c.ty, self.cells(c), &inner.bind(ctx)?)?;
+                        if inner.is_slice() {
+                            Times::Each(
+                                inner_cells
+                                    .into_iter()
+                                    .filter(|x| cells.iter().any(|y| std::ptr::eq(*x, *y)))
+                                    .collect(),
+                            )
+                        } else {
+                            Times::One(inner_cells.first().copied())
+                        }
+                    }
+                    (true, _) => Times::Each(cells),
+                    (false, _) => Times::One(cells.first().copied()),
                 }
             }
             Some(CellPick::Field(i)) => Times::One(self.field_cells(c).get(*i).copied().flatten()),
         };
-        if path.value.is_empty() {
+        if path.value.is_empty() || path.slice_of_slice() {
             return Ok(times);
         }
         // Selections inside the picked cell's value: its time shows while what they select
@@ -182,8 +197,9 @@ fn tuple_field(v: &[u8], i: usize) -> Option<Bytes> {
 pub struct CellPath {
     /// `c[k]` / `c[a..b]` of a non-frozen collection, `u.f` of a non-frozen user type.
     cell: Option<CellPick>,
-    /// Selections inside the value, each with the type of what it applies to. Never after
-    /// a slice `cell` (refused when planned).
+    /// Selections inside the value, each with the type of what it applies to. After a slice
+    /// `cell`, the first picks cells again (`m[a..b][k]`: that element's cell; `m[a..b][c..d]`:
+    /// the cells in both, and nothing after it).
     value: Vec<ValueStep>,
 }
 
@@ -206,13 +222,20 @@ enum ValueStep {
 
 impl CellPath {
     /// Whether the times are one per element or field: a whole non-frozen collection or
-    /// user type, or a slice of a non-frozen collection.
+    /// user type, or a slice of a non-frozen collection (or a slice of such a slice).
     fn per_element(&self, c: &ColumnDef) -> bool {
         match (&self.cell, self.value.is_empty()) {
             (None, true) => c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_)),
             (Some(CellPick::Element(sel)), true) => sel.is_slice(),
-            _ => false,
+            _ => self.slice_of_slice(),
         }
+    }
+
+    /// `m[a..b][c..d]` on a non-frozen collection: the cells in both slices. Nothing may
+    /// follow it (refused when planned).
+    fn slice_of_slice(&self) -> bool {
+        matches!(&self.cell, Some(CellPick::Element(sel)) if sel.is_slice())
+            && matches!(self.value.as_slice(), [ValueStep::Element(_, inner)] if inner.is_slice())
     }
 
     /// The bind markers in its element keys and slice bounds.
@@ -758,10 +781,10 @@ impl Planner<'_> {
         let mut path = CellPath::default();
         let multi_cell = c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_));
         for (i, step) in cr.path.iter().enumerate() {
-            if matches!(&path.cell, Some(CellPick::Element(sel)) if sel.is_slice()) {
-                // Cassandra answers these (the time of the element's cell); not built.
+            if path.slice_of_slice() {
+                // Cassandra answers these too; not built.
                 return Err(Error::Invalid(format!(
-                    "{}() of a selection inside a slice ({name}) is not supported",
+                    "{}() of a selection inside a slice of a slice ({name}) is not supported",
                     f.to_ascii_uppercase()
                 )));
             }
