@@ -146,6 +146,22 @@ def test_type_hint_refusals(session, t):
             "Invalid field selection: (varint)a of type varint is not a user type")
 
 
+def test_type_hints_naming_user_types(session, t, ks):
+    rs = session.execute(f"SELECT (frozen<ut>) fu, (ut) fu, ((ut) fu).f FROM {t} WHERE k = 1 AND c = 1")
+    assert meta(rs) == [(f"(frozen<{ks}.ut>)fu", "frozen<ut>"), (f"({ks}.ut)fu", "frozen<ut>"),
+                        (f"(({ks}.ut)fu).f", "int")]
+    row = rs.one()
+    assert (row[0].f, row[1].g, row[2]) == (2, "b", 2)
+    # A non-frozen user type is many cells.
+    refused(session, f"SELECT (ut) u FROM {t}",
+            f"Cannot assign value ({ks}.ut)u to ({ks}.ut)u of type frozen<ut>")
+    refused(session, f"SELECT (list<ut>) l FROM {t}",
+            "Non-frozen UDTs are not allowed inside collections: list<ut>")
+    refused(session, f"SELECT (other.ut) fu FROM {t}",
+            f"Statement on keyspace {ks} cannot refer to a user type in keyspace other; "
+            f"user types can only be used in the keyspace they are defined in")
+
+
 # --- CAST in terms ---------------------------------------------------------------------
 
 

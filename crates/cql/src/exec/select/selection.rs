@@ -855,15 +855,78 @@ impl Planner<'_> {
         ))
     }
 
+    /// A type hint's type. A user type is looked up among the types of the table's columns
+    /// (the planner has no catalog; Cassandra looks in the keyspace, so one the table does
+    /// not use is refused by name), frozen inside a tuple; vectors and custom types are
+    /// refused by name too.
+    fn hint_type(
+        &self,
+        hint: &TypeName,
+        t: &TypeName,
+        inside: bool,
+        in_frozen: bool,
+    ) -> Result<CqlType> {
+        let inner = |t: &TypeName| self.hint_type(hint, t, true, in_frozen).map(Box::new);
+        // A user type right inside a collection must be frozen, or the collection (Cassandra's
+        // check).
+        let element = |t: &TypeName| match t {
+            TypeName::UserDefined(_) if !in_frozen => Err(Error::Invalid(format!(
+                "Non-frozen UDTs are not allowed inside collections: {hint}"
+            ))),
+            other => inner(other),
+        };
+        Ok(match t {
+            TypeName::Native(n) => n.clone(),
+            TypeName::List(e) => CqlType::List(element(e)?),
+            TypeName::Set(e) => CqlType::Set(element(e)?),
+            TypeName::Map(k, v) => CqlType::Map(element(k)?, element(v)?),
+            TypeName::Tuple(ts) => CqlType::Tuple(
+                ts.iter()
+                    .map(|t| self.hint_type(hint, t, true, in_frozen))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            TypeName::Frozen(e) => {
+                CqlType::Frozen(Box::new(self.hint_type(hint, e, false, true)?))
+            }
+            TypeName::UserDefined(name) => {
+                let ks = &self.schema.keyspace;
+                if let Some(other) = name.keyspace.as_deref().filter(|k| k != ks) {
+                    return Err(Error::Invalid(format!(
+                        "Statement on keyspace {ks} cannot refer to a user type in keyspace {other}; user types can only be used in the keyspace they are defined in"
+                    )));
+                }
+                let Some(udt) = self
+                    .schema
+                    .columns
+                    .iter()
+                    .find_map(|c| user_type_in(&c.ty, &name.name))
+                else {
+                    return Err(Error::Invalid(format!(
+                        "type hints naming a user type the table does not use are not supported on selectors: ({hint})"
+                    )));
+                };
+                let udt = CqlType::Udt(Box::new(udt));
+                if inside {
+                    CqlType::Frozen(Box::new(udt))
+                } else {
+                    udt
+                }
+            }
+            TypeName::Vector(..) | TypeName::Custom(_) => {
+                return Err(Error::Invalid(format!(
+                    "type hints naming vectors or custom types are not supported on selectors: ({hint})"
+                )))
+            }
+        })
+    }
+
     /// `(type) s` on a selector: its value as is, of the hinted type, when that type takes
     /// the selector's values (Cassandra's `WithTypeHint`: the same type, or one whose values
     /// the hinted type reads as they are; a tuple element by element).
     fn hinted(&self, hint: &TypeName, inner: &SelectorExpr) -> Result<Planned> {
-        let Some(hinted) = hint.to_cql_type().map(frozen) else {
-            return Err(Error::Invalid(format!(
-                "type hints naming user types or vectors are not supported on selectors: ({hint})"
-            )));
-        };
+        let hinted = frozen(self.hint_type(hint, hint, false, false)?);
+        // User types are named with their keyspace, as Cassandra prints a prepared hint.
+        let hint = qualify_user_types(hint, &self.schema.keyspace);
         let refusal = |inner_name: &str| {
             let text = format!("({hint}){inner_name}");
             Error::Invalid(format!(
@@ -1187,14 +1250,51 @@ fn hint_fits(to: &CqlType, from: &CqlType) -> bool {
     crate::values::assign::value_compatible(to, from)
 }
 
-/// A type as a tuple selector or a type hint has it: collections and tuples frozen (one
-/// value, never cells).
+/// A type as a tuple selector or a type hint has it: collections, tuples and user types
+/// frozen (one value, never cells).
 fn frozen(ty: CqlType) -> CqlType {
     match ty {
-        CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) | CqlType::Tuple(_) => {
-            CqlType::Frozen(Box::new(ty))
-        }
+        CqlType::List(_)
+        | CqlType::Set(_)
+        | CqlType::Map(..)
+        | CqlType::Tuple(_)
+        | CqlType::Udt(_) => CqlType::Frozen(Box::new(ty)),
         other => other,
+    }
+}
+
+/// The user type named `name` in `ty` (at any depth).
+fn user_type_in(ty: &CqlType, name: &str) -> Option<cairn_engine::model::types::UserType> {
+    match ty {
+        CqlType::Udt(u) if u.name == name => Some((**u).clone()),
+        CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => user_type_in(e, name),
+        CqlType::Map(k, v) => user_type_in(k, name).or_else(|| user_type_in(v, name)),
+        other => other
+            .components()
+            .and_then(|cs| cs.iter().find_map(|c| user_type_in(c, name))),
+    }
+}
+
+/// A written type as Cassandra prints a prepared hint: user types named with `keyspace`,
+/// frozen inside a tuple or collection (`tuple<int, frozen<ks.ut>>`).
+fn qualify_user_types(t: &TypeName, keyspace: &str) -> TypeName {
+    // Cassandra freezes the user types inside a tuple or collection, and prints them so.
+    let q = |t: &TypeName| {
+        Box::new(match qualify_user_types(t, keyspace) {
+            u @ TypeName::UserDefined(_) => TypeName::Frozen(Box::new(u)),
+            other => other,
+        })
+    };
+    match t {
+        TypeName::UserDefined(n) if n.keyspace.is_none() => {
+            TypeName::UserDefined(QualifiedName::qualified(keyspace, n.name.clone()))
+        }
+        TypeName::List(e) => TypeName::List(q(e)),
+        TypeName::Set(e) => TypeName::Set(q(e)),
+        TypeName::Map(k, v) => TypeName::Map(q(k), q(v)),
+        TypeName::Frozen(e) => TypeName::Frozen(Box::new(qualify_user_types(e, keyspace))),
+        TypeName::Tuple(ts) => TypeName::Tuple(ts.iter().map(|t| *q(t)).collect()),
+        other => other.clone(),
     }
 }
 
