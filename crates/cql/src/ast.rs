@@ -423,6 +423,13 @@ pub enum SelectorExpr {
     Arithmetic(ArithmeticOp, Box<SelectorExpr>, Box<SelectorExpr>),
     /// `-a` (`-1`, a minus written right before a number, is the literal `-1`).
     Negate(Box<SelectorExpr>),
+    /// `(a, b)`: a tuple of selectors, at least one of them not a constant or marker (a
+    /// tuple of constants only is a [`Term::Tuple`]). Its type is the tuple of its
+    /// elements' types; a constant in it needs a type of its own or a hint's.
+    Tuple(Vec<SelectorExpr>),
+    /// `(type) s` on a selector that is not a constant or marker (those are a
+    /// [`Term::TypeHint`]): the value as is, typed as the hint when it can be.
+    TypeHint(TypeName, Box<SelectorExpr>),
     /// `(a)`: a selector in parentheses. Kept because the parentheses are part of the result
     /// column's name (`(a + b) * 2`), and because Cassandra refuses a top-level `(a)` ("Cannot
     /// infer type for term (a) in selection clause"). Parentheses around constants and
@@ -433,14 +440,23 @@ pub enum SelectorExpr {
     Term(Term),
 }
 
-/// The cells `WRITETIME`, `MAXWRITETIME` and `TTL` look at: a column, or one element or a
-/// slice of elements of a non-frozen collection.
+/// The cells `WRITETIME`, `MAXWRITETIME` and `TTL` look at: a column, optionally followed
+/// by element and field selections (`m[k]`, `s[a..b]`, `u.f`, `m[1][2]`, `fu.f`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellRef {
     /// The column.
     pub column: String,
-    /// The element or slice, if any.
-    pub element: Option<ElementRef>,
+    /// The element and field selections after it, in order.
+    pub path: Vec<CellStep>,
+}
+
+/// One selection after the column of a [`CellRef`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellStep {
+    /// `[k]` or `[a..b]`.
+    Element(ElementRef),
+    /// `.field`.
+    Field(String),
 }
 
 impl CellRef {
@@ -448,7 +464,7 @@ impl CellRef {
     pub fn column(name: impl Into<String>) -> Self {
         CellRef {
             column: name.into(),
-            element: None,
+            path: Vec::new(),
         }
     }
 }

@@ -1300,6 +1300,24 @@ class Generator:
                 item = f"toJson({c.name})"
             elif c.type.kind == "udt" and self.chance("select_udt_field"):
                 item = f"{c.name}.{self.rng.choice(c.type.fields)}"
+            # The knobs below are off by default; their draws are skipped when off, so the
+            # statements of a seed stay the same.
+            elif self.f("select_tuple") > 0 and self.chance("select_tuple"):
+                others = [self.rng.choice(t.columns) for _ in range(self.rng.randint(1, 2))]
+                cols |= {o.name for o in others}
+                item = f"({', '.join([c.name] + [o.name for o in others])})"
+            elif self.f("select_type_hint") > 0 and c.type.kind == "native" \
+                    and self.chance("select_type_hint"):
+                hints = [c.type.name, "blob"]
+                if c.type.name in ("tinyint", "smallint", "int", "bigint"):
+                    hints.append("varint")
+                item = f"({self.rng.choice(hints)}) {c.name}"
+            elif self.f("writetime_udt_field") > 0 and c.type.kind == "udt" \
+                    and c.kind in ("static", "regular") and not t.counter \
+                    and self.chance("writetime_udt_field"):
+                fn = self.rng.choice(["writetime", "maxwritetime", "ttl"])
+                loose[i] = "ttl" if fn == "ttl" else "writetime"
+                item = f"{fn}({c.name}.{self.rng.choice(c.type.fields)})"
             else:
                 item = c.name
             if c is not None:

@@ -547,7 +547,7 @@ pub fn describe(ex: &Executor, session: &Session, parsed: &ParsedStatement) -> R
                     None,
                     &indexed,
                 )?;
-                // Markers in element keys and slice bounds of the selection.
+                // Markers in the selection (element keys, slice bounds, constants).
                 let mut markers = Vec::new();
                 plan.selectors
                     .iter()

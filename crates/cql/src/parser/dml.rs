@@ -3,11 +3,11 @@
 use super::terms::{multiplicative, RelationContext};
 use super::Parser;
 use crate::ast::{
-    ArithmeticOp, Assignment, Batch, BatchKind, BatchStatement, CellRef, Delete, ElementRef,
-    Insert, InsertValues, Order, QualifiedName, Relation, RelationTarget, Select, Selector,
-    SelectorExpr, Term, Update,
+    ArithmeticOp, Assignment, Batch, BatchKind, BatchStatement, CellRef, CellStep, Delete,
+    ElementRef, Insert, InsertValues, Order, QualifiedName, Relation, RelationTarget, Select,
+    Selector, SelectorExpr, Term, Update,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::lexer::TokenKind as T;
 
 fn arithmetic_selector(op: ArithmeticOp, l: SelectorExpr, r: SelectorExpr) -> SelectorExpr {
@@ -97,12 +97,13 @@ impl Parser<'_> {
 
     /// After `json`/`distinct`: does a selector list follow (so the word is a flag)?
     fn flag_keyword_follows(&self) -> bool {
-        // Cassandra tries to read a selector list after the word: `-` and `*` can start one
-        // (`SELECT json - 1`, `SELECT json *`), the other operators cannot.
+        // Cassandra tries to read a selector list after the word: `-`, `*` and `(` can start
+        // one (`SELECT json - 1`, `SELECT json *`, `SELECT JSON (a, b)`: never a call of a
+        // function named `json`), the other operators cannot.
         let next = &self.peek_tok(1).kind;
         !(matches!(
             next,
-            T::Comma | T::LParen | T::Dot | T::LBracket | T::Eof | T::Plus | T::Slash | T::Percent
+            T::Comma | T::Dot | T::LBracket | T::Eof | T::Plus | T::Slash | T::Percent
         ) || self.is_kw_at(1, "from")
             || self.is_kw_at(1, "as"))
     }
@@ -248,29 +249,21 @@ impl Parser<'_> {
     ///
     /// The type hint is tried first and kept only when a type, `)` and a selector follow
     /// (Cassandra's syntactic predicate), so `(a) + 1` is the column `a` in parentheses. A
-    /// hinted constant or marker is a [`Term::TypeHint`]. A parenthesised selector keeps its
-    /// parentheses (they are part of the result column's name, `(a + b) * 2`); a tuple of
-    /// constants is a [`Term::Tuple`].
+    /// hinted constant or marker is a [`Term::TypeHint`], any other hinted selector a
+    /// [`SelectorExpr::TypeHint`]. A parenthesised selector keeps its parentheses (they are
+    /// part of the result column's name, `(a + b) * 2`); a tuple of constants is a
+    /// [`Term::Tuple`], any other a [`SelectorExpr::Tuple`].
     fn paren_selector(&mut self) -> Result<SelectorExpr> {
         let (save, markers) = (self.pos, self.marker_count());
         self.expect(&T::LParen)?;
         if self.is_ident() {
             if let Ok(ty) = self.type_name() {
                 if self.eat(&T::RParen) {
-                    let inner_at = self.pos;
                     match self.selection_without_field() {
                         Ok(SelectorExpr::Term(t)) => {
                             return Ok(SelectorExpr::Term(Term::TypeHint(ty, Box::new(t))))
                         }
-                        Ok(_) => {
-                            return Err(self.error_at(
-                                inner_at,
-                                format!(
-                                    "type hints are only supported on constants and bind markers in selectors, not at input {}",
-                                    self.display(inner_at)
-                                ),
-                            ))
-                        }
+                        Ok(other) => return Ok(SelectorExpr::TypeHint(ty, Box::new(other))),
                         Err(_) => {}
                     }
                 }
@@ -293,11 +286,7 @@ impl Parser<'_> {
         match items.len() {
             1 => Ok(SelectorExpr::Parenthesized(Box::new(items.remove(0)))),
             0 => Err(self.no_viable()),
-            _ => Err(self.error_at(
-                save,
-                "tuples of selectors other than constants and bind markers are not supported"
-                    .into(),
-            )),
+            _ => Ok(SelectorExpr::Tuple(items)),
         }
     }
 
@@ -326,7 +315,7 @@ impl Parser<'_> {
                 if self.is_kw(kw) {
                     self.advance();
                     self.advance();
-                    let cell = self.cell_ref(kw)?;
+                    let cell = self.cell_ref()?;
                     self.expect(&T::RParen)?;
                     return Ok(make(cell));
                 }
@@ -354,23 +343,21 @@ impl Parser<'_> {
         Ok(SelectorExpr::Term(self.simple_term()?))
     }
 
-    /// The argument of `WRITETIME`, `MAXWRITETIME` and `TTL`: a column, optionally with one
-    /// element or slice (`c[k]`, `c[a..b]`). Cassandra's grammar allows any chain of field and
-    /// element selections here; longer chains and user-type fields are refused by name.
-    fn cell_ref(&mut self, function: &str) -> Result<CellRef> {
+    /// The argument of `WRITETIME`, `MAXWRITETIME` and `TTL`: a column, then any chain of
+    /// element, slice and field selections (`c[k]`, `c[a..b]`, `u.f`, `m[1][2]`), as
+    /// Cassandra's grammar allows there.
+    fn cell_ref(&mut self) -> Result<CellRef> {
         let column = self.ident()?;
-        let element = if self.is(&T::LBracket) {
-            Some(self.collection_sub_selection()?)
-        } else {
-            None
-        };
-        if self.is(&T::Dot) || self.is(&T::LBracket) {
-            return Err(Error::Invalid(format!(
-                "{}() of a user type field or of a nested element is not supported",
-                function.to_ascii_uppercase()
-            )));
+        let mut path = Vec::new();
+        loop {
+            if self.is(&T::LBracket) {
+                path.push(CellStep::Element(self.collection_sub_selection()?));
+            } else if self.eat(&T::Dot) {
+                path.push(CellStep::Field(self.ident()?));
+            } else {
+                return Ok(CellRef { column, path });
+            }
         }
-        Ok(CellRef { column, element })
     }
 
     // --- INSERT -----------------------------------------------------------------------

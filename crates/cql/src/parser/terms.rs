@@ -134,6 +134,9 @@ impl Parser<'_> {
                     self.advance();
                     return Ok(Term::Null);
                 }
+                if self.is_kw("cast") && self.is_at(1, &T::LParen) {
+                    return self.cast_term();
+                }
                 if self.is_function_call_start() {
                     return Ok(Term::Function(self.function_call(Self::term)?));
                 }
@@ -148,6 +151,29 @@ impl Parser<'_> {
             T::LParen => self.paren_term(),
             _ => Err(self.no_viable()),
         }
+    }
+
+    /// `CAST(simpleTerm AS native_type)`: Cassandra's call of the native function
+    /// `system.cast_as_<type>` on the term, resolved among that function's overloads like
+    /// any call (so `CAST(1 AS int)` is ambiguous and `CAST(1.5 AS int)` is not).
+    fn cast_term(&mut self) -> Result<Term> {
+        self.advance();
+        self.expect(&T::LParen)?;
+        let arg = self.simple_term()?;
+        self.expect_kw("as")?;
+        let ty = match self.tok().kind {
+            T::Ident => CqlType::native(&self.text_of(self.tok()).to_ascii_lowercase()),
+            _ => None,
+        };
+        let Some(ty) = ty else {
+            return Err(self.no_viable());
+        };
+        self.advance();
+        self.expect(&T::RParen)?;
+        Ok(Term::Function(FunctionCall {
+            name: QualifiedName::qualified("system", format!("cast_as_{}", ty.name())),
+            args: vec![arg],
+        }))
     }
 
     /// A constant at the current token, if there is one: numbers (with a leading minus

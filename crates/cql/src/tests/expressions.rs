@@ -4,8 +4,8 @@
 //! `(+ a (* b #2))` is `a + b * 2` with `a`, `b` columns and `#2` a constant.
 
 use crate::ast::{
-    ArithmeticOp, CellRef, ElementRef, InsertValues, Literal, Relation, Selector, SelectorExpr,
-    Statement, Term,
+    ArithmeticOp, CellRef, CellStep, ElementRef, InsertValues, Literal, Relation, Selector,
+    SelectorExpr, Statement, Term,
 };
 use crate::parse_statement;
 
@@ -36,17 +36,20 @@ fn t(term: &Term) -> String {
     }
 }
 
-fn elem(e: &Option<ElementRef>) -> String {
+fn step(e: &CellStep) -> String {
     let bound = |b: &Option<Term>| b.as_ref().map_or("_".into(), t);
     match e {
-        None => String::new(),
-        Some(ElementRef::Key(k)) => format!(" [{}]", t(k)),
-        Some(ElementRef::Slice(a, b)) => format!(" [{}..{}]", bound(a), bound(b)),
+        CellStep::Element(ElementRef::Key(k)) => format!(" [{}]", t(k)),
+        CellStep::Element(ElementRef::Slice(a, b)) => format!(" [{}..{}]", bound(a), bound(b)),
+        CellStep::Field(f) => format!(" .{f}"),
     }
 }
 
 fn s(e: &SelectorExpr) -> String {
-    let cell = |name: &str, c: &CellRef| format!("({name} {}{})", c.column, elem(&c.element));
+    let cell = |name: &str, c: &CellRef| {
+        let path: String = c.path.iter().map(step).collect();
+        format!("({name} {}{path})", c.column)
+    };
     match e {
         SelectorExpr::Column(c) => c.clone(),
         SelectorExpr::Term(x) => format!("#{}", t(x)),
@@ -70,6 +73,11 @@ fn s(e: &SelectorExpr) -> String {
         SelectorExpr::Arithmetic(o, l, r) => format!("({} {} {})", op(*o), s(l), s(r)),
         SelectorExpr::Negate(x) => format!("(neg {})", s(x)),
         SelectorExpr::Parenthesized(x) => format!("(paren {})", s(x)),
+        SelectorExpr::Tuple(xs) => {
+            let items: Vec<String> = xs.iter().map(s).collect();
+            format!("(tuple {})", items.join(" "))
+        }
+        SelectorExpr::TypeHint(ty, x) => format!("(hint {ty} {})", s(x)),
     }
 }
 
@@ -170,6 +178,20 @@ fn selector_parentheses_tuples_and_hints() {
             ("(bigint) -1", "#(hint bigint -1)"),
             ("(a) + 1", "(+ (paren a) #1)"),
             ("[1, 2 + 3]", "#[1 (+ 2 3)]"),
+            ("(a, b)", "(tuple a b)"),
+            (
+                "(a, (int) 1, (b, ?))",
+                "(tuple a #(hint int 1) (tuple b #?))",
+            ),
+            ("(a, 1)", "(tuple a #1)"),
+            ("(int) a", "(hint int a)"),
+            ("(int) a + 1", "(+ (hint int a) #1)"),
+            ("(varint) a.f", "(field (hint varint a) f)"),
+            (
+                "(tuple<int, int>) (a, 1)",
+                "(hint tuple<int, int> (tuple a #1))",
+            ),
+            ("(bigint) max(a)", "(hint bigint (call max a))"),
         ],
     );
 }
@@ -198,6 +220,12 @@ fn selector_elements_and_slices() {
             ("writetime(s['a'..])", "(writetime s ['a'.._])"),
             ("writetime(c), ttl(c)", "(writetime c), (ttl c)"),
             ("writetime(c) - 1", "(- (writetime c) #1)"),
+            ("writetime(m[1][2])", "(writetime m [1] [2])"),
+            ("ttl(u.f)", "(ttl u .f)"),
+            (
+                "maxwritetime(m[1..2][3].g)",
+                "(maxwritetime m [1..2] [3] .g)",
+            ),
         ],
     );
 }
@@ -214,22 +242,6 @@ fn selector_errors() {
         ("m[1..2..3]", "mismatched input '.' expecting ']'"),
         ("a +", "no viable alternative at input 'FROM'"),
         ("* 2", "mismatched input '2' expecting K_FROM"),
-        (
-            "writetime(m[1][2])",
-            "WRITETIME() of a user type field or of a nested element is not supported",
-        ),
-        (
-            "ttl(u.f)",
-            "TTL() of a user type field or of a nested element is not supported",
-        ),
-        (
-            "(a, b)",
-            "tuples of selectors other than constants and bind markers are not supported",
-        ),
-        (
-            "(int) a",
-            "type hints are only supported on constants and bind markers in selectors",
-        ),
     ];
     for (input, expected) in cases {
         let got = select(input);

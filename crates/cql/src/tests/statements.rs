@@ -477,7 +477,7 @@ fn select() {
         ),
         (
             r##"SELECT writetime(c), maxwritetime(c), ttl(c), ttl FROM t"##,
-            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: WriteTime(CellRef { column: "c", element: None }), alias: None }, Selector { expr: MaxWriteTime(CellRef { column: "c", element: None }), alias: None }, Selector { expr: Ttl(CellRef { column: "c", element: None }), alias: None }, Selector { expr: Column("ttl"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
+            r##"Select(Select { table: QualifiedName { keyspace: None, name: "t" }, json: false, distinct: false, selectors: Some([Selector { expr: WriteTime(CellRef { column: "c", path: [] }), alias: None }, Selector { expr: MaxWriteTime(CellRef { column: "c", path: [] }), alias: None }, Selector { expr: Ttl(CellRef { column: "c", path: [] }), alias: None }, Selector { expr: Column("ttl"), alias: None }]), where_clause: [], group_by: [], order_by: [], per_partition_limit: None, limit: None, allow_filtering: false, bypass_cache: false })"##,
         ),
         (
             r##"SELECT token(a, b), toTimestamp(now()), ks.myfn(a, 1), "F"(a) FROM t"##,

@@ -252,7 +252,7 @@ pub fn to_cast_text(ty: &CqlType, v: &[u8]) -> Option<String> {
 /// The argument types of Cassandra's `cast_as_<to>` functions (`CastFcts`), or None when
 /// there is no such function: numbers cast to one another, most scalars (not blob, not
 /// duration) to text and ascii, and the time types to date and timestamp.
-fn cast_inputs(to: &CqlType) -> Option<Vec<CqlType>> {
+pub(crate) fn cast_inputs(to: &CqlType) -> Option<Vec<CqlType>> {
     use CqlType as T;
     let numeric = super::arithmetic::numeric_types();
     let scalars = [

@@ -15,6 +15,7 @@
 //! | `tojson`, `to_json` | `(any) -> text`: the argument's JSON form (see [`super::json`]) |
 //! | `fromjson`, `from_json` | `(text) -> <receiver's type>`: evaluated in [`super::term`], which knows the receiver |
 //! | `abs`, `exp`, `log`, `log10`, `round` | `(n) -> n` for each numeric type ([`super::math`]) |
+//! | `cast_as_<type>` | `(t) -> <type>` for each type `t` Cassandra's `CastFcts` casts from ([`super::aggregate::cast`]); what `CAST(term AS type)` in a term calls |
 //! | `map_keys`, `map_values`, `collection_count`, `collection_min`/`max`/`sum`/`avg` | typed by the collection ([`super::collection_fns`]) |
 //!
 //! Cassandra 5.0's snake_case names of the older functions are the same functions:
@@ -28,6 +29,7 @@
 //! null argument gives a null result. Names arrive lowercased; a keyspace other than
 //! `system` is an unknown function.
 
+use super::aggregate;
 use super::collection_fns;
 use super::error::{ValueError, ValueResult};
 use super::json;
@@ -97,6 +99,12 @@ pub fn signatures(name: &str) -> Option<Vec<Signature>> {
                 .map(|t| s(std::slice::from_ref(&t), t.clone()))
                 .collect(),
         );
+    }
+    if let Some(to) = name.strip_prefix("cast_as_") {
+        // Named by the type's own name (`cast_as_text`, never `cast_as_varchar`).
+        let to = CqlType::natives().find(|t| t.static_name() == to)?.clone();
+        let inputs = aggregate::cast_inputs(&to)?;
+        return Some(inputs.into_iter().map(|t| s(&[t], to.clone())).collect());
     }
     Some(match legacy_name(name).as_ref() {
         "now" | "currenttimeuuid" => vec![s(&[], T::Timeuuid)],
@@ -220,6 +228,9 @@ pub fn apply(
     }
     if collection_fns::is_collection_fn(name) {
         return collection_fns::apply(name, sig, first);
+    }
+    if name.starts_with("cast_as_") {
+        return aggregate::cast(first, arg_ty.unwrap_or(&sig.ret), &sig.ret).map(Some);
     }
     let called = name;
     let name = legacy_name(called);

@@ -2,9 +2,17 @@
 //! how it is computed from a row (or, for aggregates, from a group of rows).
 //!
 //! A selector is an expression tree ([`Selector`]): columns, `WRITETIME` / `TTL`, `token(…)`,
-//! scalar functions of any selectors (nested), `CAST`, constants, and aggregates (`count(*)`,
-//! `count`, `min`, `max`, `sum`, `avg` of any selector). Result column names and types are
-//! Cassandra's (`system.max(v)`, `cast(v as text)`, `writetime(v)`, `count`).
+//! scalar functions of any selectors (nested), `CAST`, constants, tuples of selectors
+//! (`(a, b)`, typed as the tuple of their types), type hints on selectors (`(varint) a`: the
+//! value as is, when the hinted type reads it — Cassandra's `WithTypeHint`), and aggregates
+//! (`count(*)`, `count`, `min`, `max`, `sum`, `avg` of any selector). Result column names and
+//! types are Cassandra's (`system.max(v)`, `cast(v as text)`, `writetime(v)`, `(a, b)`,
+//! `(int)a`, `count`).
+//!
+//! `writetime` / `maxwritetime` / `ttl` take a column and any chain of element and field
+//! selections after it ([`CellPath`]): a first `[k]`, `[a..b]` or `.f` on a non-frozen
+//! collection or user type picks cells; later ones look inside the picked cell's frozen
+//! value, and the cell's time shows only while what they select is there (null otherwise).
 //!
 //! In a selection with an aggregate, every row of a group feeds the aggregates, and the other
 //! selectors show the group's first row (Cassandra's behaviour for non-aggregated columns).
@@ -12,7 +20,7 @@
 use super::super::TermContext;
 use super::elements::{is_empty_collection, ElementSel};
 use crate::ast::{
-    ArithmeticOp, BindMarker, CellRef, ElementRef, FunctionCall, QualifiedName, Select,
+    ArithmeticOp, BindMarker, CellRef, CellStep, ElementRef, FunctionCall, QualifiedName, Select,
     SelectorExpr, Term, TypeName,
 };
 use crate::error::{Error, Result};
@@ -22,7 +30,7 @@ use crate::values::functions;
 use crate::values::term::{self, term_display};
 use crate::values::{term_to_bytes, Accumulator, AggregateKind, BoundValue, TermValue};
 use bytes::Bytes;
-use cairn_engine::model::types::CqlType;
+use cairn_engine::model::types::{unfrozen, CqlType};
 use cairn_engine::model::{Cell, ColumnData, DecoratedKey, Row};
 use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
 use std::sync::Arc;
@@ -66,40 +74,68 @@ impl RowView<'_> {
     }
 
     /// The cells whose write times and TTLs `writetime(…)` / `ttl(…)` of column `c`
-    /// (or of an element or slice of it) show.
-    fn times(
-        &self,
-        c: &ColumnDef,
-        elem: Option<&ElementSel>,
-        ctx: &dyn TermContext,
-    ) -> Result<Times<'_>> {
+    /// (or of a selection inside it, `path`) show.
+    fn times(&self, c: &ColumnDef, path: &CellPath, ctx: &dyn TermContext) -> Result<Times<'_>> {
         let live_cell = || self.cell(c).filter(|cell| cell.is_live(self.now));
-        Ok(match elem {
+        let times = match &path.cell {
+            None if !path.value.is_empty() => Times::One(live_cell()),
             None if c.ty.is_non_frozen_collection() => {
                 Times::Each(self.cells(c).map(|(_, c)| c).collect())
             }
             None if matches!(c.ty, CqlType::Udt(_)) => Times::Fields(self.field_cells(c)),
             None => Times::One(live_cell()),
-            Some(sel) => {
-                let bound = sel.bind(ctx)?;
-                if c.ty.is_non_frozen_collection() {
-                    let cells = sel.cells(&c.ty, self.cells(c), &bound)?;
-                    match sel.is_slice() {
-                        true => Times::Each(cells),
-                        false => Times::One(cells.first().copied()),
+            Some(CellPick::Element(sel)) => {
+                let cells = sel.cells(&c.ty, self.cells(c), &sel.bind(ctx)?)?;
+                match (sel.is_slice(), path.value.first()) {
+                    // `m[a..b][k]`: the cell of element `k` (there while in the slice, below);
+                    // `m[a..b][c..d]`: the cells in both slices.
+                    (true, Some(ValueStep::Element(_, inner))) => {
+                        let inner_cells = inner.cells(&c.ty, self.cells(c), &inner.bind(ctx)?)?;
+                        if inner.is_slice() {
+                            Times::Each(
+                                inner_cells
+                                    .into_iter()
+                                    .filter(|x| cells.iter().any(|y| std::ptr::eq(*x, *y)))
+                                    .collect(),
+                            )
+                        } else {
+                            Times::One(inner_cells.first().copied())
+                        }
                     }
-                } else {
-                    // A frozen collection is one cell: it is the element's when the element
-                    // (or any of the slice) is there.
-                    let present = match live_cell() {
-                        Some(cell) => sel
-                            .select(&c.ty, &cell.value, &bound)?
-                            .is_some_and(|v| !sel.is_slice() || !is_empty_collection(&v)),
-                        None => false,
-                    };
-                    Times::One(live_cell().filter(|_| present))
+                    (true, _) => Times::Each(cells),
+                    (false, _) => Times::One(cells.first().copied()),
                 }
             }
+            Some(CellPick::Field(i)) => Times::One(self.field_cells(c).get(*i).copied().flatten()),
+        };
+        if path.value.is_empty() || path.slice_of_slice() {
+            return Ok(times);
+        }
+        // Selections inside the picked cell's value: its time shows while what they select
+        // is there (a slice: not empty).
+        let row = match c.kind {
+            ColumnKind::Static => self.static_row,
+            _ => self.row,
+        };
+        let mut value = row.and_then(|r| cell_value(r, c));
+        if let (Some(pick), Some(v)) = (&path.cell, &value) {
+            value = match pick {
+                CellPick::Element(sel) => sel.select(&c.ty, v, &sel.bind(ctx)?)?,
+                CellPick::Field(i) => tuple_field(v, *i),
+            };
+        }
+        for step in &path.value {
+            let Some(v) = value else { break };
+            value = match step {
+                ValueStep::Element(ty, sel) => sel
+                    .select(ty, &v, &sel.bind(ctx)?)?
+                    .filter(|x| !sel.is_slice() || !is_empty_collection(x)),
+                ValueStep::Field(i) => tuple_field(&v, *i),
+            };
+        }
+        Ok(match value {
+            Some(_) => times,
+            None => Times::One(None),
         })
     }
 
@@ -147,6 +183,74 @@ impl RowView<'_> {
     }
 }
 
+/// The `i`-th field of a user type (or tuple) value; null when absent (a value written
+/// before `ALTER TYPE … ADD` lacks the later fields).
+fn tuple_field(v: &[u8], i: usize) -> Option<Bytes> {
+    cairn_engine::model::types::framing::split_tuple(v)
+        .and_then(|parts| parts.get(i).copied().flatten().map(Bytes::copy_from_slice))
+}
+
+/// What `writetime(…)` / `ttl(…)` look at inside their column: the cells a first element,
+/// slice or field selection picks in a non-frozen collection or user type, then selections
+/// inside the picked cell's (frozen) value — all of them, on a frozen column.
+#[derive(Debug, Clone, Default)]
+pub struct CellPath {
+    /// `c[k]` / `c[a..b]` of a non-frozen collection, `u.f` of a non-frozen user type.
+    cell: Option<CellPick>,
+    /// Selections inside the value, each with the type of what it applies to. After a slice
+    /// `cell`, the first picks cells again (`m[a..b][k]`: that element's cell; `m[a..b][c..d]`:
+    /// the cells in both, and nothing after it).
+    value: Vec<ValueStep>,
+}
+
+/// The cell selection of a [`CellPath`].
+#[derive(Debug, Clone)]
+enum CellPick {
+    Element(Box<ElementSel>),
+    /// The field's position.
+    Field(usize),
+}
+
+/// A selection inside a value, in a [`CellPath`].
+#[derive(Debug, Clone)]
+enum ValueStep {
+    /// On a collection of this type.
+    Element(CqlType, Box<ElementSel>),
+    /// The field at this position of a user type.
+    Field(usize),
+}
+
+impl CellPath {
+    /// Whether the times are one per element or field: a whole non-frozen collection or
+    /// user type, or a slice of a non-frozen collection (or a slice of such a slice).
+    fn per_element(&self, c: &ColumnDef) -> bool {
+        match (&self.cell, self.value.is_empty()) {
+            (None, true) => c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_)),
+            (Some(CellPick::Element(sel)), true) => sel.is_slice(),
+            _ => self.slice_of_slice(),
+        }
+    }
+
+    /// `m[a..b][c..d]` on a non-frozen collection: the cells in both slices. Nothing may
+    /// follow it (refused when planned).
+    fn slice_of_slice(&self) -> bool {
+        matches!(&self.cell, Some(CellPick::Element(sel)) if sel.is_slice())
+            && matches!(self.value.as_slice(), [ValueStep::Element(_, inner)] if inner.is_slice())
+    }
+
+    /// The bind markers in its element keys and slice bounds.
+    fn markers(&self, out: &mut Vec<(usize, String, CqlType)>) {
+        if let Some(CellPick::Element(sel)) = &self.cell {
+            out.extend(sel.markers());
+        }
+        for step in &self.value {
+            if let ValueStep::Element(_, sel) = step {
+                out.extend(sel.markers());
+            }
+        }
+    }
+}
+
 /// The cells a `writetime(…)` / `ttl(…)` shows the times of.
 enum Times<'a> {
     /// One cell's (none: null).
@@ -187,10 +291,10 @@ pub fn cell_value(row: &Row, c: &ColumnDef) -> Option<Bytes> {
 pub enum Selector {
     /// A column's value.
     Column(ColumnDef),
-    /// `writetime(c)`, `writetime(c[k])`… (`max`: `maxwritetime`).
-    WriteTime(ColumnDef, Option<ElementSel>, bool),
-    /// `ttl(c)`, `ttl(c[k])`….
-    Ttl(ColumnDef, Option<ElementSel>),
+    /// `writetime(c)`, `writetime(c[k])`, `writetime(u.f)`… (`max`: `maxwritetime`).
+    WriteTime(ColumnDef, CellPath, bool),
+    /// `ttl(c)`, `ttl(c[k])`, `ttl(u.f)`….
+    Ttl(ColumnDef, CellPath),
     /// `token(pk…)`.
     Token,
     /// `count(*)`.
@@ -212,6 +316,8 @@ pub enum Selector {
     Element(Box<Selector>, CqlType, ElementSel),
     /// `u.f`: the field at this position of a user type value.
     Field(Box<Selector>, usize),
+    /// `(a, b, …)`: a tuple of the selectors' values.
+    Tuple(Vec<Selector>),
 }
 
 impl Selector {
@@ -227,7 +333,7 @@ impl Selector {
     /// from, in order; none for the others.
     fn operands(&self) -> Vec<&Selector> {
         match self {
-            Selector::Function(_, args) => args.iter().collect(),
+            Selector::Function(_, args) | Selector::Tuple(args) => args.iter().collect(),
             Selector::Cast(inner, ..)
             | Selector::Negate(inner, _)
             | Selector::Element(inner, ..)
@@ -243,6 +349,12 @@ impl Selector {
     fn combine(&self, values: Vec<Option<Bytes>>, ctx: &dyn TermContext) -> Result<Option<Bytes>> {
         if let Selector::Function(call, _) = self {
             return call_with(call, values, ctx);
+        }
+        if let Selector::Tuple(_) = self {
+            // A tuple of nulls is a tuple, not a null.
+            return Ok(Some(Bytes::from(
+                cairn_engine::model::types::framing::build_tuple(&values),
+            )));
         }
         // Null operands give null (Cassandra's operators and casts return null on nulls).
         let mut values = values.into_iter();
@@ -265,10 +377,7 @@ impl Selector {
                 None => None,
             },
             // A value written before `ALTER TYPE … ADD` lacks the later fields: null.
-            Selector::Field(_, i) => next().and_then(|v| {
-                cairn_engine::model::types::framing::split_tuple(&v)
-                    .and_then(|parts| parts.get(*i).copied().flatten().map(Bytes::copy_from_slice))
-            }),
+            Selector::Field(_, i) => next().and_then(|v| tuple_field(&v, *i)),
             _ => None,
         })
     }
@@ -282,12 +391,12 @@ impl Selector {
         }
     }
 
-    /// The bind markers inside element keys and slice bounds: index, name and type.
+    /// The bind markers inside element keys, slice bounds and constants: index, name and
+    /// type (a constant's are named `[selection]`, as Cassandra names them).
     pub fn markers(&self, out: &mut Vec<(usize, String, CqlType)>) {
         match self {
-            Selector::WriteTime(_, Some(sel), _) | Selector::Ttl(_, Some(sel)) => {
-                out.extend(sel.markers())
-            }
+            Selector::Constant(t, ty) => out.extend(term::marker_types(t, "[selection]", ty)),
+            Selector::WriteTime(_, path, _) | Selector::Ttl(_, path) => path.markers(out),
             Selector::Element(inner, _, sel) => {
                 inner.markers(out);
                 out.extend(sel.markers());
@@ -306,7 +415,7 @@ impl Selector {
     ) -> Result<Option<Bytes>> {
         Ok(match self {
             Selector::Column(c) => r.value(schema, c),
-            Selector::WriteTime(c, elem, max) => match r.times(c, elem.as_ref(), ctx)? {
+            Selector::WriteTime(c, path, max) => match r.times(c, path, ctx)? {
                 Times::One(cell) => cell.map(|cell| be(cell.timestamp)),
                 Times::Each(cells) if cells.is_empty() => None,
                 Times::Each(cells) if *max => cells.iter().map(|c| c.timestamp).max().map(be),
@@ -325,7 +434,7 @@ impl Selector {
                         .map(|c| c.map(|c| c.timestamp.to_be_bytes().to_vec())),
                 )),
             },
-            Selector::Ttl(c, elem) => match r.times(c, elem.as_ref(), ctx)? {
+            Selector::Ttl(c, path) => match r.times(c, path, ctx)? {
                 Times::One(cell) => cell
                     .and_then(|cell| ttl_left(cell, r.now))
                     .map(|left| Bytes::copy_from_slice(&left.to_be_bytes())),
@@ -514,16 +623,9 @@ pub fn plan(schema: &TableSchema, s: &Select) -> Result<Plan> {
             }
         }
     }
+    // Cassandra 5.0 takes `writetime(a), count(*)`: the group's first row's, like any other
+    // selector outside an aggregate.
     let aggregate = selectors.iter().any(Selector::is_aggregate);
-    if aggregate
-        && selectors
-            .iter()
-            .any(|s| matches!(s, Selector::WriteTime(..) | Selector::Ttl(..)))
-    {
-        return Err(Error::Invalid(
-            "Cannot include writetime() or ttl() with aggregates".into(),
-        ));
-    }
     Ok(Plan {
         selectors,
         specs: specs.into(),
@@ -562,28 +664,28 @@ impl Planner<'_> {
             SelectorExpr::WriteTime(cr) | SelectorExpr::MaxWriteTime(cr) => {
                 let max = matches!(e, SelectorExpr::MaxWriteTime(_));
                 let f = if max { "maxwritetime" } else { "writetime" };
-                let (c, elem, selected) = self.cell_ref(cr, f)?;
+                let (c, path, selected) = self.cell_ref(cr, f)?;
                 // Of a non-frozen collection or a slice of one: one timestamp per element
                 // (the greatest for maxwritetime).
-                let ty = if per_element(&c, elem.as_ref()) && !max {
+                let ty = if path.per_element(&c) && !max {
                     CqlType::List(Box::new(CqlType::Bigint))
                 } else {
                     CqlType::Bigint
                 };
                 Ok((
-                    Selector::WriteTime(c, elem, max),
+                    Selector::WriteTime(c, path, max),
                     format!("{f}({selected})"),
                     ty,
                 ))
             }
             SelectorExpr::Ttl(cr) => {
-                let (c, elem, selected) = self.cell_ref(cr, "ttl")?;
-                let ty = if per_element(&c, elem.as_ref()) {
+                let (c, path, selected) = self.cell_ref(cr, "ttl")?;
+                let ty = if path.per_element(&c) {
                     CqlType::List(Box::new(CqlType::Int))
                 } else {
                     CqlType::Int
                 };
-                Ok((Selector::Ttl(c, elem), format!("ttl({selected})"), ty))
+                Ok((Selector::Ttl(c, path), format!("ttl({selected})"), ty))
             }
             SelectorExpr::Function(f) => self.function(f),
             SelectorExpr::Cast(inner, to) => {
@@ -624,26 +726,11 @@ impl Planner<'_> {
             }
             SelectorExpr::Field(inner, field) => {
                 let (s, name, ty) = self.selector(inner)?;
-                let Some(u) = ty.as_udt() else {
-                    return Err(Error::Invalid(format!(
-                        "Invalid field selection: {name} of type {} is not a user type",
-                        ty.name()
-                    )));
-                };
-                let Some((i, fty)) = u.field(field) else {
-                    return Err(Error::Invalid(format!(
-                        "{name} of type {} has no field {}",
-                        ty.name(),
-                        crate::identifier::quote_identifier(field)
-                    )));
-                };
-                let fty = fty.clone();
-                Ok((
-                    Selector::Field(Box::new(s), i),
-                    format!("{name}.{}", crate::identifier::quote_identifier(field)),
-                    fty,
-                ))
+                let (i, label, fty) = field_selection(&name, &ty, field)?;
+                Ok((Selector::Field(Box::new(s), i), label, fty))
             }
+            SelectorExpr::Tuple(items) => self.tuple(items, None),
+            SelectorExpr::TypeHint(hint, inner) => self.hinted(hint, inner),
             SelectorExpr::Element(inner, key) => self.element(inner, &ElementRef::Key(key.clone())),
             SelectorExpr::ElementSlice(inner, from, to) => {
                 self.element(inner, &ElementRef::Slice(from.clone(), to.clone()))
@@ -686,32 +773,213 @@ impl Planner<'_> {
         Ok((Selector::Element(Box::new(s), ty, sel), label, out))
     }
 
-    /// The column (and element) of `writetime(…)`, `ttl(…)`, with its text.
-    fn cell_ref(&self, cr: &CellRef, f: &str) -> Result<(ColumnDef, Option<ElementSel>, String)> {
+    /// The column and the selections inside it of `writetime(…)`, `ttl(…)`, with its text.
+    fn cell_ref(&self, cr: &CellRef, f: &str) -> Result<(ColumnDef, CellPath, String)> {
         let c = self.column(&cr.column)?;
         check_cell_column(&c, f)?;
-        Ok(match &cr.element {
-            None => {
-                let name = c.name.clone();
-                (c, None, name)
+        let (mut name, mut ty) = (c.name.clone(), c.ty.clone());
+        let mut path = CellPath::default();
+        let multi_cell = c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_));
+        for (i, step) in cr.path.iter().enumerate() {
+            if path.slice_of_slice() {
+                // Cassandra answers these too; not built.
+                return Err(Error::Invalid(format!(
+                    "{}() of a selection inside a slice of a slice ({name}) is not supported",
+                    f.to_ascii_uppercase()
+                )));
             }
-            Some(part) => {
-                let (sel, label, _) = ElementSel::plan(&c.ty, &c.name, part)?;
-                (c, Some(sel), label)
+            let (next_name, next_ty) = match step {
+                CellStep::Element(part) => {
+                    let (sel, label, out) = ElementSel::plan(&ty, &name, part)?;
+                    if i == 0 && multi_cell {
+                        path.cell = Some(CellPick::Element(Box::new(sel)));
+                    } else {
+                        path.value
+                            .push(ValueStep::Element(ty.clone(), Box::new(sel)));
+                    }
+                    (label, out)
+                }
+                CellStep::Field(field) => {
+                    let (at, label, fty) = field_selection(&name, &ty, field)?;
+                    if i == 0 && multi_cell {
+                        path.cell = Some(CellPick::Field(at));
+                    } else {
+                        path.value.push(ValueStep::Field(at));
+                    }
+                    (label, fty)
+                }
+            };
+            (name, ty) = (next_name, next_ty);
+        }
+        Ok((c, path, name))
+    }
+
+    /// `(a, b, …)`: the tuple of the elements' values and types. A constant with no type of
+    /// its own takes `types`' (a hint's) when given; without, the tuple's type cannot be
+    /// inferred (Cassandra's `BetweenParenthesesOrWithTuple`).
+    fn tuple(&self, items: &[SelectorExpr], types: Option<&[CqlType]>) -> Result<Planned> {
+        let mut selectors = Vec::with_capacity(items.len());
+        let mut names = Vec::with_capacity(items.len());
+        let mut elem_types = Vec::with_capacity(items.len());
+        let mut untyped = false;
+        for (i, item) in items.iter().enumerate() {
+            let (s, name, ty) = match item {
+                SelectorExpr::Term(t) if term_type(t).is_none() => {
+                    let Some(ty) = types.and_then(|ts| ts.get(i)) else {
+                        untyped = true;
+                        names.push(term_display(t));
+                        continue;
+                    };
+                    (
+                        Selector::Constant(t.clone(), ty.clone()),
+                        term_display(t),
+                        ty.clone(),
+                    )
+                }
+                other => self.selector(other)?,
+            };
+            selectors.push(s);
+            names.push(name);
+            elem_types.push(ty);
+        }
+        let name = format!("({})", names.join(", "));
+        if untyped {
+            return Err(Error::Invalid(format!(
+                "Cannot infer type for term {name} in selection clause (try using a cast to force a type)"
+            )));
+        }
+        Ok((
+            Selector::Tuple(selectors),
+            name,
+            frozen(CqlType::Tuple(elem_types)),
+        ))
+    }
+
+    /// A type hint's type. A user type is looked up among the types of the table's columns
+    /// (the planner has no catalog; Cassandra looks in the keyspace, so one the table does
+    /// not use is refused by name), frozen inside a tuple; vectors and custom types are
+    /// refused by name too.
+    fn hint_type(
+        &self,
+        hint: &TypeName,
+        t: &TypeName,
+        inside: bool,
+        in_frozen: bool,
+    ) -> Result<CqlType> {
+        let inner = |t: &TypeName| self.hint_type(hint, t, true, in_frozen).map(Box::new);
+        // A user type right inside a collection must be frozen, or the collection (Cassandra's
+        // check).
+        let element = |t: &TypeName| match t {
+            TypeName::UserDefined(_) if !in_frozen => Err(Error::Invalid(format!(
+                "Non-frozen UDTs are not allowed inside collections: {hint}"
+            ))),
+            other => inner(other),
+        };
+        Ok(match t {
+            TypeName::Native(n) => n.clone(),
+            TypeName::List(e) => CqlType::List(element(e)?),
+            TypeName::Set(e) => CqlType::Set(element(e)?),
+            TypeName::Map(k, v) => CqlType::Map(element(k)?, element(v)?),
+            TypeName::Tuple(ts) => CqlType::Tuple(
+                ts.iter()
+                    .map(|t| self.hint_type(hint, t, true, in_frozen))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            TypeName::Frozen(e) => {
+                CqlType::Frozen(Box::new(self.hint_type(hint, e, false, true)?))
+            }
+            TypeName::UserDefined(name) => {
+                let ks = &self.schema.keyspace;
+                if let Some(other) = name.keyspace.as_deref().filter(|k| k != ks) {
+                    return Err(Error::Invalid(format!(
+                        "Statement on keyspace {ks} cannot refer to a user type in keyspace {other}; user types can only be used in the keyspace they are defined in"
+                    )));
+                }
+                let Some(udt) = self
+                    .schema
+                    .columns
+                    .iter()
+                    .find_map(|c| user_type_in(&c.ty, &name.name))
+                else {
+                    return Err(Error::Invalid(format!(
+                        "type hints naming a user type the table does not use are not supported on selectors: ({hint})"
+                    )));
+                };
+                let udt = CqlType::Udt(Box::new(udt));
+                if inside {
+                    CqlType::Frozen(Box::new(udt))
+                } else {
+                    udt
+                }
+            }
+            TypeName::Vector(..) | TypeName::Custom(_) => {
+                return Err(Error::Invalid(format!(
+                    "type hints naming vectors or custom types are not supported on selectors: ({hint})"
+                )))
             }
         })
+    }
+
+    /// `(type) s` on a selector: its value as is, of the hinted type, when that type takes
+    /// the selector's values (Cassandra's `WithTypeHint`: the same type, or one whose values
+    /// the hinted type reads as they are; a tuple element by element).
+    fn hinted(&self, hint: &TypeName, inner: &SelectorExpr) -> Result<Planned> {
+        let hinted = frozen(self.hint_type(hint, hint, false, false)?);
+        // User types are named with their keyspace, as Cassandra prints a prepared hint.
+        let hint = qualify_user_types(hint, &self.schema.keyspace);
+        let refusal = |inner_name: &str| {
+            let text = format!("({hint}){inner_name}");
+            Error::Invalid(format!(
+                "Cannot assign value {text} to {text} of type {}",
+                hinted.name()
+            ))
+        };
+        let (s, name, _) = match (inner, unfrozen(&hinted)) {
+            (SelectorExpr::Tuple(items), CqlType::Tuple(types)) if items.len() <= types.len() => {
+                let planned = self.tuple(items, Some(types))?;
+                let CqlType::Tuple(planned_types) = unfrozen(&planned.2) else {
+                    return Err(refusal(&planned.1));
+                };
+                // Each element against its hinted type (Cassandra's `testTupleAssignment`):
+                // a constant by how it fits, any other by its type.
+                let fits =
+                    items.iter().zip(planned_types).zip(types).all(
+                        |((item, from), to)| match item {
+                            SelectorExpr::Term(t) if term_type(t).is_none() => {
+                                crate::values::fit::assignment(t, to).is_assignable()
+                            }
+                            _ => hint_fits(to, from),
+                        },
+                    );
+                if !fits {
+                    return Err(refusal(&planned.1));
+                }
+                planned
+            }
+            _ => {
+                let planned = self.selector(inner)?;
+                if !hint_fits(&hinted, &planned.2) {
+                    return Err(refusal(&planned.1));
+                }
+                planned
+            }
+        };
+        Ok((s, format!("({hint}){name}"), hinted))
     }
 
     /// An operand of an operator: a selector, or a constant typed by the operator.
     fn operand<'e>(&self, e: &'e SelectorExpr) -> Result<Operand<'e>> {
         Ok(match e {
             SelectorExpr::Term(t) if term_type(t).is_none() => Operand::Term(t),
-            SelectorExpr::WriteTime(cr) | SelectorExpr::Ttl(cr) if cr.element.is_some() => {
+            SelectorExpr::WriteTime(cr) | SelectorExpr::Ttl(cr) if !cr.path.is_empty() => {
                 // Cassandra types `writetime(m[k])` by its column when matching operators:
-                // a list for a non-frozen collection, so `writetime(m[k]) + 1` is refused.
+                // a list for a non-frozen collection or user type, so `writetime(m[k]) + 1`
+                // and `writetime(u.f) + 1` are refused.
                 let (s, name, ty) = self.selector(e)?;
                 let listed = match self.column(&cr.column) {
-                    Ok(c) if c.ty.is_non_frozen_collection() => CqlType::List(Box::new(ty.clone())),
+                    Ok(c) if c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_)) => {
+                        CqlType::List(Box::new(ty.clone()))
+                    }
                     _ => ty.clone(),
                 };
                 Operand::Selector(Box::new((s, name, listed)))
@@ -766,7 +1034,7 @@ impl Planner<'_> {
             }
         }
         let names: Vec<String> = call.args.iter().map(term_display).collect();
-        let label = format!("system.{name}({})", names.join(", "));
+        let label = call_label(&name, &names);
         let ret = sig.ret.clone();
         Ok(Some((
             Selector::Constant(Term::Function(call), ret.clone()),
@@ -816,7 +1084,7 @@ impl Planner<'_> {
             names.push(n);
             types.push(t);
         }
-        let label = format!("system.{fname}({})", names.join(", "));
+        let label = call_label(fname, &names);
         if system && crate::values::collection_fns::is_collection_fn(fname) {
             // Refused here, where the argument is named as the selection names it.
             let ([ty], [name]) = (types.as_slice(), names.as_slice()) else {
@@ -843,6 +1111,13 @@ impl Planner<'_> {
                         f.args.len()
                     )));
                 };
+                if kind == AggregateKind::Count && matches!(f.args[..], [SelectorExpr::Tuple(_)]) {
+                    // Cassandra finds no `count` overload for a tuple of selectors.
+                    return Err(Error::Invalid(format!(
+                        "Type error: {} cannot be passed as argument 0 of function system.count of type blob",
+                        names.first().map_or("", String::as_str)
+                    )));
+                }
                 if arg.is_aggregate() {
                     return Err(Error::Invalid(
                         "aggregate functions cannot be used as arguments of aggregate functions"
@@ -942,12 +1217,94 @@ impl Operand<'_> {
     }
 }
 
-/// Whether `writetime` / `ttl` of column `c` (or of this element of it) has one value per
-/// element: a non-frozen collection or a slice of one, or a non-frozen user type (one per
-/// field).
-fn per_element(c: &ColumnDef, elem: Option<&ElementSel>) -> bool {
-    (c.ty.is_non_frozen_collection() && elem.is_none_or(ElementSel::is_slice))
-        || (matches!(c.ty, CqlType::Udt(_)) && elem.is_none())
+/// `selected.field` on a value of type `ty` shown as `selected`: the field's position, the
+/// selection's text and the field's type, or Cassandra's refusal.
+fn field_selection(selected: &str, ty: &CqlType, field: &str) -> Result<(usize, String, CqlType)> {
+    let Some(u) = ty.as_udt() else {
+        return Err(Error::Invalid(format!(
+            "Invalid field selection: {selected} of type {} is not a user type",
+            ty.name()
+        )));
+    };
+    let Some((i, fty)) = u.field(field) else {
+        return Err(Error::Invalid(format!(
+            "{selected} of type {} has no field {}",
+            ty.name(),
+            crate::identifier::quote_identifier(field)
+        )));
+    };
+    Ok((
+        i,
+        format!("{selected}.{}", crate::identifier::quote_identifier(field)),
+        fty.clone(),
+    ))
+}
+
+/// Whether a selector of type `from` may carry the type hint `to` (Cassandra's
+/// `AbstractType.testAssignment` with the hint frozen): `to` reads `from`'s values as they
+/// are; a non-frozen collection or user type (many cells) fits only `blob`.
+fn hint_fits(to: &CqlType, from: &CqlType) -> bool {
+    if from.is_non_frozen_collection() || matches!(from, CqlType::Udt(_)) {
+        return *unfrozen(to) == CqlType::Blob;
+    }
+    crate::values::assign::value_compatible(to, from)
+}
+
+/// A type as a tuple selector or a type hint has it: collections, tuples and user types
+/// frozen (one value, never cells).
+fn frozen(ty: CqlType) -> CqlType {
+    match ty {
+        CqlType::List(_)
+        | CqlType::Set(_)
+        | CqlType::Map(..)
+        | CqlType::Tuple(_)
+        | CqlType::Udt(_) => CqlType::Frozen(Box::new(ty)),
+        other => other,
+    }
+}
+
+/// The user type named `name` in `ty` (at any depth).
+fn user_type_in(ty: &CqlType, name: &str) -> Option<cairn_engine::model::types::UserType> {
+    match ty {
+        CqlType::Udt(u) if u.name == name => Some((**u).clone()),
+        CqlType::List(e) | CqlType::Set(e) | CqlType::Frozen(e) => user_type_in(e, name),
+        CqlType::Map(k, v) => user_type_in(k, name).or_else(|| user_type_in(v, name)),
+        other => other
+            .components()
+            .and_then(|cs| cs.iter().find_map(|c| user_type_in(c, name))),
+    }
+}
+
+/// A written type as Cassandra prints a prepared hint: user types named with `keyspace`,
+/// frozen inside a tuple or collection (`tuple<int, frozen<ks.ut>>`).
+fn qualify_user_types(t: &TypeName, keyspace: &str) -> TypeName {
+    // Cassandra freezes the user types inside a tuple or collection, and prints them so.
+    let q = |t: &TypeName| {
+        Box::new(match qualify_user_types(t, keyspace) {
+            u @ TypeName::UserDefined(_) => TypeName::Frozen(Box::new(u)),
+            other => other,
+        })
+    };
+    match t {
+        TypeName::UserDefined(n) if n.keyspace.is_none() => {
+            TypeName::UserDefined(QualifiedName::qualified(keyspace, n.name.clone()))
+        }
+        TypeName::List(e) => TypeName::List(q(e)),
+        TypeName::Set(e) => TypeName::Set(q(e)),
+        TypeName::Map(k, v) => TypeName::Map(q(k), q(v)),
+        TypeName::Frozen(e) => TypeName::Frozen(Box::new(qualify_user_types(e, keyspace))),
+        TypeName::Tuple(ts) => TypeName::Tuple(ts.iter().map(|t| *q(t)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A native function call's result column name: `system.f(a, b)`, and `cast(a as int)` for
+/// the cast functions (`cast_as_int(a)`), as Cassandra names them.
+fn call_label(fname: &str, args: &[String]) -> String {
+    match (fname.strip_prefix("cast_as_"), args) {
+        (Some(to), [arg]) => format!("cast({arg} as {to})"),
+        _ => format!("system.{fname}({})", args.join(", ")),
+    }
 }
 
 fn qualified(n: &QualifiedName) -> String {
