@@ -16,6 +16,7 @@
 //! | `fromjson`, `from_json` | `(text) -> <receiver's type>`: evaluated in [`super::term`], which knows the receiver |
 //! | `abs`, `exp`, `log`, `log10`, `round` | `(n) -> n` for each numeric type ([`super::math`]) |
 //! | `map_keys`, `map_values`, `collection_count`, `collection_min`/`max`/`sum`/`avg` | typed by the collection ([`super::collection_fns`]) |
+//! | `mask_null`, `mask_default`, `mask_replace`, `mask_inner`, `mask_outer`, `mask_hash` | typed by the first argument; nulls are arguments too ([`super::masking`], evaluated by [`super::term::call`]) |
 //!
 //! Cassandra 5.0's snake_case names of the older functions are the same functions:
 //! `current_timeuuid`, `current_timestamp`, `current_date`, `current_time`, `min_timeuuid`,

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::exec::result::ColumnSpec;
 use crate::values::arithmetic;
 use crate::values::functions;
+use crate::values::masking;
 use crate::values::term::{self, term_display};
 use crate::values::{term_to_bytes, Accumulator, AggregateKind, BoundValue, TermValue};
 use bytes::Bytes;
@@ -748,6 +749,7 @@ impl Planner<'_> {
         if functions::signatures(fname).is_none()
             && !matches!(fname, "tojson" | "to_json")
             && !crate::values::collection_fns::is_collection_fn(fname)
+            && !masking::is_masking_fn(fname)
         {
             return Err(Error::Invalid(format!(
                 "Unknown function '{}'",
@@ -806,6 +808,9 @@ impl Planner<'_> {
         }
         if let Some(planned) = self.function_of_untyped_terms(f)? {
             return Ok(planned);
+        }
+        if system && masking::is_masking_fn(fname) {
+            return self.masking_function(f);
         }
         let mut args = Vec::with_capacity(f.args.len());
         let mut names = Vec::with_capacity(f.args.len());
@@ -907,6 +912,51 @@ impl Planner<'_> {
             }
         })?;
         Ok((Selector::Function(call, args), label, ty))
+    }
+
+    /// A masking function (`mask_inner(s, 1, 1)`): the selectors among its arguments become
+    /// typed markers, its constants stay terms the signature made from the first argument's
+    /// type types ([`masking`]); refusals name the arguments as the selection does.
+    fn masking_function(&self, f: &FunctionCall<SelectorExpr>) -> Result<Planned> {
+        let mut selectors = Vec::new();
+        let mut names = Vec::with_capacity(f.args.len());
+        let mut args = Vec::with_capacity(f.args.len());
+        for a in &f.args {
+            match a {
+                // Its markers would share numbers with the markers standing for selectors.
+                SelectorExpr::Term(Term::Bind(_)) => {
+                    return Err(Error::Invalid(format!(
+                        "Bind markers are not supported as arguments of system.{} beside selected columns",
+                        f.name.name
+                    )))
+                }
+                SelectorExpr::Term(t) if term_type(t).is_none() => {
+                    names.push(term_display(t));
+                    args.push(t.clone());
+                }
+                _ => {
+                    let (s, n, t) = self.selector(a)?;
+                    args.push(Term::TypeHint(
+                        TypeName::Native(t),
+                        Box::new(Term::Bind(BindMarker {
+                            index: selectors.len(),
+                            name: None,
+                            line: 0,
+                            column: 0,
+                        })),
+                    ));
+                    selectors.push(s);
+                    names.push(n);
+                }
+            }
+        }
+        let call = FunctionCall {
+            name: f.name.clone(),
+            args,
+        };
+        let sig = crate::values::fit::masking_signature(&call, &names).map_err(invalid)?;
+        let label = format!("system.{}({})", f.name.name, names.join(", "));
+        Ok((Selector::Function(call, selectors), label, sig.ret))
     }
 }
 
