@@ -193,7 +193,7 @@ fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String,
     }
     if let Some(name) = system_name(call).filter(|n| masking::is_masking_fn(n)) {
         let names: Vec<String> = call.args.iter().map(term_display).collect();
-        let sig = masking_signature_in(name, call, &names, memo)?;
+        let sig = masking_signature_in(name, call, &names, true, memo)?;
         return Ok((name.to_string(), sig));
     }
     if let Some(name) = system_name(call).filter(|n| collection_fns::is_collection_fn(n)) {
@@ -289,15 +289,17 @@ fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String,
 pub(crate) fn masking_signature(
     call: &FunctionCall<Term>,
     names: &[String],
+    check_constants: bool,
 ) -> ValueResult<Signature> {
     let name = call.name.name.as_str();
-    masking_signature_in(name, call, names, &FitMemo::default())
+    masking_signature_in(name, call, names, check_constants, &FitMemo::default())
 }
 
 fn masking_signature_in(
     name: &str,
     call: &FunctionCall<Term>,
     names: &[String],
+    check_constants: bool,
     memo: &FitMemo,
 ) -> ValueResult<Signature> {
     if !masking::takes(name, call.args.len()) {
@@ -337,7 +339,8 @@ fn masking_signature_in(
                 )),
             });
         }
-        if let Term::Literal(lit) = arg {
+        // (A column mask's constants are checked only when it runs, as Cassandra does.)
+        if let (Term::Literal(lit), true) = (arg, check_constants) {
             let receiver = format!("arg{index}(system.{name})");
             let value = literal_to_bytes(lit, param.ty(), &receiver)?;
             masking::check_constant(name, index, Some(&value))?;

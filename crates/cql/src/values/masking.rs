@@ -27,6 +27,7 @@ use super::temporal;
 use bytes::Bytes;
 use cairn_engine::model::types::framing::{build_collection, build_tuple};
 use cairn_engine::model::types::{unfrozen, CqlType};
+use cairn_engine::schema::ColumnMask;
 use sha2::Digest;
 
 /// The masking functions' names, in Cassandra's order.
@@ -200,6 +201,24 @@ pub fn apply(name: &str, sig: &Signature, args: &[Option<Bytes>]) -> ValueResult
             "Unknown function {name} called"
         ))),
     }
+}
+
+/// A value of a column of type `ty` as the column's mask (a masking function partially
+/// applied, as the schema keeps it) shows it.
+pub fn apply_column_mask(
+    mask: &ColumnMask,
+    ty: &CqlType,
+    value: Option<Bytes>,
+) -> ValueResult<Option<Bytes>> {
+    let rest: Vec<Param> = mask
+        .args
+        .iter()
+        .map(|(t, _)| Param::Fixed(t.clone()))
+        .collect();
+    let mut args = Vec::with_capacity(mask.args.len() + 1);
+    args.push(value);
+    args.extend(mask.args.iter().map(|(_, v)| v.clone().map(Bytes::from)));
+    apply(&mask.function, &signature(&mask.function, ty, &rest), &args)
 }
 
 /// The padding character (one UTF-16 unit, as Java's `char`), or Cassandra's refusal.

@@ -213,6 +213,9 @@ pub enum Selector {
     Element(Box<Selector>, CqlType, ElementSel),
     /// `u.f`: the field at this position of a user type value.
     Field(Box<Selector>, usize),
+    /// A masked column's value as its mask shows it (the inner selector is the column,
+    /// [`Plan::masked`]).
+    Masked(Box<Selector>),
 }
 
 impl Selector {
@@ -232,7 +235,8 @@ impl Selector {
             Selector::Cast(inner, ..)
             | Selector::Negate(inner, _)
             | Selector::Element(inner, ..)
-            | Selector::Field(inner, _) => {
+            | Selector::Field(inner, _)
+            | Selector::Masked(inner) => {
                 vec![inner]
             }
             Selector::Arithmetic(_, l, r, ..) => vec![l, r],
@@ -244,6 +248,19 @@ impl Selector {
     fn combine(&self, values: Vec<Option<Bytes>>, ctx: &dyn TermContext) -> Result<Option<Bytes>> {
         if let Selector::Function(call, _) = self {
             return call_with(call, values, ctx);
+        }
+        if let Selector::Masked(inner) = self {
+            // A null is masked too (`mask_default` shows its default for it).
+            return match inner.as_ref() {
+                Selector::Column(c) => match &c.mask {
+                    Some(mask) => {
+                        masking::apply_column_mask(mask, &c.ty, values.into_iter().next().flatten())
+                            .map_err(invalid)
+                    }
+                    None => Ok(values.into_iter().next().flatten()),
+                },
+                _ => Ok(values.into_iter().next().flatten()),
+            };
         }
         // Null operands give null (Cassandra's operators and casts return null on nulls).
         let mut values = values.into_iter();
@@ -272,6 +289,30 @@ impl Selector {
             }),
             _ => None,
         })
+    }
+
+    /// The selector with each column read replaced by what `f` gives for it (`None`: kept).
+    pub fn map_columns(&self, f: &mut dyn FnMut(&ColumnDef) -> Option<Selector>) -> Selector {
+        let mut map = |s: &Selector| Box::new(s.map_columns(f));
+        match self {
+            Selector::Column(c) => f(c).unwrap_or_else(|| self.clone()),
+            Selector::Aggregate(k, inner, ty) => Selector::Aggregate(*k, map(inner), ty.clone()),
+            Selector::Function(call, args) => Selector::Function(
+                call.clone(),
+                args.iter().map(|a| a.map_columns(f)).collect(),
+            ),
+            Selector::Cast(inner, from, to) => Selector::Cast(map(inner), from.clone(), to.clone()),
+            Selector::Arithmetic(op, l, r, lt, rt) => {
+                let l = map(l);
+                Selector::Arithmetic(*op, l, map(r), lt.clone(), rt.clone())
+            }
+            Selector::Negate(inner, ty) => Selector::Negate(map(inner), ty.clone()),
+            Selector::Element(inner, ty, sel) => {
+                Selector::Element(map(inner), ty.clone(), sel.clone())
+            }
+            Selector::Field(inner, i) => Selector::Field(map(inner), *i),
+            _ => self.clone(),
+        }
     }
 
     /// The table columns the selector reads.
@@ -443,6 +484,31 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The plan as a user without `UNMASK` runs it: every read of a masked column's value
+    /// gives its masked value (in functions, aggregates, JSON too; `writetime` and `ttl`
+    /// stay as they are); `None` when the plan reads no masked column's value.
+    pub fn masked(&self) -> Option<Plan> {
+        let mut changed = false;
+        let selectors = self
+            .selectors
+            .iter()
+            .map(|s| {
+                s.map_columns(&mut |c: &ColumnDef| {
+                    c.mask.as_ref().map(|_| {
+                        changed = true;
+                        Selector::Masked(Box::new(Selector::Column(c.clone())))
+                    })
+                })
+            })
+            .collect();
+        changed.then(|| Plan {
+            selectors,
+            specs: self.specs.clone(),
+            aggregate: self.aggregate,
+            wildcard: self.wildcard,
+        })
+    }
+
     /// The table columns the selection reads.
     pub fn columns(&self) -> Vec<&ColumnDef> {
         let mut out = Vec::new();
@@ -954,7 +1020,7 @@ impl Planner<'_> {
             name: f.name.clone(),
             args,
         };
-        let sig = crate::values::fit::masking_signature(&call, &names).map_err(invalid)?;
+        let sig = crate::values::fit::masking_signature(&call, &names, true).map_err(invalid)?;
         let label = format!("system.{}({})", f.name.name, names.join(", "));
         Ok((Selector::Function(call, selectors), label, sig.ret))
     }
