@@ -767,6 +767,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn column_masks_survive_encoding() {
+        let mut s = TableSchema::new("ks", "t");
+        s.add_column("k", CqlType::Int, ColumnKind::PartitionKey, Order::Asc);
+        let v = s.add_column("v", CqlType::Text, ColumnKind::Regular, Order::Asc);
+        s.add_column("w", CqlType::Int, ColumnKind::Regular, Order::Asc);
+        let mask = ColumnMask {
+            keyspace: "system".into(),
+            function: "mask_inner".into(),
+            args: vec![
+                (CqlType::Int, Some(vec![0, 0, 0, 1])),
+                (CqlType::Int, None),
+                (CqlType::Text, Some(b"#".to_vec())),
+            ],
+        };
+        if let Some(c) = s.columns.iter_mut().find(|c| c.id == v) {
+            c.mask = Some(mask.clone());
+        }
+        let back = TableSchema::decode(&s.encode(), Path::new("schema")).unwrap();
+        assert_eq!(back.column("v").and_then(|c| c.mask.clone()), Some(mask));
+        assert_eq!(back.column("w").and_then(|c| c.mask.clone()), None);
+        assert_eq!(back, s);
+    }
+
+    #[test]
     fn a_name_dropped_added_and_dropped_again_hides_both_ids() {
         let mut s = TableSchema::new("ks", "t");
         s.add_column("k", CqlType::Int, ColumnKind::PartitionKey, Order::Asc);
