@@ -15,6 +15,7 @@ from cassandra import InvalidRequest, Unauthorized
 from cassandra.auth import PlainTextAuthProvider
 
 from conftest import make_cluster
+from test_cluster import three_nodes, wait_for
 
 CONFIG = ("authenticator: PasswordAuthenticator\nauthorizer: CassandraAuthorizer\n"
           "dynamic_data_masking_enabled: true\n")
@@ -249,3 +250,49 @@ def test_masks_survive_a_restart(mnode, su):
         assert "v text MASKED WITH system.mask_inner(1, null, '#')" in ddl
     finally:
         admin.close()
+
+
+def test_the_setting_in_system_views(session, mnode, su):
+    q = "SELECT value FROM system_views.settings WHERE name = 'dynamic_data_masking_enabled'"
+    assert session.execute(q).one().value == "false"
+    admin = Login(mnode, "cassandra", "cassandra")
+    try:
+        assert admin.session.execute(q).one().value == "true"
+    finally:
+        admin.close()
+
+
+# --- A ring: masks are schema, made on one node and applied on every node ----------------
+
+@pytest.fixture(scope="module")
+def masking_ring(tmp_root):
+    with three_nodes(tmp_root / "cluster-masking", CONFIG) as nodes:
+        yield nodes
+
+
+def test_a_mask_made_on_one_node_holds_on_another(masking_ring):
+    n1, _, n3 = masking_ring
+    a = Login(n1, "cassandra", "cassandra")
+    try:
+        s = a.session
+        s.execute("CREATE KEYSPACE ringddm WITH replication = "
+                  "{'class': 'NetworkTopologyStrategy', 'datacenter1': 3}")
+        s.execute("CREATE TABLE ringddm.t (k int PRIMARY KEY, v text)")
+        s.execute("INSERT INTO ringddm.t (k, v) VALUES (1, 'secret')")
+        s.execute("CREATE ROLE ringer WITH PASSWORD = 'pw' AND LOGIN = true")
+        s.execute("GRANT SELECT ON TABLE ringddm.t TO ringer")
+        s.execute("ALTER TABLE ringddm.t ALTER v MASKED WITH mask_outer(1, 1)")
+    finally:
+        a.close()
+
+    def masked_on_n3():
+        try:
+            lg = Login(n3, "ringer", "pw")
+        except Exception:  # noqa: BLE001 - the role is not there yet
+            return False
+        try:
+            return lg.session.execute("SELECT v FROM ringddm.t WHERE k = 1").one().v == "*ecre*"
+        finally:
+            lg.close()
+
+    wait_for("the mask on node 3", masked_on_n3)
