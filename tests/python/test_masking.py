@@ -159,6 +159,9 @@ def test_a_role_without_unmask_sees_masked_values(reader):
     row = reader.execute("SELECT mask_inner(v, 0, 0), writetime(v), k + 1 FROM ddm.t").one()
     assert row[0] == "******" and row[1] > 0 and row[2] == 1
     assert reader.execute("SELECT max(k), count(v) FROM ddm.t").one() == (0, 1)
+    # A prepared statement's cached plan is masked at each execution, per session.
+    prepared = reader.prepare("SELECT k, v FROM ddm.t WHERE c = ? ALLOW FILTERING")
+    assert tuple(reader.execute(prepared, [7]).one()) == (0, "s#####")
     js = reader.execute("SELECT JSON k, v FROM ddm.t").one()[0]
     assert js == '{"k": 0, "v": "s#####"}'
     # Restricting a masked column needs SELECT_MASKED; others are free.
