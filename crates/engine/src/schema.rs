@@ -763,6 +763,7 @@ pub fn rand_table_id() -> TableId {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
