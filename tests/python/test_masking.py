@@ -208,6 +208,23 @@ def test_masks_in_the_schema_tables_and_describe(su):
     assert "    w int,\n" in ddl
 
 
+def test_mask_arguments_of_other_types(su):
+    su.execute("CREATE TABLE ddm.typed (k int PRIMARY KEY, "
+               "l frozen<list<int>> MASKED WITH mask_replace([1, 2]), "
+               "ts timestamp MASKED WITH mask_replace('2024-01-02 03:04:05+0000'), "
+               "tu tuple<int, text> MASKED WITH mask_replace((1, 'a')))")
+    rows = {r.column_name: r for r in su.execute(
+        "SELECT * FROM system_schema.column_masks WHERE keyspace_name = 'ddm' "
+        "AND table_name = 'typed'")}
+    # Cassandra's getString: hex for a collection, Java's toString, components joined by ':'.
+    assert rows["l"].function_argument_values == ["0000000200000004000000010000000400000002"]
+    assert rows["ts"].function_argument_values == ["2024-01-02T03:04:05.000Z"]
+    assert rows["tu"].function_argument_values == ["1:a"]
+    assert rows["tu"].function_argument_types == ["frozen<tuple<int, text>>"]
+    ddl = su.execute("DESCRIBE TABLE ddm.typed").one().create_statement
+    assert "MASKED WITH system.mask_replace('2024-01-02T03:04:05.000Z')" in ddl
+
+
 def test_alter_masks(su, mnode):
     su.execute("CREATE TABLE ddm.a (k int PRIMARY KEY, v text, n int)")
     su.execute("INSERT INTO ddm.a (k, v, n) VALUES (1, 'abcdef', 3)")

@@ -24,10 +24,13 @@ use super::session::QueryParams;
 use super::Executor;
 use crate::ast::{BindMarker, FunctionCall, Relation, RelationTarget, Term, TypeName};
 use crate::error::{Error, Result};
+use crate::values::aggregate::to_cast_text;
 use crate::values::display::term_display;
 use crate::values::format::{format_value, quote_string};
 use crate::values::functions;
+use crate::values::temporal::format_timestamp_iso;
 use crate::values::{collection_fns, fit, masking, term_to_bytes, TermValue};
+use cairn_engine::model::types::framing::split_tuple;
 use cairn_engine::model::types::{unfrozen, CqlType};
 use cairn_engine::schema::{ColumnMask, TableSchema};
 
@@ -145,12 +148,17 @@ fn column_marker(ty: &CqlType) -> Term {
     )
 }
 
-/// The mask as DESCRIBE shows it: `system.mask_inner(1, null)`.
+/// The mask as DESCRIBE shows it: `system.mask_inner(1, null)` (Cassandra's
+/// `toCQLLiteral`: a timestamp in its ISO form).
 pub fn cql(mask: &ColumnMask) -> String {
     let args: Vec<String> = mask
         .args
         .iter()
         .map(|(t, v)| match v {
+            Some(v) if *unfrozen(t) == CqlType::Timestamp => match <[u8; 8]>::try_from(&v[..]) {
+                Ok(b) => quote_string(&format_timestamp_iso(i64::from_be_bytes(b))),
+                Err(_) => format_value(t, v),
+            },
             Some(v) => format_value(t, v),
             None => "null".into(),
         })
@@ -159,15 +167,42 @@ pub fn cql(mask: &ColumnMask) -> String {
 }
 
 /// An argument's value as `system_schema.column_masks.function_argument_values` shows it
-/// (the type's string form, unquoted; empty for a null).
+/// (Cassandra's `AbstractType.getString`: Java's `toString` of a scalar, the bytes in hex
+/// for a blob or a collection, a tuple's or user type's components joined by `:`; empty for
+/// a null).
 pub fn argument_text(ty: &CqlType, v: Option<&[u8]>) -> String {
-    match v {
-        None => String::new(),
-        Some(v) => match unfrozen(ty) {
-            CqlType::Text | CqlType::Ascii => String::from_utf8_lossy(v).into_owned(),
-            CqlType::Blob => v.iter().map(|b| format!("{b:02x}")).collect(),
-            _ => format_value(ty, v),
-        },
+    let Some(v) = v else {
+        return String::new();
+    };
+    let hex = || v.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let components = |types: &[CqlType]| -> Option<String> {
+        let parts = split_tuple(v)?;
+        let shown: Vec<String> = types
+            .iter()
+            .zip(parts)
+            .map(|(t, p)| match p {
+                None => "@".to_string(),
+                Some(p) => argument_text(t, Some(p))
+                    .replace('\\', "\\\\")
+                    .replace(':', "\\:")
+                    .replace('@', "\\@"),
+            })
+            .collect();
+        Some(shown.join(":"))
+    };
+    match unfrozen(ty) {
+        CqlType::Blob | CqlType::List(_) | CqlType::Set(_) | CqlType::Map(..) => hex(),
+        CqlType::Tuple(types) => components(types).unwrap_or_else(hex),
+        CqlType::Udt(u) => components(&u.field_types).unwrap_or_else(hex),
+        t => to_cast_text(t, v).unwrap_or_else(|| format_value(ty, v)),
+    }
+}
+
+/// A type's name as Cassandra's `asCQL3Type` gives it: a tuple is always frozen.
+pub fn type_text(ty: &CqlType) -> String {
+    match ty {
+        CqlType::Tuple(_) => format!("frozen<{}>", ty.name()),
+        _ => ty.name(),
     }
 }
 

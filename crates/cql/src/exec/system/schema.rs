@@ -369,7 +369,11 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
                         .iter()
                         .map(|(_, v)| vec![u8::from(v.is_none())])
                         .collect();
-                    let types: Vec<String> = m.args.iter().map(|(t, _)| t.name()).collect();
+                    let types: Vec<String> = m
+                        .args
+                        .iter()
+                        .map(|(t, _)| crate::exec::masks::type_text(t))
+                        .collect();
                     let values: Vec<String> = m
                         .args
                         .iter()
