@@ -842,7 +842,6 @@ static KEYS: &[Key] = &[
     ignored("sstable"),
     ignored("default_compaction"),
     ignored("uuid_sstable_identifiers_enabled"),
-    ignored("dynamic_data_masking_enabled"),
     ignored("stream_entire_sstables"),
     ignored("streaming_state_expires"),
     ignored("streaming_state_size"),
