@@ -1,7 +1,7 @@
 """Replays the differential tester's saved cases (tests/diff/regressions/*.json) against Cairn
 alone: each file holds a shrunk case that once differed, with Cassandra 5.0's recorded answer
 to every statement, and every answer must now be Cassandra's (compared as cql-diff compares,
-tests/diff/cqldiff/compare.py). A case whose finding is still open (`"open": "F…"`, the
+tests/diff/cqldiff/compare.py), on a node configured as cql-diff configures Cairn. A case whose finding is still open (`"open": "F…"`, the
 section of tests/diff/FINDINGS.md) is expected to fail, strictly: when it passes, the fix is in
 and the mark must go."""
 
@@ -27,7 +27,12 @@ def _param(path):
 
 
 @pytest.fixture(scope="module")
-def endpoint(node):
+def endpoint(node_factory, tmp_path_factory):
+    # Configured as cql-diff configures Cairn (servers.CairnNode): what the peer turns on
+    # that is off by default — dynamic data masking.
+    cfg = tmp_path_factory.mktemp("regressions-config") / "cairn.yaml"
+    cfg.write_text("dynamic_data_masking_enabled: true\n")
+    node = node_factory("regressions", ["--config", str(cfg)])
     ep = Endpoint("cairn", node.host, node.port)
     yield ep
     ep.close()

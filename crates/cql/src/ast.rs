@@ -642,6 +642,8 @@ pub struct ColumnDef {
     pub is_static: bool,
     /// Declared with an inline `PRIMARY KEY`.
     pub primary_key: bool,
+    /// `MASKED WITH f(args)` (`MASKED WITH DEFAULT` is `mask_default()`).
+    pub mask: Option<FunctionCall<Term>>,
 }
 
 /// A `PRIMARY KEY (...)` clause.
@@ -706,6 +708,11 @@ pub enum AlterTableAction {
     DropCompactStorage,
     /// `ALTER col TYPE t` (removed in Cassandra 3.10; parsed so it can be refused clearly)
     AlterType { column: String, ty: TypeName },
+    /// `ALTER col MASKED WITH f(args)` / `ALTER col DROP MASKED` (`mask: None`).
+    Mask {
+        column: String,
+        mask: Option<FunctionCall<Term>>,
+    },
     /// `RENAME [IF EXISTS] a TO b AND c TO d`
     Rename {
         if_exists: bool,

@@ -47,6 +47,21 @@ pub struct ColumnDef {
     pub kind: ColumnKind,
     /// Clustering order (meaningful for clustering columns only).
     pub order: Order,
+    /// The column's dynamic data mask (`MASKED WITH …`), if any.
+    pub mask: Option<ColumnMask>,
+}
+
+/// A column's dynamic data mask as the schema keeps it (Cassandra 5.0's `ColumnMask`): a
+/// masking function partially applied, its first argument the column's value. The engine
+/// only keeps it; what the function does is the CQL layer's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnMask {
+    /// The function's keyspace (`system` for the native masking functions).
+    pub keyspace: String,
+    /// The function's name (`mask_inner`).
+    pub function: String,
+    /// The arguments after the first: type and serialized value (`None` = null).
+    pub args: Vec<(CqlType, Option<Vec<u8>>)>,
 }
 
 /// Typed table options the engine acts on.
@@ -235,6 +250,7 @@ impl TableSchema {
             ty,
             kind,
             order,
+            mask: None,
         });
         id
     }
@@ -378,6 +394,25 @@ impl TableSchema {
         // Fields added after the first format: decoders treat their absence as defaults.
         put_options(&mut out, &o.compaction);
         put_bytes(&mut out, o.tombstone_gc.name().as_bytes());
+        let masked: Vec<&ColumnDef> = self.columns.iter().filter(|c| c.mask.is_some()).collect();
+        put_uvarint(&mut out, masked.len() as u64);
+        for c in masked {
+            let Some(m) = &c.mask else { continue };
+            put_uvarint(&mut out, u64::from(c.id));
+            put_bytes(&mut out, m.keyspace.as_bytes());
+            put_bytes(&mut out, m.function.as_bytes());
+            put_uvarint(&mut out, m.args.len() as u64);
+            for (ty, v) in &m.args {
+                put_bytes(&mut out, ty.full_name().as_bytes());
+                match v {
+                    Some(v) => {
+                        out.push(1);
+                        put_bytes(&mut out, v);
+                    }
+                    None => out.push(0),
+                }
+            }
+        }
         out
     }
 
@@ -419,6 +454,7 @@ impl TableSchema {
                     ty,
                     kind,
                     order,
+                    mask: None,
                 });
             }
             let compression = get_options(&mut d)?;
@@ -449,6 +485,40 @@ impl TableSchema {
                     },
                 )?
             };
+            // Column masks, by column id (absent before masks existed).
+            if !d.is_empty() {
+                for _ in 0..d.len()? {
+                    let cid = d.uvarint32()?;
+                    let keyspace = string(&mut d)?;
+                    let function = string(&mut d)?;
+                    let n = d.len()?;
+                    let mut args = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        let at = d.position();
+                        let ty = CqlType::parse(&string(&mut d)?).ok_or(
+                            crate::model::codec::DecodeError {
+                                offset: at,
+                                kind: CorruptionKind::Invalid("mask argument type"),
+                            },
+                        )?;
+                        let v = if d.u8()? == 1 {
+                            Some(d.bytes()?.to_vec())
+                        } else {
+                            None
+                        };
+                        args.push((ty, v));
+                    }
+                    let mask = ColumnMask {
+                        keyspace,
+                        function,
+                        args,
+                    };
+                    match columns.iter_mut().find(|c| c.id == cid) {
+                        Some(c) => c.mask = Some(mask),
+                        None => return Err(d.error(CorruptionKind::Invalid("masked column id"))),
+                    }
+                }
+            }
             Ok((
                 u128::from_le_bytes(id),
                 keyspace,
@@ -693,8 +763,33 @@ pub fn rand_table_id() -> TableId {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn column_masks_survive_encoding() {
+        let mut s = TableSchema::new("ks", "t");
+        s.add_column("k", CqlType::Int, ColumnKind::PartitionKey, Order::Asc);
+        let v = s.add_column("v", CqlType::Text, ColumnKind::Regular, Order::Asc);
+        s.add_column("w", CqlType::Int, ColumnKind::Regular, Order::Asc);
+        let mask = ColumnMask {
+            keyspace: "system".into(),
+            function: "mask_inner".into(),
+            args: vec![
+                (CqlType::Int, Some(vec![0, 0, 0, 1])),
+                (CqlType::Int, None),
+                (CqlType::Text, Some(b"#".to_vec())),
+            ],
+        };
+        if let Some(c) = s.columns.iter_mut().find(|c| c.id == v) {
+            c.mask = Some(mask.clone());
+        }
+        let back = TableSchema::decode(&s.encode(), Path::new("schema")).unwrap();
+        assert_eq!(back.column("v").and_then(|c| c.mask.clone()), Some(mask));
+        assert_eq!(back.column("w").and_then(|c| c.mask.clone()), None);
+        assert_eq!(back, s);
+    }
 
     #[test]
     fn a_name_dropped_added_and_dropped_again_hides_both_ids() {

@@ -378,6 +378,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
         validity: cfg.permissions_validity,
     };
     let views_enabled = cfg.materialized_views_enabled;
+    let masking_enabled = cfg.dynamic_data_masking_enabled;
     let batch_limits = cairn_cql::exec::batch_limits::BatchLimits {
         warn_bytes: cfg.batch_size_warn_threshold,
         fail_bytes: cfg.batch_size_fail_threshold,
@@ -412,6 +413,7 @@ pub async fn start_node(cfg: &config::Config) -> Result<Node, StartError> {
                 .with_authorization(authorizing, permission_cache)
                 .with_batch_limits(batch_limits)
                 .with_materialized_views(views_enabled)
+                .with_dynamic_data_masking(masking_enabled)
         })
     })
     .await

@@ -411,9 +411,14 @@ class CairnNode:
         self.dir = Path(tempfile.mkdtemp(prefix="cqldiff-cairn-"))
         self.port, api, metrics = peer.free_ports(3)
         self.log_path = self.dir / "cairn.log"
+        # What the peer's configuration turns on that is off by default in both servers
+        # (peer.py's cassandra.yaml): dynamic data masking.
+        config = self.dir / "cairn.yaml"
+        config.write_text("dynamic_data_masking_enabled: true\n")
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [str(self.binary), "serve", "--data-dir", str(self.dir / "data"),
+            [str(self.binary), "serve", "--config", str(config),
+             "--data-dir", str(self.dir / "data"),
              "--native-port", str(self.port), "--api-port", str(api),
              "--metrics-port", str(metrics)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -441,6 +441,28 @@ impl Roles {
         permissions::required(stmt, &mut |r| check(&eff, user, r, default_ks))
     }
 
+    /// Whether the session's role holds `p` on table `ks.table` (a superuser holds every
+    /// permission; so does the anonymous session without authentication), and the role's
+    /// name for messages.
+    pub fn holds_on_table(
+        &self,
+        session: &Session,
+        p: Permission,
+        ks: &str,
+        table: &str,
+    ) -> (bool, String) {
+        let user = session.user.read();
+        let Some(user) = user.as_deref() else {
+            return (true, "anonymous".into());
+        };
+        let state = self.snapshot();
+        let eff = self.effective(&state, user);
+        (
+            eff.superuser || eff.has(p, Some(ks), Level::Table(table)),
+            user.to_string(),
+        )
+    }
+
     /// Whether the session's role is a superuser (true without authentication, as
     /// Cassandra's anonymous user with `AllowAllAuthenticator`).
     fn is_super(&self, state: &AuthState, session: &Session) -> bool {

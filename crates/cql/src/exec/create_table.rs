@@ -47,6 +47,9 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
         ));
     }
     options::check_values(&c.properties)?;
+    if c.columns.iter().any(|d| d.mask.is_some()) {
+        super::masks::check_enabled(ex)?;
+    }
     // 3. The keyspace and the table.
     check_schema_keyspace(&ks)?;
     if cat.keyspace(&ks).is_none() {
@@ -86,7 +89,18 @@ pub fn run(ex: &Executor, session: &Session, c: &CreateTable) -> Result<Outcome>
     check_clustering_order(c, &key)?;
     check_statics_and_counters(c, &key, &types, &schema)?;
     check_table_name(&ks, table)?;
+    let mut masks = Vec::new();
+    for (d, ty) in c.columns.iter().zip(&types) {
+        if let Some(call) = &d.mask {
+            masks.push((d.name.clone(), super::masks::prepare(&d.name, ty, call)?));
+        }
+    }
     add_columns(&mut schema, c, &key, types);
+    for (name, mask) in masks {
+        if let Some(col) = schema.columns.iter_mut().find(|col| col.name == name) {
+            col.mask = Some(mask);
+        }
+    }
     cat.create_table(&schema)?;
     Ok(Outcome::SchemaChange(SchemaChange::new(
         ChangeKind::Created,

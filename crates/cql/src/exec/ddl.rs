@@ -15,7 +15,7 @@ use super::replication::{self, Replication};
 use super::result::{ChangeKind, Outcome, SchemaChange};
 use super::schema_guard::{authorize, check_schema_keyspace, Permission, Resource};
 use super::session::Session;
-use super::{create_table, indexes, options, user_types, views, Executor};
+use super::{create_table, indexes, masks, options, user_types, views, Executor};
 use crate::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, CreateKeyspace, DropKeyspace, DropTable, Property,
     QualifiedName, RoleOptions, Statement,
@@ -412,6 +412,15 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
         options::check_values(props)?;
     }
     authorize(&ks, Permission::Alter, Resource::Table(&ks, name))?;
+    // Making a mask needs masking on; dropping one does not.
+    let makes_mask = match &a.action {
+        AlterTableAction::Mask { mask, .. } => mask.is_some(),
+        AlterTableAction::Add { columns, .. } => columns.iter().any(|c| c.mask.is_some()),
+        _ => false,
+    };
+    if makes_mask {
+        masks::check_enabled(ex)?;
+    }
     check_schema_keyspace(&ks)?;
     let Some(table) = cat.table(&ks, name) else {
         if a.if_exists {
@@ -479,8 +488,15 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                 } else {
                     ColumnKind::Regular
                 };
+                let mask = match &c.mask {
+                    Some(call) => Some(masks::prepare(&c.name, &ty, call)?),
+                    None => None,
+                };
                 // A new id, above every dropped one: the old cells stay hidden.
-                schema.add_column(&c.name, ty.clone(), kind, Order::Asc);
+                let id = schema.add_column(&c.name, ty.clone(), kind, Order::Asc);
+                if let Some(added) = schema.columns.iter_mut().find(|c| c.id == id) {
+                    added.mask = mask;
+                }
                 // Views selecting every column get the new regular column too.
                 if kind == ColumnKind::Regular {
                     for v in views
@@ -547,6 +563,22 @@ fn alter_table(ex: &Executor, session: &Session, a: &AlterTable) -> Result<Outco
                     }
                 }
             }
+        }
+        AlterTableAction::Mask { column, mask } => {
+            let Some(c) = schema.columns.iter_mut().find(|c| &c.name == column) else {
+                return Err(Error::Invalid(format!(
+                    "Column with name '{column}' doesn't exist on table '{name}'"
+                )));
+            };
+            let new = match mask {
+                Some(call) => Some(masks::prepare(column, &c.ty, call)?),
+                None => None,
+            };
+            if c.mask == new {
+                // Cassandra answers an unchanged mask with no schema change.
+                return Ok(Outcome::Void);
+            }
+            c.mask = new;
         }
         AlterTableAction::With(props) => {
             options::apply(&mut schema.options, props, options::Target::Alter)?;

@@ -78,6 +78,10 @@ pub fn table_statement(s: &TableSchema) -> String {
         if c.kind == ColumnKind::Static {
             out.push_str(" static");
         }
+        if let Some(m) = &c.mask {
+            out.push_str(" MASKED WITH ");
+            out.push_str(&super::masks::cql(m));
+        }
         if inline_pk && c.kind == ColumnKind::PartitionKey {
             out.push_str(" PRIMARY KEY");
         }
@@ -300,6 +304,7 @@ pub fn schema_cql(s: &TableSchema) -> String {
                 ty,
                 kind,
                 order: Order::Asc,
+                mask: None,
             });
         } else {
             after.push(format!(

@@ -22,7 +22,8 @@
 //!   [`schema_guard`] for the keyspaces a schema statement may not change;
 //! - [`write`](mod@write): INSERT / UPDATE / DELETE / BATCH into engine mutations;
 //! - [`restrict`]: WHERE clauses resolved against a table (keys, slices, filters);
-//! - [`select`]: SELECT, paging, aggregates;
+//! - [`select`]: SELECT, paging, aggregates, with [`masks`] for column masks (`MASKED
+//!   WITH`: making them, and what a user without `UNMASK` sees);
 //! - [`system`]: the tables of the system keyspaces (`system`, `system_schema`,
 //!   `system_virtual_schema`, `system_views`), built from live metadata;
 //! - [`prepare`]: bind-variable and result metadata of prepared statements;
@@ -44,6 +45,7 @@ pub mod describe;
 pub mod indexes;
 pub mod key_text;
 pub mod lwt;
+pub mod masks;
 pub mod options;
 pub mod permissions;
 pub mod plan_cache;
@@ -120,6 +122,8 @@ pub struct Executor {
     batch_limits: batch_limits::BatchLimits,
     /// `materialized_views_enabled`: CREATE MATERIALIZED VIEW is allowed.
     views_enabled: bool,
+    /// `dynamic_data_masking_enabled`: columns may be masked (`MASKED WITH`).
+    masking_enabled: bool,
 }
 
 impl Executor {
@@ -150,6 +154,7 @@ impl Executor {
             ddl: Mutex::new(()),
             batch_limits: batch_limits::BatchLimits::default(),
             views_enabled: true,
+            masking_enabled: false,
         })
     }
 
@@ -165,6 +170,18 @@ impl Executor {
     pub fn with_materialized_views(mut self, on: bool) -> Self {
         self.views_enabled = on;
         self
+    }
+
+    /// Allows or refuses column masks (`dynamic_data_masking_enabled`; off unless told
+    /// otherwise, as in Cassandra). Masks already in the schema apply either way.
+    pub fn with_dynamic_data_masking(mut self, on: bool) -> Self {
+        self.masking_enabled = on;
+        self
+    }
+
+    /// Whether columns may be masked (`MASKED WITH`).
+    pub fn dynamic_data_masking_enabled(&self) -> bool {
+        self.masking_enabled
     }
 
     /// Whether CREATE MATERIALIZED VIEW is allowed.
@@ -228,6 +245,39 @@ impl Executor {
             return Ok(());
         }
         self.roles.authorize(session, stmt, keyspace)
+    }
+
+    /// What the session may do with the masked columns of table `ks.table`, and its user's
+    /// name: everything when permissions are not enforced (Cassandra's
+    /// `AllowAllAuthorizer`) or for the node's own statements.
+    pub(crate) fn mask_access(
+        &self,
+        session: &Session,
+        ks: &str,
+        table: &str,
+    ) -> (masks::SelectAccess, String) {
+        if !self.authorization || session.is_internal() {
+            return (
+                masks::SelectAccess {
+                    unmask: true,
+                    select_masked: true,
+                },
+                String::new(),
+            );
+        }
+        let (unmask, user) =
+            self.roles
+                .holds_on_table(session, permissions::Permission::Unmask, ks, table);
+        let (select_masked, _) =
+            self.roles
+                .holds_on_table(session, permissions::Permission::SelectMasked, ks, table);
+        (
+            masks::SelectAccess {
+                unmask,
+                select_masked: unmask || select_masked,
+            },
+            user,
+        )
     }
 
     /// After a schema statement: its creator gets every permission on what it created, and

@@ -5,7 +5,8 @@ use super::Parser;
 use crate::ast::{
     AlterKeyspace, AlterTable, AlterTableAction, AlterType, AlterTypeAction, AlterView, ColumnDef,
     CreateIndex, CreateKeyspace, CreateTable, CreateType, CreateView, DropIndex, DropKeyspace,
-    DropTable, DropType, DropView, IndexTarget, Order, PrimaryKey, Property, Statement,
+    DropTable, DropType, DropView, FunctionCall, IndexTarget, Order, PrimaryKey, Property,
+    QualifiedName, Statement, Term,
 };
 use crate::error::Result;
 use crate::lexer::TokenKind as T;
@@ -285,6 +286,11 @@ impl Parser<'_> {
         let name = self.ident()?;
         let ty = self.type_name()?;
         let is_static = self.eat_kw("static");
+        let mask = if self.is_kw("masked") {
+            Some(self.column_mask()?)
+        } else {
+            None
+        };
         let primary_key = allow_key && self.is_kw("primary") && {
             self.advance();
             self.expect_kw("key")?;
@@ -295,7 +301,21 @@ impl Parser<'_> {
             ty,
             is_static,
             primary_key,
+            mask,
         })
+    }
+
+    /// `MASKED WITH DEFAULT` (`mask_default()`) or `MASKED WITH f(term, …)`.
+    fn column_mask(&mut self) -> Result<FunctionCall<Term>> {
+        self.expect_kw("masked")?;
+        self.expect_kw("with")?;
+        if self.eat_kw("default") {
+            return Ok(FunctionCall {
+                name: QualifiedName::new("mask_default"),
+                args: Vec::new(),
+            });
+        }
+        self.function_call(Self::term)
     }
 
     /// `( pk )` after `PRIMARY KEY`: `(a)`, `(a, b, c)`, `((a, b), c)`.
@@ -373,6 +393,24 @@ impl Parser<'_> {
             }
         } else if self.eat_kw("alter") {
             let column = self.ident()?;
+            if self.is_kw("masked") {
+                return Ok(AlterTable {
+                    name,
+                    if_exists,
+                    action: AlterTableAction::Mask {
+                        column,
+                        mask: Some(self.column_mask()?),
+                    },
+                });
+            }
+            if self.eat_kw("drop") {
+                self.expect_kw("masked")?;
+                return Ok(AlterTable {
+                    name,
+                    if_exists,
+                    action: AlterTableAction::Mask { column, mask: None },
+                });
+            }
             self.expect_kw("type")?;
             AlterTableAction::AlterType {
                 column,

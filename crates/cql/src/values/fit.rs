@@ -15,7 +15,8 @@ use super::collection_fns;
 use super::display::term_display;
 use super::error::{ValueError, ValueResult};
 use super::functions::{describe, display_name, is_from_json, signatures, system_name, Signature};
-use super::literal::{literal_accepts, literal_preferred_type};
+use super::literal::{literal_accepts, literal_preferred_type, literal_to_bytes};
+use super::masking;
 use crate::ast::{FunctionCall, Term};
 use cairn_engine::model::types::CqlType;
 use std::cell::RefCell;
@@ -190,6 +191,11 @@ fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String,
     if let Some(name @ ("tojson" | "to_json")) = system_name(call) {
         return to_json_signature(name, call, memo).map(|sig| (name.to_string(), sig));
     }
+    if let Some(name) = system_name(call).filter(|n| masking::is_masking_fn(n)) {
+        let names: Vec<String> = call.args.iter().map(term_display).collect();
+        let sig = masking_signature_in(name, call, &names, true, memo)?;
+        return Ok((name.to_string(), sig));
+    }
     if let Some(name) = system_name(call).filter(|n| collection_fns::is_collection_fn(n)) {
         let [arg] = call.args.as_slice() else {
             return Err(ValueError::invalid(format!(
@@ -272,6 +278,75 @@ fn resolve_in(call: &FunctionCall<Term>, memo: &FitMemo) -> ValueResult<(String,
             )))
         }
     }
+}
+
+/// A masking function's signature ([`masking`]): made from the first argument's own type
+/// (a literal's preferred type, a type hint's, a function's return type), the later
+/// arguments tested against the parameters that type gives; constant padding and algorithm
+/// arguments checked now, as Cassandra checks them when it prepares the call. `names` are
+/// the arguments as the caller shows them in messages (a selection names a column argument
+/// by the column).
+pub(crate) fn masking_signature(
+    call: &FunctionCall<Term>,
+    names: &[String],
+    check_constants: bool,
+) -> ValueResult<Signature> {
+    let name = call.name.name.as_str();
+    masking_signature_in(name, call, names, check_constants, &FitMemo::default())
+}
+
+fn masking_signature_in(
+    name: &str,
+    call: &FunctionCall<Term>,
+    names: &[String],
+    check_constants: bool,
+    memo: &FitMemo,
+) -> ValueResult<Signature> {
+    if !masking::takes(name, call.args.len()) {
+        return Err(masking::arity_error(name));
+    }
+    let shown = |i: usize| names.get(i).cloned().unwrap_or_default();
+    let own_type = |arg: &Term| match arg {
+        Term::Literal(lit) => literal_preferred_type(lit),
+        other => argument_type(other, memo),
+    };
+    let first_arg = call
+        .args
+        .first()
+        .ok_or_else(|| masking::arity_error(name))?;
+    let first = own_type(first_arg).ok_or_else(|| {
+        ValueError::invalid(format!(
+            "Cannot infer type of argument {} in call to function system.{name}({}): use type casts to disambiguate",
+            shown(0),
+            masking::parameters(name)
+        ))
+    })?;
+    let rest = masking::rest_params(name, &first, &shown(0), call.args.len())?;
+    for (i, (arg, param)) in call.args.iter().skip(1).zip(&rest).enumerate() {
+        let index = i + 1;
+        if !assignment_in(arg, param.ty(), memo).is_assignable() {
+            return Err(match param {
+                masking::Param::Fixed(want) => masking::fixed_param_error(
+                    name,
+                    want,
+                    &shown(index),
+                    &own_type(arg).unwrap_or_else(|| want.clone()),
+                ),
+                masking::Param::SameAsFirst(want) => ValueError::invalid(format!(
+                    "Type error: {} cannot be passed as argument {index} of function system.{name} of type {}",
+                    shown(index),
+                    want.name()
+                )),
+            });
+        }
+        // (A column mask's constants are checked only when it runs, as Cassandra does.)
+        if let (Term::Literal(lit), true) = (arg, check_constants) {
+            let receiver = format!("arg{index}(system.{name})");
+            let value = literal_to_bytes(lit, param.ty(), &receiver)?;
+            masking::check_constant(name, index, Some(&value))?;
+        }
+    }
+    Ok(masking::signature(name, &first, &rest))
 }
 
 /// `toJson(x)` takes any type: the argument's own type (a type hint, a function's return

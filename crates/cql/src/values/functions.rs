@@ -17,6 +17,7 @@
 //! | `abs`, `exp`, `log`, `log10`, `round` | `(n) -> n` for each numeric type ([`super::math`]) |
 //! | `cast_as_<type>` | `(t) -> <type>` for each type `t` Cassandra's `CastFcts` casts from ([`super::aggregate::cast`]); what `CAST(term AS type)` in a term calls |
 //! | `map_keys`, `map_values`, `collection_count`, `collection_min`/`max`/`sum`/`avg` | typed by the collection ([`super::collection_fns`]) |
+//! | `mask_null`, `mask_default`, `mask_replace`, `mask_inner`, `mask_outer`, `mask_hash` | typed by the first argument; nulls are arguments too ([`super::masking`], evaluated by [`super::term::call`]) |
 //!
 //! Cassandra 5.0's snake_case names of the older functions are the same functions:
 //! `current_timeuuid`, `current_timestamp`, `current_date`, `current_time`, `min_timeuuid`,

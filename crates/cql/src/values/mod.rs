@@ -11,6 +11,8 @@
 //!   and error texts;
 //! - [`functions`]: the catalogue of term-level functions (`now()`, `blobAsInt()`…): names,
 //!   signatures and what each does to evaluated arguments;
+//! - [`masking`]: Cassandra 5.0's masking functions (`mask_default()`, `mask_inner()`…) and
+//!   the masked value of each type;
 //! - [`fit`]: how a term fits a type (`testAssignment`) and which overload a call picks;
 //!   [`display`](mod@display): the text of a term in messages;
 //! - [`term`]: whole terms (collections, tuples, bind markers, type hints, function calls,
@@ -42,6 +44,7 @@ pub mod format;
 pub mod functions;
 pub mod json;
 pub mod literal;
+pub mod masking;
 pub mod math;
 pub mod number;
 pub mod placeholder;

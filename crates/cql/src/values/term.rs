@@ -36,9 +36,10 @@ pub use super::display::term_display;
 use super::error::{ValueError, ValueResult};
 use super::fit::{argument_specs, assignment_in, operand_in, resolve, FitMemo};
 pub use super::fit::{assignment, operand, return_type};
-use super::functions::{self, is_from_json, qualified_name};
+use super::functions::{self, is_from_json, qualified_name, Signature};
 use super::json;
 use super::literal::literal_to_bytes_at;
+use super::masking;
 use super::placeholder::placeholder;
 use super::value::validate_bound;
 pub use super::value::{BoundValue, TermContext, TermValue};
@@ -590,6 +591,9 @@ fn element(
 pub fn call(call: &FunctionCall<Term>, ctx: &dyn TermContext) -> ValueResult<(CqlType, TermValue)> {
     let (name, sig) = resolve(call)?;
     let qualified = format!("system.{name}");
+    if masking::is_masking_fn(&name) {
+        return masking_call(&name, &sig, call, ctx);
+    }
     let mut args = Vec::with_capacity(call.args.len());
     for (i, (arg, t)) in call.args.iter().zip(&sig.args).enumerate() {
         let spec = format!("arg{i}({qualified})");
@@ -615,6 +619,34 @@ pub fn call(call: &FunctionCall<Term>, ctx: &dyn TermContext) -> ValueResult<(Cq
             None => TermValue::Null,
         },
     ))
+}
+
+/// A masking function's call: null arguments are passed on, not a null result
+/// ([`masking`]).
+fn masking_call(
+    name: &str,
+    sig: &Signature,
+    call: &FunctionCall<Term>,
+    ctx: &dyn TermContext,
+) -> ValueResult<(CqlType, TermValue)> {
+    let mut args = Vec::with_capacity(call.args.len());
+    for (i, (arg, t)) in call.args.iter().zip(&sig.args).enumerate() {
+        let spec = format!("arg{i}(system.{name})");
+        args.push(match term_to_bytes(arg, t, &spec, ctx)? {
+            TermValue::Value(b) => Some(b),
+            TermValue::Null => None,
+            TermValue::Unset => {
+                return Err(ValueError::invalid(format!(
+                    "Invalid unset value for argument in call to function system.{name}"
+                )))
+            }
+        });
+    }
+    let value = match masking::apply(name, sig, &args)? {
+        Some(b) => TermValue::Value(b),
+        None => TermValue::Null,
+    };
+    Ok((sig.ret.clone(), value))
 }
 
 /// `fromJson(text)` for a receiver of type `ty` (Cassandra's `FromJsonFct`, whose return

@@ -487,6 +487,11 @@ static KEYS: &[Key] = &[
     )
     .or(&["enable_materialized_views"]),
     key(
+        "dynamic_data_masking_enabled",
+        "false",
+        field!(dynamic_data_masking_enabled, v => v.boolean()?),
+    ),
+    key(
         "batch_size_warn_threshold_in_kb",
         "5",
         field!(batch_size_warn_threshold, v => v.int_in(0, 1 << 40)? << 10),
@@ -837,7 +842,6 @@ static KEYS: &[Key] = &[
     ignored("sstable"),
     ignored("default_compaction"),
     ignored("uuid_sstable_identifiers_enabled"),
-    ignored("dynamic_data_masking_enabled"),
     ignored("stream_entire_sstables"),
     ignored("streaming_state_expires"),
     ignored("streaming_state_size"),

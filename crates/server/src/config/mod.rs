@@ -218,6 +218,9 @@ pub struct Config {
     /// `materialized_views_enabled` (Cassandra 3's `enable_materialized_views`): CREATE
     /// MATERIALIZED VIEW allowed. On by default, as in ScyllaDB (Cassandra's is off).
     pub materialized_views_enabled: bool,
+    /// `dynamic_data_masking_enabled`: columns may be masked (`MASKED WITH`, `ALTER … MASKED
+    /// WITH`). Off by default, as in Cassandra 5.0.
+    pub dynamic_data_masking_enabled: bool,
     /// `batch_size_warn_threshold(_in_kb)`, in bytes.
     pub batch_size_warn_threshold: u64,
     /// `batch_size_fail_threshold(_in_kb)`, in bytes.
@@ -302,6 +305,7 @@ impl Default for Config {
             tombstone_warn_threshold: 1000,
             tombstone_failure_threshold: 100_000,
             materialized_views_enabled: true,
+            dynamic_data_masking_enabled: false,
             batch_size_warn_threshold: 5 << 10,
             batch_size_fail_threshold: 50 << 10,
             unlogged_batch_across_partitions_warn_threshold: 10,

@@ -178,6 +178,10 @@ impl Config {
                 self.materialized_views_enabled.to_string(),
             ),
             (
+                "dynamic_data_masking_enabled",
+                self.dynamic_data_masking_enabled.to_string(),
+            ),
+            (
                 "batch_size_warn_threshold",
                 size(self.batch_size_warn_threshold),
             ),

@@ -90,6 +90,18 @@ pub fn select(
     let ctx = Binds::new(params);
     let indexed = super::indexes::indexed_columns(ex.catalog(), &schema);
     let (plan, mut r, choice, sai) = plan_and_resolve(&schema, s, &ctx, cache, &indexed)?;
+    // Masked columns: shown masked to a user without UNMASK, and restricted only by one with
+    // SELECT_MASKED (`masks`).
+    let plan = if schema.columns.iter().any(|c| c.mask.is_some()) {
+        let (access, user) = ex.mask_access(session, &ks, &s.table.name);
+        super::masks::check_restrictions(&schema, &s.where_clause, access, &user)?;
+        match plan.masked().filter(|_| !access.unmask) {
+            Some(masked) => Arc::new(masked),
+            None => plan,
+        }
+    } else {
+        plan
+    };
     // Cassandra refuses ORDER BY whenever it reads through an index (a global one with the
     // partition key given included: see `plan_and_resolve`; an index on a clustering
     // column restricted by a multi-column `=`, which Cairn reads as a slice; and an SAI

@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::exec::result::ColumnSpec;
 use crate::values::arithmetic;
 use crate::values::functions;
+use crate::values::masking;
 use crate::values::term::{self, term_display};
 use crate::values::{term_to_bytes, Accumulator, AggregateKind, BoundValue, TermValue};
 use bytes::Bytes;
@@ -318,6 +319,9 @@ pub enum Selector {
     Field(Box<Selector>, usize),
     /// `(a, b, …)`: a tuple of the selectors' values.
     Tuple(Vec<Selector>),
+    /// A masked column's value as its mask shows it (the inner selector is the column,
+    /// [`Plan::masked`]).
+    Masked(Box<Selector>),
 }
 
 impl Selector {
@@ -337,7 +341,8 @@ impl Selector {
             Selector::Cast(inner, ..)
             | Selector::Negate(inner, _)
             | Selector::Element(inner, ..)
-            | Selector::Field(inner, _) => {
+            | Selector::Field(inner, _)
+            | Selector::Masked(inner) => {
                 vec![inner]
             }
             Selector::Arithmetic(_, l, r, ..) => vec![l, r],
@@ -355,6 +360,19 @@ impl Selector {
             return Ok(Some(Bytes::from(
                 cairn_engine::model::types::framing::build_tuple(&values),
             )));
+        }
+        if let Selector::Masked(inner) = self {
+            // A null is masked too (`mask_default` shows its default for it).
+            return match inner.as_ref() {
+                Selector::Column(c) => match &c.mask {
+                    Some(mask) => {
+                        masking::apply_column_mask(mask, &c.ty, values.into_iter().next().flatten())
+                            .map_err(invalid)
+                    }
+                    None => Ok(values.into_iter().next().flatten()),
+                },
+                _ => Ok(values.into_iter().next().flatten()),
+            };
         }
         // Null operands give null (Cassandra's operators and casts return null on nulls).
         let mut values = values.into_iter();
@@ -380,6 +398,33 @@ impl Selector {
             Selector::Field(_, i) => next().and_then(|v| tuple_field(&v, *i)),
             _ => None,
         })
+    }
+
+    /// The selector with each column read replaced by what `f` gives for it (`None`: kept).
+    pub fn map_columns(&self, f: &mut dyn FnMut(&ColumnDef) -> Option<Selector>) -> Selector {
+        let mut map = |s: &Selector| Box::new(s.map_columns(f));
+        match self {
+            Selector::Column(c) => f(c).unwrap_or_else(|| self.clone()),
+            Selector::Aggregate(k, inner, ty) => Selector::Aggregate(*k, map(inner), ty.clone()),
+            Selector::Function(call, args) => Selector::Function(
+                call.clone(),
+                args.iter().map(|a| a.map_columns(f)).collect(),
+            ),
+            Selector::Cast(inner, from, to) => Selector::Cast(map(inner), from.clone(), to.clone()),
+            Selector::Arithmetic(op, l, r, lt, rt) => {
+                let l = map(l);
+                Selector::Arithmetic(*op, l, map(r), lt.clone(), rt.clone())
+            }
+            Selector::Negate(inner, ty) => Selector::Negate(map(inner), ty.clone()),
+            Selector::Element(inner, ty, sel) => {
+                Selector::Element(map(inner), ty.clone(), sel.clone())
+            }
+            Selector::Field(inner, i) => Selector::Field(map(inner), *i),
+            Selector::Tuple(items) => {
+                Selector::Tuple(items.iter().map(|a| a.map_columns(f)).collect())
+            }
+            _ => self.clone(),
+        }
     }
 
     /// The table columns the selector reads.
@@ -551,6 +596,31 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The plan as a user without `UNMASK` runs it: every read of a masked column's value
+    /// gives its masked value (in functions, aggregates, JSON too; `writetime` and `ttl`
+    /// stay as they are); `None` when the plan reads no masked column's value.
+    pub fn masked(&self) -> Option<Plan> {
+        let mut changed = false;
+        let selectors = self
+            .selectors
+            .iter()
+            .map(|s| {
+                s.map_columns(&mut |c: &ColumnDef| {
+                    c.mask.as_ref().map(|_| {
+                        changed = true;
+                        Selector::Masked(Box::new(Selector::Column(c.clone())))
+                    })
+                })
+            })
+            .collect();
+        changed.then(|| Plan {
+            selectors,
+            specs: self.specs.clone(),
+            aggregate: self.aggregate,
+            wildcard: self.wildcard,
+        })
+    }
+
     /// The table columns the selection reads.
     pub fn columns(&self) -> Vec<&ColumnDef> {
         let mut out = Vec::new();
@@ -1016,6 +1086,7 @@ impl Planner<'_> {
         if functions::signatures(fname).is_none()
             && !matches!(fname, "tojson" | "to_json")
             && !crate::values::collection_fns::is_collection_fn(fname)
+            && !masking::is_masking_fn(fname)
         {
             return Err(Error::Invalid(format!(
                 "Unknown function '{}'",
@@ -1074,6 +1145,9 @@ impl Planner<'_> {
         }
         if let Some(planned) = self.function_of_untyped_terms(f)? {
             return Ok(planned);
+        }
+        if system && masking::is_masking_fn(fname) {
+            return self.masking_function(f);
         }
         let mut args = Vec::with_capacity(f.args.len());
         let mut names = Vec::with_capacity(f.args.len());
@@ -1182,6 +1256,51 @@ impl Planner<'_> {
             }
         })?;
         Ok((Selector::Function(call, args), label, ty))
+    }
+
+    /// A masking function (`mask_inner(s, 1, 1)`): the selectors among its arguments become
+    /// typed markers, its constants stay terms the signature made from the first argument's
+    /// type types ([`masking`]); refusals name the arguments as the selection does.
+    fn masking_function(&self, f: &FunctionCall<SelectorExpr>) -> Result<Planned> {
+        let mut selectors = Vec::new();
+        let mut names = Vec::with_capacity(f.args.len());
+        let mut args = Vec::with_capacity(f.args.len());
+        for a in &f.args {
+            match a {
+                // Its markers would share numbers with the markers standing for selectors.
+                SelectorExpr::Term(Term::Bind(_)) => {
+                    return Err(Error::Invalid(format!(
+                        "Bind markers are not supported as arguments of system.{} beside selected columns",
+                        f.name.name
+                    )))
+                }
+                SelectorExpr::Term(t) if term_type(t).is_none() => {
+                    names.push(term_display(t));
+                    args.push(t.clone());
+                }
+                _ => {
+                    let (s, n, t) = self.selector(a)?;
+                    args.push(Term::TypeHint(
+                        TypeName::Native(t),
+                        Box::new(Term::Bind(BindMarker {
+                            index: selectors.len(),
+                            name: None,
+                            line: 0,
+                            column: 0,
+                        })),
+                    ));
+                    selectors.push(s);
+                    names.push(n);
+                }
+            }
+        }
+        let call = FunctionCall {
+            name: f.name.clone(),
+            args,
+        };
+        let sig = crate::values::fit::masking_signature(&call, &names, true).map_err(invalid)?;
+        let label = format!("system.{}({})", f.name.name, names.join(", "));
+        Ok((Selector::Function(call, selectors), label, sig.ret))
     }
 }
 

@@ -134,6 +134,13 @@ pub const VIRTUAL_TABLES: &[TableDef] = &[
     ),
     def(
         "system_schema",
+        "column_masks",
+        1,
+        2,
+        "column dynamic data masks",
+    ),
+    def(
+        "system_schema",
         "types",
         1,
         1,

@@ -98,6 +98,19 @@ pub(super) fn columns(name: &str) -> Vec<(&'static str, CqlType)> {
             ("kind", CqlType::Text),
             ("type", CqlType::Text),
         ],
+        "column_masks" => vec![
+            ("keyspace_name", CqlType::Text),
+            ("table_name", CqlType::Text),
+            ("column_name", CqlType::Text),
+            (
+                "function_argument_nulls",
+                frozen(CqlType::List(Box::new(CqlType::Boolean))),
+            ),
+            ("function_argument_types", text_list()),
+            ("function_argument_values", text_list()),
+            ("function_keyspace", CqlType::Text),
+            ("function_name", CqlType::Text),
+        ],
         "types" => vec![
             ("keyspace_name", CqlType::Text),
             ("type_name", CqlType::Text),
@@ -335,6 +348,49 @@ pub(super) fn rows(ex: &Executor, name: &str) -> Result<Option<Vec<Row>>> {
                             text(&d.ty),
                         ]);
                     }
+                }
+            }
+            rows
+        }
+        // One row per masked column (Cassandra 5.0 keeps a row for a column dropped or
+        // renamed since; Cairn shows the masks the table has).
+        "column_masks" => {
+            let mut rows = Vec::new();
+            for (k, sc) in described_tables(cat).iter() {
+                let mut masked: Vec<_> = sc
+                    .columns
+                    .iter()
+                    .filter_map(|c| c.mask.as_ref().map(|m| (c.name.as_str(), m)))
+                    .collect();
+                masked.sort_by(|a, b| a.0.cmp(b.0));
+                for (column, m) in masked {
+                    let nulls: Vec<Vec<u8>> = m
+                        .args
+                        .iter()
+                        .map(|(_, v)| vec![u8::from(v.is_none())])
+                        .collect();
+                    let types: Vec<String> = m
+                        .args
+                        .iter()
+                        .map(|(t, _)| crate::exec::masks::type_text(t))
+                        .collect();
+                    let values: Vec<String> = m
+                        .args
+                        .iter()
+                        .map(|(t, v)| crate::exec::masks::argument_text(t, v.as_deref()))
+                        .collect();
+                    rows.push(vec![
+                        text(&k.name),
+                        text(&sc.name),
+                        text(column),
+                        Some(Bytes::from(
+                            cairn_engine::model::types::framing::build_collection(&nulls),
+                        )),
+                        super::text_set(&types),
+                        super::text_set(&values),
+                        text(&m.keyspace),
+                        text(&m.function),
+                    ]);
                 }
             }
             rows
