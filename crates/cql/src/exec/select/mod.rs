@@ -138,42 +138,7 @@ pub fn select(
         ));
     }
     if sai_used {
-        // Cassandra reads through every SAI index supporting a relation, and refuses the
-        // read while one of them is being built (a range-only query included, which Cairn
-        // answers by a scan).
-        let building = super::indexes::indexes_of(ex.catalog(), &schema.keyspace, &schema.name)
-            .into_iter()
-            .any(|ix| {
-                ix.index().is_some_and(|d| d.is_sai())
-                    && super::indexes::indexed_column(&ix).is_some_and(|c| {
-                        s.where_clause.iter().any(|rel| {
-                            relation_column(rel) == Some(c.name.as_str())
-                                && sai_indexed(rel, &indexed, false)
-                        })
-                    })
-                    && !ex.proxy().views().is_built(ix.id)
-            });
-        if building {
-            return Err(index_not_available(ex, &ks, params.levels.consistency));
-        }
-        r.filters.extend(sai_empty_filters(&schema, s, &indexed));
-        // An inet range on an SAI column compares as the index orders it (seed 985).
-        for f in r.filters.iter_mut() {
-            let on_sai = indexed
-                .iter()
-                .any(|ix| ix.sai && ix.kind == IndexKind::Simple && ix.column == f.column.name);
-            if let restrict::FilterKind::Compare(op, x) = &f.kind {
-                if on_sai
-                    && f.column.ty == CqlType::Inet
-                    && matches!(
-                        op,
-                        Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
-                    )
-                {
-                    f.kind = restrict::FilterKind::CompareMappedInet(*op, x.clone());
-                }
-            }
-        }
+        sai_read(ex, &schema, s, &indexed, &mut r, params.levels.consistency)?;
     }
     // A global index serves the read when the partition key does not name the partitions (it
     // names them: they are read and filtered), a local one when it does.
@@ -366,8 +331,8 @@ fn sai_indexed(rel: &Relation, indexed: &[Indexed], every: bool) -> bool {
         (RelationTarget::Column(n), Operator::Contains) => on(n, &[IndexKind::Values], false),
         (RelationTarget::Column(n), Operator::ContainsKey) => on(n, &[IndexKind::Keys], false),
         (RelationTarget::Element(n, _), Operator::Eq) => on(n, &[IndexKind::Entries], false),
-        // A multi-column relation is supported when each of its columns is (Cassandra's
-        // `MultiColumnRestriction.isSupportedBy`); a slice is then refused as it executes.
+        // A multi-column relation: see `every` above (a slice supported is then refused as
+        // a row filter when it executes).
         (RelationTarget::Tuple(names), Operator::Eq) => {
             let each = |n: &String| on(n, &[IndexKind::Simple, IndexKind::Full], false);
             if every {
@@ -403,6 +368,54 @@ fn sai_orders(ty: &CqlType) -> bool {
             | CqlType::Tuple(_)
             | CqlType::Udt(_)
     )
+}
+
+/// A read Cassandra makes through its SAI indexes, as they answer it: refused while one of
+/// them is being built (a range-only query included, which Cairn answers by a scan), rows
+/// whose indexed column is empty left out where the index holds no empty value
+/// ([`sai_empty_filters`]), and inet ranges in the index's order (IPv4 as IPv4-mapped IPv6:
+/// seed 985).
+fn sai_read(
+    ex: &Executor,
+    schema: &TableSchema,
+    s: &Select,
+    indexed: &[Indexed],
+    r: &mut Restrictions,
+    cl: cairn_cluster::consistency::Consistency,
+) -> Result<()> {
+    let building = super::indexes::indexes_of(ex.catalog(), &schema.keyspace, &schema.name)
+        .into_iter()
+        .any(|ix| {
+            ix.index().is_some_and(|d| d.is_sai())
+                && super::indexes::indexed_column(&ix).is_some_and(|c| {
+                    s.where_clause.iter().any(|rel| {
+                        relation_column(rel) == Some(c.name.as_str())
+                            && sai_indexed(rel, indexed, false)
+                    })
+                })
+                && !ex.proxy().views().is_built(ix.id)
+        });
+    if building {
+        return Err(index_not_available(ex, &schema.keyspace, cl));
+    }
+    r.filters.extend(sai_empty_filters(schema, s, indexed));
+    for f in r.filters.iter_mut() {
+        let on_sai = indexed
+            .iter()
+            .any(|ix| ix.sai && ix.kind == IndexKind::Simple && ix.column == f.column.name);
+        if let restrict::FilterKind::Compare(op, x) = &f.kind {
+            if on_sai
+                && f.column.ty == CqlType::Inet
+                && matches!(
+                    op,
+                    Operator::Lt | Operator::Lte | Operator::Gt | Operator::Gte
+                )
+            {
+                f.kind = restrict::FilterKind::CompareMappedInet(*op, x.clone());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The one column a relation names (`c op v`, `c IN …`, `c[k] = v`), `None` for a tuple.
