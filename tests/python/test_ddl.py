@@ -214,20 +214,3 @@ def test_truncate(session, ks):
     assert rows(session, f"SELECT * FROM {ks}.tr") == []
     session.execute(f"INSERT INTO {ks}.tr (k, c, v) VALUES (2, 2, 2)")
     assert tuples(session, f"SELECT k, c, v FROM {ks}.tr") == [(2, 2, 2)]
-
-
-def test_describe_and_system_schema_columns_list_columns_in_cassandras_order(session, ks, tname):
-    # Checked against Cassandra 5.0.9: DESCRIBE prints the key columns in key order, then the
-    # static and the regular ones, single-cell before multi-cell, by name; system_schema.columns
-    # is clustered by column name.
-    t = f"{ks}.{tname}"
-    session.execute(f"CREATE TABLE {t} (k int, c2 int, c1 int, zz int, s int static, aa text, "
-                    f"mm map<int, int>, bb int, PRIMARY KEY (k, c2, c1))")
-    ddl = session.execute(f"DESCRIBE TABLE {t}").one().create_statement
-    lines = [line.strip() for line in ddl.splitlines()[1:9]]
-    assert lines == ["k int,", "c2 int,", "c1 int,", "s int static,", "aa text,", "bb int,",
-                     "zz int,", "mm map<int, int>,"], ddl
-    names = [r.column_name for r in session.execute(
-        "SELECT column_name FROM system_schema.columns WHERE keyspace_name = %s AND table_name = %s",
-        (ks, tname))]
-    assert names == ["aa", "bb", "c1", "c2", "k", "mm", "s", "zz"]

@@ -19,7 +19,7 @@ use crate::values::format::java_double_string as double_to_string;
 use bytes::Bytes;
 use cairn_engine::model::clustering::Order;
 use cairn_engine::model::types::{CqlType, UserType};
-use cairn_engine::schema::{ColumnDef, ColumnKind, TableSchema};
+use cairn_engine::schema::{ColumnKind, TableSchema};
 
 /// Whether `text` is a DESCRIBE statement.
 pub fn is_describe(text: &str) -> bool {
@@ -64,26 +64,6 @@ pub fn keyspace_statement(k: &Keyspace) -> String {
     )
 }
 
-/// A table's columns in the order Cassandra 5.0 prints them (`allColumnsInCreateOrder`):
-/// the partition key and clustering columns in key order, then the static columns and then
-/// the regular ones, each single-cell before multi-cell (a non-frozen collection or user
-/// type) and by name.
-fn create_order(s: &TableSchema) -> Vec<&ColumnDef> {
-    let mut rest: Vec<&ColumnDef> = s
-        .columns
-        .iter()
-        .filter(|c| matches!(c.kind, ColumnKind::Static | ColumnKind::Regular))
-        .collect();
-    rest.sort_by_key(|c| {
-        let multi_cell = c.ty.is_non_frozen_collection() || matches!(c.ty, CqlType::Udt(_));
-        (c.kind != ColumnKind::Static, multi_cell, c.name.as_bytes())
-    });
-    s.columns_of(ColumnKind::PartitionKey)
-        .chain(s.columns_of(ColumnKind::Clustering))
-        .chain(rest)
-        .collect()
-}
-
 /// `CREATE TABLE …;` with every option, as Cassandra 5.0 prints it.
 pub fn table_statement(s: &TableSchema) -> String {
     let pk: Vec<&str> = s
@@ -93,7 +73,7 @@ pub fn table_statement(s: &TableSchema) -> String {
     let ck: Vec<_> = s.columns_of(ColumnKind::Clustering).collect();
     let mut out = format!("CREATE TABLE {}.{} (\n", quote(&s.keyspace), quote(&s.name));
     let inline_pk = pk.len() == 1 && ck.is_empty();
-    for c in create_order(s) {
+    for c in &s.columns {
         out.push_str(&format!("    {} {}", quote(&c.name), c.ty.name()));
         if c.kind == ColumnKind::Static {
             out.push_str(" static");

@@ -215,9 +215,6 @@ pub(super) fn column_rows(keyspace: &str, sc: &TableSchema) -> Vec<Row> {
             text(&c.ty.name()),
         ]);
     }
-    // In the table's clustering order: by column name (Cassandra's `system_schema.columns`
-    // is clustered by it).
-    rows.sort_by(|a, b| a[2].cmp(&b[2]));
     rows
 }
 
