@@ -250,16 +250,7 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
             "Local index definition must contain full partition key only".into(),
         ));
     };
-    let Some(col) = base.column(column) else {
-        return Err(Error::Invalid(format!("Column '{column}' doesn't exist")));
-    };
-    // `IndexTarget.Raw.prepare`: a simple target on a non-frozen collection is its values.
-    let kind = if kind.is_empty() && col.ty.is_non_frozen_collection() {
-        "values"
-    } else {
-        kind
-    };
-    validate_target(&base, col, kind)?;
+    let (col, kind) = resolve_target(&base, column, kind)?;
     let name = match &c.name {
         Some(n) => n.clone(),
         None => available_name(cat, &ks, default_name(table_name, column)),
@@ -346,6 +337,25 @@ pub fn create_index(ex: &Executor, session: &Session, c: &CreateIndex) -> Result
         &ks,
         Some(table_name),
     )))
+}
+
+/// An index target's column and kind, checked (`IndexTarget.Raw.prepare`: a simple target
+/// on a non-frozen collection is its values).
+fn resolve_target<'s, 'k>(
+    base: &'s TableSchema,
+    column: &str,
+    kind: &'k str,
+) -> Result<(&'s ColumnDef, &'k str)> {
+    let Some(col) = base.column(column) else {
+        return Err(Error::Invalid(format!("Column '{column}' doesn't exist")));
+    };
+    let kind = if kind.is_empty() && col.ty.is_non_frozen_collection() {
+        "values"
+    } else {
+        kind
+    };
+    validate_target(base, col, kind)?;
+    Ok((col, kind))
 }
 
 /// `CreateIndexStatement.validateIndexTarget`, in its order and with its texts.
@@ -539,15 +549,7 @@ fn sai_over_columns(base: &TableSchema, targets: &[IndexTarget]) -> Result<Outco
             )));
         }
         seen.push(column);
-        let Some(col) = base.column(column) else {
-            return Err(Error::Invalid(format!("Column '{column}' doesn't exist")));
-        };
-        let kind = if kind.is_empty() && col.ty.is_non_frozen_collection() {
-            "values"
-        } else {
-            kind
-        };
-        validate_target(base, col, kind)?;
+        let (_, kind) = resolve_target(base, column, kind)?;
         shown.push(target_text(kind, column));
     }
     Err(Error::Invalid(format!(

@@ -53,17 +53,7 @@ impl Filter {
         };
         let ty = &self.column.ty;
         match &self.kind {
-            FilterKind::Compare(op, x) => {
-                let ord = compare(ty, v, x);
-                match op {
-                    Operator::Eq => ord == Ordering::Equal,
-                    Operator::Lt => ord == Ordering::Less,
-                    Operator::Lte => ord != Ordering::Greater,
-                    Operator::Gt => ord == Ordering::Greater,
-                    Operator::Gte => ord != Ordering::Less,
-                    _ => false,
-                }
-            }
+            FilterKind::Compare(op, x) => holds(*op, compare(ty, v, x)),
             FilterKind::In(xs) => xs.iter().any(|x| compare(ty, v, x) == Ordering::Equal),
             FilterKind::Contains(x) => contains(ty, v, x, false),
             FilterKind::ContainsKey(x) => contains(ty, v, x, true),
@@ -77,18 +67,20 @@ impl Filter {
                 _ => false,
             },
             FilterKind::NotEmpty => !v.is_empty(),
-            FilterKind::CompareMappedInet(op, x) => {
-                let ord = mapped_inet(v).cmp(&mapped_inet(x));
-                match op {
-                    Operator::Eq => ord == Ordering::Equal,
-                    Operator::Lt => ord == Ordering::Less,
-                    Operator::Lte => ord != Ordering::Greater,
-                    Operator::Gt => ord == Ordering::Greater,
-                    Operator::Gte => ord != Ordering::Less,
-                    _ => false,
-                }
-            }
+            FilterKind::CompareMappedInet(op, x) => holds(*op, mapped_inet(v).cmp(&mapped_inet(x))),
         }
+    }
+}
+
+/// Whether `value op bound` holds, `ord` being how the value compares with the bound.
+fn holds(op: Operator, ord: Ordering) -> bool {
+    match op {
+        Operator::Eq => ord == Ordering::Equal,
+        Operator::Lt => ord == Ordering::Less,
+        Operator::Lte => ord != Ordering::Greater,
+        Operator::Gt => ord == Ordering::Greater,
+        Operator::Gte => ord != Ordering::Less,
+        _ => false,
     }
 }
 
